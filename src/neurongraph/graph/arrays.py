@@ -1,0 +1,313 @@
+"""In-memory graph as CSR arrays, derived from the store and kept in step with it.
+
+Why CSR: every graph channel (spread, beam, PPR, strategies) is a sequence of
+"expand this frontier" steps.  With compressed rows that is a handful of numpy
+gathers, independent of corpus size.  Why a *delta*: rebuilding CSR on every
+``add_edges`` would cost O(E log E) per write; new edges go to a small side
+buffer that ``expand`` reads too, and are merged into the base arrays only once
+the buffer grows past a fraction of the base (amortised O(1) per edge).
+
+Node indices are the store's integer node keys, so no id remapping is needed;
+arrays are sized ``n_nodes = max index + 1`` and holes are inactive nodes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Expansion", "GraphArrays"]
+
+_MERGE_MIN = 4096        # delta edges tolerated regardless of base size
+_MERGE_FRACTION = 0.05   # ... or this fraction of the base
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """All live out-edges of a frontier, flattened (one row per edge).
+
+    ``src_pos`` indexes the frontier array that was expanded, so callers can
+    carry per-frontier state (activation, path score) along with a gather.
+    """
+
+    src_pos: np.ndarray   # int64, position in the frontier
+    src: np.ndarray       # int64 node index
+    dst: np.ndarray       # int64 node index
+    weight: np.ndarray    # float64 effective weight (base + plastic)
+    fact: np.ndarray      # float64 factuality
+    rtype: np.ndarray     # int32 predicate type id, -1 = untyped
+    pol: np.ndarray       # int8 polarity, +1 / -1
+    eid: np.ndarray       # int64 store edge key
+
+    def __len__(self) -> int:
+        return int(self.dst.shape[0])
+
+
+def _empty_expansion() -> Expansion:
+    z64 = np.zeros(0, np.int64)
+    return Expansion(z64, z64, z64, np.zeros(0), np.zeros(0),
+                     np.zeros(0, np.int32), np.zeros(0, np.int8), z64)
+
+
+class _Csr:
+    """One immutable-shape CSR block (edge attributes may be edited in place)."""
+
+    def __init__(self, n_nodes: int, src, dst, weight, fact, rtype, pol, eid):
+        src = np.asarray(src, np.int64)
+        order = np.argsort(src, kind="stable")
+        self.indptr = np.zeros(n_nodes + 1, np.int64)
+        if src.size:
+            np.cumsum(np.bincount(src, minlength=n_nodes), out=self.indptr[1:])
+        self.src = src[order]
+        self.dst = np.asarray(dst, np.int64)[order]
+        self.weight = np.asarray(weight, np.float64)[order]
+        self.fact = np.asarray(fact, np.float64)[order]
+        self.rtype = np.asarray(rtype, np.int32)[order]
+        self.pol = np.asarray(pol, np.int8)[order]
+        self.eid = np.asarray(eid, np.int64)[order]
+        self.alive = np.ones(self.dst.shape[0], bool)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.dst.shape[0])
+
+    def gather(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Edge positions of all out-edges of ``frontier`` and the frontier position of each."""
+        frontier = frontier[frontier < self.indptr.shape[0] - 1]
+        starts = self.indptr[frontier]
+        counts = self.indptr[frontier + 1] - starts
+        total = int(counts.sum())
+        if total == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        src_pos = np.repeat(np.arange(frontier.shape[0], dtype=np.int64), counts)
+        # position of each edge = start of its row + offset inside the row
+        offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        pos = np.repeat(starts, counts) + offsets
+        return pos, src_pos
+
+
+class GraphArrays:
+    """Typed, weighted directed graph over integer node indices.
+
+    Symmetric relations are materialised by the caller as two directed edges;
+    ``reverse=True`` expansions walk edges backwards (dst -> src) for queries
+    that go "both ways along an edge".
+    """
+
+    def __init__(self, n_nodes: int = 0):
+        self.n_nodes = int(n_nodes)
+        self._base = _Csr(self.n_nodes, [], [], [], [], [], [], [])
+        self._rev: _Csr | None = None
+        self._delta: dict[str, list] = {k: [] for k in ("src", "dst", "weight", "fact", "rtype", "pol", "eid")}
+        self._delta_csr: _Csr | None = None
+        self._delta_pos: dict[int, int] = {}   # store edge id -> delta position (the delta is small)
+        self._base_order: np.ndarray | None = None   # argsort of base eids, for vectorised lookups
+        self._base_sorted: np.ndarray | None = None
+        self.version = 0   # bumped on every change; lets callers cache derived matrices
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_edges(cls, n_nodes: int, src, dst, weight, fact=None, rtype=None, pol=None, eid=None) -> "GraphArrays":
+        g = cls(n_nodes)
+        m = len(src)
+        fact = np.ones(m) if fact is None else fact
+        rtype = np.full(m, -1, np.int32) if rtype is None else rtype
+        pol = np.ones(m, np.int8) if pol is None else pol
+        eid = np.arange(m, dtype=np.int64) if eid is None else eid
+        g._base = _Csr(g.n_nodes, src, dst, weight, fact, rtype, pol, eid)
+        g._base_order = None
+        return g
+
+    def ensure_nodes(self, n_nodes: int) -> None:
+        """Grow the node range (new nodes have no edges yet)."""
+        if n_nodes <= self.n_nodes:
+            return
+        extra = n_nodes - self.n_nodes
+        last = self._base.indptr[-1]
+        self._base.indptr = np.concatenate([self._base.indptr, np.full(extra, last, np.int64)])
+        self.n_nodes = n_nodes
+        self._rev = None
+        self._delta_csr = None
+        self.version += 1
+
+    # ------------------------------------------------------------ mutation
+    def _base_positions(self, eids: np.ndarray) -> np.ndarray:
+        """Base-block position of each store edge id, -1 where absent (vectorised)."""
+        b = self._base
+        if b.n_edges == 0 or eids.size == 0:
+            return np.full(eids.shape[0], -1, np.int64)
+        if self._base_order is None:
+            self._base_order = np.argsort(b.eid, kind="stable")
+            self._base_sorted = b.eid[self._base_order]
+        i = np.searchsorted(self._base_sorted, eids)
+        i = np.minimum(i, self._base_sorted.shape[0] - 1)
+        found = self._base_sorted[i] == eids
+        pos = np.where(found, self._base_order[i], -1)
+        return pos
+
+    def upsert_edges(self, src, dst, weight, fact, rtype, pol, eid) -> None:
+        """Insert new edges or update the attributes of known ones (keyed by store edge id)."""
+        eid = np.asarray(eid, np.int64)
+        if eid.size == 0:
+            return
+        src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+        weight, fact = np.asarray(weight, np.float64), np.asarray(fact, np.float64)
+        rtype, pol = np.asarray(rtype, np.int32), np.asarray(pol, np.int8)
+        self.ensure_nodes(int(max(src.max(), dst.max())) + 1)
+        pos = self._base_positions(eid)
+        inb = pos >= 0
+        if inb.any():
+            b, p = self._base, pos[inb]
+            b.weight[p], b.fact[p], b.rtype[p], b.pol[p], b.alive[p] = weight[inb], fact[inb], rtype[inb], pol[inb], True
+        d = self._delta
+        for k in np.flatnonzero(~inb):
+            e = int(eid[k])
+            dp = self._delta_pos.get(e)
+            if dp is None:
+                self._delta_pos[e] = len(d["eid"])
+                d["src"].append(int(src[k])); d["dst"].append(int(dst[k])); d["eid"].append(e)
+                d["weight"].append(float(weight[k])); d["fact"].append(float(fact[k]))
+                d["rtype"].append(int(rtype[k])); d["pol"].append(int(pol[k]))
+            else:
+                d["weight"][dp], d["fact"][dp] = float(weight[k]), float(fact[k])
+                d["rtype"][dp], d["pol"][dp] = int(rtype[k]), int(pol[k])
+        self._changed()
+        if len(d["eid"]) > max(_MERGE_MIN, _MERGE_FRACTION * self._base.n_edges):
+            self.compact()
+
+    def set_weights(self, eids, weights) -> None:
+        """Update effective weights of known edges in place (learning, decay)."""
+        eids = np.asarray(eids, np.int64)
+        weights = np.asarray(weights, np.float64)
+        pos = self._base_positions(eids)
+        inb = pos >= 0
+        self._base.weight[pos[inb]] = weights[inb]
+        for k in np.flatnonzero(~inb):
+            dp = self._delta_pos.get(int(eids[k]))
+            if dp is not None:
+                self._delta["weight"][dp] = float(weights[k])
+        self._changed()
+
+    def remove_edges(self, eids) -> None:
+        eids = np.asarray(eids, np.int64)
+        pos = self._base_positions(eids)
+        self._base.alive[pos[pos >= 0]] = False
+        for k in np.flatnonzero(pos < 0):
+            dp = self._delta_pos.pop(int(eids[k]), None)
+            if dp is not None:
+                self._delta["weight"][dp] = 0.0
+                self._delta["eid"][dp] = -1   # tombstone; dropped on compaction
+        self._changed()
+
+    def remove_nodes(self, nodes) -> None:
+        """Drop every edge touching these nodes (both directions)."""
+        nodes = np.asarray(nodes, np.int64)
+        eids = np.concatenate([self.expand(nodes).eid, self.expand(nodes, reverse=True).eid])
+        self.remove_edges(np.unique(eids))
+
+    def _changed(self) -> None:
+        self._delta_csr = None
+        self._rev = None
+        self.version += 1
+
+    def compact(self) -> None:
+        """Merge the delta into the base CSR and drop removed edges."""
+        b = self._base
+        keep = b.alive
+        d = self._delta
+        d_eid = np.asarray(d["eid"], np.int64)
+        d_keep = d_eid >= 0
+
+        def cat(a, key, dt):
+            return np.concatenate([a[keep], np.asarray(d[key], dt)[d_keep]])
+
+        self._base = _Csr(
+            self.n_nodes,
+            cat(b.src, "src", np.int64), cat(b.dst, "dst", np.int64),
+            cat(b.weight, "weight", np.float64), cat(b.fact, "fact", np.float64),
+            cat(b.rtype, "rtype", np.int32), cat(b.pol, "pol", np.int8), cat(b.eid, "eid", np.int64),
+        )
+        self._delta = {k: [] for k in self._delta}
+        self._delta_pos = {}
+        self._base_order = None
+        self._changed()
+
+    # ------------------------------------------------------------- reading
+    @property
+    def n_edges(self) -> int:
+        return int(self._base.alive.sum()) + sum(1 for e in self._delta["eid"] if e >= 0)
+
+    def _delta_block(self) -> _Csr | None:
+        if not self._delta["eid"]:
+            return None
+        if self._delta_csr is None:
+            d = self._delta
+            self._delta_csr = _Csr(self.n_nodes, d["src"], d["dst"], d["weight"], d["fact"], d["rtype"], d["pol"], d["eid"])
+            self._delta_csr.alive = self._delta_csr.eid >= 0
+        return self._delta_csr
+
+    def _reverse_block(self) -> _Csr:
+        if self._rev is None:
+            a = self.all_edges()
+            self._rev = _Csr(self.n_nodes, a.dst, a.src, a.weight, a.fact, a.rtype, a.pol, a.eid)
+        return self._rev
+
+    def expand(self, frontier, reverse: bool = False) -> Expansion:
+        """Every live edge leaving (or, with ``reverse``, entering) the frontier nodes."""
+        frontier = np.asarray(frontier, np.int64)
+        if frontier.size == 0:
+            return _empty_expansion()
+        blocks = [self._reverse_block()] if reverse else [self._base, self._delta_block()]
+        parts = []
+        for blk in blocks:
+            if blk is None or blk.n_edges == 0:
+                continue
+            pos, src_pos = blk.gather(frontier)
+            if pos.size == 0:
+                continue
+            ok = blk.alive[pos]
+            if not ok.all():
+                pos, src_pos = pos[ok], src_pos[ok]
+            if reverse:   # the reverse block stores (dst, src): report edges in their true direction
+                parts.append((src_pos, blk.dst[pos], blk.src[pos], blk, pos))
+            else:
+                parts.append((src_pos, blk.src[pos], blk.dst[pos], blk, pos))
+        if not parts:
+            return _empty_expansion()
+        if reverse:
+            # for a reverse walk the "next" node is the edge's source
+            sp, s, d, blk, pos = parts[0]
+            return Expansion(sp, d, s, blk.weight[pos], blk.fact[pos], blk.rtype[pos], blk.pol[pos], blk.eid[pos])
+        cat = np.concatenate
+        return Expansion(
+            cat([p[0] for p in parts]), cat([p[1] for p in parts]), cat([p[2] for p in parts]),
+            cat([p[3].weight[p[4]] for p in parts]), cat([p[3].fact[p[4]] for p in parts]),
+            cat([p[3].rtype[p[4]] for p in parts]), cat([p[3].pol[p[4]] for p in parts]),
+            cat([p[3].eid[p[4]] for p in parts]),
+        )
+
+    def all_edges(self) -> Expansion:
+        """Every live edge (for whole-graph algorithms such as PageRank)."""
+        parts = []
+        for blk in (self._base, self._delta_block()):
+            if blk is None or blk.n_edges == 0:
+                continue
+            idx = np.flatnonzero(blk.alive)
+            parts.append((blk, idx))
+        if not parts:
+            return _empty_expansion()
+        cat = np.concatenate
+        src = cat([b.src[i] for b, i in parts])
+        return Expansion(
+            np.arange(src.shape[0], dtype=np.int64), src, cat([b.dst[i] for b, i in parts]),
+            cat([b.weight[i] for b, i in parts]), cat([b.fact[i] for b, i in parts]),
+            cat([b.rtype[i] for b, i in parts]), cat([b.pol[i] for b, i in parts]),
+            cat([b.eid[i] for b, i in parts]),
+        )
+
+    def edge_weight(self, eid: int) -> float | None:
+        pos = self._base_positions(np.asarray([eid], np.int64))[0]
+        if pos >= 0 and self._base.alive[pos]:
+            return float(self._base.weight[pos])
+        dp = self._delta_pos.get(int(eid))
+        return None if dp is None else float(self._delta["weight"][dp])
