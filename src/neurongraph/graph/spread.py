@@ -42,29 +42,29 @@ class SpreadResult:
     def as_dict(self) -> dict[int, float]:
         return {int(n): float(a) for n, a in zip(self.nodes, self.act)}
 
-    def path(self, node: int) -> list[tuple[int, int, int]]:
-        """Best path to ``node`` as ``[(src, eid, dst), ...]`` (empty for a seed)."""
+    def path(self, node: int) -> list[tuple[int, int, int, float, int]]:
+        """Best path to ``node`` as ``[(src, eid, dst, weight, type), ...]`` (empty for a seed)."""
         where = np.flatnonzero(self.nodes == node)
         if where.size == 0:
             return []
         d = int(self.depth[where[0]])
-        out: list[tuple[int, int, int]] = []
+        out: list[tuple[int, int, int, float, int]] = []
         cur = int(node)
         # walk back: the value of `cur` that counted was set at hop d; its parent's at an earlier hop
         while d > 0:
             found = None
             for h in range(d, 0, -1):
-                upd, srcs, eids = self.hops[h - 1][:3]
+                upd, srcs, eids, ws, ts = self.hops[h - 1][:5]
                 k = np.flatnonzero(upd == cur)
                 if k.size:
-                    found = (h, int(srcs[k[-1]]), int(eids[k[-1]]))
+                    j = k[-1]
+                    found = (h, int(srcs[j]), int(eids[j]), float(ws[j]), int(ts[j]))
                     break
             if found is None:
                 break
-            h, src, eid = found
-            out.append((src, eid, cur))
-            cur, d = src, h - 1
-            # the parent value used was the one standing after hop h-1: search from there
+            h, src, eid, w, t = found
+            out.append((src, eid, cur, w, t))
+            cur, d = src, h - 1   # the parent's value that counted stood after hop h-1
         out.reverse()
         return out
 

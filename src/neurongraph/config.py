@@ -1,0 +1,82 @@
+"""Search configuration: one frozen dataclass, overridable per call.
+
+Every field is a documented knob with a measured default; there are no policy
+flags read by ``getattr``.  ``fingerprint()`` identifies a configuration in traces
+so a ranking can be reproduced and compared later.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from .errors import InvalidArgument
+
+__all__ = ["SearchConfig", "CHANNELS", "FUSIONS"]
+
+CHANNELS = ("spread", "none")
+FUSIONS = ("linear", "rrf")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    limit: int = 10                 # hits returned
+    lexical_k: int = 100            # BM25 candidates
+    dense_k: int = 100              # dense candidates
+    fusion: str = "linear"          # entry fusion: normalised linear or reciprocal-rank
+    lexical_weight: float = 0.5
+    dense_weight: float = 0.5
+    rrf_k: int = 60
+    seeds: int = 5                  # sparse seeds: pattern separation needs few
+    channel: str = "spread"         # graph channel ("none" = hybrid entry only)
+    max_depth: int = 2
+    depth_decay: float = 0.5
+    min_act: float = 0.01
+    query_types: tuple[str, ...] = ()   # relation names the question is about (empty = layer off)
+    alpha: float = 1.0              # attenuation of typed edges outside query_types
+    beta: float = 1.0               # attenuation of negative-polarity typed edges
+    graph_weight: float = 0.5       # final = (1-g)·entry + g·graph
+    result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
+    explain_paths: int = 1          # best paths kept per hit
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self):
+        def positive(name):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
+        for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths"):
+            positive(name)
+        if self.limit == 0:
+            raise InvalidArgument("limit must be at least 1")
+        if self.fusion not in FUSIONS:
+            raise InvalidArgument(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
+        if self.channel not in CHANNELS:
+            raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
+        for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                raise InvalidArgument(f"{name} must be a number >= 0, got {v!r}")
+        if self.graph_weight > 1:
+            raise InvalidArgument(f"graph_weight must be within 0..1, got {self.graph_weight}")
+        object.__setattr__(self, "query_types", tuple(self.query_types))
+        object.__setattr__(self, "result_types", tuple(self.result_types))
+
+    def replace(self, **overrides) -> "SearchConfig":
+        """A modified copy; unknown names are an error, not silently ignored."""
+        names = {f.name for f in dataclasses.fields(self)}
+        bad = set(overrides) - names
+        if bad:
+            raise InvalidArgument(f"unknown search option(s) {sorted(bad)}; known: {sorted(names - {'extra'})}")
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["query_types"] = list(self.query_types)
+        d["result_types"] = list(self.result_types)
+        return d
+
+    def fingerprint(self, *parts: str) -> str:
+        payload = json.dumps([self.to_dict(), *parts], sort_keys=True, default=str)
+        return hashlib.blake2b(payload.encode(), digest_size=8).hexdigest()

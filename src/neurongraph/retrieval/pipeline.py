@@ -1,0 +1,163 @@
+"""The search pipeline: entry retrieval → sparse seeds → graph channel → final fusion.
+
+Everything here works on node indices and numpy arrays; ids, titles and texts
+are fetched from the store only for the few hits returned.  Nothing here writes
+an edge weight: retrieval never changes what the graph has learned.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import SearchConfig
+from ..graph.arrays import GraphArrays
+from ..graph.spread import spread
+from ..index.tokenize import query_terms
+from ..index.vectors import VectorIndex
+from .fusion import fuse
+
+__all__ = ["Ranking", "GraphPath", "rank"]
+
+
+@dataclass
+class GraphPath:
+    """How the graph reached a node: seed first, hit last."""
+    nodes: list[int]
+    edges: list[int]            # store edge keys, one per hop
+    weights: list[float]
+    rel_ids: list[int]
+    score: float
+
+    @property
+    def hops(self) -> int:
+        return len(self.edges)
+
+
+@dataclass
+class Ranking:
+    nodes: np.ndarray               # final order, best first (int64 node indices)
+    scores: dict[str, np.ndarray]   # per channel, aligned with nodes
+    ranks: dict[str, np.ndarray]    # 1-based per channel, 0 = not ranked by that channel
+    seeds: np.ndarray
+    paths: dict[int, list[GraphPath]] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """1-based descending rank among ``present`` entries, 0 elsewhere."""
+    out = np.zeros(values.shape[0], np.int64)
+    idx = np.flatnonzero(present)
+    order = idx[np.argsort(-values[idx], kind="stable")]
+    out[order] = np.arange(1, order.shape[0] + 1)
+    return out
+
+
+def rank(
+    query: str,
+    qvec: np.ndarray | None,
+    cfg: SearchConfig,
+    *,
+    lexical_search,
+    vectors: VectorIndex,
+    graph: GraphArrays,
+    rel_ids: dict[str, int],
+    allowed: np.ndarray | None,
+    extra_seeds: np.ndarray | None = None,
+    clock=None,
+) -> Ranking:
+    """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
+    (they may still carry activation through the graph)."""
+    import time
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    lex_nodes, lex_scores = lexical_search(query_terms(query), cfg.lexical_k)
+    t1 = time.perf_counter()
+    timings["lexical"] = (t1 - t0) * 1000
+    if qvec is not None and vectors.n:
+        qsim = vectors.similarity(qvec)
+        dense_nodes, dense_scores = vectors.top_k(qsim, cfg.dense_k)
+    else:
+        qsim = np.zeros(0, np.float32)
+        dense_nodes, dense_scores = np.zeros(0, np.int64), np.zeros(0, np.float32)
+    t2 = time.perf_counter()
+    timings["dense"] = (t2 - t1) * 1000
+
+    e = fuse(lex_nodes, lex_scores, dense_nodes, dense_scores, qsim, method=cfg.fusion,
+             lexical_weight=cfg.lexical_weight, dense_weight=cfg.dense_weight, rrf_k=cfg.rrf_k)
+
+    # sparse seeds: the top-s entry candidates, activation relative to the best
+    order = np.argsort(-e.entry, kind="stable")
+    top = order[: cfg.seeds]
+    top = top[e.entry[top] > 0]
+    seeds = e.nodes[top]
+    seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
+    if extra_seeds is not None and extra_seeds.size:
+        fresh = extra_seeds[~np.isin(extra_seeds, seeds)]
+        seeds = np.concatenate([seeds, fresh])
+        seed_acts = np.concatenate([seed_acts, np.full(fresh.shape[0], seed_acts.max() if seed_acts.size else 1.0)])
+
+    # graph channel
+    graph_nodes = np.zeros(0, np.int64)
+    graph_act = np.zeros(0)
+    sp = None
+    if cfg.channel == "spread" and seeds.size and graph.n_edges:
+        qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
+        if cfg.query_types and not qtypes:
+            qtypes = [-2]   # named types that do not exist: every typed edge is off-type
+        sp = spread(graph, seeds, seed_acts, max_depth=cfg.max_depth, depth_decay=cfg.depth_decay,
+                    min_act=cfg.min_act, query_types=qtypes, alpha=cfg.alpha, beta=cfg.beta)
+        graph_nodes, graph_act = sp.nodes, sp.act
+    t3 = time.perf_counter()
+    timings["graph"] = (t3 - t2) * 1000
+
+    # final fusion over the union of entry candidates and graph-reached nodes
+    nodes = np.union1d(e.nodes, graph_nodes)
+    pos_e = np.searchsorted(e.nodes, nodes)
+    in_e = (pos_e < e.nodes.shape[0]) & (e.nodes[np.minimum(pos_e, max(e.nodes.shape[0] - 1, 0))] == nodes) \
+        if e.nodes.size else np.zeros(nodes.shape[0], bool)
+
+    def take(arr, fill=0.0):
+        out = np.full(nodes.shape[0], fill, dtype=np.asarray(arr).dtype if np.asarray(arr).size else float)
+        out[in_e] = arr[pos_e[in_e]]
+        return out
+
+    entry = take(e.entry)
+    graph_score = np.zeros(nodes.shape[0])
+    if graph_nodes.size:
+        go = np.argsort(graph_nodes)
+        gp = np.searchsorted(graph_nodes[go], nodes)
+        gp = np.minimum(gp, graph_nodes.shape[0] - 1)
+        hit = graph_nodes[go][gp] == nodes
+        graph_score[hit] = graph_act[go][gp[hit]]
+    g = cfg.graph_weight if cfg.channel != "none" else 0.0
+    final = (1.0 - g) * entry + g * graph_score
+
+    ok = final > 0
+    if allowed is not None:
+        inside = nodes < allowed.shape[0]
+        ok &= inside & allowed[np.minimum(nodes, allowed.shape[0] - 1)]
+    keep = np.flatnonzero(ok)
+    keep = keep[np.argsort(-final[keep], kind="stable")][: cfg.limit]
+
+    scores = {
+        "lexical": take(e.lexical)[keep], "dense": take(e.dense)[keep],
+        "entry": entry[keep], "graph": graph_score[keep], "final": final[keep],
+    }
+    ranks = {
+        "lexical": take(e.lex_rank, 0)[keep], "dense": take(e.dense_rank, 0)[keep],
+        "entry": _rank_of(entry, entry > 0)[keep], "graph": _rank_of(graph_score, graph_score > 0)[keep],
+        "final": np.arange(1, keep.shape[0] + 1),
+    }
+    out_nodes = nodes[keep]
+    paths: dict[int, list[GraphPath]] = {}
+    if sp is not None and cfg.explain_paths:
+        for n, gs in zip(out_nodes.tolist(), scores["graph"].tolist()):
+            hops = sp.path(n)
+            if hops:
+                w = [float(h[3]) for h in hops]
+                paths[n] = [GraphPath(nodes=[hops[0][0]] + [h[2] for h in hops], edges=[h[1] for h in hops],
+                                      weights=w, rel_ids=[int(h[4]) for h in hops], score=gs)]
+    timings["fuse"] = (time.perf_counter() - t3) * 1000
+    return Ranking(out_nodes, scores, ranks, seeds, paths, timings)

@@ -1,0 +1,381 @@
+"""SQLite implementation of the store: the embedded default.
+
+WAL mode (readers never block the writer), one ``BEGIN IMMEDIATE`` transaction
+per write call (all or nothing), SAVEPOINTs for nesting, parameterised SQL only.
+Every write transaction takes the next sequence number and stamps the rows it
+touches, which is how in-memory indexes in this or another process catch up.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from ..errors import StoreError, UnknownNode
+from ..index.tokenize import fts_match_expression, lexical_text
+from ..model import Edge, Node
+from .base import Changes, EdgeArrays, NodeRow, Store
+from .migrations import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["SQLiteStore"]
+
+_CHUNK = 500   # ids per IN (...) lookup, well under SQLite's variable limit
+
+
+def _chunks(seq: list, n: int = _CHUNK) -> Iterator[list]:
+    for i in range(0, len(seq), n):
+        yield seq[i:i + n]
+
+
+class SQLiteStore(Store):
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        if self.path != ":memory:":
+            p = Path(self.path)
+            if p.exists() and p.is_dir():
+                raise StoreError(f"{self.path} is a directory, not a database file")
+            p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open {self.path} as a SQLite database: {exc}") from None
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._rel_cache: dict[str, int] = {}
+        self._migrate()
+
+    # ------------------------------------------------------------ plumbing
+    def _migrate(self) -> None:
+        with self.transaction():
+            self.conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+            done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
+            unknown = done - {name for name, _ in MIGRATIONS}
+            if unknown:
+                raise StoreError(f"{self.path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})")
+            for name, sql in MIGRATIONS:
+                if name in done:
+                    continue
+                for stmt in _split_sql(sql):
+                    self.conn.execute(stmt)
+                self.conn.execute("INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Atomic unit of work; nested calls become SAVEPOINTs."""
+        with self._lock:
+            if self._depth == 0:
+                self.conn.execute("BEGIN IMMEDIATE")
+            else:
+                self.conn.execute(f"SAVEPOINT sp{self._depth}")
+            self._depth += 1
+            try:
+                yield self.conn
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.conn.execute("ROLLBACK")
+                else:
+                    self.conn.execute(f"ROLLBACK TO sp{self._depth}")
+                    self.conn.execute(f"RELEASE sp{self._depth}")
+                raise
+            else:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.conn.execute("COMMIT")
+                else:
+                    self.conn.execute(f"RELEASE sp{self._depth}")
+
+    def _next_seq(self) -> int:
+        return int(self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'seq' RETURNING value").fetchone()[0])
+
+    def current_seq(self) -> int:
+        return int(self.conn.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()[0])
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM migrations").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    # ------------------------------------------------------------- nodes
+    def upsert_nodes(self, nodes: list[Node]) -> int:
+        """Insert or update nodes by id (the last occurrence of a duplicate id wins)."""
+        if not nodes:
+            return self.current_seq()
+        latest: dict[str, Node] = {}
+        for n in nodes:
+            latest[n.id] = n
+        now = time.time()
+        with self.transaction() as c:
+            seq = self._next_seq()
+            existing: dict[str, tuple[int, str]] = {}
+            for part in _chunks(list(latest)):
+                q = f"SELECT id, idx, content_hash FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+                existing.update({r[0]: (r[1], r[2]) for r in c.execute(q, part)})
+            new = [n for n in latest.values() if n.id not in existing]
+            old = [n for n in latest.values() if n.id in existing]
+            c.executemany(
+                "INSERT INTO nodes(id, type, title, text, metadata, confidence, content_hash, created_at, updated_at, seq)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(n.id, n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence, n.hash, now, now, seq)
+                 for n in new],
+            )
+            c.executemany(
+                "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?, updated_at=?, seq=?"
+                " WHERE idx=?",
+                [(n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence, n.hash, now, seq,
+                  existing[n.id][0]) for n in old],
+            )
+            changed = [n for n in old if existing[n.id][1] != n.hash]
+            c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(existing[n.id][0],) for n in changed])
+            new_idx = self.lookup_idx([n.id for n in new]) if new else {}
+            rows = [(new_idx[n.id], lexical_text(n.body)) for n in new]
+            rows += [(existing[n.id][0], lexical_text(n.body)) for n in changed]
+            c.executemany("INSERT INTO nodes_fts(rowid, body) VALUES (?, ?)", rows)
+        return seq
+
+    def delete_nodes(self, ids: Iterable[str]) -> int:
+        """Delete nodes and every edge touching them; returns how many nodes were deleted."""
+        ids = list(dict.fromkeys(ids))
+        with self.transaction() as c:
+            idx = self.lookup_idx(ids)
+            if not idx:
+                return 0
+            seq = self._next_seq()
+            keys = list(idx.values())
+            eids: list[int] = []
+            for part in _chunks(keys):
+                marks = ",".join("?" * len(part))
+                eids += [r[0] for r in c.execute(
+                    f"SELECT eid FROM edges WHERE src IN ({marks}) UNION SELECT eid FROM edges WHERE dst IN ({marks})",
+                    part + part)]
+            c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(k,) for k in keys])
+            c.executemany("DELETE FROM nodes WHERE idx = ?", [(k,) for k in keys])   # edges cascade
+            c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'node', ?)", [(seq, k) for k in keys])
+            c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, e) for e in eids])
+        return len(keys)
+
+    def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
+        ids = list(ids)
+        out: dict[str, int] = {}
+        for part in _chunks(ids):
+            q = f"SELECT id, idx FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+            out.update(dict(self.conn.execute(q, part).fetchall()))
+        return out
+
+    def _row(self, r) -> NodeRow:
+        return NodeRow(idx=r[0], id=r[1], type=r[2], title=r[3], text=r[4], metadata=json.loads(r[5]),
+                       confidence=r[6], content_hash=r[7], created_at=r[8], updated_at=r[9])
+
+    _NODE_COLS = "idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at"
+
+    def get_node(self, node_id: str) -> NodeRow | None:
+        r = self.conn.execute(f"SELECT {self._NODE_COLS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
+        return None if r is None else self._row(r)
+
+    def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
+        idxs = [int(i) for i in idxs]
+        out: dict[int, NodeRow] = {}
+        for part in _chunks(idxs):
+            q = f"SELECT {self._NODE_COLS} FROM nodes WHERE idx IN ({','.join('?' * len(part))})"
+            for r in self.conn.execute(q, part):
+                out[r[0]] = self._row(r)
+        return out
+
+    def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
+        last = -1
+        while True:
+            rows = self.conn.execute(f"SELECT {self._NODE_COLS} FROM nodes WHERE idx > ? ORDER BY idx LIMIT ?",
+                                     (last, batch)).fetchall()
+            if not rows:
+                return
+            for r in rows:
+                yield self._row(r)
+            last = rows[-1][0]
+
+    # ------------------------------------------------------------- edges
+    def _rel_ids(self, names: Iterable[str]) -> dict[str, int]:
+        missing = [n for n in set(names) if n not in self._rel_cache]
+        if missing:
+            self.conn.executemany("INSERT OR IGNORE INTO relations(name) VALUES (?)", [(n,) for n in missing])
+            for part in _chunks(missing):
+                q = f"SELECT name, id FROM relations WHERE name IN ({','.join('?' * len(part))})"
+                self._rel_cache.update(dict(self.conn.execute(q, part).fetchall()))
+        return self._rel_cache
+
+    def relation_names(self) -> dict[int, str]:
+        return {i: n for i, n in self.conn.execute("SELECT id, name FROM relations")}
+
+    def upsert_edges(self, edges: list[Edge]) -> int:
+        """Insert edges or update existing ``(src, rel, dst)`` ones, all or nothing.
+
+        An update sets base weight, polarity and factuality to the given values,
+        merges ``meta`` (new keys win) and keeps what was learned (plastic weight,
+        reinforcement count, creation time).  An edge naming an unknown node is
+        rejected, naming it; no node is ever fabricated.
+        """
+        if not edges:
+            return self.current_seq()
+        now = time.time()
+        with self.transaction() as c:
+            idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
+            unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
+            if unknown:
+                shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+                raise UnknownNode(f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50])
+            rel = self._rel_ids(e.rel for e in edges)
+            seq = self._next_seq()
+            c.executemany(
+                "INSERT INTO edges(src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at, seq)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity, weight=excluded.weight,"
+                " factuality=excluded.factuality, meta=json_patch(edges.meta, excluded.meta),"
+                " updated_at=excluded.updated_at, seq=excluded.seq",
+                [(idx[e.src], rel[e.rel], idx[e.dst], e.polarity, e.weight, e.factuality,
+                  json.dumps(e.meta, ensure_ascii=False) if e.meta else "{}", now, now, seq) for e in edges],
+            )
+        return seq
+
+    def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
+        r = self.conn.execute(
+            "SELECT e.eid, e.polarity, e.weight, e.plastic, e.factuality, e.meta, e.reinforce_count, e.created_at, e.updated_at"
+            " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
+            " WHERE s.id = ? AND r.name = ? AND d.id = ?", (src, rel, dst)).fetchone()
+        if r is None:
+            return None
+        return {"eid": r[0], "src": src, "rel": rel, "dst": dst, "polarity": r[1], "weight": r[2], "plastic": r[3],
+                "factuality": r[4], "meta": json.loads(r[5]), "reinforce_count": r[6], "created_at": r[7],
+                "updated_at": r[8]}
+
+    def edges_by_eid(self, eids: Iterable[int]) -> dict[int, tuple[str, str, str]]:
+        """(src id, rel, dst id) of each edge key, for explanations."""
+        eids = [int(e) for e in eids]
+        out: dict[int, tuple[str, str, str]] = {}
+        for part in _chunks(eids):
+            q = ("SELECT e.eid, s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src"
+                 " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
+                 f" WHERE e.eid IN ({','.join('?' * len(part))})")
+            for r in self.conn.execute(q, part):
+                out[r[0]] = (r[1], r[2], r[3])
+        return out
+
+    # ---------------------------------------------------------- lexical
+    def lexical_search(self, terms: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k BM25 (FTS5) matches of the OR of ``terms``: node indices and scores (higher = better)."""
+        if not terms or k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        rows = self.conn.execute(
+            "SELECT rowid, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?",
+            (fts_match_expression(terms), int(k))).fetchall()
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0)
+        arr = np.asarray(rows, dtype=np.float64)
+        return arr[:, 0].astype(np.int64), -arr[:, 1]
+
+    # ---------------------------------------------------------- vectors
+    def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        hashes = list(dict.fromkeys(hashes))
+        out: dict[str, np.ndarray] = {}
+        for part in _chunks(hashes):
+            q = f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({','.join('?' * len(part))})"
+            for h, blob in self.conn.execute(q, [model, *part]):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
+                [(h, model, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for h, v in items])
+
+    # ---------------------------------------------------------- changes
+    def changes_since(self, seq: int) -> Changes:
+        c = self.conn
+        with self._lock:
+            c.execute("BEGIN")   # one consistent snapshot across the three reads
+            try:
+                now_seq = self.current_seq()
+                nrows = c.execute("SELECT idx, id, content_hash, type FROM nodes WHERE seq > ? ORDER BY idx", (seq,)).fetchall()
+                cur = c.execute(
+                    "SELECT eid, src, dst, rel_id, weight + plastic, factuality, polarity FROM edges WHERE seq > ?", (seq,))
+                ecols = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 7)
+                tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ?", (seq,)).fetchall()
+            finally:
+                c.execute("COMMIT")
+        edges = EdgeArrays(
+            eid=ecols[:, 0].astype(np.int64), src=ecols[:, 1].astype(np.int64), dst=ecols[:, 2].astype(np.int64),
+            rel_id=ecols[:, 3].astype(np.int32), weight=ecols[:, 4].copy(), fact=ecols[:, 5].copy(),
+            pol=ecols[:, 6].astype(np.int8))
+        return Changes(
+            seq=now_seq,
+            nodes=[(r[0], r[1], r[2]) for r in nrows],
+            node_types=[r[3] for r in nrows],
+            edges=edges,
+            deleted_nodes=[k for kind, k in tomb if kind == "node"],
+            deleted_edges=[k for kind, k in tomb if kind == "edge"],
+        )
+
+    # ------------------------------------------------------------ traces
+    def save_trace(self, trace: dict) -> None:
+        with self.transaction() as c:
+            c.execute("INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (?,?,?,?,?,?)",
+                      (trace["id"], trace["created_at"], trace["query"], json.dumps(trace["params"]),
+                       trace["fingerprint"], json.dumps(trace["hits"], ensure_ascii=False)))
+
+    def get_trace(self, trace_id: str) -> dict | None:
+        r = self.conn.execute("SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = ?",
+                              (trace_id,)).fetchone()
+        if r is None:
+            return None
+        return {"id": r[0], "created_at": r[1], "query": r[2], "params": json.loads(r[3]), "fingerprint": r[4],
+                "hits": json.loads(r[5])}
+
+    # ------------------------------------------------------------- stats
+    def stats(self) -> dict:
+        c = self.conn
+        one = lambda q: c.execute(q).fetchone()[0]  # noqa: E731
+        return {
+            "path": self.path,
+            "schema_version": self.schema_version,
+            "nodes": one("SELECT count(*) FROM nodes"),
+            "edges": one("SELECT count(*) FROM edges"),
+            "relations": one("SELECT count(*) FROM relations"),
+            "traces": one("SELECT count(*) FROM traces"),
+            "cached_vectors": one("SELECT count(*) FROM embeddings"),
+            "node_types": dict(c.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC").fetchall()),
+            "edge_relations": dict(c.execute(
+                "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP BY r.name ORDER BY 2 DESC"
+            ).fetchall()),
+        }
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (no semicolons inside our string literals)."""
+    out, buf = [], []
+    for line in script.splitlines():
+        stripped = line.split("--", 1)[0]
+        buf.append(stripped)
+        if stripped.rstrip().endswith(";"):
+            stmt = "\n".join(buf).strip()
+            if stmt.strip(";").strip():
+                out.append(stmt)
+            buf = []
+    rest = "\n".join(buf).strip()
+    if rest:
+        out.append(rest)
+    return out
+
