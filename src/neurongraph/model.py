@@ -20,6 +20,8 @@ MAX_ID_LEN = 512
 
 
 def _check_unit(name: str, value: float, where: str) -> float:
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -30,6 +32,8 @@ def _check_unit(name: str, value: float, where: str) -> float:
 
 
 def _check_id(value: Any, what: str) -> str:
+    if type(value) is str and 0 < len(value) <= MAX_ID_LEN and not value[0].isspace():
+        return value   # fast path for the common, valid case (bulk ingest)
     if not isinstance(value, str) or not value.strip():
         raise InvalidArgument(f"{what} must be a non-empty string, got {value!r}")
     if len(value) > MAX_ID_LEN:
@@ -38,8 +42,8 @@ def _check_id(value: Any, what: str) -> str:
 
 
 def _check_json(value: Any, what: str) -> dict:
-    if value is None:
-        return {}
+    if value is None or (type(value) is dict and not value):
+        return {} if value is None else value
     if not isinstance(value, dict):
         raise InvalidArgument(f"{what} must be a JSON object, got {type(value).__name__}")
     try:
@@ -111,17 +115,24 @@ class Edge:
         self.src = _check_id(self.src, "edge src")
         self.dst = _check_id(self.dst, "edge dst")
         self.rel = _check_id(self.rel, f"edge {self.src!r}->{self.dst!r}: rel")
-        where = f"edge ({self.src}, {self.rel}, {self.dst})"
-        try:
-            self.weight = float(self.weight)
-        except (TypeError, ValueError):
-            raise InvalidArgument(f"{where}: weight must be a number, got {self.weight!r}") from None
-        if not math.isfinite(self.weight) or self.weight < 0:
-            raise InvalidArgument(f"{where}: weight must be a finite number >= 0, got {self.weight}")
-        if self.polarity not in (1, -1):
-            raise InvalidArgument(f"{where}: polarity must be 1 or -1, got {self.polarity!r}")
-        self.factuality = _check_unit("factuality", self.factuality, where)
-        self.meta = _check_json(self.meta, f"{where}: meta")
+        w = self.weight
+        if not (type(w) is float and 0.0 <= w < math.inf):   # fast path skips the slow checks
+            where = f"edge ({self.src}, {self.rel}, {self.dst})"
+            try:
+                w = float(w)
+            except (TypeError, ValueError):
+                raise InvalidArgument(f"{where}: weight must be a number, got {self.weight!r}") from None
+            if not math.isfinite(w) or w < 0:
+                raise InvalidArgument(f"{where}: weight must be a finite number >= 0, got {w}")
+            self.weight = w
+        if self.polarity != 1 and self.polarity != -1 or isinstance(self.polarity, bool):
+            raise InvalidArgument(f"edge ({self.src}, {self.rel}, {self.dst}): polarity must be 1 or -1, got {self.polarity!r}")
+        self.polarity = int(self.polarity)
+        f = self.factuality
+        if not (type(f) is float and 0.0 <= f <= 1.0):
+            self.factuality = _check_unit("factuality", f, f"edge ({self.src}, {self.rel}, {self.dst})")
+        if not (type(self.meta) is dict and not self.meta):
+            self.meta = _check_json(self.meta, f"edge ({self.src}, {self.rel}, {self.dst}): meta")
 
     @classmethod
     def from_dict(cls, d: dict) -> "Edge":

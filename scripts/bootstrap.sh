@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv and install everything the project needs, idempotently.
+# torch is pinned to the CPU build (2.13.0) and installed FIRST, so that
+# sentence-transformers never pulls a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+STAMP=.venv/.ngr-installed
+if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  .venv/bin/python -m pip install -q -e ".[embed,test]"
+  touch "$STAMP"
+fi
