@@ -287,3 +287,11 @@ def test_speed_3000_passages():
     for i in range(200):
         linker.link_query(f"what happened at {names[i]} and #{i}?")
     assert (time.perf_counter() - t) / 200 < 0.002
+
+
+def test_similarity_never_pairs_different_numbers():
+    items = [LinkInput(str(i), f"T{i}", f"We watched Super Bowl {n} twice.")
+             for i, n in enumerate(["XXXIX", "XXXIX", "XXXVI", "XXXVI"])]
+    res = Linker(LinkerConfig(mentions=False), embed=lambda ts: np.ones((len(ts), 3))).fit(items)
+    assert {e.id for e in res.entities} == {"entity:super bowl xxxix", "entity:super bowl xxxvi"}
+    assert edge_set(res, "similarity") == set()

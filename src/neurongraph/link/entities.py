@@ -17,7 +17,6 @@ __all__ = ["RawCandidate", "CaseStats", "extract_raw", "resolve", "KINDS"]
 
 KINDS = ("name", "year", "quantity", "quoted", "ref", "code")
 
-_TOKEN = re.compile(r"\w(?:[\w'\u2019&.-]*\w)?|[^\w\s]")
 _SENT_END = frozenset(".!?\n")
 # Lower-case words allowed *inside* a capitalised span ("University of Houston", "Return of the Jedi").
 _CONNECT = frozenset("of the de du des la le les von van der den del da di dos das y & for upon al el bin ibn".split())
@@ -26,8 +25,6 @@ _NOT_NAMES = frozenset(
     """january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday mr mrs ms dr st""".split()
 )
-_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
-_NUMBER = re.compile(r"^\d[\d,.]*$")
 _UNITS = frozenset(
     """km kilometres kilometers kilometre kilometer mi miles mile m metres meters metre meter cm mm ft feet
     foot inches kg kilograms kilogram g grams lb lbs pounds tons tonnes mph kph kmh percent % mw gw kw kwh
@@ -35,12 +32,15 @@ _UNITS = frozenset(
 )
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]{2,80})[\"\u201d]")
 _REF = re.compile(r"(?<![\w/])#\d+\b")
-_CODE = re.compile(
-    r"\b[A-Za-z]\w*[a-z][A-Z]\w*\b"            # camelCase / CamelCase
-    r"|\b[A-Za-z][A-Za-z0-9]*_\w+\b"          # snake_case, CONST_NAME
-    r"|\b\w+(?:\.\w+)*\(\)"                    # call()  module.func()
-    r"|\b[\w-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|go|rs|java|c|h|cpp|hpp|md|json|ya?ml|toml|sql|sh|rb|kt)\b"
+# Code identifiers, one pattern each with a cheap substring guard: a single alternation re-tried at
+# every word start was the slowest line of extraction.
+_CODE = (
+    (None, re.compile(r"\b[A-Za-z][a-z0-9]*[a-z][A-Z]\w*")),  # camelCase / CamelCase
+    ("_", re.compile(r"\b[A-Za-z][A-Za-z0-9]*_\w+")),  # snake_case, CONST_NAME
+    ("()", re.compile(r"\b\w+(?:\.\w+)*\(\)")),  # call()  module.func()
+    (".", re.compile(r"\b[\w-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|go|rs|java|c|h|cpp|hpp|md|json|ya?ml|toml|sql|sh|rb|kt)\b")),
 )
+_FILE_EXT = re.compile(r"\.(?:py|js|ts|tsx|go|rs|java|c|h|cpp|hpp|md|json|ya?ml|toml|sql|sh|rb|kt)\b")
 _MAX_SPAN_CAPS = 6
 _POSS = ("'s", "\u2019s")
 
@@ -75,49 +75,75 @@ def _is_cap(tok: str) -> bool:
     return tok[0].isupper()
 
 
+def _char_class(pred) -> str:
+    """A regex character class of every BMP character satisfying ``pred`` (``re`` lacks ``\\p{Lu}``)."""
+    ranges, run = [], None
+    for c in range(0x10000):
+        if pred(chr(c)):
+            run = [c, c] if run is None else [run[0], c]
+        elif run is not None:
+            ranges.append(run)
+            run = None
+    if run is not None:
+        ranges.append(run)
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+_UP = _char_class(str.isupper)
+_CAP_WORD = rf"[{_UP}](?:[\w'\u2019&.-]*\w)?"
+# A capitalised span: capitalised words, optionally joined by connector words ("Bank of England").
+_SPAN = re.compile(
+    rf"(?<![\w'\u2019&.-]){_CAP_WORD}(?:\s+(?:(?:{'|'.join(map(re.escape, sorted(_CONNECT)))})\s+)*{_CAP_WORD})*"
+)
+_WORD = re.compile(r"\w(?:[\w'\u2019&.-]*\w)?")
+_QTY = re.compile(rf"(?<![\w.,])(\d[\d,.]*)\s?(%|(?:{'|'.join(sorted(_UNITS - {'%'}))})\b)", re.IGNORECASE)
+_YEARS = re.compile(r"(?<![\w.,])(1[5-9]\d\d|20\d\d)(?![\w.,]\d)")
+
+
+def _is_initial(text: str, start: int) -> bool:
+    """Does position ``start`` open a sentence (text start, or after . ! ? or a line break)?"""
+    j = start - 1
+    while j >= 0 and text[j] in " \t\"'\u201c\u2018([":
+        j -= 1
+    return j < 0 or text[j] in _SENT_END
+
+
 def extract_raw(text: str, stats: CaseStats, kinds: frozenset[str]) -> list[RawCandidate]:
-    """Candidate phrases of one text; also feeds ``stats`` with the text's word-case counts."""
+    """Candidate phrases of one text; also feeds ``stats`` with the text's word-case counts.
+
+    Regex-driven (the scanning happens in C): a per-token Python loop was most of the link time.
+    """
     out: list[RawCandidate] = []
-    toks = _TOKEN.findall(text)
-    n = len(toks)
-    want_names, want_years, want_qty = "name" in kinds, "year" in kinds, "quantity" in kinds
     lower, cap_mid = stats.lower, stats.cap_mid
-    i = 0
-    prev = "."
-    while i < n:
-        tok = toks[i]
-        c0 = tok[0]
-        if c0.isupper():
-            initial = prev in _SENT_END
-            last_cap = i
-            k = i + 1
-            if not initial:
-                cap_mid[tok.casefold()] += 1
-            while k < n:
-                t = toks[k]
-                if t[0].isupper():
-                    cap_mid[t.casefold()] += 1
-                    last_cap = k
-                    if t.endswith(_POSS):  # "Martin's A Song of Ice" is two names, not one
-                        break
-                elif t.casefold() not in _CONNECT:
-                    break
-                k += 1
-            if want_names and last_cap - i < _MAX_SPAN_CAPS * 2:
-                out.append(RawCandidate(" ".join(toks[i : last_cap + 1]), "name", initial))
-            prev = toks[last_cap]
-            i = last_cap + 1
+    for w, c in Counter(_WORD.findall(text)).items():
+        if w[0].islower():
+            lower[w.casefold()] += c
+        elif w[0].isupper():
+            cap_mid[w.casefold()] += c
+    want_names = "name" in kinds
+    for m in _SPAN.finditer(text):
+        span = m.group(0)
+        initial = _is_initial(text, m.start())
+        words = span.split()
+        if initial:
+            cap_mid[words[0].casefold()] -= 1  # counted above, but a sentence start is no evidence
+        if not want_names:
             continue
-        if c0.islower():
-            lower[tok.casefold()] += 1
-        elif c0.isdigit():
-            if want_years and _YEAR.match(tok):
-                out.append(RawCandidate(tok, "year"))
-            elif want_qty and _NUMBER.match(tok) and i + 1 < n and toks[i + 1].casefold() in _UNITS:
-                unit = toks[i + 1]
-                out.append(RawCandidate(tok + " " + ("percent" if unit == "%" else unit), "quantity"))
-        prev = tok
-        i += 1
+        # a possessive ends a name: "Martin's A Song of Ice" is two names, not one
+        piece: list[str] = []
+        for w in words:
+            piece.append(w)
+            if w.endswith(_POSS):
+                piece[-1] = w[:-2]
+                _emit_span(out, piece, initial)
+                initial, piece = False, []
+        _emit_span(out, piece, initial)
+    if "year" in kinds:
+        out.extend(RawCandidate(m.group(1), "year") for m in _YEARS.finditer(text))
+    if "quantity" in kinds:
+        for m in _QTY.finditer(text):
+            unit = m.group(2)
+            out.append(RawCandidate(m.group(1) + " " + ("percent" if unit == "%" else unit), "quantity"))
     if "quoted" in kinds:
         for m in _QUOTED.finditer(text):
             q = m.group(1).strip()
@@ -126,8 +152,17 @@ def extract_raw(text: str, stats: CaseStats, kinds: frozenset[str]) -> list[RawC
     if "ref" in kinds:
         out.extend(RawCandidate(m.group(0), "ref") for m in _REF.finditer(text))
     if "code" in kinds:
-        out.extend(RawCandidate(m.group(0), "code") for m in _CODE.finditer(text))
+        for guard, pat in _CODE:
+            if guard is None or (guard in text and (guard != "." or _FILE_EXT.search(text))):
+                out.extend(RawCandidate(m.group(0), "code") for m in pat.finditer(text))
     return out
+
+
+def _emit_span(out: list[RawCandidate], words: list[str], initial: bool) -> None:
+    while words and words[-1].casefold() in _CONNECT:  # "... Bank of" -> "... Bank"
+        words = words[:-1]
+    if words and len(words) <= _MAX_SPAN_CAPS * 2:
+        out.append(RawCandidate(" ".join(words), "name", initial))
 
 
 def _name_readings(c: RawCandidate, stats: CaseStats) -> list[str]:

@@ -25,6 +25,12 @@ Incremental behaviour (:meth:`Linker.link_new`)
     (store them as an upsert). Not incremental: edges are never retracted - a title or entity that
     grows past its df cap stops gaining edges but keeps the old ones, and an item id cannot be
     re-linked with new text. Call :meth:`Linker.fit` on the whole corpus to rebuild exactly.
+
+Defaults (chosen on musique_train200, 3,012 passages; hipporag_* sets untouched): ``entity_max_df=5``
+gives ~1 entity and ~5.5 entity edges per passage with mean passage-graph degree 6 (cap 30: degree
+42, no better recall); a 1-hop spread from the top-5 hybrid hits lifts a simple hybrid baseline from
+R@5 0.58 to 0.73 (mentions alone: 0.70). Similarity threshold 0.88 for MiniLM: 0.8 pairs different
+places that share a head noun.
 """
 from __future__ import annotations
 
@@ -39,7 +45,7 @@ import ahocorasick
 import numpy as np
 
 from .entities import KINDS, CaseStats, extract_raw, resolve
-from .normalize import REF_RE, STOPWORDS, drop_nested, find_keys, normalize
+from .normalize import REF_RE, STOPWORDS, drop_nested, find_keys, normalize, pad
 from .similarity import EmbedFn, similar_pairs, unit_rows
 
 __all__ = ["LinkInput", "LinkedEdge", "EntityNode", "LinkResult", "LinkerConfig", "Linker"]
@@ -137,7 +143,7 @@ def _numbers(title: str) -> frozenset[str]:
 def _automaton(keys: Iterable[str]):
     a = ahocorasick.Automaton()
     for k in keys:
-        a.add_word(k, (len(k), k))
+        a.add_word(pad(k), (len(k), k))
     if len(a):
         a.make_automaton()
     return a
