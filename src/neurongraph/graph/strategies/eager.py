@@ -1,0 +1,28 @@
+"""Eager: select and traverse everything as soon as it is discovered (BFS).
+
+Predictable and exhaustive around an entity; selects in discovery order, so
+similar neighbours are not de-duplicated (use :class:`Mmr` for that).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Hit, Strategy, Tracker
+
+__all__ = ["Eager"]
+
+
+@dataclass(frozen=True)
+class Eager(Strategy):
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
+        hits: list[Hit] = []
+        level = start
+        while level.size:   # one pass per depth level: the whole level expands in one batch
+            take = level[: self.select_k - len(hits)]
+            hits.extend(tracker.hit(n, tracker.qsim[n]) for n in take.tolist())
+            if len(hits) >= self.select_k:
+                break
+            level = tracker.expand(level)
+        return hits

@@ -1,0 +1,48 @@
+"""Scored: best-first walk by a score function (default: query similarity).
+
+Each step selects the highest-scoring discovered node and traverses it, so the
+walk goes where the score is high; hits are returned best score first.
+``score_fn(nodes, depths, qsim) -> scores`` is vectorised over a batch of newly
+discovered nodes (e.g. ``lambda n, d, q: q[n] * 0.8 ** d`` to prefer short hops).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .base import Hit, Strategy, Tracker
+
+__all__ = ["Scored"]
+
+ScoreFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def _similarity(nodes: np.ndarray, depths: np.ndarray, qsim: np.ndarray) -> np.ndarray:
+    return qsim[nodes]
+
+
+@dataclass(frozen=True)
+class Scored(Strategy):
+    score_fn: ScoreFn | None = None
+
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
+        fn = self.score_fn or _similarity
+
+        def score(nodes):
+            d = np.fromiter((tracker.depth[n] for n in nodes.tolist()), np.int64, nodes.shape[0])
+            return np.asarray(fn(nodes, d, tracker.qsim), np.float64).reshape(nodes.shape[0])
+
+        pool, sc = start, score(start)
+        hits: list[Hit] = []
+        while len(hits) < self.select_k and pool.size:
+            b = int(np.argmax(sc))
+            node = int(pool[b])
+            hits.append(tracker.hit(node, sc[b]))
+            pool, sc = np.delete(pool, b), np.delete(sc, b)
+            new = tracker.expand([node])
+            if new.size:
+                pool, sc = np.concatenate([pool, new]), np.concatenate([sc, score(new)])
+        hits.sort(key=lambda h: -h.score)
+        return hits
