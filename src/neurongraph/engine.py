@@ -114,6 +114,7 @@ class Engine:
         self._type_ids: dict[str, int] = {}
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
+        self._linker = None   # fitted by link(); answers query-side linking
         self.refresh()
 
     # ------------------------------------------------------------ lifecycle
@@ -220,6 +221,32 @@ class Engine:
 
     def add_edge(self, src: str, rel: str, dst: str, **attrs) -> dict:
         return self.add_edges([Edge(src, rel, dst, **attrs)])
+
+    def link(self, config=None, progress: Progress | None = None) -> dict:
+        """Build graph edges without an LLM (mentions, refs, shared entities, synonyms) over the corpus.
+
+        Re-running it rebuilds the links from scratch and upserts them, so it is
+        idempotent; learned weights on existing edges are kept by the upsert.
+        Node metadata ``aliases`` (a list of strings) are matched like titles.
+        """
+        from .link import Linker, LinkerConfig, LinkInput
+        items = []
+        for row in self.store.iter_nodes():
+            if row.type == "entity":
+                continue
+            aliases = row.metadata.get("aliases", ()) if isinstance(row.metadata, dict) else ()
+            items.append(LinkInput(row.id, row.title, row.text,
+                                   tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ()))
+        linker = Linker(config or LinkerConfig(), embed=self.embedder.embed)
+        res = linker.fit(items)
+        if res.entities:
+            self.add_nodes([Node(e.id, e.type, e.title, e.text, e.metadata) for e in res.entities], progress=progress)
+        edges = [Edge(e.src, e.rel, e.dst, weight=float(e.weight), meta=e.meta) for e in res.edges]
+        for i in range(0, len(edges), 50_000):
+            self.store.upsert_edges(edges[i:i + 50_000])
+        self.refresh()
+        self._linker = linker
+        return {"items": len(items), "entities": len(res.entities), "edges": len(edges), **res.stats}
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
         n = self.store.delete_nodes(ids)

@@ -72,10 +72,16 @@ class _Csr:
         return int(self.dst.shape[0])
 
     def gather(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Edge positions of all out-edges of ``frontier`` and the frontier position of each."""
-        frontier = frontier[frontier < self.indptr.shape[0] - 1]
-        starts = self.indptr[frontier]
-        counts = self.indptr[frontier + 1] - starts
+        """Edge positions of all out-edges of ``frontier`` and the frontier position of each.
+
+        Frontier entries outside the node range (a node with no edges yet) simply
+        have no edges; positions keep referring to the caller's frontier array.
+        """
+        n = self.indptr.shape[0] - 1
+        valid = (frontier >= 0) & (frontier < n)
+        safe = np.where(valid, frontier, 0)
+        starts = self.indptr[safe]
+        counts = np.where(valid, self.indptr[safe + 1] - starts, 0)
         total = int(counts.sum())
         if total == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -110,6 +116,8 @@ class GraphArrays:
     def from_edges(cls, n_nodes: int, src, dst, weight, fact=None, rtype=None, pol=None, eid=None) -> "GraphArrays":
         g = cls(n_nodes)
         m = len(src)
+        if m and (min(np.min(src), np.min(dst)) < 0 or max(np.max(src), np.max(dst)) >= n_nodes):
+            raise ValueError(f"edge endpoints must lie in 0..{n_nodes - 1}")
         fact = np.ones(m) if fact is None else fact
         rtype = np.full(m, -1, np.int32) if rtype is None else rtype
         pol = np.ones(m, np.int8) if pol is None else pol
@@ -186,7 +194,14 @@ class GraphArrays:
             dp = self._delta_pos.get(int(eids[k]))
             if dp is not None:
                 self._delta["weight"][dp] = float(weights[k])
+        rev = self._rev
         self._changed()
+        if rev is not None:   # learning edits weights only: patch the reverse index rather than rebuild it
+            order = np.argsort(rev.eid, kind="stable")
+            i = np.minimum(np.searchsorted(rev.eid[order], eids), max(rev.n_edges - 1, 0))
+            found = rev.eid[order][i] == eids if rev.n_edges else np.zeros(eids.shape[0], bool)
+            rev.weight[order[i[found]]] = weights[found]
+            self._rev = rev
 
     def remove_edges(self, eids) -> None:
         eids = np.asarray(eids, np.int64)
@@ -253,7 +268,10 @@ class GraphArrays:
         return self._rev
 
     def expand(self, frontier, reverse: bool = False) -> Expansion:
-        """Every live edge leaving (or, with ``reverse``, entering) the frontier nodes."""
+        """One walk step from the frontier: every live edge leaving it (or, with
+        ``reverse``, entering it).  ``src`` is always the frontier node and ``dst``
+        the node the step reaches; for a reverse step the stored edge points
+        ``dst -> src`` (its weight, type and id are those of the stored edge)."""
         frontier = np.asarray(frontier, np.int64)
         if frontier.size == 0:
             return _empty_expansion()
@@ -268,16 +286,10 @@ class GraphArrays:
             ok = blk.alive[pos]
             if not ok.all():
                 pos, src_pos = pos[ok], src_pos[ok]
-            if reverse:   # the reverse block stores (dst, src): report edges in their true direction
-                parts.append((src_pos, blk.dst[pos], blk.src[pos], blk, pos))
-            else:
-                parts.append((src_pos, blk.src[pos], blk.dst[pos], blk, pos))
+            # (in the reverse block rows are keyed by the stored edge's dst, so blk.src is the frontier side)
+            parts.append((src_pos, blk.src[pos], blk.dst[pos], blk, pos))
         if not parts:
             return _empty_expansion()
-        if reverse:
-            # for a reverse walk the "next" node is the edge's source
-            sp, s, d, blk, pos = parts[0]
-            return Expansion(sp, d, s, blk.weight[pos], blk.fact[pos], blk.rtype[pos], blk.pol[pos], blk.eid[pos])
         cat = np.concatenate
         return Expansion(
             cat([p[0] for p in parts]), cat([p[1] for p in parts]), cat([p[2] for p in parts]),
