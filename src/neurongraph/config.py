@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from .errors import InvalidArgument
 
-__all__ = ["SearchConfig", "CHANNELS", "FUSIONS"]
+__all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES"]
 
-CHANNELS = ("spread", "none")
+CHANNELS = ("spread", "beam", "ppr", "eager", "mmr", "scored", "none")
+BEAM_MODES = ("mean", "min", "last")
 FUSIONS = ("linear", "rrf")
 
 
@@ -36,6 +37,12 @@ class SearchConfig:
     query_types: tuple[str, ...] = ()   # relation names the question is about (empty = layer off)
     alpha: float = 1.0              # attenuation of typed edges outside query_types
     beta: float = 1.0               # attenuation of negative-polarity typed edges
+    beam_width: int = 4             # beam channel: paths kept per seed and depth
+    beam_mode: str = "mean"         # path score: mean / min / last of per-node query similarity
+    beam_min_sim: float = 0.0       # nodes less similar to the query end a path
+    ppr_damping: float = 0.5        # ppr channel: restart probability 1 - damping (HippoRAG uses 0.5)
+    strategy: object = None         # a traversal Strategy (Eager/Mmr/Scored) for this call; sets the channel
+    metadata_edges: tuple = ()      # strategies: ("field", "field") / ("field", "$id") metadata links
     graph_weight: float = 0.5       # final = (1-g)·entry + g·graph
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
     explain_paths: int = 1          # best paths kept per hit
@@ -46,12 +53,25 @@ class SearchConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
-        for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths"):
+        for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width"):
             positive(name)
         if self.limit == 0:
             raise InvalidArgument("limit must be at least 1")
         if self.fusion not in FUSIONS:
             raise InvalidArgument(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
+        if self.strategy is not None:
+            from .graph.strategies import Strategy
+            if not isinstance(self.strategy, Strategy):
+                raise InvalidArgument(f"strategy must be an Eager, Mmr or Scored instance, got {self.strategy!r}")
+            object.__setattr__(self, "channel", type(self.strategy).__name__.lower())
+        if self.beam_mode not in BEAM_MODES:
+            raise InvalidArgument(f"beam_mode must be one of {BEAM_MODES}, got {self.beam_mode!r}")
+        if not 0 <= self.ppr_damping < 1:
+            raise InvalidArgument(f"ppr_damping must be within [0, 1), got {self.ppr_damping}")
+        object.__setattr__(self, "metadata_edges", tuple(tuple(m) for m in self.metadata_edges))
+        for m in self.metadata_edges:
+            if len(m) != 2 or not all(isinstance(x, str) and x for x in m):
+                raise InvalidArgument(f"metadata_edges entries must be (field, field) pairs, got {m!r}")
         if self.channel not in CHANNELS:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
         for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight"):
@@ -75,6 +95,9 @@ class SearchConfig:
         d = dataclasses.asdict(self)
         d["query_types"] = list(self.query_types)
         d["result_types"] = list(self.result_types)
+        d["metadata_edges"] = [list(m) for m in self.metadata_edges]
+        d["strategy"] = None if self.strategy is None else {"kind": type(self.strategy).__name__, **{
+            k: v for k, v in dataclasses.asdict(self.strategy).items() if not callable(v)}}
         return d
 
     def fingerprint(self, *parts: str) -> str:

@@ -20,7 +20,7 @@ from .errors import InvalidArgument, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
-from .model import Edge, Node
+from .model import Edge, Node, content_hash
 from .retrieval.pipeline import Ranking, rank
 from .store.base import Store
 from .store.sqlite import SQLiteStore
@@ -115,6 +115,8 @@ class Engine:
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
         self._linker = None   # fitted by link(); answers query-side linking
+        self.last_embedded = 0
+        self._meta_edges = None
         self.refresh()
 
     # ------------------------------------------------------------ lifecycle
@@ -168,46 +170,54 @@ class Engine:
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
         cached = self.store.get_vectors(self.embedder.model_id, hashes)
-        missing = [(i, h) for i, h in zip(idx.tolist(), hashes) if h not in cached]
-        if missing:   # written by another process or another model: embed once, cache for everyone
-            rows = self.store.nodes_by_idx(i for i, _ in missing)
-            todo = [(i, h) for i, h in missing if i in rows]
-            vecs = self._embed([rows[i].title + "\n" + rows[i].text if rows[i].title else rows[i].text for i, _ in todo],
-                               progress)
-            self.store.put_vectors(self.embedder.model_id, [(h, v) for (_, h), v in zip(todo, vecs)])
-            cached.update({h: v for (_, h), v in zip(todo, vecs)})
+        missing = [i for i, h in zip(idx.tolist(), hashes) if h not in cached]
+        if missing:   # written by another process or for another model: embed once, cached for everyone
+            rows = self.store.nodes_by_idx(missing)
+            bodies = [rows[i].body for i in missing if i in rows]
+            for h, v in zip((content_hash(b) for b in bodies), self.vectors_for(bodies, progress)):
+                cached[h] = v
         have = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
         if have:
             self.vectors.set(np.array([i for i, _ in have], np.int64), np.stack([v for _, v in have]))
 
-    def _embed(self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256) -> np.ndarray:
+    def vectors_for(self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256) -> np.ndarray:
+        """Embeddings of ``texts`` through the store's cache: only unseen (text, model) pairs are embedded."""
+        dim = self.embedder.dim
         if not texts:
-            return np.zeros((0, self.embedder.dim), np.float32)
-        out = []
-        for i in range(0, len(texts), batch):
-            out.append(self.embedder.embed(texts[i:i + batch]))
-            if progress:
-                progress(min(i + batch, len(texts)), len(texts))
-        return np.concatenate(out).astype(np.float32)
+            return np.zeros((0, dim), np.float32)
+        hashes = [content_hash(t) for t in texts]
+        cached = self.store.get_vectors(self.embedder.model_id, hashes)
+        todo: dict[str, str] = {}
+        for h, t in zip(hashes, texts):
+            if h not in cached:
+                todo.setdefault(h, t)
+        self.last_embedded = len(todo)
+        if todo:
+            pending = list(todo.items())
+            for i in range(0, len(pending), batch):
+                chunk = pending[i:i + batch]
+                vecs = np.asarray(self.embedder.embed([t for _, t in chunk]), np.float32)
+                self.store.put_vectors(self.embedder.model_id, [(h, v) for (h, _), v in zip(chunk, vecs)])
+                cached.update({h: v for (h, _), v in zip(chunk, vecs)})
+                if progress:
+                    progress(min(i + batch, len(pending)), len(pending))
+        return np.stack([cached[h] for h in hashes])
 
     # ------------------------------------------------------------ writes
     def add_nodes(self, nodes: Iterable[Node | dict], progress: Progress | None = None) -> dict:
-        """Insert or update nodes; embeds only text whose (hash, model) is not cached yet."""
+        """Insert or update nodes; embeds only text whose (hash, model) is not cached yet.
+
+        Vectors are computed (and cached) before the node transaction, so a crash
+        leaves either the old nodes or the new ones, never nodes without vectors.
+        """
         nodes = _as_nodes(nodes)
         if not nodes:
             return {"nodes": 0, "embedded": 0}
-        hashes = [n.hash for n in nodes]
-        cached = self.store.get_vectors(self.embedder.model_id, hashes)
-        todo: dict[str, str] = {}
-        for n, h in zip(nodes, hashes):
-            if h not in cached and h not in todo:
-                todo[h] = n.body
-        if todo:
-            vecs = self._embed(list(todo.values()), progress)
-            self.store.put_vectors(self.embedder.model_id, list(zip(todo.keys(), vecs)))
+        self.vectors_for([n.body for n in nodes], progress)
+        embedded = self.last_embedded
         self.store.upsert_nodes(nodes)
         self.refresh()
-        return {"nodes": len(nodes), "embedded": len(todo)}
+        return {"nodes": len(nodes), "embedded": embedded}
 
     def add_node(self, node: Node | dict | None = None, **fields) -> dict:
         return self.add_nodes([node if node is not None else Node(**fields)])
@@ -237,10 +247,10 @@ class Engine:
             aliases = row.metadata.get("aliases", ()) if isinstance(row.metadata, dict) else ()
             items.append(LinkInput(row.id, row.title, row.text,
                                    tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ()))
-        linker = Linker(config or LinkerConfig(), embed=self.embedder.embed)
+        linker = Linker(config or LinkerConfig(), embed=self.vectors_for)   # entity vectors cached once
         res = linker.fit(items)
-        if res.entities:
-            self.add_nodes([Node(e.id, e.type, e.title, e.text, e.metadata) for e in res.entities], progress=progress)
+        if res.entities:   # an entity's body is its name: the vector the similarity linker already cached
+            self.add_nodes([Node(e.id, e.type, e.title, "", e.metadata) for e in res.entities], progress=progress)
         edges = [Edge(e.src, e.rel, e.dst, weight=float(e.weight), meta=e.meta) for e in res.edges]
         for i in range(0, len(edges), 50_000):
             self.store.upsert_edges(edges[i:i + 50_000])
@@ -317,9 +327,20 @@ class Engine:
         ids = [self._type_ids[t] for t in cfg.result_types if t in self._type_ids]
         return self._alive & np.isin(self._type_of, ids)
 
+    def _metadata_source(self, specs: tuple) -> object:
+        """Metadata links for traversal strategies; the inverted index is rebuilt only when the store changed."""
+        from .graph.strategies import MetadataEdges
+        key = (specs, self._seq)
+        if self._meta_edges is None or self._meta_edges[0] != key:
+            rows = list(self.store.iter_nodes())
+            src = MetadataEdges([(r.idx, r.metadata) for r in rows], list(specs), ids={r.id: r.idx for r in rows})
+            self._meta_edges = (key, src)
+        return self._meta_edges[1]
+
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
+        extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
-                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._allowed(cfg))
+                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._allowed(cfg), extra_sources=extra)
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
         t0 = time.perf_counter()
@@ -339,8 +360,9 @@ class Engine:
                 ids = [rows[x].id if x in rows else str(x) for x in p.nodes]
                 paths.append({
                     "nodes": ids,
-                    "edges": [{"src": ids[k], "rel": rel_names.get(p.rel_ids[k], str(p.rel_ids[k])), "dst": ids[k + 1],
-                               "weight": p.weights[k]} for k in range(p.hops)],
+                    "edges": [{"src": ids[k], "dst": ids[k + 1], "weight": p.weights[k],
+                               "rel": p.rel_ids[k] if isinstance(p.rel_ids[k], str)
+                               else rel_names.get(p.rel_ids[k], str(p.rel_ids[k]))} for k in range(p.hops)],
                     "score": p.score,
                 })
             hits.append(Hit(

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Node", "Edge", "content_hash"]
+__all__ = ["Node", "Edge", "content_hash", "body_of"]
 
 MAX_ID_LEN = 512
 
@@ -53,9 +53,14 @@ def _check_json(value: Any, what: str) -> dict:
     return value
 
 
-def content_hash(title: str, text: str) -> str:
-    """Hash of what gets embedded; the vector cache key together with the model id."""
-    return hashlib.blake2b(f"{title}\n{text}".encode("utf-8"), digest_size=16).hexdigest()
+def body_of(title: str, text: str) -> str:
+    """What is indexed and embedded for a node: its title and text, non-empty parts joined."""
+    return f"{title}\n{text}" if title and text else (title or text)
+
+
+def content_hash(body: str) -> str:
+    """Hash of embedded text; the vector cache key together with the model id."""
+    return hashlib.blake2b(body.encode("utf-8"), digest_size=16).hexdigest()
 
 
 @dataclass
@@ -77,12 +82,11 @@ class Node:
 
     @property
     def body(self) -> str:
-        """What is indexed and embedded: title and text."""
-        return f"{self.title}\n{self.text}" if self.title else self.text
+        return body_of(self.title, self.text)
 
     @property
     def hash(self) -> str:
-        return content_hash(self.title, self.text)
+        return content_hash(self.body)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Node":

@@ -317,6 +317,20 @@ class GraphArrays:
             cat([b.eid[i] for b, i in parts]),
         )
 
+    def edge_attrs(self, eids) -> tuple[np.ndarray, np.ndarray]:
+        """(effective weight, type id) of store edge ids; NaN / -1 where unknown.  For explanations."""
+        eids = np.asarray(eids, np.int64)
+        w = np.full(eids.shape[0], np.nan)
+        t = np.full(eids.shape[0], -1, np.int32)
+        pos = self._base_positions(eids)
+        ok = pos >= 0
+        w[ok], t[ok] = self._base.weight[pos[ok]], self._base.rtype[pos[ok]]
+        for k in np.flatnonzero(~ok):
+            dp = self._delta_pos.get(int(eids[k]))
+            if dp is not None:
+                w[k], t[k] = self._delta["weight"][dp], self._delta["rtype"][dp]
+        return w, t
+
     def edge_weight(self, eid: int) -> float | None:
         pos = self._base_positions(np.asarray([eid], np.int64))[0]
         if pos >= 0 and self._base.alive[pos]:

@@ -12,9 +12,9 @@ import numpy as np
 
 from ..config import SearchConfig
 from ..graph.arrays import GraphArrays
-from ..graph.spread import spread
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
+from .channels import run_channel
 from .fusion import fuse
 
 __all__ = ["Ranking", "GraphPath", "rank"]
@@ -24,9 +24,9 @@ __all__ = ["Ranking", "GraphPath", "rank"]
 class GraphPath:
     """How the graph reached a node: seed first, hit last."""
     nodes: list[int]
-    edges: list[int]            # store edge keys, one per hop
+    edges: list[int]            # store edge keys, one per hop (-1 for a metadata link)
     weights: list[float]
-    rel_ids: list[int]
+    rel_ids: list[int | str]    # predicate type ids, or labels of metadata links
     score: float
 
     @property
@@ -64,7 +64,7 @@ def rank(
     rel_ids: dict[str, int],
     allowed: np.ndarray | None,
     extra_seeds: np.ndarray | None = None,
-    clock=None,
+    extra_sources=(),
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
     (they may still carry activation through the graph)."""
@@ -99,16 +99,13 @@ def rank(
         seed_acts = np.concatenate([seed_acts, np.full(fresh.shape[0], seed_acts.max() if seed_acts.size else 1.0)])
 
     # graph channel
-    graph_nodes = np.zeros(0, np.int64)
-    graph_act = np.zeros(0)
-    sp = None
-    if cfg.channel == "spread" and seeds.size and graph.n_edges:
-        qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
-        if cfg.query_types and not qtypes:
-            qtypes = [-2]   # named types that do not exist: every typed edge is off-type
-        sp = spread(graph, seeds, seed_acts, max_depth=cfg.max_depth, depth_decay=cfg.depth_decay,
-                    min_act=cfg.min_act, query_types=qtypes, alpha=cfg.alpha, beta=cfg.beta)
-        graph_nodes, graph_act = sp.nodes, sp.act
+    qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
+    if cfg.query_types and not qtypes:
+        qtypes = [-2]   # named types that do not exist: every typed edge is off-type
+    sig = run_channel(cfg, graph, seeds, seed_acts, qsim, vectors.matrix if vectors.n else None,
+                      e.nodes, e.entry, qtypes, extra_sources)
+    graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
+    graph_act = sig.score if sig is not None else np.zeros(0)
     t3 = time.perf_counter()
     timings["graph"] = (t3 - t2) * 1000
 
@@ -152,12 +149,11 @@ def rank(
     }
     out_nodes = nodes[keep]
     paths: dict[int, list[GraphPath]] = {}
-    if sp is not None and cfg.explain_paths:
+    if sig is not None and cfg.explain_paths:
         for n, gs in zip(out_nodes.tolist(), scores["graph"].tolist()):
-            hops = sp.path(n)
+            hops = sig.explain(n)
             if hops:
-                w = [float(h[3]) for h in hops]
-                paths[n] = [GraphPath(nodes=[hops[0][0]] + [h[2] for h in hops], edges=[h[1] for h in hops],
-                                      weights=w, rel_ids=[int(h[4]) for h in hops], score=gs)]
+                paths[n] = [GraphPath(nodes=[hops[0].src] + [h.dst for h in hops], edges=[h.eid for h in hops],
+                                      weights=[h.weight for h in hops], rel_ids=[h.rel for h in hops], score=gs)]
     timings["fuse"] = (time.perf_counter() - t3) * 1000
     return Ranking(out_nodes, scores, ranks, seeds, paths, timings)

@@ -14,7 +14,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..model import Edge, Node
+from ..model import Edge, Node, body_of
 
 __all__ = ["Store", "NodeRow", "EdgeArrays", "Changes"]
 
@@ -31,6 +31,10 @@ class NodeRow:
     content_hash: str
     created_at: float
     updated_at: float
+
+    @property
+    def body(self) -> str:
+        return body_of(self.title, self.text)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "type": self.type, "title": self.title, "text": self.text,
