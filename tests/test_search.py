@@ -41,7 +41,7 @@ def test_hit_carries_all_scores_ranks_and_path(history):
     res = history.search("JWT sessions decision", limit=5)
     ids = [h.id for h in res]
     assert ids[0] == "decision:12"
-    assert set(res.hits[0].scores) == {"lexical", "dense", "entry", "graph", "final"}
+    assert set(res.hits[0].scores) == {"lexical", "dense", "entry", "graph", "priming", "final"}
     assert set(res.hits[0].ranks) == {"lexical", "dense", "entry", "graph", "final"}
     # the causal chain: decision -> PR -> correction arrives through the graph
     fix = next(h for h in res if h.id == "issue:77")

@@ -44,6 +44,7 @@ class SearchConfig:
     strategy: object = None         # a traversal Strategy (Eager/Mmr/Scored) for this call; sets the channel
     metadata_edges: tuple = ()      # strategies: ("field", "field") / ("field", "$id") metadata links
     graph_weight: float = 0.5       # final = (1-g)·entry + g·graph
+    priming_weight: float = 0.2     # final += w · activation of recently used nodes (learning loop)
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
     explain_paths: int = 1          # best paths kept per hit
     extra: dict = field(default_factory=dict, compare=False, hash=False)
@@ -74,7 +75,8 @@ class SearchConfig:
                 raise InvalidArgument(f"metadata_edges entries must be (field, field) pairs, got {m!r}")
         if self.channel not in CHANNELS:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
-        for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight"):
+        for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight",
+                     "priming_weight"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a number >= 0, got {v!r}")

@@ -52,8 +52,8 @@ class Hit:
 
     def explain(self) -> str:
         s = self.scores
-        parts = [f"final {s['final']:.3f} = entry {s['entry']:.3f} (lexical {s['lexical']:.3f}, dense {s['dense']:.3f})"
-                 f" + graph {s['graph']:.3f}"]
+        parts = [f"final {s['final']:.3f} from entry {s['entry']:.3f} (lexical {s['lexical']:.3f}, dense {s['dense']:.3f})"
+                 f" and graph {s['graph']:.3f}" + (f", primed {s['priming']:.3f}" if s.get("priming") else "")]
         for p in self.paths:
             hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
             parts.append(f"path: {p['nodes'][0]} {hops}")
@@ -340,7 +340,14 @@ class Engine:
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
-                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._allowed(cfg), extra_sources=extra)
+                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._allowed(cfg), extra_sources=extra,
+                    priming=self.node_priming())
+
+    def node_priming(self) -> np.ndarray | None:
+        """Per-node activation from recent successful use (0..1, decayed); None when nothing is primed.
+
+        The learning loop overrides this; ranking adds ``priming_weight`` times it to candidates."""
+        return None
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
         t0 = time.perf_counter()

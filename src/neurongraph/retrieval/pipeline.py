@@ -65,6 +65,7 @@ def rank(
     allowed: np.ndarray | None,
     extra_seeds: np.ndarray | None = None,
     extra_sources=(),
+    priming: np.ndarray | None = None,
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
     (they may still carry activation through the graph)."""
@@ -128,8 +129,20 @@ def rank(
         gp = np.minimum(gp, graph_nodes.shape[0] - 1)
         hit = graph_nodes[go][gp] == nodes
         graph_score[hit] = graph_act[go][gp[hit]]
+    gp = cfg.extra.get("gate_p", 0.0)
+    if gp and qsim.size and graph_nodes.size:
+        qmax = float(dense_scores[0]) if dense_scores.size else 1.0
+        nonseed = ~np.isin(nodes, seeds) & (graph_score > 0)
+        rel = np.clip(qsim[nodes[nonseed]] / max(qmax, 1e-6), 0.0, 1.0) ** gp
+        graph_score[nonseed] *= rel
     g = cfg.graph_weight if cfg.channel != "none" else 0.0
     final = (1.0 - g) * entry + g * graph_score
+    primed = np.zeros(nodes.shape[0])
+    if priming is not None and priming.size and cfg.priming_weight:
+        # recent successful use primes a node, but only among candidates this query found anyway
+        inside = nodes < priming.shape[0]
+        primed[inside] = priming[nodes[inside]]
+        final = final + cfg.priming_weight * primed * (final > 0)
 
     ok = final > 0
     if allowed is not None:
@@ -140,7 +153,7 @@ def rank(
 
     scores = {
         "lexical": take(e.lexical)[keep], "dense": take(e.dense)[keep],
-        "entry": entry[keep], "graph": graph_score[keep], "final": final[keep],
+        "entry": entry[keep], "graph": graph_score[keep], "priming": primed[keep], "final": final[keep],
     }
     ranks = {
         "lexical": take(e.lex_rank, 0)[keep], "dense": take(e.dense_rank, 0)[keep],
