@@ -114,7 +114,9 @@ class Engine:
         self._type_ids: dict[str, int] = {}
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
-        self._linker = None   # fitted by link(); answers query-side linking
+        self._linker = None   # fitted by link() or lazily; answers query-side linking
+        self._linker_known: set[str] = set()
+        self._linker_pending: list[int] = []
         self.last_embedded = 0
         self._meta_edges = None
         self.refresh()
@@ -149,6 +151,8 @@ class Engine:
             for i, t in zip(idx.tolist(), ch.node_types):
                 self._type_of[i] = self._type_ids.setdefault(t, len(self._type_ids))
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
+            if self._linker is not None:
+                self._linker_pending.extend(idx.tolist())
             self.graph.ensure_nodes(self._alive.shape[0])
         if ch.deleted_nodes:
             dead = np.asarray(ch.deleted_nodes, np.int64)
@@ -232,31 +236,74 @@ class Engine:
     def add_edge(self, src: str, rel: str, dst: str, **attrs) -> dict:
         return self.add_edges([Edge(src, rel, dst, **attrs)])
 
+    def _link_inputs(self, rows) -> list:
+        from .link import LinkInput
+        out = []
+        for row in rows:
+            if row.type == "entity":
+                continue
+            aliases = row.metadata.get("aliases") if isinstance(row.metadata, dict) else None
+            aliases = tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ()
+            out.append(LinkInput(row.id, row.title, row.text, aliases))
+        return out
+
     def link(self, config=None, progress: Progress | None = None) -> dict:
         """Build graph edges without an LLM (mentions, refs, shared entities, synonyms) over the corpus.
 
         Re-running it rebuilds the links from scratch and upserts them, so it is
         idempotent; learned weights on existing edges are kept by the upsert.
         Node metadata ``aliases`` (a list of strings) are matched like titles.
+        Afterwards, titles and entities named in a query become extra seeds.
         """
-        from .link import Linker, LinkerConfig, LinkInput
-        items = []
-        for row in self.store.iter_nodes():
-            if row.type == "entity":
-                continue
-            aliases = row.metadata.get("aliases", ()) if isinstance(row.metadata, dict) else ()
-            items.append(LinkInput(row.id, row.title, row.text,
-                                   tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ()))
-        linker = Linker(config or LinkerConfig(), embed=self.vectors_for)   # entity vectors cached once
+        import dataclasses
+        import json
+        from .link import Linker, LinkerConfig
+        config = config or LinkerConfig()
+        items = self._link_inputs(self.store.iter_nodes())
+        linker = Linker(config, embed=self.vectors_for)   # entity vectors go through the vector cache
         res = linker.fit(items)
         if res.entities:   # an entity's body is its name: the vector the similarity linker already cached
             self.add_nodes([Node(e.id, e.type, e.title, "", e.metadata) for e in res.entities], progress=progress)
         edges = [Edge(e.src, e.rel, e.dst, weight=float(e.weight), meta=e.meta) for e in res.edges]
         for i in range(0, len(edges), 50_000):
             self.store.upsert_edges(edges[i:i + 50_000])
+        self.store.set_meta("linker_config", json.dumps(dataclasses.asdict(config)))
         self.refresh()
         self._linker = linker
+        self._linker_known = {it.id for it in items}
+        self._linker_pending = []
         return {"items": len(items), "entities": len(res.entities), "edges": len(edges), **res.stats}
+
+    def _query_seeds(self, query: str) -> np.ndarray | None:
+        """Nodes whose title, alias or entity name the query mentions (linked corpora only)."""
+        linker = self._query_linker()
+        if linker is None:
+            return None
+        ids = [node_id for node_id, _ in linker.link_query(query)]
+        return np.fromiter(self.store.lookup_idx(ids).values(), np.int64) if ids else None
+
+    def _query_linker(self):
+        """The linker that answers query-side linking, fitted lazily and extended with new nodes."""
+        import json
+        from .link import Linker, LinkerConfig
+        if self._linker is None:
+            raw = self.store.get_meta("linker_config")
+            if raw is None:
+                return None   # corpus never linked: nothing to match against
+            cfg = LinkerConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(raw).items()})
+            items = self._link_inputs(self.store.iter_nodes())
+            self._linker = Linker(cfg)
+            self._linker.fit(items)
+            self._linker_known = {it.id for it in items}
+            self._linker_pending = []
+        if self._linker_pending:   # new nodes from the change feed; edits and deletions need link() again
+            rows = self.store.nodes_by_idx(self._linker_pending)
+            fresh = [it for it in self._link_inputs(rows.values()) if it.id not in self._linker_known]
+            if fresh:
+                self._linker.link_new(fresh)
+                self._linker_known.update(it.id for it in fresh)
+            self._linker_pending = []
+        return self._linker
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
         n = self.store.delete_nodes(ids)
@@ -321,10 +368,11 @@ class Engine:
         r.timings_ms["embed_query"] = t_embed
         return self._result(query, cfg, r, record)
 
-    def _allowed(self, cfg: SearchConfig) -> np.ndarray:
-        if not cfg.result_types:
+    def _type_mask(self, types: tuple[str, ...]) -> np.ndarray:
+        """Live nodes of the given types (all live nodes when ``types`` is empty)."""
+        if not types:
             return self._alive
-        ids = [self._type_ids[t] for t in cfg.result_types if t in self._type_ids]
+        ids = [self._type_ids[t] for t in types if t in self._type_ids]
         return self._alive & np.isin(self._type_of, ids)
 
     def _metadata_source(self, specs: tuple) -> object:
@@ -340,8 +388,10 @@ class Engine:
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
-                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._allowed(cfg), extra_sources=extra,
-                    priming=self.node_priming())
+                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._type_mask(cfg.result_types),
+                    extra_sources=extra, priming=self.node_priming(),
+                    entry_allowed=self._type_mask(cfg.entry_types) if cfg.entry_types else None,
+                    extra_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
 
     def node_priming(self) -> np.ndarray | None:
         """Per-node activation from recent successful use (0..1, decayed); None when nothing is primed.

@@ -66,6 +66,7 @@ def rank(
     extra_seeds: np.ndarray | None = None,
     extra_sources=(),
     priming: np.ndarray | None = None,
+    entry_allowed: np.ndarray | None = None,
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
     (they may still carry activation through the graph)."""
@@ -73,12 +74,19 @@ def rank(
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
 
-    lex_nodes, lex_scores = lexical_search(query_terms(query), cfg.lexical_k)
+    def admit(nodes, scores, k):
+        if entry_allowed is None or nodes.size == 0:
+            return nodes[:k], scores[:k]
+        ok = (nodes < entry_allowed.shape[0]) & entry_allowed[np.minimum(nodes, entry_allowed.shape[0] - 1)]
+        return nodes[ok][:k], scores[ok][:k]
+
+    over = 1 if entry_allowed is None else 3   # fetch extra so filtering still leaves k candidates
+    lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over), cfg.lexical_k)
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
     if qvec is not None and vectors.n:
         qsim = vectors.similarity(qvec)
-        dense_nodes, dense_scores = vectors.top_k(qsim, cfg.dense_k)
+        dense_nodes, dense_scores = admit(*vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
     else:
         qsim = np.zeros(0, np.float32)
         dense_nodes, dense_scores = np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -129,12 +137,6 @@ def rank(
         gp = np.minimum(gp, graph_nodes.shape[0] - 1)
         hit = graph_nodes[go][gp] == nodes
         graph_score[hit] = graph_act[go][gp[hit]]
-    gp = cfg.extra.get("gate_p", 0.0)
-    if gp and qsim.size and graph_nodes.size:
-        qmax = float(dense_scores[0]) if dense_scores.size else 1.0
-        nonseed = ~np.isin(nodes, seeds) & (graph_score > 0)
-        rel = np.clip(qsim[nodes[nonseed]] / max(qmax, 1e-6), 0.0, 1.0) ** gp
-        graph_score[nonseed] *= rel
     g = cfg.graph_weight if cfg.channel != "none" else 0.0
     final = (1.0 - g) * entry + g * graph_score
     primed = np.zeros(nodes.shape[0])

@@ -348,6 +348,16 @@ class SQLiteStore(Store):
         return {"id": r[0], "created_at": r[1], "query": r[2], "params": json.loads(r[3]), "fingerprint": r[4],
                 "hits": json.loads(r[5])}
 
+    # -------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        r = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if r is None else r[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as c:
+            c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                      (key, value))
+
     # ------------------------------------------------------------- stats
     def stats(self) -> dict:
         c = self.conn
