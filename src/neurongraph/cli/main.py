@@ -1,0 +1,628 @@
+"""The ``ngr`` command line: init, ingest, search, stats, trace, demo, bench.
+
+Every command takes ``--json`` (machine-readable stdout).  User mistakes never
+show a traceback: they print one red ``error[code]: message`` line to stderr
+(or ``{"error": {...}}`` to stdout with ``--json``) and exit with status 2.
+Progress bars always go to stderr, so ``--json`` output can be piped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import InvalidArgument, NeuronGraphError, UnknownTrace
+
+__all__ = ["app", "main"]
+
+DEFAULT_DB = "./.ngr/ngr.db"
+EDGE_BATCH = 50_000
+MAX_ERRORS_SHOWN = 100   # text mode; --json lists every bad line
+
+app = typer.Typer(name="ngr", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Neuron Graph RAG: hybrid search + typed knowledge graph, with explained results.")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (performance).")
+app.add_typer(bench_app, name="bench")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+# --------------------------------------------------------------------- errors
+class CliError(NeuronGraphError):
+    """A user mistake the CLI itself detects (bad path, bad file)."""
+
+    def __init__(self, code: str, message: str, **details):
+        super().__init__(message, **details)
+        self.code = code
+
+
+class IngestError(NeuronGraphError):
+    code = "invalid_input"
+
+
+def _fail(exc: NeuronGraphError, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+    else:
+        err.print(f"[bold red]{escape(f'error[{exc.code}]')}[/]: {escape(exc.message)}")
+    raise typer.Exit(2)
+
+
+@contextmanager
+def _handled(as_json: bool) -> Iterator[None]:
+    """Turn user mistakes into ``error[code]: message`` + exit 2; real bugs still show a traceback."""
+    try:
+        yield
+    except IngestError as exc:     # every bad line, then the one-line summary
+        _report_ingest_errors(exc, as_json)
+    except NeuronGraphError as exc:
+        _fail(exc, as_json)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
+        _fail(CliError("io_error", f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)), as_json)
+    except sqlite3.DatabaseError as exc:
+        _fail(CliError("store_error", f"database error: {exc}"), as_json)
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+
+
+# --------------------------------------------------------------------- context
+@dataclass
+class Ctx:
+    db: str
+    db_explicit: bool
+    embedder: Optional[str]
+
+    def db_path(self) -> str:
+        return _check_db_path(self.db)
+
+    def open_store(self, path: str | None = None):
+        from ..store.sqlite import SQLiteStore
+        return SQLiteStore(path or self.db_path())
+
+    def make_embedder(self):
+        from ..index.embedder import make_embedder
+        spec = self.embedder
+        if spec and spec != "default" and not spec.startswith("hashing") and not Path(spec).expanduser().is_dir():
+            raise CliError("invalid_argument", f"--embedder {spec!r}: expected 'hashing', 'default' or a local model "
+                           "directory (the default is the bundled all-MiniLM-L6-v2)")
+        _quiet_model_loading()
+        return make_embedder(spec)
+
+    def open_engine(self, path: str | None = None):
+        from ..engine import Engine
+        store = self.open_store(path)
+        try:
+            return Engine(store, self.make_embedder())
+        except BaseException:
+            store.close()
+            raise
+
+
+def _check_db_path(db: str) -> str:
+    if db == ":memory:":
+        raise CliError("invalid_argument", "--db :memory: would be lost when the command exits; give a file path")
+    p = Path(db).expanduser()
+    if p.is_dir():
+        raise CliError("invalid_argument", f"--db {db} is a directory; give a database file path, e.g. {p / 'ngr.db'}")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CliError("invalid_argument", f"--db {db}: {parent} is not a directory")
+            break
+    return str(p)
+
+
+def _ctx(ctx: typer.Context) -> Ctx:
+    return ctx.find_root().obj
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    db: str = typer.Option(DEFAULT_DB, "--db", envvar="NGR_DB", help="SQLite database file.", show_default=True),
+    embedder: Optional[str] = typer.Option(
+        None, "--embedder", envvar="NGR_EMBEDDER",
+        help="Embedding model: default = the real sentence model (all-MiniLM-L6-v2); "
+             "'hashing' = fast non-semantic test embedder; or a local model directory."),
+) -> None:
+    src = ctx.get_parameter_source("db")   # typer may vendor its own click: compare by name
+    explicit = src is not None and getattr(src, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
+    ctx.obj = Ctx(db=db, db_explicit=explicit, embedder=embedder or None)
+
+
+def _json_opt():
+    return typer.Option(False, "--json", help="Print JSON to stdout.")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err, transient=False)
+
+
+# --------------------------------------------------------------------- init / stats / trace
+@app.command()
+def init(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+    """Create the store (or open an existing one) and print its path and schema version."""
+    c = _ctx(ctx)
+    with _handled(as_json):
+        existed = Path(c.db_path()).exists()
+        store = c.open_store()
+        try:
+            info = {"path": os.path.abspath(store.path), "schema_version": store.schema_version,
+                    "created": not existed, "nodes": store.stats()["nodes"]}
+        finally:
+            store.close()
+    if as_json:
+        _print_json(info)
+    else:
+        verb = "created" if info["created"] else "opened existing"
+        out.print(f"{verb} store {escape(info['path'])} (schema version {info['schema_version']}, "
+                  f"{info['nodes']} nodes)")
+
+
+@app.command()
+def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+    """Counts of nodes, edges, relations, traces and cached vectors in the store."""
+    c = _ctx(ctx)
+    with _handled(as_json):
+        path = c.db_path()
+        if not Path(path).exists():
+            raise CliError("no_store", f"no store at {path}; run `ngr init` or `ngr ingest FILE` first")
+        store = c.open_store(path)
+        try:
+            s = store.stats()
+        finally:
+            store.close()
+    s["path"] = os.path.abspath(s["path"])
+    if as_json:
+        _print_json(s)
+        return
+    t = Table(title=f"store {s['path']}", show_header=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    for k in ("schema_version", "nodes", "edges", "relations", "traces", "cached_vectors"):
+        t.add_row(k, str(s[k]))
+    out.print(t)
+    for key, title in (("node_types", "node types"), ("edge_relations", "edge relations")):
+        if s[key]:
+            out.print(f"[bold]{title}[/]: " + ", ".join(f"{escape(str(k))} {v}" for k, v in s[key].items()))
+
+
+@app.command()
+def trace(ctx: typer.Context, trace_id: str = typer.Argument(..., help="A trace id printed by `ngr search`."),
+          as_json: bool = _json_opt()) -> None:
+    """Show a stored search trace: the query, its parameters and the explained hits."""
+    c = _ctx(ctx)
+    with _handled(as_json):
+        path = c.db_path()
+        if not Path(path).exists():
+            raise CliError("no_store", f"no store at {path}")
+        store = c.open_store(path)
+        try:
+            t = store.get_trace(trace_id)
+        finally:
+            store.close()
+        if t is None:
+            raise UnknownTrace(f"no trace with id {trace_id!r}", trace_id=trace_id)
+    if as_json:
+        _print_json(t)
+        return
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t["created_at"]))
+    out.print(f"[bold]trace[/] {escape(t['id'])}  {when}  fingerprint {t['fingerprint']}")
+    out.print(f"[bold]query[/]: {escape(t['query'])}")
+    p = t["params"]
+    out.print(f"[dim]channel={p.get('channel')} limit={p.get('limit')} seeds={p.get('seeds')} "
+              f"graph_weight={p.get('graph_weight')} result_types={p.get('result_types')}[/]")
+    _hits_table(t["hits"], title=None)
+    for h in t["hits"]:
+        for path_ in h.get("paths") or []:
+            out.print(f"  {escape(h['id'])}: path {_path_str(path_)}")
+
+
+# --------------------------------------------------------------------- ingest
+@dataclass
+class _Parsed:
+    nodes: list
+    edges: list           # (line_no, Edge)
+    errors: list          # {"line": n, "message": str}
+    lines: int
+
+
+def _read_jsonl(path: Path, lookup) -> _Parsed:
+    """Parse and validate the whole file; nothing is written.
+
+    ``lookup(ids)`` returns the subset of ``ids`` already in the store (for edge endpoints).
+    """
+    from ..model import Edge, Node
+    nodes, edges, errors = [], [], []
+    node_ids: set[str] = set()
+    n_lines = 0
+    with open(path, "rb") as fh:
+        for n_lines, raw in enumerate(fh, 1):
+            def bad(msg: str) -> None:
+                errors.append({"line": n_lines, "message": msg})
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                bad(f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+                continue
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as exc:
+                bad(f"bad JSON: {exc.msg} (column {exc.pos + 1})")
+                continue
+            if not isinstance(d, dict):
+                bad(f"expected a JSON object, got {type(d).__name__}")
+                continue
+            kind = d.get("kind")
+            if kind is None:
+                kind = "node" if "id" in d else "edge" if ("src" in d or "dst" in d) else None
+                if kind is None:
+                    bad("cannot tell a node from an edge: give \"kind\", or \"id\" (node) or \"src\"/\"dst\" (edge)")
+                    continue
+            try:
+                if kind == "node":
+                    node = Node.from_dict(d)
+                    nodes.append(node)
+                    node_ids.add(node.id)
+                elif kind == "edge":
+                    edges.append((n_lines, Edge.from_dict(d)))
+                else:
+                    bad(f"unknown kind {kind!r}: expected \"node\" or \"edge\"")
+            except NeuronGraphError as exc:
+                bad(exc.message)
+            except TypeError as exc:   # e.g. a non-dict 'meta' slipping past a validator
+                bad(str(exc))
+    # endpoints: in this file, or already in the store
+    outside = {x for _, e in edges for x in (e.src, e.dst) if x not in node_ids}
+    known = set(lookup(outside)) if outside else set()
+    for line_no, e in edges:
+        missing = [x for x in dict.fromkeys((e.src, e.dst)) if x not in node_ids and x not in known]
+        if missing:
+            errors.append({"line": line_no, "message": f"edge ({e.src}, {e.rel}, {e.dst}) refers to unknown node(s) "
+                           + ", ".join(repr(m) for m in missing) + " (neither in this file nor in the store)"})
+    errors.sort(key=lambda x: x["line"])
+    return _Parsed(nodes, [e for _, e in edges], errors, n_lines)
+
+
+def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True) -> dict:
+    """Validate ``file`` completely, then write it (nodes, then edges in batches).  Raises IngestError."""
+    from ..engine import Engine
+    if not file.exists():
+        raise CliError("file_not_found", f"no such file: {file}")
+    if file.is_dir():
+        raise CliError("invalid_argument", f"{file} is a directory, not a JSONL file")
+    t0 = time.perf_counter()
+    store = None
+
+    def lookup(ids):
+        nonlocal store
+        if store is None and not Path(db_path).exists():
+            return set()   # no store yet: only the file's own nodes exist (and none is created for a bad file)
+        store = store or c.open_store(db_path)
+        return store.lookup_idx(ids)
+    try:
+        parsed = _read_jsonl(file, lookup)
+        if parsed.errors:
+            raise IngestError(
+                f"{file}: {len(parsed.errors)} bad line(s); nothing was written. First: "
+                f"line {parsed.errors[0]['line']}: {parsed.errors[0]['message']}",
+                file=str(file), errors=parsed.errors)
+        if not parsed.nodes and not parsed.edges:
+            raise IngestError(f"{file}: no nodes or edges found ({parsed.lines} lines)", file=str(file), errors=[])
+        t_parse = time.perf_counter() - t0
+        store = store or c.open_store(db_path)
+        engine = Engine(store, c.make_embedder())
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+    try:
+        before = store.stats()
+        with _progress() as prog:
+            if not show_progress:
+                prog.stop()
+            t1 = time.perf_counter()
+            res_nodes = {"nodes": 0, "embedded": 0}
+            if parsed.nodes:
+                task = prog.add_task("embedding nodes", total=len(parsed.nodes))
+
+                def on_progress(done: int, total: int) -> None:
+                    prog.update(task, completed=done, total=total)
+                res_nodes = engine.add_nodes(parsed.nodes, progress=on_progress)
+                prog.update(task, description="nodes stored", completed=prog.tasks[task].total)
+            t2 = time.perf_counter()
+            if parsed.edges:
+                etask = prog.add_task("edges", total=len(parsed.edges))
+                for i in range(0, len(parsed.edges), EDGE_BATCH):
+                    batch = parsed.edges[i:i + EDGE_BATCH]
+                    engine.add_edges(batch)
+                    prog.advance(etask, len(batch))
+            t3 = time.perf_counter()
+        after = store.stats()
+    finally:
+        engine.close()
+    return {
+        "file": str(file), "db": os.path.abspath(db_path), "lines": parsed.lines,
+        "nodes": len(parsed.nodes), "edges": len(parsed.edges),
+        "new_nodes": after["nodes"] - before["nodes"], "new_edges": after["edges"] - before["edges"],
+        "embedded": res_nodes["embedded"], "embedder": engine.embedder.model_id,
+        "store_nodes": after["nodes"], "store_edges": after["edges"],
+        "seconds": {"validate": round(t_parse, 3), "nodes": round(t2 - t1, 3), "edges": round(t3 - t2, 3)},
+    }
+
+
+@app.command()
+def ingest(ctx: typer.Context,
+           file: Path = typer.Argument(..., help="JSON Lines: one node or edge per line."),
+           as_json: bool = _json_opt()) -> None:
+    """Add nodes and edges from a JSONL file, all or nothing.
+
+    Each line is a node {"kind":"node","id","type","title","text","metadata","confidence"}
+    or an edge {"kind":"edge","src","rel","dst","weight","polarity","factuality","meta"};
+    without "kind", a line with "id" is a node and one with "src"/"dst" an edge.
+    The whole file is validated first; if any line is bad, every bad line is reported
+    with its number and nothing is written.
+    """
+    c = _ctx(ctx)
+    with _handled(as_json):
+        summary = _ingest(c, file, c.db_path())
+    if as_json:
+        _print_json(summary)
+    else:
+        out.print(f"ingested {summary['nodes']} nodes ({summary['new_nodes']} new, {summary['embedded']} embedded) "
+                  f"and {summary['edges']} edges ({summary['new_edges']} new) into {escape(summary['db'])}; "
+                  f"store now has {summary['store_nodes']} nodes, {summary['store_edges']} edges")
+
+
+def _report_ingest_errors(exc: IngestError, as_json: bool) -> None:
+    if as_json:
+        _fail(exc, True)
+    errors = exc.details.get("errors") or []
+    for e in errors[:MAX_ERRORS_SHOWN]:
+        err.print(f"  [red]line {e['line']}[/]: {escape(e['message'])}")
+    if len(errors) > MAX_ERRORS_SHOWN:
+        err.print(f"  ... and {len(errors) - MAX_ERRORS_SHOWN} more bad lines (--json lists them all)")
+    _fail(exc, False)
+
+
+# --------------------------------------------------------------------- search
+def _path_str(p: dict) -> str:
+    hops = " ".join(f"-[{e['rel']}]-> {e['dst']}" for e in p["edges"])
+    return f"{p['nodes'][0]} {hops}"
+
+
+def _hits_table(hits: list[dict], title: str | None) -> None:
+    t = Table(title=title, show_lines=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("id", overflow="fold", max_width=28)
+    t.add_column("type", overflow="fold", max_width=10)
+    t.add_column("title", overflow="fold", ratio=1)
+    for name in ("final", "entry", "graph"):
+        t.add_column(name, justify="right", no_wrap=True)
+    t.add_column("via", overflow="fold", max_width=30)
+    for k, h in enumerate(hits, 1):
+        s = h["scores"]
+        via = "entry"
+        if h.get("paths"):
+            p = h["paths"][0]
+            via = f"{len(p['edges'])} hop(s) from {p['nodes'][0]}" if p["edges"] else "seed"
+        t.add_row(str(h.get("rank", k)), escape(h["id"]), escape(h["type"]), escape(h["title"]),
+                  f"{s['final']:.3f}", f"{s['entry']:.3f}", f"{s['graph']:.3f}", escape(via))
+    out.print(t)
+
+
+def _print_explained(res) -> None:
+    for k, h in enumerate(res.hits, 1):
+        out.print(f"[bold]{k}. {escape(h.id)}[/] [dim]({escape(h.type)})[/] {escape(h.title)}")
+        for line in h.explain().splitlines():
+            out.print(f"     {escape(line)}")
+
+
+@app.command()
+def search(ctx: typer.Context,
+           query: str = typer.Argument(..., help="The question or keywords."),
+           limit: int = typer.Option(10, "--limit", "-n", help="Hits to return."),
+           channel: str = typer.Option("spread", "--channel", help="Graph channel: spread | none (hybrid only)."),
+           types: Optional[List[str]] = typer.Option(None, "--type", "-t", help="Only return nodes of this type (repeatable)."),
+           rels: Optional[List[str]] = typer.Option(None, "--rel", help="Relation types the question is about (repeatable)."),
+           explain: bool = typer.Option(False, "--explain", help="Print each hit's score breakdown and graph path."),
+           as_json: bool = _json_opt()) -> None:
+    """Explained hybrid + graph search; stores a trace (see `ngr trace`)."""
+    c = _ctx(ctx)
+    with _handled(as_json):
+        path = c.db_path()
+        if not Path(path).exists():
+            raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first")
+        overrides = {"channel": channel}
+        if types:
+            overrides["result_types"] = tuple(types)
+        if rels:
+            overrides["query_types"] = tuple(rels)
+        with c.open_engine(path) as eng:
+            res = eng.search(query, limit=limit, **overrides)
+    if as_json:
+        _print_json(res.to_dict())
+        return
+    if not res.hits:
+        out.print(f"no hits for {escape(query)!s}")
+    elif explain:
+        _print_explained(res)
+    else:
+        _hits_table([h.to_dict() for h in res.hits], title=f"{escape(query)}")
+    ms = res.timings_ms
+    out.print(f"[dim]trace {res.trace_id}  seeds: {', '.join(res.seeds) or '-'}  "
+              + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items()) + "[/]")
+
+
+# --------------------------------------------------------------------- demo
+DEMO_QUERIES = [
+    # (query, the source the question is really after, why hybrid search alone ranks it low)
+    ("was the Redis page cache decision ever reversed?", "decision:adr-009",
+     "the reversal is a later ADR about event invalidation that never names Redis; "
+     "chain: ADR-004 -> PR 118 -> stale-price incident -> PR 162 + ADR-009"),
+    ("what replaced the nightly export job?", "pr:305",
+     "the replacement PR talks about change-data-capture and never says 'nightly' or 'job'"),
+    ("ログインが遅い原因は?", "pr:198",
+     "a Japanese report; its cause is an English PR raising the bcrypt work factor, no shared words"),
+    ("결제 페이지 가격 오류의 원인은?", "issue:141",
+     "a Korean support ticket; the root-cause incident is an English issue it duplicates"),
+]
+
+
+def _quiet_model_loading() -> None:
+    """The model libraries print progress bars and notices while loading; keep stderr for our own output."""
+    for k, v in (("HF_HUB_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_VERBOSITY", "error"),
+                 ("TOKENIZERS_PARALLELISM", "false"), ("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1")):
+        os.environ.setdefault(k, v)
+
+
+def _demo_corpus_path():
+    return resources.files("neurongraph.cli").joinpath("demo_corpus.jsonl")
+
+
+@app.command()
+def demo(ctx: typer.Context,
+         db: Optional[str] = typer.Option(None, "--db", help="Database to use (default: a temporary one, deleted afterwards)."),
+         as_json: bool = _json_opt()) -> None:
+    """Ingest a small built-in software-history corpus and run explained searches on it.
+
+    Each query runs twice: hybrid entry only (--channel none) and with the graph
+    channel, to show a graph path bringing up the source the question is after.
+    """
+    c = _ctx(ctx)
+    tmp = None
+    with _handled(as_json):
+        if db is None and c.db_explicit:
+            db = c.db
+        if db is None:
+            tmp = tempfile.TemporaryDirectory(prefix="ngr-demo-")
+            db = os.path.join(tmp.name, "demo.db")
+        db = _check_db_path(db)
+        try:
+            with resources.as_file(_demo_corpus_path()) as corpus:
+                summary = _ingest(c, Path(corpus), db, show_progress=not as_json)
+            report = {"db": None if tmp else os.path.abspath(db), "ingest": summary, "queries": []}
+            with c.open_engine(db) as eng:
+                for query, target, why in DEMO_QUERIES:
+                    qvec = eng.embed_query(query)
+                    base = eng.search(query, limit=eng.store.stats()["nodes"], channel="none", qvec=qvec, record=False)
+                    res = eng.search(query, limit=5, qvec=qvec)
+                    base_rank = next((k for k, h in enumerate(base.hits, 1) if h.id == target), None)
+                    rank = next((k for k, h in enumerate(res.hits, 1) if h.id == target), None)
+                    report["queries"].append({
+                        "query": query, "target": target, "why": why,
+                        "target_rank_hybrid_only": base_rank, "target_rank_with_graph": rank,
+                        "hybrid_only_top5": [h.id for h in base.hits[:5]],
+                        "result": res.to_dict(snippet_chars=160),
+                    })
+                    if not as_json:
+                        _print_demo_query(query, target, why, base, res, base_rank, rank)
+        finally:
+            if tmp is not None:
+                tmp.cleanup()
+    if as_json:
+        _print_json(report)
+        return
+    t = Table(title="where the source the question is after ranks")
+    t.add_column("query", overflow="fold", max_width=50)
+    t.add_column("source")
+    t.add_column("hybrid only", justify="right")
+    t.add_column("with graph", justify="right")
+    for q in report["queries"]:
+        t.add_row(escape(q["query"]), escape(q["target"]), str(q["target_rank_hybrid_only"] or "-"),
+                  str(q["target_rank_with_graph"] or "> 5"))
+    out.print(t)
+    where = report["db"] or "a temporary database (deleted); pass --db PATH to keep it"
+    out.print(f"[dim]{summary['nodes']} nodes, {summary['edges']} edges, embedder {escape(summary['embedder'])}; "
+              f"store: {escape(where)}[/]")
+
+
+def _print_demo_query(query, target, why, base, res, base_rank, rank) -> None:
+    out.rule(f"[bold]{escape(query)}")
+    out.print(f"[dim]looking for {escape(target)}: {escape(why)}[/]")
+    out.print(f"hybrid only (--channel none): {escape(target)} ranked "
+              f"[bold]{base_rank if base_rank else 'not found'}[/]; top 3: "
+              + ", ".join(escape(h.id) for h in base.hits[:3]))
+    out.print(f"with the graph channel: {escape(target)} ranked "
+              f"[bold {'green' if rank else 'red'}]{rank if rank else 'not in top 5'}[/]")
+    _print_explained(res)
+    out.print(f"[dim]trace {res.trace_id}[/]")
+
+
+# --------------------------------------------------------------------- bench
+@bench_app.command("perf")
+def bench_perf(ctx: typer.Context,
+               nodes: int = typer.Option(10_000, "--nodes", help="Synthetic nodes."),
+               edges_per_node: float = typer.Option(3.0, "--edges-per-node", help="Typed edges per node (average)."),
+               queries: int = typer.Option(200, "--queries", help="Timed searches."),
+               dim: int = typer.Option(384, "--dim", help="Vector dimension (384 = the real model's)."),
+               seed: int = typer.Option(0, "--seed", help="Random seed of the synthetic corpus."),
+               blas_threads: Optional[int] = typer.Option(
+                   None, "--blas-threads", help="Limit BLAS threads for the dense matrix-vector product "
+                   "(needs threadpoolctl; default: the library's own choice)."),
+               db: Optional[str] = typer.Option(None, "--db", help="Fresh database file to build (default: a temporary one)."),
+               as_json: bool = _json_opt()) -> None:
+    """Synthetic ingest and search latency benchmark (embedding excluded; see the output's notes)."""
+    from ..bench.perf import run_perf
+    c = _ctx(ctx)
+    with _handled(as_json):
+        if nodes < 10:
+            raise InvalidArgument("--nodes must be at least 10")
+        if queries < 1:
+            raise InvalidArgument("--queries must be at least 1")
+        if edges_per_node < 0:
+            raise InvalidArgument("--edges-per-node must be >= 0")
+        if db is not None:
+            db = _check_db_path(db)
+            if Path(db).exists():
+                raise CliError("invalid_argument", f"--db {db} exists; the benchmark builds a fresh database")
+        if blas_threads is not None and blas_threads < 1:
+            raise InvalidArgument("--blas-threads must be at least 1")
+        try:
+            res = run_perf(nodes=nodes, edges_per_node=edges_per_node, queries=queries, dim=dim, seed=seed, db=db,
+                           console=err, blas_threads=blas_threads)
+        except RuntimeError as exc:
+            raise CliError("unavailable", str(exc)) from None
+    if as_json:
+        _print_json(res)
+        return
+    t = Table(title=f"ngr bench perf: {nodes} nodes", show_header=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    for k, v in res.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{a} {b}" for a, b in v.items())
+        t.add_row(k, escape(str(v)))
+    out.print(t)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:   # click normally turns this into "Aborted!"; this covers the rest
+        err.print(f"[bold red]{escape('error[interrupted]')}[/]: interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
