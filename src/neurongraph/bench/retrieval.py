@@ -71,12 +71,27 @@ def passage_id(pid) -> str:
 
 # Named systems: the same engine, different configurations.  "ngr" is the default
 # configuration a user gets without flags (restricted to passages for scoring).
+# Baselines see passages only (entity nodes made by the linker would take their
+# candidate slots); ablations switch relation families off with alpha=0.
+_PASSAGES = ("passage",)
+_MENTIONS = ("mentions", "references")
+_ENTITIES = ("has_entity", "entity_in", "similar_to")
+
+
 def _systems() -> dict[str, dict]:
     return {
-        "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0),
-        "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0),
-        "hybrid": dict(channel="none"),
+        "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0, entry_types=_PASSAGES),
+        "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0, entry_types=_PASSAGES),
+        "hybrid": dict(channel="none", entry_types=_PASSAGES),
         "ngr": {},
+        "ngr-beam": dict(channel="beam"),
+        "ngr-ppr": dict(channel="ppr"),
+        "ngr-eager": dict(channel="eager"),
+        "ngr-mmr": dict(channel="mmr"),
+        "ablate:no-query-links": dict(query_links=False),
+        "ablate:mentions-only": dict(query_types=_MENTIONS, alpha=0.0),
+        "ablate:entities-only": dict(query_types=_ENTITIES, alpha=0.0),
+        "ablate:no-similarity": dict(query_types=_MENTIONS + ("has_entity", "entity_in"), alpha=0.0),
     }
 
 
