@@ -33,6 +33,7 @@ class SearchConfig:
     query_links: bool = True        # titles/entities named in the query become extra seeds (linked corpora)
     channel: str = "spread"         # graph channel ("none" = hybrid entry only)
     max_depth: int = 2
+    direction: str = "both"         # graph walks: "both" ways along edges (default) or "out" only
     depth_decay: float = 0.85
     min_act: float = 0.01
     query_types: tuple[str, ...] = ()   # relation names the question is about (empty = layer off)
@@ -66,6 +67,8 @@ class SearchConfig:
             if not isinstance(self.strategy, Strategy):
                 raise InvalidArgument(f"strategy must be an Eager, Mmr or Scored instance, got {self.strategy!r}")
             object.__setattr__(self, "channel", type(self.strategy).__name__.lower())
+        if self.direction not in ("out", "both"):
+            raise InvalidArgument(f"direction must be 'out' or 'both', got {self.direction!r}")
         if self.beam_mode not in BEAM_MODES:
             raise InvalidArgument(f"beam_mode must be one of {BEAM_MODES}, got {self.beam_mode!r}")
         if not 0 <= self.ppr_damping < 1:

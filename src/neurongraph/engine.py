@@ -40,6 +40,7 @@ class Hit:
     scores: dict[str, float]
     ranks: dict[str, int | None]
     paths: list[dict] = field(default_factory=list)
+    seed: bool = False          # a sparse seed of the graph channel (its graph score is its own activation)
 
     @property
     def score(self) -> float:
@@ -47,7 +48,7 @@ class Hit:
 
     def to_dict(self, snippet_chars: int | None = 300) -> dict:
         text = self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
-        return {"id": self.id, "type": self.type, "title": self.title, "text": text,
+        return {"id": self.id, "type": self.type, "title": self.title, "text": text, "seed": self.seed,
                 "scores": self.scores, "ranks": self.ranks, "paths": self.paths}
 
     def explain(self) -> str:
@@ -58,7 +59,8 @@ class Hit:
             hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
             parts.append(f"path: {p['nodes'][0]} {hops}")
         if not self.paths:
-            parts.append("reached by entry retrieval (no graph path)")
+            parts.append("seed: entered by lexical/dense retrieval; the graph spreads from here" if self.seed
+                         else "reached by entry retrieval only (no graph path)")
         return "\n".join(parts)
 
 
@@ -140,6 +142,8 @@ class Engine:
 
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
+        if self.store.current_seq() == self._seq:   # one indexed row read: the common case on every search
+            return 0
         ch = self.store.changes_since(self._seq)
         if ch.seq == self._seq:
             return 0
@@ -407,6 +411,7 @@ class Engine:
                 want.update(p.nodes)
         rows = self.store.nodes_by_idx(want)
         rel_names = {v: k for k, v in self._rel_ids.items()}
+        seed_set = set(r.seeds.tolist())
         hits: list[Hit] = []
         for i, n in enumerate(r.nodes.tolist()):
             row = rows.get(n)
@@ -426,7 +431,7 @@ class Engine:
                 id=row.id, type=row.type, title=row.title, text=row.text,
                 scores={k: float(v[i]) for k, v in r.scores.items()},
                 ranks={k: (int(v[i]) or None) for k, v in r.ranks.items()},
-                paths=paths,
+                paths=paths, seed=n in seed_set,
             ))
         seeds = [rows[s].id for s in r.seeds.tolist() if s in rows]
         trace_id = "tr_" + uuid.uuid4().hex[:20]
@@ -437,8 +442,8 @@ class Engine:
             self.store.save_trace({
                 "id": trace_id, "created_at": time.time(), "query": query, "params": cfg.to_dict(),
                 "fingerprint": cfg.fingerprint(self.embedder.model_id),
-                "hits": [{"rank": k + 1, "seed": h.id in seeds,
-                          **{key: v for key, v in h.to_dict().items() if key != "text"}} for k, h in enumerate(hits)],
+                "hits": [{"rank": k + 1, **{key: v for key, v in h.to_dict().items() if key != "text"}}
+                         for k, h in enumerate(hits)],
             })
         return res
 

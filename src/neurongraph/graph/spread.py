@@ -11,6 +11,8 @@ Semantics (documented because tests check them to the bit):
   Untyped edges, and every edge when ``query_types`` is empty, pass with ``m_e = 1``
   and no multiplication at all — so turning the layer off reproduces the untyped
   computation bit for bit;
+* ``direction="both"`` also walks each edge backwards (same weight): a query that
+  lands on an issue reaches the PR that ``fixes`` it;
 * a contribution below ``min_act`` neither counts nor propagates (the prefix of a
   path carries at least as much activation as long as weights ≤ 1).
 
@@ -94,6 +96,7 @@ def spread(
     query_types=(),
     alpha: float = 1.0,
     beta: float = 1.0,
+    direction: str = "out",
 ) -> SpreadResult:
     seeds = np.asarray(seeds, np.int64)
     seed_acts = np.asarray(seed_acts, np.float64)
@@ -110,7 +113,7 @@ def spread(
     for hop in range(1, max_depth + 1):
         if frontier.size == 0:
             break
-        exp = graph.expand(frontier)
+        exp = graph.expand(frontier, direction=direction)
         if len(exp) == 0:
             break
         contrib = front_act[exp.src_pos] * (exp.weight * exp.fact) * depth_decay
