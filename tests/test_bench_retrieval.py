@@ -62,3 +62,40 @@ def test_evaluate_counts_cost_to_full_recall():
 def test_bad_dataset_folder_is_a_clear_error(tmp_path):
     with pytest.raises(InvalidArgument, match="corpus.jsonl"):
         load_dataset(tmp_path)
+
+
+def test_cli_bench_retrieval_json(tmp_path):
+    from typer.testing import CliRunner
+    from neurongraph.cli.main import app
+    folder = make_dataset(tmp_path / "tiny")
+    out = tmp_path / "res.json"
+    r = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "retrieval", "--dataset", str(folder),
+                                 "--db", str(tmp_path / "b.db"), "--system", "hybrid", "--system", "ngr",
+                                 "--out", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    assert set(res["systems"]) == {"hybrid", "ngr"} and res["dataset"] == "tiny"
+    assert res["ingest"]["link"]["edges"] > 0
+    bad = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "retrieval", "--dataset", str(folder),
+                                   "--db", str(tmp_path / "b.db"), "--system", "nope", "--json"])
+    assert bad.exit_code == 2 and "unknown system" in bad.output
+
+
+def test_cli_ingest_link_and_search_channels(tmp_path):
+    from typer.testing import CliRunner
+    from neurongraph.cli.main import app
+    f = tmp_path / "items.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in [
+        {"id": "issue:12", "type": "issue", "title": "Crash on start", "text": "The app crashes when the cache is cold."},
+        {"id": "pr:40", "type": "pull_request", "title": "Warm the cache", "text": "Fixes #12 by warming the cache first."},
+    ]))
+    base = ["--embedder", "hashing", "--db", str(tmp_path / "s.db")]
+    r = CliRunner().invoke(app, base + ["ingest", str(f), "--link", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["link"]["edges_by_linker"]["ref"] >= 1
+    for ch in ("spread", "beam", "ppr", "eager", "mmr", "scored", "none"):
+        r = CliRunner().invoke(app, base + ["search", "crash on start", "--channel", ch, "--json"])
+        assert r.exit_code == 0, (ch, r.output)
+        assert json.loads(r.stdout)["hits"][0]["id"] == "issue:12"
+    r = CliRunner().invoke(app, base + ["link", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["edges"] >= 1

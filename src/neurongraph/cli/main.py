@@ -35,7 +35,7 @@ MAX_ERRORS_SHOWN = 100   # text mode; --json lists every bad line
 
 app = typer.Typer(name="ngr", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Neuron Graph RAG: hybrid search + typed knowledge graph, with explained results.")
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (performance).")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: performance (perf) and retrieval quality (retrieval).")
 app.add_typer(bench_app, name="bench")
 
 out = Console(highlight=False, soft_wrap=True)
@@ -304,7 +304,7 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     return _Parsed(nodes, [e for _, e in edges], errors, n_lines)
 
 
-def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True) -> dict:
+def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, link: bool = False) -> dict:
     """Validate ``file`` completely, then write it (nodes, then edges in batches).  Raises IngestError."""
     from ..engine import Engine
     if not file.exists():
@@ -358,6 +358,12 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True) -> 
                     engine.add_edges(batch)
                     prog.advance(etask, len(batch))
             t3 = time.perf_counter()
+            link_info = None
+            if link:
+                ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
+                link_info = engine.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
+                prog.update(ltask, description="linked", completed=1, total=1)
+            t4 = time.perf_counter()
         after = store.stats()
     finally:
         engine.close()
@@ -367,13 +373,22 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True) -> 
         "new_nodes": after["nodes"] - before["nodes"], "new_edges": after["edges"] - before["edges"],
         "embedded": res_nodes["embedded"], "embedder": engine.embedder.model_id,
         "store_nodes": after["nodes"], "store_edges": after["edges"],
-        "seconds": {"validate": round(t_parse, 3), "nodes": round(t2 - t1, 3), "edges": round(t3 - t2, 3)},
+        "seconds": {"validate": round(t_parse, 3), "nodes": round(t2 - t1, 3), "edges": round(t3 - t2, 3),
+                    **({"link": round(t4 - t3, 3)} if link else {})},
+        **({"link": _link_summary(link_info)} if link else {}),
     }
+
+
+def _link_summary(info: dict) -> dict:
+    keep = ("items", "entities", "edges", "edges_by_linker")
+    return {k: info[k] for k in keep if k in info}
 
 
 @app.command()
 def ingest(ctx: typer.Context,
            file: Path = typer.Argument(..., help="JSON Lines: one node or edge per line."),
+           link: bool = typer.Option(False, "--link", help="Afterwards build LLM-free links over the whole store "
+                                     "(title mentions, #refs, shared entities, synonyms): see `ngr link`."),
            as_json: bool = _json_opt()) -> None:
     """Add nodes and edges from a JSONL file, all or nothing.
 
@@ -385,13 +400,51 @@ def ingest(ctx: typer.Context,
     """
     c = _ctx(ctx)
     with _handled(as_json):
-        summary = _ingest(c, file, c.db_path())
+        summary = _ingest(c, file, c.db_path(), link=link)
     if as_json:
         _print_json(summary)
     else:
         out.print(f"ingested {summary['nodes']} nodes ({summary['new_nodes']} new, {summary['embedded']} embedded) "
                   f"and {summary['edges']} edges ({summary['new_edges']} new) into {escape(summary['db'])}; "
                   f"store now has {summary['store_nodes']} nodes, {summary['store_edges']} edges")
+        if link:
+            li = summary["link"]
+            out.print(f"linked: {li['edges']} edges, {li['entities']} entity nodes "
+                      f"({', '.join(f'{k} {v}' for k, v in li.get('edges_by_linker', {}).items())})")
+
+
+@app.command()
+def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+    """Build graph edges without an LLM over everything in the store.
+
+    Title/alias mentions become `mentions` edges, `#123` / `issue 123` become
+    `references`, name-like phrases shared by a few nodes become `entity` nodes
+    (`has_entity` / `entity_in`), and near-synonym entities get `similar_to`.
+    Every edge records its linker in meta.  Idempotent: re-running rebuilds and
+    upserts, keeping learned weights.  Afterwards, titles and entities named in a
+    query become extra seeds.
+    """
+    c = _ctx(ctx)
+    with _handled(as_json):
+        path = c.db_path()
+        if not Path(path).exists():
+            raise CliError("no_store", f"no store at {path}; run `ngr ingest` first")
+        eng = c.open_engine(path)
+        try:
+            t0 = time.perf_counter()
+            with _progress() as prog:
+                task = prog.add_task("linking", total=None)
+                info = eng.link(progress=lambda done, total: prog.update(task, completed=done, total=total))
+                prog.update(task, completed=1, total=1)
+            summary = {**_link_summary(info), "seconds": round(time.perf_counter() - t0, 3)}
+        finally:
+            eng.close()
+    if as_json:
+        _print_json(summary)
+    else:
+        out.print(f"linked {summary['items']} nodes: {summary['edges']} edges, {summary['entities']} entity nodes "
+                  f"({', '.join(f'{k} {v}' for k, v in summary.get('edges_by_linker', {}).items())}) "
+                  f"in {summary['seconds']:.1f}s")
 
 
 def _report_ingest_errors(exc: IngestError, as_json: bool) -> None:
@@ -442,7 +495,8 @@ def _print_explained(res) -> None:
 def search(ctx: typer.Context,
            query: str = typer.Argument(..., help="The question or keywords."),
            limit: int = typer.Option(10, "--limit", "-n", help="Hits to return."),
-           channel: str = typer.Option("spread", "--channel", help="Graph channel: spread | none (hybrid only)."),
+           channel: str = typer.Option("spread", "--channel",
+                                       help="Graph channel: spread | beam | ppr | eager | mmr | scored | none (hybrid only)."),
            types: Optional[List[str]] = typer.Option(None, "--type", "-t", help="Only return nodes of this type (repeatable)."),
            rels: Optional[List[str]] = typer.Option(None, "--rel", help="Relation types the question is about (repeatable)."),
            explain: bool = typer.Option(False, "--explain", help="Print each hit's score breakdown and graph path."),
@@ -614,6 +668,55 @@ def bench_perf(ctx: typer.Context,
             v = ", ".join(f"{a} {b}" for a, b in v.items())
         t.add_row(k, escape(str(v)))
     out.print(t)
+
+
+@bench_app.command("retrieval")
+def bench_retrieval(ctx: typer.Context,
+                    dataset: Path = typer.Option(..., "--dataset", help="Folder with corpus.jsonl + queries.jsonl."),
+                    limit_queries: Optional[int] = typer.Option(None, "--limit-queries", help="Only the first N questions."),
+                    systems: Optional[List[str]] = typer.Option(None, "--system", help="Only these systems (repeatable)."),
+                    db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: a cache file "
+                                                     "under .ngr/bench keyed by dataset and model)."),
+                    out_file: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result here."),
+                    as_json: bool = _json_opt()) -> None:
+    """Recall@2/5/10, MRR and cost to full recall of every system on a multi-hop QA set.
+
+    Ingests the corpus (embeddings cached, so a re-run does not re-embed), links it
+    without an LLM, then runs bm25, dense, hybrid, the default `ngr` configuration,
+    the other graph channels and ablations over the whole corpus.
+    """
+    from ..bench import retrieval as br
+    c = _ctx(ctx)
+    with _handled(as_json):
+        if limit_queries is not None and limit_queries < 1:
+            raise InvalidArgument("--limit-queries must be at least 1")
+        ds = br.load_dataset(dataset, limit_queries)
+        chosen = br.SYSTEMS
+        if systems:
+            unknown = sorted(set(systems) - set(br.SYSTEMS))
+            if unknown:
+                raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(br.SYSTEMS)}")
+            chosen = {k: v for k, v in br.SYSTEMS.items() if k in systems}
+        _quiet_model_loading()
+        eng = br.open_for_dataset(ds, _check_db_path(db) if db else None, embedder=c.embedder)
+        try:
+            with _progress() as prog:
+                t = prog.add_task(f"embedding {ds.name}", total=len(ds.passages))
+                info = br.ingest_dataset(eng, ds, link=True,
+                                         progress=lambda d, n: prog.update(t, completed=d, total=n))
+                prog.update(t, description=f"ingested + linked {ds.name}", completed=prog.tasks[t].total)
+                q = prog.add_task("searching", total=len(chosen) * len(ds.queries))
+                res = br.run_benchmark(eng, ds, chosen, progress=lambda d, n: prog.update(q, completed=d, total=n))
+        finally:
+            eng.close()
+        res["ingest"] = {"embedded": info.get("embedded"), "ingest_s": round(info["ingest_s"], 2),
+                         "link_s": round(info.get("link_s", 0.0), 2), "link": _link_summary(info.get("link", {}))}
+        if out_file:
+            out_file.write_text(json.dumps(res, indent=2))
+    if as_json:
+        _print_json(res)
+    else:
+        out.print(br.markdown_table(res), markup=False)
 
 
 def main() -> None:
