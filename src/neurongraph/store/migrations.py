@@ -77,6 +77,80 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX traces_created ON traces(created_at);
     """),
+    ("0002_learning", """
+    -- learning loop (src/neurongraph/learning): ledgers, node stats, lazy decay.
+    -- A hit of a trace with no row here is at stage 0 (retrieved).
+    CREATE TABLE trace_stages (
+        trace_id   TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+        node_id    TEXT NOT NULL,
+        stage      INTEGER NOT NULL CHECK (stage BETWEEN 0 AND 3),   -- retrieved, selected, validated, used
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (trace_id, node_id)
+    ) WITHOUT ROWID;
+
+    -- every accepted record_source_use request; the idempotency key replays its receipt
+    CREATE TABLE source_use_receipts (
+        receipt_id      TEXT PRIMARY KEY,
+        trace_id        TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+        idempotency_key TEXT UNIQUE,
+        payload_hash    TEXT NOT NULL,
+        receipt         TEXT NOT NULL,
+        created_at      REAL NOT NULL
+    );
+    CREATE INDEX source_use_receipts_trace ON source_use_receipts(trace_id);
+
+    -- every edge weight the learning loop changed (receipts, `ngr trace`, exact reversal)
+    CREATE TABLE weight_changes (
+        id          INTEGER PRIMARY KEY,
+        receipt_id  TEXT NOT NULL,
+        trace_id    TEXT NOT NULL,
+        node_id     TEXT NOT NULL,          -- the used node the change credits
+        eid         INTEGER NOT NULL,
+        kind        TEXT NOT NULL,          -- path | co_use | confirm | reverse | dormant
+        old_weight  REAL NOT NULL,
+        new_weight  REAL NOT NULL,
+        at          REAL NOT NULL,
+        reversed_by INTEGER                 -- outcome id that reversed it
+    );
+    CREATE INDEX weight_changes_trace ON weight_changes(trace_id, node_id);
+
+    CREATE TABLE retrieval_failures (
+        id         INTEGER PRIMARY KEY,
+        trace_id   TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+        reason     TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX retrieval_failures_trace ON retrieval_failures(trace_id);
+
+    CREATE TABLE outcomes (
+        id           INTEGER PRIMARY KEY,
+        trace_id     TEXT NOT NULL REFERENCES traces(id) ON DELETE CASCADE,
+        node_ids     TEXT NOT NULL,         -- JSON list
+        outcome      TEXT NOT NULL CHECK (outcome IN ('confirmed', 'corrected', 'rolled_back', 'superseded')),
+        summary      TEXT NOT NULL,
+        external_ref TEXT,
+        policy       TEXT NOT NULL,         -- JSON of the OutcomePolicy applied
+        created_at   REAL NOT NULL
+    );
+    CREATE INDEX outcomes_trace ON outcomes(trace_id);
+
+    -- retrieval and use counted apart (seed 001); activation decays lazily from activation_at
+    CREATE TABLE node_stats (
+        node_idx        INTEGER PRIMARY KEY REFERENCES nodes(idx) ON DELETE CASCADE,
+        retrieved_count INTEGER NOT NULL DEFAULT 0,
+        used_count      INTEGER NOT NULL DEFAULT 0,
+        activation      REAL NOT NULL DEFAULT 0,
+        activation_at   REAL
+    );
+    CREATE INDEX node_stats_active ON node_stats(node_idx) WHERE activation > 0;
+
+    ALTER TABLE edges ADD COLUMN dormant INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX edges_plastic ON edges(eid) WHERE plastic != 0 OR dormant != 0;
+
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.plastic_half_life_s', '2592000');
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.activation_half_life_s', '604800');
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.retrieval_counted_rowid', '0');
+    """),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

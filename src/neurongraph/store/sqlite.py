@@ -314,9 +314,15 @@ class SQLiteStore(Store):
             try:
                 now_seq = self.current_seq()
                 nrows = c.execute("SELECT idx, id, content_hash, type FROM nodes WHERE seq > ? ORDER BY idx", (seq,)).fetchall()
+                # effective weight = base + plastic decayed lazily by half-life since plastic_at (0 if dormant)
+                hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
                 cur = c.execute(
-                    "SELECT eid, src, dst, rel_id, weight + plastic, factuality, polarity FROM edges WHERE seq > ?", (seq,))
-                ecols = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 7)
+                    "SELECT eid, src, dst, rel_id, weight, factuality, polarity, plastic, plastic_at, dormant"
+                    " FROM edges WHERE seq > ?", (seq,))
+                raw = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 10)
+                ecols = raw[:, :7]
+                ecols[:, 4] = _effective_weight(raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9],
+                                                float(hl[0]) if hl else np.inf, self.clock())
                 tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ?", (seq,)).fetchall()
             finally:
                 c.execute("COMMIT")
@@ -375,6 +381,20 @@ class SQLiteStore(Store):
                 "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP BY r.name ORDER BY 2 DESC"
             ).fetchall()),
         }
+
+    # ------------------------------------------------------------ learning
+    clock = staticmethod(time.time)   # "now" for lazy decay; a test or benchmark may set store.clock per instance
+
+    def next_seq(self) -> int:
+        """Take the next change-feed sequence number; call inside :meth:`transaction`."""
+        return self._next_seq()
+
+
+def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
+    """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
+    age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
+    factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
+    return np.where(dormant != 0, 0.0, base + plastic * factor)
 
 
 def _split_sql(script: str) -> list[str]:

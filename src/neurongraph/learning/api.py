@@ -1,0 +1,314 @@
+"""The learning loop's public API, mixed into :class:`~neurongraph.engine.Engine`.
+
+Seed 001 constraints, enforced here: retrieval and use are counted apart; only a
+node that *newly* reaches ``used`` (after ``selected`` and ``validated``)
+reinforces, and only the explanation paths its trace stored; delayed outcomes and
+retrieval failures live in their own ledgers and change no weight by default;
+decay touches activation and plastic weight only, never confidence or factuality.
+
+Every call is one store transaction (ledger rows and weight edits commit
+together); the in-memory graph then follows through ``refresh()`` because every
+edited edge row is stamped with a new change-feed sequence number.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+
+import numpy as np
+
+from .decay import decayed, effective_weight
+from .errors import IdempotencyConflict, InvalidArgument, SourceNotUsed
+from .ledger import EdgeBook, Ledger
+from .policy import OUTCOMES, STAGES, USED, LearningPolicy, OutcomePolicy
+from .reinforce import bounded_increase, diminishing
+from .stages import apply_events, newly_used, normalise_events
+
+__all__ = ["LearningMixin"]
+
+MAX_REASON_CHARS = 4000
+_HL_KEYS = ("learning.plastic_half_life_s", "learning.activation_half_life_s")
+
+
+class LearningMixin:
+    """Source-use ledger, outcome and failure ledgers, reinforcement, priming and decay.
+
+    Expects ``self.store`` (a SQLiteStore), ``self.refresh()``, ``self.graph`` and
+    ``self._alive`` from the Engine it is mixed into."""
+
+    _learning_policy: LearningPolicy | None = None
+    _priming_cache: tuple | None = None     # (store seq, idx, activation, activation_at)
+    _plastic_cache: tuple | None = None     # (store seq, eid, base, plastic, plastic_at, dormant)
+    _decay_applied: tuple | None = None     # (store seq, now) of the last lazy weight refresh
+
+    # ------------------------------------------------------------ policy and clock
+    @property
+    def learning_policy(self) -> LearningPolicy:
+        if self._learning_policy is None:
+            led = Ledger(self.store)
+            self._learning_policy = LearningPolicy(
+                plastic_half_life_s=led.meta_float(_HL_KEYS[0], LearningPolicy.plastic_half_life_s),
+                activation_half_life_s=led.meta_float(_HL_KEYS[1], LearningPolicy.activation_half_life_s))
+        return self._learning_policy
+
+    def set_learning_policy(self, policy: LearningPolicy) -> None:
+        """Use ``policy`` from now on; its half-lives are stored so every process decays alike."""
+        if not isinstance(policy, LearningPolicy):
+            raise InvalidArgument(f"policy must be a LearningPolicy, got {policy!r}")
+        led = Ledger(self.store)
+        with self.store.transaction():
+            led.set_meta(_HL_KEYS[0], policy.plastic_half_life_s)
+            led.set_meta(_HL_KEYS[1], policy.activation_half_life_s)
+            self.store.next_seq()   # every process re-reads effective weights
+        self._learning_policy = policy
+        self._priming_cache = self._plastic_cache = self._decay_applied = None
+        self.refresh()
+
+    def _now(self) -> float:
+        return float(self.store.clock())
+
+    # ------------------------------------------------------------ source use
+    def record_source_use(self, trace_id: str, events, idempotency_key: str | None = None) -> dict:
+        """Advance hits of a trace through retrieved → selected → validated → used, atomically.
+
+        Returns a receipt: the transitions made, the nodes that newly reached
+        ``used``, and every edge weight changed (old and new).  Replaying the same
+        ``idempotency_key`` with the same payload returns the original receipt.
+        """
+        events = normalise_events(events)
+        if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key):
+            raise InvalidArgument("idempotency_key must be a non-empty string")
+        payload = hashlib.blake2b(json.dumps([trace_id, events], ensure_ascii=False).encode(), digest_size=16).hexdigest()
+        led, pol = Ledger(self.store), self.learning_policy
+        with self.store.transaction():
+            if idempotency_key is not None:
+                prior = led.receipt_by_key(idempotency_key)
+                if prior is not None:
+                    if prior[0] != payload:
+                        raise IdempotencyConflict(f"idempotency key {idempotency_key!r} was used for a different request",
+                                                  idempotency_key=idempotency_key)
+                    return prior[1]
+            trace = led.trace(trace_id)
+            led.count_retrievals()
+            hits = {h["id"]: h for h in trace["hits"]}
+            stages, moves = apply_events(led.stages(trace_id), set(hits), events)
+            now = self._now()
+            receipt_id = "su_" + uuid.uuid4().hex[:20]
+            book = EdgeBook(led, now, pol.plastic_half_life_s)
+            fresh = newly_used(moves)
+            for node in fresh:
+                self._credit_paths(book, hits[node], node, pol.delta, "path")
+            self._co_use(book, led, trace, stages, fresh, pol)
+            if fresh:
+                led.mark_used(list(self.store.lookup_idx(fresh).values()), pol.activation_boost, now,
+                              pol.activation_half_life_s)
+            led.set_stages(trace_id, {t.node_id: t.new for t in moves}, now)
+            book.flush(receipt_id, trace_id)
+            if fresh and not book.log:
+                self.store.next_seq()   # activation changed: other processes re-read priming
+            receipt = {"receipt_id": receipt_id, "trace_id": trace_id, "idempotency_key": idempotency_key,
+                       "transitions": [t.to_dict() for t in moves], "newly_used": fresh,
+                       "edges_changed": book.log, "created_at": now}
+            led.save_receipt(receipt, idempotency_key, payload)
+        self.refresh()
+        return receipt
+
+    def _credit_paths(self, book: EdgeBook, hit: dict, node: str, delta: float, kind: str,
+                      diminish: bool = False) -> None:
+        """Reinforce each stored explanation path of ``hit`` (zero-hop paths hold no edge: nothing)."""
+        w_max = self.learning_policy.w_max
+        for path in hit.get("paths") or []:
+            for e in path.get("edges") or []:
+                eid = book.resolve(e["src"], e["rel"], e["dst"])
+                if eid is None:   # a metadata link, or an edge deleted since the search
+                    continue
+                s = book.get(eid)
+                d = diminishing(delta, s.count) if diminish else delta
+                old = s.weight(book.now, book.hl)
+                book.set_weight(eid, bounded_increase(old, d, w_max), node, kind, count_delta=1)
+
+    def _co_use(self, book: EdgeBook, led: Ledger, trace: dict, stages: dict, fresh: list[str],
+                pol: LearningPolicy) -> None:
+        """Hebbian association between nodes used in one trace: each pair once, when its second node is used."""
+        if not fresh or pol.co_use_max < 2 or pol.co_use_delta == 0:
+            return
+        order = [h["id"] for h in trace["hits"] if stages.get(h["id"], 0) == USED][: pol.co_use_max]
+        pairs = sorted({tuple(sorted((a, b))) for a in fresh if a in order for b in order if b != a})
+        if not pairs:
+            return
+        rel = pol.co_use_rel
+        triples = [t for a, b in pairs for t in ((a, rel, b), (b, rel, a))]
+        led.create_edges([t for t in triples if led.edge_id(*t) is None])
+        for s, r, d in triples:
+            eid = led.edge_id(s, r, d)
+            old = book.get(eid).weight(book.now, book.hl)
+            book.set_weight(eid, bounded_increase(old, pol.co_use_delta, pol.w_max), d if d in fresh else s,
+                            "co_use", count_delta=1)
+
+    # ------------------------------------------------------------ other ledgers
+    def record_retrieval_failure(self, trace_id: str, reason: str) -> dict:
+        """Nothing usable was found (a fallback was needed): recorded apart, punishes no node, changes no weight."""
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:
+            raise InvalidArgument(f"reason must be a non-empty string of at most {MAX_REASON_CHARS} characters")
+        led = Ledger(self.store)
+        with self.store.transaction():
+            led.trace(trace_id)
+            now = self._now()
+            fid = led.add_failure(trace_id, reason, now)
+        return {"failure_id": fid, "trace_id": trace_id, "reason": reason, "created_at": now}
+
+    def record_outcome(self, trace_id: str, node_ids, outcome: str, summary: str, external_ref: str | None = None,
+                       policy: OutcomePolicy | None = None) -> dict:
+        """A delayed verdict on sources a trace used.  Recorded in its own ledger; weights change only
+        where ``policy`` (default: the engine's ``learning_policy.outcomes``) opts in."""
+        if outcome not in OUTCOMES:
+            raise InvalidArgument(f"outcome must be one of {OUTCOMES}, got {outcome!r}")
+        if isinstance(node_ids, str) or not node_ids or not all(isinstance(n, str) and n for n in node_ids):
+            raise InvalidArgument("node_ids must be a non-empty list of node ids")
+        if not isinstance(summary, str):
+            raise InvalidArgument("summary must be a string")
+        if external_ref is not None and not isinstance(external_ref, str):
+            raise InvalidArgument("external_ref must be a string or None")
+        if policy is not None and not isinstance(policy, OutcomePolicy):
+            raise InvalidArgument(f"policy must be an OutcomePolicy, got {policy!r}")
+        node_ids = list(dict.fromkeys(node_ids))
+        pol = self.learning_policy
+        opol = policy or pol.outcomes
+        led = Ledger(self.store)
+        with self.store.transaction():
+            trace = led.trace(trace_id)
+            stages = led.stages(trace_id)
+            unused = [n for n in node_ids if stages.get(n, 0) != USED]
+            if unused:
+                raise SourceNotUsed(f"node(s) {unused} did not reach 'used' in trace {trace_id}; an outcome can only "
+                                    "judge sources that were used", node_ids=unused, trace_id=trace_id)
+            now = self._now()
+            oid = led.add_outcome(trace_id, node_ids, outcome, summary, external_ref, opol.to_dict(), now)
+            book = EdgeBook(led, now, pol.plastic_half_life_s)
+            effect = opol.effect(outcome)
+            hits = {h["id"]: h for h in trace["hits"]}
+            for n in node_ids:
+                if effect == "reinforce":
+                    self._credit_paths(book, hits[n], n, opol.confirm_delta, "confirm", diminish=True)
+                elif effect == "reverse":
+                    self._reverse(book, led, trace_id, n, oid)
+                elif effect == "dormant":
+                    self._make_dormant(book, hits[n], n)
+            book.flush(f"oc_{oid}", trace_id)
+        if book.log:
+            self.refresh()
+        return {"outcome_id": oid, "trace_id": trace_id, "node_ids": node_ids, "outcome": outcome, "effect": effect,
+                "edges_changed": book.log, "created_at": now}
+
+    def _reverse(self, book: EdgeBook, led: Ledger, trace_id: str, node: str, oid: int) -> None:
+        """Take back exactly what this trace added for ``node`` (each increase decayed like the plastic part)."""
+        rows = []
+        for r in led.changes_for(trace_id, kinds=("path", "co_use", "confirm"), unreversed=True):
+            s = book.get(r["eid"])   # a co-use edge belongs to both of its nodes
+            if s is not None and (r["node_id"] == node or (r["kind"] == "co_use" and node in (s.src, s.dst))):
+                rows.append(r)
+        for r in rows:
+            s = book.get(r["eid"])
+            gain = max(r["new_weight"] - r["old_weight"], 0.0) * float(np.exp2(-max(book.now - r["at"], 0.0) / book.hl))
+            plastic = max(s.plastic_now(book.now, book.hl) - gain, 0.0)
+            book.set_weight(r["eid"], s.base + plastic, node, "reverse", count_delta=-1, wake=False)
+        led.mark_reversed([r["id"] for r in rows], oid)
+
+    def _make_dormant(self, book: EdgeBook, hit: dict, node: str) -> None:
+        for path in hit.get("paths") or []:
+            edges = path.get("edges") or []
+            if edges:
+                e = edges[-1]
+                eid = book.resolve(e["src"], e["rel"], e["dst"])
+                if eid is not None:
+                    book.set_weight(eid, 0.0, node, "dormant", dormant=True)
+
+    # ------------------------------------------------------------ reads
+    def trace_stages(self, trace_id: str) -> dict[str, str]:
+        """Stage of every hit of a trace (hits never advanced are ``retrieved``)."""
+        led = Ledger(self.store)
+        trace = led.trace(trace_id)
+        st = led.stages(trace_id)
+        return {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]}
+
+    def learning_report(self, trace_id: str) -> dict:
+        """Everything the learning loop knows about one trace: hits with stages, receipts, outcomes, failures."""
+        led = Ledger(self.store)
+        trace = led.trace(trace_id)
+        st = led.stages(trace_id)
+        return {"trace": trace, "stages": {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]},
+                "receipts": led.receipts(trace_id), "outcomes": led.outcomes(trace_id),
+                "failures": led.failures(trace_id), "weight_changes": led.changes_for(trace_id)}
+
+    def node_stats(self, node_ids=None) -> dict[str, dict]:
+        """Retrieval and use counts (kept apart) and current, decayed activation per node."""
+        led = Ledger(self.store)
+        with self.store.transaction():
+            led.count_retrievals()
+        if node_ids is None:
+            rows = led.node_stats()
+            ids = {r.idx: r.id for r in self.store.nodes_by_idx([r[0] for r in rows]).values()}
+        else:
+            node_ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
+            idx = self.store.lookup_idx(node_ids)
+            rows = led.node_stats(list(idx.values()))
+            ids = {i: n for n, i in idx.items()}
+        now, hl = self._now(), self.learning_policy.activation_half_life_s
+        out = {ids[r[0]]: {"retrieved_count": r[1], "used_count": r[2],
+                           "activation": float(decayed(r[3], np.nan if r[4] is None else r[4], now, hl)),
+                           "activation_at": r[4]} for r in rows if r[0] in ids}
+        if node_ids is not None:
+            for n in node_ids:
+                if n in idx:
+                    out.setdefault(n, {"retrieved_count": 0, "used_count": 0, "activation": 0.0, "activation_at": None})
+        return out
+
+    # ------------------------------------------------------------ decay and priming
+    def decay(self, now: float | None = None) -> dict:
+        """Materialise time decay of activation and plastic weight at ``now`` (default: the store clock).
+
+        Reads already apply decay lazily, so this changes no ranking by itself; it
+        compacts state (tiny remainders become exactly 0).  Never touches
+        confidence, factuality or base weight."""
+        now = self._now() if now is None else float(now)
+        pol = self.learning_policy
+        led = Ledger(self.store)
+        with self.store.transaction():
+            n_edges = led.decay_edges(now, pol.plastic_half_life_s, self.store.next_seq)
+            n_nodes = led.decay_activation(now, pol.activation_half_life_s)
+            if n_nodes and not n_edges:
+                self.store.next_seq()
+        self.refresh()
+        return {"edges": n_edges, "nodes": n_nodes, "at": now}
+
+    def node_priming(self) -> np.ndarray | None:
+        """Decayed activation of recently used nodes (0..1) for ranking; None when nothing is primed.
+
+        Called once per search, so it is also where lazily decayed plastic weights
+        reach the in-memory graph (a time-only change has no change-feed entry)."""
+        seq = self.store.current_seq()
+        now = self._now()
+        self._apply_weight_decay(seq, now)
+        if self._priming_cache is None or self._priming_cache[0] != seq:
+            self._priming_cache = (seq, *Ledger(self.store).active_nodes())
+        _, idx, act, at = self._priming_cache
+        if idx.size == 0:
+            return None
+        out = np.zeros(max(self._alive.shape[0], int(idx.max()) + 1))
+        out[idx] = decayed(act, at, now, self.learning_policy.activation_half_life_s)
+        return out
+
+    def _apply_weight_decay(self, seq: int, now: float) -> None:
+        if self._plastic_cache is None or self._plastic_cache[0] != seq:
+            self._plastic_cache = (seq, *Ledger(self.store).plastic_edges())
+        _, eid, base, plastic, at, dormant = self._plastic_cache
+        if eid.size == 0:
+            return
+        hl = self.learning_policy.plastic_half_life_s
+        last = self._decay_applied
+        if last is not None and last[0] == seq and now - last[1] < hl / 1000:
+            return   # weights move < 0.07 % between applications: don't churn the graph per search
+        self.graph.set_weights(eid, effective_weight(base, plastic, at, dormant, hl, now))
+        self._decay_applied = (seq, now)
