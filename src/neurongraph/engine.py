@@ -20,6 +20,7 @@ from .errors import InvalidArgument, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
+from .learning.api import LearningMixin
 from .model import Edge, Node, content_hash
 from .retrieval.pipeline import Ranking, rank
 from .store.base import Store
@@ -102,8 +103,8 @@ def _as_edges(items: Iterable[Edge | dict | tuple]) -> list[Edge]:
     return out
 
 
-class Engine:
-    """Hybrid + graph retrieval over one store.  Use :func:`neurongraph.open`."""
+class Engine(LearningMixin):
+    """Hybrid + graph retrieval over one store, with the learning loop.  Use :func:`neurongraph.open`."""
 
     def __init__(self, store: Store, embedder: Embedder, config: SearchConfig | None = None):
         self.store = store
@@ -393,15 +394,9 @@ class Engine:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
                     graph=self.graph, rel_ids=self._rel_ids, allowed=self._type_mask(cfg.result_types),
-                    extra_sources=extra, priming=self.node_priming(),
+                    extra_sources=extra, priming=self.node_priming(),   # LearningMixin: recent successful use
                     entry_allowed=self._type_mask(cfg.entry_types) if cfg.entry_types else None,
                     extra_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
-
-    def node_priming(self) -> np.ndarray | None:
-        """Per-node activation from recent successful use (0..1, decayed); None when nothing is primed.
-
-        The learning loop overrides this; ranking adds ``priming_weight`` times it to candidates."""
-        return None
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
         t0 = time.perf_counter()

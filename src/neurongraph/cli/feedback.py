@@ -151,8 +151,8 @@ def trace_command(ctx: typer.Context, trace_id: str = typer.Argument(..., help="
             rep = view.learning_report(trace_id)
         finally:
             store.close()
-    if as_json:
-        m._print_json(rep)
+    if as_json:   # the stored trace's own fields at the top, the learning state beside them
+        m._print_json({**rep["trace"], **{k: v for k, v in rep.items() if k != "trace"}})
         return
     t = rep["trace"]
     m.out.print(f"[bold]trace[/] {m.escape(t['id'])}  fingerprint {t['fingerprint']}")

@@ -205,37 +205,6 @@ def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
             out.print(f"[bold]{title}[/]: " + ", ".join(f"{escape(str(k))} {v}" for k, v in s[key].items()))
 
 
-@app.command()
-def trace(ctx: typer.Context, trace_id: str = typer.Argument(..., help="A trace id printed by `ngr search`."),
-          as_json: bool = _json_opt()) -> None:
-    """Show a stored search trace: the query, its parameters and the explained hits."""
-    c = _ctx(ctx)
-    with _handled(as_json):
-        path = c.db_path()
-        if not Path(path).exists():
-            raise CliError("no_store", f"no store at {path}")
-        store = c.open_store(path)
-        try:
-            t = store.get_trace(trace_id)
-        finally:
-            store.close()
-        if t is None:
-            raise UnknownTrace(f"no trace with id {trace_id!r}", trace_id=trace_id)
-    if as_json:
-        _print_json(t)
-        return
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t["created_at"]))
-    out.print(f"[bold]trace[/] {escape(t['id'])}  {when}  fingerprint {t['fingerprint']}")
-    out.print(f"[bold]query[/]: {escape(t['query'])}")
-    p = t["params"]
-    out.print(f"[dim]channel={p.get('channel')} limit={p.get('limit')} seeds={p.get('seeds')} "
-              f"graph_weight={p.get('graph_weight')} result_types={p.get('result_types')}[/]")
-    _hits_table(t["hits"], title=None)
-    for h in t["hits"]:
-        for path_ in h.get("paths") or []:
-            out.print(f"  {escape(h['id'])}: path {_path_str(path_)}")
-
-
 # --------------------------------------------------------------------- ingest
 @dataclass
 class _Parsed:
@@ -717,6 +686,13 @@ def bench_retrieval(ctx: typer.Context,
         _print_json(res)
     else:
         out.print(br.markdown_table(res), markup=False)
+
+
+from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
+
+app.add_typer(feedback_app, name="feedback")
+app.command("trace")(trace_command)
+bench_app.command("learning")(bench_learning)
 
 
 def main() -> None:

@@ -313,7 +313,7 @@ class SQLiteStore(Store):
             c.execute("BEGIN")   # one consistent snapshot across the three reads
             try:
                 now_seq = self.current_seq()
-                nrows = c.execute("SELECT idx, id, content_hash, type FROM nodes WHERE seq > ? ORDER BY idx", (seq,)).fetchall()
+                nrows = c.execute("SELECT idx, id, content_hash, type FROM nodes INDEXED BY nodes_seq WHERE seq > ?", (seq,)).fetchall()
                 # effective weight = base + plastic decayed lazily by half-life since plastic_at (0 if dormant)
                 hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
                 cur = c.execute(
