@@ -46,7 +46,8 @@ class SearchConfig:
     strategy: object = None         # a traversal Strategy (Eager/Mmr/Scored) for this call; sets the channel
     metadata_edges: tuple = ()      # strategies: ("field", "field") / ("field", "$id") metadata links
     graph_weight: float = 0.7       # final = (1-g)·entry + g·graph
-    priming_weight: float = 0.2     # final += w · activation of recently used nodes (learning loop)
+    priming_weight: float = 0.6     # final += w · query-conditioned activation of recently used nodes
+    priming_scope: int = 50         # ... applied only within the query's top candidates
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
     entry_types: tuple[str, ...] = ()   # only these types enter by BM25/dense and seed (empty = all)
     explain_paths: int = 1          # best paths kept per hit
@@ -56,7 +57,8 @@ class SearchConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
-        for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width"):
+        for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width",
+                     "priming_scope"):
             positive(name)
         if self.limit == 0:
             raise InvalidArgument("limit must be at least 1")

@@ -394,7 +394,7 @@ class Engine(LearningMixin):
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
                     graph=self.graph, rel_ids=self._rel_ids, allowed=self._type_mask(cfg.result_types),
-                    extra_sources=extra, priming=self.node_priming(),   # LearningMixin: recent successful use
+                    extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
                     entry_allowed=self._type_mask(cfg.entry_types) if cfg.entry_types else None,
                     extra_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
 

@@ -283,21 +283,37 @@ class LearningMixin:
         self.refresh()
         return {"edges": n_edges, "nodes": n_nodes, "at": now}
 
-    def node_priming(self) -> np.ndarray | None:
+    def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
         """Decayed activation of recently used nodes (0..1) for ranking; None when nothing is primed.
 
+        With ``qvec``, priming is query-conditioned: a used node is primed in proportion to how
+        similar this query is to the queries it was used for (Hebbian query↔source association),
+        so feedback on one question does not pull its sources into unrelated answers.
         Called once per search, so it is also where lazily decayed plastic weights
         reach the in-memory graph (a time-only change has no change-feed entry)."""
         seq = self.store.current_seq()
         now = self._now()
         self._apply_weight_decay(seq, now)
         if self._priming_cache is None or self._priming_cache[0] != seq:
-            self._priming_cache = (seq, *Ledger(self.store).active_nodes())
-        _, idx, act, at = self._priming_cache
+            led = Ledger(self.store)
+            idx, act, at = led.active_nodes()
+            uses = led.used_queries() if idx.size else []
+            use_idx = self.store.lookup_idx({n for n, _ in uses})
+            uses = [(use_idx[n], q) for n, q in uses if n in use_idx]
+            qmat = self.vectors_for([q for _, q in uses]) if uses else np.zeros((0, self.embedder.dim), np.float32)
+            self._priming_cache = (seq, idx, act, at, np.array([i for i, _ in uses], np.int64), qmat)
+        _, idx, act, at, use_nodes, qmat = self._priming_cache
         if idx.size == 0:
             return None
         out = np.zeros(max(self._alive.shape[0], int(idx.max()) + 1))
         out[idx] = decayed(act, at, now, self.learning_policy.activation_half_life_s)
+        if qvec is not None:
+            tau = self.learning_policy.priming_min_query_sim
+            assoc = np.zeros(out.shape[0])
+            if use_nodes.size:
+                sims = np.clip((qmat @ np.asarray(qvec, np.float32) - tau) / max(1.0 - tau, 1e-9), 0.0, 1.0)
+                np.maximum.at(assoc, use_nodes, sims)
+            out *= assoc
         return out
 
     def _apply_weight_decay(self, seq: int, now: float) -> None:

@@ -197,6 +197,13 @@ class Ledger:
         a = np.array(rows, np.float64).reshape(-1, 3)
         return a[:, 0].astype(np.int64), a[:, 1], a[:, 2]
 
+    def used_queries(self) -> list[tuple[str, str]]:
+        """(node id, query text) of every active node's uses: what query-conditioned priming compares to."""
+        return self.c.execute(
+            "SELECT ts.node_id, t.query FROM trace_stages ts JOIN traces t ON t.id = ts.trace_id"
+            " JOIN nodes n ON n.id = ts.node_id JOIN node_stats s ON s.node_idx = n.idx"
+            " WHERE ts.stage = 3 AND s.activation > 0").fetchall()
+
     def decay_activation(self, now: float, half_life: float, floor: float = 1e-6) -> int:
         idx, act, at = self.active_nodes()
         if idx.size == 0:

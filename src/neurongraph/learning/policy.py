@@ -83,6 +83,9 @@ class LearningPolicy:
     activation_boost: float = 0.5       # activation added to a newly used node (capped at 1)
     plastic_half_life_s: float = 30 * 86400.0
     activation_half_life_s: float = 7 * 86400.0
+    # priming is query-conditioned: a used node is primed by sim(query, a query it was used for),
+    # mapped from [priming_min_query_sim, 1] onto [0, 1]; below it, no priming (unrelated questions)
+    priming_min_query_sim: float = 0.5
     outcomes: OutcomePolicy = OutcomePolicy()
 
     def __post_init__(self):

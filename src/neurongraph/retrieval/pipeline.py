@@ -142,9 +142,13 @@ def rank(
     primed = np.zeros(nodes.shape[0])
     if priming is not None and priming.size and cfg.priming_weight:
         # recent successful use primes a node, but only among candidates this query found anyway
-        inside = nodes < priming.shape[0]
+        # scope: only the query's own top candidates (what a consumer would be shown), so a source
+        # used for one question cannot pull itself into unrelated answers
+        scope = np.argsort(-final, kind="stable")[: cfg.priming_scope]
+        scope = scope[final[scope] > 0]
+        inside = scope[nodes[scope] < priming.shape[0]]
         primed[inside] = priming[nodes[inside]]
-        final = final + cfg.priming_weight * primed * (final > 0)
+        final = final + cfg.priming_weight * primed
 
     ok = final > 0
     if allowed is not None:
