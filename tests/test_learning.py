@@ -384,3 +384,17 @@ def test_learning_report_shows_stages_and_changes(eng):
     rep = eng.learning_report(res.trace_id)
     assert rep["stages"]["issue:77"] == "used" and len(rep["receipts"]) == 1
     assert {c["kind"] for c in rep["weight_changes"]} == {"path"}
+
+
+def test_priming_is_query_conditioned(eng):
+    """A source used for one question is primed for that question (and close paraphrases), not for others."""
+    res = eng.search("clock skew breaks token validation")
+    eng.record_source_use(res.trace_id, walk("issue:77"))
+    same = eng.node_priming(eng.embed_query("clock skew breaks token validation"))
+    other = eng.node_priming(eng.embed_query("helm deploy guide for the cluster"))
+    idx = eng.store.lookup_idx(["issue:77"])["issue:77"]
+    assert same[idx] > 0.5
+    assert other[idx] == 0.0
+    hit = next(h for h in eng.search("clock skew breaks token validation") if h.id == "issue:77")
+    assert hit.scores["priming"] > 0
+    assert all(h.scores["priming"] == 0 for h in eng.search("helm deploy guide for the cluster"))
