@@ -147,3 +147,19 @@ def test_edge_insert_speed(tmp_path):
     rate = len(edges) / (time.perf_counter() - t)
     s.close()
     assert rate > 25000, f"{rate:.0f} edges/s"   # CI-safe floor; docs/performance.md has the measured rate
+
+
+def test_lexical_budget_drops_the_most_frequent_terms_first(store):
+    from neurongraph.index.tokenize import query_terms
+    store.upsert_nodes([Node(f"common{i}", text="widget report") for i in range(30)]
+                       + [Node("rare", text="widget zeppelin report")])
+    terms = query_terms("zeppelin widget")
+    full, _ = store.lexical_search(terms, 50)
+    assert len(full) == 31                                     # OR query: every widget matches
+    pruned, scores = store.lexical_search(terms, 50, max_postings=10)
+    idx = store.lookup_idx(["rare"])["rare"]
+    assert pruned.tolist() == [idx]                            # "widget" (df 31) dropped, "zeppelin" kept
+    same, _ = store.lexical_search(terms, 50, max_postings=1000)
+    assert same.tolist() == full.tolist()                      # under budget: unchanged
+    one, _ = store.lexical_search(query_terms("widget"), 50, max_postings=1)
+    assert len(one) == 31                                      # the rarest term is always kept

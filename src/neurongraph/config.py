@@ -24,6 +24,7 @@ FUSIONS = ("linear", "rrf")
 class SearchConfig:
     limit: int = 10                 # hits returned
     lexical_k: int = 100            # BM25 candidates
+    lexical_budget: int = 10_000    # postings one query may read; most frequent terms dropped first (0 = no limit)
     dense_k: int = 100              # dense candidates
     fusion: str = "linear"          # entry fusion: normalised linear or reciprocal-rank
     lexical_weight: float = 0.3     # defaults measured on musique_train200 (docs/benchmarks.md)
@@ -58,7 +59,7 @@ class SearchConfig:
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
         for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width",
-                     "priming_scope"):
+                     "priming_scope", "lexical_budget"):
             positive(name)
         if self.limit == 0:
             raise InvalidArgument("limit must be at least 1")

@@ -81,7 +81,8 @@ def rank(
         return nodes[ok][:k], scores[ok][:k]
 
     over = 1 if entry_allowed is None else 3   # fetch extra so filtering still leaves k candidates
-    lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over), cfg.lexical_k)
+    lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over,
+                                                  cfg.lexical_budget or None), cfg.lexical_k)
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
     if qvec is not None and vectors.n:

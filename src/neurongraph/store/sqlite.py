@@ -54,6 +54,7 @@ class SQLiteStore(Store):
         self._lock = threading.RLock()
         self._depth = 0
         self._rel_cache: dict[str, int] = {}
+        self._vocab_ready = False
         self._migrate()
 
     # ------------------------------------------------------------ plumbing
@@ -146,6 +147,8 @@ class SQLiteStore(Store):
             rows = [(new_idx[n.id], lexical_text(n.body)) for n in new]
             rows += [(existing[n.id][0], lexical_text(n.body)) for n in changed]
             c.executemany("INSERT INTO nodes_fts(rowid, body) VALUES (?, ?)", rows)
+            # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
+            self._validate_nodes(c, seq, existing)
         return seq
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
@@ -250,6 +253,8 @@ class SQLiteStore(Store):
                 " updated_at=excluded.updated_at, seq=excluded.seq",
                 rows,
             )
+            # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
+            self._validate_edges(c, seq)
         return seq
 
     def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
@@ -276,10 +281,18 @@ class SQLiteStore(Store):
         return out
 
     # ---------------------------------------------------------- lexical
-    def lexical_search(self, terms: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k BM25 (FTS5) matches of the OR of ``terms``: node indices and scores (higher = better)."""
+    def lexical_search(self, terms: list[str], k: int, max_postings: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k BM25 (FTS5) matches of the OR of ``terms``: node indices and scores (higher = better).
+
+        FTS5 scores every document matching any term (~0.7 µs each), so a query of common
+        words costs O(corpus).  With ``max_postings`` the query reads at most that many
+        postings: terms are kept rarest first (their BM25 idf is highest) and the most
+        frequent ones dropped once the budget is spent; the rarest term is always kept.
+        """
         if not terms or k <= 0:
             return np.zeros(0, np.int64), np.zeros(0)
+        if max_postings is not None and len(terms) > 1:
+            terms = self._within_budget(terms, max_postings)
         rows = self.conn.execute(
             "SELECT rowid, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?",
             (fts_match_expression(terms), int(k))).fetchall()
@@ -287,6 +300,36 @@ class SQLiteStore(Store):
             return np.zeros(0, np.int64), np.zeros(0)
         arr = np.asarray(rows, dtype=np.float64)
         return arr[:, 0].astype(np.int64), -arr[:, 1]
+
+    def _within_budget(self, terms: list[str], max_postings: int) -> list[str]:
+        """Document frequency of each term as FTS5 indexes it (same tokenizer, so same stemming)."""
+        with self._lock:
+            c = self.conn
+            if not self._vocab_ready:
+                # temp objects: per connection, never written to the database file
+                c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_terms USING fts5(x, tokenize = "
+                          "'porter unicode61 remove_diacritics 2')")
+                c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_inst USING fts5vocab(temp, q_terms, instance)")
+                c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.n_vocab USING fts5vocab(main, nodes_fts, row)")
+                self._vocab_ready = True
+            c.execute("DELETE FROM temp.q_terms")
+            c.executemany("INSERT INTO temp.q_terms(rowid, x) VALUES (?, ?)", list(enumerate(terms)))
+            stems = c.execute("SELECT doc, term FROM temp.q_inst").fetchall()
+            if not stems:
+                return terms
+            marks = ",".join("?" * len(stems))
+            df = dict(c.execute(f"SELECT term, doc FROM temp.n_vocab WHERE term IN ({marks})",
+                                [t for _, t in stems]).fetchall())
+        per_term: dict[int, int] = {}
+        for i, stem in stems:
+            per_term[i] = max(per_term.get(i, 0), df.get(stem, 0))
+        kept, total = [], 0
+        for i in sorted(per_term, key=per_term.get):
+            if kept and total + per_term[i] > max_postings:
+                break
+            kept.append(i)
+            total += per_term[i]
+        return [terms[i] for i in sorted(kept)]
 
     # ---------------------------------------------------------- vectors
     def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
@@ -388,6 +431,53 @@ class SQLiteStore(Store):
     def next_seq(self) -> int:
         """Take the next change-feed sequence number; call inside :meth:`transaction`."""
         return self._next_seq()
+
+    # ------------------------------------------------------------ relation schema (src/neurongraph/schema)
+    validator = None   # a schema.invariants.Validator once attached; None = no schema checks at all
+
+    def _validate_nodes(self, c: sqlite3.Connection, seq: int, existing: dict[str, tuple[int, str]]) -> None:
+        """Write-time schema checks of the nodes stamped ``seq``; raising rolls the write back."""
+        if self.validator is not None:
+            self.validator.after_nodes(c, seq, existing)
+
+    def _validate_edges(self, c: sqlite3.Connection, seq: int) -> None:
+        """Write-time schema checks of the edges stamped ``seq``; raising rolls the write back."""
+        if self.validator is not None:
+            self.validator.after_edges(c, seq)
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` (callers then defer ``changes_since``, which opens its own)."""
+        return self._depth > 0
+
+    def relation_ids(self, names: Iterable[str]) -> dict[str, int]:
+        """Predicate ids of relation names, registering new names (the ids graph arrays carry)."""
+        names = list(names)
+        with self.transaction():
+            ids = self._rel_ids(names)
+        return {n: ids[n] for n in names}
+
+    def delete_edges(self, triples: Iterable[tuple[str, str, str]]) -> int:
+        """Delete ``(src, rel, dst)`` edges (unknown ones are ignored), leaving tombstones; returns how many."""
+        triples = list(dict.fromkeys(triples))
+        if not triples:
+            return 0
+        with self.transaction() as c:
+            found = []
+            for s_id, rel, d_id in triples:
+                r = c.execute("SELECT e.eid, e.src, e.dst FROM edges e JOIN nodes s ON s.idx = e.src"
+                              " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
+                              " WHERE s.id = ? AND r.name = ? AND d.id = ?", (s_id, rel, d_id)).fetchone()
+                if r is not None:
+                    found.append(r)
+            if not found:
+                return 0
+            seq = self._next_seq()
+            c.executemany("DELETE FROM edges WHERE eid = ?", [(r[0],) for r in found])
+            c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, r[0]) for r in found])
+            if self.validator is not None:   # removing an edge can break a "needs at least one" invariant
+                self.validator.after_edge_removal(c, {x for r in found for x in (r[1], r[2])})
+        return len(found)
 
 
 def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
