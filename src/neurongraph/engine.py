@@ -178,6 +178,15 @@ class Engine(LearningMixin):
         return n_changes
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
+        if self.vectors.n == 0 and hasattr(self.store, "all_node_vectors"):   # first load: one bulk scan
+            have, mat = self.store.all_node_vectors(self.embedder.model_id, self.embedder.dim)
+            self.vectors.set(have, mat)
+            done = np.zeros(int(max(idx.max(), have.max() if have.size else 0)) + 1, bool)
+            done[have] = True
+            todo = ~done[idx]
+            idx, hashes = idx[todo], [h for h, t in zip(hashes, todo) if t]
+            if idx.size == 0:
+                return
         cached = self.store.get_vectors(self.embedder.model_id, hashes)
         missing = [i for i, h in zip(idx.tolist(), hashes) if h not in cached]
         if missing:   # written by another process or for another model: embed once, cached for everyone

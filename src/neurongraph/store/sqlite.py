@@ -341,6 +341,18 @@ class SQLiteStore(Store):
                 out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
 
+    def all_node_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(node indices, matrix) of every node that has a cached vector for ``model``: one joined scan,
+        for the initial load of an engine (no per-node dictionary of arrays)."""
+        rows = self.conn.execute(
+            "SELECT n.idx, e.vector FROM nodes n JOIN embeddings e ON e.content_hash = n.content_hash AND e.model = ?"
+            " WHERE e.dim = ?", (model, dim)).fetchall()
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
+        idx = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        return idx, mat
+
     def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
         if not items:
             return
