@@ -1,0 +1,63 @@
+"""``ngr mcp``: serve the engine to an MCP client over stdio (optional extra ``neurongraph[mcp]``).
+
+Mounted by ``cli/main.py`` with ``app.command("mcp")(mcp_command)``; also the whole of
+``python -m neurongraph.mcp``.  ``--db`` / ``--embedder`` may be given before ``mcp`` (the
+root options) or after it; after wins.  Nothing but the protocol is written to stdout:
+errors go to stderr as ``error[code]: message`` with exit status 2.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+__all__ = ["mcp_command", "open_for_serving"]
+
+
+def _m():
+    from . import main
+    return main
+
+
+def open_for_serving(c):
+    """Check the SDK and the store, then open the engine (stdout kept clean for the protocol)."""
+    m = _m()
+    try:
+        from mcp.server import MCPServer  # noqa: F401  (the SDK 2.x API the server is built on)
+    except ImportError:
+        raise m.CliError("missing_dependency", "the MCP server needs the optional extra: "
+                         "pip install 'neurongraph[mcp]' (the official mcp SDK, version 2.3 or later)") from None
+    path = c.db_path()
+    if not Path(path).exists():
+        raise m.CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
+    with contextlib.redirect_stdout(sys.stderr):   # a model library printing while loading must not corrupt stdio
+        return c.open_engine(path)
+
+
+def mcp_command(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(None, "--db", help="SQLite database file to serve (default: NGR_DB or ./.ngr/ngr.db)."),
+    embedder: Optional[str] = typer.Option(
+        None, "--embedder",
+        help="Embedding model: default = the real sentence model; 'hashing' = fast test embedder; "
+             "or a local model directory. Must match the one the store was ingested with."),
+) -> None:
+    """Serve search and the learning loop as MCP tools over stdio (for Claude Desktop, Claude Code, ...).
+
+    Tools: search, get_node, record_source_use, record_retrieval_failure, record_outcome,
+    get_trace.  Register the exact command with your MCP client; see docs/mcp.md.
+    """
+    m = _m()
+    root = ctx.find_root().obj
+    if not isinstance(root, m.Ctx):   # run as `python -m neurongraph.mcp`
+        root = m.Ctx(db=os.environ.get("NGR_DB") or m.DEFAULT_DB, db_explicit="NGR_DB" in os.environ,
+                     embedder=os.environ.get("NGR_EMBEDDER") or None)
+    c = m.Ctx(db=db or root.db, db_explicit=bool(db) or root.db_explicit, embedder=embedder or root.embedder)
+    with m._handled(False):
+        engine = open_for_serving(c)
+    from ..mcp.server import serve
+    serve(engine)

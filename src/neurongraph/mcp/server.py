@@ -1,0 +1,226 @@
+"""The MCP server: the engine's public API as MCP tools (official ``mcp`` SDK 2.x, ``MCPServer``).
+
+Depends only on the core's public API (``Engine.search``, ``get_node``, ``get_trace``,
+``record_source_use``, ``record_outcome``, ``record_retrieval_failure``, ``learning_report``)
+and its typed errors; the core never imports this module or the SDK.
+
+* Arguments are validated against strict pydantic models (``additionalProperties: false``);
+  any violation, and every :class:`~neurongraph.errors.NeuronGraphError`, comes back as an MCP
+  tool error (``isError: true``) whose text is ``error[code]: message`` and whose structured
+  content is ``{"error": {"code", "message", "hint", "details"}}``.
+* One engine per server process; calls are serialised on it (the engine's in-memory indexes
+  are not thread-safe).  Several processes may serve one SQLite file: every feedback call is
+  one ``BEGIN IMMEDIATE`` transaction in the core, so concurrent clients lose nothing and an
+  idempotency key is applied once.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ConfigDict, ValidationError
+
+from ..errors import InvalidArgument, NeuronGraphError
+from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS
+
+__all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_NAMES"]
+
+SNIPPET_CHARS = 300
+_ROUND = 4
+
+
+# ----------------------------------------------------------------------------- results
+def _result(payload: dict) -> CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
+
+
+def error_result(exc: NeuronGraphError) -> CallToolResult:
+    err = {"code": exc.code, "message": exc.message}
+    hint = HINTS.get(exc.code)
+    if hint:
+        err["hint"] = hint
+    if exc.details:
+        err["details"] = json.loads(json.dumps(exc.details, default=str))
+    text = f"error[{exc.code}]: {exc.message}" + (f" ({hint})" if hint else "")
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"error": err},
+                          is_error=True)
+
+
+def _where(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "arguments"
+
+
+def describe_validation(tool: str, exc: ValidationError, model) -> InvalidArgument:
+    """One readable sentence per problem; unknown fields name the allowed ones."""
+    problems, unknown = [], []
+    for e in exc.errors():
+        where = _where(tuple(e["loc"]))
+        if e["type"] == "extra_forbidden":
+            unknown.append(where)
+        elif e["type"] == "missing":
+            problems.append(f"{where} is required")
+        else:
+            problems.append(f"{where}: {e['msg']}")
+    if unknown:
+        problems.insert(0, f"unknown field(s) {', '.join(repr(u) for u in unknown)} "
+                           f"(top-level fields: {', '.join(model.model_fields)})")
+    return InvalidArgument(f"invalid arguments for {tool}: " + "; ".join(problems), problems=problems)
+
+
+# ----------------------------------------------------------------------------- tool handlers
+def _round(d: dict) -> dict:
+    return {k: round(float(v), _ROUND) for k, v in d.items()}
+
+
+def _paths(paths: list[dict]) -> list[dict]:
+    return [{"nodes": p["nodes"], "score": round(float(p.get("score", 0.0)), _ROUND),
+             "edges": [{"src": e["src"], "rel": e["rel"], "dst": e["dst"], "weight": round(float(e["weight"]), _ROUND)}
+                       for e in p["edges"]]} for p in paths]
+
+
+class NGRTools:
+    """The six tools over one engine.  Each method takes validated keyword arguments and returns a dict."""
+
+    def __init__(self, engine, snippet_chars: int = SNIPPET_CHARS):
+        self.engine = engine
+        self.snippet_chars = snippet_chars
+        self.lock = threading.Lock()
+
+    def search(self, query: str, limit: int = 10, strategy: str | None = None) -> dict:
+        overrides = {"channel": strategy} if strategy else {}
+        res = self.engine.search(query, limit, **overrides)
+        hits = []
+        for h in res.hits:
+            d = h.to_dict(self.snippet_chars)
+            hits.append({"id": h.id, "type": h.type, "title": h.title, "snippet": d["text"], "stage": "retrieved",
+                         "seed": h.seed, "scores": _round(h.scores), "paths": _paths(h.paths),
+                         "explanation": h.explain()})
+        return {"trace_id": res.trace_id, "query": res.query, "hits": hits,
+                "next": "Hits are candidates. Read one in full with get_node; report selected -> validated -> used "
+                        "with record_source_use (trace_id above), or record_retrieval_failure if none fits."}
+
+    def get_node(self, node_id: str) -> dict:
+        return self.engine.get_node(node_id)
+
+    def record_source_use(self, trace_id: str, events: list, idempotency_key: str) -> dict:
+        evs = [{"node_id": e.node_id, "stage": e.stage} for e in events]
+        return self.engine.record_source_use(trace_id, evs, idempotency_key=idempotency_key)
+
+    def record_retrieval_failure(self, trace_id: str, reason: str) -> dict:
+        return self.engine.record_retrieval_failure(trace_id, reason)
+
+    def record_outcome(self, trace_id: str, node_ids: list[str], outcome: str, summary: str,
+                       external_ref: str | None = None) -> dict:
+        return self.engine.record_outcome(trace_id, node_ids, outcome, summary, external_ref)
+
+    def get_trace(self, trace_id: str) -> dict:
+        rep = self.engine.learning_report(trace_id)
+        t, stages = rep["trace"], rep["stages"]
+        hits = [{"rank": h.get("rank"), "id": h["id"], "type": h.get("type"), "title": h.get("title"),
+                 "stage": stages.get(h["id"], "retrieved"), "seed": h.get("seed", False),
+                 "scores": _round(h.get("scores") or {}), "paths": _paths(h.get("paths") or [])} for h in t["hits"]]
+        return {"trace_id": t["id"], "query": t["query"], "created_at": t["created_at"], "hits": hits,
+                "receipts": rep["receipts"], "outcomes": rep["outcomes"], "failures": rep["failures"]}
+
+    # ------------------------------------------------------------------ dispatch
+    def call(self, name: str, **kwargs) -> CallToolResult:
+        """Run one tool under the engine lock; typed errors become MCP tool errors."""
+        try:
+            with self.lock:
+                return _result(getattr(self, name)(**kwargs))
+        except NeuronGraphError as exc:
+            return error_result(exc)
+        except sqlite3.DatabaseError as exc:
+            err = NeuronGraphError(f"database error: {exc}")
+            err.code = "store_error"
+            return error_result(err)
+
+
+# ----------------------------------------------------------------------------- SDK glue
+class _StrictTool(Tool):
+    """An ``MCPServer`` tool whose argument violations come back as typed ``invalid_argument`` errors
+    (the SDK's own message would be a bare pydantic dump without a code)."""
+
+    async def run(self, arguments: dict[str, Any], context, convert_result: bool = False) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            return error_result(describe_validation(self.name, exc, self.fn_metadata.arg_model))
+        return await super().run(arguments, context, convert_result)
+
+
+def _inline_refs(schema: dict) -> dict:
+    """Inline ``$defs`` (no model here is recursive): some MCP clients do not follow ``$ref``."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "$ref" in node and node["$ref"].startswith("#/$defs/"):
+                return walk(dict(defs[node["$ref"].rsplit("/", 1)[1]]))
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+    return walk(schema)
+
+
+def _arg_model(name: str):
+    """The tool's pydantic model as the SDK's argument-model type (kwargs = its fields, one level)."""
+    base = ARG_MODELS[name]
+    return type(base.__name__, (ArgModelBase, base), {"model_config": ConfigDict(extra="forbid")})
+
+
+_ANNOTATIONS = {
+    "search": ToolAnnotations(title="Search sources", read_only_hint=False, idempotent_hint=False,
+                              open_world_hint=False),   # stores a trace
+    "get_node": ToolAnnotations(title="Read a source in full", read_only_hint=True, open_world_hint=False),
+    "get_trace": ToolAnnotations(title="Show a search trace", read_only_hint=True, open_world_hint=False),
+    "record_source_use": ToolAnnotations(title="Report source use", read_only_hint=False, destructive_hint=False,
+                                         idempotent_hint=True, open_world_hint=False),
+    "record_retrieval_failure": ToolAnnotations(title="Report a retrieval failure", read_only_hint=False,
+                                                destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+    "record_outcome": ToolAnnotations(title="Report a delayed outcome", read_only_hint=False, destructive_hint=False,
+                                      idempotent_hint=False, open_world_hint=False),
+}
+
+
+def _make_tool(tools: NGRTools, name: str) -> Tool:
+    model = _arg_model(name)
+
+    def fn(**kwargs) -> CallToolResult:
+        return tools.call(name, **kwargs)
+    fn.__name__ = name
+    return _StrictTool(fn=fn, name=name, title=_ANNOTATIONS[name].title, description=DESCRIPTIONS[name],
+                       parameters=_inline_refs(model.model_json_schema(by_alias=True)),
+                       fn_metadata=FuncMetadata(arg_model=model), is_async=False, annotations=_ANNOTATIONS[name])
+
+
+def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIPPET_CHARS) -> MCPServer:
+    """An ``MCPServer`` exposing ``engine`` (anything with the Engine's public API) as six tools."""
+    from .. import __version__
+    tools = NGRTools(engine, snippet_chars)
+    server = MCPServer(name, title="Neuron Graph RAG", instructions=INSTRUCTIONS, version=__version__,
+                       log_level="WARNING", tools=[_make_tool(tools, n) for n in ARG_MODELS])
+    server.ngr_tools = tools   # for embedding applications
+    return server
+
+
+def serve(engine, transport: str = "stdio") -> None:
+    """Serve ``engine`` over stdio until the client closes the stream; closes the engine afterwards."""
+    try:
+        build_server(engine).run(transport)
+    finally:
+        engine.close()
+
+
+TOOL_NAMES: tuple[str, ...] = tuple(ARG_MODELS)
