@@ -17,7 +17,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..config import SearchConfig
 from ..engine import Engine, open_engine
 from ..errors import InvalidArgument
 from ..model import Node

@@ -25,11 +25,15 @@ def _m():
 
 
 def _store_path(c) -> str:
-    m = _m()
-    path = c.db_path()
-    if not Path(path).exists():
-        raise m.CliError("no_store", f"no store at {path}")
-    return path
+    return c.existing_db_path()
+
+
+def _ledger_view(store):
+    """The learning API over a bare store: reading ledgers needs no embedder or in-memory index."""
+    from ..learning import LearningMixin
+    view = type("_View", (LearningMixin,), {})()
+    view.store = store
+    return view
 
 
 def _engine(c):
@@ -126,11 +130,9 @@ def failure(ctx: typer.Context, trace_id: str = typer.Argument(...),
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        from ..learning import LearningMixin
         store = c.open_store(_store_path(c))
         try:
-            view = type("_View", (LearningMixin,), {})()
-            view.store = store
+            view = _ledger_view(store)
             r = view.record_retrieval_failure(trace_id, reason)
         finally:
             store.close()
@@ -143,11 +145,9 @@ def trace_command(ctx: typer.Context, trace_id: str = typer.Argument(..., help="
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        from ..learning import LearningMixin
         store = c.open_store(_store_path(c))
         try:
-            view = type("_View", (LearningMixin,), {})()
-            view.store = store
+            view = _ledger_view(store)
             rep = view.learning_report(trace_id)
         finally:
             store.close()

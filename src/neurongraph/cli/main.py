@@ -25,7 +25,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import InvalidArgument, NeuronGraphError, UnknownTrace
+from ..errors import InvalidArgument, NeuronGraphError
 
 __all__ = ["app", "main"]
 
@@ -91,6 +91,13 @@ class Ctx:
 
     def db_path(self) -> str:
         return _check_db_path(self.db)
+
+    def existing_db_path(self) -> str:
+        """The database path, which must already hold a store (read-only commands)."""
+        path = self.db_path()
+        if not Path(path).exists():
+            raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
+        return path
 
     def open_store(self, path: str | None = None):
         from ..store.sqlite import SQLiteStore
@@ -182,9 +189,7 @@ def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     """Counts of nodes, edges, relations, traces and cached vectors in the store."""
     c = _ctx(ctx)
     with _handled(as_json):
-        path = c.db_path()
-        if not Path(path).exists():
-            raise CliError("no_store", f"no store at {path}; run `ngr init` or `ngr ingest FILE` first")
+        path = c.existing_db_path()
         store = c.open_store(path)
         try:
             s = store.stats()
@@ -395,9 +400,7 @@ def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     """
     c = _ctx(ctx)
     with _handled(as_json):
-        path = c.db_path()
-        if not Path(path).exists():
-            raise CliError("no_store", f"no store at {path}; run `ngr ingest` first")
+        path = c.existing_db_path()
         eng = c.open_engine(path)
         try:
             t0 = time.perf_counter()
@@ -473,9 +476,7 @@ def search(ctx: typer.Context,
     """Explained hybrid + graph search; stores a trace (see `ngr trace`)."""
     c = _ctx(ctx)
     with _handled(as_json):
-        path = c.db_path()
-        if not Path(path).exists():
-            raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first")
+        path = c.existing_db_path()
         overrides = {"channel": channel}
         if types:
             overrides["result_types"] = tuple(types)
@@ -607,7 +608,6 @@ def bench_perf(ctx: typer.Context,
                as_json: bool = _json_opt()) -> None:
     """Synthetic ingest and search latency benchmark (embedding excluded; see the output's notes)."""
     from ..bench.perf import run_perf
-    c = _ctx(ctx)
     with _handled(as_json):
         if nodes < 10:
             raise InvalidArgument("--nodes must be at least 10")
@@ -690,7 +690,10 @@ def bench_retrieval(ctx: typer.Context,
 
 from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
 
+from .mcp_cmd import mcp_command  # noqa: E402  (the SDK itself is imported only when the server starts)
+
 app.add_typer(feedback_app, name="feedback")
+app.command("mcp")(mcp_command)
 app.command("trace")(trace_command)
 bench_app.command("learning")(bench_learning)
 

@@ -195,7 +195,6 @@ def beam_search(
 
 def _merge(rec, D: int) -> BeamResult:
     """A node's result is its best kept path over all beams and depths."""
-    own = np.concatenate([r[0] for r in rec])
     pn = np.concatenate([r[1] for r in rec])
     pe = np.concatenate([r[2] for r in rec])
     sc = np.concatenate([r[3] for r in rec])

@@ -21,7 +21,7 @@ from ..errors import StoreError, UnknownNode
 from ..index.tokenize import fts_match_expression, lexical_text
 from ..model import Edge, Node
 from .base import Changes, EdgeArrays, NodeRow, Store
-from .migrations import MIGRATIONS, SCHEMA_VERSION
+from .migrations import MIGRATIONS
 
 __all__ = ["SQLiteStore"]
 
@@ -85,6 +85,7 @@ class SQLiteStore(Store):
                 yield self.conn
             except BaseException:
                 self._depth -= 1
+                self._rel_cache.clear()   # relation rows this transaction inserted are gone too
                 if self._depth == 0:
                     self.conn.execute("ROLLBACK")
                 else:
