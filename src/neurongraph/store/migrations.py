@@ -151,6 +151,54 @@ MIGRATIONS: list[tuple[str, str]] = [
     INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.activation_half_life_s', '604800');
     INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.retrieval_counted_rowid', '0');
     """),
+    ("0003_schema", """
+    -- relation schema, entities, aliases, revisions (src/neurongraph/schema).
+    -- A registered relation type; rel_id is relations.id, the predicate id of the graph arrays.
+    CREATE TABLE relation_types (
+        rel_id         INTEGER PRIMARY KEY REFERENCES relations(id),
+        directed       INTEGER NOT NULL DEFAULT 1 CHECK (directed IN (0, 1)),
+        inverse        TEXT UNIQUE,                 -- name that reads the edge from its dst side
+        default_weight REAL NOT NULL DEFAULT 1.0 CHECK (default_weight >= 0),
+        description    TEXT NOT NULL DEFAULT ''
+    );
+    -- allowed (src_type, rel, dst_type) combinations; '*' matches any type; none listed = any
+    CREATE TABLE relation_rules (
+        rel_id   INTEGER NOT NULL REFERENCES relation_types(rel_id) ON DELETE CASCADE,
+        src_type TEXT NOT NULL,
+        dst_type TEXT NOT NULL,
+        position INTEGER NOT NULL DEFAULT 0,        -- declaration order, for messages
+        PRIMARY KEY (rel_id, src_type, dst_type)
+    ) WITHOUT ROWID;
+    -- declared invariants, checked at write time (spec = JSON, see schema/invariants.py)
+    CREATE TABLE invariants (
+        name     TEXT PRIMARY KEY,
+        position INTEGER NOT NULL,
+        spec     TEXT NOT NULL
+    );
+    -- mutable entity state with an optimistic-concurrency revision counter
+    CREATE TABLE entity_state (
+        node_idx   INTEGER PRIMARY KEY REFERENCES nodes(idx) ON DELETE CASCADE,
+        state      TEXT NOT NULL DEFAULT '{}',
+        revision   INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
+        updated_at REAL NOT NULL
+    );
+    -- names that resolve to a node (NFKC + casefold normalised)
+    CREATE TABLE aliases (
+        alias    TEXT PRIMARY KEY,
+        node_idx INTEGER NOT NULL REFERENCES nodes(idx) ON DELETE CASCADE
+    ) WITHOUT ROWID;
+    CREATE INDEX aliases_node ON aliases(node_idx);
+    -- entries superseded by a newer revision (kept for history, out of normal retrieval);
+    -- derived from `supersedes` edges, so deleting the newer revision un-supersedes the old one
+    CREATE TABLE superseded (
+        node_idx INTEGER PRIMARY KEY REFERENCES nodes(idx) ON DELETE CASCADE,
+        by_idx   INTEGER NOT NULL REFERENCES nodes(idx) ON DELETE CASCADE,
+        at       REAL NOT NULL
+    );
+    CREATE INDEX superseded_by ON superseded(by_idx);
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('schema.mode', 'permissive');
+    INSERT OR IGNORE INTO meta(key, value) VALUES ('schema.generation', '0');
+    """),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
