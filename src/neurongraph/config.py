@@ -51,6 +51,7 @@ class SearchConfig:
     priming_scope: int = 50         # ... applied only within the query's top candidates
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
     entry_types: tuple[str, ...] = ()   # only these types enter by BM25/dense and seed (empty = all)
+    include_superseded: bool = False    # also return entry revisions that a newer one supersedes
     explain_paths: int = 1          # best paths kept per hit
 
     def __post_init__(self):

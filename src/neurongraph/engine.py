@@ -21,6 +21,7 @@ from .graph.arrays import GraphArrays
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
 from .learning.api import LearningMixin
+from .schema.api import SchemaMixin
 from .model import Edge, Node, content_hash
 from .retrieval.pipeline import Ranking, rank
 from .store.base import Store
@@ -103,11 +104,14 @@ def _as_edges(items: Iterable[Edge | dict | tuple]) -> list[Edge]:
     return out
 
 
-class Engine(LearningMixin):
-    """Hybrid + graph retrieval over one store, with the learning loop.  Use :func:`neurongraph.open`."""
+class Engine(LearningMixin, SchemaMixin):
+    """Hybrid + graph retrieval over one store, with the learning loop and the relation schema.
+
+    Use :func:`neurongraph.open`."""
 
     def __init__(self, store: Store, embedder: Embedder, config: SearchConfig | None = None):
         self.store = store
+        self._attach_schema_validator()   # a loaded relation schema is enforced on every write
         self.embedder = embedder
         self.config = config or SearchConfig()
         self.vectors = VectorIndex(embedder.dim)
@@ -143,6 +147,8 @@ class Engine(LearningMixin):
 
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
+        if getattr(self.store, "in_transaction", False):
+            return 0   # inside schema_atomic(): catch up after the outer transaction commits
         if self.store.current_seq() == self._seq:   # one indexed row read: the common case on every search
             return 0
         ch = self.store.changes_since(self._seq)
@@ -401,10 +407,17 @@ class Engine(LearningMixin):
 
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
+        allowed = self._type_mask(cfg.result_types)
+        entry_allowed = self._type_mask(cfg.entry_types) if cfg.entry_types else None
+        if not cfg.include_superseded:   # old revisions of entries stay for history, out of normal retrieval
+            old = self.superseded_mask(len(self._alive))
+            if old.any():
+                allowed = allowed & ~old
+                entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
-                    graph=self.graph, rel_ids=self._rel_ids, allowed=self._type_mask(cfg.result_types),
+                    graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
                     extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
-                    entry_allowed=self._type_mask(cfg.entry_types) if cfg.entry_types else None,
+                    entry_allowed=entry_allowed,
                     extra_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:

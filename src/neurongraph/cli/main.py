@@ -691,9 +691,12 @@ def bench_retrieval(ctx: typer.Context,
 from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
 
 from .mcp_cmd import mcp_command  # noqa: E402  (the SDK itself is imported only when the server starts)
+from .schema_cmd import neighbors_command, schema_app  # noqa: E402
 
 app.add_typer(feedback_app, name="feedback")
 app.command("mcp")(mcp_command)
+app.add_typer(schema_app, name="schema")
+app.command("neighbors")(neighbors_command)
 app.command("trace")(trace_command)
 bench_app.command("learning")(bench_learning)
 
