@@ -35,6 +35,7 @@ class SearchConfig:
     channel: str = "spread"         # graph channel ("none" = hybrid entry only)
     max_depth: int = 2
     direction: str = "both"         # graph walks: "both" ways along edges (default) or "out" only
+    reverse_weight: float = 0.5     # with "both": weight factor of a step against an edge (measured)
     depth_decay: float = 0.85
     min_act: float = 0.01
     query_types: tuple[str, ...] = ()   # relation names the question is about (empty = layer off)
@@ -84,6 +85,7 @@ class SearchConfig:
         if self.channel not in CHANNELS:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
         for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight",
+                     "reverse_weight",
                      "priming_weight"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:

@@ -267,19 +267,23 @@ class GraphArrays:
             self._rev = _Csr(self.n_nodes, a.dst, a.src, a.weight, a.fact, a.rtype, a.pol, a.eid)
         return self._rev
 
-    def expand(self, frontier, reverse: bool = False, direction: str | None = None) -> Expansion:
+    def expand(self, frontier, reverse: bool = False, direction: str | None = None,
+               reverse_weight: float = 1.0) -> Expansion:
         """One walk step from the frontier: every live edge leaving it (or, with
         ``reverse``, entering it).  ``src`` is always the frontier node and ``dst``
         the node the step reaches; for a reverse step the stored edge points
         ``dst -> src`` (its weight, type and id are those of the stored edge).
         ``direction`` ("out", "in", "both") overrides ``reverse``; "both" walks
-        every edge either way, which is how queries follow edges in both directions."""
+        every edge either way, which is how queries follow edges in both directions;
+        ``reverse_weight`` scales the weight of the backward steps of a "both" walk."""
         frontier = np.asarray(frontier, np.int64)
         if frontier.size == 0:
             return _empty_expansion()
         if direction is not None:
             if direction == "both":
                 a, b = self.expand(frontier), self.expand(frontier, reverse=True)
+                if reverse_weight != 1.0:
+                    b = Expansion(b.src_pos, b.src, b.dst, b.weight * reverse_weight, b.fact, b.rtype, b.pol, b.eid)
                 return Expansion(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in Expansion.__dataclass_fields__))
             if direction not in ("out", "in"):
                 raise ValueError(f"direction must be 'out', 'in' or 'both', got {direction!r}")

@@ -97,6 +97,7 @@ def spread(
     alpha: float = 1.0,
     beta: float = 1.0,
     direction: str = "out",
+    reverse_weight: float = 1.0,
 ) -> SpreadResult:
     seeds = np.asarray(seeds, np.int64)
     seed_acts = np.asarray(seed_acts, np.float64)
@@ -113,7 +114,7 @@ def spread(
     for hop in range(1, max_depth + 1):
         if frontier.size == 0:
             break
-        exp = graph.expand(frontier, direction=direction)
+        exp = graph.expand(frontier, direction=direction, reverse_weight=reverse_weight)
         if len(exp) == 0:
             break
         contrib = front_act[exp.src_pos] * (exp.weight * exp.fact) * depth_decay

@@ -60,7 +60,7 @@ def run_channel(cfg: SearchConfig, graph: GraphArrays, seeds: np.ndarray, seed_a
             return None
         r = spread(graph, seeds, seed_acts, max_depth=cfg.max_depth, depth_decay=cfg.depth_decay,
                    min_act=cfg.min_act, query_types=qtypes, alpha=cfg.alpha, beta=cfg.beta,
-                   direction=cfg.direction)
+                   direction=cfg.direction, reverse_weight=cfg.reverse_weight)
         return GraphSignal(r.nodes, r.act, explain=lambda node: [
             Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
     qs = np.zeros(n) if qsim.size == 0 else np.pad(qsim.astype(np.float64), (0, max(0, n - qsim.shape[0])))
