@@ -51,6 +51,7 @@ class SearchConfig:
     priming_weight: float = 0.6     # final += w · query-conditioned activation of recently used nodes
     priming_scope: int = 50         # ... applied only within the query's top candidates
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
+    exclude_types: tuple[str, ...] = ("entity",)  # never returned as hits: linker entities are bridges, not sources
     entry_types: tuple[str, ...] = ()   # only these types enter by BM25/dense and seed (empty = all)
     include_superseded: bool = False    # also return entry revisions that a newer one supersedes
     explain_paths: int = 1          # best paths kept per hit
@@ -95,6 +96,7 @@ class SearchConfig:
         object.__setattr__(self, "query_types", tuple(self.query_types))
         object.__setattr__(self, "result_types", tuple(self.result_types))
         object.__setattr__(self, "entry_types", tuple(self.entry_types))
+        object.__setattr__(self, "exclude_types", tuple(self.exclude_types))
 
     def replace(self, **overrides) -> "SearchConfig":
         """A modified copy; unknown names are an error, not silently ignored."""
@@ -109,6 +111,7 @@ class SearchConfig:
         d["query_types"] = list(self.query_types)
         d["result_types"] = list(self.result_types)
         d["entry_types"] = list(self.entry_types)
+        d["exclude_types"] = list(self.exclude_types)
         d["metadata_edges"] = [list(m) for m in self.metadata_edges]
         d["strategy"] = None if self.strategy is None else {"kind": type(self.strategy).__name__, **{
             k: v for k, v in dataclasses.asdict(self.strategy).items() if not callable(v)}}

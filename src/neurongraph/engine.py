@@ -408,6 +408,10 @@ class Engine(LearningMixin, SchemaMixin):
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         allowed = self._type_mask(cfg.result_types)
+        if cfg.exclude_types:
+            hidden = [self._type_ids[t] for t in cfg.exclude_types if t in self._type_ids]
+            if hidden:
+                allowed = allowed & ~np.isin(self._type_of, hidden)
         entry_allowed = self._type_mask(cfg.entry_types) if cfg.entry_types else None
         if not cfg.include_superseded:   # old revisions of entries stay for history, out of normal retrieval
             old = self.superseded_mask(len(self._alive))

@@ -332,6 +332,7 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
                     engine.add_edges(batch)
                     prog.advance(etask, len(batch))
             t3 = time.perf_counter()
+            ingested = store.stats()   # counts of the file's own writes, before the linker adds its own
             link_info = None
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
@@ -344,7 +345,7 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
     return {
         "file": str(file), "db": os.path.abspath(db_path), "lines": parsed.lines,
         "nodes": len(parsed.nodes), "edges": len(parsed.edges),
-        "new_nodes": after["nodes"] - before["nodes"], "new_edges": after["edges"] - before["edges"],
+        "new_nodes": ingested["nodes"] - before["nodes"], "new_edges": ingested["edges"] - before["edges"],
         "embedded": res_nodes["embedded"], "embedder": engine.embedder.model_id,
         "store_nodes": after["nodes"], "store_edges": after["edges"],
         "seconds": {"validate": round(t_parse, 3), "nodes": round(t2 - t1, 3), "edges": round(t3 - t2, 3),
@@ -447,7 +448,7 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
     t.add_column("via", overflow="fold", max_width=30)
     for k, h in enumerate(hits, 1):
         s = h["scores"]
-        via = "entry"
+        via = "seed" if h.get("seed") else "entry"
         if h.get("paths"):
             p = h["paths"][0]
             via = f"{len(p['edges'])} hop(s) from {p['nodes'][0]}" if p["edges"] else "seed"
