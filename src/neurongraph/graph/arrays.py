@@ -72,24 +72,45 @@ class _Csr:
         return int(self.dst.shape[0])
 
     def gather(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Edge positions of all out-edges of ``frontier`` and the frontier position of each.
+        return _gather(self.indptr, frontier)
 
-        Frontier entries outside the node range (a node with no edges yet) simply
-        have no edges; positions keep referring to the caller's frontier array.
-        """
-        n = self.indptr.shape[0] - 1
-        valid = (frontier >= 0) & (frontier < n)
-        safe = np.where(valid, frontier, 0)
-        starts = self.indptr[safe]
-        counts = np.where(valid, self.indptr[safe + 1] - starts, 0)
-        total = int(counts.sum())
-        if total == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        src_pos = np.repeat(np.arange(frontier.shape[0], dtype=np.int64), counts)
-        # position of each edge = start of its row + offset inside the row
-        offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-        pos = np.repeat(starts, counts) + offsets
-        return pos, src_pos
+
+def _gather(indptr: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of every entry in the rows ``frontier`` of a CSR ``indptr``, and the frontier
+    position of each.  Entries outside the row range (a node with no edges yet) simply have
+    no entries; positions keep referring to the caller's frontier array."""
+    n = indptr.shape[0] - 1
+    valid = (frontier >= 0) & (frontier < n)
+    safe = np.where(valid, frontier, 0)
+    starts = indptr[safe]
+    counts = np.where(valid, indptr[safe + 1] - starts, 0)
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    src_pos = np.repeat(np.arange(frontier.shape[0], dtype=np.int64), counts)
+    # position of each entry = start of its row + offset inside the row
+    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    pos = np.repeat(starts, counts) + offsets
+    return pos, src_pos
+
+
+class _Rev:
+    """Reverse adjacency of one block: the block's edge *positions* grouped by destination.
+
+    It holds no edge attributes, so in-place edits of the block (learned weights, removals)
+    are never stale; it is rebuilt only when the block itself is replaced."""
+
+    def __init__(self, blk: _Csr):
+        dst = blk.dst
+        n = int(dst.max()) + 1 if dst.size else 0
+        self.pos = np.argsort(dst, kind="stable")
+        self.indptr = np.zeros(n + 1, np.int64)
+        if dst.size:
+            np.cumsum(np.bincount(dst, minlength=n), out=self.indptr[1:])
+
+    def gather(self, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, src_pos = _gather(self.indptr, frontier)
+        return self.pos[p], src_pos
 
 
 class GraphArrays:
@@ -103,7 +124,8 @@ class GraphArrays:
     def __init__(self, n_nodes: int = 0):
         self.n_nodes = int(n_nodes)
         self._base = _Csr(self.n_nodes, [], [], [], [], [], [], [])
-        self._rev: _Csr | None = None
+        self._base_rev: _Rev | None = None    # reverse index of the base block (until compaction)
+        self._delta_rev: _Rev | None = None
         self._delta: dict[str, list] = {k: [] for k in ("src", "dst", "weight", "fact", "rtype", "pol", "eid")}
         self._delta_csr: _Csr | None = None
         self._delta_pos: dict[int, int] = {}   # store edge id -> delta position (the delta is small)
@@ -134,8 +156,8 @@ class GraphArrays:
         last = self._base.indptr[-1]
         self._base.indptr = np.concatenate([self._base.indptr, np.full(extra, last, np.int64)])
         self.n_nodes = n_nodes
-        self._rev = None
         self._delta_csr = None
+        self._delta_rev = None
         self.version += 1
 
     # ------------------------------------------------------------ mutation
@@ -194,14 +216,7 @@ class GraphArrays:
             dp = self._delta_pos.get(int(eids[k]))
             if dp is not None:
                 self._delta["weight"][dp] = float(weights[k])
-        rev = self._rev
         self._changed()
-        if rev is not None:   # learning edits weights only: patch the reverse index rather than rebuild it
-            order = np.argsort(rev.eid, kind="stable")
-            i = np.minimum(np.searchsorted(rev.eid[order], eids), max(rev.n_edges - 1, 0))
-            found = rev.eid[order][i] == eids if rev.n_edges else np.zeros(eids.shape[0], bool)
-            rev.weight[order[i[found]]] = weights[found]
-            self._rev = rev
 
     def remove_edges(self, eids) -> None:
         eids = np.asarray(eids, np.int64)
@@ -222,7 +237,7 @@ class GraphArrays:
 
     def _changed(self) -> None:
         self._delta_csr = None
-        self._rev = None
+        self._delta_rev = None
         self.version += 1
 
     def compact(self) -> None:
@@ -245,6 +260,7 @@ class GraphArrays:
         self._delta = {k: [] for k in self._delta}
         self._delta_pos = {}
         self._base_order = None
+        self._base_rev = None
         self._changed()
 
     # ------------------------------------------------------------- reading
@@ -261,11 +277,18 @@ class GraphArrays:
             self._delta_csr.alive = self._delta_csr.eid >= 0
         return self._delta_csr
 
-    def _reverse_block(self) -> _Csr:
-        if self._rev is None:
-            a = self.all_edges()
-            self._rev = _Csr(self.n_nodes, a.dst, a.src, a.weight, a.fact, a.rtype, a.pol, a.eid)
-        return self._rev
+    def _reverse_blocks(self) -> list[tuple[_Csr, _Rev]]:
+        out = []
+        if self._base.n_edges:
+            if self._base_rev is None:
+                self._base_rev = _Rev(self._base)
+            out.append((self._base, self._base_rev))
+        d = self._delta_block()
+        if d is not None:
+            if self._delta_rev is None:
+                self._delta_rev = _Rev(d)
+            out.append((d, self._delta_rev))
+        return out
 
     def expand(self, frontier, reverse: bool = False, direction: str | None = None,
                reverse_weight: float = 1.0) -> Expansion:
@@ -288,19 +311,25 @@ class GraphArrays:
             if direction not in ("out", "in"):
                 raise ValueError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
             reverse = direction == "in"
-        blocks = [self._reverse_block()] if reverse else [self._base, self._delta_block()]
         parts = []
-        for blk in blocks:
-            if blk is None or blk.n_edges == 0:
-                continue
-            pos, src_pos = blk.gather(frontier)
-            if pos.size == 0:
-                continue
-            ok = blk.alive[pos]
-            if not ok.all():
-                pos, src_pos = pos[ok], src_pos[ok]
-            # (in the reverse block rows are keyed by the stored edge's dst, so blk.src is the frontier side)
-            parts.append((src_pos, blk.src[pos], blk.dst[pos], blk, pos))
+        if reverse:   # a backward step: the frontier is the stored edge's dst, the step reaches its src
+            for blk, rev in self._reverse_blocks():
+                pos, src_pos = rev.gather(frontier)
+                ok = blk.alive[pos]
+                if not ok.all():
+                    pos, src_pos = pos[ok], src_pos[ok]
+                if pos.size:
+                    parts.append((src_pos, blk.dst[pos], blk.src[pos], blk, pos))
+        else:
+            for blk in (self._base, self._delta_block()):
+                if blk is None or blk.n_edges == 0:
+                    continue
+                pos, src_pos = blk.gather(frontier)
+                ok = blk.alive[pos]
+                if not ok.all():
+                    pos, src_pos = pos[ok], src_pos[ok]
+                if pos.size:
+                    parts.append((src_pos, blk.src[pos], blk.dst[pos], blk, pos))
         if not parts:
             return _empty_expansion()
         cat = np.concatenate
