@@ -30,7 +30,8 @@ class SearchConfig:
     lexical_weight: float = 0.3     # defaults measured on musique_train200 (docs/benchmarks.md)
     dense_weight: float = 0.7
     rrf_k: int = 60
-    seeds: int = 2                  # sparse seeds: pattern separation needs few
+    seeds: int = 4                  # sparse seeds: pattern separation needs few (at most this many ...
+    seed_ratio: float = 0.85        # ... and only those whose entry score is >= ratio x the best: adaptive count
     query_links: bool = True        # titles/entities named in the query become extra seeds (linked corpora)
     channel: str = "spread"         # graph channel ("none" = hybrid entry only)
     max_depth: int = 2
@@ -91,6 +92,9 @@ class SearchConfig:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a number >= 0, got {v!r}")
+        if not isinstance(self.seed_ratio, (int, float)) or isinstance(self.seed_ratio, bool) \
+                or not 0 <= self.seed_ratio <= 1:
+            raise InvalidArgument(f"seed_ratio must be within 0..1, got {self.seed_ratio!r}")
         if self.graph_weight > 1:
             raise InvalidArgument(f"graph_weight must be within 0..1, got {self.graph_weight}")
         object.__setattr__(self, "query_types", tuple(self.query_types))

@@ -97,10 +97,13 @@ def rank(
     e = fuse(lex_nodes, lex_scores, dense_nodes, dense_scores, qsim, method=cfg.fusion,
              lexical_weight=cfg.lexical_weight, dense_weight=cfg.dense_weight, rrf_k=cfg.rrf_k)
 
-    # sparse seeds: the top-s entry candidates, activation relative to the best
+    # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
+    # A clear winner seeds alone; near-ties (the question's hops scoring alike) all seed.
     order = np.argsort(-e.entry, kind="stable")
     top = order[: cfg.seeds]
     top = top[e.entry[top] > 0]
+    if top.size:
+        top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
     if extra_seeds is not None and extra_seeds.size:

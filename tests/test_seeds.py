@@ -1,0 +1,61 @@
+"""Sparse seeds: at most ``seeds`` entry candidates, and only those within ``seed_ratio`` of the best."""
+from __future__ import annotations
+
+import pytest
+
+import neurongraph as ngr
+from neurongraph.errors import InvalidArgument
+
+NODES = [
+    ngr.Node("a", "passage", "Saaremaa island", "Saaremaa island lies in the Baltic Sea off Estonia."),
+    ngr.Node("b", "passage", "Baltic Sea", "The Baltic Sea borders Estonia and the Saint Petersburg region."),
+    ngr.Node("c", "passage", "Estonia", "Estonia is a country on the Baltic Sea."),
+    ngr.Node("d", "passage", "Ferns", "Watering schedule for the ferns in the office."),
+]
+Q = "Saaremaa island Baltic Sea Estonia"
+
+
+@pytest.fixture
+def eng(engine):
+    engine.add_nodes(NODES)
+    engine.add_edges([("a", "mentions", "b"), ("b", "mentions", "c")])
+    return engine
+
+
+def _entry(eng, **cfg):
+    res = eng.search(Q, limit=10, record=False, channel="none", **cfg)
+    return {h.id: h.scores["entry"] for h in res}
+
+
+def test_ratio_zero_keeps_the_top_s(eng):
+    res = eng.search(Q, seeds=3, seed_ratio=0.0, record=False)
+    entry = _entry(eng)
+    assert res.seeds == sorted(entry, key=entry.get, reverse=True)[:3]
+
+
+def test_ratio_one_keeps_only_the_best(eng):
+    res = eng.search(Q, seeds=3, seed_ratio=1.0, record=False)
+    entry = _entry(eng)
+    assert res.seeds == [max(entry, key=entry.get)]
+
+
+@pytest.mark.parametrize("ratio", [0.3, 0.407, 0.6, 0.85, 0.95])
+def test_seeds_are_the_top_candidates_within_the_ratio(eng, ratio):
+    entry = _entry(eng)
+    ranked = sorted(entry, key=entry.get, reverse=True)[:3]
+    best = entry[ranked[0]]
+    expected = [n for n in ranked if entry[n] >= ratio * best]
+    res = eng.search(Q, seeds=3, seed_ratio=ratio, record=False)
+    assert res.seeds == expected
+    assert 1 <= len(res.seeds) <= 3
+
+
+def test_default_is_adaptive():
+    cfg = ngr.SearchConfig()
+    assert 0 < cfg.seed_ratio < 1 and cfg.seeds > 1
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, "x", True])
+def test_seed_ratio_is_validated(bad):
+    with pytest.raises(InvalidArgument):
+        ngr.SearchConfig(seed_ratio=bad)
