@@ -52,7 +52,7 @@ class SearchConfig:
     priming_weight: float = 0.6     # final += w · query-conditioned activation of recently used nodes
     priming_scope: int = 50         # ... applied only within the query's top candidates
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
-    exclude_types: tuple[str, ...] = ("entity",)  # never returned as hits: linker entities are bridges, not sources
+    exclude_types: tuple[str, ...] = ("entity",)  # never hits nor entry seeds: linker entities are bridges, not sources
     entry_types: tuple[str, ...] = ()   # only these types enter by BM25/dense and seed (empty = all)
     include_superseded: bool = False    # also return entry revisions that a newer one supersedes
     explain_paths: int = 1          # best paths kept per hit

@@ -408,10 +408,12 @@ class Engine(LearningMixin, SchemaMixin):
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         allowed = self._type_mask(cfg.result_types)
+        seed_allowed = None
         if cfg.exclude_types:
             hidden = [self._type_ids[t] for t in cfg.exclude_types if t in self._type_ids]
             if hidden:
-                allowed = allowed & ~np.isin(self._type_of, hidden)
+                seed_allowed = ~np.isin(self._type_of, hidden)   # bridges carry activation, they do not seed it
+                allowed = allowed & seed_allowed
         entry_allowed = self._type_mask(cfg.entry_types) if cfg.entry_types else None
         if not cfg.include_superseded:   # old revisions of entries stay for history, out of normal retrieval
             old = self.superseded_mask(len(self._alive))
@@ -421,7 +423,7 @@ class Engine(LearningMixin, SchemaMixin):
         return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
                     graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
                     extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
-                    entry_allowed=entry_allowed,
+                    entry_allowed=entry_allowed, seed_allowed=seed_allowed,
                     extra_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:

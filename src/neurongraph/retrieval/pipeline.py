@@ -67,9 +67,11 @@ def rank(
     extra_sources=(),
     priming: np.ndarray | None = None,
     entry_allowed: np.ndarray | None = None,
+    seed_allowed: np.ndarray | None = None,
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
-    (they may still carry activation through the graph)."""
+    (they may still carry activation through the graph); ``seed_allowed`` masks entry
+    candidates that may seed the graph (``extra_seeds`` are not filtered by it)."""
     import time
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -100,6 +102,9 @@ def rank(
     # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
     # A clear winner seeds alone; near-ties (the question's hops scoring alike) all seed.
     order = np.argsort(-e.entry, kind="stable")
+    if seed_allowed is not None and order.size:
+        cand = e.nodes[order]
+        order = order[(cand < seed_allowed.shape[0]) & seed_allowed[np.minimum(cand, seed_allowed.shape[0] - 1)]]
     top = order[: cfg.seeds]
     top = top[e.entry[top] > 0]
     if top.size:
