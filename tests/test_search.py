@@ -161,3 +161,16 @@ def test_real_model_paraphrase_without_shared_words(tmp_path, real_embedder):
     assert res.hits[0].scores["lexical"] == 0.0 and res.hits[0].scores["dense"] > 0
     assert eng.embedder.model_id.startswith("st:all-MiniLM-L6-v2")
     eng.close()
+
+
+def test_delete_and_readd_same_ids_in_one_process_and_another(history, db_path):
+    other = ngr.open(db_path, embedder="hashing")
+    history.delete_nodes(["issue:77", "pr:40"])
+    history.add_nodes([HISTORY[1], HISTORY[2]])
+    history.add_edges([("decision:12", "implemented_by", "pr:40"), ("issue:77", "corrected_by", "pr:40")])
+    for eng in (history, other):   # `other` sees delete + re-add in one catch-up batch
+        hit = next(h for h in eng.search("JWT sessions decision", limit=5) if h.id == "pr:40")
+        assert hit.paths and hit.paths[0]["nodes"] == ["decision:12", "pr:40"]
+        assert eng.search("clock skew validation").hits[0].id == "issue:77"
+        assert eng.graph.n_edges == 2
+    other.close()

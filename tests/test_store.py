@@ -163,3 +163,16 @@ def test_lexical_budget_drops_the_most_frequent_terms_first(store):
     assert same.tolist() == full.tolist()                      # under budget: unchanged
     one, _ = store.lexical_search(query_terms("widget"), 50, max_postings=1)
     assert len(one) == 31                                      # the rarest term is always kept
+
+
+def test_keys_are_never_reused_after_deletion(store):
+    store.upsert_nodes([Node("a"), Node("b"), Node("c")])
+    store.upsert_edges([Edge("a", "r", "b"), Edge("b", "r", "c")])
+    old_idx = store.lookup_idx(["c"])["c"]
+    old_eids = {r[0] for r in store.conn.execute("SELECT eid FROM edges")}
+    store.delete_nodes(["c"])                     # the highest node index and edge key go away
+    store.upsert_nodes([Node("c")])
+    store.upsert_edges([Edge("a", "r", "c")])
+    assert store.lookup_idx(["c"])["c"] > old_idx
+    new_eid = store.get_edge("a", "r", "c")["eid"]
+    assert new_eid not in old_eids and new_eid > max(old_eids)

@@ -173,6 +173,7 @@ class GraphArrays:
         i = np.minimum(i, self._base_sorted.shape[0] - 1)
         found = self._base_sorted[i] == eids
         pos = np.where(found, self._base_order[i], -1)
+        pos[pos >= 0] = np.where(b.alive[pos[pos >= 0]], pos[pos >= 0], -1)   # a removed edge's key is gone
         return pos
 
     def upsert_edges(self, src, dst, weight, fact, rtype, pol, eid) -> None:

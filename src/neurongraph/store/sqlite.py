@@ -102,6 +102,22 @@ class SQLiteStore(Store):
     def _next_seq(self) -> int:
         return int(self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'seq' RETURNING value").fetchone()[0])
 
+    _KEYS = {("nodes", "idx"), ("edges", "eid")}
+
+    def _take_keys(self, table: str, column: str, count: int) -> int:
+        """First of ``count`` fresh keys for ``table``, from a counter that only grows.
+
+        SQLite reuses the highest rowid after it is deleted; a reused node index or edge
+        key would let a tombstone (or a learning log entry) name a row added later, and
+        in-memory arrays would update a dead position.  Call inside a write transaction."""
+        assert (table, column) in self._KEYS   # identifiers are constants, never user input
+        name = f"next_key.{table}"
+        r = self.conn.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
+        start = int(r[0]) if r else int(self.conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0])
+        self.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                          (name, str(start + count)))
+        return start
+
     def current_seq(self) -> int:
         return int(self.conn.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()[0])
 
@@ -130,11 +146,12 @@ class SQLiteStore(Store):
                 existing.update({r[0]: (r[1], r[2]) for r in c.execute(q, part)})
             new = [n for n in latest.values() if n.id not in existing]
             old = [n for n in latest.values() if n.id in existing]
+            first = self._take_keys("nodes", "idx", len(new))
             c.executemany(
-                "INSERT INTO nodes(id, type, title, text, metadata, confidence, content_hash, created_at, updated_at, seq)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [(n.id, n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence, n.hash, now, now, seq)
-                 for n in new],
+                "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at, seq)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(first + k, n.id, n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence,
+                  n.hash, now, now, seq) for k, n in enumerate(new)],
             )
             c.executemany(
                 "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?, updated_at=?, seq=?"
@@ -246,9 +263,11 @@ class SQLiteStore(Store):
             rows = [(idx[e.src], rel[e.rel], idx[e.dst], e.polarity, e.weight, e.factuality,
                      json.dumps(e.meta, ensure_ascii=False) if e.meta else "{}", now, now, seq) for e in edges]
             rows.sort(key=lambda r: (r[0], r[1], r[2]))   # B-tree friendly order: ~2x faster bulk upserts
+            first = self._take_keys("edges", "eid", len(rows))   # an existing edge keeps its key (gaps are harmless)
+            rows = [(first + k, *r) for k, r in enumerate(rows)]
             c.executemany(
-                "INSERT INTO edges(src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at, seq)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)"
+                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at, seq)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity, weight=excluded.weight,"
                 " factuality=excluded.factuality, meta=json_patch(edges.meta, excluded.meta),"
                 " updated_at=excluded.updated_at, seq=excluded.seq",
