@@ -28,12 +28,16 @@ def _store_path(c) -> str:
     return c.existing_db_path()
 
 
-def _ledger_view(store):
-    """The learning API over a bare store: reading ledgers needs no embedder or in-memory index."""
+def _on_ledger(c, call):
+    """Run ``call(view)`` with the learning API over a bare store: ledgers need no embedder or index."""
     from ..learning import LearningMixin
-    view = type("_View", (LearningMixin,), {})()
-    view.store = store
-    return view
+    store = c.open_store(_store_path(c))
+    try:
+        view = type("_View", (LearningMixin,), {})()
+        view.store = store
+        return call(view)
+    finally:
+        store.close()
 
 
 def _engine(c):
@@ -130,12 +134,7 @@ def failure(ctx: typer.Context, trace_id: str = typer.Argument(...),
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        store = c.open_store(_store_path(c))
-        try:
-            view = _ledger_view(store)
-            r = view.record_retrieval_failure(trace_id, reason)
-        finally:
-            store.close()
+        r = _on_ledger(c, lambda view: view.record_retrieval_failure(trace_id, reason))
     m._print_json(r) if as_json else m.out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
 
 
@@ -145,12 +144,7 @@ def trace_command(ctx: typer.Context, trace_id: str = typer.Argument(..., help="
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        store = c.open_store(_store_path(c))
-        try:
-            view = _ledger_view(store)
-            rep = view.learning_report(trace_id)
-        finally:
-            store.close()
+        rep = _on_ledger(c, lambda view: view.learning_report(trace_id))
     if as_json:   # the stored trace's own fields at the top, the learning state beside them
         m._print_json({**rep["trace"], **{k: v for k, v in rep.items() if k != "trace"}})
         return

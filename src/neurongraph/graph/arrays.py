@@ -312,25 +312,19 @@ class GraphArrays:
             if direction not in ("out", "in"):
                 raise ValueError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
             reverse = direction == "in"
-        parts = []
         if reverse:   # a backward step: the frontier is the stored edge's dst, the step reaches its src
-            for blk, rev in self._reverse_blocks():
-                pos, src_pos = rev.gather(frontier)
-                ok = blk.alive[pos]
-                if not ok.all():
-                    pos, src_pos = pos[ok], src_pos[ok]
-                if pos.size:
-                    parts.append((src_pos, blk.dst[pos], blk.src[pos], blk, pos))
+            sources = [(blk, rev.gather, blk.dst, blk.src) for blk, rev in self._reverse_blocks()]
         else:
-            for blk in (self._base, self._delta_block()):
-                if blk is None or blk.n_edges == 0:
-                    continue
-                pos, src_pos = blk.gather(frontier)
-                ok = blk.alive[pos]
-                if not ok.all():
-                    pos, src_pos = pos[ok], src_pos[ok]
-                if pos.size:
-                    parts.append((src_pos, blk.src[pos], blk.dst[pos], blk, pos))
+            sources = [(blk, blk.gather, blk.src, blk.dst) for blk in (self._base, self._delta_block())
+                       if blk is not None and blk.n_edges]
+        parts = []
+        for blk, gather, near, far in sources:
+            pos, src_pos = gather(frontier)
+            ok = blk.alive[pos]
+            if not ok.all():
+                pos, src_pos = pos[ok], src_pos[ok]
+            if pos.size:
+                parts.append((src_pos, near[pos], far[pos], blk, pos))
         if not parts:
             return _empty_expansion()
         cat = np.concatenate
