@@ -107,7 +107,7 @@ class SearchConfig:
         names = {f.name for f in dataclasses.fields(self)}
         bad = set(overrides) - names
         if bad:
-            raise InvalidArgument(f"unknown search option(s) {sorted(bad)}; known: {sorted(names - {'extra'})}")
+            raise InvalidArgument(f"unknown search option(s) {sorted(bad)}; known: {sorted(names)}")
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict:
