@@ -218,7 +218,7 @@ def test_similarity_links_entity_synonyms():
                 out.append(rng.normal(size=4) * [0, 1, 1, 1])
         return np.array(out)
 
-    res = Linker(LinkerConfig(mentions=False), embed=embed).fit(items)
+    res = Linker(LinkerConfig(mentions=False, similarity=True), embed=embed).fit(items)
     assert {e.id for e in res.entities} == {"entity:nyc", "entity:new york city", "entity:boston"}
     assert edge_set(res, "similarity") == {
         ("entity:nyc", "similar_to", "entity:new york city"),

@@ -90,7 +90,6 @@ def _systems() -> dict[str, dict]:
         "ablate:no-query-links": dict(query_links=False),
         "ablate:mentions-only": dict(query_types=_MENTIONS, alpha=0.0),
         "ablate:entities-only": dict(query_types=_ENTITIES, alpha=0.0),
-        "ablate:no-similarity": dict(query_types=_MENTIONS + ("has_entity", "entity_in"), alpha=0.0),
     }
 
 

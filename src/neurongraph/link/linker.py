@@ -104,7 +104,9 @@ class LinkerConfig:
     mentions: bool = True
     refs: bool = True
     entities: bool = True
-    similarity: bool = True  # also needs an embed function
+    # opt-in: on the three QA benchmarks it changed nothing measurable (docs/benchmarks.md) while
+    # costing an embedding pass over every entity name at link time; also needs an embed function
+    similarity: bool = False
     # mention linker
     min_title_chars: int = 3  # shorter normalised titles are too ambiguous to match in free text
     max_title_targets: int = 8  # a title shared by more nodes than this is skipped, else weight 1/n
