@@ -268,7 +268,7 @@ class Engine(LearningMixin, SchemaMixin):
         return out
 
     def link(self, config=None, progress: Progress | None = None) -> dict:
-        """Build graph edges without an LLM (mentions, refs, shared entities, synonyms) over the corpus.
+        """Build graph edges without an LLM (mentions, refs, shared entities; synonyms opt-in) over the corpus.
 
         Re-running it rebuilds the links from scratch and upserts them, so it is
         idempotent; learned weights on existing edges are kept by the upsert.

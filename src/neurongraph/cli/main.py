@@ -363,7 +363,7 @@ def _link_summary(info: dict) -> dict:
 def ingest(ctx: typer.Context,
            file: Path = typer.Argument(..., help="JSON Lines: one node or edge per line."),
            link: bool = typer.Option(False, "--link", help="Afterwards build LLM-free links over the whole store "
-                                     "(title mentions, #refs, shared entities, synonyms): see `ngr link`."),
+                                     "(title mentions, #refs, shared entities): see `ngr link`."),
            as_json: bool = _json_opt()) -> None:
     """Add nodes and edges from a JSONL file, all or nothing.
 
@@ -394,7 +394,8 @@ def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
 
     Title/alias mentions become `mentions` edges, `#123` / `issue 123` become
     `references`, name-like phrases shared by a few nodes become `entity` nodes
-    (`has_entity` / `entity_in`), and near-synonym entities get `similar_to`.
+    (`has_entity` / `entity_in`).  (Synonym links between entities, `similar_to`, are
+    opt-in through the Python API: `engine.link(LinkerConfig(similarity=True))`.)
     Every edge records its linker in meta.  Idempotent: re-running rebuilds and
     upserts, keeping learned weights.  Afterwards, titles and entities named in a
     query become extra seeds.
