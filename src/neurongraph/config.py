@@ -26,6 +26,8 @@ class SearchConfig:
     lexical_k: int = 100            # BM25 candidates
     lexical_budget: int = 10_000    # postings one query may read; most frequent terms dropped first (0 = no limit)
     dense_k: int = 100              # dense candidates
+    ann_min_nodes: int = 200_000    # from this many vectors, spread/ppr/none use an IVF top-k (0 = always exact)
+    ann_nprobe: int = 48            # IVF clusters scored per query (~5% of them at 1M nodes)
     fusion: str = "linear"          # entry fusion: normalised linear or reciprocal-rank
     lexical_weight: float = 0.3     # defaults measured on musique_train200 (docs/benchmarks.md)
     dense_weight: float = 0.7
@@ -63,10 +65,12 @@ class SearchConfig:
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
         for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width",
-                     "priming_scope", "lexical_budget"):
+                     "priming_scope", "lexical_budget", "ann_min_nodes", "ann_nprobe"):
             positive(name)
         if self.limit == 0:
             raise InvalidArgument("limit must be at least 1")
+        if self.ann_nprobe == 0:
+            raise InvalidArgument("ann_nprobe must be at least 1")
         if self.fusion not in FUSIONS:
             raise InvalidArgument(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
         if self.strategy is not None:

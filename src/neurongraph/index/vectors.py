@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ivf import IvfIndex
+
 __all__ = ["VectorIndex"]
 
 
@@ -18,6 +20,8 @@ class VectorIndex:
         self._mat = np.zeros((0, dim), np.float32)
         self._present = np.zeros(0, bool)
         self.n = 0   # logical rows (max node index + 1)
+        self.ivf: IvfIndex | None = None   # built on demand for large corpora (see ann_top_k)
+        self._ivf_trained_n = 0
 
     def _grow(self, n: int) -> None:
         if n <= self._mat.shape[0]:
@@ -38,6 +42,8 @@ class VectorIndex:
         self._grow(int(idx.max()) + 1)
         self._mat[idx] = vecs
         self._present[idx] = True
+        if self.ivf is not None:
+            self.ivf.add(idx, self._mat[idx])
 
     def remove(self, idx) -> None:
         idx = np.asarray(idx, np.int64)
@@ -58,6 +64,31 @@ class VectorIndex:
         if self.n == 0:
             return np.zeros(0, np.float32)
         return self.matrix @ np.asarray(q, np.float32)
+
+    def ann_top_k(self, q: np.ndarray, k: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate top-k through the IVF index (trained on first use, retrained when the
+        corpus has doubled since): scores only the ``nprobe`` nearest clusters."""
+        if self.ivf is None or self.n > 2 * self._ivf_trained_n:
+            self.ivf = IvfIndex.train(self.matrix, self.present)
+            self._ivf_trained_n = self.n
+        cand = self.ivf.candidates(q, nprobe)
+        cand = cand[cand < self.n]
+        cand = cand[self.present[cand]]
+        if cand.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        sims = self._mat[cand] @ np.asarray(q, np.float32)
+        k = min(k, cand.shape[0])
+        part = np.argpartition(-sims, k - 1)[:k]
+        order = part[np.argsort(-sims[part], kind="stable")]
+        return cand[order], sims[order]
+
+    def similarity_of(self, q: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """A full-length similarity array that is exact at ``nodes`` and 0 elsewhere (no full scan)."""
+        out = np.zeros(self.n, np.float32)   # calloc: untouched pages cost nothing
+        nodes = np.asarray(nodes, np.int64)
+        nodes = nodes[(nodes >= 0) & (nodes < self.n)]
+        out[nodes] = self._mat[nodes] @ np.asarray(q, np.float32)
+        return out
 
     def top_k(self, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Indices and scores of the k best present rows (argpartition, not a full sort)."""

@@ -87,7 +87,14 @@ def rank(
                                                   cfg.lexical_budget or None), cfg.lexical_k)
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
-    if qvec is not None and vectors.n:
+    # beam and the strategies score every node they visit by query similarity, so they need the
+    # full vector; spread, ppr and hybrid-only need it for the entry candidates alone, which on a
+    # large corpus an IVF top-k finds without reading the whole matrix
+    approx = (cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and cfg.channel in ("spread", "ppr", "none"))
+    if qvec is not None and vectors.n and approx:
+        dense_nodes, dense_scores = admit(*vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
+        qsim = vectors.similarity_of(qvec, np.union1d(lex_nodes, dense_nodes))
+    elif qvec is not None and vectors.n:
         qsim = vectors.similarity(qvec)
         dense_nodes, dense_scores = admit(*vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
     else:
