@@ -43,7 +43,7 @@ class VectorIndex:
         self._mat[idx] = vecs
         self._present[idx] = True
         if self.ivf is not None:
-            self.ivf.add(idx, self._mat[idx])
+            self.ivf.add(idx, self._mat[idx], self.matrix)
 
     def remove(self, idx) -> None:
         idx = np.asarray(idx, np.int64)
@@ -71,12 +71,9 @@ class VectorIndex:
         if self.ivf is None or self.n > 2 * self._ivf_trained_n:
             self.ivf = IvfIndex.train(self.matrix, self.present)
             self._ivf_trained_n = self.n
-        cand = self.ivf.candidates(q, nprobe)
-        cand = cand[cand < self.n]
-        cand = cand[self.present[cand]]
+        cand, sims = self.ivf.search(q, nprobe, self.matrix, self.present)
         if cand.size == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        sims = self._mat[cand] @ np.asarray(q, np.float32)
         k = min(k, cand.shape[0])
         part = np.argpartition(-sims, k - 1)[:k]
         order = part[np.argsort(-sims[part], kind="stable")]
