@@ -41,7 +41,8 @@ def _check_id(value: Any, what: str) -> str:
     return value
 
 
-def _check_json(value: Any, what: str) -> dict:
+def check_json_object(value: Any, what: str) -> dict:
+    """A dict that serialises as JSON (None reads as {}); the one check every JSON field goes through."""
     if value is None or (type(value) is dict and not value):
         return {} if value is None else value
     if not isinstance(value, dict):
@@ -77,7 +78,7 @@ class Node:
         self.type = _check_id(self.type, f"node {self.id!r}: type")
         if not isinstance(self.title, str) or not isinstance(self.text, str):
             raise InvalidArgument(f"node {self.id!r}: title and text must be strings")
-        self.metadata = _check_json(self.metadata, f"node {self.id!r}: metadata")
+        self.metadata = check_json_object(self.metadata, f"node {self.id!r}: metadata")
         self.confidence = _check_unit("confidence", self.confidence, f"node {self.id!r}")
 
     @property
@@ -136,7 +137,7 @@ class Edge:
         if not (type(f) is float and 0.0 <= f <= 1.0):
             self.factuality = _check_unit("factuality", f, f"edge ({self.src}, {self.rel}, {self.dst})")
         if not (type(self.meta) is dict and not self.meta):
-            self.meta = _check_json(self.meta, f"edge ({self.src}, {self.rel}, {self.dst}): meta")
+            self.meta = check_json_object(self.meta, f"edge ({self.src}, {self.rel}, {self.dst}): meta")
 
     @classmethod
     def from_dict(cls, d: dict) -> "Edge":

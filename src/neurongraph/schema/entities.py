@@ -18,6 +18,7 @@ import unicodedata
 from typing import Iterable
 
 from ..errors import InvalidArgument, UnknownNode
+from ..model import check_json_object
 from .errors import AliasConflict, EntityExists, NotAnEntity, StaleRevision, SupersededEntry
 
 __all__ = ["normalise_alias", "node_idx", "resolve", "add_aliases", "aliases_of", "create_entity_state",
@@ -76,13 +77,9 @@ def aliases_of(c, idx: int) -> list[str]:
 
 
 def _check_state(state) -> dict:
-    if not isinstance(state, dict):
-        raise InvalidArgument(f"entity state must be a JSON object, got {type(state).__name__}")
-    try:
-        json.dumps(state)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgument(f"entity state is not JSON-serialisable: {exc}") from None
-    return state
+    if state is None:   # unlike metadata, a state must be given explicitly
+        raise InvalidArgument("entity state must be a JSON object, got NoneType")
+    return check_json_object(state, "entity state")
 
 
 def create_entity_state(c, node_id: str, state: dict) -> int:
