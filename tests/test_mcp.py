@@ -25,7 +25,7 @@ HISTORY = [
     ngr.Node("decision:12", "decision", "Use JWT for sessions", "We decided to replace cookie sessions with signed JWT tokens."),
     ngr.Node("pr:40", "pull_request", "Implement token middleware", "Adds middleware that validates bearer headers. " * 20),
     ngr.Node("issue:77", "issue", "Clock skew breaks validation", "Expired checks fail when server clocks drift."),
-    ngr.Node("wiki:deploy", "wiki", "Deploy guide", "How to roll out a release to the cluster with helm."),
+    ngr.Node("wiki:deploy", "wiki", "Deploy guide", "How to roll out a release (and new session tokens) to the cluster with helm."),
     ngr.Node("note:helm", "note", "Helm chart values", "Chart values for the cluster release."),
 ]
 LINKS = [ngr.Edge("decision:12", "implemented_by", "pr:40", weight=0.5),

@@ -41,7 +41,7 @@ def test_hit_carries_all_scores_ranks_and_path(history):
     res = history.search("JWT sessions decision", limit=5)
     ids = [h.id for h in res]
     assert ids[0] == "decision:12"
-    assert set(res.hits[0].scores) == {"lexical", "dense", "entry", "graph", "priming", "final"}
+    assert set(res.hits[0].scores) == {"lexical", "dense", "entry", "seed_score", "graph", "priming", "final"}
     assert set(res.hits[0].ranks) == {"lexical", "dense", "entry", "graph", "final"}
     # the causal chain: decision -> PR -> correction arrives through the graph
     fix = next(h for h in res if h.id == "issue:77")
@@ -174,3 +174,19 @@ def test_delete_and_readd_same_ids_in_one_process_and_another(history, db_path):
         assert eng.search("clock skew validation").hits[0].id == "issue:77"
         assert eng.graph.n_edges == 2
     other.close()
+
+
+def test_graph_reached_node_outside_the_candidate_lists_keeps_its_query_match(history):
+    # one lexical and one dense candidate: issue:77 can only arrive through the graph
+    cfg = dict(lexical_k=1, dense_k=1, limit=5, record=False)
+    res = history.search("JWT sessions decision and clock skew validation", **cfg)
+    fix = next(h for h in res if h.id == "issue:77")
+    assert not fix.ranks["lexical"] and not fix.ranks["dense"] and fix.paths
+    # its dense match is measured on the corpus-anchored scale, not zeroed for missing the lists
+    assert fix.scores["dense"] > 0
+    cfg_ = history.config
+    share = cfg_.dense_weight / (cfg_.lexical_weight + cfg_.dense_weight)
+    assert fix.scores["entry"] == pytest.approx(share * fix.scores["dense"])
+    g = cfg_.graph_weight
+    for h in res:   # the explanation adds up: final = (1-g)·entry + g·graph
+        assert h.scores["final"] == pytest.approx((1 - g) * h.scores["entry"] + g * h.scores["graph"])

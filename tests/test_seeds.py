@@ -24,7 +24,7 @@ def eng(engine):
 
 def _entry(eng, **cfg):
     res = eng.search(Q, limit=10, record=False, channel="none", **cfg)
-    return {h.id: h.scores["entry"] for h in res}
+    return {h.id: h.scores["seed_score"] for h in res}
 
 
 def test_ratio_zero_keeps_the_top_s(eng):

@@ -294,13 +294,21 @@ class Engine(LearningMixin, SchemaMixin):
         self._linker_pending = []
         return {"items": len(items), "entities": len(res.entities), "edges": len(edges), **res.stats}
 
-    def _query_seeds(self, query: str) -> np.ndarray | None:
-        """Nodes whose title, alias or entity name the query mentions (linked corpora only)."""
+    def _query_seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Nodes whose title, alias or entity name the query mentions (linked corpora only), with
+        one id per matched name so the targets of an ambiguous name can be told apart."""
         linker = self._query_linker()
         if linker is None:
             return None
-        ids = [node_id for node_id, _ in linker.link_query(query)]
-        return np.fromiter(self.store.lookup_idx(ids).values(), np.int64) if ids else None
+        pairs = linker.link_query(query)
+        if not pairs:
+            return None
+        idx = self.store.lookup_idx([n for n, _ in pairs])
+        name_id: dict[str, int] = {}
+        found = [(idx[n], name_id.setdefault(k, len(name_id))) for n, k in pairs if n in idx]
+        if not found:
+            return None
+        return np.array([n for n, _ in found], np.int64), np.array([k for _, k in found], np.int64)
 
     def _query_linker(self):
         """The linker that answers query-side linking, fitted lazily and extended with new nodes."""
@@ -424,7 +432,7 @@ class Engine(LearningMixin, SchemaMixin):
                     graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
                     extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
                     entry_allowed=entry_allowed, seed_allowed=seed_allowed,
-                    extra_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
+                    query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
         t0 = time.perf_counter()

@@ -22,6 +22,7 @@ class VectorIndex:
         self.n = 0   # logical rows (max node index + 1)
         self.ivf: IvfIndex | None = None   # built on demand for large corpora (see ann_top_k)
         self._ivf_trained_n = 0
+        self._sample: np.ndarray | None = None   # rows behind typical_similarity, reset on change
 
     def _grow(self, n: int) -> None:
         if n <= self._mat.shape[0]:
@@ -42,6 +43,7 @@ class VectorIndex:
         self._grow(int(idx.max()) + 1)
         self._mat[idx] = vecs
         self._present[idx] = True
+        self._sample = None
         if self.ivf is not None:
             self.ivf.add(idx, self._mat[idx], self.matrix)
 
@@ -50,6 +52,7 @@ class VectorIndex:
         idx = idx[idx < self._mat.shape[0]]
         self._mat[idx] = 0.0
         self._present[idx] = False
+        self._sample = None
 
     @property
     def matrix(self) -> np.ndarray:
@@ -58,6 +61,18 @@ class VectorIndex:
     @property
     def present(self) -> np.ndarray:
         return self._present[: self.n]
+
+    def typical_similarity(self, q: np.ndarray, sample: int = 4096) -> float:
+        """Median cosine of ``q`` over the corpus (an evenly spaced sample of at most ``sample``
+        rows): the level of "unrelated" for this query, cheap at any corpus size."""
+        if self._sample is None:
+            rows = np.flatnonzero(self.present)
+            if rows.shape[0] > sample:
+                rows = rows[np.linspace(0, rows.shape[0] - 1, sample).astype(np.int64)]
+            self._sample = rows
+        if self._sample.size == 0:
+            return 0.0
+        return float(np.median(self._mat[self._sample] @ np.asarray(q, np.float32)))
 
     def similarity(self, q: np.ndarray) -> np.ndarray:
         """Cosine similarity of every row to ``q`` (rows are normalised)."""

@@ -134,6 +134,23 @@ class LinkerConfig:
             raise ValueError(f"unknown entity kinds {sorted(bad)}; known: {KINDS}")
 
 
+_WORD_TOK = re.compile(r"[^\W\d_][\w'\u2019-]*")
+
+
+def _capitalised_mid(text: str) -> set[str]:
+    """Normalised words the text writes with a capital where a sentence does not start.
+
+    A question that writes "the Cotula" names something, even if the corpus mostly uses the word
+    lower-case: the query's own casing is evidence the corpus statistics cannot overrule."""
+    out: set[str] = set()
+    for sentence in re.split(r"[.!?:;\n]+", text):
+        words = _WORD_TOK.findall(sentence)
+        for w in words[1:]:
+            if w[0].isupper():
+                out.add(normalize(w))
+    return out
+
+
 _NUMERAL = re.compile(r"^(?:\d+|[IVXLCDM]{2,})$")
 
 
@@ -207,13 +224,14 @@ class Linker:
         out: list[tuple[str, str]] = []
         seen: set[str] = set()
         tcap = self._title_cap()
+        named = _capitalised_mid(text)   # the query's own capitals outvote corpus case statistics
         spans = [(s, e, k, "t") for s, e, k in _scan(self._title_auto, q, longest=False)]
         spans += [(s, e, k, "e") for s, e, k in _scan(self._entity_auto, q, longest=False)]
         spans.sort(key=lambda t: (t[0], -t[1]))
         for _, _, key, src in drop_nested(spans):
             if src == "t":
                 if self._title_kind[key] == "mention" and (
-                    len(self._title_docs.get(key, ())) > tcap or self._common_word(key)
+                    len(self._title_docs.get(key, ())) > tcap or (self._common_word(key) and key not in named)
                 ):
                     continue
                 targets = sorted(self._title_targets[key])

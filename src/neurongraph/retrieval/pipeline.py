@@ -15,7 +15,7 @@ from ..graph.arrays import GraphArrays
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
 from .channels import run_channel
-from .fusion import fuse
+from .fusion import dense_match, fuse
 
 __all__ = ["Ranking", "GraphPath", "rank"]
 
@@ -53,6 +53,38 @@ def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
     return out
 
 
+def _add_query_seeds(seeds, seed_acts, q_nodes, q_names, e):
+    """Seeds the question names, at the activation of the best entry seed.
+
+    An ambiguous name ("Scott Howell": the footballer and the consultant) shares that
+    activation among its targets by their own entry score: the best-matching reading
+    keeps it all, the others get their fraction (none when they did not enter at all,
+    unless no reading did).  A node already seeded by entry keeps the larger activation."""
+    top_act = float(seed_acts.max()) if seed_acts.size else 1.0
+    score = np.zeros(q_nodes.shape[0])
+    if e.nodes.size:
+        pos = np.minimum(np.searchsorted(e.nodes, q_nodes), e.nodes.shape[0] - 1)
+        hit = e.nodes[pos] == q_nodes
+        score[hit] = e.entry[pos[hit]]
+    rel = np.ones(q_nodes.shape[0])
+    for name in np.unique(q_names):
+        same = q_names == name
+        best = score[same].max()
+        if same.sum() > 1 and best > 0:
+            rel[same] = score[same] / best
+    ok = rel > 0
+    q_nodes, acts = q_nodes[ok], top_act * rel[ok]
+    seeds, seed_acts = seeds.copy(), seed_acts.astype(np.float64).copy()
+    for n, a in zip(q_nodes.tolist(), acts.tolist()):
+        at = np.flatnonzero(seeds == n)
+        if at.size:
+            seed_acts[at[0]] = max(seed_acts[at[0]], a)
+        else:
+            seeds = np.append(seeds, n)
+            seed_acts = np.append(seed_acts, a)
+    return seeds, seed_acts
+
+
 def rank(
     query: str,
     qvec: np.ndarray | None,
@@ -63,7 +95,7 @@ def rank(
     graph: GraphArrays,
     rel_ids: dict[str, int],
     allowed: np.ndarray | None,
-    extra_seeds: np.ndarray | None = None,
+    query_seeds: tuple[np.ndarray, np.ndarray] | None = None,
     extra_sources=(),
     priming: np.ndarray | None = None,
     entry_allowed: np.ndarray | None = None,
@@ -71,7 +103,9 @@ def rank(
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
     (they may still carry activation through the graph); ``seed_allowed`` masks entry
-    candidates that may seed the graph (``extra_seeds`` are not filtered by it)."""
+    candidates that may seed the graph.  ``query_seeds`` are ``(nodes, name ids)`` the
+    question names (query-side linking; not filtered by ``seed_allowed``): nodes sharing
+    a name id are the targets of one ambiguous name."""
     import time
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -103,8 +137,10 @@ def rank(
     t2 = time.perf_counter()
     timings["dense"] = (t2 - t1) * 1000
 
+    floor = vectors.typical_similarity(qvec) if qvec is not None and vectors.n else None
     e = fuse(lex_nodes, lex_scores, dense_nodes, dense_scores, qsim, method=cfg.fusion,
-             lexical_weight=cfg.lexical_weight, dense_weight=cfg.dense_weight, rrf_k=cfg.rrf_k)
+             lexical_weight=cfg.lexical_weight, dense_weight=cfg.dense_weight, rrf_k=cfg.rrf_k,
+             dense_floor=floor)
 
     # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
     # A clear winner seeds alone; near-ties (the question's hops scoring alike) all seed.
@@ -118,10 +154,8 @@ def rank(
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
-    if extra_seeds is not None and extra_seeds.size:
-        fresh = extra_seeds[~np.isin(extra_seeds, seeds)]
-        seeds = np.concatenate([seeds, fresh])
-        seed_acts = np.concatenate([seed_acts, np.full(fresh.shape[0], seed_acts.max() if seed_acts.size else 1.0)])
+    if query_seeds is not None and query_seeds[0].size:
+        seeds, seed_acts = _add_query_seeds(seeds, seed_acts, *query_seeds, e)
 
     # graph channel
     qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
@@ -145,7 +179,14 @@ def rank(
         out[in_e] = arr[pos_e[in_e]]
         return out
 
-    entry = take(e.entry)
+    entry = take(e.match)      # the final ranking uses the corpus-anchored query match
+    dense = take(e.dense_abs)
+    if floor is not None and cfg.fusion == "linear" and dense_nodes.size and not in_e.all():
+        # graph-reached nodes outside the candidate lists keep their dense query match instead of 0
+        out = np.flatnonzero(~in_e)
+        sims = vectors.similarity_of(qvec, nodes[out])[nodes[out]] if approx else qsim[nodes[out]]
+        dense[out] = dense_match(sims, float(dense_scores[0]), floor)
+        entry[out] = cfg.dense_weight / (cfg.lexical_weight + cfg.dense_weight or 1.0) * dense[out]
     graph_score = np.zeros(nodes.shape[0])
     if graph_nodes.size:
         go = np.argsort(graph_nodes)
@@ -174,8 +215,8 @@ def rank(
     keep = keep[np.argsort(-final[keep], kind="stable")][: cfg.limit]
 
     scores = {
-        "lexical": take(e.lexical)[keep], "dense": take(e.dense)[keep],
-        "entry": entry[keep], "graph": graph_score[keep], "priming": primed[keep], "final": final[keep],
+        "lexical": take(e.lexical)[keep], "dense": dense[keep],
+        "entry": entry[keep], "seed_score": take(e.entry)[keep], "graph": graph_score[keep], "priming": primed[keep], "final": final[keep],
     }
     ranks = {
         "lexical": take(e.lex_rank, 0)[keep], "dense": take(e.dense_rank, 0)[keep],
