@@ -22,7 +22,7 @@ class VectorIndex:
         self.n = 0   # logical rows (max node index + 1)
         self.ivf: IvfIndex | None = None   # built on demand for large corpora (see ann_top_k)
         self._ivf_trained_n = 0
-        self._sample: np.ndarray | None = None   # rows behind typical_similarity, reset on change
+        self._sample: np.ndarray | None = None   # sampled rows behind typical_similarity, reset on change
 
     def _grow(self, n: int) -> None:
         if n <= self._mat.shape[0]:
@@ -65,14 +65,14 @@ class VectorIndex:
     def typical_similarity(self, q: np.ndarray, sample: int = 4096) -> float:
         """Median cosine of ``q`` over the corpus (an evenly spaced sample of at most ``sample``
         rows): the level of "unrelated" for this query, cheap at any corpus size."""
-        if self._sample is None:
+        if self._sample is None or self._sample.shape[0] > sample:
             rows = np.flatnonzero(self.present)
             if rows.shape[0] > sample:
                 rows = rows[np.linspace(0, rows.shape[0] - 1, sample).astype(np.int64)]
-            self._sample = rows
-        if self._sample.size == 0:
+            self._sample = self._mat[rows]   # a copy: one contiguous read per query
+        if self._sample.shape[0] == 0:
             return 0.0
-        return float(np.median(self._mat[self._sample] @ np.asarray(q, np.float32)))
+        return float(np.median(self._sample @ np.asarray(q, np.float32)))
 
     def similarity(self, q: np.ndarray) -> np.ndarray:
         """Cosine similarity of every row to ``q`` (rows are normalised)."""
