@@ -586,8 +586,8 @@ def demo(ctx: typer.Context,
 def _print_demo_query(query, target, why, base, res, base_rank, rank) -> None:
     out.rule(f"[bold]{escape(query)}")
     out.print(f"[dim]looking for {escape(target)}: {escape(why)}[/]")
-    out.print(f"hybrid only (--channel none): {escape(target)} ranked "
-              f"[bold]{base_rank if base_rank else 'not found'}[/]; top 3: "
+    where = f"ranked [bold]{base_rank}[/]" if base_rank else "[bold]not among the hits[/] (no shared words; similarity below the corpus median)"
+    out.print(f"hybrid only (--channel none): {escape(target)} {where}; top 3: "
               + ", ".join(escape(h.id) for h in base.hits[:3]))
     out.print(f"with the graph channel: {escape(target)} ranked "
               f"[bold {'green' if rank else 'red'}]{rank if rank else 'not in top 5'}[/]")
