@@ -176,9 +176,10 @@ def test_delete_and_readd_same_ids_in_one_process_and_another(history, db_path):
     other.close()
 
 
-def test_graph_reached_node_outside_the_candidate_lists_keeps_its_query_match(history):
+@pytest.mark.parametrize("ann_min_nodes", [0, 1])   # exact scan, and the IVF path (similarity looked up per node)
+def test_graph_reached_node_outside_the_candidate_lists_keeps_its_query_match(history, ann_min_nodes):
     # one lexical and one dense candidate: issue:77 can only arrive through the graph
-    cfg = dict(lexical_k=1, dense_k=1, limit=5, record=False)
+    cfg = dict(lexical_k=1, dense_k=1, limit=5, record=False, ann_min_nodes=ann_min_nodes)
     res = history.search("JWT sessions decision and clock skew validation", **cfg)
     fix = next(h for h in res if h.id == "issue:77")
     assert not fix.ranks["lexical"] and not fix.ranks["dense"] and fix.paths
@@ -190,3 +191,4 @@ def test_graph_reached_node_outside_the_candidate_lists_keeps_its_query_match(hi
     g = cfg_.graph_weight
     for h in res:   # the explanation adds up: final = (1-g)·entry + g·graph
         assert h.scores["final"] == pytest.approx((1 - g) * h.scores["entry"] + g * h.scores["graph"])
+    assert (history.vectors.ivf is not None) == bool(ann_min_nodes)
