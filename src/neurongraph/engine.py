@@ -126,11 +126,68 @@ class Engine(LearningMixin, SchemaMixin):
         self._linker_pending: list[int] = []
         self.last_embedded = 0
         self._meta_edges = None
+        self._changes_unsnapshotted = 0   # changes applied since the state was last loaded from / saved to a snapshot
+        self.opened_from_snapshot = self._load_snapshot()
         self.refresh()
 
     # ------------------------------------------------------------ lifecycle
+    # A snapshot of the derived arrays is written at close() when the store is large enough for a
+    # replay to hurt and enough has changed since the last one (see snapshot.py); tests lower these.
+    snapshot_min_rows = 50_000         # nodes + edges
+    snapshot_min_changes = 0.05        # changes since the last snapshot, as a fraction of the rows
+
     def close(self) -> None:
-        self.store.close()
+        try:
+            rows = int(self._alive.sum()) + self.graph.n_edges
+            if (rows >= self.snapshot_min_rows
+                    and self._changes_unsnapshotted >= max(1, self.snapshot_min_changes * rows)):
+                self.save_snapshot()
+        except OSError as exc:   # a full disk must not lose the close; the next open replays instead
+            import warnings
+            warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
+        finally:
+            self.store.close()
+
+    def save_snapshot(self) -> dict | None:
+        """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
+        open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
+        from .snapshot import SnapshotState, save_snapshot, snapshot_path, store_id
+        path = snapshot_path(getattr(self.store, "path", ""))
+        if path is None:
+            return None
+        self.refresh()
+        e = self.graph.all_edges()
+        vec_idx = np.flatnonzero(self.vectors.present)
+        names = sorted(self._type_ids, key=self._type_ids.get)
+        st = SnapshotState(
+            seq=self._seq, model_id=self.embedder.model_id, dim=self.embedder.dim, type_names=names,
+            alive=self._alive, type_of=self._type_of, vec_idx=vec_idx, vec_mat=self.vectors.matrix[vec_idx],
+            n_nodes=self.graph.n_nodes,
+            edges={"src": e.src, "dst": e.dst, "weight": e.weight, "fact": e.fact, "rtype": e.rtype,
+                   "pol": e.pol, "eid": e.eid})
+        size = save_snapshot(path, store_id(self.store, create=True), st)
+        self._changes_unsnapshotted = 0
+        return {"path": str(path), "seq": st.seq, "bytes": size}
+
+    def _load_snapshot(self) -> bool:
+        """Start from a valid snapshot of this store, if there is one; ``refresh()`` then catches up."""
+        from .snapshot import load_snapshot, snapshot_path, store_id
+        path = snapshot_path(getattr(self.store, "path", ""))
+        if path is None:
+            return False
+        st = load_snapshot(path, store_id(self.store), self.embedder.model_id, self.embedder.dim,
+                           self.store.current_seq())
+        if st is None:
+            return False
+        self._alive, self._type_of = st.alive, st.type_of
+        self._type_ids = {name: i for i, name in enumerate(st.type_names)}
+        self.vectors.set(st.vec_idx, st.vec_mat)
+        ed = st.edges
+        self.graph = GraphArrays.from_edges(max(st.n_nodes, self._alive.shape[0]), ed["src"], ed["dst"], ed["weight"],
+                                            ed["fact"], ed["rtype"], ed["pol"], ed["eid"])
+        self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
+        self._seq = st.seq
+        return True
 
     def __enter__(self) -> "Engine":
         return self
@@ -181,6 +238,7 @@ class Engine(LearningMixin, SchemaMixin):
                 self.graph.upsert_edges(e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid)
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = ch.seq
+        self._changes_unsnapshotted += n_changes
         return n_changes
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
