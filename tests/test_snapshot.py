@@ -69,13 +69,19 @@ def built(tmp_path):
     return path
 
 
-def test_reopen_from_snapshot_equals_a_full_replay(built, tmp_path):
-    eng = _open(built)
+def _reopen_and_compare(path, tmp_path):
+    """Open from the snapshot, check it equals a full replay (state and rankings); return the engine."""
+    eng = _open(path)
     assert eng.opened_from_snapshot
-    ref = _replay(built, tmp_path)
-    assert _state(eng) == _state(ref)
+    ref = _replay(path, tmp_path)
     assert _ranking(eng) == _ranking(ref)
-    eng.close(), ref.close()
+    assert _state(eng) == _state(ref)
+    ref.close()
+    return eng
+
+
+def test_reopen_from_snapshot_equals_a_full_replay(built, tmp_path):
+    _reopen_and_compare(built, tmp_path).close()
 
 
 def test_changes_after_the_snapshot_are_caught_up(built, tmp_path):
@@ -85,13 +91,10 @@ def test_changes_after_the_snapshot_are_caught_up(built, tmp_path):
     other.add_edges([("late", "mentions", "n1"), ("n2", "fixes", "late")])
     other.delete_nodes(["n9"])
     other.close()
-    eng = _open(built)
-    assert eng.opened_from_snapshot and eng._changes_unsnapshotted > 0
-    ref = _replay(built, tmp_path)
-    assert _state(eng) == _state(ref)
-    assert _ranking(eng) == _ranking(ref)
+    eng = _reopen_and_compare(built, tmp_path)
+    assert eng._changes_unsnapshotted > 0
     assert "late" in {h.id for h in eng.search("page about topic 3 added after", limit=5, record=False)}
-    eng.close(), ref.close()
+    eng.close()
 
 
 def test_learned_weights_after_reopen_match_a_replay(built, tmp_path):
@@ -101,12 +104,7 @@ def test_learned_weights_after_reopen_match_a_replay(built, tmp_path):
     eng.record_source_use(res.trace_id, [(hit.id, s) for s in ("selected", "validated", "used")])
     eng.snapshot_min_rows = 10 ** 9   # keep the old snapshot: the learned weights arrive by the change feed
     eng.close()
-    eng = _open(built)
-    assert eng.opened_from_snapshot
-    ref = _replay(built, tmp_path)
-    assert _ranking(eng) == _ranking(ref)
-    assert _state(eng) == _state(ref)
-    eng.close(), ref.close()
+    _reopen_and_compare(built, tmp_path).close()
 
 
 def test_foreign_corrupt_or_other_embedder_snapshots_are_ignored(built, tmp_path):
