@@ -171,3 +171,19 @@ def test_any_history_of_writes_and_snapshots_reopens_to_the_replayed_state(tmp_p
     ref = _replay(path, folder)
     assert _state(again) == _state(ref)
     again.close(), ref.close()
+
+
+def test_a_failing_snapshot_write_warns_and_still_closes(tmp_path, monkeypatch):
+    path = tmp_path / "w.db"
+    eng = _open(path)
+    eng.add_nodes(NODES[:10])
+
+    def boom(*a, **k):
+        raise OSError("No space left on device")
+    monkeypatch.setattr("neurongraph.snapshot.save_snapshot", boom)
+    with pytest.warns(RuntimeWarning, match="snapshot"):
+        eng.close()
+    assert not snapshot_path(str(path)).exists()
+    again = ngr.open(path, embedder="hashing")      # the store itself is intact
+    assert again._alive.sum() == 10 and not again.opened_from_snapshot
+    again.close()

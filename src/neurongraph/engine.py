@@ -142,8 +142,8 @@ class Engine(LearningMixin, SchemaMixin):
             if (rows >= self.snapshot_min_rows
                     and self._changes_unsnapshotted >= max(1, self.snapshot_min_changes * rows)):
                 self.save_snapshot()
-        except OSError as exc:   # a full disk must not lose the close; the next open replays instead
-            import warnings
+        except Exception as exc:   # a cache write (full disk, locked meta) must not fail the close;
+            import warnings         # the next open replays the store instead
             warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
         finally:
             self.store.close()
@@ -158,10 +158,12 @@ class Engine(LearningMixin, SchemaMixin):
         self.refresh()
         e = self.graph.all_edges()
         vec_idx = np.flatnonzero(self.vectors.present)
+        # every row present (the usual case): write the matrix itself, not a 1.5 GB copy at 1M nodes
+        vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
         names = sorted(self._type_ids, key=self._type_ids.get)
         st = SnapshotState(
             seq=self._seq, model_id=self.embedder.model_id, dim=self.embedder.dim, type_names=names,
-            alive=self._alive, type_of=self._type_of, vec_idx=vec_idx, vec_mat=self.vectors.matrix[vec_idx],
+            alive=self._alive, type_of=self._type_of, vec_idx=vec_idx, vec_mat=vec_mat,
             n_nodes=self.graph.n_nodes,
             edges={"src": e.src, "dst": e.dst, "weight": e.weight, "fact": e.fact, "rtype": e.rtype,
                    "pol": e.pol, "eid": e.eid})
