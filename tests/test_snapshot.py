@@ -32,7 +32,8 @@ def _state(eng):
     vec = np.flatnonzero(eng.vectors.present)
     return {
         "alive": np.flatnonzero(eng._alive).tolist(),
-        "types": sorted(eng._type_ids),
+        # type *names* per live node: type ids are internal, and a running engine (like a snapshot) keeps
+        # ids of types whose last node was deleted, which a replay never assigns
         "type_of": [sorted(eng._type_ids, key=eng._type_ids.get)[t] for t in eng._type_of[eng._alive]],
         "vec_idx": vec.tolist(), "vec": eng.vectors.matrix[vec].round(6).tolist(),
         "edges": list(zip(e.eid[order].tolist(), e.src[order].tolist(), e.dst[order].tolist(),
