@@ -3,6 +3,8 @@ the query itself, and the question's own capitals count as evidence of a name.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import neurongraph as ngr
 from neurongraph.link import LinkInput, Linker, LinkerConfig
@@ -64,3 +66,40 @@ def test_query_capitals_name_a_title_the_corpus_writes_lower_case():
     assert linker.link_query("Which plant is larger, the Cotula or the rose?") == [("cot", "cotula")]
     # a capital that only starts a sentence is no evidence
     assert linker.link_query("Cotula grows where? Nobody knows.") == []
+
+
+def _fitted(items):
+    linker = Linker(LinkerConfig())
+    linker.fit(items)
+    return linker
+
+
+def test_query_tables_answer_exactly_like_the_fitted_linker():
+    from neurongraph.link.query import QueryTables
+    items = [LinkInput(n.id, n.title, n.text) for n in PEOPLE] + CASE + [
+        LinkInput("issue:12", "Crash on start", "Fixed by #13. Mentions Rudy Giuliani and the Cotula."),
+        LinkInput("pr:13", "Fix crash", "Closes #12; Rudy Giuliani reviewed it.")]
+    linker = _fitted(items)
+    tables = QueryTables.from_arrays(linker.query_tables().to_arrays())   # through plain arrays and back
+    queries = ["Scott Howell is a consultant who has worked with the mayor of what city?",
+               "Which plant is larger, the Cotula or the rose?", "which plant is larger, the cotula?",
+               "why does #12 crash after pr 13?", "Rudy Giuliani and Scott Howell (footballer)", "nothing here"]
+    for q in queries:
+        assert tables.link_query(q) == linker.link_query(q), q
+    assert any(tables.link_query(q) for q in queries)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["Alpha Beta", "Gamma", "gamma", "Delta (band)", "Delta", "#3", "Epsilon Ray"]),
+                          st.sampled_from(["Alpha Beta met Gamma.", "the gamma ray and Delta", "see #3 and Epsilon Ray",
+                                           "Delta played with Alpha Beta", "a gamma b gamma c"])),
+                min_size=1, max_size=12),
+       st.lists(st.sampled_from(["Alpha Beta", "gamma", "Gamma", "Delta", "#3", "issue 3", "Epsilon Ray", "ray"]),
+                min_size=1, max_size=4))
+def test_query_tables_equal_the_linker_on_any_corpus(docs, words):
+    from neurongraph.link.query import QueryTables
+    items = [LinkInput(f"issue:{i}", t, x) for i, (t, x) in enumerate(docs)]
+    linker = _fitted(items)
+    tables = QueryTables.from_arrays(linker.query_tables().to_arrays())
+    q = "What about " + " and ".join(words) + "?"
+    assert tables.link_query(q) == linker.link_query(q)

@@ -188,3 +188,41 @@ def test_a_failing_snapshot_write_warns_and_still_closes(tmp_path, monkeypatch):
     again = ngr.open(path, embedder="hashing")      # the store itself is intact
     assert again._alive.sum() == 10 and not again.opened_from_snapshot
     again.close()
+
+
+LINKED = [ngr.Node("a", "passage", "Saaremaa", "Saaremaa is an island of Estonia in the Baltic Sea."),
+          ngr.Node("b", "passage", "Kuressaare", "Kuressaare is the only town on Saaremaa."),
+          ngr.Node("c", "passage", "Baltic Sea", "The Baltic Sea borders Estonia and Finland."),
+          ngr.Node("d", "passage", "Scott Howell (footballer)", "Scott Howell plays football in Estonia."),
+          ngr.Node("e", "passage", "Scott Howell (consultant)", "Scott Howell advised the mayor of Tallinn.")]
+LINK_QUERIES = ["Which town is on Saaremaa?", "Who did Scott Howell advise in Estonia?", "the Baltic Sea borders what?"]
+
+
+def test_a_linked_store_answers_its_first_query_from_the_snapshot_tables(tmp_path):
+    from neurongraph.link import Linker
+    from neurongraph.link.query import QueryTables
+    path = tmp_path / "linked.db"
+    eng = _open(path)
+    eng.add_nodes(LINKED)
+    eng.link()
+    eng.close()
+    eng = _open(path)
+    assert eng.opened_from_snapshot and isinstance(eng._linker, QueryTables)
+    assert eng._query_linker() is eng._linker               # no refit of the corpus
+    ref = _replay(path, tmp_path)
+    assert isinstance(ref._query_linker(), Linker)           # the replay fits
+    for q in LINK_QUERIES:
+        assert eng._linker.link_query(q) == ref._linker.link_query(q)
+        assert [h.id for h in eng.search(q, record=False)] == [h.id for h in ref.search(q, record=False)]
+    assert any(eng._linker.link_query(q) for q in LINK_QUERIES)
+    ref.close()
+    # a node added after the snapshot: the tables give way, the next query fits the corpus again
+    eng.snapshot_min_rows = 10 ** 9
+    eng.add_nodes([ngr.Node("f", "passage", "Tallinn", "Tallinn is the capital of Estonia.")])
+    assert eng._linker is None
+    assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
+    eng.close()
+    eng = _open(path)                                          # the old snapshot + the change feed
+    assert eng.opened_from_snapshot and eng._linker is None
+    assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
+    eng.close()

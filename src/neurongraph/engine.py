@@ -121,7 +121,8 @@ class Engine(LearningMixin, SchemaMixin):
         self._type_ids: dict[str, int] = {}
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
-        self._linker = None   # fitted by link() or lazily; answers query-side linking
+        self._linker = None   # fitted by link() or lazily (or tables from a snapshot); answers query-side linking
+        self._linker_exact = False   # the linker equals a fresh fit of the store's current nodes
         self._linker_known: set[str] = set()
         self._linker_pending: list[int] = []
         self.last_embedded = 0
@@ -151,6 +152,7 @@ class Engine(LearningMixin, SchemaMixin):
     def save_snapshot(self) -> dict | None:
         """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
         open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
+        from .link.query import QueryTables
         from .snapshot import SnapshotState, save_snapshot, snapshot_path, store_id
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
@@ -161,12 +163,17 @@ class Engine(LearningMixin, SchemaMixin):
         # every row present (the usual case): write the matrix itself, not a 1.5 GB copy at 1M nodes
         vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
         names = sorted(self._type_ids, key=self._type_ids.get)
+        tables = None
+        if self._linker is not None and self._linker_exact:   # only a linker equal to a fresh fit at this seq
+            t = self._linker if isinstance(self._linker, QueryTables) else self._linker.query_tables()
+            tables = t.to_arrays()
         st = SnapshotState(
             seq=self._seq, model_id=self.embedder.model_id, dim=self.embedder.dim, type_names=names,
             alive=self._alive, type_of=self._type_of, vec_idx=vec_idx, vec_mat=vec_mat,
             n_nodes=self.graph.n_nodes,
             edges={"src": e.src, "dst": e.dst, "weight": e.weight, "fact": e.fact, "rtype": e.rtype,
-                   "pol": e.pol, "eid": e.eid})
+                   "pol": e.pol, "eid": e.eid},
+            linker=tables, linker_config=self.store.get_meta("linker_config") if tables else None)
         size = save_snapshot(path, store_id(self.store, create=True), st)
         self._changes_unsnapshotted = 0
         return {"path": str(path), "seq": st.seq, "bytes": size}
@@ -189,6 +196,9 @@ class Engine(LearningMixin, SchemaMixin):
                                             ed["fact"], ed["rtype"], ed["pol"], ed["eid"])
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = st.seq
+        if st.linker is not None and st.linker_config == self.store.get_meta("linker_config"):
+            from .link.query import QueryTables
+            self._linker, self._linker_exact = QueryTables.from_arrays(st.linker), True
         return True
 
     def __enter__(self) -> "Engine":
@@ -221,14 +231,14 @@ class Engine(LearningMixin, SchemaMixin):
             for i, t in zip(idx.tolist(), ch.node_types):
                 self._type_of[i] = self._type_ids.setdefault(t, len(self._type_ids))
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
-            if self._linker is not None:
-                self._linker_pending.extend(idx.tolist())
+            self._linker_changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
         if ch.deleted_nodes:
             dead = np.asarray(ch.deleted_nodes, np.int64)
             dead = dead[dead < self._alive.shape[0]]
             self._alive[dead] = False
             self.vectors.remove(dead)
+            self._linker_changed(None)
         if ch.deleted_edges:
             self.graph.remove_edges(ch.deleted_edges)
         e = ch.edges
@@ -242,6 +252,19 @@ class Engine(LearningMixin, SchemaMixin):
         self._seq = ch.seq
         self._changes_unsnapshotted += n_changes
         return n_changes
+
+    def _linker_changed(self, added: np.ndarray | None) -> None:
+        """Nodes were added (``added``) or deleted: the query linker follows added ones incrementally;
+        it no longer equals a fresh fit of the store, so its tables are not snapshotted; tables loaded
+        from a snapshot describe the older corpus and give way to a refit on the next query."""
+        from .link.query import QueryTables
+        if self._linker is None:
+            return
+        self._linker_exact = False
+        if isinstance(self._linker, QueryTables):
+            self._linker = None
+        elif added is not None:
+            self._linker_pending.extend(added.tolist())
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
         if self.vectors.n == 0 and hasattr(self.store, "all_node_vectors"):   # first load: one bulk scan
@@ -350,6 +373,7 @@ class Engine(LearningMixin, SchemaMixin):
         self.store.set_meta("linker_config", json.dumps(dataclasses.asdict(config)))
         self.refresh()
         self._linker = linker
+        self._linker_exact = True
         self._linker_known = {it.id for it in items}
         self._linker_pending = []
         return {"items": len(items), "entities": len(res.entities), "edges": len(edges), **res.stats}
@@ -371,7 +395,8 @@ class Engine(LearningMixin, SchemaMixin):
         return np.array([n for n, _ in found], np.int64), np.array([k for _, k in found], np.int64)
 
     def _query_linker(self):
-        """The linker that answers query-side linking, fitted lazily and extended with new nodes."""
+        """The linker that answers query-side linking: from a snapshot's tables when nothing changed
+        since, else fitted lazily over the store; extended with new nodes."""
         import json
         from .link import Linker, LinkerConfig
         if self._linker is None:
@@ -382,6 +407,7 @@ class Engine(LearningMixin, SchemaMixin):
             items = self._link_inputs(self.store.iter_nodes())
             self._linker = Linker(cfg)
             self._linker.fit(items)
+            self._linker_exact = True
             self._linker_known = {it.id for it in items}
             self._linker_pending = []
         if self._linker_pending:   # new nodes from the change feed; edits and deletions need link() again

@@ -39,13 +39,13 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Sequence
 
-import ahocorasick
 import numpy as np
 
 from .entities import KINDS, CaseStats, extract_raw, resolve
-from .normalize import REF_RE, STOPWORDS, drop_nested, find_keys, normalize, pad
+from .normalize import REF_RE, STOPWORDS, drop_nested, normalize
+from .query import QuerySide, QueryTables, automaton, scan
 from .similarity import EmbedFn, similar_pairs, unit_rows
 
 __all__ = ["LinkInput", "LinkedEdge", "EntityNode", "LinkResult", "LinkerConfig", "Linker"]
@@ -134,23 +134,6 @@ class LinkerConfig:
             raise ValueError(f"unknown entity kinds {sorted(bad)}; known: {KINDS}")
 
 
-_WORD_TOK = re.compile(r"[^\W\d_][\w'\u2019-]*")
-
-
-def _capitalised_mid(text: str) -> set[str]:
-    """Normalised words the text writes with a capital where a sentence does not start.
-
-    A question that writes "the Cotula" names something, even if the corpus mostly uses the word
-    lower-case: the query's own casing is evidence the corpus statistics cannot overrule."""
-    out: set[str] = set()
-    for sentence in re.split(r"[.!?:;\n]+", text):
-        words = _WORD_TOK.findall(sentence)
-        for w in words[1:]:
-            if w[0].isupper():
-                out.add(normalize(w))
-    return out
-
-
 _NUMERAL = re.compile(r"^(?:\d+|[IVXLCDM]{2,})$")
 
 
@@ -159,22 +142,7 @@ def _numbers(title: str) -> frozenset[str]:
     return frozenset(t for t in re.split(r"[\W_]+", title) if _NUMERAL.match(t))
 
 
-def _automaton(keys: Iterable[str]):
-    a = ahocorasick.Automaton()
-    for k in keys:
-        a.add_word(pad(k), (len(k), k))
-    if len(a):
-        a.make_automaton()
-    return a
-
-
-def _scan(auto, text: str, longest: bool) -> list[tuple[int, int, str]]:
-    if not len(auto):
-        return []
-    return [(s, e, v[1]) for s, e, v in find_keys(auto, text, longest)]
-
-
-class Linker:
+class Linker(QuerySide):
     """Builds edges and entity nodes for a corpus; keeps the automata so queries and new items reuse them."""
 
     def __init__(self, config: LinkerConfig | None = None, embed: EmbedFn | None = None):
@@ -192,15 +160,15 @@ class Linker:
         self._title_targets: dict[str, set[str]] = {}
         self._title_kind: dict[str, str] = {}  # "mention" | "ref"
         self._title_docs: dict[str, set[int]] = {}
-        self._title_auto = _automaton(())
+        self._title_auto = automaton(())
         self._case = CaseStats()
         self._raw_docs: dict[str, set[int]] = {}  # candidate key -> docs it occurs in (nested matches too)
         self._ent_docs: dict[str, set[int]] = {}  # viable key -> docs after longest-match resolution
         self._surface: dict[str, Counter] = {}
         self._kind: dict[str, str] = {}
-        self._cand_auto = _automaton(())
+        self._cand_auto = automaton(())
         self._entities: dict[str, EntityNode] = {}
-        self._entity_auto = _automaton(())
+        self._entity_auto = automaton(())
         self._vec_keys: list[str] = []
         self._vecs: np.ndarray | None = None
 
@@ -214,34 +182,25 @@ class Linker:
         """Link items added after :meth:`fit`; returns new entities and new or re-weighted edges."""
         return self._ingest(items)
 
-    def link_query(self, text: str) -> list[tuple[str, str]]:
-        """``(node_id, matched_phrase)`` for titles, aliases, refs and entities mentioned in ``text``.
+    # query side (the rule itself is QuerySide.link_query, shared with snapshot-loaded tables)
+    def _title_targets_for(self, key: str, named: set[str]) -> list[str]:
+        if self._title_kind[key] == "mention" and (
+            len(self._title_docs.get(key, ())) > self._title_cap() or (self._common_word(key) and key not in named)
+        ):
+            return []
+        return sorted(self._title_targets[key])
 
-        Same normalisation, automata and df caps as ingest; ambiguous titles return every target.
-        Cost is one automaton pass over the query, independent of corpus size.
-        """
-        q = normalize(text)
-        out: list[tuple[str, str]] = []
-        seen: set[str] = set()
-        tcap = self._title_cap()
-        named = _capitalised_mid(text)   # the query's own capitals outvote corpus case statistics
-        spans = [(s, e, k, "t") for s, e, k in _scan(self._title_auto, q, longest=False)]
-        spans += [(s, e, k, "e") for s, e, k in _scan(self._entity_auto, q, longest=False)]
-        spans.sort(key=lambda t: (t[0], -t[1]))
-        for _, _, key, src in drop_nested(spans):
-            if src == "t":
-                if self._title_kind[key] == "mention" and (
-                    len(self._title_docs.get(key, ())) > tcap or (self._common_word(key) and key not in named)
-                ):
-                    continue
-                targets = sorted(self._title_targets[key])
-            else:
-                targets = [self._entities[key].id]
-            for t in targets:
-                if t not in seen:
-                    seen.add(t)
-                    out.append((t, key))
-        return out
+    def _entity_target(self, key: str) -> str:
+        return self._entities[key].id
+
+    def query_tables(self) -> QueryTables:
+        """The query side of this linker as plain tables (for an engine snapshot)."""
+        keys = list(self._title_targets)
+        cap = self._title_cap()
+        return QueryTables(
+            keys, [self._title_kind[k] for k in keys], [sorted(self._title_targets[k]) for k in keys],
+            [len(self._title_docs.get(k, ())) > cap for k in keys], [self._common_word(k) for k in keys],
+            list(self._entities), [e.id for e in self._entities.values()])
 
     @property
     def entities(self) -> list[EntityNode]:
@@ -277,7 +236,7 @@ class Linker:
         in "The Collegian (Houston Baptist University)" the own full title must not hide "Houston
         Baptist University"."""
         own = self._own[d]
-        hits = _scan(auto, self._norm[d], longest=False)
+        hits = scan(auto, self._norm[d], longest=False)
         if own and not self.config.same_title_links:
             hits = [h for h in hits if h[2] not in own]
         return drop_nested(hits)
@@ -348,19 +307,19 @@ class Linker:
         # 3. scan: new docs against every key, old docs against only the keys that changed
         t2 = time.perf_counter()
         if changed_titles:
-            self._title_auto = _automaton(self._title_targets)
+            self._title_auto = automaton(self._title_targets)
         if new_cands:
-            self._cand_auto = _automaton(self._surface)
+            self._cand_auto = automaton(self._surface)
         title_hits: dict[int, list[tuple[int, int, str]]] = {}
         cand_hits: dict[int, list[tuple[int, int, str]]] = {}
         for d in new_docs:
             title_hits[d] = self._title_scan(self._title_auto, d)
-            cand_hits[d] = _scan(self._cand_auto, self._norm[d], longest=False)
+            cand_hits[d] = scan(self._cand_auto, self._norm[d], longest=False)
         if first and (changed_titles or new_cands):
-            ta, ca = _automaton(changed_titles), _automaton(new_cands)
+            ta, ca = automaton(changed_titles), automaton(new_cands)
             for d in old_docs:
                 th = self._title_scan(ta, d)
-                ch = _scan(ca, self._norm[d], longest=False)
+                ch = scan(ca, self._norm[d], longest=False)
                 if th:
                     title_hits[d] = th
                 if ch:
@@ -454,7 +413,7 @@ class Linker:
                     if cfg.entity_inverse:
                         edges[(ent.id, "entity_in", p)] = LinkedEdge(ent.id, "entity_in", p, w, emeta)
             if new_entities:
-                self._entity_auto = _automaton(self._entities)
+                self._entity_auto = automaton(self._entities)
         timings["entities"] = time.perf_counter() - t4
 
         # 6. similarity between entities (new ones against all)
