@@ -226,3 +226,23 @@ def test_a_linked_store_answers_its_first_query_from_the_snapshot_tables(tmp_pat
     assert eng.opened_from_snapshot and eng._linker is None
     assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
     eng.close()
+
+
+def test_a_trained_ivf_index_comes_back_without_retraining(tmp_path, monkeypatch):
+    from neurongraph.index.ivf import IvfIndex
+    path = tmp_path / "ivf.db"
+    eng = _open(path)
+    eng.add_nodes([ngr.Node(f"v{i}", "note", f"note {i}", f"topic {i % 9} word{i} and more words {i % 13}")
+                   for i in range(400)])
+    before = [[h.id for h in eng.search(q, ann_min_nodes=1, ann_nprobe=4, record=False)] for q in QUERIES]
+    assert eng.vectors.ivf is not None
+    eng.close()
+
+    def no_training(*a, **k):
+        raise AssertionError("the IVF index was retrained")
+    monkeypatch.setattr(IvfIndex, "train", classmethod(no_training))
+    eng = _open(path)
+    assert eng.opened_from_snapshot and eng.vectors.ivf is not None
+    after = [[h.id for h in eng.search(q, ann_min_nodes=1, ann_nprobe=4, record=False)] for q in QUERIES]
+    assert after == before
+    eng.close()

@@ -173,7 +173,8 @@ class Engine(LearningMixin, SchemaMixin):
             n_nodes=self.graph.n_nodes,
             edges={"src": e.src, "dst": e.dst, "weight": e.weight, "fact": e.fact, "rtype": e.rtype,
                    "pol": e.pol, "eid": e.eid},
-            linker=tables, linker_config=self.store.get_meta("linker_config") if tables else None)
+            linker=tables, linker_config=self.store.get_meta("linker_config") if tables else None,
+            ivf=self.vectors.ivf_state())
         size = save_snapshot(path, store_id(self.store, create=True), st)
         self._changes_unsnapshotted = 0
         return {"path": str(path), "seq": st.seq, "bytes": size}
@@ -191,6 +192,8 @@ class Engine(LearningMixin, SchemaMixin):
         self._alive, self._type_of = st.alive, st.type_of
         self._type_ids = {name: i for i, name in enumerate(st.type_names)}
         self.vectors.set(st.vec_idx, st.vec_mat)
+        if st.ivf is not None and st.ivf[0].shape[1:] == (self.embedder.dim,):
+            self.vectors.restore_ivf(*st.ivf)   # no k-means on the first large search after an open
         ed = st.edges
         self.graph = GraphArrays.from_edges(max(st.n_nodes, self._alive.shape[0]), ed["src"], ed["dst"], ed["weight"],
                                             ed["fact"], ed["rtype"], ed["pol"], ed["eid"])

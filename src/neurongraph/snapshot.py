@@ -46,6 +46,7 @@ class SnapshotState:
     edges: dict[str, np.ndarray]   # the graph's live edges, columns of _EDGE_COLS
     linker: dict[str, np.ndarray] | None = None   # query-side link tables (link/query.py), if exact at seq
     linker_config: str | None = None              # the store's linker_config when they were made
+    ivf: tuple[np.ndarray, np.ndarray, int] | None = None   # trained IVF: centroids, assignments, rows at training
 
 
 def snapshot_path(db_path: str) -> Path | None:
@@ -67,11 +68,13 @@ def store_id(store, create: bool = False) -> str | None:
 def save_snapshot(path: Path, sid: str, st: SnapshotState) -> int:
     """Write ``st`` atomically; returns the file size in bytes."""
     header = {"format": FORMAT, "store_id": sid, "seq": int(st.seq), "model_id": st.model_id, "dim": int(st.dim),
-              "type_names": st.type_names, "n_nodes": int(st.n_nodes), "linker_config": st.linker_config}
+              "type_names": st.type_names, "n_nodes": int(st.n_nodes), "linker_config": st.linker_config,
+              "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None}
     arrays = {"header": np.frombuffer(json.dumps(header).encode(), np.uint8),
               "alive": st.alive, "type_of": st.type_of, "vec_idx": st.vec_idx, "vec_mat": st.vec_mat,
               **{f"edge_{k}": st.edges[k] for k in _EDGE_COLS},
-              **{f"linker_{k}": v for k, v in (st.linker or {}).items()}}
+              **{f"linker_{k}": v for k, v in (st.linker or {}).items()},
+              **({"ivf_centroids": st.ivf[0], "ivf_assign": st.ivf[1]} if st.ivf is not None else {})}
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -101,7 +104,9 @@ def load_snapshot(path: Path, sid: str | None, model_id: str, dim: int, store_se
                 vec_idx=z["vec_idx"].astype(np.int64), vec_mat=z["vec_mat"].astype(np.float32, copy=False),
                 n_nodes=int(h["n_nodes"]), edges={k: z[f"edge_{k}"] for k in _EDGE_COLS},
                 linker={k[len("linker_"):]: z[k] for k in z.files if k.startswith("linker_")} or None,
-                linker_config=h.get("linker_config"))
+                linker_config=h.get("linker_config"),
+                ivf=(z["ivf_centroids"], z["ivf_assign"], int(h["ivf_trained_n"]))
+                if h.get("ivf_trained_n") is not None else None)
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         return None   # unreadable or from another version: the store replays instead
     n = st.alive.shape[0]

@@ -65,6 +65,11 @@ class IvfIndex:
         np.cumsum(np.bincount(lab, minlength=self.centroids.shape[0]), out=self._indptr[1:])
         self._pending = []
 
+    def assignments(self) -> np.ndarray:
+        """Cluster of each node index (-1 = none), pending rows included: with the centroids, all it
+        takes to rebuild the index over the same matrix."""
+        return self._assign
+
     # ------------------------------------------------------------- keep in step
     def add(self, idx: np.ndarray, vecs: np.ndarray, matrix: np.ndarray) -> None:
         """Assign new or changed rows to their nearest centroid (scanned exactly until regrouped)."""

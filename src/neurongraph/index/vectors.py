@@ -94,6 +94,17 @@ class VectorIndex:
         order = part[np.argsort(-sims[part], kind="stable")]
         return cand[order], sims[order]
 
+    def ivf_state(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """(centroids, cluster of each row, rows at training) of a trained IVF index, for a snapshot."""
+        if self.ivf is None:
+            return None
+        return self.ivf.centroids, self.ivf.assignments(), self._ivf_trained_n
+
+    def restore_ivf(self, centroids: np.ndarray, assign: np.ndarray, trained_n: int) -> None:
+        """Rebuild a trained IVF index from :meth:`ivf_state` over the current matrix (no k-means)."""
+        self.ivf = IvfIndex(centroids, assign, self.matrix)
+        self._ivf_trained_n = int(trained_n)
+
     def similarity_of(self, q: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """A full-length similarity array that is exact at ``nodes`` and 0 elsewhere (no full scan)."""
         out = np.zeros(self.n, np.float32)   # calloc: untouched pages cost nothing
