@@ -242,7 +242,26 @@ def test_a_trained_ivf_index_comes_back_without_retraining(tmp_path, monkeypatch
         raise AssertionError("the IVF index was retrained")
     monkeypatch.setattr(IvfIndex, "train", classmethod(no_training))
     eng = _open(path)
-    assert eng.opened_from_snapshot and eng.vectors.ivf is not None
+    assert eng.opened_from_snapshot and eng.vectors.ivf_state() is not None   # grouped on first use
     after = [[h.id for h in eng.search(q, ann_min_nodes=1, ann_nprobe=4, record=False)] for q in QUERIES]
     assert after == before
+    eng.close()
+
+
+def test_rows_added_before_the_first_search_join_the_restored_ivf_index(tmp_path):
+    path = tmp_path / "ivf2.db"
+    eng = _open(path)
+    eng.add_nodes([ngr.Node(f"v{i}", "note", f"note {i}", f"topic {i % 9} word{i}") for i in range(300)])
+    eng.search("topic 3", ann_min_nodes=1, record=False)          # trains
+    eng.close()
+    eng = _open(path)
+    assert eng.vectors.ivf is None and eng.vectors.ivf_state() is not None   # restored lazily
+    eng.add_nodes([ngr.Node("quokka", "note", "Quokka habitat", "quokkas live on Rottnest island")])
+    assert eng.vectors.ivf_state() is None      # a row waits for the rebuild: nothing exact to save yet
+    res = eng.search("quokka island habitat", ann_min_nodes=1, ann_nprobe=1, record=False)
+    assert res.hits[0].id == "quokka" and eng.vectors.ivf is not None
+    # the dense side on its own: the IVF index itself returns the new row
+    row = eng.store.lookup_idx(["quokka"])["quokka"]
+    top, _ = eng.vectors.ann_top_k(eng.vectors.matrix[row], 3, nprobe=1)
+    assert row in top.tolist()
     eng.close()

@@ -23,6 +23,7 @@ class VectorIndex:
         self.ivf: IvfIndex | None = None   # built on demand for large corpora (see ann_top_k)
         self._ivf_trained_n = 0
         self._sample: np.ndarray | None = None   # sampled rows behind typical_similarity, reset on change
+        self._ivf_saved: tuple | None = None       # (centroids, assignments, rows set since) to rebuild lazily
 
     def _grow(self, n: int) -> None:
         if n <= self._mat.shape[0]:
@@ -46,6 +47,8 @@ class VectorIndex:
         self._sample = None
         if self.ivf is not None:
             self.ivf.add(idx, self._mat[idx], self.matrix)
+        elif self._ivf_saved is not None:
+            self._ivf_saved[2].append(idx)   # assigned when the saved index is rebuilt
 
     def remove(self, idx) -> None:
         idx = np.asarray(idx, np.int64)
@@ -83,6 +86,13 @@ class VectorIndex:
     def ann_top_k(self, q: np.ndarray, k: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
         """Approximate top-k through the IVF index (trained on first use, retrained when the
         corpus has doubled since): scores only the ``nprobe`` nearest clusters."""
+        if self.ivf is None and self._ivf_saved is not None and self.n <= 2 * self._ivf_trained_n:
+            centroids, assign, late = self._ivf_saved
+            self.ivf = IvfIndex(centroids, assign, self.matrix)
+            if late:
+                idx = np.unique(np.concatenate(late))
+                self.ivf.add(idx, self._mat[idx], self.matrix)
+        self._ivf_saved = None
         if self.ivf is None or self.n > 2 * self._ivf_trained_n:
             self.ivf = IvfIndex.train(self.matrix, self.present)
             self._ivf_trained_n = self.n
@@ -97,12 +107,16 @@ class VectorIndex:
     def ivf_state(self) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(centroids, cluster of each row, rows at training) of a trained IVF index, for a snapshot."""
         if self.ivf is None:
-            return None
+            if self._ivf_saved is None or self._ivf_saved[2]:
+                return None   # never trained, or restored with rows not yet assigned: nothing exact to save
+            return self._ivf_saved[0], self._ivf_saved[1], self._ivf_trained_n
         return self.ivf.centroids, self.ivf.assignments(), self._ivf_trained_n
 
     def restore_ivf(self, centroids: np.ndarray, assign: np.ndarray, trained_n: int) -> None:
-        """Rebuild a trained IVF index from :meth:`ivf_state` over the current matrix (no k-means)."""
-        self.ivf = IvfIndex(centroids, assign, self.matrix)
+        """Take a trained IVF index from :meth:`ivf_state` (no k-means).  Its lists are grouped on the
+        first approximate search, so an open that never searches (ingest, stats) does not pay for it."""
+        self.ivf = None
+        self._ivf_saved = (np.asarray(centroids, np.float32), np.asarray(assign, np.int32), [])
         self._ivf_trained_n = int(trained_n)
 
     def similarity_of(self, q: np.ndarray, nodes: np.ndarray) -> np.ndarray:
