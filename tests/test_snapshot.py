@@ -265,3 +265,23 @@ def test_rows_added_before_the_first_search_join_the_restored_ivf_index(tmp_path
     top, _ = eng.vectors.ann_top_k(eng.vectors.matrix[row], 3, nprobe=1)
     assert row in top.tolist()
     eng.close()
+
+
+def test_a_store_restored_from_an_older_backup_ignores_the_newer_snapshot(built, tmp_path):
+    backup = tmp_path / "backup.db"
+    eng = _open(built)
+    eng.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy(built, backup)                       # the backup predates the next snapshot
+    eng.add_nodes([ngr.Node("gone", "note", "only after the backup", "this node is not in the backup")])
+    eng.save_snapshot()                              # a newer snapshot, with "gone"
+    eng.close()
+    for suffix in ("-wal", "-shm"):
+        built.with_name(built.name + suffix).unlink(missing_ok=True)
+    shutil.copy(backup, built)                       # restore; the snapshot file stays behind
+    eng = ngr.open(built, embedder="hashing")
+    eng.add_nodes([ngr.Node(f"new{i}", "note", f"new {i}", "written after the restore") for i in range(5)])
+    eng.close()                                      # the store's seq is now past the snapshot's
+    eng = ngr.open(built, embedder="hashing")
+    assert not eng.opened_from_snapshot
+    assert eng.store.lookup_idx(["gone"]) == {} and "gone" not in {h.id for h in eng.search("only after the backup", record=False)}
+    eng.close()

@@ -153,7 +153,7 @@ class Engine(LearningMixin, SchemaMixin):
         """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
         open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
         from .link.query import QueryTables
-        from .snapshot import SnapshotState, save_snapshot, snapshot_path, store_id
+        from .snapshot import TOKEN_KEY, SnapshotState, new_token, save_snapshot, snapshot_path
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return None
@@ -175,17 +175,19 @@ class Engine(LearningMixin, SchemaMixin):
                    "pol": e.pol, "eid": e.eid},
             linker=tables, linker_config=self.store.get_meta("linker_config") if tables else None,
             ivf=self.vectors.ivf_state())
-        size = save_snapshot(path, store_id(self.store, create=True), st)
+        token = new_token()
+        size = save_snapshot(path, token, st)
+        self.store.set_meta(TOKEN_KEY, token)   # only now does the store vouch for the file
         self._changes_unsnapshotted = 0
         return {"path": str(path), "seq": st.seq, "bytes": size}
 
     def _load_snapshot(self) -> bool:
         """Start from a valid snapshot of this store, if there is one; ``refresh()`` then catches up."""
-        from .snapshot import load_snapshot, snapshot_path, store_id
+        from .snapshot import TOKEN_KEY, load_snapshot, snapshot_path
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return False
-        st = load_snapshot(path, store_id(self.store), self.embedder.model_id, self.embedder.dim,
+        st = load_snapshot(path, self.store.get_meta(TOKEN_KEY), self.embedder.model_id, self.embedder.dim,
                            self.store.current_seq())
         if st is None:
             return False

@@ -6,9 +6,11 @@ the same arrays *as of* change-feed sequence ``S``, in one ``.npz`` file beside 
 opening loads it and then catches up through the ordinary change feed (``changes_since(S)``),
 exactly as an engine that had stayed open would.  The store stays the only source of truth:
 
-* a snapshot is used only if it belongs to this store (the random ``store.id`` in ``meta``),
-  was made with the same embedder (model id and dimension) and ``S`` is not ahead of the store;
-  anything else — a missing, foreign, stale-format or unreadable file — means a full replay;
+* a snapshot is used only if the store vouches for it — each save writes a fresh random token into
+  the file and then into the store's ``meta`` — and it was made with the same embedder (model id and
+  dimension) with ``S`` not ahead of the store.  Another database, a database restored from a backup
+  older than the snapshot, a save that crashed before its token reached the store, a stale format or
+  an unreadable file: all mean a full replay;
 * it is written atomically (a temporary file, then ``os.replace``), so a reader never sees a
   half-written file and concurrent writers leave one complete snapshot;
 * learned edge weights decay with time and carry no change-feed entry for it; the snapshot holds
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMAT", "SnapshotState", "snapshot_path", "store_id", "save_snapshot", "load_snapshot"]
+__all__ = ["FORMAT", "TOKEN_KEY", "SnapshotState", "snapshot_path", "new_token", "save_snapshot", "load_snapshot"]
 
 FORMAT = 1
 _EDGE_COLS = ("src", "dst", "weight", "fact", "rtype", "pol", "eid")
@@ -56,18 +58,18 @@ def snapshot_path(db_path: str) -> Path | None:
     return Path(db_path + ".snapshot.npz")
 
 
-def store_id(store, create: bool = False) -> str | None:
-    """The store's random identity, so a snapshot cannot be applied to another database."""
-    sid = store.get_meta("store.id")
-    if sid is None and create:
-        store.set_meta("store.id", uuid.uuid4().hex)
-        sid = store.get_meta("store.id")   # another process may have won the race: use what is stored
-    return sid
+TOKEN_KEY = "snapshot.token"
 
 
-def save_snapshot(path: Path, sid: str, st: SnapshotState) -> int:
-    """Write ``st`` atomically; returns the file size in bytes."""
-    header = {"format": FORMAT, "store_id": sid, "seq": int(st.seq), "model_id": st.model_id, "dim": int(st.dim),
+def new_token() -> str:
+    """A fresh random token: written into the snapshot, then into the store's ``meta`` (see module doc)."""
+    return uuid.uuid4().hex
+
+
+def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
+    """Write ``st`` atomically; returns the file size in bytes.  The caller records ``token`` in the
+    store afterwards: until it does, the file is not trusted."""
+    header = {"format": FORMAT, "token": token, "seq": int(st.seq), "model_id": st.model_id, "dim": int(st.dim),
               "type_names": st.type_names, "n_nodes": int(st.n_nodes), "linker_config": st.linker_config,
               "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None}
     arrays = {"header": np.frombuffer(json.dumps(header).encode(), np.uint8),
@@ -88,14 +90,14 @@ def save_snapshot(path: Path, sid: str, st: SnapshotState) -> int:
     return path.stat().st_size
 
 
-def load_snapshot(path: Path, sid: str | None, model_id: str, dim: int, store_seq: int) -> SnapshotState | None:
-    """The snapshot at ``path`` if it is valid for this store and embedder, else ``None``."""
-    if sid is None or not path.is_file():
+def load_snapshot(path: Path, token: str | None, model_id: str, dim: int, store_seq: int) -> SnapshotState | None:
+    """The snapshot at ``path`` if the store vouches for it (``token``) and it fits the embedder, else ``None``."""
+    if token is None or not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
             h = json.loads(bytes(z["header"]).decode())
-            if (h.get("format") != FORMAT or h.get("store_id") != sid or h.get("model_id") != model_id
+            if (h.get("format") != FORMAT or h.get("token") != token or h.get("model_id") != model_id
                     or h.get("dim") != dim or not 0 <= int(h.get("seq", -1)) <= store_seq):
                 return None
             st = SnapshotState(
