@@ -13,7 +13,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -170,12 +170,9 @@ def init(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     c = _ctx(ctx)
     with _handled(as_json):
         existed = Path(c.db_path()).exists()
-        store = c.open_store()
-        try:
+        with closing(c.open_store()) as store:
             info = {"path": os.path.abspath(store.path), "schema_version": store.schema_version,
                     "created": not existed, "nodes": store.stats()["nodes"]}
-        finally:
-            store.close()
     if as_json:
         _print_json(info)
     else:
@@ -190,11 +187,8 @@ def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     c = _ctx(ctx)
     with _handled(as_json):
         path = c.existing_db_path()
-        store = c.open_store(path)
-        try:
+        with closing(c.open_store(path)) as store:
             s = store.stats()
-        finally:
-            store.close()
     s["path"] = os.path.abspath(s["path"])
     if as_json:
         _print_json(s)

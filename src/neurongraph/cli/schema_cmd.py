@@ -11,8 +11,9 @@ for path queries, build the CSR graph from it).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import typer
 
@@ -49,10 +50,15 @@ class _StoreView(SchemaMixin):
         return len(e)
 
 
-def _open_view(c) -> _StoreView:
-    view = _StoreView(c.open_store(c.existing_db_path()))
-    view._attach_schema_validator()
-    return view
+@contextmanager
+def _open_view(c, path: str | None = None) -> Iterator[_StoreView]:
+    """The store at ``path`` (default: the existing database) with its schema validator; closed after."""
+    view = _StoreView(c.open_store(path or c.existing_db_path()))
+    try:
+        view._attach_schema_validator()
+        yield view
+    finally:
+        view.store.close()
 
 
 def _json_opt():
@@ -72,12 +78,8 @@ def load(ctx: typer.Context,
         if not file.exists():
             raise m.CliError("file_not_found", f"no such file: {file}")
         path = c.db_path()
-        view = _StoreView(c.open_store(path))
-        try:
-            view._attach_schema_validator()
+        with _open_view(c, path) as view:
             info = view.load_schema(file, mode=mode, check_existing=not no_check)
-        finally:
-            view.store.close()
     if as_json:
         m._print_json(info)
     else:
@@ -91,11 +93,8 @@ def show(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        view = _open_view(c)
-        try:
+        with _open_view(c) as view:
             doc = view.relation_schema().to_dict()
-        finally:
-            view.store.close()
     if as_json:
         m._print_json(doc)
         return
@@ -132,12 +131,9 @@ def neighbors_command(ctx: typer.Context,
         if incoming and outgoing:
             raise m.CliError("invalid_argument", "give at most one of --in and --out")
         direction = "in" if incoming else "out" if outgoing else "both"
-        view = _open_view(c)
-        try:
+        with _open_view(c) as view:
             node = view.resolve(node_id)
             res = view.neighbors(node, rels, direction, include_superseded=not no_superseded, limit=limit)
-        finally:
-            view.store.close()
     if as_json:
         m._print_json({"node": node, "direction": direction, "neighbors": res})
         return
@@ -158,11 +154,8 @@ def blockers(ctx: typer.Context, task: str = typer.Argument(..., help="A task id
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        view = _open_view(c)
-        try:
+        with _open_view(c) as view:
             res = view.effective_blockers(task)
-        finally:
-            view.store.close()
     if as_json:
         m._print_json(res)
         return
@@ -181,11 +174,8 @@ def evidence(ctx: typer.Context, entry: str = typer.Argument(..., help="An entry
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
-        view = _open_view(c)
-        try:
+        with _open_view(c) as view:
             res = view.evidence_chain(entry, rel, include_superseded)
-        finally:
-            view.store.close()
     if as_json:
         m._print_json([{"entity": r["entity"], "entry": r["entry"]} for r in res])
         return
