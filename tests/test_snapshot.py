@@ -181,7 +181,7 @@ def test_a_failing_snapshot_write_warns_and_still_closes(tmp_path, monkeypatch):
 
     def boom(*a, **k):
         raise OSError("No space left on device")
-    monkeypatch.setattr("neurongraph.snapshot.save_snapshot", boom)
+    monkeypatch.setattr("neurongraph.engine.save_snapshot", boom)
     with pytest.warns(RuntimeWarning, match="snapshot"):
         eng.close()
     assert not snapshot_path(str(path)).exists()

@@ -22,6 +22,7 @@ from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
 from .learning.api import LearningMixin
 from .schema.api import SchemaMixin
+from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .model import Edge, Node, content_hash
 from .retrieval.pipeline import Ranking, rank
 from .store.base import Store
@@ -153,7 +154,6 @@ class Engine(LearningMixin, SchemaMixin):
         """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
         open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
         from .link.query import QueryTables
-        from .snapshot import TOKEN_KEY, SnapshotState, new_token, save_snapshot, snapshot_path
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return None
@@ -183,7 +183,6 @@ class Engine(LearningMixin, SchemaMixin):
 
     def _load_snapshot(self) -> bool:
         """Start from a valid snapshot of this store, if there is one; ``refresh()`` then catches up."""
-        from .snapshot import TOKEN_KEY, load_snapshot, snapshot_path
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return False
