@@ -1,0 +1,439 @@
+"""Read GitHub issues and pull requests from the JSON the ``gh`` CLI prints (docs/ingest.md).
+
+Accepted input: one file or a folder of ``*.json`` files, each holding what one of these printed:
+
+- ``gh issue list --json …`` / ``gh pr list --json …`` (camelCase: ``number``, ``title``, ``body``,
+  ``state``, ``labels[{name}]``, ``author{login}``, ``createdAt``, ``closedAt``, ``mergedAt``, ``url``,
+  ``comments[{author{login}, body, createdAt}]``, ``closingIssuesReferences[{number, url}]``,
+  ``mergeCommit{oid}``, ``headRefName``, ``baseRefName``, ``isDraft``); ``gh issue view``/``gh pr view``
+  (one object);
+- ``gh api repos/O/R/issues``, ``…/pulls``, ``…/issues/comments`` (snake_case: ``user{login}``,
+  ``created_at``, ``closed_at``, ``html_url``, ``pull_request{merged_at}`` marking a PR in the issues
+  API, ``merged_at``/``merge_commit_sha`` in the pulls API, ``issue_url`` on a comment), including
+  ``--paginate`` output (several arrays one after another) and ``--slurp`` (an array of arrays).
+
+Nothing else is read; unknown fields are ignored.  The reader is pure: it returns an
+:class:`IngestBatch` and never writes.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgument
+from ..model import Node
+from . import refs as R
+from .batch import IngestBatch, derived_edge
+
+__all__ = ["read_github", "MAX_FILE_BYTES", "MIN_COMMENT_CHARS"]
+
+KIND = "github"
+# An export of a few thousand threads with bodies and comments is tens of MB; larger than this is not
+# an export we were asked to read (skipped with a reason, never loaded whole into memory by mistake).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_TEXT = 20_000          # characters of one body/comment kept (the embedder reads far less anyway)
+MIN_COMMENT_CHARS = 40     # a comment shorter than this ("LGTM", "+1", "thanks!") is not a node of its own
+
+# github.com/O/R/issues/N, github.com/O/R/pull/N, api.github.com/repos/O/R/issues/N, …/pulls/N
+_URL = re.compile(r"https?://(?:api\.)?github\.com/(?:repos/)?([\w.-]+)/([\w.-]+)/(issues|pull|pulls)/(\d+)", re.I)
+_QUALIFIED = re.compile(r"([\w.-]+/[\w.-]+)#\d|github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull)/", re.I)
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+# camelCase fields only `gh pr list/view` prints, snake_case fields only the pulls API has
+_PR_FIELDS = ("mergeCommit", "mergedAt", "headRefName", "baseRefName", "isDraft", "closingIssuesReferences",
+              "reviewDecision", "mergeStateStatus", "headRefOid", "baseRefOid", "mergedBy", "potentialMergeCommit",
+              "merge_commit_sha", "merged_at", "head", "base", "draft", "requested_reviewers")
+
+
+def _fail(where: str, msg: str) -> InvalidArgument:
+    return InvalidArgument(f"{where}: {msg}")
+
+
+def _parse_json(text: str, where: str) -> list:
+    """All JSON values in ``text`` (``gh api --paginate`` writes several arrays back to back)."""
+    dec = json.JSONDecoder()
+    values, i, n = [], 0, len(text)
+    while True:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        try:
+            value, i = dec.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            raise _fail(where, f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        values.append(value)
+    if not values:
+        raise _fail(where, "empty file (expected a JSON array of issues, pull requests or comments)")
+    return values
+
+
+def _items(values: list, where: str) -> list[tuple[str, Any]]:
+    """(label, item) for every item: arrays are concatenated, an array of arrays flattened, an object
+    with a ``number`` (``gh issue view --json``) is one item."""
+    out: list[tuple[str, Any]] = []
+    for v_no, value in enumerate(values):
+        page = f"array {v_no + 1} " if len(values) > 1 else ""
+        if isinstance(value, dict):
+            if "number" not in value and "issue_url" not in value:
+                raise _fail(where, f"{page or 'the top level '}is a JSON object without 'number'; expected an array "
+                                   "of issues/pull requests/comments as `gh issue list --json …` or `gh api` print")
+            out.append((f"{page}object", value))
+            continue
+        if not isinstance(value, list):
+            raise _fail(where, f"{page or 'the top level '}is a JSON {type(value).__name__}; expected an array of "
+                               "issues, pull requests or comments")
+        for k, item in enumerate(value):
+            if isinstance(item, list):   # gh api --paginate --slurp: an array of pages
+                out.extend((f"{page}item {k} item {j}", x) for j, x in enumerate(item))
+            else:
+                out.append((f"{page}item {k}", item))
+    return out
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _login(v: Any) -> str | None:
+    return v.get("login") if isinstance(v, dict) and isinstance(v.get("login"), str) else None
+
+
+def _time(v: Any) -> tuple[str | None, int | None]:
+    """(ISO string as given, epoch seconds) of a GitHub timestamp; (None, None) when absent or unreadable."""
+    if not isinstance(v, str) or not v:
+        return None, None
+    try:
+        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return v, None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return v, int(dt.timestamp())
+
+
+def _number(v: Any, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)) or not str(v).isdigit() or int(v) <= 0:
+        raise _fail(where, f"'number' must be a positive integer, got {v!r}")
+    return int(v)
+
+
+def _repo_of(url: Any) -> tuple[str | None, str | None, int | None]:
+    """(owner/repo, 'issues'|'pull', number) of a GitHub web or API url."""
+    m = _URL.search(url) if isinstance(url, str) else None
+    if not m:
+        return None, None, None
+    kind = "pull" if m.group(3).lower() in ("pull", "pulls") else "issues"
+    return f"{m.group(1)}/{m.group(2)}", kind, int(m.group(4))
+
+
+class _Thread:
+    """What the files say about one issue or pull request (several files may each say part of it)."""
+
+    def __init__(self, number: int):
+        self.number = number
+        self.is_pr = False
+        self.f: dict[str, Any] = {}
+        self.comments: dict[tuple, dict] = {}   # (created, author, body) -> comment: the same comment from two files once
+        self.closing: list[tuple[int, str]] = []
+        self.files: list[str] = []
+
+    def put(self, key: str, value: Any) -> None:
+        if value not in (None, "", []) and self.f.get(key) in (None, "", []):
+            self.f[key] = value
+
+    def add_comment(self, author: str | None, body: str, created: str | None, url: str | None) -> None:
+        key = (created or "", author or "", body)
+        if key not in self.comments:
+            self.comments[key] = {"author": author, "body": body, "created": created, "url": url}
+
+
+def _labels(v: Any) -> list[str]:
+    out = []
+    for x in v if isinstance(v, list) else []:
+        name = x.get("name") if isinstance(x, dict) else x
+        if isinstance(name, str) and name and name not in out:
+            out.append(name)
+    return out
+
+
+def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, str], stats: dict,
+               pr_hint: bool) -> None:
+    if "number" not in item:
+        if "issue_url" in item:   # repos/O/R/issues/comments: a comment names its thread by url
+            repo, _, num = _repo_of(item.get("issue_url"))
+            if num is None:
+                raise _fail(where, f"comment 'issue_url' is not a GitHub issue url: {item.get('issue_url')!r}")
+            if repo:
+                repos.setdefault(repo, where)
+            t = threads.setdefault(num, _Thread(num))
+            t.add_comment(_login(item.get("user")) or _login(item.get("author")), _str(item.get("body")),
+                          _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
+                          _str(item.get("html_url")) or None)
+            stats["comments_read"] = stats.get("comments_read", 0) + 1
+            return
+        raise _fail(where, "object without 'number' (nor 'issue_url', as a comment has); not an issue, "
+                           "pull request or comment as gh prints them")
+    num = _number(item["number"], where)
+    url = _str(item.get("html_url")) or _str(item.get("url"))
+    repo, url_kind, _ = _repo_of(url)
+    if repo:
+        repos.setdefault(repo, where)
+    t = threads.setdefault(num, _Thread(num))
+    t.files.append(where)
+    pr = (url_kind == "pull" or isinstance(item.get("pull_request"), dict)
+          or any(k in item for k in _PR_FIELDS) or _str(item.get("state")).upper() == "MERGED"
+          or (pr_hint and url_kind is None and "pull_request" not in item))
+    t.is_pr = t.is_pr or pr
+    t.put("title", _str(item.get("title")))
+    t.put("body", _str(item.get("body")))
+    if "html_url" in item or (url and "api.github.com" not in url):
+        t.put("url", _str(item.get("html_url")) or url)
+    state = _str(item.get("state")).lower()
+    merged = item.get("mergedAt") or item.get("merged_at")
+    if not merged and isinstance(item.get("pull_request"), dict):
+        merged = item["pull_request"].get("merged_at")
+    t.put("merged", merged if isinstance(merged, str) else None)
+    if state:
+        if state == "merged" or (merged and state == "closed"):
+            t.f["state"] = "merged"
+        else:
+            t.put("state", state)
+    t.put("labels", _labels(item.get("labels")))
+    t.put("author", _login(item.get("author")) or _login(item.get("user")))
+    t.put("created", _str(item.get("createdAt")) or _str(item.get("created_at")) or None)
+    t.put("closed", _str(item.get("closedAt")) or _str(item.get("closed_at")) or None)
+    mc = item.get("mergeCommit")
+    sha = mc.get("oid") if isinstance(mc, dict) else None
+    sha_from = "mergeCommit.oid"
+    if not sha and isinstance(item.get("merge_commit_sha"), str):
+        sha, sha_from = item["merge_commit_sha"], "merge_commit_sha"
+    if isinstance(sha, str) and _FULL_SHA.match(sha.lower()):
+        t.put("merge_commit", (sha.lower(), sha_from))
+    head, base = item.get("headRefName"), item.get("baseRefName")
+    if head is None and isinstance(item.get("head"), dict):
+        head = item["head"].get("ref")
+    if base is None and isinstance(item.get("base"), dict):
+        base = item["base"].get("ref")
+    t.put("head", head if isinstance(head, str) else None)
+    t.put("base", base if isinstance(base, str) else None)
+    draft = item.get("isDraft", item.get("draft"))
+    if isinstance(draft, bool):
+        t.put("draft", draft)
+    comments = item.get("comments")
+    if isinstance(comments, list):   # gh …list --json comments: the thread's comments inline (REST: a count)
+        for c in comments:
+            if isinstance(c, dict) and isinstance(c.get("body"), str):
+                t.add_comment(_login(c.get("author")) or _login(c.get("user")), c["body"],
+                              _str(c.get("createdAt")) or _str(c.get("created_at")) or None,
+                              _str(c.get("url")) or _str(c.get("html_url")) or None)
+                stats["comments_read"] = stats.get("comments_read", 0) + 1
+    for ref in item.get("closingIssuesReferences") or []:
+        if isinstance(ref, dict) and "number" in ref:
+            rrepo, _, _ = _repo_of(ref.get("url"))
+            rr = ref.get("repository")
+            if rrepo is None and isinstance(rr, dict) and isinstance(rr.get("name"), str):
+                owner = _login(rr.get("owner"))
+                rrepo = f"{owner}/{rr['name']}" if owner else None
+            try:
+                t.closing.append((_number(ref["number"], where + " closingIssuesReferences"), rrepo or ""))
+            except InvalidArgument:
+                continue
+
+
+def _files(path: Path, batch: IngestBatch, max_bytes: int) -> list[Path]:
+    if path.is_file():
+        files = [path]
+    elif path.is_dir():
+        files = sorted(p for p in path.rglob("*.json") if p.is_file()
+                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    else:
+        raise InvalidArgument(f"{path}: no such file or folder")
+    out = []
+    for p in files:
+        size = p.stat().st_size
+        if size > max_bytes:
+            batch.skip(str(p), f"file is {size} bytes, larger than the {max_bytes}-byte limit")
+        else:
+            out.append(p)
+    return out
+
+
+def _cross_repo(evidence: str, repo: str | None) -> bool:
+    """True when a reference names another repository (``other/repo#12``, a url of another repo)."""
+    m = _QUALIFIED.search(evidence)
+    if not m:
+        return False
+    named = (m.group(1) or m.group(2) or "").lower()
+    return repo is None or named != repo.lower()
+
+
+def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
+    """Read a ``gh`` JSON export (one file or a folder of them) into an :class:`IngestBatch` of kind ``github``.
+
+    Nodes ``issue:N`` (type ``issue``), ``pr:N`` (type ``pull_request``) and ``comment:N:K`` (type
+    ``comment``, the K-th comment of thread N by creation time, for comments of at least
+    ``MIN_COMMENT_CHARS`` characters) ``part_of`` their thread; edges ``closes``, ``duplicate_of``,
+    ``refs`` and ``merged_as`` (PR -> ``commit:<sha>``).  A folder is a complete batch (``--prune`` may
+    delete what is missing from it), a single file is not.
+    """
+    root = Path(path)
+    batch = IngestBatch(kind=KIND, source="", complete=root.is_dir())
+    stats: dict[str, Any] = {"files": 0, "comments_read": 0}
+    threads: dict[int, _Thread] = {}
+    repos: dict[str, str] = {}
+    for f in _files(root, batch, max_file_bytes):
+        where = str(f)
+        raw = f.read_bytes()
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise _fail(where, f"not UTF-8 (byte {exc.start}); gh writes UTF-8 JSON") from None
+        name = f.name.lower()
+        pr_hint = "pull" in name or name.startswith(("pr", "prs"))
+        stats["files"] += 1
+        for label, item in _items(_parse_json(text, where), where):
+            if not isinstance(item, dict):
+                raise _fail(f"{where}: {label}", f"is a JSON {type(item).__name__}, not an object "
+                                                 "(an issue, pull request or comment)")
+            _read_item(item, f"{where}: {label}", threads, repos, stats, pr_hint)
+    if len(repos) > 1:
+        a, b = list(repos.items())[:2]
+        raise InvalidArgument(f"items of several repositories in one export: {a[0]} ({a[1]}) and {b[0]} ({b[1]}); "
+                              "ingest each repository separately (ids issue:N / pr:N do not name the repository)")
+    repo = next(iter(repos), None)
+    batch.source = source or repo or (root.name if root.is_dir() else root.resolve().parent.name) or "github"
+
+    # threads known only from comments (no issue/pr record) are not nodes: nothing says what they are
+    orphans = [n for n, t in threads.items() if not t.files]
+    for n in orphans:
+        del threads[n]
+    if orphans:
+        stats["comments_without_thread"] = len(orphans)
+    ids = {n: (f"pr:{n}" if t.is_pr else f"issue:{n}") for n, t in threads.items()}
+    counts = {"issues": 0, "pull_requests": 0, "comment_nodes": 0, "comments_folded": 0,
+              "refs_unresolved": 0, "refs_other_repo": 0}
+    edges: dict[tuple[str, str, str], Any] = {}
+
+    def edge(src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
+        if src != dst and (src, rel, dst) not in edges:
+            edges[(src, rel, dst)] = derived_edge(src, rel, dst, by=KIND, owner=owner, evidence=evidence, **meta)
+
+    def target(num: int, default: str = "issue") -> str:
+        return ids.get(num) or f"{default}:{num}"
+
+    for n in sorted(threads):
+        t = threads[n]
+        tid = ids[n]
+        f = t.f
+        created_iso, created_t = _time(f.get("created"))
+        meta: dict[str, Any] = {"source": batch.source, "ingest": KIND, "number": n}
+        for k in ("state", "url", "author", "labels", "head", "base", "draft"):
+            if f.get(k) not in (None, "", []):
+                meta[k] = f[k]
+        if created_iso:
+            meta["created"] = created_iso
+        if created_t is not None:
+            meta["time"] = created_t
+        if f.get("closed"):
+            meta["closed"] = f["closed"]
+        if f.get("merged"):
+            meta["merged"] = f["merged"]
+        merge_sha = None
+        if t.is_pr and f.get("merge_commit"):
+            sha, field = f["merge_commit"]
+            # gh's mergeCommit is null until a PR merges; the pulls API's merge_commit_sha is also set on
+            # open PRs (a test merge), so that one counts only for a merged PR
+            if field == "mergeCommit.oid" or f.get("merged") or f.get("state") == "merged":
+                merge_sha = (sha, field)
+                meta["merge_commit"] = sha
+        comments = sorted(t.comments.values(), key=lambda c: (c["created"] or "", c["author"] or "", c["body"]))
+        meta["comments"] = len(comments)
+        body = f.get("body", "").replace("\r\n", "\n")[:MAX_TEXT]
+        folded = [c for c in comments if len(c["body"].strip()) < MIN_COMMENT_CHARS and c["body"].strip()]
+        text = body
+        if folded:   # short replies stay with the thread: too little to be a source of their own
+            text = (body + "\n\n" if body else "") + "\n".join(
+                f"{c['author'] or 'someone'}: {c['body'].strip()}" for c in folded)
+            counts["comments_folded"] += len(folded)
+        title = f.get("title", "") or f"{'Pull request' if t.is_pr else 'Issue'} #{n}"
+        batch.nodes.append(Node(tid, "pull_request" if t.is_pr else "issue", title, text, meta))
+        counts["pull_requests" if t.is_pr else "issues"] += 1
+
+        # texts this thread owns: its body, then its comments in order (node id, text)
+        texts: list[tuple[str | None, str]] = [(None, body)]
+        for k, c in enumerate(comments, 1):
+            ctext = c["body"].replace("\r\n", "\n")[:MAX_TEXT]
+            if len(ctext.strip()) >= MIN_COMMENT_CHARS:
+                cid = f"comment:{n}:{k}"
+                c_iso, c_t = _time(c["created"])
+                cmeta: dict[str, Any] = {"source": batch.source, "ingest": KIND, "number": n, "thread": tid,
+                                         "position": k}
+                if c["author"]:
+                    cmeta["author"] = c["author"]
+                if c_iso:
+                    cmeta["created"] = c_iso
+                if c_t is not None:
+                    cmeta["time"] = c_t
+                if c["url"]:
+                    cmeta["url"] = c["url"]
+                batch.nodes.append(Node(cid, "comment", f"Comment {k} on #{n}: {title}"[:300], ctext, cmeta))
+                edge(cid, "part_of", tid, cid, "")
+                counts["comment_nodes"] += 1
+                texts.append((cid, ctext))
+            else:
+                texts.append((None, ctext))
+
+        # closes: GitHub's own closingIssuesReferences, then closing keywords in the PR body
+        if t.is_pr:
+            for num, rrepo in t.closing:
+                if rrepo and repo and rrepo.lower() != repo.lower():
+                    counts["refs_other_repo"] += 1
+                    continue
+                edge(tid, "closes", target(num), tid, f"closingIssuesReferences #{num}")
+            for r in R.closing_refs(body):
+                if _cross_repo(r.evidence, repo):
+                    counts["refs_other_repo"] += 1
+                    continue
+                edge(tid, "closes", target(int(r.value)), tid, r.evidence)
+            if merge_sha:
+                edge(tid, "merged_as", f"commit:{merge_sha[0]}", tid, f"{merge_sha[1]} {merge_sha[0]}")
+        explicit = {dst for (s, rel, dst) in edges if s == tid and rel in ("closes", "duplicate_of")}
+        for cid, txt in texts:
+            where = {"in": cid} if cid else {}
+            for r in R.duplicate_refs(txt):
+                if _cross_repo(r.evidence, repo):
+                    counts["refs_other_repo"] += 1
+                    continue
+                dst = target(int(r.value))
+                edge(tid, "duplicate_of", dst, tid, r.evidence, **where)
+                explicit.add(dst)
+        for cid, txt in texts:
+            where = {"in": cid} if cid else {}
+            for r in R.issue_refs(txt):
+                num = int(r.value)
+                if _cross_repo(r.evidence, repo):
+                    counts["refs_other_repo"] += 1
+                    continue
+                if num == n:
+                    continue
+                if num not in ids:
+                    counts["refs_unresolved"] += 1
+                    continue
+                if ids[num] not in explicit:
+                    edge(tid, "refs", ids[num], tid, r.evidence, **where)
+            for r in R.sha_refs(txt):
+                if len(r.value) == 40:   # only full commit ids: a prefix cannot be resolved without the git history
+                    edge(tid, "refs", f"commit:{r.value}", tid, r.evidence, **where)
+
+    batch.edges = list(edges.values())
+    rels: dict[str, int] = {}
+    for e in batch.edges:
+        rels[e.rel] = rels.get(e.rel, 0) + 1
+    stats.update(counts)
+    stats["repository"] = repo
+    stats["edges"] = rels
+    batch.stats = stats
+    return batch
