@@ -1,0 +1,625 @@
+"""Read a folder of Markdown pages (a wiki, ADRs, design notes) into an IngestBatch (docs/ingest.md).
+
+Each ``.md``/``.markdown`` file is a node ``md:<path relative to the folder>``; a page longer than
+``SPLIT_CHARS`` is split by its headings into ``section`` nodes ``md:<path>#<slug>`` that are
+``part_of`` it, so a search hit is a small original source.  Edges come from what authors write:
+relative links and ``[[Wiki Links]]`` (``links_to``), ADR status lines ("Superseded by ADR-0012",
+"Supersedes ADR-0003", "Amended by …", "Amends …": ``supersedes``/``amends``), ``#N`` and full commit
+ids (``refs`` to ``issue:N``/``pr:N``/``commit:<sha>``) and repository paths (``mentions`` to
+``file:<path>``).  Pure: reads files, returns a batch, never writes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import tomllib
+import unicodedata
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from ..errors import InvalidArgument
+from ..model import Node
+from . import refs as R
+from .batch import IngestBatch, derived_edge
+
+__all__ = ["read_markdown", "parse_front_matter", "slugify", "SPLIT_CHARS", "MAX_FILE_BYTES"]
+
+KIND = "markdown"
+MAX_FILE_BYTES = 2 * 1024 * 1024   # a page larger than this is generated output, not a page; skipped with a reason
+SPLIT_CHARS = 1500      # a page body longer than this is split into sections (~300 tokens: what MiniLM reads whole)
+MIN_SECTION = 200       # a section with less text than this joins its neighbour (a heading followed by a line)
+MAX_SECTION = 4000      # a section longer than this is cut at paragraph breaks into parts
+PAGE_SUMMARY = 600      # characters of the first paragraph a split page keeps, before its table of contents
+SUFFIXES = (".md", ".markdown")
+SKIP_DIRS = {"node_modules"}
+DECISION_DIRS = {"adr", "adrs", "decisions", "decision"}
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
+_REFDEF = re.compile(r"^[ \t]{0,3}\[([^\]]+)\]:[ \t]*<?(\S+?)>?(?:[ \t]+.*)?$", re.M)
+_WIKI = re.compile(r"\[\[([^\]|#\n]+)(?:#([^\]|\n]*))?(?:\|[^\]\n]*)?\]\]")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:|^//", re.I)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+_PATH = re.compile(r"(?<![\w/.:@~-])((?:[\w-][\w.-]*/)+[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
+_ADR_REF = re.compile(r"\bADR[-_ #]?0*(\d{1,5})\b", re.I)
+_ADR_FILE = re.compile(r"^(?:adr[-_ ]?)?0*(\d{1,5})(?:[-_ .]|$)", re.I)
+_FILE_REF = re.compile(r"(?<![\w/.-])([\w./-]*[\w-]\.(?:md|markdown))\b", re.I)
+_RELATION = re.compile(
+    r"^[ \t>*_\-|]*(?:status[*_]*[ \t]*:?[ \t]*[*_]*[ \t]*)?(?:[A-Za-z]+[ \t]*[,;][ \t]*)?"
+    r"(superseded[ \t]+by|supersedes|amended[ \t]+by|amends)\b[:*_ \t]*(.*)$", re.I | re.M)
+_DATE_LINE = re.compile(r"^[ \t*_]*date[*_]*[ \t]*:[ \t]*[*_]*[ \t]*(\d{4}-\d{2}-\d{2}(?:[T ][\d:]+(?:Z|[+-]\d{2}:?\d{2})?)?)",
+                        re.I | re.M)
+_STATUS_LINE = re.compile(r"^[ \t*_]*status[*_]*[ \t]*:[ \t]*[*_]*[ \t]*(\S[^\n]*)$", re.I | re.M)
+_FM_RELATIONS = {"supersedes": ("supersedes", False), "superseded_by": ("supersedes", True),
+                 "supersededby": ("supersedes", True), "amends": ("amends", False),
+                 "amended_by": ("amends", True), "amendedby": ("amends", True)}
+
+
+# ---------------------------------------------------------------------------------------- front matter
+def _scalar(v: str) -> Any:
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    if v.startswith("[") and v.endswith("]"):
+        return [_scalar(x) for x in v[1:-1].split(",") if x.strip()]
+    if " #" in v:
+        v = v.split(" #", 1)[0].rstrip()
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    if re.fullmatch(r"-?\d{1,15}", v):
+        return int(v)
+    return v
+
+
+def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
+    """(fields, body, error) of a page: YAML front matter between ``---`` lines (a subset: ``key: value``,
+    quoted strings, ``[a, b]`` and ``- item`` lists, ``|``/``>`` blocks; nested maps are skipped) or TOML
+    between ``+++`` lines.  A page without front matter gives ({}, text, None)."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() not in ("---", "+++"):
+        return {}, text, None
+    fence = lines[0].rstrip()
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ((fence, "...") if fence == "---" else (fence,))),
+               None)
+    if end is None:
+        return {}, text, "front matter is not closed"
+    block, body = lines[1:end], "\n".join(lines[end + 1:])
+    if fence == "+++":
+        try:
+            data = tomllib.loads("\n".join(block))
+        except tomllib.TOMLDecodeError as exc:
+            return {}, body, f"TOML front matter: {exc}"
+        return json.loads(json.dumps(data, default=str)), body, None
+    out: dict[str, Any] = {}
+    key = None
+    block_mode = None
+    for raw in block:
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            if block_mode and key:
+                out[key] = (out[key] + "\n") if out[key] else out[key]
+            continue
+        if raw[0] in " \t" or raw.startswith("- "):
+            item = raw.strip()
+            if key is None:
+                continue
+            if block_mode:
+                out[key] = (out[key] + (" " if block_mode == ">" and out[key] else "\n" if out[key] else "")
+                            + item)
+            elif item.startswith("- ") or item == "-":
+                if not isinstance(out.get(key), list):
+                    out[key] = []
+                out[key].append(_scalar(item[1:]))
+            continue   # a nested map: not read
+        m = re.match(r"^([\w.-]+)[ \t]*:(?:[ \t]+(.*))?$", raw.rstrip())
+        if not m:
+            key, block_mode = None, None
+            continue
+        key, value = m.group(1), (m.group(2) or "").strip()
+        block_mode = None
+        if value in ("|", ">", "|-", ">-", "|+", ">+"):
+            block_mode, out[key] = value[0], ""
+        else:
+            out[key] = _scalar(value) if value else ""
+    for k, v in out.items():
+        if isinstance(v, str):
+            out[k] = v.strip()
+    return out, body, None
+
+
+# ---------------------------------------------------------------------------------------- page structure
+def slugify(heading: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens."""
+    s = unicodedata.normalize("NFKC", _plain(heading)).lower().strip()
+    s = "".join(ch for ch in s if ch.isalnum() or ch in " -_")
+    return re.sub(r" ", "-", s) or "section"
+
+
+def _plain(s: str) -> str:
+    """Inline markup out of a heading: links keep their text, emphasis and code marks go."""
+    s = _LINK.sub(lambda m: m.group(1), s)
+    s = re.sub(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]", lambda m: m.group(2) or m.group(1), s)
+    return re.sub(r"[`*]|(?<!\w)_|_(?!\w)", "", s).strip()
+
+
+def _lines_outside_code(lines: list[str]) -> list[bool]:
+    """True per line that is outside a fenced code block (fence lines count as inside)."""
+    out, fence = [], None
+    for ln in lines:
+        m = _FENCE.match(ln)
+        if fence is None and m:
+            fence = m.group(1)[0] * len(m.group(1))
+            out.append(False)
+        elif fence is not None:
+            out.append(False)
+            if m and m.group(1).startswith(fence):
+                fence = None
+        else:
+            out.append(True)
+    return out
+
+
+def _strip_code(text: str) -> str:
+    lines = text.split("\n")
+    return "\n".join(ln if keep else "" for ln, keep in zip(lines, _lines_outside_code(lines)))
+
+
+class _Section:
+    __slots__ = ("level", "heading", "trail", "lines", "slug", "part")
+
+    def __init__(self, level: int, heading: str, trail: list[str], part: int = 1):
+        self.level, self.heading, self.trail, self.lines, self.slug, self.part = level, heading, trail, [], "", part
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines).strip()
+
+
+def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
+    """(preamble, sections) of a page body cut at its headings (the title heading excluded)."""
+    lines = body.split("\n")
+    outside = _lines_outside_code(lines)
+    pre: list[str] = []
+    sections: list[_Section] = []
+    trail: list[tuple[int, str]] = []
+    for i, ln in enumerate(lines):
+        m = _HEADING.match(ln) if outside[i] and i != title_line else None
+        if m:
+            level, heading = len(m.group(1)), _plain(m.group(2))
+            trail = [t for t in trail if t[0] < level] + [(level, heading)]
+            sections.append(_Section(level, heading, [t[1] for t in trail]))
+        elif i == title_line:
+            continue
+        elif sections:
+            sections[-1].lines.append(ln)
+        else:
+            pre.append(ln)
+    # a short section joins the next when that is its own subsection, else the previous one
+    merged: list[_Section] = []
+    k = 0
+    while k < len(sections):
+        s = sections[k]
+        nxt = sections[k + 1] if k + 1 < len(sections) else None
+        if len(s.text) < MIN_SECTION and nxt is not None and nxt.level > s.level:
+            nxt.lines = s.lines + ["", "#" * nxt.level + " " + nxt.heading] + nxt.lines
+            nxt.heading, nxt.level, nxt.trail = s.heading, s.level, s.trail
+            k += 1
+            continue
+        if len(s.text) < MIN_SECTION and merged:
+            merged[-1].lines += ["", "#" * s.level + " " + s.heading] + s.lines
+        else:
+            merged.append(s)
+        k += 1
+    # a very long section is cut at paragraph breaks
+    out: list[_Section] = []
+    for s in merged:
+        if len(s.text) <= MAX_SECTION:
+            out.append(s)
+            continue
+        parts, cur, size = [], [], 0
+        for para in re.split(r"\n[ \t]*\n", s.text):
+            if cur and size + len(para) > MAX_SECTION:
+                parts.append(cur)
+                cur, size = [], 0
+            cur.append(para)
+            size += len(para) + 2
+        if cur:
+            parts.append(cur)
+        for j, p in enumerate(parts):
+            piece = _Section(s.level, s.heading, s.trail, part=j + 1)
+            piece.lines = "\n\n".join(p).split("\n")
+            out.append(piece)
+    seen: dict[str, int] = {}
+    slug = ""
+    for s in out:   # GitHub's anchors: a repeated heading gets -1, -2, …; a part of a long section -part-N
+        if s.part == 1:
+            base = slugify(s.heading)
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            slug = base if n == 0 else f"{base}-{n}"
+            s.slug = slug
+        else:
+            s.slug = f"{slug}-part-{s.part}"
+    return "\n".join(pre).strip(), out
+
+
+def _first_paragraph(text: str) -> str:
+    for para in re.split(r"\n[ \t]*\n", _strip_code(text)):
+        p = para.strip()
+        if p and not _HEADING.match(p.split("\n")[0]):
+            return p[:PAGE_SUMMARY]
+    return ""
+
+
+# ---------------------------------------------------------------------------------------- times
+def _epoch(v: Any) -> tuple[str | None, int | None]:
+    if isinstance(v, (datetime, date)):
+        v = v.isoformat()
+    if not isinstance(v, str) or not v.strip():
+        return None, None
+    s = v.strip()
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
+            dt = datetime.fromisoformat(s).replace(tzinfo=timezone.utc)
+        else:
+            dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T", 1))
+            if dt.tzinfo is None:
+                dt = dt.replace(tzinfo=timezone.utc)
+    except ValueError:
+        return s, None
+    return s, int(dt.timestamp())
+
+
+# ---------------------------------------------------------------------------------------- reading
+class _Page:
+    def __init__(self, rel: str, abspath: Path):
+        self.rel, self.abspath = rel, abspath
+        self.id = f"md:{rel}"
+        self.fm: dict = {}
+        self.body = ""
+        self.title = ""
+        self.type = "page"
+        self.preamble = ""
+        self.sections: list[_Section] = []
+        self.section_ids: list[str] = []
+        self.number: int | None = None   # ADR number from the file name
+
+
+def _walk(root: Path) -> list[tuple[str, Path]]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.lower().endswith(SUFFIXES) and not name.startswith("."):
+                p = Path(dirpath) / name
+                out.append((p.relative_to(root).as_posix(), p))
+    return out
+
+
+def _repo_root(root: Path) -> Path | None:
+    for d in (root, *root.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def _norm_key(s: str) -> str:
+    return re.sub(r"[-_\s]+", " ", unicodedata.normalize("NFKC", s)).strip().casefold()
+
+
+def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
+    """Read every ``.md``/``.markdown`` page under ``root`` (hidden folders and ``node_modules`` skipped)
+    into an :class:`IngestBatch` of kind ``markdown``; ``complete=True`` (the folder lists every page).
+
+    ``root`` may also be a single Markdown file (then the batch is not complete).  ``source`` defaults
+    to the folder's name.
+    """
+    base = Path(root)
+    if not base.exists():
+        raise InvalidArgument(f"{base}: no such folder")
+    single = base.is_file()
+    if single:
+        if not base.name.lower().endswith(SUFFIXES):
+            raise InvalidArgument(f"{base}: not a Markdown file (.md or .markdown)")
+        files = [(base.name, base)]
+        base = base.parent
+    elif base.is_dir():
+        files = _walk(base)
+    else:
+        raise InvalidArgument(f"{base}: not a folder or a Markdown file")
+    base = base.resolve()
+    name = source or base.name or "markdown"
+    batch = IngestBatch(kind=KIND, source=name, complete=not single)
+    stats: dict[str, Any] = {"files": 0, "pages": 0, "sections": 0, "links_missing": 0, "wiki_links_missing": 0,
+                             "wiki_links_ambiguous": 0, "adr_refs_unresolved": 0, "front_matter_errors": 0}
+    missing_examples: list[str] = []
+    repo = _repo_root(base)
+
+    pages: list[_Page] = []
+    for rel, path in (((r, p.resolve()) for r, p in files)):
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            batch.skip(rel, f"cannot read: {exc.strerror}")
+            continue
+        if size > max_file_bytes:
+            batch.skip(rel, f"file is {size} bytes, larger than the {max_file_bytes}-byte limit")
+            continue
+        try:
+            raw = path.read_bytes()
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            batch.skip(rel, f"not UTF-8 (byte {exc.start})")
+            continue
+        except OSError as exc:
+            batch.skip(rel, f"cannot read: {exc.strerror}")
+            continue
+        stats["files"] += 1
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        pg = _Page(rel, path)
+        pg.fm, pg.body, err = parse_front_matter(text)
+        if err:
+            stats["front_matter_errors"] += 1
+            batch.skip(rel + " (front matter)", err + "; read as plain text")
+        lines = pg.body.split("\n")
+        outside = _lines_outside_code(lines)
+        first = next(((i, _HEADING.match(ln)) for i, ln in enumerate(lines) if outside[i] and _HEADING.match(ln)),
+                     (None, None))
+        fm_title = pg.fm.get("title")
+        title_line = None
+        if isinstance(fm_title, str) and fm_title.strip():
+            pg.title = fm_title.strip()
+            if first[1] is not None and len(first[1].group(1)) == 1 and _plain(first[1].group(2)) == pg.title:
+                title_line = first[0]
+        elif first[1] is not None:
+            pg.title = _plain(first[1].group(2))
+            # the first heading names the page (not a section) when it is an H1 or the only top-level one
+            if len(first[1].group(1)) == 1 or all(len(m.group(1)) > len(first[1].group(1)) for i, ln in
+                                                  enumerate(lines[first[0] + 1:], first[0] + 1)
+                                                  if outside[i] and (m := _HEADING.match(ln))):
+                title_line = first[0]
+        else:
+            pg.title = Path(rel).stem.replace("-", " ").replace("_", " ").strip() or rel
+        parts = [x.lower() for x in Path(rel).parts[:-1]]
+        fm_type = pg.fm.get("type")
+        if isinstance(fm_type, str) and fm_type.strip() and not fm_type[0].isspace():
+            pg.type = fm_type.strip()[:100]
+        elif any(x in DECISION_DIRS for x in parts) or re.match(r"^adr[-_ ]?\d", Path(rel).name, re.I):
+            pg.type = "decision"
+        m = _ADR_FILE.match(Path(rel).name)
+        if m and (pg.type == "decision" or Path(rel).name.lower().startswith("adr")):
+            pg.number = int(m.group(1))
+        if len(pg.body.strip()) > SPLIT_CHARS:
+            pg.preamble, pg.sections = _split(pg.body, title_line)
+        else:
+            if title_line is not None:
+                lines = lines[:title_line] + lines[title_line + 1:]
+            pg.preamble = "\n".join(lines).strip()
+        pages.append(pg)
+
+    by_rel = {p.rel: p for p in pages}
+    by_key: dict[str, list[_Page]] = {}
+    for p in pages:
+        for k in {_norm_key(Path(p.rel).stem), _norm_key(p.title), _norm_key(p.rel.rsplit(".", 1)[0])}:
+            by_key.setdefault(k, []).append(p)
+    by_number: dict[int, list[_Page]] = {}
+    for p in pages:
+        if p.number is not None:
+            by_number.setdefault(p.number, []).append(p)
+
+    def closest(cands: list[_Page], frm: _Page) -> _Page:
+        d = posixpath.dirname(frm.rel)
+        same = [c for c in cands if posixpath.dirname(c.rel) == d]
+        return (same or sorted(cands, key=lambda c: c.rel))[0]
+
+    def resolve_path(target: str, frm: _Page) -> tuple[str, Any] | None:
+        """('page', _Page) | ('file', repo path) | ('missing', text) | None (not a local link)."""
+        t = target.strip()
+        if not t or t.startswith("#") or _SCHEME.match(t):
+            return None
+        t = unquote(t.split("#", 1)[0].split("?", 1)[0])
+        if not t:
+            return None
+        absp = (base / t.lstrip("/")) if t.startswith("/") else (frm.abspath.parent / t)
+        absp = Path(os.path.normpath(absp))
+        try:
+            rel = absp.relative_to(base).as_posix()
+        except ValueError:
+            rel = None
+        if rel is not None:
+            cands = [rel] if rel.lower().endswith(SUFFIXES) else [rel + ".md", rel + ".markdown", rel + "/README.md",
+                                                                   rel + "/readme.md", rel + "/index.md", rel]
+            for c in cands:
+                if c in by_rel:
+                    return "page", by_rel[c]
+        if absp.suffix.lower() in SUFFIXES or (rel is not None and not absp.suffix):
+            return "missing", t
+        if repo is not None:
+            try:
+                return "file", absp.relative_to(repo.resolve()).as_posix()
+            except ValueError:
+                pass
+        return "missing", t
+
+    def resolve_wiki(name: str, frm: _Page) -> _Page | None:
+        cands = by_key.get(_norm_key(name), [])
+        if not cands:
+            stats["wiki_links_missing"] += 1
+            if len(missing_examples) < 10:
+                missing_examples.append(f"{frm.rel}: [[{name}]]")
+            return None
+        if len({c.rel for c in cands}) > 1:
+            stats["wiki_links_ambiguous"] += 1
+        return closest(cands, frm)
+
+    def resolve_adr(rest: str, frm: _Page) -> list[tuple[_Page, str]]:
+        """Pages a status clause names: Markdown links, wiki links, ADR-N, file names; in order."""
+        out: list[tuple[_Page, str]] = []
+        for m in _LINK.finditer(rest):
+            r = resolve_path(m.group(2), frm)
+            if r and r[0] == "page":
+                out.append((r[1], m.group(0)))
+        for m in _WIKI.finditer(rest):
+            cands = by_key.get(_norm_key(m.group(1)), [])
+            if cands:
+                out.append((closest(cands, frm), m.group(0)))
+        plain = _WIKI.sub(" ", _LINK.sub(lambda m: m.group(1), rest))
+        if not out:
+            for m in _FILE_REF.finditer(plain):
+                r = resolve_path(m.group(1), frm)
+                if r and r[0] == "page":
+                    out.append((r[1], m.group(0)))
+        if not out:
+            for m in _ADR_REF.finditer(plain):
+                cands = by_number.get(int(m.group(1)), [])
+                if cands:
+                    out.append((closest(cands, frm), m.group(0)))
+                else:
+                    stats["adr_refs_unresolved"] += 1
+        return out
+
+    edges: dict[tuple[str, str, str], Any] = {}
+
+    def edge(src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
+        if src != dst and (src, rel, dst) not in edges:
+            edges[(src, rel, dst)] = derived_edge(src, rel, dst, by=KIND, owner=owner, evidence=evidence, **meta)
+
+    def content_edges(src: str, text: str, frm: _Page) -> None:
+        code_free = _strip_code(text)
+        targets = [(m.group(2), m.group(0)) for m in _LINK.finditer(code_free)]
+        targets += [(m.group(2), m.group(0)) for m in _REFDEF.finditer(code_free)]
+        for target, ev in targets:
+            r = resolve_path(target, frm)
+            if r is None:
+                continue
+            if r[0] == "page":
+                anchor = target.split("#", 1)[1] if "#" in target else None
+                edge(src, "links_to", r[1].id, src, ev, **({"anchor": anchor} if anchor else {}))
+            elif r[0] == "file":
+                edge(src, "mentions", f"file:{r[1]}", src, ev)
+            else:
+                stats["links_missing"] += 1
+                if len(missing_examples) < 10:
+                    missing_examples.append(f"{frm.rel}: {target}")
+        for m in _WIKI.finditer(code_free):
+            p = resolve_wiki(m.group(1), frm)
+            if p is not None:
+                edge(src, "links_to", p.id, src, m.group(0), **({"anchor": m.group(2)} if m.group(2) else {}))
+        for r in R.issue_refs(_URL.sub(" ", code_free)):
+            for kind in ("issue", "pr"):   # #N does not say which; the sync keeps the one that exists
+                edge(src, "refs", f"{kind}:{r.value}", src, r.evidence)
+        for r in R.sha_refs(text):
+            if len(r.value) == 40:
+                edge(src, "refs", f"commit:{r.value}", src, r.evidence)
+        no_links = _REFDEF.sub(" ", _LINK.sub(lambda m: m.group(1), _URL.sub(" ", text)))
+        for m in _PATH.finditer(no_links):
+            path = m.group(1)
+            if path.startswith("./"):
+                path = path[2:]
+            if ".." in path.split("/") or path.startswith("/"):
+                continue
+            edge(src, "mentions", f"file:{path}", src, m.group(0))
+
+    for pg in pages:
+        # times and status
+        date_v = pg.fm.get("date")
+        if date_v in (None, "") and pg.type == "decision":
+            m = _DATE_LINE.search("\n".join(pg.body.split("\n")[:30]))
+            date_v = m.group(1) if m else None
+        iso, epoch = _epoch(date_v)
+        status = pg.fm.get("status") if isinstance(pg.fm.get("status"), str) else None
+        if not status and pg.type == "decision":
+            code_free = _strip_code(pg.body)
+            m = _STATUS_LINE.search(code_free)
+            if m:
+                status = m.group(1)
+            else:   # adr-tools: "## Status" then a paragraph
+                m = re.search(r"^#{1,6}[ \t]+status[ \t]*#*[ \t]*\n+[ \t]*(\S[^\n]*)", code_free, re.I | re.M)
+                status = m.group(1) if m else None
+        meta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel}
+        if repo is not None:
+            meta["repo_path"] = pg.abspath.relative_to(repo.resolve()).as_posix() if pg.abspath.is_relative_to(
+                repo.resolve()) else pg.rel
+        if iso:
+            meta["date"] = iso
+        if epoch is not None:
+            meta["time"] = epoch
+        if status:
+            meta["status"] = _plain(status)[:100]
+        if pg.number is not None:
+            meta["number"] = pg.number
+        if pg.fm:
+            meta["front_matter"] = pg.fm
+        if pg.sections:
+            toc = "\n".join("  " * max(0, s.level - 2) + "- " + s.heading for s in pg.sections if s.part == 1)
+            summary = _first_paragraph(pg.preamble) or _first_paragraph(pg.sections[0].text)
+            text = (summary + "\n\n" if summary else "") + "Contents:\n" + toc
+            meta["sections"] = len(pg.sections)
+        else:
+            text = pg.preamble
+        batch.nodes.append(Node(pg.id, pg.type, pg.title, text, meta))
+        stats["pages"] += 1
+        content_edges(pg.id, pg.preamble, pg)
+        for k, s in enumerate(pg.sections):
+            sid = f"{pg.id}#{s.slug}"
+            pg.section_ids.append(sid)
+            smeta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel, "page": pg.id,
+                                     "heading": s.heading, "level": s.level, "anchor": s.slug, "position": k + 1}
+            if epoch is not None:
+                smeta["time"] = epoch
+            title = " › ".join([pg.title, *s.trail]) + (f" (part {s.part})" if s.part > 1 else "")
+            batch.nodes.append(Node(sid, "section", title[:500], s.text, smeta))
+            edge(sid, "part_of", pg.id, sid, "")
+            content_edges(sid, s.text, pg)
+            stats["sections"] += 1
+
+    # ADR relations, after every page is known (a section of a superseded page is superseded with it)
+    sections_of = {p.id: p.section_ids for p in pages}
+
+    def relate(newer: _Page, rel: str, older: _Page, owner: _Page, evidence: str) -> None:
+        edge(newer.id, rel, older.id, owner.id, evidence)
+        if rel == "supersedes":
+            for sid in sections_of[older.id]:
+                edge(newer.id, rel, sid, owner.id, evidence, via=older.id)
+
+    for pg in pages:
+        for key, value in pg.fm.items():
+            spec = _FM_RELATIONS.get(key.lower().replace("-", "_"))
+            if spec is None and key.lower() == "status" and isinstance(value, str):
+                for m in _RELATION.finditer(value):
+                    _apply(pg, m.group(1), m.group(2), resolve_adr, relate, f"status: {value}")
+                continue
+            if spec is None:
+                continue
+            rel, passive = spec
+            for v in value if isinstance(value, list) else [value]:
+                clause = f"ADR-{v}" if isinstance(v, int) or (isinstance(v, str) and v.strip().isdigit()) else str(v)
+                for target, ev in resolve_adr(clause, pg):
+                    newer, older = (target, pg) if passive else (pg, target)
+                    relate(newer, rel, older, pg, f"{key}: {v}")
+        for m in _RELATION.finditer(_strip_code(pg.body)):
+            _apply(pg, m.group(1), m.group(2), resolve_adr, relate, m.group(0).strip())
+
+    batch.edges = list(edges.values())
+    rels: dict[str, int] = {}
+    for e in batch.edges:
+        rels[e.rel] = rels.get(e.rel, 0) + 1
+    stats["edges"] = rels
+    if missing_examples:
+        stats["missing_examples"] = missing_examples
+    batch.stats = stats
+    return batch
+
+
+def _apply(pg: _Page, phrase: str, rest: str, resolve_adr, relate, evidence: str) -> None:
+    phrase = re.sub(r"\s+", " ", phrase.lower())
+    rel = "supersedes" if phrase.startswith("supersed") else "amends"
+    passive = phrase.endswith(" by")
+    rest = re.split(r"[.;](?:\s|$)", rest, maxsplit=1)[0]   # the clause, not the sentences after it
+    for target, _ in resolve_adr(rest, pg):
+        newer, older = (target, pg) if passive else (pg, target)
+        relate(newer, rel, older, pg, evidence)
