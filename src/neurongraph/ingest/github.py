@@ -369,7 +369,7 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
             if len(ctext.strip()) >= MIN_COMMENT_CHARS:
                 cid = f"comment:{n}:{k}"
                 c_iso, c_t = _time(c["created"])
-                cmeta: dict[str, Any] = {"source": batch.source, "ingest": KIND, "number": n, "thread": tid,
+                cmeta: dict[str, Any] = {"source": batch.source, "ingest": KIND, "number": n, "thread": tid, "owner": tid,
                                          "position": k}
                 if c["author"]:
                     cmeta["author"] = c["author"]

@@ -567,7 +567,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         for k, s in enumerate(pg.sections):
             sid = f"{pg.id}#{s.slug}"
             pg.section_ids.append(sid)
-            smeta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel, "page": pg.id,
+            smeta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel, "page": pg.id, "owner": pg.id,
                                      "heading": s.heading, "level": s.level, "anchor": s.slug, "position": k + 1}
             if epoch is not None:
                 smeta["time"] = epoch
