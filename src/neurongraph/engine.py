@@ -75,10 +75,14 @@ class SearchResult:
     config: SearchConfig
     seeds: list[str]
     timings_ms: dict[str, float]
+    unknown_files: list[str] = field(default_factory=list)   # paths of `files` with no `file:<path>` node
 
     def to_dict(self, snippet_chars: int | None = 300) -> dict:
-        return {"trace_id": self.trace_id, "query": self.query, "seeds": self.seeds,
-                "hits": [h.to_dict(snippet_chars) for h in self.hits], "timings_ms": self.timings_ms}
+        d = {"trace_id": self.trace_id, "query": self.query, "seeds": self.seeds,
+             "hits": [h.to_dict(snippet_chars) for h in self.hits], "timings_ms": self.timings_ms}
+        if self.config.files:
+            d["unknown_files"] = self.unknown_files
+        return d
 
     def __iter__(self):
         return iter(self.hits)
@@ -120,6 +124,12 @@ class Engine(LearningMixin, SchemaMixin):
         self._alive = np.zeros(0, bool)
         self._type_of = np.zeros(0, np.int32)   # node index -> node type id (in-memory table below)
         self._type_ids: dict[str, int] = {}
+        # search filters (times.py): event time per node index (NaN = none), source id per node (-1 = none)
+        self._event_time = np.zeros(0, np.float64)
+        self._source_of = np.zeros(0, np.int32)
+        self._source_ids: dict[str, int] = {}
+        self._node_epoch = 0   # bumped whenever nodes change: keys the cached metadata-filter masks
+        self._where_masks: dict = {}
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
         self._linker = None   # fitted by link() or lazily (or tables from a snapshot); answers query-side linking
@@ -174,7 +184,8 @@ class Engine(LearningMixin, SchemaMixin):
             edges={"src": e.src, "dst": e.dst, "weight": e.weight, "fact": e.fact, "rtype": e.rtype,
                    "pol": e.pol, "eid": e.eid},
             linker=tables, linker_config=self.store.get_meta("linker_config") if tables else None,
-            ivf=self.vectors.ivf_state())
+            ivf=self.vectors.ivf_state(), event_time=self._event_time, source_of=self._source_of,
+            source_names=sorted(self._source_ids, key=self._source_ids.get))
         token = new_token()
         size = save_snapshot(path, token, st)
         self.store.set_meta(TOKEN_KEY, token)   # only now does the store vouch for the file
@@ -192,6 +203,8 @@ class Engine(LearningMixin, SchemaMixin):
             return False
         self._alive, self._type_of = st.alive, st.type_of
         self._type_ids = {name: i for i, name in enumerate(st.type_names)}
+        self._event_time, self._source_of = st.event_time, st.source_of
+        self._source_ids = {name: i for i, name in enumerate(st.source_names)}
         self.vectors.set(st.vec_idx, st.vec_mat)
         if st.ivf is not None and st.ivf[0].shape[1:] == (self.embedder.dim,):
             self.vectors.restore_ivf(*st.ivf)   # no k-means on the first large search after an open
@@ -217,6 +230,8 @@ class Engine(LearningMixin, SchemaMixin):
             extra = n - self._alive.shape[0]
             self._alive = np.concatenate([self._alive, np.zeros(extra, bool)])
             self._type_of = np.concatenate([self._type_of, np.full(extra, -1, np.int32)])
+            self._event_time = np.concatenate([self._event_time, np.full(extra, np.nan)])
+            self._source_of = np.concatenate([self._source_of, np.full(extra, -1, np.int32)])
 
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
@@ -234,6 +249,11 @@ class Engine(LearningMixin, SchemaMixin):
             self._alive[idx] = True
             for i, t in zip(idx.tolist(), ch.node_types):
                 self._type_of[i] = self._type_ids.setdefault(t, len(self._type_ids))
+            if len(ch.node_times) == len(ch.nodes):   # a store that reports event times and sources
+                self._event_time[idx] = np.array([np.nan if t is None else t for t in ch.node_times], np.float64)
+                self._source_of[idx] = np.fromiter(
+                    (-1 if s is None else self._source_ids.setdefault(s, len(self._source_ids)) for s in ch.node_sources),
+                    np.int32, len(ch.nodes))
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
             self._linker_changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
@@ -255,6 +275,9 @@ class Engine(LearningMixin, SchemaMixin):
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = ch.seq
         self._changes_unsnapshotted += n_changes
+        if ch.nodes or ch.deleted_nodes:
+            self._node_epoch += 1
+            self._where_masks.clear()
         return n_changes
 
     def _linker_changed(self, added: np.ndarray | None) -> None:
@@ -372,6 +395,11 @@ class Engine(LearningMixin, SchemaMixin):
         if res.entities:   # an entity's body is its name: the vector the similarity linker already cached
             self.add_nodes([Node(e.id, e.type, e.title, "", e.metadata) for e in res.entities], progress=progress)
         edges = [Edge(e.src, e.rel, e.dst, weight=float(e.weight), meta=e.meta) for e in res.edges]
+        # links follow the text: a link an earlier run made that this fit no longer finds (its node's text
+        # changed or was deleted) is retracted; the ones that remain keep their learned weight
+        fresh = {(e.src, e.rel, e.dst) for e in edges}
+        stale = [t for t in self.store.edges_marked("linker") if t not in fresh]
+        retracted = self.store.delete_edges(stale) if stale else 0
         for i in range(0, len(edges), 50_000):
             self.store.upsert_edges(edges[i:i + 50_000])
         self.store.set_meta("linker_config", json.dumps(dataclasses.asdict(config)))
@@ -380,7 +408,8 @@ class Engine(LearningMixin, SchemaMixin):
         self._linker_exact = True
         self._linker_known = {it.id for it in items}
         self._linker_pending = []
-        return {"items": len(items), "entities": len(res.entities), "edges": len(edges), **res.stats}
+        return {"items": len(items), "entities": len(res.entities), "edges": len(edges), "edges_retracted": retracted,
+                **res.stats}
 
     def _query_seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
         """Nodes whose title, alias or entity name the query mentions (linked corpora only), with
@@ -503,9 +532,62 @@ class Engine(LearningMixin, SchemaMixin):
             self._meta_edges = (key, src)
         return self._meta_edges[1]
 
+    def _visible_mask(self, cfg: SearchConfig) -> np.ndarray | None:
+        """Nodes the search filters (as_of, since, until, sources, where) leave in the graph, as a mask
+        over node indices; ``None`` when they hide no live node (then the search is exactly an
+        unfiltered one).  A filter judges only nodes that carry its field."""
+        vis = np.ones(self._alive.shape[0], bool)
+        t = self._event_time
+        hi = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=None)
+        if hi is not None:
+            vis &= ~(t > hi)            # NaN (no event time) compares False: always visible
+        if cfg.since is not None:
+            vis &= ~(t < cfg.since)
+        if cfg.sources:
+            ids = [self._source_ids[s] for s in cfg.sources if s in self._source_ids]
+            vis &= (self._source_of < 0) | np.isin(self._source_of, ids)
+        if cfg.where:
+            vis &= ~self._where_mask(cfg.where)
+        return None if vis[self._alive].all() else vis
+
+    def _where_mask(self, where: tuple) -> np.ndarray:
+        """Nodes a metadata-equality filter excludes (a store query), cached until nodes change."""
+        key = (tuple((k, type(v).__name__, v) for k, v in where), self._node_epoch, self._alive.shape[0])
+        m = self._where_masks.get(key)
+        if m is None:
+            m = np.zeros(self._alive.shape[0], bool)
+            failing = self.store.nodes_failing(where)
+            m[failing[failing < m.shape[0]]] = True
+            if len(self._where_masks) >= 16:
+                self._where_masks.pop(next(iter(self._where_masks)))
+            self._where_masks[key] = m
+        return m
+
+    def _file_nodes(self, files: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
+        """Live ``file:<path>`` nodes of the given repository-relative paths (a leading ``./`` is
+        ignored), and the paths that have none."""
+        want: dict[str, str] = {}
+        for p in files:
+            q = p.strip()
+            while q.startswith("./"):
+                q = q[2:]
+            want.setdefault("file:" + q, p)
+        found = self.store.lookup_idx(list(want))
+        idx = np.array(sorted({found[i] for i in want if i in found}), np.int64)
+        idx = idx[(idx < self._alive.shape[0]) & self._alive[np.minimum(idx, max(self._alive.shape[0] - 1, 0))]] \
+            if idx.size else idx
+        return idx, [p for i, p in want.items() if i not in found]
+
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         allowed = self._type_mask(cfg.result_types)
+        visible = self._visible_mask(cfg) if cfg.filtered else None
+        if visible is not None:   # filtered nodes are not in the graph at all: no hit, seed or bridge
+            allowed = allowed & visible
+        file_idx, unknown_files = self._file_nodes(cfg.files) if cfg.files else (None, [])
+        if file_idx is not None and file_idx.size:
+            allowed = allowed.copy()
+            allowed[file_idx] = False   # the agent's own files seed the search; they are not news to it
         seed_allowed = None
         if cfg.exclude_types:
             hidden = [self._type_ids[t] for t in cfg.exclude_types if t in self._type_ids]
@@ -518,11 +600,14 @@ class Engine(LearningMixin, SchemaMixin):
             if old.any():
                 allowed = allowed & ~old
                 entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
-        return rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
-                    graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
-                    extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
-                    entry_allowed=entry_allowed, seed_allowed=seed_allowed,
-                    query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None)
+        r = rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
+                 graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
+                 extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
+                 entry_allowed=entry_allowed, seed_allowed=seed_allowed,
+                 query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None,
+                 visible=visible, extra_seeds=file_idx)
+        r.unknown_files = unknown_files
+        return r
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
         t0 = time.perf_counter()
@@ -558,7 +643,8 @@ class Engine(LearningMixin, SchemaMixin):
         trace_id = "tr_" + uuid.uuid4().hex[:20]
         r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
         res = SearchResult(trace_id=trace_id, query=query, hits=hits, config=cfg, seeds=seeds,
-                           timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()})
+                           timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
+                           unknown_files=list(r.unknown_files))
         if record:
             self.store.save_trace({
                 "id": trace_id, "created_at": time.time(), "query": query, "params": cfg.to_dict(),

@@ -355,23 +355,47 @@ def _link_summary(info: dict) -> dict:
 
 @app.command()
 def ingest(ctx: typer.Context,
-           file: Path = typer.Argument(..., help="JSON Lines: one node or edge per line."),
+           what: str = typer.Argument(..., metavar="FILE | git REPO | github PATH | markdown DIR",
+                                      help="A JSONL file of nodes and edges, or a source kind followed by its path."),
+           path: Optional[Path] = typer.Argument(None, metavar="[PATH]", show_default=False,
+                                                 help="With git/github/markdown: the repository, export file or folder, folder."),
+           refs: Optional[List[str]] = typer.Option(None, "--ref", help="git: a ref to ingest (repeatable; default HEAD)."),
+           name: Optional[str] = typer.Option(None, "--name", help="Source name recorded on every node "
+                                              "(default: the repository / folder name)."),
+           prune: bool = typer.Option(False, "--prune", help="github/markdown: delete this source's items that "
+                                      "are no longer in it."),
            link: bool = typer.Option(False, "--link", help="Afterwards build LLM-free links over the whole store "
                                      "(title mentions, #refs, shared entities): see `ngr link`."),
            as_json: bool = _json_opt()) -> None:
-    """Add nodes and edges from a JSONL file, all or nothing.
+    """Add nodes and edges from a JSONL file (all or nothing), or sync real history.
 
-    Each line is a node {"kind":"node","id","type","title","text","metadata","confidence"}
+    `ngr ingest FILE.jsonl`: each line is a node {"kind":"node","id","type","title","text","metadata","confidence"}
     or an edge {"kind":"edge","src","rel","dst","weight","polarity","factuality","meta"};
     without "kind", a line with "id" is a node and one with "src"/"dst" an edge.
     The whole file is validated first; if any line is bad, every bad line is reported
     with its number and nothing is written.
+
+    `ngr ingest git REPO [--ref R]...`, `ngr ingest github PATH`, `ngr ingest markdown DIR`:
+    read a repository's commits, a folder/file of `gh` JSON, or a Markdown/ADR folder into typed
+    nodes and edges (docs/ingest.md). Re-running the same command syncs: only what changed is
+    written and embedded; derived edges follow the text; learned weights are kept.
     """
+    from .history_cmd import SOURCE_KINDS, ingest_source, print_summary
     c = _ctx(ctx)
     with _handled(as_json):
-        summary = _ingest(c, file, c.db_path(), link=link)
+        if what in SOURCE_KINDS:
+            if path is None:
+                raise CliError("invalid_argument", f"`ngr ingest {what}` needs a path, e.g. `ngr ingest {what} .`")
+            summary = ingest_source(c, what, path, refs=refs, name=name, prune=prune, link=link)
+        else:
+            if path is not None or refs or name or prune:
+                raise CliError("invalid_argument", f"{what!r} is not a source kind ({', '.join(SOURCE_KINDS)}); "
+                               "a JSONL file takes no PATH, --ref, --name or --prune")
+            summary = _ingest(c, Path(what), c.db_path(), link=link)
     if as_json:
         _print_json(summary)
+    elif what in SOURCE_KINDS:
+        print_summary(out, summary)
     else:
         out.print(f"ingested {summary['nodes']} nodes ({summary['new_nodes']} new, {summary['embedded']} embedded) "
                   f"and {summary['edges']} edges ({summary['new_edges']} new) into {escape(summary['db'])}; "
@@ -459,6 +483,36 @@ def _print_explained(res) -> None:
             out.print(f"     {escape(line)}")
 
 
+def _where_pair(item: str) -> tuple[str, object]:
+    """``KEY=VALUE`` of ``--where``: a JSON number, true/false or "quoted string" keeps its type, anything
+    else is text (so ``number=12`` matches the integer 12 and ``number='"12"'`` the string)."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise InvalidArgument(f"--where {item!r}: expected KEY=VALUE, e.g. --where state=open")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    if not isinstance(value, (str, int, float, bool)):
+        value = raw
+    return key.strip(), value
+
+
+def _filter_options(as_of, since, until, sources, where, files) -> dict:
+    """Search-filter overrides from the command line (SearchConfig validates and converts times)."""
+    o: dict = {}
+    for name, v in (("as_of", as_of), ("since", since), ("until", until)):
+        if v is not None:
+            o[name] = v
+    if sources:
+        o["sources"] = tuple(sources)
+    if where:
+        o["where"] = tuple(_where_pair(w) for w in where)
+    if files:
+        o["files"] = tuple(files)
+    return o
+
+
 @app.command()
 def search(ctx: typer.Context,
            query: str = typer.Argument(..., help="The question or keywords."),
@@ -468,8 +522,24 @@ def search(ctx: typer.Context,
            types: Optional[List[str]] = typer.Option(None, "--type", "-t", help="Only return nodes of this type (repeatable)."),
            rels: Optional[List[str]] = typer.Option(None, "--rel", help="Relation types the question is about (repeatable)."),
            explain: bool = typer.Option(False, "--explain", help="Print each hit's score breakdown and graph path."),
+           as_of: Optional[str] = typer.Option(None, "--as-of", help="Search the store as it was then: nodes whose "
+                                               "event time (metadata 'time') is later are invisible, also as graph "
+                                               "bridges. Epoch seconds or ISO-8601 (2024-05-01T12:00:00Z)."),
+           since: Optional[str] = typer.Option(None, "--since", help="Only nodes whose event time is at or after this."),
+           until: Optional[str] = typer.Option(None, "--until", help="Only nodes whose event time is at or before this."),
+           sources: Optional[List[str]] = typer.Option(None, "--source", help="Only nodes whose metadata 'source' "
+                                                       "(repository / site) is this (repeatable)."),
+           where: Optional[List[str]] = typer.Option(None, "--where", help="Metadata equality KEY=VALUE (repeatable); "
+                                                     "VALUE is read as JSON when it is a number, true/false or a "
+                                                     "\"quoted string\", else as text."),
+           files: Optional[List[str]] = typer.Option(None, "--file", help="A repository-relative path you are working "
+                                                     "on (repeatable): its file:<path> node seeds the graph."),
            as_json: bool = _json_opt()) -> None:
-    """Explained hybrid + graph search; stores a trace (see `ngr trace`)."""
+    """Explained hybrid + graph search; stores a trace (see `ngr trace`).
+
+    Filtered nodes (--as-of, --since, --until, --source, --where) are not in the graph for this search:
+    never hits nor seeds, and activation never flows through them. A filter judges only nodes that
+    carry its field (files and entities usually have no time)."""
     c = _ctx(ctx)
     with _handled(as_json):
         path = c.existing_db_path()
@@ -478,6 +548,7 @@ def search(ctx: typer.Context,
             overrides["result_types"] = tuple(types)
         if rels:
             overrides["query_types"] = tuple(rels)
+        overrides.update(_filter_options(as_of, since, until, sources, where, files))
         with c.open_engine(path) as eng:
             res = eng.search(query, limit=limit, **overrides)
     if as_json:
@@ -489,6 +560,8 @@ def search(ctx: typer.Context,
         _print_explained(res)
     else:
         _hits_table([h.to_dict() for h in res.hits], title=f"{escape(query)}")
+    if res.unknown_files:
+        err.print(f"[yellow]no file node for: {escape(', '.join(res.unknown_files))}[/] (ignored)")
     ms = res.timings_ms
     out.print(f"[dim]trace {res.trace_id}  seeds: {', '.join(res.seeds) or '-'}  "
               + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items()) + "[/]")

@@ -99,8 +99,44 @@ class HashingEmbedder:
         return _normalise(out)
 
 
+DEFAULT_MODEL_ID = "st:all-MiniLM-L6-v2:256"   # what SentenceTransformerEmbedder() reports for the bundled model
+DEFAULT_DIM = 384
+
+
+class LazyEmbedder:
+    """The default model, loaded on the first ``embed`` call.
+
+    Why: importing torch and loading the model costs ~4.5 s, and many commands never embed
+    (a sync of an unchanged repository, stats, feedback on a stored trace).  ``model_id``
+    and ``dim`` are known without loading; the loaded model must report the same ones."""
+
+    def __init__(self, factory=SentenceTransformerEmbedder, model_id: str = DEFAULT_MODEL_ID, dim: int = DEFAULT_DIM):
+        self._factory = factory
+        self._inner = None
+        self.model_id = model_id
+        self.dim = dim
+
+    @property
+    def loaded(self) -> bool:
+        return self._inner is not None
+
+    def load(self) -> Embedder:
+        if self._inner is None:
+            inner = self._factory()
+            if (inner.model_id, inner.dim) != (self.model_id, self.dim):
+                raise EmbedderUnavailable(f"the default model reports {inner.model_id} ({inner.dim}-d), "
+                                          f"expected {self.model_id} ({self.dim}-d)")
+            self._inner = inner
+        return self._inner
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), np.float32)
+        return self.load().embed(texts)
+
+
 def default_embedder() -> Embedder:
-    return SentenceTransformerEmbedder()
+    return LazyEmbedder()
 
 
 def make_embedder(spec: "str | Embedder | None") -> Embedder:

@@ -199,6 +199,43 @@ MIGRATIONS: list[tuple[str, str]] = [
     INSERT OR IGNORE INTO meta(key, value) VALUES ('schema.mode', 'permissive');
     INSERT OR IGNORE INTO meta(key, value) VALUES ('schema.generation', '0');
     """),
+    ("0005_ingest_sync", """
+    -- incremental ingest (src/neurongraph/ingest/sync.py): edges an adapter derived from a node's
+    -- content name that node as meta.owner, so they can be retracted when it changes or goes
+    CREATE INDEX edges_owner ON edges(json_extract(meta, '$.owner'));
+    -- derived edges whose other end is not in the store yet (a #N before its PR is ingested):
+    -- kept here and written when a node with the missing id arrives, whatever the ingest order
+    CREATE TABLE pending_edges (
+        missing TEXT NOT NULL,          -- the endpoint id that does not exist yet
+        owner   TEXT NOT NULL,          -- node whose content produced the edge (retracted with it)
+        edge    TEXT NOT NULL           -- the edge as JSON (Edge.to_dict)
+    );
+    CREATE INDEX pending_edges_missing ON pending_edges(missing);
+    CREATE INDEX pending_edges_owner ON pending_edges(owner);
+    """),
+    ("0004_event_time", """
+    -- search filters (as_of / since / until / sources, src/neurongraph/times.py): a node's event time
+    -- (metadata "time": epoch seconds, or an ISO-8601 string, UTC when it has no zone) and source
+    -- (metadata "source"), written by upsert_nodes; existing rows are backfilled here with the same rules
+    ALTER TABLE nodes ADD COLUMN event_time REAL;
+    ALTER TABLE nodes ADD COLUMN source TEXT;
+    UPDATE nodes SET
+        event_time = CASE json_type(metadata, '$.time')
+            WHEN 'integer' THEN json_extract(metadata, '$.time')
+            WHEN 'real' THEN json_extract(metadata, '$.time')
+            WHEN 'text' THEN (CASE
+                WHEN trim(json_extract(metadata, '$.time')) GLOB '[0-9]*'
+                     AND NOT trim(json_extract(metadata, '$.time')) GLOB '*[^0-9.]*'
+                THEN CAST(trim(json_extract(metadata, '$.time')) AS REAL)
+                ELSE CAST(strftime('%s', trim(json_extract(metadata, '$.time'))) AS REAL)
+                     + (CAST(strftime('%f', trim(json_extract(metadata, '$.time'))) AS REAL)
+                        - CAST(strftime('%S', trim(json_extract(metadata, '$.time'))) AS REAL))
+                END)
+            END,
+        source = CASE WHEN json_type(metadata, '$.source') = 'text' AND json_extract(metadata, '$.source') != ''
+                      THEN json_extract(metadata, '$.source') END
+        WHERE json_valid(metadata);
+    """),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

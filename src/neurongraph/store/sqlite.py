@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import StoreError, UnknownNode
 from ..index.tokenize import fts_match_expression, lexical_text
 from ..model import Edge, Node
+from ..times import event_time_of, source_of
 from .base import Changes, EdgeArrays, NodeRow, Store
 from .migrations import MIGRATIONS
 
@@ -148,16 +149,16 @@ class SQLiteStore(Store):
             old = [n for n in latest.values() if n.id in existing]
             first = self._take_keys("nodes", "idx", len(new))
             c.executemany(
-                "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at, seq)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at, seq,"
+                " event_time, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(first + k, n.id, n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence,
-                  n.hash, now, now, seq) for k, n in enumerate(new)],
+                  n.hash, now, now, seq, event_time_of(n.metadata), source_of(n.metadata)) for k, n in enumerate(new)],
             )
             c.executemany(
-                "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?, updated_at=?, seq=?"
-                " WHERE idx=?",
+                "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?, updated_at=?, seq=?,"
+                " event_time=?, source=? WHERE idx=?",
                 [(n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence, n.hash, now, seq,
-                  existing[n.id][0]) for n in old],
+                  event_time_of(n.metadata), source_of(n.metadata), existing[n.id][0]) for n in old],
             )
             changed = [n for n in old if existing[n.id][1] != n.hash]
             c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(existing[n.id][0],) for n in changed])
@@ -388,7 +389,8 @@ class SQLiteStore(Store):
             c.execute("BEGIN")   # one consistent snapshot across the three reads
             try:
                 now_seq = self.current_seq()
-                nrows = c.execute("SELECT idx, id, content_hash, type FROM nodes INDEXED BY nodes_seq WHERE seq > ?", (seq,)).fetchall()
+                nrows = c.execute("SELECT idx, id, content_hash, type, event_time, source FROM nodes INDEXED BY nodes_seq"
+                                  " WHERE seq > ?", (seq,)).fetchall()
                 # effective weight = base + plastic decayed lazily by half-life since plastic_at (0 if dormant)
                 hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
                 cur = c.execute(
@@ -409,10 +411,44 @@ class SQLiteStore(Store):
             seq=now_seq,
             nodes=[(r[0], r[1], r[2]) for r in nrows],
             node_types=[r[3] for r in nrows],
+            node_times=[r[4] for r in nrows],
+            node_sources=[r[5] for r in nrows],
             edges=edges,
             deleted_nodes=[k for kind, k in tomb if kind == "node"],
             deleted_edges=[k for kind, k in tomb if kind == "edge"],
         )
+
+    # ---------------------------------------------------------- search filters
+    _WHERE_TYPES = {str: ("'text'",), int: ("'integer'", "'real'"), float: ("'integer'", "'real'")}
+
+    def nodes_failing(self, where: Iterable[tuple[str, object]]) -> np.ndarray:
+        """Indices of the nodes a metadata-equality filter excludes (sorted int64): nodes whose
+        metadata holds one of the keys with another value.  A list value passes when one of its
+        elements equals; a string never equals a number, nor a number a boolean.  A node that
+        lacks the key (or holds JSON null there) is not judged by it."""
+        conds, params = [], []
+        for key, value in where:
+            if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
+                raise ValueError(f"bad metadata key {key!r}")
+            path = f'$."{key}"'
+            if isinstance(value, bool):   # type names are constants, never user input
+                kinds, test = ("'true'",) if value else ("'false'",), ""
+            elif type(value) in self._WHERE_TYPES:
+                kinds, test = self._WHERE_TYPES[type(value)], " AND {v} = ?"
+            else:
+                raise ValueError(f"metadata filter values are strings, numbers or booleans, got {value!r}")
+            k = ", ".join(kinds)
+            arr = "EXISTS (SELECT 1 FROM json_each(nodes.metadata, ?) j WHERE j.type IN (" + k + ")" \
+                  + test.format(v="j.value") + ")"
+            one = "json_type(metadata, ?) IN (" + k + ")" + test.format(v="json_extract(metadata, ?)")
+            conds.append("(coalesce(json_type(metadata, ?), 'null') != 'null' AND NOT (CASE json_type(metadata, ?)"
+                         f" WHEN 'array' THEN {arr} ELSE {one} END))")
+            params += [path, path, path] + ([value] if test else []) + [path] + ([path, value] if test else [])
+        if not conds:
+            return np.zeros(0, np.int64)
+        q = "SELECT idx FROM nodes WHERE json_valid(metadata) AND (" + " OR ".join(conds) + ") ORDER BY idx"
+        rows = self.conn.execute(q, params).fetchall()
+        return np.fromiter((r[0] for r in rows), np.int64, len(rows))
 
     # ------------------------------------------------------------ traces
     def save_trace(self, trace: dict) -> None:
@@ -510,6 +546,83 @@ class SQLiteStore(Store):
             if self.validator is not None:   # removing an edge can break a "needs at least one" invariant
                 self.validator.after_edge_removal(c, {x for r in found for x in (r[1], r[2])})
         return len(found)
+
+    # ------------------------------------------------------------ incremental ingest (ingest/sync.py)
+    def owned_edges(self, owners: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners``."""
+        owners = list(dict.fromkeys(owners))
+        out: list[tuple[str, str, str]] = []
+        for part in _chunks(owners):
+            q = ("SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
+                 " JOIN relations r ON r.id = e.rel_id"
+                 f" WHERE json_extract(e.meta, '$.owner') IN ({','.join('?' * len(part))})")
+            out += [tuple(r) for r in self.conn.execute(q, part)]
+        return out
+
+    def edges_marked(self, meta_key: str) -> list[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge whose ``meta`` has ``meta_key`` (e.g. the linker's edges)."""
+        if not meta_key.isidentifier():
+            raise ValueError(f"bad meta key {meta_key!r}")
+        return [tuple(r) for r in self.conn.execute(
+            "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
+            " JOIN relations r ON r.id = e.rel_id WHERE json_type(e.meta, ?) IS NOT NULL", ("$." + meta_key,))]
+
+    def owned_nodes(self, owners: Iterable[str]) -> list[str]:
+        """Ids of nodes whose ``metadata.owner`` is one of ``owners`` (e.g. the sections of a page)."""
+        owners = list(dict.fromkeys(owners))
+        out: list[str] = []
+        for part in _chunks(owners):
+            q = f"SELECT id FROM nodes WHERE json_extract(metadata, '$.owner') IN ({','.join('?' * len(part))})"
+            out += [r[0] for r in self.conn.execute(q, part)]
+        return out
+
+    def source_node_ids(self, kind: str, source: str) -> list[str]:
+        """Ids of the nodes an ingest adapter ``kind`` wrote for ``source`` (``metadata.ingest`` / ``.source``)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM nodes WHERE json_extract(metadata, '$.source') = ? AND json_extract(metadata, '$.ingest') = ?",
+            (source, kind))]
+
+    def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge leaving one of ``src_ids``."""
+        idx = self.lookup_idx(src_ids)
+        keys = list(idx.values())
+        out: set[tuple[str, str, str]] = set()
+        for part in _chunks(keys):
+            q = ("SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
+                 f" JOIN relations r ON r.id = e.rel_id WHERE e.src IN ({','.join('?' * len(part))})")
+            out.update(tuple(r) for r in self.conn.execute(q, part))
+        return out
+
+    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None:
+        """Keep derived edges whose endpoint ``missing`` does not exist yet: (missing, owner, edge dict)."""
+        if not rows:
+            return
+        with self.transaction() as c:
+            c.executemany("INSERT INTO pending_edges(missing, owner, edge) VALUES (?, ?, ?)",
+                          [(m, o, json.dumps(e, ensure_ascii=False)) for m, o, e in rows])
+
+    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
+        """Remove and return the pending edges waiting for any of ``ids`` (call inside a transaction)."""
+        ids = list(dict.fromkeys(ids))
+        out: list[dict] = []
+        with self.transaction() as c:
+            for part in _chunks(ids):
+                marks = ",".join("?" * len(part))
+                out += [json.loads(r[0]) for r in c.execute(f"SELECT edge FROM pending_edges WHERE missing IN ({marks})", part)]
+                c.execute(f"DELETE FROM pending_edges WHERE missing IN ({marks})", part)
+        return out
+
+    def drop_pending_edges(self, owners: Iterable[str]) -> int:
+        """Forget the pending edges of ``owners`` (their content changed or they were deleted)."""
+        owners = list(dict.fromkeys(owners))
+        n = 0
+        with self.transaction() as c:
+            for part in _chunks(owners):
+                n += c.execute(f"DELETE FROM pending_edges WHERE owner IN ({','.join('?' * len(part))})", part).rowcount
+        return n
+
+    def pending_edge_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM pending_edges").fetchone()[0])
 
 
 def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:

@@ -1,0 +1,94 @@
+"""``ngr ingest git|github|markdown PATH``: real project history in, as an incremental sync.
+
+Kept apart from the JSONL reader in main.py: these commands read a source through an
+adapter (neurongraph.ingest) and report what the sync changed, with a progress bar per
+stage (reading, embedding with rate and ETA, writing).
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+from ..errors import InvalidArgument
+
+__all__ = ["ingest_source", "SOURCE_KINDS"]
+
+SOURCE_KINDS = ("git", "github", "markdown")
+_STAGES = {"reading": "reading {kind}", "embedding": "embedding new text", "writing": "writing (one transaction)"}
+
+
+class _Rate(ProgressColumn):
+    """Items per second, once there is a measured speed."""
+
+    def render(self, task) -> Text:
+        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="dim")
+
+
+def ingest_source(c, kind: str, path: Path, *, refs: list[str] | None, name: str | None, prune: bool,
+                  link: bool, show_progress: bool = True) -> dict:
+    """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
+    from ..ingest import sync_source
+    from .main import CliError, err
+    if kind not in SOURCE_KINDS:
+        raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {SOURCE_KINDS}")
+    if not path.exists():
+        raise CliError("file_not_found", f"no such {'repository' if kind == 'git' else 'path'}: {path}")
+    if refs and kind != "git":
+        raise InvalidArgument("--ref applies to `ngr ingest git` only")
+    t0 = time.perf_counter()
+    db = c.db_path()
+    eng = c.open_engine(db)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
+                      TimeRemainingColumn(), console=err, transient=False, disable=not show_progress) as prog:
+            tasks: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind=kind), total=total or None)
+                prog.update(tasks[stage], completed=done, total=total or None)
+            summary = sync_source(eng, kind, path, refs=refs, name=name, prune=prune, progress=on_progress)
+            if link:
+                ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
+                info = eng.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
+                prog.update(ltask, completed=1, total=1)
+                summary["link"] = {k: info[k] for k in ("items", "entities", "edges", "edges_retracted", "edges_by_linker")
+                                   if k in info}
+        st = eng.store.stats()
+    finally:
+        eng.close()
+    summary.update({"path": str(path), "db": os.path.abspath(db), "embedder": eng.embedder.model_id,
+                    "store_nodes": st["nodes"], "store_edges": st["edges"],
+                    "total_seconds": round(time.perf_counter() - t0, 3)})
+    return summary
+
+
+def print_summary(out, s: dict) -> None:
+    a = s.get("adapter", {})
+    if s["kind"] == "git" and a.get("up_to_date"):
+        out.print(f"{escape(s['source'])}: already up to date ({', '.join(f'{r} {t[:12]}' for r, t in a['tips'].items())});"
+                  f" nothing read, nothing embedded ({s['total_seconds']:.2f}s)")
+        return
+    out.print(f"[bold]{escape(s['source'])}[/] ({s['kind']}): {s['nodes']} nodes read — {s['new_nodes']} new, "
+              f"{s['updated_nodes']} updated, {s['unchanged_nodes']} unchanged; {s['embedded']} embedded")
+    if s["written_node_types"]:
+        out.print("  nodes written: " + ", ".join(f"{escape(k)} {v}" for k, v in s["written_node_types"].items()))
+    out.print(f"  edges: {s['edges_written']} written, {s['edges_retracted']} retracted, "
+              f"{s['edges_pending']} waiting for a node not ingested yet, {s['pending_resolved']} earlier ones resolved"
+              + (f"; {s['nodes_pruned']} nodes pruned" if s["nodes_pruned"] else ""))
+    if s["written_edge_relations"]:
+        out.print("  edges written: " + ", ".join(f"{escape(k)} {v}" for k, v in s["written_edge_relations"].items()))
+    if s["skipped"]:
+        out.print(f"  [yellow]skipped {s['skipped']}[/]: " + "; ".join(
+            f"{escape(x['item'])} ({escape(x['reason'])})" for x in s["skipped_items"][:5])
+                  + (" …" if s["skipped"] > 5 else ""))
+    if "link" in s:
+        li = s["link"]
+        out.print(f"  linked: {li.get('edges', 0)} edges, {li.get('entities', 0)} entities")
+    out.print(f"  store {escape(s['db'])}: {s['store_nodes']} nodes, {s['store_edges']} edges "
+              f"[dim]({s['total_seconds']:.1f}s)[/]")

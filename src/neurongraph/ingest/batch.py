@@ -1,0 +1,57 @@
+"""What an ingest adapter hands to the sync step: one source's nodes and derived edges.
+
+Adapters (git, GitHub exports, Markdown folders) only *read* their source and
+describe it as an :class:`IngestBatch`; they never write.  ``sync.apply_batch``
+is the one place that compares a batch with the store, embeds what is new,
+retracts derived edges that the source no longer supports and commits it all
+in one transaction.  Conventions every adapter follows (docs/ingest.md):
+
+- every node's ``metadata["source"]`` is the source name (a repository, a site,
+  a folder) and ``metadata["ingest"]`` the adapter kind (``git``, ``github``,
+  ``markdown``); ``metadata["time"]`` is the item's event time in epoch seconds
+  (commit time, creation time) when it has one;
+- every derived edge's ``meta`` has ``by`` (the adapter kind), ``owner`` (the id
+  of the node whose content produced it: when that node changes or disappears,
+  the edges it owned are retracted) and, where text was matched, ``evidence``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model import Edge, Node
+
+__all__ = ["IngestBatch", "derived_edge", "KINDS"]
+
+KINDS = ("git", "github", "markdown")
+
+
+def derived_edge(src: str, rel: str, dst: str, *, by: str, owner: str | None = None,
+                 evidence: str | None = None, weight: float = 1.0, **meta) -> Edge:
+    """An edge read from a source's content, owned by ``owner`` (default: ``src``)."""
+    m = {"by": by, "owner": owner or src}
+    if evidence:
+        m["evidence"] = evidence[:300]
+    m.update(meta)
+    return Edge(src, rel, dst, weight=weight, meta=m)
+
+
+@dataclass
+class IngestBatch:
+    kind: str                       # adapter kind, one of KINDS
+    source: str                     # source name recorded on every node (metadata["source"])
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)      # derived edges (meta: by, owner, evidence)
+    # ids of placeholder nodes (e.g. pr:N known only from a merge message): written only when the
+    # store has no node of that id yet, so a richer node from another adapter is never overwritten
+    placeholders: set[str] = field(default_factory=set)
+    # True when the batch lists every item the source has now (a folder, an export): only then may
+    # --prune delete the source's nodes that are missing from it
+    complete: bool = True
+    # owners whose derived edges are recomputed in full by this batch (default: every node in it)
+    owners: set[str] | None = None
+    state: dict[str, str] = field(default_factory=dict)  # store meta written in the same transaction
+    skipped: list[dict] = field(default_factory=list)    # {"item": ..., "reason": ...}, reported, not written
+    stats: dict = field(default_factory=dict)            # adapter-specific counts for the summary
+
+    def skip(self, item: str, reason: str) -> None:
+        self.skipped.append({"item": item, "reason": reason})

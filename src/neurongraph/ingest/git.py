@@ -1,0 +1,332 @@
+"""Read a git repository's history as nodes and typed edges, with one streaming ``git log``.
+
+Why the git executable and not a binding: measured here, one ``git log --numstat -M``
+process reads iproute2's 7k commits with rename detection in ~2 s and mypy's 13.7k in
+~1.5 s; pygit2/dulwich would need a diff per commit in Python to get the same numstat
+and renames.  Two processes per sync in all (the log of what is new, and a cheap
+``sha/time/subject`` listing of everything reachable to resolve references), never
+one per commit.
+
+What becomes what (docs/ingest.md, "git"):
+- ``commit:<sha>`` (type ``commit``): title = subject (for a PR merge commit, the PR's
+  title), text = the body with trailers; metadata: author, times, parents, files with
+  line counts, references found, ``pr``, ``time`` = committer time (epoch seconds);
+- ``file:<path>`` (type ``file``), ``touches`` commit → file, ``renamed_to`` old → new;
+- ``fixes`` (``Fixes: <sha> ("subject")``, by sha prefix, else by the quoted subject),
+  ``reverts``, ``follows_up`` (phrases + ``#N``/sha), ``refs`` (other ``#N``/sha),
+  ``merged_in`` commit → ``pr:N`` for squash ``(#N)`` and merge commits.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import InvalidArgument
+from ..model import Node
+from . import refs as R
+from .batch import IngestBatch, derived_edge
+
+__all__ = ["read_git", "GitRepo", "state_key", "MAX_FILES_LISTED"]
+
+MAX_FILES_LISTED = 200      # files listed in a commit's metadata (all of them still get `touches` edges)
+MAX_TOUCHES = 2000          # a vendor import touching more files gets no `touches` edges (counted as skipped)
+_LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
+
+
+class GitError(InvalidArgument):
+    code = "git_error"
+
+
+def state_key(source: str, ref: str) -> str:
+    """Store meta key holding the last synced tip of ``ref`` for ``source``."""
+    return f"ingest.git.{source}.{ref}"
+
+
+def _iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class GitRepo:
+    """A repository on disk (working tree or bare), driven through the ``git`` executable."""
+
+    def __init__(self, path: str | os.PathLike):
+        p = Path(path).expanduser()
+        if not p.exists():
+            raise InvalidArgument(f"no such repository path: {p}")
+        if not p.is_dir():
+            raise InvalidArgument(f"{p} is not a directory (expected a git working tree or a bare repository)")
+        self.path = p.resolve()
+        try:
+            out = self._git("rev-parse", "--git-dir", check=False)
+        except FileNotFoundError:
+            raise GitError("the `git` executable is not installed (needed to read a repository)") from None
+        if out.returncode != 0:
+            raise GitError(f"{p} is not a git repository ({out.stderr.decode(errors='replace').strip()})")
+
+    def _git(self, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess:
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        res = subprocess.run(["git", "-C", str(self.path), "-c", "core.quotepath=off", *args], capture_output=True,
+                             env=env, input=input)
+        if check and res.returncode != 0:
+            raise GitError(f"git {' '.join(args[:3])} failed in {self.path}: "
+                           f"{res.stderr.decode(errors='replace').strip()[:500]}")
+        return res
+
+    @property
+    def name(self) -> str:
+        n = self.path.name
+        return n[:-4] if n.endswith(".git") else n
+
+    def resolve(self, ref: str) -> str:
+        if not ref or ref.startswith("-"):
+            raise InvalidArgument(f"bad ref {ref!r}")
+        res = self._git("rev-parse", "--verify", "--quiet", ref + "^{commit}", check=False)
+        if res.returncode != 0:
+            raise GitError(f"ref {ref!r} does not name a commit in {self.path}")
+        return res.stdout.decode().strip()
+
+    def has_commit(self, sha: str) -> bool:
+        return self._git("cat-file", "-e", sha + "^{commit}", check=False).returncode == 0
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        return self._git("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+    def listing(self, tips: list[str]) -> list[tuple[str, int, str]]:
+        """(sha, committer time, subject) of every commit reachable from ``tips``."""
+        out = self._git("log", "--format=%H%x1f%ct%x1f%s", *tips, "--").stdout.decode("utf-8", "replace")
+        rows = []
+        for line in out.splitlines():
+            parts = line.split("\x1f", 2)
+            if len(parts) == 3:
+                rows.append((parts[0], int(parts[1]), parts[2]))
+        return rows
+
+    def log(self, rev_args: list[str]) -> bytes:
+        return self._git("log", "-z", "--numstat", "-M", "--diff-merges=first-parent", f"--format={_LOG_FORMAT}",
+                         *rev_args, "--").stdout
+
+
+@dataclass
+class _Commit:
+    sha: str
+    parents: list[str]
+    author: str
+    email: str
+    author_time: int
+    commit_time: int
+    subject: str
+    body: str
+    files: list[tuple[str, int | None, int | None]] = field(default_factory=list)   # path, added, deleted
+    renames: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _count(x: bytes) -> int | None:
+    return None if x == b"-" else int(x)
+
+
+def _parse_log(raw: bytes) -> list[_Commit]:
+    commits = []
+    for rec in raw.split(b"\x1e"):
+        if not rec.strip(b"\0\n"):
+            continue
+        parts = rec.split(b"\x1f")
+        if len(parts) < 8:
+            continue
+        sha, parents, an, ae, at, ct, message = (p.decode("utf-8", "replace") for p in parts[:7])
+        tail = parts[7] if len(parts) > 7 else b""
+        subject, _, body = message.strip("\n").partition("\n")
+        c = _Commit(sha, parents.split(), an, ae, int(at or 0), int(ct or 0), subject.strip(), body.strip("\n"))
+        toks = tail.lstrip(b"\0\n").split(b"\0")
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            if not t.strip():
+                i += 1
+                continue
+            f = t.split(b"\t", 2)
+            if len(f) == 3 and f[2] == b"" and i + 2 < len(toks):      # a rename: "a\td\t\0old\0new\0"
+                old, new = toks[i + 1].decode("utf-8", "replace"), toks[i + 2].decode("utf-8", "replace")
+                c.files.append((new, _count(f[0]), _count(f[1])))
+                c.renames.append((old, new))
+                i += 3
+            elif len(f) == 3:
+                c.files.append((f[2].decode("utf-8", "replace"), _count(f[0]), _count(f[1])))
+                i += 1
+            else:
+                i += 1
+        commits.append(c)
+    return commits
+
+
+class _Resolver:
+    """Answers "which commit is this?" for sha prefixes, quoted subjects and PR numbers,
+    over every commit reachable from the synced refs (not only the new ones)."""
+
+    def __init__(self, listing: list[tuple[str, int, str]]):
+        self.shas = sorted(s for s, _, _ in listing)
+        self.time = {s: t for s, t, _ in listing}
+        self.by_subject: dict[str, list[str]] = {}
+        self.pr_commit: dict[str, str] = {}
+        for sha, _, subj in sorted(listing, key=lambda r: r[1]):   # oldest first: the first squash/merge wins
+            self.by_subject.setdefault(subj.strip(), []).append(sha)
+            n = R.squash_pr(subj) or (R.merge_pr(subj) or (None,))[0]
+            if n is not None:
+                self.pr_commit.setdefault(n, sha)
+
+    def sha(self, prefix: str) -> str | None:
+        """The one commit whose id starts with ``prefix`` (None if none or ambiguous)."""
+        prefix = prefix.lower()
+        i = bisect.bisect_left(self.shas, prefix)
+        if i < len(self.shas) and self.shas[i].startswith(prefix):
+            if i + 1 < len(self.shas) and self.shas[i + 1].startswith(prefix):
+                return None
+            return self.shas[i]
+        return None
+
+    def subject(self, subject: str | None, before: int) -> str | None:
+        """The newest commit older than ``before`` with exactly this subject."""
+        if not subject:
+            return None
+        cands = [s for s in self.by_subject.get(subject.strip(), []) if self.time[s] <= before]
+        return cands[-1] if cands else None
+
+
+def _pr_title(c: _Commit, merge: tuple[str, str | None] | None) -> str:
+    """A merge commit's PR title: the first body line of GitHub's "Merge pull request" (and bors)."""
+    if merge is None:
+        return c.subject
+    first = c.body.strip().split("\n", 1)[0].strip() if c.body.strip() else ""
+    return first or c.subject
+
+
+def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, source: str | None = None,
+             synced: dict[str, str] | None = None, progress=None) -> IngestBatch:
+    """The commits of ``refs`` (default HEAD) not yet synced, as an :class:`IngestBatch`.
+
+    ``synced`` maps a ref name to the tip ingested last time (store meta, see :func:`state_key`);
+    commits reachable from those tips are skipped.  After a force-push the old tip is still
+    excluded if git still has it, so only the rewritten commits are read; if git no longer has
+    it, everything reachable is read again and the sync step skips what is unchanged."""
+    g = repo if isinstance(repo, GitRepo) else GitRepo(repo)
+    source = source or g.name
+    refs = list(dict.fromkeys(refs or ["HEAD"]))
+    synced = synced or {}
+    tips = {r: g.resolve(r) for r in refs}
+    batch = IngestBatch(kind="git", source=source, complete=False)
+    batch.state = {state_key(source, r): sha for r, sha in tips.items()}
+    old = {r: synced[r] for r in refs if synced.get(r)}
+    if all(old.get(r) == sha for r, sha in tips.items()):
+        batch.stats = {"commits": 0, "up_to_date": True, "tips": tips}
+        return batch
+    exclude = sorted({sha for sha in old.values() if g.has_commit(sha)})
+    force_pushed = [r for r in old if old[r] != tips[r] and (old[r] not in exclude or not g.is_ancestor(old[r], tips[r]))]
+    if progress:
+        progress("reading", 0, 1)
+    commits = _parse_log(g.log(sorted(set(tips.values())) + ["^" + s for s in exclude]))
+    resolver = _Resolver(g.listing(sorted(set(tips.values()))))
+    repo_name = source
+    files: dict[str, None] = {}
+    counts = {"fixes": 0, "fixes_by_subject": 0, "fixes_unresolved": 0, "reverts": 0, "follows_up": 0,
+              "refs": 0, "merged_in": 0, "renames": 0}
+    for k, c in enumerate(commits):
+        if progress and k % 500 == 0:
+            progress("reading", k, len(commits))
+        cid = "commit:" + c.sha
+        merge = R.merge_pr(c.subject) if len(c.parents) > 1 else None
+        squash = R.squash_pr(c.subject) if merge is None else None
+        pr = merge[0] if merge else squash
+        title = _pr_title(c, merge)
+        message = c.subject + "\n" + c.body
+        iss = R.issue_refs(message, repo_name)
+        shas = R.sha_refs(c.body)
+        md = {
+            "sha": c.sha, "repo": source, "author": c.author, "author_email": c.email,
+            "author_time": c.author_time, "author_date": _iso(c.author_time),
+            "commit_time": c.commit_time, "commit_date": _iso(c.commit_time), "time": c.commit_time,
+            "parents": c.parents,
+            "files": [{"path": p, "added": a, "deleted": d} for p, a, d in c.files[:MAX_FILES_LISTED]],
+            "files_total": len(c.files),
+            "refs": {"issues": sorted({r.value for r in iss}, key=int), "shas": sorted({r.value for r in shas})},
+        }
+        if pr:
+            md["pr"] = int(pr)
+        if merge:
+            md["subject"] = c.subject
+        batch.nodes.append(Node(cid, "commit", title, c.body, md))
+        # --- files and renames
+        if len(c.files) <= MAX_TOUCHES:
+            for p, a, d in c.files:
+                files.setdefault(p)
+                batch.edges.append(derived_edge(cid, "touches", "file:" + p, by="git", added=a, deleted=d))
+        else:
+            batch.skip(cid, f"touches {len(c.files)} files (> {MAX_TOUCHES}): no touches edges")
+        for o, n in c.renames:
+            files.setdefault(o)
+            files.setdefault(n)
+            batch.edges.append(derived_edge("file:" + o, "renamed_to", "file:" + n, by="git", owner=cid,
+                                            evidence=f"{o} => {n}", commit=c.sha))
+            counts["renames"] += 1
+        # --- pull request structure
+        if pr:
+            batch.nodes.append(Node("pr:" + pr, "pull_request", f"PR #{pr}" + (f": {title}" if merge else ""), "",
+                                    {"number": int(pr), "repo": source, "placeholder": True}))
+            batch.placeholders.add("pr:" + pr)
+            batch.edges.append(derived_edge(cid, "merged_in", "pr:" + pr, by="git",
+                                            evidence=c.subject[-80:] if squash else c.subject))
+            counts["merged_in"] += 1
+        # --- what the message says about earlier changes
+        linked: set[str] = set()
+
+        def link(rel: str, dst: str | None, evidence: str, **meta) -> None:
+            if dst is None or dst == cid or dst in linked:
+                return
+            linked.add(dst)
+            batch.edges.append(derived_edge(cid, rel, dst, by="git", evidence=evidence, **meta))
+            counts[rel] = counts.get(rel, 0) + 1
+
+        for r in R.fixes_trailers(c.body):
+            sha = resolver.sha(r.value)
+            how = "sha"
+            if sha is None and r.subject:
+                sha, how = resolver.subject(r.subject, c.commit_time), "subject"
+                if sha:
+                    counts["fixes_by_subject"] += 1
+            if sha is None:
+                counts["fixes_unresolved"] += 1
+                continue
+            link("fixes", "commit:" + sha, r.evidence, resolved_by=how)
+        for r in R.revert_refs(c.subject, c.body):
+            sha = resolver.sha(r.value) or resolver.subject(r.subject, c.commit_time)
+            link("reverts", "commit:" + sha if sha else None, r.evidence)
+        for r in R.follow_up_refs(message, repo_name):
+            link("follows_up", _target(r, resolver, pr), r.evidence)
+        for r in iss + shas:
+            if r.kind == "issue" and r.value == pr:
+                continue   # the commit's own PR number
+            link("refs", _target(r, resolver, pr), r.evidence)
+    for p in files:
+        batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
+    batch.stats = {"commits": len(commits), "files": len(files), "up_to_date": False, "tips": tips,
+                   "force_pushed": force_pushed, **counts}
+    if progress:
+        progress("reading", len(commits), len(commits))
+    return batch
+
+
+_ISSUE_ONLY = re.compile(r"^\d+$")
+
+
+def _target(r: R.Ref, resolver: _Resolver, own_pr: str | None) -> str | None:
+    """Node id a reference points to: a commit for a sha, the PR node for a known PR number, else
+    ``issue:N`` (written once an issue of that number is ingested, e.g. from a GitHub export)."""
+    if r.kind == "sha":
+        sha = resolver.sha(r.value)
+        return "commit:" + sha if sha else None
+    if not _ISSUE_ONLY.match(r.value) or r.value == own_pr:
+        return None
+    return ("pr:" if r.value in resolver.pr_commit else "issue:") + r.value
