@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 
 from .errors import InvalidArgument
@@ -58,6 +59,16 @@ class SearchConfig:
     entry_types: tuple[str, ...] = ()   # only these types enter by BM25/dense and seed (empty = all)
     include_superseded: bool = False    # also return entry revisions that a newer one supersedes
     explain_paths: int = 1          # best paths kept per hit
+    # filters (docs/graph-channels.md, "Search options"): a node a filter excludes is not in the graph for this
+    # search: never a hit, an entry candidate or a seed, and activation never flows through it or its edges.
+    # A filter judges only nodes that carry its field (files and entities usually have no time or state).
+    as_of: float | None = None      # the store as it was at T (epoch s; ISO-8601 accepted): event time > T is hidden
+    since: float | None = None      # event time (metadata "time") >= since
+    until: float | None = None      # event time <= until
+    sources: tuple[str, ...] = ()   # metadata "source" (repository / site) is one of these
+    where: tuple = ()               # metadata equality, {"state": "open"} (kept as sorted (key, value) pairs)
+    files: tuple[str, ...] = ()     # the agent's working files: existing `file:<path>` nodes become extra seeds
+    file_seed_weight: float = 1.0   # their activation relative to the best entry seed (not hits themselves)
 
     def __post_init__(self):
         def positive(name):
@@ -105,6 +116,57 @@ class SearchConfig:
         object.__setattr__(self, "result_types", tuple(self.result_types))
         object.__setattr__(self, "entry_types", tuple(self.entry_types))
         object.__setattr__(self, "exclude_types", tuple(self.exclude_types))
+        self._check_filters()
+
+    def _check_filters(self) -> None:
+        from .times import to_epoch
+        for name in ("as_of", "since", "until"):
+            v = getattr(self, name)
+            if v is not None:
+                try:
+                    object.__setattr__(self, name, to_epoch(v))
+                except ValueError as exc:
+                    raise InvalidArgument(f"{name}: {exc}") from None
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise InvalidArgument(f"since ({self.since}) is after until ({self.until}): the range is empty")
+        for name in ("sources", "files"):
+            v = getattr(self, name)
+            if isinstance(v, str):
+                v = (v,)   # one name or path
+            if not isinstance(v, (list, tuple)):
+                raise InvalidArgument(f"{name} must be a list of strings, got {type(v).__name__}")
+            for x in v:
+                if not isinstance(x, str) or not x.strip():
+                    raise InvalidArgument(f"{name} must hold non-empty strings, got {x!r}")
+            object.__setattr__(self, name, tuple(v))
+        w = self.where
+        if isinstance(w, dict):
+            w = list(w.items())
+        if not isinstance(w, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in w):
+            raise InvalidArgument(f"where must be a mapping of metadata keys to values, e.g. {{'state': 'open'}}, "
+                                  f"got {self.where!r}")
+        seen = set()
+        for key, value in w:
+            if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
+                raise InvalidArgument(f"where: a metadata key must be a non-empty printable string without quotes "
+                                      f"or backslashes, got {key!r}")
+            if key in seen:
+                raise InvalidArgument(f"where: key {key!r} is given twice")
+            seen.add(key)
+            ok = isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and math.isfinite(value)
+                                                    and abs(value) < 2 ** 63)
+            if not ok:
+                raise InvalidArgument(f"where[{key!r}] must be a string, a finite number or a boolean, got {value!r}")
+        object.__setattr__(self, "where", tuple(sorted((k, v) for k, v in w)))
+        v = self.file_seed_weight
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+            raise InvalidArgument(f"file_seed_weight must be a number >= 0, got {v!r}")
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any node filter (as_of, since, until, sources, where) is set."""
+        return (self.as_of is not None or self.since is not None or self.until is not None
+                or bool(self.sources) or bool(self.where))
 
     def replace(self, **overrides) -> "SearchConfig":
         """A modified copy; unknown names are an error, not silently ignored."""
@@ -121,6 +183,9 @@ class SearchConfig:
         d["entry_types"] = list(self.entry_types)
         d["exclude_types"] = list(self.exclude_types)
         d["metadata_edges"] = [list(m) for m in self.metadata_edges]
+        d["sources"] = list(self.sources)
+        d["where"] = dict(self.where)
+        d["files"] = list(self.files)
         d["strategy"] = None if self.strategy is None else {"kind": type(self.strategy).__name__, **{
             k: v for k, v in dataclasses.asdict(self.strategy).items() if not callable(v)}}
         return d

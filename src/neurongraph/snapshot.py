@@ -23,14 +23,14 @@ import json
 import os
 import uuid
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 __all__ = ["FORMAT", "TOKEN_KEY", "SnapshotState", "snapshot_path", "new_token", "save_snapshot", "load_snapshot"]
 
-FORMAT = 1
+FORMAT = 2   # 2: + event time and source per node (search filters); older files are ignored (replay)
 _EDGE_COLS = ("src", "dst", "weight", "fact", "rtype", "pol", "eid")
 
 
@@ -49,6 +49,16 @@ class SnapshotState:
     linker: dict[str, np.ndarray] | None = None   # query-side link tables (link/query.py), if exact at seq
     linker_config: str | None = None              # the store's linker_config when they were made
     ivf: tuple[np.ndarray, np.ndarray, int] | None = None   # trained IVF: centroids, assignments, rows at training
+    event_time: np.ndarray | None = None   # float64 event time per node index (NaN = none); None = all NaN
+    source_of: np.ndarray | None = None    # int32 source id per node index (-1 = none); None = all -1
+    source_names: list[str] = field(default_factory=list)   # source name of each source id, in id order
+
+    def __post_init__(self):
+        n = self.alive.shape[0]
+        if self.event_time is None:
+            self.event_time = np.full(n, np.nan)
+        if self.source_of is None:
+            self.source_of = np.full(n, -1, np.int32)
 
 
 def snapshot_path(db_path: str) -> Path | None:
@@ -71,9 +81,10 @@ def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
     store afterwards: until it does, the file is not trusted."""
     header = {"format": FORMAT, "token": token, "seq": int(st.seq), "model_id": st.model_id, "dim": int(st.dim),
               "type_names": st.type_names, "n_nodes": int(st.n_nodes), "linker_config": st.linker_config,
-              "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None}
+              "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None, "source_names": st.source_names}
     arrays = {"header": np.frombuffer(json.dumps(header).encode(), np.uint8),
               "alive": st.alive, "type_of": st.type_of, "vec_idx": st.vec_idx, "vec_mat": st.vec_mat,
+              "event_time": st.event_time, "source_of": st.source_of,
               **{f"edge_{k}": st.edges[k] for k in _EDGE_COLS},
               **{f"linker_{k}": v for k, v in (st.linker or {}).items()},
               **({"ivf_centroids": st.ivf[0], "ivf_assign": st.ivf[1]} if st.ivf is not None else {})}
@@ -108,11 +119,15 @@ def load_snapshot(path: Path, token: str | None, model_id: str, dim: int, store_
                 linker={k[len("linker_"):]: z[k] for k in z.files if k.startswith("linker_")} or None,
                 linker_config=h.get("linker_config"),
                 ivf=(z["ivf_centroids"], z["ivf_assign"], int(h["ivf_trained_n"]))
-                if h.get("ivf_trained_n") is not None else None)
+                if h.get("ivf_trained_n") is not None else None,
+                event_time=z["event_time"].astype(np.float64), source_of=z["source_of"].astype(np.int32),
+                source_names=list(h["source_names"]))
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         return None   # unreadable or from another version: the store replays instead
     n = st.alive.shape[0]
-    if st.type_of.shape[0] != n or st.vec_mat.shape != (st.vec_idx.shape[0], dim) or \
+    if st.type_of.shape[0] != n or st.event_time.shape[0] != n or st.source_of.shape[0] != n or \
+            int(st.source_of.max(initial=-1)) >= len(st.source_names) or \
+            st.vec_mat.shape != (st.vec_idx.shape[0], dim) or \
             len({st.edges[k].shape[0] for k in _EDGE_COLS}) != 1:
         return None
     return st

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Expansion", "GraphArrays"]
+__all__ = ["Expansion", "GraphArrays", "mask_at"]
 
 _MERGE_MIN = 4096        # delta edges tolerated regardless of base size
 _MERGE_FRACTION = 0.05   # ... or this fraction of the base
@@ -41,6 +41,14 @@ class Expansion:
 
     def __len__(self) -> int:
         return int(self.dst.shape[0])
+
+
+def mask_at(mask: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """``mask[nodes]``, False for nodes outside the mask (a node-visibility lookup that never raises)."""
+    nodes = np.asarray(nodes, np.int64)
+    if mask.shape[0] == 0:
+        return np.zeros(nodes.shape[0], bool)
+    return (nodes >= 0) & (nodes < mask.shape[0]) & mask[np.clip(nodes, 0, mask.shape[0] - 1)]
 
 
 def _empty_expansion() -> Expansion:

@@ -20,6 +20,8 @@ never revisits one of its own nodes; within one depth level each beam keeps only
 its best path to any given node (a second, worse path to the same node would waste
 a beam slot).  A node's score is the best score of any *kept* path ending at it.
 
+With a ``visible`` mask (search filters), a node outside it is never entered.
+
 Typed edges: with ``query_types`` non-empty every path score is multiplied by the
 product of the :func:`edge_multipliers` of its edges (``alpha`` for an off-type
 typed edge, ``beta`` for a negative one).  For a negative base score the product
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import GraphArrays
+from .arrays import GraphArrays, mask_at
 from .spread import edge_multipliers
 
 __all__ = ["BeamResult", "SCORE_MODES", "beam_search"]
@@ -115,6 +117,7 @@ def beam_search(
     alpha: float = 1.0,
     beta: float = 1.0,
     per_seed: bool = True,
+    visible: np.ndarray | None = None,
 ) -> BeamResult:
     """Beam search over paths from each seed; see the module docstring for semantics."""
     if score_mode not in SCORE_MODES:
@@ -153,6 +156,8 @@ def beam_search(
         ok = dst < qsim.shape[0]
         q = np.where(ok, qsim[np.where(ok, dst, 0)], -np.inf)
         ok &= q >= min_sim
+        if visible is not None:
+            ok &= mask_at(visible, dst)
         ok &= ~(pn[src_pos, :d] == dst[:, None]).any(axis=1)   # no cycles
         idx = np.flatnonzero(ok)
         if idx.size == 0:

@@ -14,7 +14,10 @@ Semantics (documented because tests check them to the bit):
 * ``direction="both"`` also walks each edge backwards (same weight): a query that
   lands on an issue reaches the PR that ``fixes`` it;
 * a contribution below ``min_act`` neither counts nor propagates (the prefix of a
-  path carries at least as much activation as long as weights ≤ 1).
+  path carries at least as much activation as long as weights ≤ 1);
+* with a ``visible`` mask (search filters such as ``as_of``), an edge into a node outside
+  it is not walked: such a node gets no activation and passes none on.  Without one
+  nothing is masked at all (the computation is unchanged bit for bit).
 
 The hop loop is level-synchronous (Jacobi): hop *k* propagates the values that
 changed at hop *k−1*, so after *k* hops each node holds exactly its best path of at
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrays import Expansion, GraphArrays
+from .arrays import Expansion, GraphArrays, mask_at
 
 __all__ = ["SpreadResult", "spread", "edge_multipliers"]
 
@@ -98,6 +101,7 @@ def spread(
     beta: float = 1.0,
     direction: str = "out",
     reverse_weight: float = 1.0,
+    visible: np.ndarray | None = None,
 ) -> SpreadResult:
     seeds = np.asarray(seeds, np.int64)
     seed_acts = np.asarray(seed_acts, np.float64)
@@ -122,6 +126,8 @@ def spread(
         if m is not None:
             contrib = contrib * m
         keep = contrib >= min_act
+        if visible is not None:
+            keep &= mask_at(visible, exp.dst)
         if not keep.all():
             exp_idx = np.flatnonzero(keep)
             contrib = contrib[exp_idx]

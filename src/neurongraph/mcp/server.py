@@ -96,8 +96,21 @@ class NGRTools:
         self.snippet_chars = snippet_chars
         self.lock = threading.Lock()
 
-    def search(self, query: str, limit: int = 10, strategy: str | None = None) -> dict:
-        overrides = {"channel": strategy} if strategy else {}
+    def search(self, query: str, limit: int = 10, strategy: str | None = None, as_of=None, since=None,
+               until=None, types: list[str] | None = None, sources: list[str] | None = None,
+               where: dict | None = None, files: list[str] | None = None) -> dict:
+        overrides: dict = {"channel": strategy} if strategy else {}
+        for name, v in (("as_of", as_of), ("since", since), ("until", until)):
+            if v is not None:
+                overrides[name] = v   # SearchConfig converts ISO-8601 and rejects bad values
+        if types:
+            overrides["result_types"] = tuple(types)
+        if sources:
+            overrides["sources"] = tuple(sources)
+        if where:
+            overrides["where"] = dict(where)
+        if files:
+            overrides["files"] = tuple(files)
         res = self.engine.search(query, limit, **overrides)
         hits = []
         for h in res.hits:
@@ -105,7 +118,8 @@ class NGRTools:
             hits.append({"id": h.id, "type": h.type, "title": h.title, "snippet": d["text"], "stage": "retrieved",
                          "seed": h.seed, "scores": _round(h.scores), "paths": _paths(h.paths),
                          "explanation": h.explain()})
-        return {"trace_id": res.trace_id, "query": res.query, "hits": hits,
+        extra = {"unknown_files": res.unknown_files} if files else {}
+        return {"trace_id": res.trace_id, "query": res.query, "hits": hits, **extra,
                 "next": "Hits are candidates. Read one in full with get_node; report selected -> validated -> used "
                         "with record_source_use (trace_id above), or record_retrieval_failure if none fits."}
 

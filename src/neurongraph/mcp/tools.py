@@ -8,9 +8,9 @@ find what was needed is reported as a retrieval failure instead of punishing its
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from ..config import CHANNELS
 from ..engine import MAX_QUERY_CHARS
@@ -28,12 +28,18 @@ LIMITS = {
     "node_ids": 100,             # nodes per record_outcome call
     "text_chars": MAX_REASON_CHARS,   # failure reasons, outcome summaries
     "ref_chars": 1000,           # external_ref
+    "filter_items": 100,         # types / sources / files / where keys per search
+    "filter_chars": 512,         # one type, source, path, metadata key or value
 }
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
 TraceId = Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"],
                                description="The trace_id returned by `search`.")]
 NodeId = Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"], description="A hit's `id`.")]
+_Name = Annotated[str, Field(min_length=1, max_length=LIMITS["filter_chars"])]
+_Names = Annotated[list[_Name], Field(min_length=1, max_length=LIMITS["filter_items"])]
+_Time = Union[StrictInt, StrictFloat, Annotated[str, Field(min_length=1, max_length=64)]]
+_Scalar = Union[StrictBool, StrictInt, StrictFloat, Annotated[StrictStr, Field(max_length=LIMITS["filter_chars"])]]
 
 
 class _Args(BaseModel):
@@ -57,6 +63,24 @@ class SearchArgs(_Args):
         None, description="Graph strategy (default: the engine's, 'spread'). spread: activation spreading over "
                           "typed edges; beam: best paths; ppr: personalised PageRank; eager / mmr / scored: "
                           "traversal strategies (mmr diversifies); none: hybrid lexical+dense only, no graph.")
+    as_of: Optional[_Time] = Field(
+        None, description="Search the store as it was at this time: epoch seconds or ISO-8601 "
+                          "('2024-05-01T12:00:00Z'). Nodes whose event time (metadata 'time') is later are "
+                          "invisible, also as graph bridges. Nodes without a time are always visible.")
+    since: Optional[_Time] = Field(None, description="Only nodes whose event time is at or after this "
+                                                     "(epoch seconds or ISO-8601).")
+    until: Optional[_Time] = Field(None, description="Only nodes whose event time is at or before this.")
+    types: Optional[_Names] = Field(None, description="Only return hits of these node types (e.g. 'commit', "
+                                                      "'issue'); other nodes still link hits together.")
+    sources: Optional[_Names] = Field(None, description="Only nodes whose metadata 'source' (repository or "
+                                                        "site name) is one of these.")
+    where: Optional[Annotated[dict[_Name, _Scalar], Field(min_length=1, max_length=LIMITS["filter_items"])]] = Field(
+        None, description="Metadata equality, e.g. {\"state\": \"open\"}; a list value matches when one "
+                          "element equals.")
+    files: Optional[_Names] = Field(None, description="Repository-relative paths of the files you are working "
+                                                      "on: their `file:<path>` nodes seed the search, so earlier "
+                                                      "changes to them come up. Unknown paths are reported in "
+                                                      "`unknown_files`, not an error.")
 
 
 class RecordSourceUseArgs(_Args):
@@ -130,7 +154,12 @@ A hit is only a CANDIDATE, not evidence: the snippet is truncated and ranking ca
 Read a hit in full with `get_node` before relying on it. Being retrieved teaches the engine \
 nothing; keep the `trace_id` and report afterwards with `record_source_use` which hits you \
 selected, validated and used, or with `record_retrieval_failure` if nothing here was what you \
-needed.""",
+needed.
+
+Filters: `as_of` searches history as it was at a time (nothing later leaks in); `since` / `until`, \
+`sources`, `where` and `types` narrow it. A filtered node is not in the graph for that search (it \
+neither appears nor links other hits); nodes that lack the filtered field (files, entities) are not \
+judged by it. Pass `files` you are editing to bring up the history of that code.""",
 
     "get_node": """\
 Read one source in full: id, type, title, the complete text and metadata.

@@ -49,8 +49,9 @@ def _hops_from_triples(graph: GraphArrays, triples) -> list[Hop]:
 
 def run_channel(cfg: SearchConfig, graph: GraphArrays, seeds: np.ndarray, seed_acts: np.ndarray,
                 qsim: np.ndarray, vectors, entry_nodes: np.ndarray, entry_scores: np.ndarray,
-                qtypes: list[int], extra_sources=()) -> GraphSignal | None:
-    """Run the configured graph channel; ``None`` when there is nothing to do."""
+                qtypes: list[int], extra_sources=(), visible: np.ndarray | None = None) -> GraphSignal | None:
+    """Run the configured graph channel; ``None`` when there is nothing to do.  ``visible`` (search
+    filters): nodes outside it are not in the graph for this search, whatever the channel."""
     ch = cfg.channel
     if ch == "none" or seeds.size == 0:
         return None
@@ -60,7 +61,7 @@ def run_channel(cfg: SearchConfig, graph: GraphArrays, seeds: np.ndarray, seed_a
             return None
         r = spread(graph, seeds, seed_acts, max_depth=cfg.max_depth, depth_decay=cfg.depth_decay,
                    min_act=cfg.min_act, query_types=qtypes, alpha=cfg.alpha, beta=cfg.beta,
-                   direction=cfg.direction, reverse_weight=cfg.reverse_weight)
+                   direction=cfg.direction, reverse_weight=cfg.reverse_weight, visible=visible)
         return GraphSignal(r.nodes, r.act, explain=lambda node: [
             Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
     qs = np.zeros(n) if qsim.size == 0 else np.pad(qsim.astype(np.float64), (0, max(0, n - qsim.shape[0])))
@@ -69,7 +70,7 @@ def run_channel(cfg: SearchConfig, graph: GraphArrays, seeds: np.ndarray, seed_a
             return None
         r = beam_search(graph, seeds[seeds < n], qs, max_depth=cfg.max_depth, beam_width=cfg.beam_width,
                         min_sim=cfg.beam_min_sim, score_mode=cfg.beam_mode, query_types=qtypes,
-                        alpha=cfg.alpha, beta=cfg.beta)
+                        alpha=cfg.alpha, beta=cfg.beta, visible=visible)
         return GraphSignal(r.nodes, np.clip(r.score, 0.0, None),
                            explain=lambda node: _hops_from_triples(graph, r.path(node)))
     if ch == "ppr":
@@ -77,13 +78,13 @@ def run_channel(cfg: SearchConfig, graph: GraphArrays, seeds: np.ndarray, seed_a
             return None
         ok = seeds < n
         r = ppr(graph, seeds[ok], seed_acts[ok], damping=cfg.ppr_damping, undirected=True, query_types=qtypes,
-                alpha=cfg.alpha, beta=cfg.beta, top_k=max(cfg.limit * 4, 50))
+                alpha=cfg.alpha, beta=cfg.beta, top_k=max(cfg.limit * 4, 50), visible=visible)
         top = r.top_scores / r.top_scores.max() if r.top_scores.size and r.top_scores.max() > 0 else r.top_scores
         return GraphSignal(r.nodes, top, explain=lambda node: _hops_from_triples(graph, r.path(node)))
     # traversal strategies
     strat: Strategy = cfg.strategy if cfg.strategy is not None else STRATEGIES[ch](select_k=cfg.limit)
     sources = [GraphEdges(graph, direction="both"), *extra_sources]
-    r = traverse(strat, seeds, seed_acts, qs, vectors, sources)   # start from the sparse seeds
+    r = traverse(strat, seeds, seed_acts, qs, vectors, sources, visible=visible)   # start from the sparse seeds
     by_node = {h.node: h for h in r.hits}
     # a strategy's own scores are not comparable across strategies (similarity, MMR, custom):
     # its selection order is.  The k-th of n selected nodes gets (n - k) / n.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import SearchConfig
-from ..graph.arrays import GraphArrays
+from ..graph.arrays import GraphArrays, mask_at
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
 from .channels import run_channel
@@ -42,6 +42,7 @@ class Ranking:
     seeds: np.ndarray
     paths: dict[int, list[GraphPath]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    unknown_files: list[str] = field(default_factory=list)   # set by the engine: `files` without a node
 
 
 def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -85,6 +86,38 @@ def _add_query_seeds(seeds, seed_acts, q_nodes, q_names, e):
     return seeds, seed_acts
 
 
+def _add_extra_seeds(seeds, seed_acts, nodes, weight):
+    """Extra seeds (the caller's working files) at ``weight`` × the best seed's activation
+    (1.0 when nothing else seeds); a node already seeded keeps the larger activation."""
+    act = (float(seed_acts.max()) if seed_acts.size else 1.0) * weight
+    seeds, seed_acts = seeds.copy(), seed_acts.astype(np.float64).copy()
+    for n in np.unique(np.asarray(nodes, np.int64)).tolist():
+        at = np.flatnonzero(seeds == n)
+        if at.size:
+            seed_acts[at[0]] = max(seed_acts[at[0]], act)
+        else:
+            seeds = np.append(seeds, n)
+            seed_acts = np.append(seed_acts, act)
+    return seeds, seed_acts
+
+
+def _fetch_visible(search, k: int, mask: np.ndarray):
+    """The top ``k`` of ``search(kk)`` (nodes, scores; best first) that lie inside ``mask``: asks for
+    enough rows to expect ``k`` visible ones at the mask's density, and four times more until it has
+    them or the candidates run out (a filter that hides most of the corpus still gets ``k``)."""
+    if k <= 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    cap = max(int(mask.shape[0]), k)
+    share = float(mask.mean()) if mask.size else 0.0
+    kk = min(cap, max(k, int(np.ceil(k * 1.2 / max(share, 1e-9)))))
+    while True:
+        nodes, scores = search(kk)
+        ok = mask_at(mask, nodes)
+        if int(ok.sum()) >= k or nodes.shape[0] < kk or kk >= cap:
+            return nodes[ok][:k], scores[ok][:k]
+        kk = min(cap, kk * 4)
+
+
 def rank(
     query: str,
     qvec: np.ndarray | None,
@@ -100,12 +133,19 @@ def rank(
     priming: np.ndarray | None = None,
     entry_allowed: np.ndarray | None = None,
     seed_allowed: np.ndarray | None = None,
+    visible: np.ndarray | None = None,
+    extra_seeds: np.ndarray | None = None,
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
     (they may still carry activation through the graph); ``seed_allowed`` masks entry
     candidates that may seed the graph.  ``query_seeds`` are ``(nodes, name ids)`` the
     question names (query-side linking; not filtered by ``seed_allowed``): nodes sharing
-    a name id are the targets of one ambiguous name."""
+    a name id are the targets of one ambiguous name.
+
+    ``visible`` (search filters such as ``as_of``): nodes outside it are not in the graph for this
+    search: never entry candidates, seeds or hits, and no graph channel walks into them.
+    ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.file_seed_weight`` × the
+    best seed's activation.  With neither, nothing here differs from an unfiltered search."""
     import time
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -117,8 +157,18 @@ def rank(
         return nodes[ok][:k], scores[ok][:k]
 
     over = 1 if entry_allowed is None else 3   # fetch extra so filtering still leaves k candidates
-    lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over,
-                                                  cfg.lexical_budget or None), cfg.lexical_k)
+    vis_entry = None
+    if visible is not None:
+        vis_entry = visible
+        if entry_allowed is not None:
+            m = min(visible.shape[0], entry_allowed.shape[0])
+            vis_entry = visible[:m] & entry_allowed[:m]
+        terms = query_terms(query)
+        lex_nodes, lex_scores = _fetch_visible(
+            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry)
+    else:
+        lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over,
+                                                      cfg.lexical_budget or None), cfg.lexical_k)
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
     # beam and the strategies score every node they visit by query similarity, so they need the
@@ -126,11 +176,21 @@ def rank(
     # large corpus an IVF top-k finds without reading the whole matrix
     approx = (cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and cfg.channel in ("spread", "ppr", "none"))
     if qvec is not None and vectors.n and approx:
-        dense_nodes, dense_scores = admit(*vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
+        if vis_entry is not None:
+            dense_nodes, dense_scores = _fetch_visible(
+                lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry)
+        else:
+            dense_nodes, dense_scores = admit(*vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
         qsim = vectors.similarity_of(qvec, np.union1d(lex_nodes, dense_nodes))
     elif qvec is not None and vectors.n:
         qsim = vectors.similarity(qvec)
-        dense_nodes, dense_scores = admit(*vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
+        if vis_entry is not None:   # exact: hidden rows never compete for the top k
+            shown = mask_at(vis_entry, np.arange(qsim.shape[0]))
+            dense_nodes, dense_scores = vectors.top_k(np.where(shown, qsim, -np.inf), cfg.dense_k)
+            fin = np.isfinite(dense_scores)
+            dense_nodes, dense_scores = dense_nodes[fin], dense_scores[fin]
+        else:
+            dense_nodes, dense_scores = admit(*vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
     else:
         qsim = np.zeros(0, np.float32)
         dense_nodes, dense_scores = np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -154,15 +214,22 @@ def rank(
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
+    if query_seeds is not None and visible is not None:
+        shown = mask_at(visible, query_seeds[0])
+        query_seeds = (query_seeds[0][shown], query_seeds[1][shown])
     if query_seeds is not None and query_seeds[0].size:
         seeds, seed_acts = _add_query_seeds(seeds, seed_acts, *query_seeds, e)
+    if extra_seeds is not None and visible is not None:
+        extra_seeds = extra_seeds[mask_at(visible, extra_seeds)]
+    if extra_seeds is not None and extra_seeds.size and cfg.file_seed_weight > 0:
+        seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra_seeds, cfg.file_seed_weight)
 
     # graph channel
     qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
     if cfg.query_types and not qtypes:
         qtypes = [-2]   # named types that do not exist: every typed edge is off-type
     sig = run_channel(cfg, graph, seeds, seed_acts, qsim, vectors.matrix if vectors.n else None,
-                      e.nodes, e.entry, qtypes, extra_sources)
+                      e.nodes, e.entry, qtypes, extra_sources, visible=visible)
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
     t3 = time.perf_counter()

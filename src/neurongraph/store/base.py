@@ -9,7 +9,7 @@ the same contract.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
@@ -65,6 +65,8 @@ class Changes:
     edges: EdgeArrays
     deleted_nodes: list[int]
     deleted_edges: list[int]
+    node_times: list = field(default_factory=list)     # event time (epoch s) of each node in ``nodes``, or None
+    node_sources: list = field(default_factory=list)   # source (metadata "source") of each, or None
 
 
 class Store(ABC):

@@ -9,7 +9,9 @@ strategy can forget to enforce a cap.  Conventions:
 * a node at depth ``max_depth`` is never expanded, so no hit is deeper;
 * every expanded node counts once against ``max_traverse``, neighbours or not;
 * a node is discovered once, by the first edge that reaches it (BFS order: the
-  frontier's order, then edge source order, then neighbour rank by ``qsim``).
+  frontier's order, then edge source order, then neighbour rank by ``qsim``);
+* ``visible`` (search filters such as ``as_of``): a node outside the mask is never
+  discovered, so it is neither selected nor expanded (it starts out as "seen").
 """
 from __future__ import annotations
 
@@ -102,12 +104,18 @@ class Strategy:
 class Tracker:
     """Discovery state of one traversal; the only place that expands nodes."""
 
-    def __init__(self, strategy: Strategy, qsim: np.ndarray, vectors, sources: Sequence[EdgeSource]):
+    def __init__(self, strategy: Strategy, qsim: np.ndarray, vectors, sources: Sequence[EdgeSource],
+                 visible: np.ndarray | None = None):
         self.strategy = strategy
         self.qsim = qsim
         self.vectors = vectors
         self.sources = list(sources)
         self.seen = np.zeros(qsim.shape[0], bool)   # calloc'd: no O(n) work per query
+        self.masked = visible is not None
+        if visible is not None:   # hidden nodes count as already seen: no edge ever discovers them
+            n = min(qsim.shape[0], visible.shape[0])
+            self.seen[:n] = ~np.asarray(visible[:n], bool)
+            self.seen[n:] = True
         self.depth: dict[int, int] = {}
         self.edge: dict[int, EdgeRef] = {}
         self.expanded: list[int] = []
@@ -120,7 +128,10 @@ class Tracker:
         o = np.argsort(-scores, kind="stable")
         nodes = nodes[o]
         _, first = np.unique(nodes, return_index=True)
-        nodes = nodes[np.sort(first)][: self.strategy.start_k]
+        nodes = nodes[np.sort(first)]
+        if self.masked:
+            nodes = nodes[~self.seen[nodes]]   # a hidden node never starts a walk either
+        nodes = nodes[: self.strategy.start_k]
         self.seen[nodes] = True
         for n in nodes.tolist():
             self.depth[n] = 0
@@ -167,11 +178,12 @@ class Tracker:
 
 
 def traverse(strategy: Strategy, start_nodes, start_scores, qsim, vectors=None,
-             edge_sources: Sequence[EdgeSource] | EdgeSource = ()) -> TraversalResult:
-    """Run ``strategy`` from the entry nodes over the given edge sources."""
+             edge_sources: Sequence[EdgeSource] | EdgeSource = (), visible: np.ndarray | None = None) -> TraversalResult:
+    """Run ``strategy`` from the entry nodes over the given edge sources (never entering a node
+    outside ``visible``, when given)."""
     qsim = np.asarray(qsim, np.float64)
     if hasattr(edge_sources, "neighbors"):
         edge_sources = [edge_sources]
-    t = Tracker(strategy, qsim, vectors, edge_sources)
+    t = Tracker(strategy, qsim, vectors, edge_sources, visible)
     hits = strategy.run(t, t.start(start_nodes, start_scores))
     return TraversalResult(hits=hits, expanded=np.asarray(t.expanded, np.int64))
