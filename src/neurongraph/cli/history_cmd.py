@@ -92,3 +92,62 @@ def print_summary(out, s: dict) -> None:
         out.print(f"  linked: {li.get('edges', 0)} edges, {li.get('entities', 0)} entities")
     out.print(f"  store {escape(s['db'])}: {s['store_nodes']} nodes, {s['store_edges']} edges "
               f"[dim]({s['total_seconds']:.1f}s)[/]")
+
+
+def bench_history(ctx, repo: Path, db: str | None, limit: int | None, systems: list[str] | None,
+                  learning: bool, out_file: Path | None, as_json: bool) -> None:
+    """Body of `ngr bench history` (registered in main.py)."""
+    import json
+
+    from ..bench import history as bh
+    from .main import CliError, _check_db_path, _ctx, _handled, _print_json, _quiet_model_loading, err, out
+    c = _ctx(ctx)
+    with _handled(as_json):
+        if not repo.exists():
+            raise CliError("file_not_found", f"no such repository: {repo}")
+        if limit is not None and limit < 1:
+            raise InvalidArgument("--limit must be at least 1")
+        chosen = bh.SYSTEMS
+        if systems:
+            unknown = sorted(set(systems) - set(bh.SYSTEMS))
+            if unknown:
+                raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(bh.SYSTEMS)}")
+            chosen = {k: v for k, v in bh.SYSTEMS.items() if k in systems}
+        _quiet_model_loading()
+        from ..ingest.git import GitRepo
+        name = GitRepo(repo).name
+        path = _check_db_path(db) if db else None
+        emb = c.make_embedder()
+        if path is None:
+            cache = Path(".ngr/bench/history")
+            cache.mkdir(parents=True, exist_ok=True)
+            path = str(cache / f"{name}-{emb.model_id.replace(':', '_').replace('/', '_')}.db")
+        from ..engine import Engine
+        from ..store.sqlite import SQLiteStore
+        eng = Engine(SQLiteStore(path), emb)
+        try:
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
+                          TimeRemainingColumn(), console=err, transient=True) as prog:
+                tasks: dict[str, int] = {}
+
+                def on_progress(stage: str, done: int, total: int) -> None:
+                    if stage not in tasks:
+                        tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind="git"), total=total or None)
+                    prog.update(tasks[stage], completed=done, total=total or None)
+                res = bh.run_history_bench(repo, eng, systems=chosen, learning=learning, limit=limit,
+                                           progress=on_progress)
+        finally:
+            eng.close()
+        res["db"] = path
+        if out_file:
+            out_file.write_text(json.dumps(res, indent=2))
+    if as_json:
+        _print_json({k: v for k, v in res.items() if k != "per_pair"} if not out_file else res)
+    else:
+        out.print(bh.markdown_table(res), markup=False)
+        if "learning" in res and "before" in res["learning"]:
+            lr = res["learning"]
+            out.print(f"learning: feedback on {lr['past']} earlier questions ({lr['used_reports']} sources reported used); "
+                      f"later {lr['future']}: recall@10 {lr['before']['recall@10']:.3f} → {lr['after']['recall@10']:.3f}, "
+                      f"MRR {lr['before']['mrr']:.3f} → {lr['after']['mrr']:.3f}; drift without feedback: "
+                      f"{lr['drift_changed_rankings']} changed rankings", markup=False)

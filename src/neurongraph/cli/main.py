@@ -757,6 +757,28 @@ def bench_retrieval(ctx: typer.Context,
         out.print(br.markdown_table(res), markup=False)
 
 
+@bench_app.command("history")
+def bench_history_command(ctx: typer.Context,
+                          repo: Path = typer.Option(..., "--repo", help="A git repository (working tree or bare)."),
+                          db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: a cache "
+                                                           "file under .ngr/bench/history keyed by repository and model)."),
+                          limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions."),
+                          systems: Optional[List[str]] = typer.Option(None, "--system", help="Only these systems (repeatable)."),
+                          learning: bool = typer.Option(True, "--learning/--no-learning",
+                                                        help="Also run the 70/30 feedback split."),
+                          out_file: Optional[Path] = typer.Option(None, "--out", help="Write the full JSON (with per-pair ranks) here."),
+                          as_json: bool = _json_opt()) -> None:
+    """Which earlier change is this fix about? Fix → origin retrieval on a real git history.
+
+    Ingests the repository (incrementally), takes every fix that names its origin
+    (`Fixes: <sha>`, "follow-up to #N", ...), asks with the fix's subject stripped of
+    references plus its paths, as of the fix's parent, and scores every system
+    (docs/benchmarks.md, "Real history").
+    """
+    from .history_cmd import bench_history
+    bench_history(ctx, repo, db, limit, systems, learning, out_file, as_json)
+
+
 from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
 
 from .mcp_cmd import mcp_command  # noqa: E402  (the SDK itself is imported only when the server starts)

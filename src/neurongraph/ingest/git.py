@@ -274,7 +274,8 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         # --- pull request structure
         if pr:
             batch.nodes.append(Node("pr:" + pr, "pull_request", f"PR #{pr}" + (f": {title}" if merge else ""), "",
-                                    {"number": int(pr), "repo": source, "placeholder": True}))
+                                    {"number": int(pr), "repo": source, "placeholder": True,
+                                     "time": c.commit_time}))   # merged then: invisible before (as_of)
             batch.placeholders.add("pr:" + pr)
             batch.edges.append(derived_edge(cid, "merged_in", "pr:" + pr, by="git",
                                             evidence=c.subject[-80:] if squash else c.subject))

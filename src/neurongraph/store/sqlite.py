@@ -621,6 +621,16 @@ class SQLiteStore(Store):
                 n += c.execute(f"DELETE FROM pending_edges WHERE owner IN ({','.join('?' * len(part))})", part).rowcount
         return n
 
+    def copy_to(self, path: str | Path) -> None:
+        """A consistent copy of the whole database at ``path`` (SQLite's online backup), e.g. to try
+        feedback on a scratch copy without touching this store."""
+        dst = sqlite3.connect(str(path))
+        try:
+            with self._lock:
+                self.conn.backup(dst)
+        finally:
+            dst.close()
+
     def pending_edge_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM pending_edges").fetchone()[0])
 

@@ -1,0 +1,339 @@
+"""Retrieval on real history: "which earlier change is this fix about?" (docs/benchmarks.md, "Real history").
+
+Ground truth is what developers wrote: a fix F names the earlier commit(s) O it repairs
+(``Fixes: <sha>`` resolving to an ancestor of F) or continues (a follow-up phrase with
+``#N``/sha resolving to an older commit or PR).  The question is F's subject with every
+explicit reference removed, plus the paths F touches; each question searches the store
+``as_of`` the time of F's parent, so F and everything after it are invisible; F is also
+dropped from the ranking if a clock quirk left it visible.  Every system runs through the
+same engine, store and encoder; only the configuration differs.  Reverts are scored
+separately (their message quotes the origin: trivial by text).
+
+The learning split replays the product's promise: the earlier 70% of questions (by F's
+time) are past work whose gold origins found in the top 20 are reported as ``used``; the
+later 30% are scored before and after that feedback, and once more after the same past
+searches *without* feedback (drift: must be identical).
+"""
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..engine import Engine
+from ..errors import InvalidArgument
+from ..ingest import sync_source
+from ..ingest.git import GitRepo
+from ..ingest.refs import strip_refs
+
+__all__ = ["Pair", "extract_pairs", "run_history_bench", "SYSTEMS", "markdown_table"]
+
+K = 20                    # hits every system returns (the simulated agent reads at most these)
+MAX_QUERY_FILES = 10      # paths of F given with the question
+RESULT_TYPES = ("commit", "pull_request")
+LEARN_SPLIT = 0.7
+
+# systems: the same engine and store, different configurations ("paths" is computed, not searched)
+SYSTEMS: dict[str, dict] = {
+    "paths": {},
+    "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0),
+    "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0),
+    "hybrid": dict(channel="none"),
+    "ngr": {},
+    "ngr-no-files": dict(files=None),
+    "ngr-beam": dict(channel="beam"),
+    "ngr-ppr": dict(channel="ppr"),
+    "ngr-eager": dict(channel="eager"),
+    "ngr-mmr": dict(channel="mmr"),
+    "ngr-scored": dict(channel="scored"),
+}
+
+
+@dataclass
+class Pair:
+    fix: str                       # commit id of F
+    origins: list[str]             # commit ids of O (gold)
+    kind: str                      # "fixes" | "follow_up" | "revert"
+    time: float                    # F's commit time
+    as_of: float                   # F's parent's commit time
+    subject: str
+    files: list[str]
+    query: str = ""
+    evidence: list[str] = field(default_factory=list)
+
+
+def _commit_table(eng: Engine) -> dict[str, dict]:
+    out = {}
+    for row in eng.store.iter_nodes():
+        if row.type == "commit":
+            md = row.metadata
+            out[row.id] = {"idx": row.idx, "title": row.title, "time": float(md.get("time", 0)),
+                           "parents": md.get("parents", []), "files": [f["path"] for f in md.get("files", [])],
+                           "sha": md.get("sha", row.id.split(":", 1)[-1]), "tokens": len((row.title + " " + row.text).split())}
+    return out
+
+
+def _edges_by_rel(eng: Engine, rels: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
+    e = eng.graph.all_edges()
+    out: dict[str, list[tuple[int, int]]] = {}
+    for r in rels:
+        rid = eng._rel_ids.get(r)
+        if rid is None:
+            out[r] = []
+            continue
+        m = e.rtype == rid
+        out[r] = list(zip(e.src[m].tolist(), e.dst[m].tolist()))
+    return out
+
+
+def extract_pairs(eng: Engine, repo: GitRepo) -> tuple[list[Pair], dict]:
+    """Fix → origin pairs from the ingested typed edges (fixes, follows_up through PRs, reverts)."""
+    commits = _commit_table(eng)
+    rows = eng.store.nodes_by_idx(sorted({i for r in ("fixes", "follows_up", "reverts", "merged_in")
+                                          for pair in _edges_by_rel(eng, (r,))[r] for i in pair}))
+    id_of = {i: r.id for i, r in rows.items()}
+    edges = _edges_by_rel(eng, ("fixes", "follows_up", "reverts", "merged_in"))
+    pr_commit: dict[str, str] = {}
+    for s, d in sorted(edges["merged_in"], key=lambda sd: commits.get(id_of[sd[0]], {}).get("time", 0)):
+        pr_commit.setdefault(id_of[d], id_of[s])
+    found: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+    stats = {"fixes_edges": len(edges["fixes"]), "follows_up_edges": len(edges["follows_up"]),
+             "reverts_edges": len(edges["reverts"]), "not_ancestor": 0, "not_older": 0, "unresolved_pr": 0}
+    for rel, kind in (("fixes", "fixes"), ("follows_up", "follow_up"), ("reverts", "revert")):
+        for s, d in edges[rel]:
+            f, o = id_of[s], id_of[d]
+            if f not in commits:
+                continue
+            if o.startswith("pr:"):
+                if o not in pr_commit:
+                    stats["unresolved_pr"] += 1
+                    continue
+                o = pr_commit[o]
+            if o not in commits or o == f:
+                continue
+            if commits[o]["time"] > commits[f]["time"]:
+                stats["not_older"] += 1
+                continue
+            found[(f, kind)][o] = None
+    # Fixes: must resolve to an ancestor of F (git decides; one cheap process per pair)
+    pairs: list[Pair] = []
+    for (f, kind), origins in sorted(found.items(), key=lambda kv: commits[kv[0][0]]["time"]):
+        c = commits[f]
+        if kind == "fixes":
+            keep = [o for o in origins if repo._git("merge-base", "--is-ancestor", commits[o]["sha"], c["sha"],
+                                                    check=False).returncode == 0]
+            stats["not_ancestor"] += len(origins) - len(keep)
+        else:
+            keep = list(origins)
+        if not keep or not c["parents"]:
+            continue
+        parent = "commit:" + c["parents"][0]
+        as_of = commits[parent]["time"] if parent in commits else c["time"] - 1
+        files = c["files"][:MAX_QUERY_FILES]
+        subject = strip_refs(c["title"]) or c["title"]
+        pairs.append(Pair(f, keep, kind, c["time"], as_of, c["title"], files,
+                          query=subject + ("\n" + " ".join(files) if files else "")))
+    # a fix and a follow-up naming the same F: one question, the union of origins, kind "fixes" first
+    merged: dict[str, Pair] = {}
+    for p in pairs:
+        if p.kind == "revert":
+            continue
+        if p.fix in merged:
+            merged[p.fix].origins = list(dict.fromkeys(merged[p.fix].origins + p.origins))
+        else:
+            merged[p.fix] = p
+    reverts = [p for p in pairs if p.kind == "revert"]
+    stats.update({"pairs": len(merged), "reverts": len(reverts),
+                  "by_kind": {k: sum(1 for p in merged.values() if p.kind == k) for k in ("fixes", "follow_up")}})
+    return sorted(merged.values(), key=lambda p: p.time) + reverts, stats
+
+
+class _PathsFloor:
+    """Older commits touching any of F's files, newest first: the text-free floor."""
+
+    def __init__(self, eng: Engine, commits: dict[str, dict]):
+        self.by_file: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        for cid, c in commits.items():
+            for f in c["files"]:
+                self.by_file[f].append((c["time"], cid))
+        for v in self.by_file.values():
+            v.sort(reverse=True)
+
+    def rank(self, p: Pair) -> list[str]:
+        cands = {}
+        for f in p.files:
+            for t, cid in self.by_file.get(f, []):
+                if t <= p.as_of and cid != p.fix:
+                    cands[cid] = max(cands.get(cid, 0), t)
+        return [c for c, _ in sorted(cands.items(), key=lambda kv: -kv[1])][:K]
+
+
+def _canonical(ids: list[str], pr_commit: dict[str, str], fix: str) -> list[str]:
+    """A PR hit counts as its commit; duplicates (a PR and its commit) take one slot; F never counts."""
+    out: dict[str, None] = {}
+    for i in ids:
+        c = pr_commit.get(i, i)
+        if c != fix:
+            out.setdefault(c)
+    return list(out)
+
+
+def _metrics(ranked: list[list[str]], pairs: list[Pair], tokens: dict[str, int]) -> dict:
+    hit1, r5, r10, rr, toks, found = [], [], [], [], [], 0
+    for r, p in zip(ranked, pairs):
+        g = set(p.origins)
+        hit1.append(1.0 if r[:1] and r[0] in g else 0.0)
+        r5.append(len(g & set(r[:5])) / len(g))
+        r10.append(len(g & set(r[:10])) / len(g))
+        first = next((i for i, x in enumerate(r) if x in g), None)
+        rr.append(0.0 if first is None else 1.0 / (first + 1))
+        if first is not None:
+            found += 1
+            toks.append(sum(tokens.get(x, 0) for x in r[:first + 1]))
+    n = max(1, len(pairs))
+    return {"hit@1": float(np.mean(hit1)) if hit1 else 0.0, "recall@5": float(np.mean(r5)) if r5 else 0.0,
+            "recall@10": float(np.mean(r10)) if r10 else 0.0, "mrr": float(np.mean(rr)) if rr else 0.0,
+            f"found@{K}": found / n, "tokens_to_origin_mean": float(np.mean(toks)) if toks else None}
+
+
+def _search_ids(eng: Engine, p: Pair, qvec, cfg, record: bool = False):
+    res = eng.search(p.query, config=cfg, qvec=qvec, record=record)
+    return res
+
+
+def _config(eng: Engine, p: Pair, overrides: dict):
+    o = dict(overrides)
+    files = o.pop("files", tuple(p.files))
+    return eng.config.replace(limit=K, result_types=RESULT_TYPES, as_of=p.as_of, files=tuple(files or ()), **o)
+
+
+def run_history_bench(repo_dir: str | Path, eng: Engine, *, systems: dict[str, dict] | None = None,
+                      learning: bool = True, limit: int | None = None,
+                      progress: Callable[[str, int, int], None] | None = None) -> dict:
+    """Ingest (incrementally) ``repo_dir`` into ``eng``'s store, extract pairs, run every system."""
+    systems = systems or SYSTEMS
+    repo = GitRepo(repo_dir)
+    t0 = time.perf_counter()
+    ingest = sync_source(eng, "git", repo.path, progress=progress)
+    ingest_s = time.perf_counter() - t0
+    pairs, pstats = extract_pairs(eng, repo)
+    main = [p for p in pairs if p.kind != "revert"]
+    reverts = [p for p in pairs if p.kind == "revert"]
+    if limit:
+        main, reverts = main[:limit], reverts[:limit]
+    if not main:
+        raise InvalidArgument(f"{repo_dir}: no fix → origin pairs found (no `Fixes:` trailers or follow-up references)")
+    commits = _commit_table(eng)
+    tokens = {cid: c["tokens"] for cid, c in commits.items()}
+    merged_in = _edges_by_rel(eng, ("merged_in",))["merged_in"]
+    ids = eng.store.nodes_by_idx({i for sd in merged_in for i in sd})
+    pr_commit = {}
+    for s, d in merged_in:
+        pr_commit.setdefault(ids[d].id, ids[s].id)
+    floor = _PathsFloor(eng, commits)
+    qvecs = eng.embedder.embed([p.query for p in main + reverts])
+    qv = dict(zip([id(p) for p in main + reverts], qvecs))
+    out_systems, per_pair = {}, defaultdict(dict)
+    total, done = len(systems) * (len(main) + len(reverts)), 0
+    for name, overrides in systems.items():
+        for group, plist in (("main", main), ("reverts", reverts)):
+            ranked, lat = [], []
+            for p in plist:
+                if name == "paths":
+                    r = floor.rank(p)
+                else:
+                    t = time.perf_counter()
+                    res = _search_ids(eng, p, qv[id(p)], _config(eng, p, overrides))
+                    lat.append((time.perf_counter() - t) * 1000)
+                    r = [h.id for h in res.hits]
+                r = _canonical(r, pr_commit, p.fix)
+                ranked.append(r)
+                if group == "main":
+                    g = set(p.origins)
+                    per_pair[p.fix][name] = next((i + 1 for i, x in enumerate(r) if x in g), None)
+                done += 1
+                if progress:
+                    progress(f"searching ({name})", done, total)
+            m = _metrics(ranked, plist, tokens)
+            if lat:
+                m["latency_ms_p50"] = float(np.median(lat))
+                m["latency_ms_p95"] = float(np.percentile(lat, 95))
+            out_systems.setdefault(name, {})[group] = m
+    result = {
+        "repo": repo.name, "commits": sum(1 for c in commits), "embedder": eng.embedder.model_id,
+        "pairs": len(main), "revert_pairs": len(reverts), "pair_stats": pstats,
+        "ingest": {k: ingest[k] for k in ("new_nodes", "embedded", "edges_written", "seconds") if k in ingest},
+        "ingest_seconds": round(ingest_s, 2),
+        "systems": {n: v["main"] for n, v in out_systems.items()},
+        "reverts": {n: v["reverts"] for n, v in out_systems.items()},
+        "per_pair": [{"fix": p.fix, "kind": p.kind, "subject": p.subject, "query": p.query, "origins": p.origins,
+                      "as_of": p.as_of, "rank": per_pair[p.fix]} for p in main],
+    }
+    if learning and "ngr" in systems:
+        result["learning"] = _learning(eng, main, qv, pr_commit, tokens, progress)
+    return result
+
+
+def _learning(eng: Engine, pairs: list[Pair], qv: dict, pr_commit: dict, tokens: dict, progress) -> dict:
+    """Feedback on the earlier 70% of questions, scored on the later 30%, on copies of the store."""
+    cut = int(len(pairs) * LEARN_SPLIT)
+    past, future = pairs[:cut], pairs[cut:]
+    if not past or not future:
+        return {"skipped": "too few pairs for a 70/30 split"}
+    out = {"past": len(past), "future": len(future)}
+    with tempfile.TemporaryDirectory(prefix="ngr-hist-learn-") as tmp:
+        rankings = {}
+        for mode in ("feedback", "no-feedback"):
+            db = Path(tmp) / f"{mode}.db"
+            eng.store.copy_to(db)
+            copy = Engine(type(eng.store)(db), eng.embedder, eng.config)
+            try:
+                def score() -> list[list[str]]:
+                    return [_canonical([h.id for h in copy.search(p.query, config=_config(copy, p, {}), qvec=qv[id(p)],
+                                                                  record=False).hits], pr_commit, p.fix) for p in future]
+                before = score()
+                used = 0
+                for k, p in enumerate(past):
+                    res = copy.search(p.query, config=_config(copy, p, {}), qvec=qv[id(p)], record=True)
+                    hits = {h.id for h in res.hits}
+                    if mode == "feedback":
+                        gold = [h for h in hits if pr_commit.get(h, h) in set(p.origins)]
+                        for g in gold:
+                            copy.record_source_use(res.trace_id, [(g, s) for s in ("selected", "validated", "used")])
+                            used += 1
+                    if progress:
+                        progress(f"learning ({mode})", k + 1, len(past))
+                after = score()
+            finally:
+                copy.close()
+            rankings[mode] = (before, after)
+            if mode == "feedback":
+                out["used_reports"] = used
+                out["before"] = _metrics(before, future, tokens)
+                out["after"] = _metrics(after, future, tokens)
+                out["delta_recall@10"] = out["after"]["recall@10"] - out["before"]["recall@10"]
+                out["delta_mrr"] = out["after"]["mrr"] - out["before"]["mrr"]
+        b, a = rankings["no-feedback"]
+        out["drift_changed_rankings"] = sum(1 for x, y in zip(b, a) if x != y)
+    return out
+
+
+def markdown_table(result: dict) -> str:
+    cols = ["hit@1", "recall@5", "recall@10", "mrr", f"found@{K}", "tokens_to_origin_mean", "latency_ms_p50"]
+    lines = [f"**{result['repo']}** — {result['pairs']} fix → origin questions "
+             f"({', '.join(f'{k} {v}' for k, v in result['pair_stats']['by_kind'].items())}), "
+             f"{result['commits']} commits, encoder `{result['embedder']}`", "",
+             "| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, m in result["systems"].items():
+        cells = []
+        for c in cols:
+            v = m.get(c)
+            cells.append("–" if v is None else (f"{v:.3f}" if c in cols[:5] else f"{v:.0f}" if c.startswith("tokens") else f"{v:.1f}"))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
