@@ -101,15 +101,17 @@ def _add_extra_seeds(seeds, seed_acts, nodes, weight):
     return seeds, seed_acts
 
 
-def _fetch_visible(search, k: int, mask: np.ndarray):
+def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
     """The top ``k`` of ``search(kk)`` (nodes, scores; best first) that lie inside ``mask``: asks for
-    enough rows to expect ``k`` visible ones at the mask's density, and four times more until it has
-    them or the candidates run out (a filter that hides most of the corpus still gets ``k``)."""
+    enough rows to expect ``k`` visible ones at twice the mask's density (at least ``first``), and
+    four times more until it has them or the candidates run out (a filter that hides most of the
+    corpus still gets ``k``).  BM25 scores every match whatever the limit, so one generous pass
+    (``first`` = the postings budget) is cheaper than a second one."""
     if k <= 0:
         return np.zeros(0, np.int64), np.zeros(0)
     cap = max(int(mask.shape[0]), k)
     share = float(mask.mean()) if mask.size else 0.0
-    kk = min(cap, max(k, int(np.ceil(k * 1.2 / max(share, 1e-9)))))
+    kk = min(cap, max(k * 4, first, int(np.ceil(k * 2 / max(share, 1e-9)))))
     while True:
         nodes, scores = search(kk)
         ok = mask_at(mask, nodes)
@@ -165,7 +167,8 @@ def rank(
             vis_entry = visible[:m] & entry_allowed[:m]
         terms = query_terms(query)
         lex_nodes, lex_scores = _fetch_visible(
-            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry)
+            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry,
+            first=cfg.lexical_budget)
     else:
         lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over,
                                                       cfg.lexical_budget or None), cfg.lexical_k)
