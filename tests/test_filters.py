@@ -195,6 +195,16 @@ def test_event_times_follow_the_change_feed_also_from_another_engine(db, eng):
     assert "commit:c" in ids(eng.search("Warm startup buffers", as_of=BETWEEN, record=False))   # timeless now
 
 
+def test_a_filter_leaving_few_rows_scores_them_exactly_instead_of_through_the_ivf(eng):
+    # ann_min_nodes=8 sends this 10-node store to the IVF path; as_of leaves fewer rows than that
+    for as_of in (T0 - 1, BETWEEN):
+        approx = eng.search("page cache redis stale", limit=10, as_of=as_of, ann_min_nodes=8, record=False)
+        exact = eng.search("page cache redis stale", limit=10, as_of=as_of, ann_min_nodes=0, record=False)
+        assert ids(approx) == ids(exact)
+        for a, b in zip(approx.hits, exact.hits):
+            assert a.scores == pytest.approx(b.scores, abs=1e-6)
+
+
 # ------------------------------------------------------------------------------- other filters
 def test_since_until_range(eng):
     res = eng.search("page cache prices commit", limit=10, since=T0 + 4 * DAY, until=T0 + 25 * DAY, record=False)

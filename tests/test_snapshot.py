@@ -14,7 +14,8 @@ import neurongraph as ngr
 from neurongraph.index.embedder import HashingEmbedder
 from neurongraph.snapshot import snapshot_path
 
-NODES = [ngr.Node(f"n{i}", "issue" if i % 3 else "pr", f"title {i}", f"text about topic {i % 7} and word{i}")
+NODES = [ngr.Node(f"n{i}", "issue" if i % 3 else "pr", f"title {i}", f"text about topic {i % 7} and word{i}",
+                  {"time": 1e9 + i * 60, "source": f"repo{i % 2}"} if i % 4 else {})   # search filters' fields
          for i in range(60)]
 EDGES = [(f"n{i}", "mentions" if i % 2 else "fixes", f"n{(i * 7 + 3) % 60}") for i in range(60)]
 QUERIES = ["topic 3 word12", "title 40", "topic 5", "word59 topic 1"]
@@ -39,12 +40,16 @@ def _state(eng):
         "edges": list(zip(e.eid[order].tolist(), e.src[order].tolist(), e.dst[order].tolist(),
                           e.weight[order].round(6).tolist(), e.rtype[order].tolist())),   # learned weights decay
         "rels": eng._rel_ids, "seq": eng._seq,
+        "event_time": [None if t != t else t for t in eng._event_time[eng._alive].tolist()],
+        "source": [None if s < 0 else sorted(eng._source_ids, key=eng._source_ids.get)[s]
+                   for s in eng._source_of[eng._alive]],
     }
 
 
 def _ranking(eng):
     # 6 decimals: learned activation decays with the clock, and two engines read it microseconds apart
-    return [[(h.id, round(h.scores["final"], 6)) for h in eng.search(q, limit=8, record=False)] for q in QUERIES]
+    return [[(h.id, round(h.scores["final"], 6)) for h in eng.search(q, limit=8, record=False, **kw)]
+            for q in QUERIES for kw in ({}, {"as_of": 1e9 + 1800, "sources": ["repo1"]})]
 
 
 def _replay(path, tmp_path):
@@ -87,8 +92,9 @@ def test_reopen_from_snapshot_equals_a_full_replay(built, tmp_path):
 
 def test_changes_after_the_snapshot_are_caught_up(built, tmp_path):
     other = ngr.open(built, embedder="hashing")      # default threshold: this small store never saves
-    other.add_nodes([ngr.Node("late", "wiki", "late page", "a page about topic 3 added after the snapshot"),
-                     ngr.Node("n5", "issue", "title 5", "rewritten text about topic 3")])
+    other.add_nodes([ngr.Node("late", "wiki", "late page", "a page about topic 3 added after the snapshot",
+                              {"time": 1e9, "source": "repo1"}),
+                     ngr.Node("n5", "issue", "title 5", "rewritten text about topic 3", {"source": "repo0"})])
     other.add_edges([("late", "mentions", "n1"), ("n2", "fixes", "late")])
     other.delete_nodes(["n9"])
     other.close()

@@ -179,7 +179,15 @@ def rank(
     # large corpus an IVF top-k finds without reading the whole matrix
     approx = (cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and cfg.channel in ("spread", "ppr", "none"))
     if qvec is not None and vectors.n and approx:
-        if vis_entry is not None:
+        shown = np.flatnonzero(vis_entry[: vectors.n]) if vis_entry is not None else None
+        if shown is not None and shown.shape[0] < cfg.ann_min_nodes:
+            # a filter left few enough rows to score them all exactly: cheaper and better than the IVF
+            sims = vectors.similarity_of(qvec, shown)[shown]
+            sims = np.where(vectors.present[shown], sims, -np.inf)
+            top = np.argsort(-sims, kind="stable")[: cfg.dense_k]
+            top = top[np.isfinite(sims[top])]
+            dense_nodes, dense_scores = shown[top].astype(np.int64), sims[top]
+        elif vis_entry is not None:
             dense_nodes, dense_scores = _fetch_visible(
                 lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry)
         else:
