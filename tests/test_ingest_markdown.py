@@ -273,3 +273,14 @@ def test_github_sync_end_to_end_and_markdown_refs_join(store, tmp_path):
     (exp / "prs.json").write_text(json.dumps([d for d in data if d["number"] != 5]))
     s = _apply(store, read_github(exp), prune=True)
     assert s["nodes_pruned"] == 1 and not store.store.lookup_idx(["pr:5"])
+
+
+def test_pathological_text_stays_linear(tmp_path):
+    """Brackets, wiki-link openers, heading marks and long path-like runs: no regex goes quadratic."""
+    import time
+    _write(tmp_path, {"a.md": "# T\n\n" + "[" * 300_000, "b.md": "[[" * 150_000 + "\n" + "[x" * 150_000,
+                      "c.md": "# " + " #" * 100_000 + "\n", "d.md": "a/" * 300_000 + "\n",
+                      "e.md": ("Superseded by " + "x.md " * 500 + "\n") * 50})
+    t0 = time.perf_counter()
+    b = read_markdown(tmp_path)
+    assert time.perf_counter() - t0 < 5 and len([n for n in b.nodes if n.type != "section"]) == 5

@@ -286,7 +286,10 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
     repos: dict[str, str] = {}
     for f in _files(root, batch, max_file_bytes):
         where = str(f)
-        raw = f.read_bytes()
+        try:
+            raw = f.read_bytes()
+        except OSError as exc:
+            raise _fail(where, f"cannot read: {exc.strerror or exc}") from None
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

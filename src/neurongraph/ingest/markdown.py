@@ -33,22 +33,31 @@ MAX_FILE_BYTES = 2 * 1024 * 1024   # a page larger than this is generated output
 SPLIT_CHARS = 1500      # a page body longer than this is split into sections (~300 tokens: what MiniLM reads whole)
 MIN_SECTION = 200       # a section with less text than this joins its neighbour (a heading followed by a line)
 MAX_SECTION = 4000      # a section longer than this is cut at paragraph breaks into parts
+MAX_CLAUSE_REFS = 10    # targets read from one "Superseded by …" clause
 PAGE_SUMMARY = 600      # characters of the first paragraph a split page keeps, before its table of contents
 SUFFIXES = (".md", ".markdown")
 SKIP_DIRS = {"node_modules"}
 DECISION_DIRS = {"adr", "adrs", "decisions", "decision"}
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\s*\)")
-_REFDEF = re.compile(r"^[ \t]{0,3}\[([^\]]+)\]:[ \t]*<?(\S+?)>?(?:[ \t]+.*)?$", re.M)
-_WIKI = re.compile(r"\[\[([^\]|#\n]+)(?:#([^\]|\n]*))?(?:\|[^\]\n]*)?\]\]")
+_HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+# bounded repetitions everywhere: a 2 MB page of brackets or base64 must not make a regex quadratic
+_LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\[\]]{0,200}\]){0,1000})\]\(\s*<?([^)\s>]{1,2000})>?(?:\s+[\"'(][^)]{0,500})?\s*\)")
+_REFDEF = re.compile(r"^[ \t]{0,3}\[([^\]\n]{1,500})\]:[ \t]*<?(\S{1,2000}?)>?(?:[ \t]+.*)?$", re.M)
+_WIKI = re.compile(r"\[\[([^\[\]|#\n]{1,300})(?:#([^\]|\n]{0,300}))?(?:\|[^\]\n]{0,300})?\]\]")
+
+
+def _heading(line: str):
+    """An ATX heading line (``## Title``); a line longer than 500 characters is text, not a heading."""
+    return _HEADING_RE.match(line) if len(line) <= 500 and line.lstrip(" \t").startswith("#") else None
+
+
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:|^//", re.I)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
-_PATH = re.compile(r"(?<![\w/.:@~-])((?:[\w-][\w.-]*/)+[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
+_PATH = re.compile(r"(?<![\w/.:@~-])((?:[\w-][\w.-]{0,100}/){1,16}[\w.-]{0,100}\w\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
 _ADR_REF = re.compile(r"\bADR[-_ #]?0*(\d{1,5})\b", re.I)
 _ADR_FILE = re.compile(r"^(?:adr[-_ ]?)?0*(\d{1,5})(?:[-_ .]|$)", re.I)
-_FILE_REF = re.compile(r"(?<![\w/.-])([\w./-]*[\w-]\.(?:md|markdown))\b", re.I)
+_FILE_REF = re.compile(r"(?<![\w/.-])([\w./-]{0,300}[\w-]\.(?:md|markdown))\b", re.I)
 _RELATION = re.compile(
     r"^[ \t>*_\-|]*(?:status[*_]*[ \t]*:?[ \t]*[*_]*[ \t]*)?(?:[A-Za-z]+[ \t]*[,;][ \t]*)?"
     r"(superseded[ \t]+by|supersedes|amended[ \t]+by|amends)\b[:*_ \t]*(.*)$", re.I | re.M)
@@ -187,7 +196,7 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
     sections: list[_Section] = []
     trail: list[tuple[int, str]] = []
     for i, ln in enumerate(lines):
-        m = _HEADING.match(ln) if outside[i] and i != title_line else None
+        m = _heading(ln) if outside[i] and i != title_line else None
         if m:
             level, heading = len(m.group(1)), _plain(m.group(2))
             trail = [t for t in trail if t[0] < level] + [(level, heading)]
@@ -250,7 +259,7 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
 def _first_paragraph(text: str) -> str:
     for para in re.split(r"\n[ \t]*\n", _strip_code(text)):
         p = para.strip()
-        if p and not _HEADING.match(p.split("\n")[0]):
+        if p and not _heading(p.split("\n")[0]):
             return p[:PAGE_SUMMARY]
     return ""
 
@@ -367,7 +376,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             batch.skip(rel + " (front matter)", err + "; read as plain text")
         lines = pg.body.split("\n")
         outside = _lines_outside_code(lines)
-        first = next(((i, _HEADING.match(ln)) for i, ln in enumerate(lines) if outside[i] and _HEADING.match(ln)),
+        first = next(((i, _heading(ln)) for i, ln in enumerate(lines) if outside[i] and _heading(ln)),
                      (None, None))
         fm_title = pg.fm.get("title")
         title_line = None
@@ -380,7 +389,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             # the first heading names the page (not a section) when it is an H1 or the only top-level one
             if len(first[1].group(1)) == 1 or all(len(m.group(1)) > len(first[1].group(1)) for i, ln in
                                                   enumerate(lines[first[0] + 1:], first[0] + 1)
-                                                  if outside[i] and (m := _HEADING.match(ln))):
+                                                  if outside[i] and (m := _heading(ln))):
                 title_line = first[0]
         else:
             pg.title = Path(rel).stem.replace("-", " ").replace("_", " ").strip() or rel
@@ -416,8 +425,16 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         same = [c for c in cands if posixpath.dirname(c.rel) == d]
         return (same or sorted(cands, key=lambda c: c.rel))[0]
 
+    resolved: dict[tuple[str, str], tuple[str, Any] | None] = {}
+
     def resolve_path(target: str, frm: _Page) -> tuple[str, Any] | None:
         """('page', _Page) | ('file', repo path) | ('missing', text) | None (not a local link)."""
+        key = (target, posixpath.dirname(frm.rel))
+        if key not in resolved:
+            resolved[key] = _resolve_path(target, frm)
+        return resolved[key]
+
+    def _resolve_path(target: str, frm: _Page) -> tuple[str, Any] | None:
         t = target.strip()
         if not t or t.startswith("#") or _SCHEME.match(t):
             return None
@@ -459,6 +476,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
     def resolve_adr(rest: str, frm: _Page) -> list[tuple[_Page, str]]:
         """Pages a status clause names: Markdown links, wiki links, ADR-N, file names; in order."""
         out: list[tuple[_Page, str]] = []
+        rest = rest[:500]
         for m in _LINK.finditer(rest):
             r = resolve_path(m.group(2), frm)
             if r and r[0] == "page":
@@ -480,7 +498,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
                     out.append((closest(cands, frm), m.group(0)))
                 else:
                     stats["adr_refs_unresolved"] += 1
-        return out
+        return out[:MAX_CLAUSE_REFS]
 
     edges: dict[tuple[str, str, str], Any] = {}
 
