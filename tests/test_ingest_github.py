@@ -201,3 +201,16 @@ def test_unknown_fields_ignored_and_nulls_tolerated(tmp_path):
     b = read_github(tmp_path)
     n = b.nodes[0]
     assert n.id == "issue:4" and n.title == "Issue #4" and n.text == "" and "time" not in n.metadata
+
+
+def test_empty_folder_is_an_error_not_a_prune_of_everything(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(InvalidArgument, match="no \\*.json files"):
+        read_github(tmp_path)
+
+
+def test_repository_names_compare_case_insensitively(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps([{"number": 1, "url": "https://github.com/Acme/Widgets/issues/1"},
+                                                 {"number": 2, "url": "https://github.com/acme/widgets/pull/2"}]))
+    b = read_github(tmp_path)
+    assert b.source == "Acme/Widgets" and {n.id for n in b.nodes} == {"issue:1", "pr:2"}

@@ -171,6 +171,10 @@ def test_bad_files_are_skipped_with_reasons(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(InvalidArgument, match="not a Markdown file"):
         read_markdown(tmp_path / "notes.txt")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InvalidArgument, match="no Markdown files"):
+        read_markdown(empty)
     single = read_markdown(tmp_path / "ok.md")
     assert not single.complete and [n.id for n in single.nodes] == ["md:ok.md"]
 

@@ -159,7 +159,7 @@ def _labels(v: Any) -> list[str]:
     return out
 
 
-def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, str], stats: dict,
+def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict,
                pr_hint: bool) -> None:
     if "number" not in item:
         if "issue_url" in item:   # repos/O/R/issues/comments: a comment names its thread by url
@@ -167,7 +167,7 @@ def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[
             if num is None:
                 raise _fail(where, f"comment 'issue_url' is not a GitHub issue url: {item.get('issue_url')!r}")
             if repo:
-                repos.setdefault(repo, where)
+                repos.setdefault(repo.lower(), (repo, where))
             t = threads.setdefault(num, _Thread(num))
             t.add_comment(_login(item.get("user")) or _login(item.get("author")), _str(item.get("body")),
                           _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
@@ -180,7 +180,7 @@ def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[
     url = _str(item.get("html_url")) or _str(item.get("url"))
     repo, url_kind, _ = _repo_of(url)
     if repo:
-        repos.setdefault(repo, where)
+        repos.setdefault(repo.lower(), (repo, where))
     t = threads.setdefault(num, _Thread(num))
     t.files.append(where)
     pr = (url_kind == "pull" or isinstance(item.get("pull_request"), dict)
@@ -251,6 +251,9 @@ def _files(path: Path, batch: IngestBatch, max_bytes: int) -> list[Path]:
                        and not any(part.startswith(".") for part in p.relative_to(path).parts))
     else:
         raise InvalidArgument(f"{path}: no such file or folder")
+    if not files:
+        raise InvalidArgument(f"{path}: no *.json files (expected the JSON that `gh issue list --json …`, "
+                              "`gh pr list --json …` or `gh api` print)")
     out = []
     for p in files:
         size = p.stat().st_size
@@ -283,7 +286,7 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
     batch = IngestBatch(kind=KIND, source="", complete=root.is_dir())
     stats: dict[str, Any] = {"files": 0, "comments_read": 0}
     threads: dict[int, _Thread] = {}
-    repos: dict[str, str] = {}
+    repos: dict[str, tuple[str, str]] = {}   # lower-case owner/repo -> (as spelled, where first seen)
     for f in _files(root, batch, max_file_bytes):
         where = str(f)
         try:
@@ -303,10 +306,10 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
                                                  "(an issue, pull request or comment)")
             _read_item(item, f"{where}: {label}", threads, repos, stats, pr_hint)
     if len(repos) > 1:
-        a, b = list(repos.items())[:2]
+        a, b = list(repos.values())[:2]
         raise InvalidArgument(f"items of several repositories in one export: {a[0]} ({a[1]}) and {b[0]} ({b[1]}); "
                               "ingest each repository separately (ids issue:N / pr:N do not name the repository)")
-    repo = next(iter(repos), None)
+    repo = next(iter(repos.values()))[0] if repos else None
     batch.source = source or repo or (root.name if root.is_dir() else root.resolve().parent.name) or "github"
 
     # threads known only from comments (no issue/pr record) are not nodes: nothing says what they are

@@ -338,6 +338,8 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         base = base.parent
     elif base.is_dir():
         files = _walk(base)
+        if not files:   # an empty listing is a mistake, not "every page was deleted" (which --prune would do)
+            raise InvalidArgument(f"{base}: no Markdown files (.md, .markdown) in this folder")
     else:
         raise InvalidArgument(f"{base}: not a folder or a Markdown file")
     base = base.resolve()
@@ -349,7 +351,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
     repo = _repo_root(base)
 
     pages: list[_Page] = []
-    for rel, path in (((r, p.resolve()) for r, p in files)):
+    for rel, path in ((r, base / r) for r, _ in files):   # under the resolved folder, even via symlinks
         try:
             size = path.stat().st_size
         except OSError as exc:
