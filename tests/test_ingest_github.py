@@ -214,3 +214,22 @@ def test_repository_names_compare_case_insensitively(tmp_path):
                                                  {"number": 2, "url": "https://github.com/acme/widgets/pull/2"}]))
     b = read_github(tmp_path)
     assert b.source == "Acme/Widgets" and {n.id for n in b.nodes} == {"issue:1", "pr:2"}
+
+
+def test_reviews_and_review_comments_join_their_pull_request(tmp_path):
+    (tmp_path / "prs.json").write_text(json.dumps([
+        {"number": 9, "title": "Faster eviction", "url": "https://github.com/acme/widgets/pull/9",
+         "closingIssuesReferences": 5, "comments": [],
+         "reviews": [{"author": {"login": "ana"}, "body": "The write-back path still takes the lock twice; see #9.",
+                      "state": "CHANGES_REQUESTED", "submittedAt": "2026-04-02T10:00:00Z"},
+                     {"author": {"login": "sam"}, "body": "", "state": "APPROVED", "submittedAt": "2026-04-03T10:00:00Z"}]}]))
+    (tmp_path / "review-comments.json").write_text(json.dumps([
+        {"pull_request_url": "https://api.github.com/repos/acme/widgets/pulls/9", "id": 77, "path": "src/cache.c",
+         "body": "This loop can run while another thread holds the page; take the page lock first.",
+         "user": {"login": "kim"}, "created_at": "2026-04-02T09:00:00Z",
+         "html_url": "https://github.com/acme/widgets/pull/9#discussion_r77"}]))
+    b = read_github(tmp_path)
+    nodes = _nodes(b)
+    assert nodes["comment:9:1"].metadata["author"] == "kim" and "page lock" in nodes["comment:9:1"].text
+    assert nodes["comment:9:2"].metadata["author"] == "ana"          # the review with a body; the empty one is not
+    assert "comment:9:3" not in nodes and nodes["pr:9"].metadata["comments"] == 2

@@ -162,19 +162,21 @@ def _labels(v: Any) -> list[str]:
 def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict,
                pr_hint: bool) -> None:
     if "number" not in item:
-        if "issue_url" in item:   # repos/O/R/issues/comments: a comment names its thread by url
-            repo, _, num = _repo_of(item.get("issue_url"))
+        key = "issue_url" if "issue_url" in item else "pull_request_url" if "pull_request_url" in item else None
+        if key:   # repos/O/R/issues/comments (issue_url), …/pulls/comments (review comments: pull_request_url)
+            repo, _, num = _repo_of(item.get(key))
             if num is None:
-                raise _fail(where, f"comment 'issue_url' is not a GitHub issue url: {item.get('issue_url')!r}")
+                raise _fail(where, f"comment {key!r} is not a GitHub issue or pull request url: {item.get(key)!r}")
             if repo:
                 repos.setdefault(repo.lower(), (repo, where))
             t = threads.setdefault(num, _Thread(num))
+            t.is_pr = t.is_pr or key == "pull_request_url"
             t.add_comment(_login(item.get("user")) or _login(item.get("author")), _str(item.get("body")),
                           _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
                           _str(item.get("html_url")) or None)
             stats["comments_read"] = stats.get("comments_read", 0) + 1
             return
-        raise _fail(where, "object without 'number' (nor 'issue_url', as a comment has); not an issue, "
+        raise _fail(where, "object without 'number' (nor 'issue_url'/'pull_request_url', as a comment has); not an issue, "
                            "pull request or comment as gh prints them")
     num = _number(item["number"], where)
     url = _str(item.get("html_url")) or _str(item.get("url"))
@@ -223,14 +225,21 @@ def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[
     if isinstance(draft, bool):
         t.put("draft", draft)
     comments = item.get("comments")
-    if isinstance(comments, list):   # gh …list --json comments: the thread's comments inline (REST: a count)
+    if not isinstance(comments, list):   # REST: a count
+        comments = []
+    reviews = item.get("reviews")   # gh pr list --json reviews: a review's summary text is a comment too
+    if isinstance(reviews, list):
+        comments = comments + [{**r, "createdAt": r.get("submittedAt")} for r in reviews
+                               if isinstance(r, dict) and isinstance(r.get("body"), str) and r["body"].strip()]
+    if comments:   # gh …list --json comments: the thread's comments inline
         for c in comments:
             if isinstance(c, dict) and isinstance(c.get("body"), str):
                 t.add_comment(_login(c.get("author")) or _login(c.get("user")), c["body"],
                               _str(c.get("createdAt")) or _str(c.get("created_at")) or None,
                               _str(c.get("url")) or _str(c.get("html_url")) or None)
                 stats["comments_read"] = stats.get("comments_read", 0) + 1
-    for ref in item.get("closingIssuesReferences") or []:
+    closing = item.get("closingIssuesReferences")
+    for ref in closing if isinstance(closing, list) else []:
         if isinstance(ref, dict) and "number" in ref:
             rrepo, _, _ = _repo_of(ref.get("url"))
             rr = ref.get("repository")
