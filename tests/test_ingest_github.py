@@ -233,3 +233,10 @@ def test_reviews_and_review_comments_join_their_pull_request(tmp_path):
     assert nodes["comment:9:1"].metadata["author"] == "kim" and "page lock" in nodes["comment:9:1"].text
     assert nodes["comment:9:2"].metadata["author"] == "ana"          # the review with a body; the empty one is not
     assert "comment:9:3" not in nodes and nodes["pr:9"].metadata["comments"] == 2
+
+
+def test_deeply_nested_json_is_an_error_not_a_crash(tmp_path):
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidArgument, match="nested too deeply"):
+        read_github(f)

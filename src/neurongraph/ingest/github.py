@@ -64,6 +64,8 @@ def _parse_json(text: str, where: str) -> list:
             value, i = dec.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             raise _fail(where, f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except RecursionError:
+            raise _fail(where, "JSON nested too deeply to be a gh export") from None
         values.append(value)
     if not values:
         raise _fail(where, "empty file (expected a JSON array of issues, pull requests or comments)")

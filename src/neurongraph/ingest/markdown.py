@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import InvalidArgument
-from ..model import Node
+from ..model import MAX_ID_LEN, Node
 from . import refs as R
 from .batch import IngestBatch, derived_edge
 
@@ -145,7 +145,7 @@ def slugify(heading: str) -> str:
     """GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens."""
     s = unicodedata.normalize("NFKC", _plain(heading)).lower().strip()
     s = "".join(ch for ch in s if ch.isalnum() or ch in " -_")
-    return re.sub(r" ", "-", s) or "section"
+    return re.sub(r" ", "-", s)[:100].rstrip("-") or "section"
 
 
 def _plain(s: str) -> str:
@@ -368,6 +368,9 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             continue
         except OSError as exc:
             batch.skip(rel, f"cannot read: {exc.strerror}")
+            continue
+        if len(rel) > MAX_ID_LEN - 120:   # room for "md:" and "#<slug>"
+            batch.skip(rel, f"path longer than {MAX_ID_LEN - 120} characters (node ids are at most {MAX_ID_LEN})")
             continue
         stats["files"] += 1
         text = text.replace("\r\n", "\n").replace("\r", "\n")
