@@ -158,6 +158,7 @@ class Engine(LearningMixin, SchemaMixin):
             import warnings         # the next open replays the store instead
             warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
         finally:
+            self._close_cypher()   # the FalkorDB child (ask/cypher) never outlives the engine
             self.store.close()
 
     def save_snapshot(self) -> dict | None:
@@ -669,3 +670,33 @@ def open_engine(path: str | Path = ":memory:", embedder: Embedder | str | None =
     except BaseException:
         store.close()
         raise
+    # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
+    def _cypher_projection(self):
+        """The Cypher projection (a private FalkorDB child), started on first use."""
+        proj = getattr(self, "_cypher", None)
+        if proj is None:
+            from .graphdb.projection import CypherProjection
+            proj = self._cypher = CypherProjection(self.store)
+        return proj
+
+    def _close_cypher(self) -> None:
+        proj = getattr(self, "_cypher", None)
+        if proj is not None:
+            proj.close()
+            self._cypher = None
+
+    def cypher(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> dict:
+        """Run a Cypher query read-only over the projection: ``{"columns", "rows", "truncated"}``.
+        Writes, ``LOAD CSV``, timeouts and caps raise ``read_only`` / ``query_timeout`` / ``query_error``."""
+        return self._cypher_projection().query(query, params, timeout_ms)
+
+    def graph_schema(self):
+        """Labels, relation types (allowed or observed type pairs) and property names, for query generation."""
+        from .graphdb.schema import build_schema
+        return build_schema(self.store)
+
+    def ask(self, question: str, mode: str = "auto", llm=None, limit: int = 5) -> dict:
+        """Route a question (graph / vector / hybrid), query read-only, answer with checked ``refs``."""
+        from .ask.pipeline import ask
+        return ask(self, question, mode=mode, llm=llm, limit=limit)
+

@@ -783,6 +783,7 @@ from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402 
 
 from .mcp_cmd import mcp_command  # noqa: E402  (the SDK itself is imported only when the server starts)
 from .schema_cmd import neighbors_command, schema_app  # noqa: E402
+from .ask_cmd import ask_command, bench_ask, cypher_command  # noqa: E402  (FalkorDB/LLM SDKs imported lazily)
 
 app.add_typer(feedback_app, name="feedback")
 app.command("mcp")(mcp_command)
@@ -790,6 +791,9 @@ app.add_typer(schema_app, name="schema")
 app.command("neighbors")(neighbors_command)
 app.command("trace")(trace_command)
 bench_app.command("learning")(bench_learning)
+app.command("ask")(ask_command)
+app.command("cypher")(cypher_command)
+bench_app.command("ask")(bench_ask)
 
 
 def main() -> None:

@@ -1,0 +1,131 @@
+"""Answers that cite what was retrieved and nothing else.
+
+* :func:`evidence_ids` — the node ids a set of graph rows and search hits can be cited by;
+* :func:`check_refs` — parse ``[refs: …]`` from a model's answer, keep the ids that were retrieved, drop and
+  report the others;
+* :func:`extractive_answer` — the LLM-free answer: graph rows as facts, then the best-matching sentences
+  of the top hits, each line ending with the id it came from.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["NOT_FOUND", "evidence_ids", "row_ids", "check_refs", "extractive_answer", "render_row"]
+
+NOT_FOUND = "Not found in the history: nothing retrieved answers this question."
+_REFS = re.compile(r"\[refs?:\s*([^\]]*)\]", re.I)
+_SENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"\w+")
+STOP = set("a an the of to in on for and or is are was were be been by with what which who whom when where why how "
+           "did does do that this it its from at as into about than then there their".split())
+
+
+def row_ids(value, known: set[str] | None = None) -> list[str]:
+    """Node ids inside a row value: a node's ``id``, a path's nodes, or a string that is a known id."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        if "id" in value and isinstance(value["id"], str) and ("_labels" in value or known is None or value["id"] in known):
+            out.append(value["id"])
+        for k, v in value.items():
+            if k != "id":
+                out += row_ids(v, known)
+    elif isinstance(value, list):
+        for v in value:
+            out += row_ids(v, known)
+    elif isinstance(value, str) and known is not None and value in known:
+        out.append(value)
+    return out
+
+
+def evidence_ids(engine, rows: list[dict], hits: list[dict]) -> list[str]:
+    cands: list[str] = [h["id"] for h in hits]
+    strings = []
+    for r in rows:
+        strings += row_ids(r, None)
+    if strings:
+        q = engine.store.conn.execute(f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(set(strings)))})",
+                                      list(set(strings))).fetchall()
+        real = {x for (x,) in q}
+        cands += [s for s in strings if s in real]
+    return list(dict.fromkeys(cands))
+
+
+def check_refs(answer: str, allowed: list[str]) -> tuple[str, list[str], list[str]]:
+    """``(answer with only allowed refs, refs kept, refs dropped)``; ``[refs: …]`` blocks are rewritten."""
+    allowed_set = set(allowed)
+    kept, dropped = [], []
+    for m in _REFS.finditer(answer):
+        for ref in (x.strip().strip("`'\"") for x in m.group(1).split(",")):
+            if not ref:
+                continue
+            (kept if ref in allowed_set else dropped).append(ref)
+    kept, dropped = list(dict.fromkeys(kept)), list(dict.fromkeys(dropped))
+    body = _REFS.sub("", answer).rstrip()
+    if kept:
+        body += f"\n[refs: {', '.join(kept)}]"
+    return body, kept, dropped
+
+
+def _fmt(v) -> str:
+    if isinstance(v, dict):
+        if "nodes" in v and "edges" in v:   # a path
+            parts = [_fmt(v["nodes"][0])] if v["nodes"] else []
+            for e, n in zip(v["edges"], v["nodes"][1:]):
+                parts.append(f"-[{e.get('rel')}]- {_fmt(n)}")
+            return " ".join(parts)
+        if "id" in v:
+            return f"{v.get('title') or v['id']} ({v['id']})" if v.get("title") and v.get("title") != v["id"] else str(v["id"])
+        return ", ".join(f"{k}={_fmt(x)}" for k, x in v.items() if k != "_labels")
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def render_row(row: dict) -> str:
+    if "id" in row and isinstance(row.get("id"), str):
+        head = f"{row.get('title') or row['id']} ({row['id']}"
+        head += f", {row['type']}" if row.get("type") else ""
+        head += f", {row['time']}" if row.get("time") not in (None, "") else ""
+        head += ")"
+        if row.get("rel") and row.get("anchor"):
+            out = row.get("outgoing")
+            head += (f" <-[{row['rel']}]- {row['anchor']}" if out is True
+                     else f" -[{row['rel']}]-> {row['anchor']}" if out is False else f" · {row['rel']} · {row['anchor']}")
+        return head
+    return "; ".join(f"{k}: {_fmt(v)}" for k, v in row.items())
+
+
+def _best_sentence(text: str, qwords: set[str]) -> tuple[float, str]:
+    best = (0.0, "")
+    for s in _SENT.split(text or ""):
+        s = s.strip()
+        if len(s) < 8:
+            continue
+        w = {x.lower() for x in _WORD.findall(s)} - STOP
+        score = len(w & qwords) / (1 + 0.02 * len(w))
+        if score > best[0]:
+            best = (score, s[:400])
+    return best
+
+
+def extractive_answer(engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10,
+                      max_hits: int = 3) -> tuple[str, list[str]]:
+    """Facts from the graph rows, then the best sentence of each of the top hits; ``(answer, refs)``."""
+    lines, refs = [], []
+    for r in rows[:max_rows]:
+        ids = evidence_ids(engine, [r], [])
+        lines.append(f"- {render_row(r)}" + (f" [{', '.join(ids[:4])}]" if ids else ""))
+        refs += ids
+    if len(rows) > max_rows:
+        lines.append(f"- … and {len(rows) - max_rows} more rows")
+    qwords = {x.lower() for x in _WORD.findall(question)} - STOP
+    for h in hits[:max_hits]:
+        score, sent = _best_sentence(h.get("text") or h.get("snippet") or "", qwords)
+        if sent and score > 0:
+            lines.append(f"- {h.get('title') or h['id']}: {sent} [{h['id']}]")
+            refs.append(h["id"])
+    refs = list(dict.fromkeys(refs))
+    if not lines:
+        return NOT_FOUND, []
+    head = "From the graph:" if rows else "From the best-matching sources:"
+    return head + "\n" + "\n".join(lines) + (f"\n[refs: {', '.join(refs)}]" if refs else ""), refs

@@ -1,0 +1,141 @@
+"""``ngr ask``, ``ngr cypher`` and ``ngr bench ask``.
+
+Mounted by ``cli/main.py``::
+
+    from .ask_cmd import ask_command, bench_ask, cypher_command
+    app.command("ask")(ask_command)
+    app.command("cypher")(cypher_command)
+    bench_app.command("ask")(bench_ask)
+
+``ngr cypher`` opens the store only (no embedding model); the FalkorDB child it starts is stopped when
+the command ends.
+"""
+from __future__ import annotations
+
+import json
+from contextlib import closing
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+__all__ = ["ask_command", "cypher_command", "bench_ask", "parse_params"]
+
+
+def _m():
+    from . import main
+    return main
+
+
+def parse_params(items: list[str] | None) -> dict:
+    """``k=v`` pairs; ``v`` is read as JSON when it parses (numbers, lists, true), else as a string."""
+    out: dict = {}
+    for it in items or []:
+        k, sep, v = it.partition("=")
+        if not sep or not k.strip():
+            raise _m().CliError("invalid_argument", f"--param {it!r}: expected NAME=VALUE")
+        try:
+            out[k.strip()] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k.strip()] = v
+    return out
+
+
+def _need_falkordb():
+    from ..graphdb.server import falkordb_available
+    if not falkordb_available():
+        raise _m().CliError("missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'")
+
+
+def cypher_command(ctx: typer.Context,
+                   query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
+                   params: Optional[List[str]] = typer.Option(None, "--param", "-p", help="NAME=VALUE for $NAME (repeatable)."),
+                   timeout_ms: Optional[int] = typer.Option(None, "--timeout-ms", help="Lower the time limit (max 2000)."),
+                   as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+    """Run a Cypher query read-only over the store's graph (writes, LOAD CSV: error[read_only])."""
+    m = _m()
+    c = m._ctx(ctx)
+    with m._handled(as_json):
+        p = parse_params(params)
+        _need_falkordb()
+        from ..graphdb.projection import CypherProjection
+        with closing(c.open_store(c.existing_db_path())) as store:
+            proj = CypherProjection(store)
+            try:
+                res = proj.query(query, p, timeout_ms)
+            finally:
+                proj.close()
+    if as_json:
+        m._print_json({"rows": res["rows"], **({"truncated": True} if res["truncated"] else {})})
+        return
+    from rich.table import Table
+    t = Table()
+    for col in res["columns"]:
+        t.add_column(m.escape(col), overflow="fold")
+    for r in res["rows"]:
+        t.add_row(*(m.escape(json.dumps(r[col], ensure_ascii=False, default=str) if not isinstance(r[col], str)
+                             else r[col]) for col in res["columns"]))
+    m.out.print(t)
+    m.out.print(f"{len(res['rows'])} rows" + (" (truncated at the row cap)" if res["truncated"] else ""))
+
+
+def ask_command(ctx: typer.Context,
+                question: str = typer.Argument(..., help="A question about the history."),
+                mode: str = typer.Option("auto", "--mode", help="auto | graph | vector | hybrid."),
+                llm: Optional[str] = typer.Option(None, "--llm", help="none (default) | anthropic[:MODEL] | openai[:MODEL]; "
+                                                  "or NGR_LLM. Keys from ANTHROPIC_API_KEY / OPENAI_API_KEY."),
+                limit: int = typer.Option(5, "--limit", "-n", help="Search hits to use."),
+                as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+    """Answer a question from the history: route, read-only Cypher and/or search, cited answer."""
+    m = _m()
+    c = m._ctx(ctx)
+    with m._handled(as_json):
+        _need_falkordb()
+        from ..ask.llm import make_llm
+        model = make_llm(llm)
+        with closing(c.open_engine(c.existing_db_path())) as eng:
+            res = eng.ask(question, mode=mode, llm=model, limit=limit)
+    if as_json:
+        m._print_json(res)
+        return
+    m.out.print(f"[bold]route[/]: {res['route']['mode']} — {m.escape(res['route']['reason'])}")
+    if res["query"]:
+        m.out.print(f"[bold]query[/]: {m.escape(res['query']['cypher'])}  [dim]{m.escape(json.dumps(res['query']['params']))}[/]")
+        m.out.print(f"[dim]{m.escape(res['query']['explanation'])} — {len(res['rows'])} rows[/]")
+    if res["hits"]:
+        m.out.print("[bold]hits[/]: " + ", ".join(m.escape(h["id"]) for h in res["hits"]))
+    m.out.print()
+    m.out.print(m.escape(res["answer"]))
+    if res.get("dropped_refs"):
+        m.out.print(f"[yellow]dropped refs not retrieved[/]: {m.escape(', '.join(res['dropped_refs']))}")
+    m.out.print(f"[dim]trace {res['trace_id']}[/]")
+
+
+def bench_ask(ctx: typer.Context,
+              dataset: Path = typer.Option(..., "--dataset", help="QA folder (corpus.jsonl + queries.jsonl)."),
+              limit_queries: Optional[int] = typer.Option(None, "--limit-queries", help="Only the first N questions."),
+              db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: the retrieval "
+                                               "benchmark's cache under .ngr/bench)."),
+              out_file: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result here."),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+    """ask on a QA set: answer-support recall and citation precision, against a hybrid-only baseline."""
+    m = _m()
+    c = m._ctx(ctx)
+    with m._handled(as_json):
+        _need_falkordb()
+        from ..bench import ask as ba
+        from ..bench import retrieval as br
+        ds = br.load_dataset(dataset, limit_queries)
+        m._quiet_model_loading()
+        eng = br.open_for_dataset(ds, m._check_db_path(db) if db else None, embedder=c.embedder)
+        try:
+            br.ingest_dataset(eng, ds, link=True)
+            res = ba.run_qa(eng, ds)
+        finally:
+            eng.close()
+        if out_file:
+            out_file.write_text(json.dumps(res, indent=2))
+    if as_json:
+        m._print_json(res)
+    else:
+        m.out.print(ba.markdown_table(res), markup=False)

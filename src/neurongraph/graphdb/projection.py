@@ -1,0 +1,286 @@
+"""The Cypher projection: the store's property graph in a private FalkorDB, kept in step with the store.
+
+The SQLite store stays the source of truth.  Nodes become ``(:Node:<type> {id, idx, type, title, time,
+<scalar metadata>})``; edges ``[:<relation> {weight, polarity, factuality, eid}]`` in their stored
+direction.  The projection follows the store's change feed (rows stamped with a sequence number greater
+than the last one applied, and tombstones), like every other derived index; a large change or a lost
+child means a full rebuild.  Queries run as ``GRAPH.RO_QUERY`` through a Redis user that may run nothing
+else, after the tokenizer guard (:mod:`.guard`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from .errors import CypherError, QueryError, QueryTimeout, ReadOnlyViolation
+from .guard import check_read_only
+from .server import FalkorChild, Limits
+
+__all__ = ["CypherProjection", "TIME_KEYS", "label"]
+
+GRAPH = "ngr"
+RESERVED = {"id", "idx", "type", "title", "time", "text"}
+TIME_KEYS = ("time", "timestamp", "date", "committed_at", "authored_at", "created_at", "merged_at", "updated_at")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_PROP_CHARS = 1000
+BATCH = 2000
+REBUILD_FRACTION = 0.3   # more changes than this fraction of the projection: rebuild instead of patching
+
+
+def label(name: str) -> str:
+    """A backtick-quoted Cypher label / relation type (FalkorDB cannot escape a backtick: it is dropped)."""
+    return "`" + name.replace("`", "") + "`"
+
+
+def _scalar(v: Any):
+    if isinstance(v, bool) or isinstance(v, int) and abs(v) < 2 ** 63 or isinstance(v, float):
+        return v
+    if isinstance(v, str):
+        return v[:MAX_PROP_CHARS]
+    return None
+
+
+def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | dict) -> dict:
+    meta = json.loads(metadata) if isinstance(metadata, str) else (metadata or {})
+    props: dict[str, Any] = {"id": node_id, "idx": int(idx), "type": ntype, "title": title[:MAX_PROP_CHARS]}
+    if isinstance(meta, dict):
+        for k in TIME_KEYS:
+            v = _scalar(meta.get(k))
+            if v is not None:
+                props["time"] = v
+                break
+        for k, v in meta.items():
+            if not isinstance(k, str) or not _IDENT.match(k) or k in RESERVED:
+                continue
+            if isinstance(v, list):
+                vals = [_scalar(x) for x in v[:100]]
+                if vals and all(x is not None for x in vals):
+                    props[k] = vals
+            else:
+                s = _scalar(v)
+                if s is not None:
+                    props[k] = s
+    return props
+
+
+def _convert(v: Any) -> Any:
+    from falkordb import Edge, Node, Path
+    if isinstance(v, Node):
+        return {**{k: _convert(x) for k, x in v.properties.items()}, "_labels": [l for l in v.labels if l != "Node"]}
+    if isinstance(v, Edge):
+        return {"rel": v.relation, **{k: _convert(x) for k, x in v.properties.items() if k != "eid"}}
+    if isinstance(v, Path):
+        return {"nodes": [_convert(n) for n in v.nodes()], "edges": [_convert(e) for e in v.edges()]}
+    if isinstance(v, list):
+        return [_convert(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _convert(x) for k, x in v.items()}
+    return v
+
+
+def _map_error(exc: Exception) -> CypherError:
+    msg = str(exc)
+    low = msg.lower()
+    if "timed out" in low or "timeout" in low and "exceed" not in low:
+        return QueryTimeout(f"the query ran past its time limit: {msg}")
+    if "read-only" in low or "noperm" in low or "no permissions" in low:
+        return ReadOnlyViolation(f"refused by the graph engine: only read queries are allowed ({msg})")
+    return QueryError(msg)
+
+
+class CypherProjection:
+    """One engine's projection: lazily started child, incremental sync, read-only queries."""
+
+    def __init__(self, store, limits: Limits = Limits()):
+        self.store = store
+        self.limits = limits
+        self.child: FalkorChild | None = None
+        self.seq = -1                      # last store sequence number applied
+        self._types: dict[int, str] = {}   # projected node idx -> type label
+        self._labels: set[str] = set()     # labels with an id index
+        self.last_sync: dict = {}
+        self._db_w = self._g_w = self._g_r = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.stop()
+        self.child = None
+        self._db_w = self._g_w = self._g_r = None
+
+    def _ensure_child(self) -> None:
+        if self.child is not None and self.child.alive:
+            return
+        self.close()
+        from falkordb import FalkorDB
+        self.child = FalkorChild(self.limits).start()
+        self._db_w = FalkorDB(unix_socket_path=self.child.socket, password=self.child.password, socket_timeout=600)
+        self._g_w = self._db_w.select_graph(GRAPH)
+        self._g_r = self.child.reader(self.limits.timeout_ms / 1000 + 10).select_graph(GRAPH)
+        self.seq = -1
+        self._types, self._labels = {}, set()
+
+    # ------------------------------------------------------------------ sync
+    def _w(self, q: str, params: dict | None = None) -> None:
+        self._g_w.query(q, params)
+
+    def _batched(self, q: str, rows: list, key: str = "rows") -> None:
+        step = BATCH
+        i = 0
+        while i < len(rows):
+            chunk = rows[i:i + step]
+            try:
+                self._w(q, {key: chunk})
+            except Exception as exc:   # a write is capped by TIMEOUT_MAX too: halve the batch and retry
+                if "timed out" in str(exc).lower() and step > 50:
+                    step //= 2
+                    continue
+                raise
+            i += len(chunk)
+
+    def _index(self, lbl: str) -> None:
+        if lbl in self._labels:
+            return
+        for prop in ("id",) if lbl != "Node" else ("id", "idx"):
+            try:
+                self._w(f"CREATE INDEX FOR (n:{label(lbl)}) ON (n.{prop})")
+            except Exception as exc:
+                if "already" not in str(exc).lower():
+                    raise
+        self._labels.add(lbl)
+
+    def sync(self) -> dict:
+        """Apply the store's changes since the last sync (or rebuild); returns what was done."""
+        self._ensure_child()
+        cur = self.store.current_seq()
+        if cur == self.seq:
+            return {"mode": "none"}
+        t0 = time.perf_counter()
+        c = self.store.conn
+        if self.seq < 0:
+            info = self._rebuild(cur)
+        else:
+            n_changed = c.execute("SELECT (SELECT count(*) FROM nodes WHERE seq > ?) + (SELECT count(*) FROM edges "
+                                  "WHERE seq > ?) + (SELECT count(*) FROM tombstones WHERE seq > ?)",
+                                  (self.seq, self.seq, self.seq)).fetchone()[0]
+            size = len(self._types) + c.execute("SELECT count(*) FROM edges").fetchone()[0]
+            if n_changed > max(5000, REBUILD_FRACTION * size):
+                info = self._rebuild(cur)
+            else:
+                info = self._patch(cur)
+        info["ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        self.last_sync = info
+        return info
+
+    def _node_rows(self, where: str, args: tuple) -> list[tuple]:
+        return self.store.conn.execute(f"SELECT idx, id, type, title, metadata FROM nodes {where}", args).fetchall()
+
+    def _edge_rows(self, where: str, args: tuple) -> list[tuple]:
+        return self.store.conn.execute(
+            "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
+            f" JOIN relations r ON r.id = e.rel_id {where}", args).fetchall()
+
+    def _create_nodes(self, rows: list[tuple]) -> None:
+        by_type: dict[str, list] = {}
+        for idx, nid, ntype, title, meta in rows:
+            by_type.setdefault(ntype, []).append(node_props(idx, nid, ntype, title, meta))
+            self._types[idx] = ntype
+        for ntype, props in by_type.items():
+            self._index(ntype)
+            self._batched(f"UNWIND $rows AS r CREATE (n:Node:{label(ntype)}) SET n = r", props)
+
+    def _create_edges(self, rows: list[tuple], merge: bool) -> None:
+        by_rel: dict[str, list] = {}
+        for eid, s, rel, d, w, pol, fact in rows:
+            by_rel.setdefault(rel, []).append([int(s), int(d), float(w), int(pol), float(fact), int(eid)])
+        verb = "MERGE" if merge else "CREATE"
+        for rel, items in by_rel.items():
+            self._batched(f"UNWIND $rows AS r MATCH (a:Node {{idx: r[0]}}), (b:Node {{idx: r[1]}}) "
+                          f"{verb} (a)-[e:{label(rel)}]->(b) SET e.weight = r[2], e.polarity = r[3], "
+                          "e.factuality = r[4], e.eid = r[5]", items)
+
+    def _rebuild(self, cur: int) -> dict:
+        try:
+            self._g_w.delete()
+        except Exception:
+            pass   # no graph yet
+        self._types, self._labels = {}, set()
+        self._index("Node")
+        nodes = self._node_rows("WHERE seq <= ?", (cur,))
+        self._create_nodes(nodes)
+        edges = self._edge_rows("WHERE e.seq <= ?", (cur,))
+        self._create_edges(edges, merge=False)
+        self.seq = cur
+        return {"mode": "rebuild", "nodes": len(nodes), "edges": len(edges)}
+
+    def _patch(self, cur: int) -> dict:
+        c = self.store.conn
+        tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ? AND seq <= ?", (self.seq, cur)).fetchall()
+        dead_nodes = [k for kind, k in tomb if kind == "node"]
+        dead_edges = [k for kind, k in tomb if kind == "edge"]
+        if dead_edges:
+            self._w("MATCH ()-[e]->() WHERE e.eid IN $ids DELETE e", {"ids": dead_edges})
+        if dead_nodes:
+            self._w("UNWIND $ids AS i MATCH (n:Node {idx: i}) DETACH DELETE n", {"ids": dead_nodes})
+            for i in dead_nodes:
+                self._types.pop(i, None)
+        nodes = self._node_rows("WHERE seq > ? AND seq <= ?", (self.seq, cur))
+        new, same = [], []
+        for row in nodes:
+            old = self._types.get(row[0])
+            if old is None:
+                new.append(row)
+            else:
+                if old != row[2]:
+                    self._index(row[2])
+                    self._w(f"MATCH (n:Node {{idx: $i}}) REMOVE n:{label(old)} SET n:{label(row[2])}", {"i": row[0]})
+                    self._types[row[0]] = row[2]
+                same.append(node_props(*row))
+        self._create_nodes(new)
+        if same:
+            self._batched("UNWIND $rows AS r MATCH (n:Node {idx: r.idx}) SET n = r", same)
+        edges = self._edge_rows("WHERE e.seq > ? AND e.seq <= ?", (self.seq, cur))
+        self._create_edges(edges, merge=True)
+        self.seq = cur
+        return {"mode": "patch", "nodes": len(nodes), "edges": len(edges), "deleted_nodes": len(dead_nodes),
+                "deleted_edges": len(dead_edges)}
+
+    # ------------------------------------------------------------------ queries
+    def query(self, cypher: str, params: dict | None = None, timeout_ms: int | None = None,
+              guard: bool = True) -> dict:
+        """Run ``cypher`` read-only; ``{"columns", "rows" (dicts), "truncated"}``.
+
+        ``guard=False`` skips the tokenizer (tests use it to show the engine's own enforcement)."""
+        if not isinstance(cypher, str) or not cypher.strip():
+            raise QueryError("the query must be a non-empty string")
+        if params is not None and not isinstance(params, dict):
+            raise QueryError("params must be an object")
+        if guard:
+            check_read_only(cypher)
+        if timeout_ms is not None and not (isinstance(timeout_ms, int) and 0 < timeout_ms <= self.limits.timeout_ms):
+            raise QueryError(f"timeout_ms must be an integer in 1..{self.limits.timeout_ms}")
+        self.sync()
+        try:
+            res = self._g_r.ro_query(cypher, params or None, timeout=timeout_ms or self.limits.timeout_ms)
+        except (ValueError, TypeError) as exc:
+            raise QueryError(f"bad parameters: {exc}") from None
+        except Exception as exc:
+            import redis
+            if isinstance(exc, redis.TimeoutError):
+                raise QueryTimeout("the query ran past its time limit (no answer from the graph engine)") from None
+            if isinstance(exc, redis.ConnectionError):
+                self.close()   # restart on the next call; nothing is lost: the store is the truth
+                raise QueryError(f"the graph engine went away ({exc}); it restarts on the next query") from None
+            raise _map_error(exc) from None
+        cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
+        cols = [c.decode() if isinstance(c, bytes) else str(c) for c in cols]
+        rows = [{c: _convert(v) for c, v in zip(cols, r)} for r in res.result_set]
+        return {"columns": cols, "rows": rows, "truncated": len(rows) >= self.limits.resultset_size}
+
+    def counts(self) -> dict:
+        self.sync()
+        n = self._g_r.ro_query("MATCH (n) RETURN count(n)").result_set[0][0]
+        e = self._g_r.ro_query("MATCH ()-[e]->() RETURN count(e)").result_set[0][0]
+        return {"nodes": n, "edges": e}
