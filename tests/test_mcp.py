@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 import neurongraph as ngr  # noqa: E402
 
-TOOLS = {"search", "get_node", "record_source_use", "record_retrieval_failure", "record_outcome", "get_trace"}
+TOOLS = {"search", "get_node", "record_source_use", "record_retrieval_failure", "record_outcome", "get_trace", "ask"}
 QUERY = "why did we replace cookie sessions with JWT tokens"
 WALK = ("selected", "validated", "used")
 HISTORY = [

@@ -89,14 +89,17 @@ def load(ctx: typer.Context,
 
 @schema_app.command("show")
 def show(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
-    """Print the stored schema: relation types, allowed combinations, inverses, invariants."""
+    """Print the stored schema: relation types, allowed combinations, inverses, invariants, and the graph
+    schema that `ngr ask` generates Cypher against (labels, relation type pairs, properties)."""
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
         with _open_view(c) as view:
             doc = view.relation_schema().to_dict()
+            from ..graphdb.schema import build_schema   # labels/relations/properties from the store (issue 13)
+            graph = build_schema(view.store)
     if as_json:
-        m._print_json(doc)
+        m._print_json({**doc, "graph": graph.to_dict()})
         return
     m.out.print(f"[bold]mode[/]: {doc['mode']}" + (f"   [bold]entry types[/]: {', '.join(doc['entry_types'])}"
                                                   if doc["entry_types"] else ""))
@@ -112,6 +115,8 @@ def show(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     from ..schema.invariants import parse_invariant
     for k, inv in enumerate(doc["invariants"]):
         m.out.print(f"[bold]invariant[/] {m.escape(inv['name'])}: {m.escape(parse_invariant(inv, k).rule_text())}")
+    m.out.print("[bold]graph schema for ask / cypher[/] (from the store):")
+    m.out.print(m.escape(graph.prompt()))
 
 
 def neighbors_command(ctx: typer.Context,

@@ -8,6 +8,7 @@ and its typed errors; the core never imports this module or the SDK.
   any violation, and every :class:`~neurongraph.errors.NeuronGraphError`, comes back as an MCP
   tool error (``isError: true``) whose text is ``error[code]: message`` and whose structured
   content is ``{"error": {"code", "message", "hint", "details"}}``.
+* ``ask`` (issue 13) runs ``Engine.ask`` without an LLM (rule-based route, NL->Cypher, extractive answer).
 * One engine per server process; calls are serialised on it (the engine's in-memory indexes
   are not thread-safe).  Several processes may serve one SQLite file: every feedback call is
   one ``BEGIN IMMEDIATE`` transaction in the core, so concurrent clients lose nothing and an
@@ -146,6 +147,12 @@ class NGRTools:
         return {"trace_id": t["id"], "query": t["query"], "created_at": t["created_at"], "hits": hits,
                 "receipts": rep["receipts"], "outcomes": rep["outcomes"], "failures": rep["failures"]}
 
+    def ask(self, question: str, mode: str = "auto", limit: int = 5) -> dict:
+        res = self.engine.ask(question, mode=mode, limit=limit)
+        res["next"] = ("Read cited sources with get_node; report the ones your answer rests on with "
+                       "record_source_use (trace_id above), or record_retrieval_failure if none fits.")
+        return res
+
     # ------------------------------------------------------------------ dispatch
     def call(self, name: str, **kwargs) -> CallToolResult:
         """Run one tool under the engine lock; typed errors become MCP tool errors."""
@@ -205,6 +212,8 @@ _ANNOTATIONS = {
                                                 destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     "record_outcome": ToolAnnotations(title="Report a delayed outcome", read_only_hint=False, destructive_hint=False,
                                       idempotent_hint=False, open_world_hint=False),
+    "ask": ToolAnnotations(title="Ask the history (cited answer)", read_only_hint=False, idempotent_hint=False,
+                           open_world_hint=False),   # stores a trace; the graph query itself is read-only
 }
 
 

@@ -122,6 +122,15 @@ class GetNodeArgs(_Args):
                                   description="A node id, usually a hit's `id` from `search`.")]
 
 
+class AskArgs(_Args):
+    question: Annotated[str, Field(min_length=1, max_length=LIMITS["query_chars"],
+                                   description="The question, in natural language.")]
+    mode: Literal["auto", "graph", "vector", "hybrid"] = Field(
+        "auto", description="auto: the engine routes (names + relation words -> graph; 'similar/about' -> vector; "
+                            "both -> hybrid). Force one only if you know better.")
+    limit: Annotated[int, Field(ge=1, le=LIMITS["limit"], description="Search hits to use.")] = 5
+
+
 ARG_MODELS: dict[str, type[BaseModel]] = {
     "search": SearchArgs,
     "get_node": GetNodeArgs,
@@ -129,6 +138,7 @@ ARG_MODELS: dict[str, type[BaseModel]] = {
     "record_retrieval_failure": RecordRetrievalFailureArgs,
     "record_outcome": RecordOutcomeArgs,
     "get_trace": GetTraceArgs,
+    "ask": AskArgs,
 }
 
 INSTRUCTIONS = """\
@@ -220,6 +230,24 @@ The stored record of one search: the query, its hits with scores and explanation
 current stage of every hit, the receipts of source-use reports (with weight changes), outcomes \
 and retrieval failures. Use it to see what was already reported before reporting again.""",
 }
+
+DESCRIPTIONS["ask"] = """\
+Answer a question from the history with cited sources: the engine routes it (graph / vector / \
+hybrid), turns a structural question into a READ-ONLY Cypher query over the typed graph (writes are \
+refused by the graph engine itself), searches when meaning matters, and answers only from what came \
+back, ending with `[refs: ...]`.
+
+Use it for questions about concrete structure: which commit/PR fixes an issue, what touched a file \
+before a date, what a change reverted or superseded, how two items are connected, the latest items of \
+a type. For open "find me material about X" exploration, `search` gives you ranked candidates with \
+explanations instead.
+
+Returns `route` (mode + reason), `query` (the Cypher, its params and a one-line explanation, or null), \
+`rows`, `hits`, `answer`, `refs` (only ids that were actually retrieved; `dropped_refs` lists any \
+others a model cited) and a `trace_id`. "Not found in the history" means nothing retrieved answers it. \
+The answer is a summary, not proof: read the cited sources with `get_node`, then report the ones your \
+final answer rests on with `record_source_use` on this `trace_id` (every cited id is part of that \
+trace), or `record_retrieval_failure` if the answer was not what you needed."""
 
 HINTS = {
     "unknown_trace": "Use the trace_id returned by `search`.",
