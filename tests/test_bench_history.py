@@ -51,7 +51,7 @@ def test_pair_extraction(hist, tmp_path):
     assert stats["pairs"] == 4 and stats["reverts"] == 1
     # the question names no reference and carries F's paths; it is asked as of F's parent
     p = by_fix[hist.f2]
-    assert "#" not in p.query and "(" not in p.query and p.query.endswith("bridge/vlan.c")
+    assert "#" not in p.query and "(" not in p.query and p.files == ["bridge/vlan.c"]
     assert p.as_of < p.time
     assert "Fixes" not in by_fix[hist.f1].query and hist.o1[:12] not in by_fix[hist.f1].query
 

@@ -68,7 +68,17 @@ class SearchConfig:
     sources: tuple[str, ...] = ()   # metadata "source" (repository / site) is one of these
     where: tuple = ()               # metadata equality, {"state": "open"} (kept as sorted (key, value) pairs)
     files: tuple[str, ...] = ()     # the agent's working files: existing `file:<path>` nodes become extra seeds
-    file_seed_weight: float = 1.0   # their activation relative to the best entry seed (not hits themselves)
+    file_seed_weight: float = 2.0   # their activation relative to the best entry seed (not hits themselves)
+    file_overlap_weight: float = 0.5    # graph score += w × the share of the files' specificity a node touches
+    file_seed_specificity: bool = True  # scale each file seed by how few nodes touch it (idf): a file every
+                                        # change touches says little about which change the question is about
+    # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)), age
+    # counted back from as_of/until (else the newest event in the store); S = the share of the store's own
+    # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
+    # 20 are known.  Timeless nodes are unchanged; no effect on stores without times.
+    recency_weight: float = 0.5
+    recency_half_life_days: float = 365.0
+    recency_relations: tuple[str, ...] = ("fixes", "follows_up", "reverts")
 
     def __post_init__(self):
         def positive(name):
@@ -112,6 +122,9 @@ class SearchConfig:
             raise InvalidArgument(f"seed_ratio must be within 0..1, got {self.seed_ratio!r}")
         if self.graph_weight > 1:
             raise InvalidArgument(f"graph_weight must be within 0..1, got {self.graph_weight}")
+        object.__setattr__(self, "recency_relations", tuple(self.recency_relations))
+        if not all(isinstance(r, str) and r for r in self.recency_relations):
+            raise InvalidArgument(f"recency_relations must be relation names, got {self.recency_relations!r}")
         object.__setattr__(self, "query_types", tuple(self.query_types))
         object.__setattr__(self, "result_types", tuple(self.result_types))
         object.__setattr__(self, "entry_types", tuple(self.entry_types))
@@ -158,6 +171,12 @@ class SearchConfig:
             if not ok:
                 raise InvalidArgument(f"where[{key!r}] must be a string, a finite number or a boolean, got {value!r}")
         object.__setattr__(self, "where", tuple(sorted((k, v) for k, v in w)))
+        if not isinstance(self.recency_weight, (int, float)) or isinstance(self.recency_weight, bool) \
+                or not 0 <= self.recency_weight <= 1:
+            raise InvalidArgument(f"recency_weight must be within 0..1, got {self.recency_weight!r}")
+        hl = self.recency_half_life_days
+        if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == float("inf"):
+            raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")
         v = self.file_seed_weight
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
             raise InvalidArgument(f"file_seed_weight must be a number >= 0, got {v!r}")

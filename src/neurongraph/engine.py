@@ -533,6 +533,33 @@ class Engine(LearningMixin, SchemaMixin):
             self._meta_edges = (key, src)
         return self._meta_edges[1]
 
+    def _recency_prior(self, cfg: SearchConfig):
+        """The recency prior of this search (retrieval/recency.py), or None when it is off or the store
+        has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
+        an imported old history is not "old"; the prior's shape comes from the store's own repair edges
+        made before "now" when there are enough of them."""
+        from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
+        if not cfg.recency_weight or self._event_time.size == 0:
+            return None
+        key = (self._seq, self.graph.version, cfg.recency_relations)
+        cache = getattr(self, "_recency_cache", None)
+        if cache is None or cache[0] != key:
+            t = self._event_time
+            live = t[self._alive[: t.shape[0]]]
+            newest = float(np.nanmax(live)) if live.size and not np.isnan(live).all() else None
+            e = self.graph.all_edges()
+            ids = [self._rel_ids[r] for r in cfg.recency_relations if r in self._rel_ids]
+            m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0]) if ids else np.zeros(0, bool)
+            gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]]) if ids else RepairGaps(np.zeros(0), np.zeros(0))
+            cache = self._recency_cache = (key, newest, gaps)
+        _, newest, gaps = cache
+        now = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=newest)
+        if now is None:
+            return None
+        seen = gaps.before(now)
+        return RecencyPrior(now, cfg.recency_weight, cfg.recency_half_life_days,
+                            seen if seen.shape[0] >= MIN_OBSERVED else None)
+
     def _visible_mask(self, cfg: SearchConfig) -> np.ndarray | None:
         """Nodes the search filters (as_of, since, until, sources, where) leave in the graph, as a mask
         over node indices; ``None`` when they hide no live node (then the search is exactly an
@@ -606,7 +633,8 @@ class Engine(LearningMixin, SchemaMixin):
                  extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
                  entry_allowed=entry_allowed, seed_allowed=seed_allowed,
                  query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None,
-                 visible=visible, extra_seeds=file_idx)
+                 visible=visible, extra_seeds=file_idx,
+                 event_time=self._event_time, recency=self._recency_prior(cfg))
         r.unknown_files = unknown_files
         return r
 
@@ -655,21 +683,6 @@ class Engine(LearningMixin, SchemaMixin):
             })
         return res
 
-
-def open_engine(path: str | Path = ":memory:", embedder: Embedder | str | None = None,
-                config: SearchConfig | None = None) -> Engine:
-    """Open (creating if needed) a store and the engine over it.
-
-    ``embedder``: None for the real default model, ``"hashing"`` for the fast
-    deterministic test embedder (not semantic), a model directory, or an object
-    implementing :class:`~neurongraph.index.embedder.Embedder`.
-    """
-    store = SQLiteStore(path)
-    try:
-        return Engine(store, make_embedder(embedder), config)
-    except BaseException:
-        store.close()
-        raise
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
     def _cypher_projection(self):
         """The Cypher projection (a private FalkorDB child), started on first use."""
@@ -700,3 +713,18 @@ def open_engine(path: str | Path = ":memory:", embedder: Embedder | str | None =
         from .ask.pipeline import ask
         return ask(self, question, mode=mode, llm=llm, limit=limit)
 
+
+def open_engine(path: str | Path = ":memory:", embedder: Embedder | str | None = None,
+                config: SearchConfig | None = None) -> Engine:
+    """Open (creating if needed) a store and the engine over it.
+
+    ``embedder``: None for the real default model, ``"hashing"`` for the fast
+    deterministic test embedder (not semantic), a model directory, or an object
+    implementing :class:`~neurongraph.index.embedder.Embedder`.
+    """
+    store = SQLiteStore(path)
+    try:
+        return Engine(store, make_embedder(embedder), config)
+    except BaseException:
+        store.close()
+        raise

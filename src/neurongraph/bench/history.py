@@ -42,10 +42,12 @@ LEARN_SPLIT = 0.7
 # systems: the same engine and store, different configurations ("paths" is computed, not searched)
 SYSTEMS: dict[str, dict] = {
     "paths": {},
-    "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0),
-    "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0),
-    "hybrid": dict(channel="none"),
+    "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0, recency_weight=0.0),
+    "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0, recency_weight=0.0),
+    "hybrid": dict(channel="none", recency_weight=0.0),
+    "hybrid+recency": dict(channel="none"),
     "ngr": {},
+    "ngr-no-recency": dict(recency_weight=0.0),
     "ngr-no-files": dict(files=None),
     "ngr-beam": dict(channel="beam"),
     "ngr-ppr": dict(channel="ppr"),
@@ -137,8 +139,7 @@ def extract_pairs(eng: Engine, repo: GitRepo) -> tuple[list[Pair], dict]:
         as_of = commits[parent]["time"] if parent in commits else c["time"] - 1
         files = c["files"][:MAX_QUERY_FILES]
         subject = strip_refs(c["title"]) or c["title"]
-        pairs.append(Pair(f, keep, kind, c["time"], as_of, c["title"], files,
-                          query=subject + ("\n" + " ".join(files) if files else "")))
+        pairs.append(Pair(f, keep, kind, c["time"], as_of, c["title"], files, query=subject))
     # a fix and a follow-up naming the same F: one question, the union of origins, kind "fixes" first
     merged: dict[str, Pair] = {}
     for p in pairs:

@@ -30,7 +30,7 @@ class _Rate(ProgressColumn):
 
 
 def ingest_source(c, kind: str, path: Path, *, refs: list[str] | None, name: str | None, prune: bool,
-                  link: bool, show_progress: bool = True) -> dict:
+                  link: bool, full: bool = False, show_progress: bool = True) -> dict:
     """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
     from ..ingest import sync_source
     from .main import CliError, err
@@ -38,8 +38,8 @@ def ingest_source(c, kind: str, path: Path, *, refs: list[str] | None, name: str
         raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {SOURCE_KINDS}")
     if not path.exists():
         raise CliError("file_not_found", f"no such {'repository' if kind == 'git' else 'path'}: {path}")
-    if refs and kind != "git":
-        raise InvalidArgument("--ref applies to `ngr ingest git` only")
+    if (refs or full) and kind != "git":
+        raise InvalidArgument("--ref and --full apply to `ngr ingest git` only")
     t0 = time.perf_counter()
     db = c.db_path()
     eng = c.open_engine(db)
@@ -52,7 +52,7 @@ def ingest_source(c, kind: str, path: Path, *, refs: list[str] | None, name: str
                 if stage not in tasks:
                     tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind=kind), total=total or None)
                 prog.update(tasks[stage], completed=done, total=total or None)
-            summary = sync_source(eng, kind, path, refs=refs, name=name, prune=prune, progress=on_progress)
+            summary = sync_source(eng, kind, path, refs=refs, name=name, prune=prune, full=full, progress=on_progress)
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
                 info = eng.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))

@@ -364,6 +364,8 @@ def ingest(ctx: typer.Context,
                                               "(default: the repository / folder name)."),
            prune: bool = typer.Option(False, "--prune", help="github/markdown: delete this source's items that "
                                       "are no longer in it."),
+           full: bool = typer.Option(False, "--full", help="git: read every commit again, not only the new ones "
+                                     "(unchanged commits are still not rewritten or re-embedded)."),
            link: bool = typer.Option(False, "--link", help="Afterwards build LLM-free links over the whole store "
                                      "(title mentions, #refs, shared entities): see `ngr link`."),
            as_json: bool = _json_opt()) -> None:
@@ -386,11 +388,11 @@ def ingest(ctx: typer.Context,
         if what in SOURCE_KINDS:
             if path is None:
                 raise CliError("invalid_argument", f"`ngr ingest {what}` needs a path, e.g. `ngr ingest {what} .`")
-            summary = ingest_source(c, what, path, refs=refs, name=name, prune=prune, link=link)
+            summary = ingest_source(c, what, path, refs=refs, name=name, prune=prune, link=link, full=full)
         else:
-            if path is not None or refs or name or prune:
+            if path is not None or refs or name or prune or full:
                 raise CliError("invalid_argument", f"{what!r} is not a source kind ({', '.join(SOURCE_KINDS)}); "
-                               "a JSONL file takes no PATH, --ref, --name or --prune")
+                               "a JSONL file takes no PATH, --ref, --name, --prune or --full")
             summary = _ingest(c, Path(what), c.db_path(), link=link)
     if as_json:
         _print_json(summary)

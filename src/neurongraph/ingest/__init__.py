@@ -18,13 +18,14 @@ __all__ = ["IngestBatch", "derived_edge", "apply_batch", "sync_source", "read_so
 
 
 def read_source(engine, kind: str, path: str | os.PathLike, *, refs: list[str] | None = None,
-                name: str | None = None, progress: SyncProgress | None = None) -> IngestBatch:
-    """Read one source with its adapter; git reads only what is newer than the last sync."""
+                name: str | None = None, full: bool = False, progress: SyncProgress | None = None) -> IngestBatch:
+    """Read one source with its adapter; git reads only what is newer than the last sync (all of it
+    with ``full``: after an upgrade of the adapter, unchanged commits are still not rewritten)."""
     if kind == "git":
         from .git import GitRepo, read_git, state_key
         repo = GitRepo(path)
         source = name or repo.name
-        synced = {r: engine.store.get_meta(state_key(source, r)) for r in (refs or ["HEAD"])}
+        synced = {} if full else {r: engine.store.get_meta(state_key(source, r)) for r in (refs or ["HEAD"])}
         return read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress)
     if kind == "github":
         from .github import read_github
@@ -36,12 +37,14 @@ def read_source(engine, kind: str, path: str | os.PathLike, *, refs: list[str] |
 
 
 def sync_source(engine, kind: str, path: str | os.PathLike, *, refs: list[str] | None = None,
-                name: str | None = None, prune: bool = False, progress: SyncProgress | None = None) -> dict:
+                name: str | None = None, prune: bool = False, full: bool = False,
+                progress: SyncProgress | None = None) -> dict:
     """Read ``path`` with the ``kind`` adapter and apply it to ``engine`` (an incremental sync)."""
-    batch = read_source(engine, kind, path, refs=refs, name=name, progress=progress)
+    batch = read_source(engine, kind, path, refs=refs, name=name, full=full, progress=progress)
     if prune and not batch.complete:
-        raise InvalidArgument(f"--prune applies to complete listings (github, markdown); a {kind} sync "
-                              "reads only what is new since the last one")
+        what = ("a git sync reads only the commits that are new since the last one" if kind == "git"
+                else "a single file is one page of an export: pass the export folder")
+        raise InvalidArgument(f"--prune needs a complete listing of the source; {what}")
     if batch.kind == "git" and batch.stats.get("up_to_date"):
         return {"kind": "git", "source": batch.source, "nodes": 0, "new_nodes": 0, "updated_nodes": 0,
                 "unchanged_nodes": 0, "placeholders_kept": 0, "embedded": 0, "edges": 0, "edges_written": 0,

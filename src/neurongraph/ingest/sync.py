@@ -9,7 +9,8 @@ the whole batch made it.  Embeddings are computed first, outside the transaction
 Rules (docs/ingest.md, "Incremental sync"):
 - a node whose type, title, text, metadata and confidence equal the stored ones is
   not written (so re-running an unchanged source embeds nothing and bumps nothing);
-- a placeholder node (``batch.placeholders``) is written only if its id is absent;
+- a placeholder node (``batch.placeholders``) never replaces a real node of its id (only an absent
+  one or an older placeholder);
 - when an existing owner node changed, the edges and nodes it owned and no longer
   produces are deleted (retraction), its pending edges are recomputed;
 - an edge whose endpoint does not exist yet waits in ``pending_edges`` and is
@@ -72,8 +73,8 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
         if row is None:
             write.append(n)
             n_new += 1
-        elif n.id in batch.placeholders:
-            n_placeholder_kept += 1          # a richer node (or the same placeholder) is already there
+        elif n.id in batch.placeholders and not row.metadata.get("placeholder"):
+            n_placeholder_kept += 1          # a richer node (e.g. the PR from a GitHub export) is already there
         elif not _same(row, n):
             write.append(n)
             n_updated += 1

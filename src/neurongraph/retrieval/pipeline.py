@@ -16,6 +16,7 @@ from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
 from .channels import run_channel
 from .fusion import dense_match, fuse
+from .recency import RecencyPrior
 
 __all__ = ["Ranking", "GraphPath", "rank"]
 
@@ -86,12 +87,16 @@ def _add_query_seeds(seeds, seed_acts, q_nodes, q_names, e):
     return seeds, seed_acts
 
 
-def _add_extra_seeds(seeds, seed_acts, nodes, weight):
+def _add_extra_seeds(seeds, seed_acts, nodes, weight, scale=None):
     """Extra seeds (the caller's working files) at ``weight`` × the best seed's activation
-    (1.0 when nothing else seeds); a node already seeded keeps the larger activation."""
-    act = (float(seed_acts.max()) if seed_acts.size else 1.0) * weight
+    (1.0 when nothing else seeds), times a per-node ``scale`` if given; a node already seeded keeps
+    the larger activation."""
+    best = (float(seed_acts.max()) if seed_acts.size else 1.0) * weight
     seeds, seed_acts = seeds.copy(), seed_acts.astype(np.float64).copy()
-    for n in np.unique(np.asarray(nodes, np.int64)).tolist():
+    nodes = np.asarray(nodes, np.int64)
+    scale = np.ones(nodes.shape[0]) if scale is None else np.asarray(scale, np.float64)
+    for n, f in zip(nodes.tolist(), scale.tolist()):
+        act = best * f
         at = np.flatnonzero(seeds == n)
         if at.size:
             seed_acts[at[0]] = max(seed_acts[at[0]], act)
@@ -99,6 +104,35 @@ def _add_extra_seeds(seeds, seed_acts, nodes, weight):
             seeds = np.append(seeds, n)
             seed_acts = np.append(seed_acts, act)
     return seeds, seed_acts
+
+
+def _file_overlap(graph: GraphArrays, files: np.ndarray, n_nodes: int, visible) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes, share): for every neighbour of the working files, the share of the files' total
+    specificity it touches, so a change that touched several of them (or the rare ones) stands out."""
+    spec = _specificity(graph, files, n_nodes)
+    exp = graph.expand(files, direction="both")
+    if not len(exp):
+        return np.zeros(0, np.int64), np.zeros(0)
+    dst, w = exp.dst, spec[exp.src_pos]
+    if visible is not None:
+        ok = mask_at(visible, dst)
+        dst, w = dst[ok], w[ok]
+    # one contribution per (file, node) pair even if several edges join them
+    key = np.unique(np.stack([exp.src_pos[ok] if visible is not None else exp.src_pos, dst]), axis=1)
+    nodes, inv = np.unique(key[1], return_inverse=True)
+    share = np.zeros(nodes.shape[0])
+    np.add.at(share, inv, spec[key[0]])
+    return nodes, share / spec.sum()
+
+
+def _specificity(graph: GraphArrays, nodes: np.ndarray, n_nodes: int) -> np.ndarray:
+    """idf of each node's degree, in (0, 1]: log((N+1)/(deg+1)) / log(N+1)."""
+    exp = graph.expand(nodes, direction="both")
+    deg = np.zeros(nodes.shape[0])
+    if len(exp):
+        np.add.at(deg, exp.src_pos, 1.0)
+    n = max(int(n_nodes), 2)
+    return np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
 
 def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
@@ -137,6 +171,8 @@ def rank(
     seed_allowed: np.ndarray | None = None,
     visible: np.ndarray | None = None,
     extra_seeds: np.ndarray | None = None,
+    event_time: np.ndarray | None = None,
+    recency: RecencyPrior | None = None,
 ) -> Ranking:
     """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
     (they may still carry activation through the graph); ``seed_allowed`` masks entry
@@ -233,7 +269,12 @@ def rank(
     if extra_seeds is not None and visible is not None:
         extra_seeds = extra_seeds[mask_at(visible, extra_seeds)]
     if extra_seeds is not None and extra_seeds.size and cfg.file_seed_weight > 0:
-        seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra_seeds, cfg.file_seed_weight)
+        extra_seeds = np.unique(extra_seeds)
+        scale = _specificity(graph, extra_seeds, graph.n_nodes) if cfg.file_seed_specificity else None
+        seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra_seeds, cfg.file_seed_weight, scale)
+    overlap = None
+    if extra_seeds is not None and extra_seeds.size and cfg.file_overlap_weight > 0:
+        overlap = _file_overlap(graph, extra_seeds, graph.n_nodes, visible)
 
     # graph channel
     qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
@@ -272,6 +313,13 @@ def rank(
         gp = np.minimum(gp, graph_nodes.shape[0] - 1)
         hit = graph_nodes[go][gp] == nodes
         graph_score[hit] = graph_act[go][gp[hit]]
+    if overlap is not None and overlap[0].size:
+        ov = np.zeros(nodes.shape[0])
+        pos = np.searchsorted(overlap[0], nodes)
+        pos = np.minimum(pos, overlap[0].shape[0] - 1)
+        hit = overlap[0][pos] == nodes
+        ov[hit] = overlap[1][pos[hit]]
+        graph_score = graph_score + cfg.file_overlap_weight * ov
     g = cfg.graph_weight if cfg.channel != "none" else 0.0
     final = (1.0 - g) * entry + g * graph_score
     primed = np.zeros(nodes.shape[0])
@@ -285,6 +333,16 @@ def rank(
         primed[inside] = priming[nodes[inside]]
         final = final + cfg.priming_weight * primed
 
+    rec = None
+    if recency is not None and event_time is not None and nodes.size:
+        # the recency prior (retrieval/recency.py): older nodes with an event time weigh less
+        t = np.full(nodes.shape[0], np.nan)
+        inside = nodes < event_time.shape[0]
+        t[inside] = event_time[nodes[inside]]
+        if not np.isnan(t).all():
+            rec = recency.factor(t)
+            final = final * rec
+
     ok = final > 0
     if allowed is not None:
         inside = nodes < allowed.shape[0]
@@ -296,6 +354,8 @@ def rank(
         "lexical": take(e.lexical)[keep], "dense": dense[keep],
         "entry": entry[keep], "seed_score": take(e.entry)[keep], "graph": graph_score[keep], "priming": primed[keep], "final": final[keep],
     }
+    if rec is not None:
+        scores["recency"] = rec[keep]
     ranks = {
         "lexical": take(e.lex_rank, 0)[keep], "dense": take(e.dense_rank, 0)[keep],
         "entry": _rank_of(entry, entry > 0)[keep], "graph": _rank_of(graph_score, graph_score > 0)[keep],
