@@ -211,3 +211,16 @@ def test_bad_repository_is_a_clear_error(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidArgument):
         read_git(tmp_path / "file")
+
+
+def test_source_name_from_a_github_origin_and_full_resync(repo, tmp_path):
+    from neurongraph.ingest.git import GitRepo
+    assert GitRepo(repo.path).name == "widget"
+    repo.git("remote", "add", "origin", "git@github.com:ada/widget.git")
+    assert GitRepo(repo.path).name == "ada/widget"        # the name a GitHub export of it gets
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        first = sync_source(eng, "git", repo.path)
+        assert eng.get_node("commit:" + repo.c1)["metadata"]["source"] == "ada/widget"
+        full = sync_source(eng, "git", repo.path, full=True)   # reads everything, rewrites nothing
+        assert full["adapter"]["commits"] == first["adapter"]["commits"]
+        assert full["new_nodes"] == full["updated_nodes"] == full["embedded"] == full["edges_written"] == 0

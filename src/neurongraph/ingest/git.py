@@ -36,6 +36,7 @@ __all__ = ["read_git", "GitRepo", "state_key", "MAX_FILES_LISTED"]
 MAX_FILES_LISTED = 200      # files listed in a commit's metadata (all of them still get `touches` edges)
 MAX_TOUCHES = 2000          # a vendor import touching more files gets no `touches` edges (counted as skipped)
 _LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
+_GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
 class GitError(InvalidArgument):
@@ -79,6 +80,12 @@ class GitRepo:
 
     @property
     def name(self) -> str:
+        """``owner/repo`` when the origin remote is on GitHub (the name a GitHub export of the same
+        repository gets, so both land under one source), else the folder's name."""
+        res = self._git("remote", "get-url", "origin", check=False)
+        m = _GITHUB_REMOTE.search(res.stdout.decode(errors="replace").strip()) if res.returncode == 0 else None
+        if m:
+            return f"{m.group(1)}/{m.group(2).removesuffix('.git')}"
         n = self.path.name
         return n[:-4] if n.endswith(".git") else n
 
@@ -305,11 +312,13 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
             sha = resolver.sha(r.value) or resolver.subject(r.subject, c.commit_time)
             link("reverts", "commit:" + sha if sha else None, r.evidence)
         for r in R.follow_up_refs(message, repo_name):
-            link("follows_up", _target(r, resolver, pr), r.evidence)
+            for t in _targets(r, resolver, pr):
+                link("follows_up", t, r.evidence)
         for r in iss + shas:
             if r.kind == "issue" and r.value == pr:
                 continue   # the commit's own PR number
-            link("refs", _target(r, resolver, pr), r.evidence)
+            for t in _targets(r, resolver, pr):
+                link("refs", t, r.evidence)
     for p in files:
         batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
     batch.stats = {"commits": len(commits), "files": len(files), "up_to_date": False, "tips": tips,
@@ -322,12 +331,15 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
 _ISSUE_ONLY = re.compile(r"^\d+$")
 
 
-def _target(r: R.Ref, resolver: _Resolver, own_pr: str | None) -> str | None:
-    """Node id a reference points to: a commit for a sha, the PR node for a known PR number, else
-    ``issue:N`` (written once an issue of that number is ingested, e.g. from a GitHub export)."""
+def _targets(r: R.Ref, resolver: _Resolver, own_pr: str | None) -> list[str]:
+    """Node ids a reference points to: a commit for a sha; the PR node for a number some commit
+    merged; otherwise both ``issue:N`` and ``pr:N`` (git cannot tell which; the one a GitHub export
+    brings is written then, through the pending edges, and the other never is)."""
     if r.kind == "sha":
         sha = resolver.sha(r.value)
-        return "commit:" + sha if sha else None
+        return ["commit:" + sha] if sha else []
     if not _ISSUE_ONLY.match(r.value) or r.value == own_pr:
-        return None
-    return ("pr:" if r.value in resolver.pr_commit else "issue:") + r.value
+        return []
+    if r.value in resolver.pr_commit:
+        return ["pr:" + r.value]
+    return ["issue:" + r.value, "pr:" + r.value]

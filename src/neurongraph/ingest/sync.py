@@ -86,8 +86,10 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     def on_embed(done: int, total: int) -> None:
         if progress:
             progress("embedding", done, total)
+    t_embed = time.perf_counter()
     engine.vectors_for([n.body for n in write], on_embed if progress else None)
     embedded = engine.last_embedded if write else 0
+    t_embed = time.perf_counter() - t_embed
 
     in_batch = set(ids)
     known = in_batch | set(idx)
@@ -179,5 +181,5 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
         "edges_pending": pending_new, "pending_resolved": pending_resolved, "nodes_pruned": pruned,
         "written_node_types": dict(type_counts.most_common()), "written_edge_relations": dict(rel_counts.most_common()),
         "skipped": len(batch.skipped), "skipped_items": batch.skipped[:200], "adapter": batch.stats,
-        "seconds": round(time.perf_counter() - t0, 3),
+        "seconds": round(time.perf_counter() - t0, 3), "embed_seconds": round(t_embed, 3),
     }
