@@ -11,7 +11,7 @@ __all__ = ["Mention", "find_mentions"]
 _ID = re.compile(r"\b([a-z][a-z_]*:[^\s,;?!'\"()]+[^\s,;?!'\"().])", re.I)
 _HASH = re.compile(r"(?<![\w/])#(\d{1,7})\b")
 _SHA = re.compile(r"\b([0-9a-f]{7,40})\b")
-_PATH = re.compile(r"(?<![\w:])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|c|h|md|rs|go|js|ts|toml|json|yaml|yml|txt|sh|cfg|ini))\b")
+_PATH = re.compile(r"(?<![\w:])((?:[\w.@~+-]+/)+[\w.@~+-]*\w|[\w-]+\.(?:py|pyi|c|h|md|rs|go|js|ts|toml|json|yaml|yml|txt|sh|cfg|ini))")
 _QUOTED = re.compile(r"[\"“'‘]([^\"”'’]{3,200})[\"”'’]")
 REF_TYPES = ("issue", "pr", "pull_request")
 
@@ -55,8 +55,8 @@ def find_mentions(engine, question: str) -> list[Mention]:
                 add(c, hit[c], m.start(), m.end(), m.group(0))
                 break
     for m in _SHA.finditer(question):
-        if m.group(1).isdigit():
-            continue
+        if m.group(1).isdigit() and not question[:m.start()].rstrip().lower().endswith("commit"):
+            continue   # a number is a sha only right after the word "commit"
         rows = store.conn.execute("SELECT id, type FROM nodes WHERE id >= ? AND id < ? LIMIT 2",
                                   (f"commit:{m.group(1)}", f"commit:{m.group(1)}\uffff")).fetchall()
         if len(rows) == 1:

@@ -137,6 +137,18 @@ def _returns(var: str) -> str:
     return f"{var}.id AS id, {var}.title AS title, {var}.type AS type, {var}.time AS time"
 
 
+def _anchor_is_src(schema, r: RelWord, anchor_type: str, target: str | None, anchor_pos: int) -> bool:
+    """Is the named node the stored src of relation ``r``?  The type pairs decide when they can; else word
+    order (a name before the verb is its subject), the passive ("fixed by") and an inverse name flip it."""
+    pairs = [tuple(p) for p in schema.relations.get(r.rel, {}).get("pairs", [])]
+    can_src = any(s in ("*", anchor_type) and (target is None or d in ("*", target)) for s, d in pairs)
+    can_dst = any(d in ("*", anchor_type) and (target is None or s in ("*", target)) for s, d in pairs)
+    if pairs and can_src != can_dst:
+        return can_src
+    src = (anchor_pos < r.start) != r.passive
+    return not src if r.flipped else src
+
+
 def translate(engine, question: str, schema=None, mentions: list[Mention] | None = None) -> CypherQuery | None:
     """A read-only Cypher query for ``question``, or ``None`` when no shape fits."""
     schema = schema or engine.graph_schema()
@@ -144,7 +156,11 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
     rels = relation_words(question, schema.relations)
     # a relation word inside a named span (a title that says "fix") is part of the name
     rels = [r for r in rels if not any(m.start <= r.start < m.end for m in mentions)]
-    types = [(t, p) for t, p in type_words(question, schema.labels) if not any(m.start <= p < m.end for m in mentions)]
+    # a type word inside a name, or naming the node right after it ("commit 3f2a", "PR #40"), is not a target
+    types = [(t, p) for t, p in type_words(question, schema.labels)
+             if not any(m.start <= p < m.end or (m.type == t and m.start > p
+                                                 and re.fullmatch(r"\w+(?:\s+\w+)?\s*", question[p:m.start]))
+                        for m in mentions)]
     words = {w.lower() for w, _, _ in _tokens(question)}
     tf = _time_filter(question)
     params: dict = {}
@@ -160,6 +176,30 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
             "MATCH p = (a:Node {id: $a})-[*1..3]-(b:Node {id: $b}) RETURN p, length(p) AS hops ORDER BY hops LIMIT 5",
             {"a": a.node, "b": b.node}, f"paths of up to 3 hops between {a.node} and {b.node}", "path",
             [a.node, b.node])
+
+    # ---- two relations and one name: a chain, the relation nearest the name first
+    #      ("which PR introduced the change that commit Y follows up": Y -follows_up-> m -merged_in-> x:pr)
+    distinct = list({r.rel: r for r in rels}.values())
+    if len(distinct) >= 2 and len(mentions) == 1:
+        anchor = mentions[0]
+        near = min(distinct, key=lambda r: abs(r.start - anchor.start))
+        far = next(r for r in distinct if r is not near)
+        target = next((t for t, p in types if t != anchor.type), None)
+        src1 = _anchor_is_src(schema, near, anchor.type, None, anchor.start)
+        p2 = [tuple(p) for p in schema.relations.get(far.rel, {}).get("pairs", [])]
+        if target is not None and p2 and any(d in ("*", target) for _, d in p2) != any(s in ("*", target) for s, _ in p2):
+            x_dst = any(d in ("*", target) for _, d in p2)
+        else:
+            x_dst = not far.flipped
+        hop1 = (f"(a:Node {{id: $a}})-[r1:{label(near.rel)}]->(m)" if src1
+                else f"(a:Node {{id: $a}})<-[r1:{label(near.rel)}]-(m)")
+        hop2 = (f"(m)-[r:{label(far.rel)}]->{_node('x', target)}" if x_dst
+                else f"(m)<-[r:{label(far.rel)}]-{_node('x', target)}")
+        params["a"] = anchor.node
+        cy = (f"MATCH {hop1}, {hop2}" + (f" WHERE {' AND '.join(where)}" if where else "")
+              + f" RETURN DISTINCT {_returns('x')}, m.id AS via, a.id AS anchor ORDER BY x.time LIMIT {LIMIT}")
+        return CypherQuery(cy, params, f"{target or 'nodes'} two hops from {anchor.node}: {near.rel} then {far.rel}",
+                           "chain", [anchor.node])
 
     # ---- one hop over a relation from a named node
     if rels and mentions:

@@ -75,3 +75,126 @@ def markdown_table(res: dict) -> str:
         lines.append(f"| {name} | {s['answer_support_recall']:.3f} | {s['citation_precision']:.3f} | {s['mean_refs']} "
                      f"| {s['not_found']:.3f} | {s['ms_per_question']} |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- (1) NL→Cypher on a real history
+# Several phrasings per kind (one drawn per question), so the number measures more than one template.
+PHRASES = {
+    "fixes": ["Which commit does commit {s} fix?", "What did commit {s} fix?", "Commit {s} fixes which commit?"],
+    "fixed_by": ["Which commit fixes commit {s}?", "What fixed commit {s}?", "Commit {s} was fixed by which commit?"],
+    "merged_in": ["Which PR was commit {s} merged in?", "In which pull request did commit {s} land?",
+                  "Which pull request merged commit {s}?"],
+    "follows_up": ["What does commit {s} follow up?", "Commit {s} is a follow-up to what?",
+                   "Which PR does commit {s} follow up on?"],
+    "follow_up_pr": ["Which PR introduced the change that commit {s} follows up?"],
+    "touched_before": ["What touched {f} before {t}?", "Which commits changed {f} before {t}?",
+                       "List the commits that modified {f} before {t}."],
+}
+def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int = 10) -> list[dict]:
+    """Questions with exact answers generated from the typed edges of a git-ingested store (issue 8):
+
+    * ``fixes``: "Which commit does commit <sha> fix?" — every ``fixes`` target of that commit;
+    * ``fixed_by``: "Which commit fixes commit <sha>?" — every commit with a ``fixes`` edge to it;
+    * ``merged_in``: "Which PR was commit <sha> merged in?"; ``follows_up``: "What does commit <sha> follow up?";
+    * ``follow_up_pr``: "Which PR introduced the change that commit <sha> follows up?" —
+      ``Y -follows_up-> Z -merged_in-> pr:N``;
+    * ``touched_before``: "What touched <path> before <time>?" — commits with a ``touches`` edge to the file
+      and a commit time earlier than a time taken from that file's history (1–25 answers).
+    """
+    import random
+    import datetime as dt
+    rnd = random.Random(seed)
+    c = store.conn
+
+    def edges(rel: str) -> list[tuple[str, str]]:
+        return c.execute("SELECT a.id, b.id FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes a ON a.idx = e.src"
+                         " JOIN nodes b ON b.idx = e.dst WHERE r.name = ?", (rel,)).fetchall()
+
+    def sha(cid: str) -> str:
+        return cid.split(":", 1)[1][:sha_chars]
+
+    qs: list[dict] = []
+    fixes = edges("fixes")
+    by_src: dict[str, set] = {}
+    by_dst: dict[str, set] = {}
+    for s, d in fixes:
+        if s.startswith("commit:") and d.startswith("commit:"):
+            by_src.setdefault(s, set()).add(d)
+            by_dst.setdefault(d, set()).add(s)
+    for s in rnd.sample(sorted(by_src), min(per_kind, len(by_src))):
+        qs.append({"kind": "fixes", "question": rnd.choice(PHRASES["fixes"]).format(s=sha(s)), "gold": sorted(by_src[s])})
+    for d in rnd.sample(sorted(by_dst), min(per_kind, len(by_dst))):
+        qs.append({"kind": "fixed_by", "question": rnd.choice(PHRASES["fixed_by"]).format(s=sha(d)), "gold": sorted(by_dst[d])})
+    merged: dict[str, set] = {}
+    for s, d in edges("merged_in"):
+        merged.setdefault(s, set()).add(d)
+    for s in rnd.sample(sorted(merged), min(per_kind, len(merged))):
+        qs.append({"kind": "merged_in", "question": rnd.choice(PHRASES["merged_in"]).format(s=sha(s)), "gold": sorted(merged[s])})
+    direct: dict[str, set] = {}
+    for y, z in edges("follows_up"):
+        if y.startswith("commit:"):
+            direct.setdefault(y, set()).add(z)
+    for y in rnd.sample(sorted(direct), min(per_kind, len(direct))):
+        qs.append({"kind": "follows_up", "question": rnd.choice(PHRASES["follows_up"]).format(s=sha(y)), "gold": sorted(direct[y])})
+    chain: dict[str, set] = {}
+    for y, z in edges("follows_up"):
+        if y.startswith("commit:") and z in merged:
+            chain.setdefault(y, set()).update(merged[z])
+    for y in rnd.sample(sorted(chain), min(per_kind, len(chain))):
+        qs.append({"kind": "follow_up_pr", "question": rnd.choice(PHRASES["follow_up_pr"]).format(s=sha(y)),
+                   "gold": sorted(chain[y])})
+    touched: dict[str, list] = {}
+    for f, cid, t in c.execute(
+            "SELECT b.id, a.id, json_extract(a.metadata, '$.commit_time') FROM edges e JOIN relations r ON r.id = e.rel_id"
+            " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst WHERE r.name = 'touches'"):
+        if "/" in f and t is not None:
+            touched.setdefault(f, []).append((int(t), cid))
+    files = [f for f, v in touched.items() if len(v) >= 2]
+    for f in rnd.sample(sorted(files), min(per_kind, len(files))):
+        v = sorted(touched[f])
+        k = rnd.randint(1, min(25, len(v) - 1))
+        t_cut = v[k][0]
+        gold = sorted({cid for t, cid in v if t < t_cut})
+        if not gold or len(gold) > 25:
+            continue
+        when = dt.datetime.fromtimestamp(t_cut, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        qs.append({"kind": "touched_before", "question": rnd.choice(PHRASES["touched_before"]).format(f=f.split(':', 1)[1], t=when), "gold": gold})
+    return qs
+
+
+def run_history(engine, per_kind: int = 100, seed: int = 0) -> dict:
+    """Exact-answer accuracy of the LLM-free translator (``ask`` in graph mode, no LLM)."""
+    from ..ask.nl2cypher import translate
+    qs = history_questions(engine.store, per_kind, seed)
+    schema = engine.graph_schema()
+    kinds: dict[str, dict] = {}
+    fails = []
+    t0 = time.perf_counter()
+    for q in qs:
+        k = kinds.setdefault(q["kind"], {"questions": 0, "exact": 0, "translated": 0, "example": q["question"]})
+        k["questions"] += 1
+        cq = translate(engine, q["question"], schema)
+        got: set = set()
+        if cq is not None:
+            k["translated"] += 1
+            rows = engine.cypher(cq.cypher, cq.params)["rows"]
+            got = {r["id"] for r in rows if isinstance(r.get("id"), str)}
+        if got == set(q["gold"]):
+            k["exact"] += 1
+        elif len(fails) < 10:
+            fails.append({"question": q["question"], "cypher": cq.cypher if cq else None, "gold": q["gold"][:5],
+                          "got": sorted(got)[:5]})
+    n = max(1, len(qs))
+    for k in kinds.values():
+        k["accuracy"] = round(k["exact"] / max(1, k["questions"]), 3)
+    return {"questions": len(qs), "exact_accuracy": round(sum(k["exact"] for k in kinds.values()) / n, 3),
+            "ms_per_question": round(1000 * (time.perf_counter() - t0) / n, 1), "kinds": kinds, "failures": fails}
+
+
+def history_table(res: dict) -> str:
+    lines = [f"{res['questions']} questions, exact-answer accuracy {res['exact_accuracy']:.3f} "
+             f"({res['ms_per_question']} ms/question)", "",
+             "| kind | questions | translated | exact | accuracy | example |", "|---|---|---|---|---|---|"]
+    for name, k in res["kinds"].items():
+        lines.append(f"| {name} | {k['questions']} | {k['translated']} | {k['exact']} | {k['accuracy']:.3f} | {k['example']} |")
+    return "\n".join(lines)

@@ -112,16 +112,39 @@ def ask_command(ctx: typer.Context,
 
 
 def bench_ask(ctx: typer.Context,
-              dataset: Path = typer.Option(..., "--dataset", help="QA folder (corpus.jsonl + queries.jsonl)."),
+              dataset: Optional[Path] = typer.Option(None, "--dataset", help="QA folder (corpus.jsonl + queries.jsonl)."),
+              history: Optional[str] = typer.Option(None, "--history", help="Instead: a store built by `ngr ingest git "
+                                                    "REPO`; measures NL->Cypher exact-answer accuracy on questions "
+                                                    "generated from its typed edges."),
+              per_kind: int = typer.Option(100, "--per-kind", help="With --history: questions per kind."),
               limit_queries: Optional[int] = typer.Option(None, "--limit-queries", help="Only the first N questions."),
               db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: the retrieval "
                                                "benchmark's cache under .ngr/bench)."),
               out_file: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result here."),
               as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
-    """ask on a QA set: answer-support recall and citation precision, against a hybrid-only baseline."""
+    """ask on a QA set: answer-support recall and citation precision, against a hybrid-only baseline;
+    or (--history DB) the LLM-free NL->Cypher translator's exact-answer accuracy on a real git history."""
     m = _m()
     c = m._ctx(ctx)
+    if history is not None:
+        with m._handled(as_json):
+            _need_falkordb()
+            from ..bench import ask as ba
+            path = m._check_db_path(history)
+            if not Path(path).exists():
+                raise m.CliError("no_store", f"no store at {path}; build it with `ngr --db {path} ingest git REPO`")
+            with closing(c.open_engine(path)) as eng:   # use the embedder the store was built with
+                res = ba.run_history(eng, per_kind)
+            if out_file:
+                out_file.write_text(json.dumps(res, indent=2))
+        if as_json:
+            m._print_json(res)
+        else:
+            m.out.print(ba.history_table(res), markup=False)
+        return
     with m._handled(as_json):
+        if dataset is None:
+            raise m.CliError("invalid_argument", "give --dataset FOLDER or --history DB")
         _need_falkordb()
         from ..bench import ask as ba
         from ..bench import retrieval as br

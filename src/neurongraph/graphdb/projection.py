@@ -42,14 +42,28 @@ def _scalar(v: Any):
     return None
 
 
+def _iso_time(v):
+    """``time`` is always comparable as text: epoch seconds become ISO-8601 UTC (``2021-05-01T12:00:00Z``)."""
+    if isinstance(v, (int, float)):
+        import datetime as dt
+        try:
+            return dt.datetime.fromtimestamp(float(v), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):
+            return None
+    return v
+
+
 def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | dict) -> dict:
     meta = json.loads(metadata) if isinstance(metadata, str) else (metadata or {})
     props: dict[str, Any] = {"id": node_id, "idx": int(idx), "type": ntype, "title": title[:MAX_PROP_CHARS]}
     if isinstance(meta, dict):
         for k in TIME_KEYS:
             v = _scalar(meta.get(k))
-            if v is not None:
-                props["time"] = v
+            if v is not None and not isinstance(v, bool):
+                props["time"] = _iso_time(v)
+                if props["time"] is None:
+                    del props["time"]
+                    continue
                 break
         for k, v in meta.items():
             if not isinstance(k, str) or not _IDENT.match(k) or k in RESERVED:
