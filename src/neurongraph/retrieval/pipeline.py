@@ -139,8 +139,8 @@ def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
     """The top ``k`` of ``search(kk)`` (nodes, scores; best first) that lie inside ``mask``: asks for
     enough rows to expect ``k`` visible ones at twice the mask's density (at least ``first``), and
     four times more until it has them or the candidates run out (a filter that hides most of the
-    corpus still gets ``k``).  BM25 scores every match whatever the limit, so one generous pass
-    (``first`` = the postings budget) is cheaper than a second one."""
+    corpus still gets ``k``).  Measured on a 26k-node history under ``as_of``: fetching the whole
+    postings budget (10k rows) cost ~40 ms a query, the density-sized first pass ~5 ms."""
     if k <= 0:
         return np.zeros(0, np.int64), np.zeros(0)
     cap = max(int(mask.shape[0]), k)
@@ -202,9 +202,9 @@ def rank(
             m = min(visible.shape[0], entry_allowed.shape[0])
             vis_entry = visible[:m] & entry_allowed[:m]
         terms = query_terms(query)
+        # (reading rows back costs more than FTS5's scoring: ask for what the mask's density needs)
         lex_nodes, lex_scores = _fetch_visible(
-            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry,
-            first=cfg.lexical_budget)
+            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry)
     else:
         lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over,
                                                       cfg.lexical_budget or None), cfg.lexical_k)
