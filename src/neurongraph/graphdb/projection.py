@@ -115,6 +115,7 @@ class CypherProjection:
         self._types: dict[int, str] = {}   # projected node idx -> type label
         self._labels: set[str] = set()     # labels with an id index
         self.last_sync: dict = {}
+        self.batch = BATCH
         self._db_w = self._g_w = self._g_r = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -141,18 +142,8 @@ class CypherProjection:
         self._g_w.query(q, params)
 
     def _batched(self, q: str, rows: list, key: str = "rows") -> None:
-        step = BATCH
-        i = 0
-        while i < len(rows):
-            chunk = rows[i:i + step]
-            try:
-                self._w(q, {key: chunk})
-            except Exception as exc:   # a write is capped by TIMEOUT_MAX too: halve the batch and retry
-                if "timed out" in str(exc).lower() and step > 50:
-                    step //= 2
-                    continue
-                raise
-            i += len(chunk)
+        for i in range(0, len(rows), self.batch):
+            self._w(q, {key: rows[i:i + self.batch]})
 
     def _index(self, lbl: str) -> None:
         if lbl in self._labels:
@@ -172,6 +163,22 @@ class CypherProjection:
         if cur == self.seq:
             return {"mode": "none"}
         t0 = time.perf_counter()
+        for attempt in range(4):
+            try:
+                info = self._apply(cur)
+                break
+            except Exception as exc:
+                # a write batch is capped by TIMEOUT_MAX too, and a timed-out write may be partly applied:
+                # never retry a batch in place; rebuild from scratch with smaller batches instead
+                self.seq = -1
+                if "timed out" not in str(exc).lower() or attempt == 3:
+                    raise QueryError(f"could not build the Cypher projection: {exc}") from None
+                self.batch = max(50, self.batch // 4)
+        info["ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        self.last_sync = info
+        return info
+
+    def _apply(self, cur: int) -> dict:
         c = self.store.conn
         if self.seq < 0:
             info = self._rebuild(cur)
@@ -184,8 +191,6 @@ class CypherProjection:
                 info = self._rebuild(cur)
             else:
                 info = self._patch(cur)
-        info["ms"] = round((time.perf_counter() - t0) * 1000, 1)
-        self.last_sync = info
         return info
 
     def _node_rows(self, where: str, args: tuple) -> list[tuple]:
