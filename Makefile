@@ -19,5 +19,9 @@ bench:
 	  HF_HUB_OFFLINE=1 .venv/bin/ngr bench retrieval --dataset $(BENCH_DATA)/$$d --out .ngr/results/$$d.json || exit 1; \
 	done
 	HF_HUB_OFFLINE=1 .venv/bin/ngr bench learning --dataset $(BENCH_DATA)/musique_train200 --json > .ngr/results/learning.json
+	for r in iproute2 mypy-paths-only; do \
+	  [ -d .ngr/history/$$r ] || git clone -q $(BENCH_DATA)/history/$$r.bundle .ngr/history/$$r || exit 1; \
+	  HF_HUB_OFFLINE=1 .venv/bin/ngr bench history --repo .ngr/history/$$r --out .ngr/results/history-$$r.json || exit 1; \
+	done
 	HF_HUB_OFFLINE=1 .venv/bin/ngr bench perf --nodes 10000 --json > .ngr/results/perf-10k.json
 	HF_HUB_OFFLINE=1 .venv/bin/ngr bench perf --nodes 100000 --json > .ngr/results/perf-100k.json
