@@ -100,19 +100,15 @@ def bench_history(ctx, repo: Path, db: str | None, limit: int | None, systems: l
     import json
 
     from ..bench import history as bh
-    from .main import CliError, _check_db_path, _ctx, _handled, _print_json, _quiet_model_loading, err, out
+    from .main import (CliError, _check_db_path, _choose_systems, _ctx, _handled, _print_json, _quiet_model_loading,
+                       err, out)
     c = _ctx(ctx)
     with _handled(as_json):
         if not repo.exists():
             raise CliError("file_not_found", f"no such repository: {repo}")
         if limit is not None and limit < 1:
             raise InvalidArgument("--limit must be at least 1")
-        chosen = bh.SYSTEMS
-        if systems:
-            unknown = sorted(set(systems) - set(bh.SYSTEMS))
-            if unknown:
-                raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(bh.SYSTEMS)}")
-            chosen = {k: v for k, v in bh.SYSTEMS.items() if k in systems}
+        chosen = _choose_systems(bh.SYSTEMS, systems)
         _quiet_model_loading()
         from ..ingest.git import GitRepo
         name = GitRepo(repo).name

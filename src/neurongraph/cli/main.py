@@ -710,6 +710,16 @@ def bench_perf(ctx: typer.Context,
     out.print(t)
 
 
+def _choose_systems(known: dict, wanted: list[str] | None) -> dict:
+    """The benchmark systems named by repeated ``--system`` (all when none); unknown names are an error."""
+    if not wanted:
+        return known
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(known)}")
+    return {k: v for k, v in known.items() if k in wanted}
+
+
 @bench_app.command("retrieval")
 def bench_retrieval(ctx: typer.Context,
                     dataset: Path = typer.Option(..., "--dataset", help="Folder with corpus.jsonl + queries.jsonl."),
@@ -731,12 +741,7 @@ def bench_retrieval(ctx: typer.Context,
         if limit_queries is not None and limit_queries < 1:
             raise InvalidArgument("--limit-queries must be at least 1")
         ds = br.load_dataset(dataset, limit_queries)
-        chosen = br.SYSTEMS
-        if systems:
-            unknown = sorted(set(systems) - set(br.SYSTEMS))
-            if unknown:
-                raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(br.SYSTEMS)}")
-            chosen = {k: v for k, v in br.SYSTEMS.items() if k in systems}
+        chosen = _choose_systems(br.SYSTEMS, systems)
         _quiet_model_loading()
         eng = br.open_for_dataset(ds, _check_db_path(db) if db else None, embedder=c.embedder)
         try:

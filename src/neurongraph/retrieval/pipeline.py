@@ -75,9 +75,13 @@ def _add_query_seeds(seeds, seed_acts, q_nodes, q_names, e):
         if same.sum() > 1 and best > 0:
             rel[same] = score[same] / best
     ok = rel > 0
-    q_nodes, acts = q_nodes[ok], top_act * rel[ok]
+    return _merge_seeds(seeds, seed_acts, q_nodes[ok], top_act * rel[ok])
+
+
+def _merge_seeds(seeds, seed_acts, nodes, acts):
+    """``seeds`` plus ``nodes`` at ``acts``; a node already seeded keeps the larger activation."""
     seeds, seed_acts = seeds.copy(), seed_acts.astype(np.float64).copy()
-    for n, a in zip(q_nodes.tolist(), acts.tolist()):
+    for n, a in zip(np.asarray(nodes, np.int64).tolist(), np.asarray(acts, np.float64).tolist()):
         at = np.flatnonzero(seeds == n)
         if at.size:
             seed_acts[at[0]] = max(seed_acts[at[0]], a)
@@ -92,18 +96,9 @@ def _add_extra_seeds(seeds, seed_acts, nodes, weight, scale=None):
     (1.0 when nothing else seeds), times a per-node ``scale`` if given; a node already seeded keeps
     the larger activation."""
     best = (float(seed_acts.max()) if seed_acts.size else 1.0) * weight
-    seeds, seed_acts = seeds.copy(), seed_acts.astype(np.float64).copy()
     nodes = np.asarray(nodes, np.int64)
     scale = np.ones(nodes.shape[0]) if scale is None else np.asarray(scale, np.float64)
-    for n, f in zip(nodes.tolist(), scale.tolist()):
-        act = best * f
-        at = np.flatnonzero(seeds == n)
-        if at.size:
-            seed_acts[at[0]] = max(seed_acts[at[0]], act)
-        else:
-            seeds = np.append(seeds, n)
-            seed_acts = np.append(seed_acts, act)
-    return seeds, seed_acts
+    return _merge_seeds(seeds, seed_acts, nodes, best * scale)
 
 
 def _file_overlap(graph: GraphArrays, files: np.ndarray, n_nodes: int, visible) -> tuple[np.ndarray, np.ndarray]:
