@@ -35,7 +35,7 @@ from ..ingest.refs import strip_refs
 __all__ = ["Pair", "extract_pairs", "run_history_bench", "SYSTEMS", "markdown_table"]
 
 K = 20                    # hits every system returns (the simulated agent reads at most these)
-MAX_QUERY_FILES = 10      # paths of F given with the question
+MAX_QUERY_FILES = 50      # paths of F given with the question (all of them in practice; a cap for vendor imports)
 RESULT_TYPES = ("commit", "pull_request")
 LEARN_SPLIT = 0.7
 
