@@ -224,3 +224,24 @@ def test_source_name_from_a_github_origin_and_full_resync(repo, tmp_path):
         full = sync_source(eng, "git", repo.path, full=True)   # reads everything, rewrites nothing
         assert full["adapter"]["commits"] == first["adapter"]["commits"]
         assert full["new_nodes"] == full["updated_nodes"] == full["embedded"] == full["edges_written"] == 0
+
+
+def test_another_embedder_never_reembeds_a_large_store_silently(repo, tmp_path, monkeypatch):
+    """A store built with one embedder, opened by the CLI with another: refused with a clear code above
+    the limit (nothing embedded, nothing written); --reembed allows it."""
+    from typer.testing import CliRunner
+    import neurongraph.cli.main as m
+    db = str(tmp_path / "e.db")
+    run = lambda *a: CliRunner().invoke(m.app, ["--db", db, *a])  # noqa: E731
+    assert run("--embedder", "hashing", "ingest", "git", str(repo.path), "--json").exit_code == 0
+    monkeypatch.setattr(m, "REEMBED_LIMIT", 5)
+    r = run("--embedder", "hashing:64", "search", "vlan", "--json")
+    assert r.exit_code == 2, r.output
+    e = json.loads(r.stdout)["error"]
+    assert e["code"] == "reembed_required" and "hashing:256" in e["message"]
+    import sqlite3
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM embeddings WHERE model = 'hashing:64'").fetchone()[0] == 0
+    con.close()
+    r = run("--embedder", "hashing:64", "--reembed", "search", "vlan", "--json")
+    assert r.exit_code == 0, r.output and json.loads(r.stdout)["hits"]

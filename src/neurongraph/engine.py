@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .config import SearchConfig
-from .errors import InvalidArgument, UnknownNode, UnknownTrace
+from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
@@ -31,6 +31,11 @@ from .store.sqlite import SQLiteStore
 __all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
 
 MAX_QUERY_CHARS = 4000
+
+
+class ReembedRequired(NeuronGraphError):
+    """Opening the store would embed many nodes again (another embedder than the one it was built with)."""
+    code = "reembed_required"
 Progress = Callable[[int, int], None]
 
 
@@ -114,8 +119,12 @@ class Engine(LearningMixin, SchemaMixin):
 
     Use :func:`neurongraph.open`."""
 
-    def __init__(self, store: Store, embedder: Embedder, config: SearchConfig | None = None):
+    def __init__(self, store: Store, embedder: Embedder, config: SearchConfig | None = None, *,
+                 reembed_limit: int | None = None):
         self.store = store
+        # opening a store with another embedder re-embeds every node; above this many nodes that is an
+        # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
+        self.reembed_limit = reembed_limit
         self._attach_schema_validator()   # a loaded relation schema is enforced on every write
         self.embedder = embedder
         self.config = config or SearchConfig()
@@ -306,6 +315,13 @@ class Engine(LearningMixin, SchemaMixin):
                 return
         cached = self.store.get_vectors(self.embedder.model_id, hashes)
         missing = [i for i, h in zip(idx.tolist(), hashes) if h not in cached]
+        if self.reembed_limit is not None and len(missing) > self.reembed_limit:
+            models = {m: n for m, n in self.store.embedding_models().items() if m != self.embedder.model_id}
+            raise ReembedRequired(
+                f"{len(missing)} nodes have no vector for the embedder {self.embedder.model_id}"
+                + (f" (the store was embedded with {', '.join(sorted(models))})" if models else "")
+                + "; embedding them takes a while: open with that embedder (--embedder), or pass --reembed",
+                missing=len(missing), embedder=self.embedder.model_id, store_models=models)
         if missing:   # written by another process or for another model: embed once, cached for everyone
             rows = self.store.nodes_by_idx(missing)
             bodies = [rows[i].body for i in missing if i in rows]

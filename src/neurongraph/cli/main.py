@@ -30,6 +30,7 @@ from ..errors import InvalidArgument, NeuronGraphError
 __all__ = ["app", "main"]
 
 DEFAULT_DB = "./.ngr/ngr.db"
+REEMBED_LIMIT = 1000   # nodes a command may embed again on open (another embedder) without --reembed
 EDGE_BATCH = 50_000
 MAX_ERRORS_SHOWN = 100   # text mode; --json lists every bad line
 
@@ -88,6 +89,7 @@ class Ctx:
     db: str
     db_explicit: bool
     embedder: Optional[str]
+    reembed: bool = False
 
     def db_path(self) -> str:
         return _check_db_path(self.db)
@@ -116,7 +118,7 @@ class Ctx:
         from ..engine import Engine
         store = self.open_store(path)
         try:
-            return Engine(store, self.make_embedder())
+            return Engine(store, self.make_embedder(), reembed_limit=None if self.reembed else REEMBED_LIMIT)
         except BaseException:
             store.close()
             raise
@@ -148,10 +150,12 @@ def _root(
         None, "--embedder", envvar="NGR_EMBEDDER",
         help="Embedding model: default = the real sentence model (all-MiniLM-L6-v2); "
              "'hashing' = fast non-semantic test embedder; or a local model directory."),
+    reembed: bool = typer.Option(False, "--reembed", help="Allow embedding every node again when the store was "
+                                 f"built with another embedder (refused above {REEMBED_LIMIT} nodes otherwise)."),
 ) -> None:
     src = ctx.get_parameter_source("db")   # typer may vendor its own click: compare by name
     explicit = src is not None and getattr(src, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
-    ctx.obj = Ctx(db=db, db_explicit=explicit, embedder=embedder or None)
+    ctx.obj = Ctx(db=db, db_explicit=explicit, embedder=embedder or None, reembed=reembed)
 
 
 def _json_opt():
@@ -299,7 +303,7 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
             raise IngestError(f"{file}: no nodes or edges found ({parsed.lines} lines)", file=str(file), errors=[])
         t_parse = time.perf_counter() - t0
         store = store or c.open_store(db_path)
-        engine = Engine(store, c.make_embedder())
+        engine = Engine(store, c.make_embedder(), reembed_limit=None if c.reembed else REEMBED_LIMIT)
     except BaseException:
         if store is not None:
             store.close()

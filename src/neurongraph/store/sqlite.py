@@ -374,6 +374,10 @@ class SQLiteStore(Store):
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         return idx, mat
 
+    def embedding_models(self) -> dict[str, int]:
+        """Cached vectors per embedder model id."""
+        return dict(self.conn.execute("SELECT model, count(*) FROM embeddings GROUP BY model").fetchall())
+
     def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
         if not items:
             return
