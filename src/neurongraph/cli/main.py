@@ -200,7 +200,7 @@ def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     t = Table(title=f"store {s['path']}", show_header=False)
     t.add_column(style="bold")
     t.add_column(justify="right")
-    for k in ("schema_version", "nodes", "edges", "relations", "traces", "cached_vectors"):
+    for k in ("schema_version", "nodes", "edges", "relations", "traces", "cached_vectors", "pending_edges"):
         t.add_row(k, str(s[k]))
     out.print(t)
     for key, title in (("node_types", "node types"), ("edge_relations", "edge relations")):

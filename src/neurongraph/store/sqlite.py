@@ -491,6 +491,7 @@ class SQLiteStore(Store):
             "relations": one("SELECT count(*) FROM relations"),
             "traces": one("SELECT count(*) FROM traces"),
             "cached_vectors": one("SELECT count(*) FROM embeddings"),
+            "pending_edges": one("SELECT count(*) FROM pending_edges"),   # derived edges waiting for a node
             "node_types": dict(c.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC").fetchall()),
             "edge_relations": dict(c.execute(
                 "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP BY r.name ORDER BY 2 DESC"
