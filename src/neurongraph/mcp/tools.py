@@ -257,4 +257,8 @@ HINTS = {
                                 "shows each hit's current stage. Nothing from this call was applied.",
     "idempotency_conflict": "That key was already used for a different report; use a new idempotency_key.",
     "source_not_used": "An outcome can only judge sources that reached 'used'; report source use first.",
+    "schema_violation": "The store's relation schema rejects this edge; nothing from this call was applied. "
+                        "`ngr schema show` lists the allowed relations.",
+    "invariant_violation": "The write would break an invariant of the store's schema; nothing from this call "
+                           "was applied.",
 }

@@ -65,12 +65,15 @@ class RelationType:
         return d
 
 
-# Relations the schema API itself writes: always registered, so strict mode never rejects them.
+# Relations the engine itself writes (schema API, learning loop): always registered, so strict mode
+# never rejects them.  The validator also accepts them when a store's saved schema predates one of them.
 BUILTIN_RELATIONS: dict[str, RelationType] = {
     "supersedes": RelationType("supersedes", inverse="superseded_by",
                                description="a newer revision of an entry -> the revision it replaces"),
     "source_of": RelationType("source_of", inverse="produced_by",
                               description="an event (ingest run, session) -> what it produced"),
+    "co_used": RelationType("co_used",
+                            description="learning loop: two sources used together in one trace (both directions)"),
 }
 
 

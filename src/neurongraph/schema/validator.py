@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 
 from .errors import ImmutableEntry, InvariantViolation, SchemaViolation
 from .invariants import check_invariants
-from .registry import RelationSchema, read_schema
+from .registry import BUILTIN_RELATIONS, RelationSchema, read_schema
 
 __all__ = ["Validator", "attach"]
 
@@ -34,12 +34,13 @@ SELECT s.id, r.name, d.id, s.type, d.type FROM edges e
 JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id
 LEFT JOIN relation_types t ON t.rel_id = e.rel_id
 WHERE {scope} AND (
-  (t.rel_id IS NULL AND ?)
+  (t.rel_id IS NULL AND ? AND r.name NOT IN ({builtins}))
   OR (t.rel_id IS NOT NULL AND EXISTS (SELECT 1 FROM relation_rules q WHERE q.rel_id = e.rel_id)
       AND NOT EXISTS (SELECT 1 FROM relation_rules q WHERE q.rel_id = e.rel_id
           AND ((q.src_type IN (s.type, '*') AND q.dst_type IN (d.type, '*'))
             OR (t.directed = 0 AND q.src_type IN (d.type, '*') AND q.dst_type IN (s.type, '*'))))))
 LIMIT 20"""
+_BUILTIN_NAMES = sorted(BUILTIN_RELATIONS)   # the engine's own relations pass strict mode even if unregistered
 
 
 @dataclass
@@ -133,7 +134,8 @@ class Validator:
 
     # ------------------------------------------------------------ checks
     def _raise_rules(self, c, scope: str, params: list, comp: _Compiled) -> None:
-        bad = c.execute(_RULE_SQL.format(scope=scope), [*params, int(comp.schema.mode == "strict")]).fetchall()
+        sql = _RULE_SQL.format(scope=scope, builtins=",".join("?" * len(_BUILTIN_NAMES)))
+        bad = c.execute(sql, [*params, int(comp.schema.mode == "strict"), *_BUILTIN_NAMES]).fetchall()
         if not bad:
             return
         lines = []
