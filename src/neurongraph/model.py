@@ -14,9 +14,21 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Node", "Edge", "content_hash", "body_of"]
+__all__ = ["Node", "Edge", "content_hash", "body_of", "strict_dumps", "MAX_WEIGHT"]
 
 MAX_ID_LEN = 512
+# Edge weights live in 0..MAX_WEIGHT: spreading multiplies weights along a path, so a bound keeps every
+# activation finite (1e6 ** 50 hops is still far below float64's 1.8e308).
+MAX_WEIGHT = 1e6
+
+
+def _short(value: Any) -> str:
+    """A bounded repr for error messages (a huge int has no repr beyond 4,300 digits)."""
+    try:
+        r = repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too large to show>"
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 def _check_unit(name: str, value: float, where: str) -> float:
@@ -24,8 +36,8 @@ def _check_unit(name: str, value: float, where: str) -> float:
         return value
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"{where}: {name} must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgument(f"{where}: {name} must be a number, got {_short(value)}") from None
     if not (0.0 <= value <= 1.0) or math.isnan(value):
         raise InvalidArgument(f"{where}: {name} must be within 0..1, got {value}")
     return value
@@ -48,10 +60,41 @@ def check_json_object(value: Any, what: str) -> dict:
     if not isinstance(value, dict):
         raise InvalidArgument(f"{what} must be a JSON object, got {type(value).__name__}")
     try:
-        json.dumps(value)
-    except (TypeError, ValueError) as exc:
+        json.dumps(value, allow_nan=False)
+    except ValueError as exc:
+        if "JSON compliant" in str(exc):   # json's message for NaN / Infinity / -Infinity
+            raise InvalidArgument(f"{what} contains a non-finite number (NaN or Infinity); "
+                                  "JSON has none, use null or a string") from None
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+    except TypeError as exc:
+        raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise InvalidArgument(f"{what} is nested too deeply") from None
     return value
+
+
+def _finite_only(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by None (output side of strict JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite_only(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite_only(v) for v in obj]
+    return obj
+
+
+def strict_dumps(obj: Any, **kw) -> str:
+    """``json.dumps`` that never writes ``NaN``/``Infinity`` (not JSON): every output path uses it.
+
+    Inputs are validated finite, so a non-finite number here is a computed one (e.g. a score);
+    it is written as ``null`` rather than as invalid JSON."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kw)
+    except ValueError as exc:
+        if "JSON compliant" not in str(exc):
+            raise
+        return json.dumps(_finite_only(obj), allow_nan=False, **kw)
 
 
 def body_of(title: str, text: str) -> str:
@@ -121,14 +164,14 @@ class Edge:
         self.dst = _check_id(self.dst, "edge dst")
         self.rel = _check_id(self.rel, f"edge {self.src!r}->{self.dst!r}: rel")
         w = self.weight
-        if not (type(w) is float and 0.0 <= w < math.inf):   # fast path skips the slow checks
+        if not (type(w) is float and 0.0 <= w <= MAX_WEIGHT):   # fast path skips the slow checks
             where = f"edge ({self.src}, {self.rel}, {self.dst})"
             try:
                 w = float(w)
-            except (TypeError, ValueError):
-                raise InvalidArgument(f"{where}: weight must be a number, got {self.weight!r}") from None
-            if not math.isfinite(w) or w < 0:
-                raise InvalidArgument(f"{where}: weight must be a finite number >= 0, got {w}")
+            except (TypeError, ValueError, OverflowError):
+                raise InvalidArgument(f"{where}: weight must be a number, got {_short(self.weight)}") from None
+            if not (0.0 <= w <= MAX_WEIGHT):   # also rejects NaN and Infinity
+                raise InvalidArgument(f"{where}: weight must be a finite number within 0..{MAX_WEIGHT:g}, got {w}")
             self.weight = w
         if self.polarity != 1 and self.polarity != -1 or isinstance(self.polarity, bool):
             raise InvalidArgument(f"edge ({self.src}, {self.rel}, {self.dst}): polarity must be 1 or -1, got {self.polarity!r}")

@@ -80,7 +80,8 @@ def _handled(as_json: bool) -> Iterator[None]:
 
 
 def _print_json(obj) -> None:
-    print(json.dumps(obj, ensure_ascii=False, indent=2, default=str))
+    from ..model import strict_dumps
+    print(strict_dumps(obj, ensure_ascii=False, indent=2, default=str))   # never NaN/Infinity (not JSON)
 
 
 # --------------------------------------------------------------------- context
@@ -217,6 +218,15 @@ class _Parsed:
     lines: int
 
 
+class _NonFinite(ValueError):
+    pass
+
+
+def _reject_constant(name: str):
+    """``parse_constant`` hook: Python's json reads NaN/Infinity/-Infinity, which JSON does not have."""
+    raise _NonFinite(name)
+
+
 def _read_jsonl(path: Path, lookup) -> _Parsed:
     """Parse and validate the whole file; nothing is written.
 
@@ -238,9 +248,18 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
             if not line.strip():
                 continue
             try:
-                d = json.loads(line)
+                d = json.loads(line, parse_constant=_reject_constant)
             except json.JSONDecodeError as exc:
                 bad(f"bad JSON: {exc.msg} (column {exc.pos + 1})")
+                continue
+            except _NonFinite as exc:
+                bad(f"non-finite number {exc.args[0]} is not allowed (JSON has no NaN/Infinity)")
+                continue
+            except RecursionError:
+                bad("bad JSON: nested too deeply")
+                continue
+            except ValueError as exc:   # e.g. an integer literal beyond Python's 4,300-digit limit
+                bad(f"bad JSON: {str(exc)[:200]}")
                 continue
             if not isinstance(d, dict):
                 bad(f"expected a JSON object, got {type(d).__name__}")

@@ -91,6 +91,9 @@ class LearningPolicy:
     def __post_init__(self):
         for name in ("delta", "w_max", "co_use_delta", "activation_boost"):
             _non_negative(name, getattr(self, name))
+        from ..model import MAX_WEIGHT
+        if self.w_max > MAX_WEIGHT:   # effective weights stay in the documented edge-weight range
+            raise InvalidArgument(f"w_max must be at most {MAX_WEIGHT:g}, got {self.w_max!r}")
         for name in ("plastic_half_life_s", "activation_half_life_s"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:

@@ -28,6 +28,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 
 from ..errors import InvalidArgument, NeuronGraphError
+from ..model import strict_dumps
 from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS
 
 __all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_NAMES"]
@@ -38,7 +39,7 @@ _ROUND = 4
 
 # ----------------------------------------------------------------------------- results
 def _result(payload: dict) -> CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False, default=str)
+    text = strict_dumps(payload, ensure_ascii=False, default=str)   # strict JSON: text and structured agree
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
 
 
@@ -48,7 +49,7 @@ def error_result(exc: NeuronGraphError) -> CallToolResult:
     if hint:
         err["hint"] = hint
     if exc.details:
-        err["details"] = json.loads(json.dumps(exc.details, default=str))
+        err["details"] = json.loads(strict_dumps(exc.details, default=str))
     text = f"error[{exc.code}]: {exc.message}" + (f" ({hint})" if hint else "")
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"error": err},
                           is_error=True)

@@ -38,8 +38,9 @@ TraceId = Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"],
 NodeId = Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"], description="A hit's `id`.")]
 _Name = Annotated[str, Field(min_length=1, max_length=LIMITS["filter_chars"])]
 _Names = Annotated[list[_Name], Field(min_length=1, max_length=LIMITS["filter_items"])]
-_Time = Union[StrictInt, StrictFloat, Annotated[str, Field(min_length=1, max_length=64)]]
-_Scalar = Union[StrictBool, StrictInt, StrictFloat, Annotated[StrictStr, Field(max_length=LIMITS["filter_chars"])]]
+_Finite = Annotated[StrictFloat, Field(allow_inf_nan=False)]   # JSON has no NaN/Infinity: never accept them
+_Time = Union[StrictInt, _Finite, Annotated[str, Field(min_length=1, max_length=64)]]
+_Scalar = Union[StrictBool, StrictInt, _Finite, Annotated[StrictStr, Field(max_length=LIMITS["filter_chars"])]]
 
 
 class _Args(BaseModel):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..model import MAX_WEIGHT
 from .errors import InvalidSchema
 from .invariants import Invariant, parse_invariant
 
@@ -107,8 +108,8 @@ def _parse_relation(name: str, spec: Any) -> RelationType:
         elif inverse == name:
             raise InvalidSchema(f"{where}: a directed relation cannot be its own inverse (declare it symmetric)")
     w = spec.get("default_weight", 1.0)
-    if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 <= w < float("inf")):
-        raise InvalidSchema(f"{where}: default_weight must be a finite number >= 0, got {w!r}")
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 <= w <= MAX_WEIGHT):
+        raise InvalidSchema(f"{where}: default_weight must be a finite number within 0..{MAX_WEIGHT:g}, got {w!r}")
     allow = spec.get("allow", [])
     if not isinstance(allow, list):
         raise InvalidSchema(f"{where}: 'allow' must be a list of [src_type, dst_type] pairs")

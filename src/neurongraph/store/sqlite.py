@@ -456,10 +456,11 @@ class SQLiteStore(Store):
 
     # ------------------------------------------------------------ traces
     def save_trace(self, trace: dict) -> None:
+        from ..model import strict_dumps
         with self.transaction() as c:
             c.execute("INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (?,?,?,?,?,?)",
-                      (trace["id"], trace["created_at"], trace["query"], json.dumps(trace["params"]),
-                       trace["fingerprint"], json.dumps(trace["hits"], ensure_ascii=False)))
+                      (trace["id"], trace["created_at"], trace["query"], strict_dumps(trace["params"]),
+                       trace["fingerprint"], strict_dumps(trace["hits"], ensure_ascii=False)))   # never NaN/Infinity
 
     def get_trace(self, trace_id: str) -> dict | None:
         r = self.conn.execute("SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = ?",
