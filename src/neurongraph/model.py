@@ -9,8 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from .errors import InvalidArgument
 
@@ -31,9 +34,16 @@ def _short(value: Any) -> str:
     return r if len(r) <= 80 else r[:77] + "..."
 
 
+def _is_number(value: Any) -> bool:
+    """A real number, not a bool and not a numeric string: no lenient coercion on any interface."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def _check_unit(name: str, value: float, where: str) -> float:
     if type(value) is float and 0.0 <= value <= 1.0:
         return value
+    if not _is_number(value):
+        raise InvalidArgument(f"{where}: {name} must be a number, got {_short(value)}")
     try:
         value = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -166,6 +176,8 @@ class Edge:
         w = self.weight
         if not (type(w) is float and 0.0 <= w <= MAX_WEIGHT):   # fast path skips the slow checks
             where = f"edge ({self.src}, {self.rel}, {self.dst})"
+            if not _is_number(w):
+                raise InvalidArgument(f"{where}: weight must be a number, got {_short(w)}")
             try:
                 w = float(w)
             except (TypeError, ValueError, OverflowError):
@@ -173,7 +185,9 @@ class Edge:
             if not (0.0 <= w <= MAX_WEIGHT):   # also rejects NaN and Infinity
                 raise InvalidArgument(f"{where}: weight must be a finite number within 0..{MAX_WEIGHT:g}, got {w}")
             self.weight = w
-        if self.polarity != 1 and self.polarity != -1 or isinstance(self.polarity, bool):
+        p = self.polarity
+        if not (type(p) is int or isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_))) \
+                or (p != 1 and p != -1):
             raise InvalidArgument(f"edge ({self.src}, {self.rel}, {self.dst}): polarity must be 1 or -1, got {self.polarity!r}")
         self.polarity = int(self.polarity)
         f = self.factuality

@@ -508,6 +508,15 @@ def _print_explained(res) -> None:
             out.print(f"     {escape(line)}")
 
 
+def _int_option(raw: str, option: str) -> int:
+    """A whole-number option parsed here, so ``--limit ten`` is ``error[invalid_argument]`` (exit 2, --json
+    aware) like every other bad value, not click's usage box; the range is the engine's to check."""
+    import re
+    if not re.fullmatch(r"[+-]?[0-9]{1,12}", raw.strip()):
+        raise InvalidArgument(f"{option} {raw!r}: expected a whole number, e.g. {option} 10")
+    return int(raw.strip())
+
+
 def _where_pair(item: str) -> tuple[str, object]:
     """``KEY=VALUE`` of ``--where``: a JSON number, true/false or "quoted string" keeps its type, anything
     else is text (so ``number=12`` matches the integer 12 and ``number='"12"'`` the string)."""
@@ -541,7 +550,7 @@ def _filter_options(as_of, since, until, sources, where, files) -> dict:
 @app.command()
 def search(ctx: typer.Context,
            query: str = typer.Argument(..., help="The question or keywords."),
-           limit: int = typer.Option(10, "--limit", "-n", help="Hits to return."),
+           limit: str = typer.Option("10", "--limit", "-n", metavar="N", help="Hits to return."),
            channel: str = typer.Option("spread", "--channel",
                                        help="Graph channel: spread | beam | ppr | eager | mmr | scored | none (hybrid only)."),
            types: Optional[List[str]] = typer.Option(None, "--type", "-t", help="Only return nodes of this type (repeatable)."),
@@ -567,6 +576,7 @@ def search(ctx: typer.Context,
     carry its field (files and entities usually have no time)."""
     c = _ctx(ctx)
     with _handled(as_json):
+        n = _int_option(limit, "--limit")
         path = c.existing_db_path()
         overrides = {"channel": channel}
         if types:
@@ -575,7 +585,7 @@ def search(ctx: typer.Context,
             overrides["query_types"] = tuple(rels)
         overrides.update(_filter_options(as_of, since, until, sources, where, files))
         with c.open_engine(path) as eng:
-            res = eng.search(query, limit=limit, **overrides)
+            res = eng.search(query, limit=n, **overrides)
     if as_json:
         _print_json(res.to_dict())
         return

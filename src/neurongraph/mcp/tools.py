@@ -59,7 +59,7 @@ class SourceUseEvent(BaseModel):
 class SearchArgs(_Args):
     query: Annotated[str, Field(min_length=1, max_length=LIMITS["query_chars"],
                                 description="The question or topic, in natural language.")]
-    limit: Annotated[int, Field(ge=1, le=LIMITS["limit"], description="How many hits to return.")] = 10
+    limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="How many hits to return.")] = 10
     strategy: Optional[Literal[CHANNELS]] = Field(   # type: ignore[valid-type]
         None, description="Graph strategy (default: the engine's, 'spread'). spread: activation spreading over "
                           "typed edges; beam: best paths; ppr: personalised PageRank; eager / mmr / scored: "
@@ -129,7 +129,7 @@ class AskArgs(_Args):
     mode: Literal["auto", "graph", "vector", "hybrid"] = Field(
         "auto", description="auto: the engine routes (names + relation words -> graph; 'similar/about' -> vector; "
                             "both -> hybrid). Force one only if you know better.")
-    limit: Annotated[int, Field(ge=1, le=LIMITS["limit"], description="Search hits to use.")] = 5
+    limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="Search hits to use.")] = 5
 
 
 ARG_MODELS: dict[str, type[BaseModel]] = {
