@@ -53,14 +53,27 @@ def _check_unit(name: str, value: float, where: str) -> float:
     return value
 
 
+def _check_text(value: str, what: str) -> str:
+    """``value`` if it is encodable text: a lone surrogate (``"\\ud800"`` in JSON) is not Unicode text and
+    would fail later, mid-write (SQLite, hashing), so it is rejected here with the rest of the input."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{what} contains a lone surrogate ({value[exc.start]!a} at position {exc.start}); "
+                              "not valid Unicode text") from None
+    return value
+
+
 def _check_id(value: Any, what: str) -> str:
     if type(value) is str and 0 < len(value) <= MAX_ID_LEN and not value[0].isspace():
-        return value   # fast path for the common, valid case (bulk ingest)
+        return _check_text(value, what)   # fast path for the common, valid case (bulk ingest)
     if not isinstance(value, str) or not value.strip():
-        raise InvalidArgument(f"{what} must be a non-empty string, got {value!r}")
+        raise InvalidArgument(f"{what} must be a non-empty string, got {_short(value)}")
     if len(value) > MAX_ID_LEN:
         raise InvalidArgument(f"{what} is longer than {MAX_ID_LEN} characters")
-    return value
+    return _check_text(value, what)
 
 
 def check_json_object(value: Any, what: str) -> dict:
@@ -70,7 +83,10 @@ def check_json_object(value: Any, what: str) -> dict:
     if not isinstance(value, dict):
         raise InvalidArgument(f"{what} must be a JSON object, got {type(value).__name__}")
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")   # as the store writes it
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{what} contains a lone surrogate ({exc.object[exc.start]!a}); "
+                              "not valid Unicode text") from None
     except ValueError as exc:
         if "JSON compliant" in str(exc):   # json's message for NaN / Infinity / -Infinity
             raise InvalidArgument(f"{what} contains a non-finite number (NaN or Infinity); "
@@ -131,6 +147,8 @@ class Node:
         self.type = _check_id(self.type, f"node {self.id!r}: type")
         if not isinstance(self.title, str) or not isinstance(self.text, str):
             raise InvalidArgument(f"node {self.id!r}: title and text must be strings")
+        _check_text(self.title, f"node {self.id!r}: title")
+        _check_text(self.text, f"node {self.id!r}: text")
         self.metadata = check_json_object(self.metadata, f"node {self.id!r}: metadata")
         self.confidence = _check_unit("confidence", self.confidence, f"node {self.id!r}")
 
