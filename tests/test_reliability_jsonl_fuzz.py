@@ -94,3 +94,17 @@ def test_cli_ingest_of_random_json_is_a_clean_ingest_or_an_error_code(tmp_path_f
                 assert con.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0   # nothing was written
             finally:
                 con.close()
+
+
+def test_duplicate_ids_and_edges_in_one_file_are_errors_with_line_numbers(tmp_path):
+    p = tmp_path / "f.jsonl"
+    p.write_text("\n".join([
+        '{"id": "a", "title": "first"}', '{"id": "b", "title": "b"}', '{"id": "a", "title": "second"}',
+        '{"src": "a", "rel": "r", "dst": "b"}', '{"src": "a", "rel": "r", "dst": "b", "weight": 0.5}',
+        '{"src": "b", "rel": "r", "dst": "a"}']) + "\n", encoding="utf-8")
+    parsed = _read_jsonl(p, lambda ids: set())
+    assert [(e["line"], e["message"].split(" (")[0]) for e in parsed.errors] == \
+        [(3, "duplicate node id 'a'"), (5, "duplicate edge")]
+    assert "first on line 1" in parsed.errors[0]["message"] and "first on line 4" in parsed.errors[1]["message"]
+    r = runner.invoke(app, ["--db", str(tmp_path / "s.db"), "--embedder", "hashing", "ingest", str(p)])
+    assert r.exit_code == 2 and "line 3" in r.output and "nothing was written" in r.output

@@ -120,3 +120,8 @@ def test_mcp_server_answers_invalid_argument_for_string_limit(tmp_path):
         anyio.run(go)
     finally:
         eng.close()
+
+
+def test_bench_history_limit_that_is_not_a_number_is_invalid_argument(tmp_path):
+    r = runner.invoke(app, ["bench", "history", "--repo", str(tmp_path), "--limit", "ten", "--json"])
+    assert r.exit_code == 2 and json.loads(r.output)["error"]["code"] == "invalid_argument", r.output

@@ -235,6 +235,8 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     from ..model import Edge, Node
     nodes, edges, errors = [], [], []
     node_ids: set[str] = set()
+    node_line: dict[str, int] = {}             # id -> first line (duplicates inside one file are errors)
+    edge_line: dict[tuple, int] = {}           # (src, rel, dst) -> first line
     n_lines = 0
     with open(path, "rb") as fh:
         for n_lines, raw in enumerate(fh, 1):
@@ -273,10 +275,20 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
             try:
                 if kind == "node":
                     node = Node.from_dict(d)
+                    first = node_line.setdefault(node.id, n_lines)
+                    if first != n_lines:
+                        bad(f"duplicate node id {node.id!r} (first on line {first}); one file holds each node once")
+                        continue
                     nodes.append(node)
                     node_ids.add(node.id)
                 elif kind == "edge":
-                    edges.append((n_lines, Edge.from_dict(d)))
+                    edge = Edge.from_dict(d)
+                    first = edge_line.setdefault((edge.src, edge.rel, edge.dst), n_lines)
+                    if first != n_lines:
+                        bad(f"duplicate edge ({edge.src}, {edge.rel}, {edge.dst}) (first on line {first}); "
+                            "one file holds each edge once")
+                        continue
+                    edges.append((n_lines, edge))
                 else:
                     bad(f"unknown kind {kind!r}: expected \"node\" or \"edge\"")
             except NeuronGraphError as exc:
@@ -802,7 +814,8 @@ def bench_history_command(ctx: typer.Context,
                           repo: Path = typer.Option(..., "--repo", help="A git repository (working tree or bare)."),
                           db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: a cache "
                                                            "file under .ngr/bench/history keyed by repository and model)."),
-                          limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions."),
+                          limit: Optional[str] = typer.Option(None, "--limit", metavar="N",
+                                                              help="Only the first N questions."),
                           systems: Optional[List[str]] = typer.Option(None, "--system", help="Only these systems (repeatable)."),
                           learning: bool = typer.Option(True, "--learning/--no-learning",
                                                         help="Also run the 70/30 feedback split."),
@@ -816,7 +829,9 @@ def bench_history_command(ctx: typer.Context,
     (docs/benchmarks.md, "Real history").
     """
     from .history_cmd import bench_history
-    bench_history(ctx, repo, db, limit, systems, learning, out_file, as_json)
+    with _handled(as_json):
+        n = None if limit is None else _int_option(limit, "--limit")
+    bench_history(ctx, repo, db, n, systems, learning, out_file, as_json)
 
 
 from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
