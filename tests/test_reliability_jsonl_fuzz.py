@@ -108,3 +108,25 @@ def test_duplicate_ids_and_edges_in_one_file_are_errors_with_line_numbers(tmp_pa
     assert "first on line 1" in parsed.errors[0]["message"] and "first on line 4" in parsed.errors[1]["message"]
     r = runner.invoke(app, ["--db", str(tmp_path / "s.db"), "--embedder", "hashing", "ingest", str(p)])
     assert r.exit_code == 2 and "line 3" in r.output and "nothing was written" in r.output
+
+
+def test_an_overlong_line_is_a_clear_error_and_the_limit_is_configurable(tmp_path, monkeypatch):
+    p = tmp_path / "f.jsonl"
+    big = json.dumps({"id": "big", "title": "x", "text": "y" * 5000})
+    big2 = big.replace('"big"', '"bih"')   # same size, another id
+    p.write_text('{"id": "a", "title": "a"}\n' + big + '\n{"id": "b", "title": "b"}\n' + big2, encoding="utf-8")
+    monkeypatch.setenv("NGR_MAX_LINE_BYTES", "1000")
+    parsed = _read_jsonl(p, lambda ids: set())
+    assert [e["line"] for e in parsed.errors] == [2, 4] and "over the limit of 1,000" in parsed.errors[0]["message"]
+    assert [n.id for n in parsed.nodes] == ["a", "b"] and parsed.lines == 4
+    r = runner.invoke(app, ["--db", str(tmp_path / "s.db"), "--embedder", "hashing", "ingest", str(p), "--json"])
+    assert r.exit_code == 2 and "NGR_MAX_LINE_BYTES" in r.output
+    monkeypatch.setenv("NGR_MAX_LINE_BYTES", "100000")
+    assert _read_jsonl(p, lambda ids: set()).errors == []
+    monkeypatch.setenv("NGR_MAX_LINE_BYTES", "lots")
+    with pytest.raises(InvalidArgument):
+        _read_jsonl(p, lambda ids: set())
+    monkeypatch.setenv("NGR_MAX_LINE_BYTES", str(len(big)))   # exactly at the limit: accepted, with or without "\n"
+    assert _read_jsonl(p, lambda ids: set()).errors == []
+    monkeypatch.setenv("NGR_MAX_LINE_BYTES", str(len(big) - 1))
+    assert [e["line"] for e in _read_jsonl(p, lambda ids: set()).errors] == [2, 4]

@@ -227,6 +227,35 @@ def _reject_constant(name: str):
     raise _NonFinite(name)
 
 
+MAX_LINE_BYTES = 16 * 2 ** 20   # one JSONL record; NGR_MAX_LINE_BYTES overrides (a 50 MB line took 49 s, 2.6 GB)
+
+
+def _max_line_bytes() -> int:
+    raw = os.environ.get("NGR_MAX_LINE_BYTES")
+    if raw is None:
+        return MAX_LINE_BYTES
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise InvalidArgument(f"NGR_MAX_LINE_BYTES={raw!r}: expected a positive whole number of bytes")
+    return int(raw)
+
+
+def _bounded_lines(fh, limit: int):
+    """``(raw line, size)`` per line, with ``raw`` None for a line over ``limit`` bytes (read past in
+    1 MiB chunks, never held whole), so one huge line costs neither memory nor minutes."""
+    while True:
+        raw = fh.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            size = len(raw)
+            while raw and not raw.endswith(b"\n"):
+                raw = fh.readline(2 ** 20)
+                size += len(raw)
+            yield None, size
+        else:
+            yield raw, len(raw)
+
+
 def _read_jsonl(path: Path, lookup) -> _Parsed:
     """Parse and validate the whole file; nothing is written.
 
@@ -238,10 +267,14 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     node_line: dict[str, int] = {}             # id -> first line (duplicates inside one file are errors)
     edge_line: dict[tuple, int] = {}           # (src, rel, dst) -> first line
     n_lines = 0
+    max_line = _max_line_bytes()
     with open(path, "rb") as fh:
-        for n_lines, raw in enumerate(fh, 1):
+        for n_lines, (raw, size) in enumerate(_bounded_lines(fh, max_line), 1):
             def bad(msg: str) -> None:
                 errors.append({"line": n_lines, "message": msg})
+            if raw is None:
+                bad(f"line is {size:,} bytes, over the limit of {max_line:,} (set NGR_MAX_LINE_BYTES to raise it)")
+                continue
             try:
                 line = raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
