@@ -245,3 +245,11 @@ def test_another_embedder_never_reembeds_a_large_store_silently(repo, tmp_path, 
     con.close()
     r = run("--embedder", "hashing:64", "--reembed", "search", "vlan", "--json")
     assert r.exit_code == 0, r.output and json.loads(r.stdout)["hits"]
+
+
+def test_bare_repository_and_a_named_ref(repo, tmp_path):
+    bare = tmp_path / "widget.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
+    b = read_git(bare, refs=["main"])
+    assert b.source == "widget" and b.stats["commits"] == 9       # 8 on main + the merged branch commit
+    assert b.state == {"ingest.git.widget.main": repo.merge}
