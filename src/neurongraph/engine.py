@@ -549,6 +549,18 @@ class Engine(LearningMixin, SchemaMixin):
             self._meta_edges = (key, src)
         return self._meta_edges[1]
 
+    def _known_lexical(self, terms, k, max_postings=None):
+        """BM25 rows of nodes this engine's arrays know (live, loaded). Why: another process may commit
+        between this search's refresh and its FTS query; its new rows (or a deletion) would index past
+        or into stale arrays. They are left out of this search and appear in the next one."""
+        nodes, scores = self.store.lexical_search(terms, k, max_postings)
+        n = self._alive.shape[0]
+        ok = nodes < n
+        ok[ok] = self._alive[nodes[ok]]
+        if self.vectors.n:
+            ok[ok] = nodes[ok] < self.vectors.n
+        return (nodes, scores) if ok.all() else (nodes[ok], scores[ok])
+
     def _recency_prior(self, cfg: SearchConfig):
         """The recency prior of this search (retrieval/recency.py), or None when it is off or the store
         has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
@@ -644,7 +656,7 @@ class Engine(LearningMixin, SchemaMixin):
             if old.any():
                 allowed = allowed & ~old
                 entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
-        r = rank(query, qvec, cfg, lexical_search=self.store.lexical_search, vectors=self.vectors,
+        r = rank(query, qvec, cfg, lexical_search=self._known_lexical, vectors=self.vectors,
                  graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
                  extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
                  entry_allowed=entry_allowed, seed_allowed=seed_allowed,
