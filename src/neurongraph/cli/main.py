@@ -379,20 +379,27 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
                 prog.stop()
             t1 = time.perf_counter()
             res_nodes = {"nodes": 0, "embedded": 0}
-            if parsed.nodes:
+            if parsed.nodes:   # embeddings first, outside the write transaction: a cache, safe to crash in
                 task = prog.add_task("embedding nodes", total=len(parsed.nodes))
 
                 def on_progress(done: int, total: int) -> None:
                     prog.update(task, completed=done, total=total)
-                res_nodes = engine.add_nodes(parsed.nodes, progress=on_progress)
-                prog.update(task, description="nodes stored", completed=prog.tasks[task].total)
+                engine.vectors_for([n.body for n in parsed.nodes], on_progress)
+                res_nodes = {"nodes": len(parsed.nodes), "embedded": engine.last_embedded}
+                prog.update(task, description="nodes embedded", completed=prog.tasks[task].total)
             t2 = time.perf_counter()
-            if parsed.edges:
-                etask = prog.add_task("edges", total=len(parsed.edges))
+            # the whole file is one transaction: a schema violation in the last edge, a crash or a kill
+            # leaves the store as it was (nested batches are savepoints of it)
+            etask = prog.add_task("writing nodes and edges (one transaction)", total=len(parsed.edges) or None)
+            with store.transaction():
+                if parsed.nodes:
+                    engine.add_nodes(parsed.nodes)
                 for i in range(0, len(parsed.edges), EDGE_BATCH):
                     batch = parsed.edges[i:i + EDGE_BATCH]
                     engine.add_edges(batch)
                     prog.advance(etask, len(batch))
+            engine.refresh()
+            prog.update(etask, completed=len(parsed.edges) or 1, total=len(parsed.edges) or 1)
             t3 = time.perf_counter()
             ingested = store.stats()   # counts of the file's own writes, before the linker adds its own
             link_info = None
@@ -410,7 +417,7 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
         "new_nodes": ingested["nodes"] - before["nodes"], "new_edges": ingested["edges"] - before["edges"],
         "embedded": res_nodes["embedded"], "embedder": engine.embedder.model_id,
         "store_nodes": after["nodes"], "store_edges": after["edges"],
-        "seconds": {"validate": round(t_parse, 3), "nodes": round(t2 - t1, 3), "edges": round(t3 - t2, 3),
+        "seconds": {"validate": round(t_parse, 3), "embed": round(t2 - t1, 3), "write": round(t3 - t2, 3),
                     **({"link": round(t4 - t3, 3)} if link else {})},
         **({"link": _link_summary(link_info)} if link else {}),
     }
