@@ -125,3 +125,24 @@ def test_mcp_server_answers_invalid_argument_for_string_limit(tmp_path):
 def test_bench_history_limit_that_is_not_a_number_is_invalid_argument(tmp_path):
     r = runner.invoke(app, ["bench", "history", "--repo", str(tmp_path), "--limit", "ten", "--json"])
     assert r.exit_code == 2 and json.loads(r.output)["error"]["code"] == "invalid_argument", r.output
+
+
+def test_search_options_are_bounded_and_finite(tmp_path):
+    """Issue 17: a beam of depth 1e5 used 5.9 GB; NaN/inf options and beam_width=0 were accepted."""
+    import math
+    import pytest
+    import neurongraph as ngr
+    from neurongraph.config import MAXIMA, SearchConfig
+    from neurongraph.errors import InvalidArgument
+    for name, top in MAXIMA.items():
+        SearchConfig(**{name: top})
+        with pytest.raises(InvalidArgument):
+            SearchConfig(**{name: top + 1})
+    for bad in (dict(beam_width=0), dict(depth_decay=math.nan), dict(alpha=math.inf), dict(graph_weight=math.nan),
+                dict(lexical_weight=-math.inf), dict(beam_min_sim=math.nan), dict(file_overlap_weight=math.inf)):
+        with pytest.raises(InvalidArgument):
+            SearchConfig(**bad)
+    with ngr.open(tmp_path / "b.db", embedder="hashing") as eng:
+        eng.add_nodes([ngr.Node("a", "page", "alpha")])
+        with pytest.raises(InvalidArgument):
+            eng.search("alpha", channel="beam", max_depth=100_000)

@@ -16,6 +16,10 @@ from .errors import InvalidArgument
 
 __all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES"]
 
+# upper bounds of the integer options (a beam of depth 1e5 took 5.9 GB; issue 17)
+MAXIMA = {"limit": 1000, "lexical_k": 10_000, "dense_k": 10_000, "rrf_k": 10_000, "seeds": 100, "max_depth": 10,
+          "explain_paths": 10, "beam_width": 256, "priming_scope": 10_000}
+
 CHANNELS = ("spread", "beam", "ppr", "eager", "mmr", "scored", "none")
 BEAM_MODES = ("mean", "min", "last")
 FUSIONS = ("linear", "rrf")
@@ -88,6 +92,14 @@ class SearchConfig:
         for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width",
                      "priming_scope", "lexical_budget", "ann_min_nodes", "ann_nprobe"):
             positive(name)
+        for name, top in MAXIMA.items():   # documented bounds: a search's memory and time stay bounded
+            if getattr(self, name) > top:
+                raise InvalidArgument(f"{name} must be at most {top}, got {getattr(self, name)}")
+        if self.beam_width == 0:
+            raise InvalidArgument("beam_width must be at least 1")
+        if not isinstance(self.beam_min_sim, (int, float)) or isinstance(self.beam_min_sim, bool) \
+                or not math.isfinite(self.beam_min_sim):
+            raise InvalidArgument(f"beam_min_sim must be a finite number, got {self.beam_min_sim!r}")
         if self.limit == 0:
             raise InvalidArgument("limit must be at least 1")
         if self.ann_nprobe == 0:
@@ -112,11 +124,10 @@ class SearchConfig:
         if self.channel not in CHANNELS:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
         for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight",
-                     "reverse_weight",
-                     "priming_weight"):
+                     "reverse_weight", "priming_weight", "file_overlap_weight"):
             v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-                raise InvalidArgument(f"{name} must be a number >= 0, got {v!r}")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise InvalidArgument(f"{name} must be a finite number >= 0, got {v!r}")
         if not isinstance(self.seed_ratio, (int, float)) or isinstance(self.seed_ratio, bool) \
                 or not 0 <= self.seed_ratio <= 1:
             raise InvalidArgument(f"seed_ratio must be within 0..1, got {self.seed_ratio!r}")
