@@ -146,3 +146,23 @@ def test_search_options_are_bounded_and_finite(tmp_path):
         eng.add_nodes([ngr.Node("a", "page", "alpha")])
         with pytest.raises(InvalidArgument):
             eng.search("alpha", channel="beam", max_depth=100_000)
+
+
+def test_a_query_that_is_not_valid_unicode_is_invalid_argument(tmp_path):
+    """Invalid UTF-8 on the command line (Python hands it over as lone surrogates) was a traceback."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import pytest
+    import neurongraph as ngr
+    from neurongraph.errors import InvalidArgument
+    db = tmp_path / "u.db"
+    with ngr.open(db, embedder="hashing") as eng:
+        eng.add_nodes([ngr.Node("a", "page", "café prices")])
+        with pytest.raises(InvalidArgument):
+            eng.search("caf\udce9")
+    r = subprocess.run([sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "--embedder", "hashing",
+                        "search", b"caf\xe9", "--json"], capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 2, r.stderr.decode(errors="replace")
+    assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"

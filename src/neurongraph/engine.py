@@ -516,6 +516,11 @@ class Engine(LearningMixin, SchemaMixin):
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidArgument("query must be a non-empty string")
+        try:
+            query.encode("utf-8")
+        except UnicodeEncodeError as exc:   # lone surrogates: invalid UTF-8 from a command line, a bad escape
+            raise InvalidArgument(f"query is not valid Unicode text (position {exc.start}); "
+                                  "pass UTF-8 text") from None
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
         cfg = config or self.config
