@@ -148,6 +148,7 @@ class Engine(LearningMixin, SchemaMixin):
         self.last_embedded = 0
         self._meta_edges = None
         self._changes_unsnapshotted = 0   # changes applied since the state was last loaded from / saved to a snapshot
+        self._recency_cache = None   # (store state, newest event time, observed repair gaps): retrieval/recency.py
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh()
 
@@ -575,15 +576,17 @@ class Engine(LearningMixin, SchemaMixin):
         if not cfg.recency_weight or self._event_time.size == 0:
             return None
         key = (self._seq, self.graph.version, cfg.recency_relations)
-        cache = getattr(self, "_recency_cache", None)
-        if cache is None or cache[0] != key:
+        cache = self._recency_cache
+        if cache is None or cache[0] != key:   # once per store change, not per search
             t = self._event_time
             live = t[self._alive[: t.shape[0]]]
             newest = float(np.nanmax(live)) if live.size and not np.isnan(live).all() else None
-            e = self.graph.all_edges()
+            gaps = RepairGaps(np.zeros(0), np.zeros(0))
             ids = [self._rel_ids[r] for r in cfg.recency_relations if r in self._rel_ids]
-            m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0]) if ids else np.zeros(0, bool)
-            gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]]) if ids else RepairGaps(np.zeros(0), np.zeros(0))
+            if newest is not None and ids:   # a store without times never reads its edges here
+                e = self.graph.all_edges()
+                m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0])
+                gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]])
             cache = self._recency_cache = (key, newest, gaps)
         _, newest, gaps = cache
         now = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=newest)

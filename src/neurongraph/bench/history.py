@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -67,49 +67,53 @@ class Pair:
     subject: str
     files: list[str]
     query: str = ""
-    evidence: list[str] = field(default_factory=list)
 
 
-def _commit_table(eng: Engine) -> dict[str, dict]:
-    out = {}
-    for row in eng.store.iter_nodes():
-        if row.type == "commit":
-            md = row.metadata
-            out[row.id] = {"idx": row.idx, "title": row.title, "time": float(md.get("time", 0)),
-                           "parents": md.get("parents", []), "files": [f["path"] for f in md.get("files", [])],
-                           "sha": md.get("sha", row.id.split(":", 1)[-1]), "tokens": len((row.title + " " + row.text).split())}
-    return out
+@dataclass
+class _History:
+    """What the benchmark reads from an ingested store, once: every commit (metadata it needs), the
+    typed repair/merge edges by relation as node-id pairs, and each PR's commit (the oldest one that
+    merged it, the same mapping for the gold origins and for scoring PR hits)."""
+    commits: dict[str, dict]
+    edges: dict[str, list[tuple[str, str]]]
+    pr_commit: dict[str, str]
+
+    RELS = ("fixes", "follows_up", "reverts", "merged_in")
+
+    @classmethod
+    def read(cls, eng: Engine) -> "_History":
+        commits = {}
+        for row in eng.store.iter_nodes():
+            if row.type == "commit":
+                md = row.metadata
+                commits[row.id] = {"title": row.title, "time": float(md.get("time", 0)),
+                                   "parents": md.get("parents", []), "files": [f["path"] for f in md.get("files", [])],
+                                   "sha": md.get("sha", row.id.split(":", 1)[-1]),
+                                   "tokens": len((row.title + " " + row.text).split())}
+        e = eng.graph.all_edges()
+        rel_id = {name: i for i, name in eng.store.relation_names().items()}
+        idx_pairs = {}
+        for r in cls.RELS:
+            m = e.rtype == rel_id.get(r, -1)
+            idx_pairs[r] = list(zip(e.src[m].tolist(), e.dst[m].tolist()))
+        rows = eng.store.nodes_by_idx({i for pairs in idx_pairs.values() for pair in pairs for i in pair})
+        edges = {r: [(rows[a].id, rows[b].id) for a, b in pairs if a in rows and b in rows]
+                 for r, pairs in idx_pairs.items()}
+        pr_commit: dict[str, str] = {}
+        for c, pr in sorted(edges["merged_in"], key=lambda cp: commits.get(cp[0], {}).get("time", 0)):
+            pr_commit.setdefault(pr, c)
+        return cls(commits, edges, pr_commit)
 
 
-def _edges_by_rel(eng: Engine, rels: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
-    e = eng.graph.all_edges()
-    out: dict[str, list[tuple[int, int]]] = {}
-    for r in rels:
-        rid = eng._rel_ids.get(r)
-        if rid is None:
-            out[r] = []
-            continue
-        m = e.rtype == rid
-        out[r] = list(zip(e.src[m].tolist(), e.dst[m].tolist()))
-    return out
-
-
-def extract_pairs(eng: Engine, repo: GitRepo) -> tuple[list[Pair], dict]:
+def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> tuple[list[Pair], dict]:
     """Fix → origin pairs from the ingested typed edges (fixes, follows_up through PRs, reverts)."""
-    commits = _commit_table(eng)
-    rows = eng.store.nodes_by_idx(sorted({i for r in ("fixes", "follows_up", "reverts", "merged_in")
-                                          for pair in _edges_by_rel(eng, (r,))[r] for i in pair}))
-    id_of = {i: r.id for i, r in rows.items()}
-    edges = _edges_by_rel(eng, ("fixes", "follows_up", "reverts", "merged_in"))
-    pr_commit: dict[str, str] = {}
-    for s, d in sorted(edges["merged_in"], key=lambda sd: commits.get(id_of[sd[0]], {}).get("time", 0)):
-        pr_commit.setdefault(id_of[d], id_of[s])
+    hist = hist or _History.read(eng)
+    commits, edges, pr_commit = hist.commits, hist.edges, hist.pr_commit
     found: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
     stats = {"fixes_edges": len(edges["fixes"]), "follows_up_edges": len(edges["follows_up"]),
              "reverts_edges": len(edges["reverts"]), "not_ancestor": 0, "not_older": 0, "unresolved_pr": 0}
     for rel, kind in (("fixes", "fixes"), ("follows_up", "follow_up"), ("reverts", "revert")):
-        for s, d in edges[rel]:
-            f, o = id_of[s], id_of[d]
+        for f, o in edges[rel]:
             if f not in commits:
                 continue
             if o.startswith("pr:"):
@@ -158,7 +162,7 @@ def extract_pairs(eng: Engine, repo: GitRepo) -> tuple[list[Pair], dict]:
 class _PathsFloor:
     """Older commits touching any of F's files, newest first: the text-free floor."""
 
-    def __init__(self, eng: Engine, commits: dict[str, dict]):
+    def __init__(self, commits: dict[str, dict]):
         self.by_file: dict[str, list[tuple[float, str]]] = defaultdict(list)
         for cid, c in commits.items():
             for f in c["files"]:
@@ -203,11 +207,6 @@ def _metrics(ranked: list[list[str]], pairs: list[Pair], tokens: dict[str, int])
             f"found@{K}": found / n, "tokens_to_origin_mean": float(np.mean(toks)) if toks else None}
 
 
-def _search_ids(eng: Engine, p: Pair, qvec, cfg, record: bool = False):
-    res = eng.search(p.query, config=cfg, qvec=qvec, record=record)
-    return res
-
-
 def _config(eng: Engine, p: Pair, overrides: dict):
     o = dict(overrides)
     files = o.pop("files", tuple(p.files))
@@ -223,21 +222,17 @@ def run_history_bench(repo_dir: str | Path, eng: Engine, *, systems: dict[str, d
     t0 = time.perf_counter()
     ingest = sync_source(eng, "git", repo.path, progress=progress)
     ingest_s = time.perf_counter() - t0
-    pairs, pstats = extract_pairs(eng, repo)
+    hist = _History.read(eng)
+    pairs, pstats = extract_pairs(eng, repo, hist)
     main = [p for p in pairs if p.kind != "revert"]
     reverts = [p for p in pairs if p.kind == "revert"]
     if limit:
         main, reverts = main[:limit], reverts[:limit]
     if not main:
         raise InvalidArgument(f"{repo_dir}: no fix → origin pairs found (no `Fixes:` trailers or follow-up references)")
-    commits = _commit_table(eng)
+    commits, pr_commit = hist.commits, hist.pr_commit
     tokens = {cid: c["tokens"] for cid, c in commits.items()}
-    merged_in = _edges_by_rel(eng, ("merged_in",))["merged_in"]
-    ids = eng.store.nodes_by_idx({i for sd in merged_in for i in sd})
-    pr_commit = {}
-    for s, d in merged_in:
-        pr_commit.setdefault(ids[d].id, ids[s].id)
-    floor = _PathsFloor(eng, commits)
+    floor = _PathsFloor(commits)
     qvecs = eng.embedder.embed([p.query for p in main + reverts])
     qv = dict(zip([id(p) for p in main + reverts], qvecs))
     out_systems, per_pair = {}, defaultdict(dict)
@@ -250,7 +245,7 @@ def run_history_bench(repo_dir: str | Path, eng: Engine, *, systems: dict[str, d
                     r = floor.rank(p)
                 else:
                     t = time.perf_counter()
-                    res = _search_ids(eng, p, qv[id(p)], _config(eng, p, overrides))
+                    res = eng.search(p.query, config=_config(eng, p, overrides), qvec=qv[id(p)], record=False)
                     lat.append((time.perf_counter() - t) * 1000)
                     r = [h.id for h in res.hits]
                 r = _canonical(r, pr_commit, p.fix)

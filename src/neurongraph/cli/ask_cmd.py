@@ -135,12 +135,7 @@ def bench_ask(ctx: typer.Context,
                 raise m.CliError("no_store", f"no store at {path}; build it with `ngr --db {path} ingest git REPO`")
             with closing(c.open_engine(path)) as eng:   # use the embedder the store was built with
                 res = ba.run_history(eng, per_kind)
-            if out_file:
-                out_file.write_text(json.dumps(res, indent=2))
-        if as_json:
-            m._print_json(res)
-        else:
-            m.out.print(ba.history_table(res), markup=False)
+            _report(res, ba.history_table, out_file, as_json)   # inside: a bad --out path is error[io_error]
         return
     with m._handled(as_json):
         if dataset is None:
@@ -156,9 +151,15 @@ def bench_ask(ctx: typer.Context,
             res = ba.run_qa(eng, ds)
         finally:
             eng.close()
-        if out_file:
-            out_file.write_text(json.dumps(res, indent=2))
+        _report(res, ba.markdown_table, out_file, as_json)
+
+
+def _report(res: dict, table, out_file: Optional[Path], as_json: bool) -> None:
+    """A benchmark result: written to ``--out`` if given, then printed as JSON or as a table."""
+    m = _m()
+    if out_file:
+        out_file.write_text(json.dumps(res, indent=2))
     if as_json:
         m._print_json(res)
     else:
-        m.out.print(ba.markdown_table(res), markup=False)
+        m.out.print(table(res), markup=False)

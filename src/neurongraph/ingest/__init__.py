@@ -9,6 +9,7 @@ command is an incremental sync.
 from __future__ import annotations
 
 import os
+import time
 
 from ..errors import InvalidArgument
 from .batch import KINDS, IngestBatch, derived_edge
@@ -40,20 +41,9 @@ def sync_source(engine, kind: str, path: str | os.PathLike, *, refs: list[str] |
                 name: str | None = None, prune: bool = False, full: bool = False,
                 progress: SyncProgress | None = None) -> dict:
     """Read ``path`` with the ``kind`` adapter and apply it to ``engine`` (an incremental sync)."""
-    import time
     t0 = time.perf_counter()
     batch = read_source(engine, kind, path, refs=refs, name=name, full=full, progress=progress)
     read_s = round(time.perf_counter() - t0, 3)
-    if prune and not batch.complete:
-        what = ("a git sync reads only the commits that are new since the last one" if kind == "git"
-                else "a single file is one page of an export: pass the export folder")
-        raise InvalidArgument(f"--prune needs a complete listing of the source; {what}")
-    if batch.kind == "git" and batch.stats.get("up_to_date"):
-        return {"kind": "git", "source": batch.source, "nodes": 0, "new_nodes": 0, "updated_nodes": 0,
-                "unchanged_nodes": 0, "placeholders_kept": 0, "embedded": 0, "edges": 0, "edges_written": 0,
-                "edges_retracted": 0, "edges_pending": 0, "pending_resolved": 0, "nodes_pruned": 0,
-                "written_node_types": {}, "written_edge_relations": {}, "skipped": 0, "skipped_items": [],
-                "adapter": batch.stats, "seconds": 0.0, "read_seconds": read_s}
     out = apply_batch(engine, batch, prune=prune, progress=progress)
     out["read_seconds"] = read_s
     return out

@@ -236,7 +236,6 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         progress("reading", 0, 1)
     commits = _parse_log(g.log(sorted(set(tips.values())) + ["^" + s for s in exclude]))
     resolver = _Resolver(g.listing(sorted(set(tips.values()))))
-    repo_name = source
     files: dict[str, None] = {}
     counts = {"fixes": 0, "fixes_by_subject": 0, "fixes_unresolved": 0, "reverts": 0, "follows_up": 0,
               "refs": 0, "merged_in": 0, "renames": 0}
@@ -249,7 +248,7 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         pr = merge[0] if merge else squash
         title = _pr_title(c, merge)
         message = c.subject + "\n" + c.body
-        iss = R.issue_refs(message, repo_name)
+        iss = R.issue_refs(message, source)
         shas = R.sha_refs(c.body)
         md = {
             "sha": c.sha, "repo": source, "author": c.author, "author_email": c.email,
@@ -311,7 +310,7 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         for r in R.revert_refs(c.subject, c.body):
             sha = resolver.sha(r.value) or resolver.subject(r.subject, c.commit_time)
             link("reverts", "commit:" + sha if sha else None, r.evidence)
-        for r in R.follow_up_refs(message, repo_name):
+        for r in R.follow_up_refs(message, source):
             for t in _targets(r, resolver, pr):
                 link("follows_up", t, r.evidence)
         for r in iss + shas:

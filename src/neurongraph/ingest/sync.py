@@ -59,7 +59,16 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
         raise InvalidArgument(f"unknown ingest kind {batch.kind!r}; expected one of {KINDS}")
     if not isinstance(batch.source, str) or not batch.source.strip():
         raise InvalidArgument("an ingest source needs a non-empty name")
+    if prune and not batch.complete:
+        what = ("a git sync reads only the commits that are new since the last one" if batch.kind == "git"
+                else "a single file is one page of an export: pass the export folder")
+        raise InvalidArgument(f"--prune needs a complete listing of {batch.source!r}; {what}")
     t0 = time.perf_counter()
+    if not batch.nodes and not batch.edges and not prune:   # e.g. a git sync with no new commit
+        for k, v in batch.state.items():
+            if engine.store.get_meta(k) != v:
+                engine.store.set_meta(k, v)
+        return _summary(batch, t0)
     store = engine.store
     nodes = _stamp(batch)
     ids = [n.id for n in nodes]
@@ -117,9 +126,6 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
                 pruned += store.delete_nodes(orphans)
         # 3. prune what the source no longer has (only a complete listing can say that)
         if prune:
-            if not batch.complete:
-                raise InvalidArgument(f"--prune needs a complete listing of {batch.source!r}; "
-                                      f"a {batch.kind} sync only sees what changed")
             gone = [i for i in store.source_node_ids(batch.kind, batch.source) if i not in in_batch]
             if gone:
                 stale = store.owned_edges(gone)
@@ -129,10 +135,9 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
                 known -= set(gone)
         # 4. edges: write what is new (or re-derived by a changed/new owner); park what waits for a node
         recompute = changed_owners | fresh
-        candidates = [e for o, es in by_owner.items() for e in es]
         unchanged_srcs = {e.src for o, es in by_owner.items() if o not in recompute for e in es}
         have = store.edges_from(unchanged_srcs) if unchanged_srcs else set()
-        outside = {x for e in candidates for x in (e.src, e.dst) if x not in known}
+        outside = {x for t in edge_set for x in (t[0], t[2]) if x not in known}
         if outside:
             known |= set(store.lookup_idx(outside))
         ready, parked = [], []
@@ -148,7 +153,6 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
                     ready.append(e)
         # edges that were waiting for the nodes this batch creates
         waiting = store.take_pending_edges(fresh) if fresh else []
-        pending_resolved = 0
         if waiting:
             wait_ids = {x for d in waiting for x in (d["src"], d["dst"])} - known
             known |= set(store.lookup_idx(wait_ids))
@@ -170,16 +174,23 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     engine.refresh()
     if progress:
         progress("writing", 1, 1)
-    rel_counts = Counter(e.rel for e in ready)
-    type_counts = Counter(n.type for n in write)
-    return {
-        "kind": batch.kind, "source": batch.source,
-        "nodes": len(nodes), "new_nodes": n_new, "updated_nodes": n_updated,
-        "unchanged_nodes": len(nodes) - n_new - n_updated - n_placeholder_kept,
-        "placeholders_kept": n_placeholder_kept, "embedded": embedded,
-        "edges": len(edge_set), "edges_written": len(ready), "edges_retracted": retracted,
-        "edges_pending": pending_new, "pending_resolved": pending_resolved, "nodes_pruned": pruned,
-        "written_node_types": dict(type_counts.most_common()), "written_edge_relations": dict(rel_counts.most_common()),
-        "skipped": len(batch.skipped), "skipped_items": batch.skipped[:200], "adapter": batch.stats,
-        "seconds": round(time.perf_counter() - t0, 3), "embed_seconds": round(t_embed, 3),
-    }
+    return _summary(batch, t0, nodes=len(nodes), new_nodes=n_new, updated_nodes=n_updated,
+                    unchanged_nodes=len(nodes) - n_new - n_updated - n_placeholder_kept,
+                    placeholders_kept=n_placeholder_kept, embedded=embedded, edges=len(edge_set),
+                    edges_written=len(ready), edges_retracted=retracted, edges_pending=pending_new,
+                    pending_resolved=pending_resolved, nodes_pruned=pruned,
+                    written_node_types=dict(Counter(n.type for n in write).most_common()),
+                    written_edge_relations=dict(Counter(e.rel for e in ready).most_common()),
+                    embed_seconds=round(t_embed, 3))
+
+
+def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
+    """The sync summary (every key present, zero when nothing of that kind happened)."""
+    out = {"kind": batch.kind, "source": batch.source, "nodes": 0, "new_nodes": 0, "updated_nodes": 0,
+           "unchanged_nodes": 0, "placeholders_kept": 0, "embedded": 0, "edges": 0, "edges_written": 0,
+           "edges_retracted": 0, "edges_pending": 0, "pending_resolved": 0, "nodes_pruned": 0,
+           "written_node_types": {}, "written_edge_relations": {}}
+    out.update(counts)
+    out.update({"skipped": len(batch.skipped), "skipped_items": batch.skipped[:200], "adapter": batch.stats,
+                "seconds": round(time.perf_counter() - t0, 3), "embed_seconds": counts.get("embed_seconds", 0.0)})
+    return out

@@ -101,33 +101,42 @@ def _add_extra_seeds(seeds, seed_acts, nodes, weight, scale=None):
     return _merge_seeds(seeds, seed_acts, nodes, best * scale)
 
 
-def _file_overlap(graph: GraphArrays, files: np.ndarray, n_nodes: int, visible) -> tuple[np.ndarray, np.ndarray]:
+def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
+    """One walk step from the working files (``files`` sorted, unique) and each file's specificity,
+    the idf of its degree in (0, 1]: log((N+1)/(deg+1)) / log(N+1).  Computed once per search for both
+    the seed scaling and the overlap share."""
+    exp = graph.expand(files, direction="both")
+    deg = np.bincount(exp.src_pos, minlength=files.shape[0]).astype(np.float64) if len(exp) \
+        else np.zeros(files.shape[0])
+    n = max(int(n_nodes), 2)
+    return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
+
+
+def _file_overlap(exp, spec: np.ndarray, visible) -> tuple[np.ndarray, np.ndarray]:
     """(nodes, share): for every neighbour of the working files, the share of the files' total
     specificity it touches, so a change that touched several of them (or the rare ones) stands out."""
-    spec = _specificity(graph, files, n_nodes)
-    exp = graph.expand(files, direction="both")
     if not len(exp):
         return np.zeros(0, np.int64), np.zeros(0)
-    dst, w = exp.dst, spec[exp.src_pos]
+    src_pos, dst = exp.src_pos, exp.dst
     if visible is not None:
         ok = mask_at(visible, dst)
-        dst, w = dst[ok], w[ok]
+        src_pos, dst = src_pos[ok], dst[ok]
     # one contribution per (file, node) pair even if several edges join them
-    key = np.unique(np.stack([exp.src_pos[ok] if visible is not None else exp.src_pos, dst]), axis=1)
+    key = np.unique(np.stack([src_pos, dst]), axis=1)
     nodes, inv = np.unique(key[1], return_inverse=True)
     share = np.zeros(nodes.shape[0])
     np.add.at(share, inv, spec[key[0]])
     return nodes, share / spec.sum()
 
 
-def _specificity(graph: GraphArrays, nodes: np.ndarray, n_nodes: int) -> np.ndarray:
-    """idf of each node's degree, in (0, 1]: log((N+1)/(deg+1)) / log(N+1)."""
-    exp = graph.expand(nodes, direction="both")
-    deg = np.zeros(nodes.shape[0])
-    if len(exp):
-        np.add.at(deg, exp.src_pos, 1.0)
-    n = max(int(n_nodes), 2)
-    return np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
+def _values_at(keys: np.ndarray, values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """``values`` of sorted ``keys`` looked up at ``nodes`` (0 where a node is not a key)."""
+    out = np.zeros(nodes.shape[0])
+    if keys.size:
+        pos = np.minimum(np.searchsorted(keys, nodes), keys.shape[0] - 1)
+        hit = keys[pos] == nodes
+        out[hit] = values[pos[hit]]
+    return out
 
 
 def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
@@ -263,13 +272,17 @@ def rank(
         seeds, seed_acts = _add_query_seeds(seeds, seed_acts, *query_seeds, e)
     if extra_seeds is not None and visible is not None:
         extra_seeds = extra_seeds[mask_at(visible, extra_seeds)]
-    if extra_seeds is not None and extra_seeds.size and cfg.file_seed_weight > 0:
-        extra_seeds = np.unique(extra_seeds)
-        scale = _specificity(graph, extra_seeds, graph.n_nodes) if cfg.file_seed_specificity else None
-        seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra_seeds, cfg.file_seed_weight, scale)
     overlap = None
-    if extra_seeds is not None and extra_seeds.size and cfg.file_overlap_weight > 0:
-        overlap = _file_overlap(graph, extra_seeds, graph.n_nodes, visible)
+    if extra_seeds is not None and extra_seeds.size:
+        extra_seeds = np.unique(extra_seeds)
+        use_seeds, use_overlap = cfg.file_seed_weight > 0, cfg.file_overlap_weight > 0
+        if (use_seeds and cfg.file_seed_specificity) or use_overlap:
+            file_exp, file_spec = _file_neighbours(graph, extra_seeds, graph.n_nodes)
+        if use_seeds:
+            scale = file_spec if cfg.file_seed_specificity else None
+            seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra_seeds, cfg.file_seed_weight, scale)
+        if use_overlap:
+            overlap = _file_overlap(file_exp, file_spec, visible)
 
     # graph channel
     qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
@@ -301,20 +314,10 @@ def rank(
         sims = vectors.similarity_of(qvec, nodes[out])[nodes[out]] if approx else qsim[nodes[out]]
         dense[out] = dense_match(sims, float(dense_scores[0]), floor)
         entry[out] = cfg.dense_weight / (cfg.lexical_weight + cfg.dense_weight or 1.0) * dense[out]
-    graph_score = np.zeros(nodes.shape[0])
-    if graph_nodes.size:
-        go = np.argsort(graph_nodes)
-        gp = np.searchsorted(graph_nodes[go], nodes)
-        gp = np.minimum(gp, graph_nodes.shape[0] - 1)
-        hit = graph_nodes[go][gp] == nodes
-        graph_score[hit] = graph_act[go][gp[hit]]
+    go = np.argsort(graph_nodes)
+    graph_score = _values_at(graph_nodes[go], graph_act[go], nodes)
     if overlap is not None and overlap[0].size:
-        ov = np.zeros(nodes.shape[0])
-        pos = np.searchsorted(overlap[0], nodes)
-        pos = np.minimum(pos, overlap[0].shape[0] - 1)
-        hit = overlap[0][pos] == nodes
-        ov[hit] = overlap[1][pos[hit]]
-        graph_score = graph_score + cfg.file_overlap_weight * ov
+        graph_score = graph_score + cfg.file_overlap_weight * _values_at(*overlap, nodes)
     g = cfg.graph_weight if cfg.channel != "none" else 0.0
     final = (1.0 - g) * entry + g * graph_score
     primed = np.zeros(nodes.shape[0])
