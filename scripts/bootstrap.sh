@@ -15,3 +15,9 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   .venv/bin/python -m pip install -q -e ".[embed,test]"
   touch "$STAMP"
 fi
+# The web page's browser tests drive Debian's Chromium (Playwright with executable_path).
+if [ "${NGR_SKIP_SYSTEM_PACKAGES:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null && \
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi

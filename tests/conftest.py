@@ -1,4 +1,5 @@
 """Shared fixtures: real SQLite files in temp dirs; the real model loaded once per session."""
+
 from __future__ import annotations
 
 import os
@@ -17,6 +18,7 @@ def db_path(tmp_path):
 @pytest.fixture
 def engine(db_path):
     import neurongraph as ngr
+
     eng = ngr.open(db_path, embedder="hashing")
     yield eng
     eng.close()
@@ -25,4 +27,5 @@ def engine(db_path):
 @pytest.fixture(scope="session")
 def real_embedder():
     from neurongraph.index.embedder import SentenceTransformerEmbedder
+
     return SentenceTransformerEmbedder()

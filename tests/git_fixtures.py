@@ -1,4 +1,5 @@
 """A real git repository built commit by commit in a test (deterministic dates, one hour apart)."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ class Repo:
 
     def git(self, *args: str) -> str:
         env = {**os.environ, "GIT_AUTHOR_DATE": f"@{self.t} +0000", "GIT_COMMITTER_DATE": f"@{self.t} +0000"}
-        return subprocess.run(["git", "-C", str(self.path), *args], check=True, capture_output=True, text=True,
-                              env=env).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(self.path), *args], check=True, capture_output=True, text=True, env=env
+        ).stdout.strip()
 
     def commit(self, message: str, files: dict[str, str] | None = None) -> str:
         self.t += 3600

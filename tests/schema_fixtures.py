@@ -1,7 +1,8 @@
 """Shared fixtures of the schema tests: a seed-003 schema and an engine with SchemaMixin."""
+
 from __future__ import annotations
 
-SEED003_TOML = '''
+SEED003_TOML = """
 mode = "strict"
 entry_types = ["note"]
 
@@ -39,7 +40,7 @@ field = "status"
 in = ["done"]
 rel = "blocked_by"
 max = 0
-'''
+"""
 
 
 def make_engine(path):

@@ -1,6 +1,7 @@
 """ask without an LLM (issue 13): rule-based route, LLM-free NL→Cypher over a real FalkorDB projection,
 extractive cited answers, refs checked against what was retrieved, one trace usable by record_source_use;
 the CLI and the MCP tool."""
+
 from __future__ import annotations
 
 import json
@@ -16,25 +17,59 @@ from neurongraph.ask.nl2cypher import relation_words, stem  # noqa: E402
 
 KEYS = {"route", "query", "rows", "hits", "answer", "refs", "trace_id"}
 NODES = [
-    ngr.Node("decision:adr-4", "decision", "Shared Redis cache for product pages",
-             "Rendered product pages are cached in Redis with a ten minute expiry.", {"date": "2023-02-14"}),
-    ngr.Node("pr:118", "pr", "Add Redis page cache", "Caches rendered pages in Redis. Expiry is ten minutes.",
-             {"date": "2023-03-01"}),
-    ngr.Node("issue:141", "issue", "Customers charged a different price than shown",
-             "Stale cached pages showed old prices after a price change.", {"date": "2023-04-10"}),
-    ngr.Node("pr:162", "pr", "Per-instance LRU with price invalidation",
-             "Drops cached pages when a price_changed event arrives. Removes the shared page store.",
-             {"date": "2023-04-20"}),
-    ngr.Node("commit:3f2a9c1", "commit", "Invalidate page cache on price change", "Listen for price events.",
-             {"date": "2023-04-19"}),
+    ngr.Node(
+        "decision:adr-4",
+        "decision",
+        "Shared Redis cache for product pages",
+        "Rendered product pages are cached in Redis with a ten minute expiry.",
+        {"date": "2023-02-14"},
+    ),
+    ngr.Node(
+        "pr:118",
+        "pr",
+        "Add Redis page cache",
+        "Caches rendered pages in Redis. Expiry is ten minutes.",
+        {"date": "2023-03-01"},
+    ),
+    ngr.Node(
+        "issue:141",
+        "issue",
+        "Customers charged a different price than shown",
+        "Stale cached pages showed old prices after a price change.",
+        {"date": "2023-04-10"},
+    ),
+    ngr.Node(
+        "pr:162",
+        "pr",
+        "Per-instance LRU with price invalidation",
+        "Drops cached pages when a price_changed event arrives. Removes the shared page store.",
+        {"date": "2023-04-20"},
+    ),
+    ngr.Node(
+        "commit:3f2a9c1",
+        "commit",
+        "Invalidate page cache on price change",
+        "Listen for price events.",
+        {"date": "2023-04-19"},
+    ),
     ngr.Node("file:src/cache.py", "file", "src/cache.py", ""),
-    ngr.Node("wiki:postmortem", "wiki", "Postmortem: stale prices in the spring sale",
-             "Root cause: page copies expired on a timer instead of on price changes.", {"date": "2023-05-02"}),
+    ngr.Node(
+        "wiki:postmortem",
+        "wiki",
+        "Postmortem: stale prices in the spring sale",
+        "Root cause: page copies expired on a timer instead of on price changes.",
+        {"date": "2023-05-02"},
+    ),
 ]
-EDGES = [("pr:118", "implements", "decision:adr-4"), ("issue:141", "caused_by", "pr:118"),
-         ("pr:162", "fixes", "issue:141"), ("commit:3f2a9c1", "fixes", "issue:141"),
-         ("pr:162", "supersedes", "pr:118"), ("commit:3f2a9c1", "touches", "file:src/cache.py"),
-         ("wiki:postmortem", "refs", "issue:141")]
+EDGES = [
+    ("pr:118", "implements", "decision:adr-4"),
+    ("issue:141", "caused_by", "pr:118"),
+    ("pr:162", "fixes", "issue:141"),
+    ("commit:3f2a9c1", "fixes", "issue:141"),
+    ("pr:162", "supersedes", "pr:118"),
+    ("commit:3f2a9c1", "touches", "file:src/cache.py"),
+    ("wiki:postmortem", "refs", "issue:141"),
+]
 
 
 @pytest.fixture
@@ -55,23 +90,26 @@ def test_output_shape_graph_route_and_cited_rows(eng):
     assert r["route"]["mode"] == "graph" and "fixes" in r["route"]["reason"]
     q = r["query"]
     assert set(q) == {"cypher", "params", "explanation"} and q["params"]["a"] == "issue:141"
-    assert "`fixes`" in q["cypher"] and "issue:141" not in q["cypher"]      # user values go in as $params
-    assert [row["id"] for row in r["rows"]] == ["pr:162"]                    # the type word picks PRs, not commits
+    assert "`fixes`" in q["cypher"] and "issue:141" not in q["cypher"]  # user values go in as $params
+    assert [row["id"] for row in r["rows"]] == ["pr:162"]  # the type word picks PRs, not commits
     assert r["refs"] == ["pr:162"] and "[refs: pr:162]" in r["answer"]
     assert r["trace_id"].startswith("tr_")
 
 
-@pytest.mark.parametrize("question, expect_ids", [
-    ("what fixed issue:141?", {"pr:162", "commit:3f2a9c1"}),
-    ("what did pr:162 supersede?", {"pr:118"}),
-    ("which PR was superseded by pr:162?", {"pr:118"}),
-    ("what touched src/cache.py before 2023-05-01?", {"commit:3f2a9c1"}),
-    ("what touched src/cache.py before 2023-01-01?", set()),
-    ("which decision does pr:118 implement?", {"decision:adr-4"}),
-    ("what caused issue:141?", {"pr:118"}),
-    ("which commit fixes #141", {"commit:3f2a9c1"}),
-    ("what did commit 3f2a9c1 fix?", {"issue:141"}),
-])
+@pytest.mark.parametrize(
+    "question, expect_ids",
+    [
+        ("what fixed issue:141?", {"pr:162", "commit:3f2a9c1"}),
+        ("what did pr:162 supersede?", {"pr:118"}),
+        ("which PR was superseded by pr:162?", {"pr:118"}),
+        ("what touched src/cache.py before 2023-05-01?", {"commit:3f2a9c1"}),
+        ("what touched src/cache.py before 2023-01-01?", set()),
+        ("which decision does pr:118 implement?", {"decision:adr-4"}),
+        ("what caused issue:141?", {"pr:118"}),
+        ("which commit fixes #141", {"commit:3f2a9c1"}),
+        ("what did commit 3f2a9c1 fix?", {"issue:141"}),
+    ],
+)
 def test_llm_free_translation_shapes(eng, question, expect_ids):
     r = eng.ask(question, mode="graph")
     got = {row["id"] for row in r["rows"] if "id" in row}
@@ -107,7 +145,7 @@ def test_not_found_is_said_not_invented(eng):
     r = eng.ask("what fixed issue:141?", mode="graph")
     eng.delete_nodes(["pr:162", "commit:3f2a9c1"])
     r = eng.ask("what fixed issue:141?", mode="graph")
-    ids = {x.get("id") for x in r["rows"]}   # the projection followed the deletion (no `fixes` edge is left)
+    ids = {x.get("id") for x in r["rows"]}  # the projection followed the deletion (no `fixes` edge is left)
     assert not ids & {"pr:162", "commit:3f2a9c1"} and not set(r["refs"]) & {"pr:162", "commit:3f2a9c1"}
 
 
@@ -119,8 +157,11 @@ def test_check_refs_drops_unretrieved_ids():
 
 def test_cited_ids_can_be_reported_as_used(eng):
     r = eng.ask("which PR fixes issue #141?")
-    rec = eng.record_source_use(r["trace_id"], [{"node_id": "pr:162", "stage": s} for s in ("selected", "validated", "used")],
-                                idempotency_key="ask-1")
+    rec = eng.record_source_use(
+        r["trace_id"],
+        [{"node_id": "pr:162", "stage": s} for s in ("selected", "validated", "used")],
+        idempotency_key="ask-1",
+    )
     assert "pr:162" in rec["newly_used"]
     t = eng.get_trace(r["trace_id"])
     assert t["params"]["ask"]["mode"] == "graph" and t["params"]["ask"]["llm"] is None
@@ -132,24 +173,33 @@ def test_relation_words_and_stems():
     w = relation_words("what is blocked by task 3 and what does it fix, which follows up", rels)
     assert [(x.rel, x.flipped) for x in w] == [("blocked_by", False), ("fixes", False), ("follows_up", False)]
     assert relation_words("task 3 blocks what", rels)[0].flipped is True
-    w = relation_words("which issues were resolved by it", rels)[0]   # "resolved by" = fixed_by = fixes read backwards
+    w = relation_words("which issues were resolved by it", rels)[0]  # "resolved by" = fixed_by = fixes read backwards
     assert w.rel == "fixes" and (w.passive or w.flipped) and not (w.passive and w.flipped)
 
 
 def test_bad_arguments(eng):
     from neurongraph.errors import InvalidArgument
-    for kw in ({"question": ""}, {"question": "x", "mode": "sql"}, {"question": "x", "limit": 0},
-               {"question": "x" * 5000}):
+
+    for kw in (
+        {"question": ""},
+        {"question": "x", "mode": "sql"},
+        {"question": "x", "limit": 0},
+        {"question": "x" * 5000},
+    ):
         with pytest.raises(InvalidArgument):
             eng.ask(**kw)
 
 
 def test_cli_ask_json(eng, tmp_path):
     from typer.testing import CliRunner
+
     from neurongraph.cli.main import app
+
     path = eng.store.path
     eng.close()
-    r = CliRunner().invoke(app, ["--db", str(path), "--embedder", "hashing", "ask", "which PR fixes issue #141?", "--json"])
+    r = CliRunner().invoke(
+        app, ["--db", str(path), "--embedder", "hashing", "ask", "which PR fixes issue #141?", "--json"]
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert set(out) == KEYS and out["refs"] == ["pr:162"]
@@ -164,12 +214,14 @@ def test_mcp_ask_tool(eng):
     pytest.importorskip("mcp.server")
     import anyio
     from mcp import Client, StdioServerParameters
+
     path = eng.store.path
     eng.close()
 
     async def main():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "neurongraph.mcp", "--db", str(path),
-                                                                     "--embedder", "hashing"])
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "neurongraph.mcp", "--db", str(path), "--embedder", "hashing"]
+        )
         async with Client(params, read_timeout_seconds=30) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             d = " ".join(tools["ask"].description.split())
@@ -177,10 +229,16 @@ def test_mcp_ask_tool(eng):
             assert tools["ask"].input_schema["additionalProperties"] is False
             res = (await c.call_tool("ask", {"question": "which PR fixes issue #141?"})).structured_content
             assert res["refs"] == ["pr:162"]
-            rec = await c.call_tool("record_source_use", {
-                "trace_id": res["trace_id"], "idempotency_key": "k1",
-                "events": [{"node_id": "pr:162", "stage": s} for s in ("selected", "validated", "used")]})
+            rec = await c.call_tool(
+                "record_source_use",
+                {
+                    "trace_id": res["trace_id"],
+                    "idempotency_key": "k1",
+                    "events": [{"node_id": "pr:162", "stage": s} for s in ("selected", "validated", "used")],
+                },
+            )
             assert not rec.is_error, rec.content[0].text
             bad = await c.call_tool("ask", {"question": "x", "mode": "sql"})
             assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"
+
     anyio.run(main)

@@ -3,6 +3,7 @@ local HTTP server on loopback that speaks each provider's protocol and returns s
 tool_use blocks / OpenAI tool_calls, malformed output, a write query from the "model", hallucinated refs,
 server errors and a slow reply — and the engine must stay read-only, repair once, fall back, and never
 leak the key."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,11 @@ import neurongraph as ngr  # noqa: E402
 from neurongraph.ask.llm import AnthropicLLM, OpenAILLM, make_llm  # noqa: E402
 
 KEY = "sk-test-SECRET-never-in-a-trace-0123456789"
-GOOD = {"cypher": "MATCH (p:pr)-[:fixes]->(i:Node {id: $i}) RETURN p.id AS id, p.title AS title",
-        "params": {"i": "issue:141"}, "explanation": "PRs with a fixes edge to the issue"}
+GOOD = {
+    "cypher": "MATCH (p:pr)-[:fixes]->(i:Node {id: $i}) RETURN p.id AS id, p.title AS title",
+    "params": {"i": "issue:141"},
+    "explanation": "PRs with a fixes edge to the issue",
+}
 
 
 class Script:
@@ -42,7 +46,7 @@ def server():
     script = Script()
 
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):   # quiet
+        def log_message(self, *a):  # quiet
             pass
 
         def do_POST(self):
@@ -77,9 +81,13 @@ def server():
 def eng(tmp_path):
     e = ngr.open(tmp_path / "ngr.db", embedder="hashing")
     try:
-        e.add_nodes([ngr.Node("issue:141", "issue", "Wrong prices shown", "Stale cached pages showed old prices."),
-                     ngr.Node("pr:162", "pr", "Price invalidation", "Drops cached pages on price change."),
-                     ngr.Node("pr:118", "pr", "Add page cache", "Caches rendered pages for ten minutes.")])
+        e.add_nodes(
+            [
+                ngr.Node("issue:141", "issue", "Wrong prices shown", "Stale cached pages showed old prices."),
+                ngr.Node("pr:162", "pr", "Price invalidation", "Drops cached pages on price change."),
+                ngr.Node("pr:118", "pr", "Add page cache", "Caches rendered pages for ten minutes."),
+            ]
+        )
         e.add_edges([("pr:162", "fixes", "issue:141"), ("issue:141", "caused_by", "pr:118")])
         yield e
     finally:
@@ -88,29 +96,63 @@ def eng(tmp_path):
 
 # ------------------------------------------------------------------ protocol replies
 def a_tool(name, inp, i=1):
-    return {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "tool_use",
-            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": inp}]}
+    return {
+        "id": f"msg_{i}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": inp}],
+    }
 
 
 def a_text(text):
-    return {"id": "msg_t", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
-            "content": [{"type": "text", "text": text}]}
+    return {
+        "id": "msg_t",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "content": [{"type": "text", "text": text}],
+    }
 
 
 def o_tool(name, arguments: str, i=1):
-    return {"id": f"chatcmpl-{i}", "object": "chat.completion", "created": 0, "model": "local-model",
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": None,
-                "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}]}}]}
+    return {
+        "id": f"chatcmpl-{i}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "local-model",
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                    ],
+                },
+            }
+        ],
+    }
 
 
 def o_text(text):
-    return {"id": "chatcmpl-t", "object": "chat.completion", "created": 0, "model": "local-model",
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
+    return {
+        "id": "chatcmpl-t",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "local-model",
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+    }
 
 
 def no_key_anywhere(eng, res):
@@ -133,14 +175,14 @@ def test_anthropic_tool_use_forced_cached_schema_and_hallucinated_refs(eng, serv
     assert res["refs"] == ["pr:162"] and res["dropped_refs"] == ["pr:999"]
     assert "pr:999" not in res["answer"] and res["answer"].endswith("[refs: pr:162]")
     route, gen, synth = script.requests
-    for r in script.requests:   # the SDK sends the key (x-api-key or a bearer token, by SDK version), nothing else does
+    for r in script.requests:  # the SDK sends the key (x-api-key or a bearer token, by SDK version), nothing else does
         h = {k.lower(): v for k, v in r["headers"].items()}
         assert r["path"] == "/v1/messages" and KEY in (h.get("x-api-key"), h.get("authorization", "")[7:])
     assert route["body"]["tool_choice"] == {"type": "tool", "name": "route_query"}
     assert gen["body"]["tool_choice"] == {"type": "tool", "name": "run_cypher"}
     sysblock = gen["body"]["system"][0]
     assert sysblock["cache_control"] == {"type": "ephemeral"} and "(:pr)-[:fixes]->(:issue)" in sysblock["text"]
-    assert "Price invalidation" in synth["body"]["messages"][0]["content"]     # synthesis sees only the results
+    assert "Price invalidation" in synth["body"]["messages"][0]["content"]  # synthesis sees only the results
     no_key_anywhere(eng, res)
 
 
@@ -157,13 +199,13 @@ def test_anthropic_write_query_from_the_model_is_refused_then_repaired(eng, serv
     assert repair[1]["content"][0]["type"] == "tool_use" and repair[1]["content"][0]["id"] == "toolu_1"
     result = repair[2]["content"][0]
     assert result["type"] == "tool_result" and result["is_error"] and "error[read_only]" in result["content"]
-    assert eng.cypher("MATCH (n) RETURN count(n) AS c")["rows"] == [{"c": 3}]   # nothing was deleted
+    assert eng.cypher("MATCH (n) RETURN count(n) AS c")["rows"] == [{"c": 3}]  # nothing was deleted
 
 
 def test_anthropic_malformed_twice_falls_back_to_rules(eng, server):
     script, url = server
-    script.add(a_text("Sure! MATCH (n) RETURN n"))            # no tool_use at all
-    script.add(a_tool("run_cypher", {"explanation": "no query"}))   # tool_use without cypher
+    script.add(a_text("Sure! MATCH (n) RETURN n"))  # no tool_use at all
+    script.add(a_tool("run_cypher", {"explanation": "no query"}))  # tool_use without cypher
     script.add(a_text("The fix is pr:162. [refs: pr:162]"))
     llm = AnthropicLLM("claude-test", api_key=KEY, base_url=url, timeout=5, max_retries=0)
     res = eng.ask("which PR fixes issue #141?", mode="graph", llm=llm)
@@ -200,9 +242,11 @@ def test_anthropic_timeout(eng, server):
 def test_openai_tool_calls_malformed_json_repaired_and_refs_checked(eng, server):
     script, url = server
     script.add(o_tool("route_query", json.dumps({"mode": "hybrid", "reason": "both"})))
-    script.add(o_tool("run_cypher", '{"cypher": "MATCH (p:pr', 1))            # truncated JSON
+    script.add(o_tool("run_cypher", '{"cypher": "MATCH (p:pr', 1))  # truncated JSON
     script.add(o_tool("run_cypher", json.dumps(GOOD), 2))
-    script.add(o_text("pr:162 fixes it, see also issue:141 and commit:deadbeef. [refs: pr:162, issue:141, commit:deadbeef]"))
+    script.add(
+        o_text("pr:162 fixes it, see also issue:141 and commit:deadbeef. [refs: pr:162, issue:141, commit:deadbeef]")
+    )
     llm = OpenAILLM("local-model", api_key=KEY, base_url=url + "/v1", timeout=5, max_retries=0)
     res = eng.ask("which PR fixes issue #141?", llm=llm)
     assert res["route"]["mode"] == "hybrid" and res["rows"] == [{"id": "pr:162", "title": "Price invalidation"}]
@@ -223,7 +267,7 @@ def test_openai_bad_route_and_write_query_twice(eng, server):
     script.add(o_tool("run_cypher", json.dumps({"cypher": "CREATE (n:Owned) RETURN n", "explanation": "x"})))
     script.add(o_tool("run_cypher", json.dumps({"cypher": "MATCH (n) SET n.title = 'x' RETURN n", "explanation": "y"})))
     script.add(o_text("Answer without refs."))
-    llm = OpenAILLM("local-model", base_url=url + "/v1", timeout=5, max_retries=0)   # local server: no key needed
+    llm = OpenAILLM("local-model", base_url=url + "/v1", timeout=5, max_retries=0)  # local server: no key needed
     res = eng.ask("which PR fixes issue #141?", llm=llm)
     assert "route failed: llm_output_error" in res["route"]["reason"]
     assert "failed twice (error[read_only], then error[read_only])" in res["route"]["reason"]
@@ -234,6 +278,7 @@ def test_openai_bad_route_and_write_query_twice(eng, server):
 
 def test_make_llm_config(monkeypatch):
     from neurongraph.errors import InvalidArgument
+
     assert make_llm(None) is None and make_llm("none") is None
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(InvalidArgument):

@@ -1,11 +1,13 @@
 """Path beam search: score modes, per-seed beams, cycles, typed multipliers."""
+
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neurongraph.graph.arrays import GraphArrays
 from neurongraph.graph.beam import beam_search
@@ -26,7 +28,7 @@ def test_mean_accepts_what_min_rejects():
     mn = beam_search(OFF, [0], QOFF, max_depth=2, beam_width=2, score_mode="min").as_dict()
     assert mean[2] == pytest.approx((0.9 + 0.05 + 0.95) / 3)
     assert mean[4] == pytest.approx((0.9 + 0.5 + 0.45) / 3)
-    assert mean[2] > mean[4]            # MEAN: the detour through X is outweighed by T
+    assert mean[2] > mean[4]  # MEAN: the detour through X is outweighed by T
     assert mn[2] == pytest.approx(0.05)  # MIN: the chain is as weak as X
     assert mn[4] == pytest.approx(0.45)
     assert mn[4] > mn[2]
@@ -57,7 +59,7 @@ def test_per_seed_beams_keep_the_weak_seed():
     shared = beam_search(g, [0, 4], q, max_depth=1, beam_width=2, per_seed=False)
     assert 5 in per.as_dict() and per.seed[list(per.nodes).index(5)] == 4
     assert per.as_dict()[5] == pytest.approx(0.25)
-    assert 5 not in shared.as_dict()              # the shared beam spent its width on A's side
+    assert 5 not in shared.as_dict()  # the shared beam spent its width on A's side
     assert set(shared.as_dict()) == {0, 4, 2, 3}
     assert set(per.as_dict()) == {0, 4, 2, 3, 5}
 
@@ -88,7 +90,7 @@ def test_typed_multipliers_lower_scores_only_when_layer_on():
     plain = beam_search(g, [0], q, max_depth=1)
     off = beam_search(g, [0], q, max_depth=1, query_types=(), alpha=0.5, beta=0.1)
     for a, b in zip(plain.__dict__.values(), off.__dict__.values()):
-        assert np.array_equal(a, b)   # layer off: bit-identical
+        assert np.array_equal(a, b)  # layer off: bit-identical
     on = beam_search(g, [0], q, max_depth=1, query_types=[3], alpha=0.5, beta=0.1).as_dict()
     assert on[1] == pytest.approx(0.7 * 0.5)
     assert on[2] == pytest.approx(0.7 * 0.1)

@@ -1,13 +1,14 @@
 """`ngr bench history`: pair extraction (each phrase form, sha prefix, squash and merge PRs, a revert)
 and a small end-to-end run, on a real repository made in the test."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
-from git_fixtures import Repo
 
 import neurongraph as ngr
+from git_fixtures import Repo
 from neurongraph.bench.history import SYSTEMS, extract_pairs, run_history_bench
 from neurongraph.ingest import sync_source
 from neurongraph.ingest.git import GitRepo
@@ -17,23 +18,31 @@ from neurongraph.ingest.refs import strip_refs
 @pytest.fixture
 def hist(tmp_path):
     r = Repo(tmp_path / "netkit")
-    r.base = r.commit("Initial import of the route tool", {"ip/route.c": "int route;\n", "ip/link.c": "int link;\n",
-                                                           "README": "netkit\n"})
+    r.base = r.commit(
+        "Initial import of the route tool",
+        {"ip/route.c": "int route;\n", "ip/link.c": "int link;\n", "README": "netkit\n"},
+    )
     r.o1 = r.commit("route: add multipath nexthop weights", {"ip/route.c": "int route; int weight;\n"})
     r.o2 = r.commit("Add bridge vlan tunnel mapping (#40)", {"bridge/vlan.c": "int tunnel;\n"})
     r.git("checkout", "-q", "-b", "stats")
     r.commit("link: print 64-bit statistics", {"ip/link.c": "long stats;\n"})
     r.git("checkout", "-q", "main")
     r.t += 3600
-    r.git("merge", "-q", "--no-ff", "stats", "-m", "Merge pull request #41 from dev/stats\n\nLink statistics in 64 bits")
+    r.git(
+        "merge", "-q", "--no-ff", "stats", "-m", "Merge pull request #41 from dev/stats\n\nLink statistics in 64 bits"
+    )
     r.o3 = r.git("rev-parse", "HEAD")
     r.noise = [r.commit(f"docs: typo fix {k}", {"README": f"netkit {k}\n"}) for k in range(3)]
-    r.f1 = r.commit(f"route: weights overflow with many hops\n\nFixes: {r.o1[:12]} (\"route: add multipath nexthop weights\")",
-                    {"ip/route.c": "long route; int weight;\n"})
-    r.f2 = r.commit("Tunnel ids lost on vlan delete (#45)\n\nThis is a regression from #40.", {"bridge/vlan.c": "long tunnel;\n"})
+    r.f1 = r.commit(
+        f'route: weights overflow with many hops\n\nFixes: {r.o1[:12]} ("route: add multipath nexthop weights")',
+        {"ip/route.c": "long route; int weight;\n"},
+    )
+    r.f2 = r.commit(
+        "Tunnel ids lost on vlan delete (#45)\n\nThis is a regression from #40.", {"bridge/vlan.c": "long tunnel;\n"}
+    )
     r.f3 = r.commit("Counters wrap on 32-bit hosts\n\nFollow-up to #41.", {"ip/link.c": "unsigned long stats;\n"})
     r.f4 = r.commit("Route weights: clamp at 255\n\nIntroduced in " + r.o1[:10] + ".", {"ip/route.c": "int w;\n"})
-    r.rv = r.commit(f"Revert \"docs: typo fix 2\"\n\nThis reverts commit {r.noise[2]}.", {"README": "netkit 1\n"})
+    r.rv = r.commit(f'Revert "docs: typo fix 2"\n\nThis reverts commit {r.noise[2]}.', {"README": "netkit 1\n"})
     return r
 
 
@@ -43,10 +52,10 @@ def test_pair_extraction(hist, tmp_path):
         pairs, stats = extract_pairs(eng, GitRepo(hist.path))
     by_fix = {p.fix.split(":")[1]: p for p in pairs}
     c = lambda s: "commit:" + s  # noqa: E731
-    assert by_fix[hist.f1].kind == "fixes" and by_fix[hist.f1].origins == [c(hist.o1)]      # sha prefix
+    assert by_fix[hist.f1].kind == "fixes" and by_fix[hist.f1].origins == [c(hist.o1)]  # sha prefix
     assert by_fix[hist.f2].kind == "follow_up" and by_fix[hist.f2].origins == [c(hist.o2)]  # "#40" -> squash
-    assert by_fix[hist.f3].origins == [c(hist.o3)]                                          # "#41" -> merge commit
-    assert by_fix[hist.f4].origins == [c(hist.o1)]                                          # phrase + sha
+    assert by_fix[hist.f3].origins == [c(hist.o3)]  # "#41" -> merge commit
+    assert by_fix[hist.f4].origins == [c(hist.o1)]  # phrase + sha
     assert by_fix[hist.rv].kind == "revert" and by_fix[hist.rv].origins == [c(hist.noise[2])]
     assert stats["pairs"] == 4 and stats["reverts"] == 1
     # the question names no reference and carries F's paths; it is asked as of F's parent
@@ -75,16 +84,36 @@ def test_small_end_to_end_run(hist, tmp_path):
     assert all(pp["rank"]["ngr"] is None or pp["rank"]["ngr"] >= 1 for pp in res["per_pair"])
     lr = res["learning"]
     assert lr["drift_changed_rankings"] == 0 and lr["past"] + lr["future"] == 4
-    json.dumps(res, allow_nan=False)   # strict JSON
+    json.dumps(res, allow_nan=False)  # strict JSON
 
 
 def test_cli_bench_history(hist, tmp_path):
     from typer.testing import CliRunner
+
     from neurongraph.cli.main import app
+
     out = tmp_path / "r.json"
-    r = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "history", "--repo", str(hist.path), "--db",
-                                 str(tmp_path / "c.db"), "--system", "paths", "--system", "ngr", "--no-learning",
-                                 "--out", str(out), "--json"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "--embedder",
+            "hashing",
+            "bench",
+            "history",
+            "--repo",
+            str(hist.path),
+            "--db",
+            str(tmp_path / "c.db"),
+            "--system",
+            "paths",
+            "--system",
+            "ngr",
+            "--no-learning",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     res = json.loads(out.read_text())
     assert set(res["systems"]) == {"paths", "ngr"} and len(res["per_pair"]) == 4

@@ -1,4 +1,5 @@
 """The retrieval benchmark harness end to end on a tiny generated 2-hop dataset."""
+
 from __future__ import annotations
 
 import json
@@ -20,11 +21,23 @@ def make_dataset(folder):
     passages, queries = [], []
     for i, (person, town, book) in enumerate(zip(PEOPLE, TOWNS, BOOKS)):
         passages.append({"id": 2 * i, "title": book, "text": f"{book} is a novel written by {person} in {1950 + i}."})
-        passages.append({"id": 2 * i + 1, "title": person,
-                         "text": f"{person} grew up in {town}, a harbour settlement, and later taught music."})
-        queries.append({"qid": f"q{i}", "question": f"Where was the author of {book} born?",
-                        "answers": [town], "gold_ids": [2 * i, 2 * i + 1], "gold_titles": [book, person]})
-    for j in range(12):   # distractors
+        passages.append(
+            {
+                "id": 2 * i + 1,
+                "title": person,
+                "text": f"{person} grew up in {town}, a harbour settlement, and later taught music.",
+            }
+        )
+        queries.append(
+            {
+                "qid": f"q{i}",
+                "question": f"Where was the author of {book} born?",
+                "answers": [town],
+                "gold_ids": [2 * i, 2 * i + 1],
+                "gold_titles": [book, person],
+            }
+        )
+    for j in range(12):  # distractors
         passages.append({"id": 100 + j, "title": f"Filler {j}", "text": f"Unrelated notes about weather pattern {j}."})
     folder.mkdir()
     (folder / "corpus.jsonl").write_text("\n".join(json.dumps(p) for p in passages))
@@ -66,29 +79,79 @@ def test_bad_dataset_folder_is_a_clear_error(tmp_path):
 
 def test_cli_bench_retrieval_json(tmp_path):
     from typer.testing import CliRunner
+
     from neurongraph.cli.main import app
+
     folder = make_dataset(tmp_path / "tiny")
     out = tmp_path / "res.json"
-    r = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "retrieval", "--dataset", str(folder),
-                                 "--db", str(tmp_path / "b.db"), "--system", "hybrid", "--system", "ngr",
-                                 "--out", str(out), "--json"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "--embedder",
+            "hashing",
+            "bench",
+            "retrieval",
+            "--dataset",
+            str(folder),
+            "--db",
+            str(tmp_path / "b.db"),
+            "--system",
+            "hybrid",
+            "--system",
+            "ngr",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     res = json.loads(out.read_text())
     assert set(res["systems"]) == {"hybrid", "ngr"} and res["dataset"] == "tiny"
     assert res["ingest"]["link"]["edges"] > 0
-    bad = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "retrieval", "--dataset", str(folder),
-                                   "--db", str(tmp_path / "b.db"), "--system", "nope", "--json"])
+    bad = CliRunner().invoke(
+        app,
+        [
+            "--embedder",
+            "hashing",
+            "bench",
+            "retrieval",
+            "--dataset",
+            str(folder),
+            "--db",
+            str(tmp_path / "b.db"),
+            "--system",
+            "nope",
+            "--json",
+        ],
+    )
     assert bad.exit_code == 2 and "unknown system" in bad.output
 
 
 def test_cli_ingest_link_and_search_channels(tmp_path):
     from typer.testing import CliRunner
+
     from neurongraph.cli.main import app
+
     f = tmp_path / "items.jsonl"
-    f.write_text("\n".join(json.dumps(x) for x in [
-        {"id": "issue:12", "type": "issue", "title": "Crash on start", "text": "The app crashes when the cache is cold."},
-        {"id": "pr:40", "type": "pull_request", "title": "Warm the cache", "text": "Fixes #12 by warming the cache first."},
-    ]))
+    f.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {
+                    "id": "issue:12",
+                    "type": "issue",
+                    "title": "Crash on start",
+                    "text": "The app crashes when the cache is cold.",
+                },
+                {
+                    "id": "pr:40",
+                    "type": "pull_request",
+                    "title": "Warm the cache",
+                    "text": "Fixes #12 by warming the cache first.",
+                },
+            ]
+        )
+    )
     base = ["--embedder", "hashing", "--db", str(tmp_path / "s.db")]
     r = CliRunner().invoke(app, base + ["ingest", str(f), "--link", "--json"])
     assert r.exit_code == 0, r.output

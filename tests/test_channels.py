@@ -1,4 +1,5 @@
 """Every graph channel is selectable per search call, explained, and stored in the trace."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,11 +9,27 @@ from neurongraph.errors import InvalidArgument
 from neurongraph.graph.strategies import Eager, Mmr
 
 NODES = [
-    ngr.Node("decision:1", "decision", "Adopt PostgreSQL", "We adopt PostgreSQL for the billing ledger.", {"team": "billing"}),
-    ngr.Node("pr:2", "pull_request", "Migrate ledger tables", "Schema migration scripts and rollout plan.", {"team": "billing"}),
-    ngr.Node("issue:3", "issue", "Rollback after lock timeouts", "Lock timeouts during migration forced a rollback.", {"team": "ops"}),
+    ngr.Node(
+        "decision:1", "decision", "Adopt PostgreSQL", "We adopt PostgreSQL for the billing ledger.", {"team": "billing"}
+    ),
+    ngr.Node(
+        "pr:2",
+        "pull_request",
+        "Migrate ledger tables",
+        "Schema migration scripts and rollout plan.",
+        {"team": "billing"},
+    ),
+    ngr.Node(
+        "issue:3",
+        "issue",
+        "Rollback after lock timeouts",
+        "Lock timeouts during migration forced a rollback.",
+        {"team": "ops"},
+    ),
     ngr.Node("wiki:4", "wiki", "Office plants", "Watering schedule for the ferns.", {"team": "facilities"}),
-    ngr.Node("note:5", "note", "Billing team offsite", "Agenda for the offsite.", {"team": "billing", "cites": "decision:1"}),
+    ngr.Node(
+        "note:5", "note", "Billing team offsite", "Agenda for the offsite.", {"team": "billing", "cites": "decision:1"}
+    ),
 ]
 EDGES = [("decision:1", "implemented_by", "pr:2"), ("pr:2", "corrected_by", "issue:3")]
 
@@ -53,9 +70,13 @@ def test_per_call_strategy_override_leaves_default(eng):
 
 
 def test_metadata_edges_link_shared_values(eng):
-    res = eng.search("adopt PostgreSQL decision", strategy=Eager(select_k=5, start_k=1, max_depth=1),
-                     metadata_edges=[("team", "team")], limit=5)
-    hit = next(h for h in res if h.id == "note:5")   # no graph edge: reached through team=billing
+    res = eng.search(
+        "adopt PostgreSQL decision",
+        strategy=Eager(select_k=5, start_k=1, max_depth=1),
+        metadata_edges=[("team", "team")],
+        limit=5,
+    )
+    hit = next(h for h in res if h.id == "note:5")  # no graph edge: reached through team=billing
     assert hit.paths[0]["edges"][0]["rel"].endswith("=billing")
 
 
@@ -65,8 +86,16 @@ def test_strategy_caps_are_enforced_through_search(eng):
     assert not deep
 
 
-@pytest.mark.parametrize("bad", [dict(channel="teleport"), dict(beam_mode="max"), dict(ppr_damping=1.0),
-                                 dict(strategy="mmr"), dict(metadata_edges=[("team",)])])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(channel="teleport"),
+        dict(beam_mode="max"),
+        dict(ppr_damping=1.0),
+        dict(strategy="mmr"),
+        dict(metadata_edges=[("team",)]),
+    ],
+)
 def test_bad_channel_options_are_typed_errors(eng, bad):
     with pytest.raises(InvalidArgument):
         eng.search("x", **bad)

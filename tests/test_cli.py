@@ -4,6 +4,7 @@ Everything runs with ``--embedder hashing`` (fast, not semantic) against real
 SQLite files in temp dirs; one test marked ``model`` runs the demo with the
 real embedding model.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,13 +28,26 @@ def jline(**d):
 
 
 SMALL = [
-    jline(kind="node", id="adr:1", type="decision", title="Use Redis for the page cache",
-          text="Product pages are cached in Redis for ten minutes."),
+    jline(
+        kind="node",
+        id="adr:1",
+        type="decision",
+        title="Use Redis for the page cache",
+        text="Product pages are cached in Redis for ten minutes.",
+    ),
     jline(kind="node", id="pr:10", type="pr", title="Add Redis page cache", text="Implements the page cache decision."),
-    jline(id="issue:5", type="issue", title="Stale prices on product pages",
-          text="Customers saw old prices after a price change."),
-    jline(id="pr:20", type="pr", title="Invalidate rendered pages on price events",
-          text="Drop per-instance copies when price_changed arrives."),
+    jline(
+        id="issue:5",
+        type="issue",
+        title="Stale prices on product pages",
+        text="Customers saw old prices after a price change.",
+    ),
+    jline(
+        id="pr:20",
+        type="pr",
+        title="Invalidate rendered pages on price events",
+        text="Drop per-instance copies when price_changed arrives.",
+    ),
     jline(kind="edge", src="pr:10", rel="implements", dst="adr:1"),
     jline(src="issue:5", rel="caused_by", dst="pr:10"),
     jline(src="issue:5", rel="fixed_by", dst="pr:20", weight=0.9),
@@ -78,8 +92,8 @@ def test_ingest_small_file_with_progress_and_summary(tmp_path):
     r = ngr(db, "ingest", str(f))
     assert r.exit_code == 0, r.output
     assert "ingested 4 nodes" in r.stdout and "3 edges" in r.stdout
-    assert "4/4" in r.stderr      # the progress bar (final state) went to stderr
-    r = ngr(db, "ingest", str(f), "--json")   # re-ingest: nothing new, nothing re-embedded
+    assert "4/4" in r.stderr  # the progress bar (final state) went to stderr
+    r = ngr(db, "ingest", str(f), "--json")  # re-ingest: nothing new, nothing re-embedded
     s = json.loads(r.stdout)
     assert (s["nodes"], s["edges"], s["new_nodes"], s["new_edges"], s["embedded"]) == (4, 3, 0, 0, 0)
     assert s["store_nodes"] == 4 and s["store_edges"] == 3 and s["embedder"].startswith("hashing")
@@ -87,17 +101,20 @@ def test_ingest_small_file_with_progress_and_summary(tmp_path):
 
 def test_ingest_with_bad_lines_writes_nothing_and_names_every_line(loaded, tmp_path):
     before = counts(loaded)
-    bad = write(tmp_path / "bad.jsonl", [
-        jline(id="ok:1", title="fine", text="fine"),                 # 1 ok
-        '{"id": "broken", "title": ',                                 # 2 bad JSON
-        jline(id="x", colour="red"),                                  # 3 unknown field
-        jline(src="ok:1", rel="refs", dst="nowhere"),                 # 4 unknown endpoint
-        jline(src="ok:1", rel="refs", dst="adr:1"),                   # 5 ok: endpoint in the store
-        jline(id="y", confidence=3),                                  # 6 bad value
-        jline(kind="thing", id="z"),                                  # 7 unknown kind
-        "[1, 2]",                                                     # 8 not an object
-        jline(title="no id or src"),                                  # 9 cannot classify
-    ])
+    bad = write(
+        tmp_path / "bad.jsonl",
+        [
+            jline(id="ok:1", title="fine", text="fine"),  # 1 ok
+            '{"id": "broken", "title": ',  # 2 bad JSON
+            jline(id="x", colour="red"),  # 3 unknown field
+            jline(src="ok:1", rel="refs", dst="nowhere"),  # 4 unknown endpoint
+            jline(src="ok:1", rel="refs", dst="adr:1"),  # 5 ok: endpoint in the store
+            jline(id="y", confidence=3),  # 6 bad value
+            jline(kind="thing", id="z"),  # 7 unknown kind
+            "[1, 2]",  # 8 not an object
+            jline(title="no id or src"),  # 9 cannot classify
+        ],
+    )
     r = ngr(loaded, "ingest", str(bad))
     assert r.exit_code == 2
     assert "Traceback" not in r.output
@@ -134,7 +151,7 @@ def test_ingest_bad_paths_are_one_line_errors(tmp_path, case):
 
 
 def test_bad_db_paths(tmp_path):
-    r = ngr(tmp_path, "init")                       # a directory as --db
+    r = ngr(tmp_path, "init")  # a directory as --db
     assert r.exit_code == 2 and "error[invalid_argument]" in r.stderr and "directory" in r.stderr
     notdb = tmp_path / "notes.txt"
     notdb.write_text("this is not a database\n" * 100)
@@ -205,6 +222,7 @@ def test_demo_with_hashing_embedder(tmp_path):
 
 def test_demo_corpus_is_valid_and_multilingual():
     from importlib import resources
+
     lines = resources.files("neurongraph.cli").joinpath("demo_corpus.jsonl").read_text("utf-8").splitlines()
     rows = [json.loads(x) for x in lines if x.strip()]
     nodes = [r for r in rows if r["kind"] == "node"]
@@ -220,8 +238,16 @@ def test_bench_perf_small(tmp_path):
     r = runner.invoke(app, ["bench", "perf", "--nodes", "2000", "--queries", "30", "--json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    for k in ("embedder", "ingest_nodes_per_s", "ingest_edges_per_s", "search_p50_ms", "search_p95_ms",
-              "search_p99_ms", "search_p50_ms_by_stage", "peak_rss_mb"):
+    for k in (
+        "embedder",
+        "ingest_nodes_per_s",
+        "ingest_edges_per_s",
+        "search_p50_ms",
+        "search_p95_ms",
+        "search_p99_ms",
+        "search_p50_ms_by_stage",
+        "peak_rss_mb",
+    ):
         assert k in d, k
     assert d["nodes"] == 2000 and 5000 < d["edges"] <= 6000
     assert {"lexical", "dense", "graph"} <= set(d["search_p50_ms_by_stage"])
@@ -239,9 +265,14 @@ def test_demo_with_real_model(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["ingest"]["embedder"].startswith("st:")
-    improved = [q for q in d["queries"] if q["target_rank_with_graph"]
-                and (q["target_rank_hybrid_only"] or 99) > q["target_rank_with_graph"]]
-    assert len(improved) >= 3, [(q["query"], q["target_rank_hybrid_only"], q["target_rank_with_graph"]) for q in d["queries"]]
+    improved = [
+        q
+        for q in d["queries"]
+        if q["target_rank_with_graph"] and (q["target_rank_hybrid_only"] or 99) > q["target_rank_with_graph"]
+    ]
+    assert len(improved) >= 3, [
+        (q["query"], q["target_rank_hybrid_only"], q["target_rank_with_graph"]) for q in d["queries"]
+    ]
     for q in improved:
         hit = next(h for h in q["result"]["hits"] if h["id"] == q["target"])
         assert hit["paths"], q["query"]

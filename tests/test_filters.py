@@ -6,6 +6,7 @@ The rule under test: a filtered node is not in the graph for that search — nev
 candidate or a seed, and no graph channel walks through it (nor along its edges).  A filter judges
 only nodes that carry its field, so timeless nodes (files, wiki pages) are always visible to ``as_of``.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,20 +34,61 @@ def corpus():
     """A small history.  The chain commit:a (old) -> commit:b (new) -> commit:c (old): c is reachable
     from a only through b.  issue:1 carries an ISO-8601 time; files and the wiki page have none."""
     nodes = [
-        N("commit:a", "commit", "Add page cache for product listing", "Cache rendered product pages in redis.",
-          {"time": T0, "source": "shop", "author": "ann"}),
-        N("commit:b", "commit", "Tune eviction", "Lower the ttl to five minutes.",
-          {"time": T0 + 30 * DAY, "source": "shop", "author": "bob"}),
-        N("commit:c", "commit", "Warm startup buffers", "Preallocate arenas during boot.",
-          {"time": T0 + 10 * DAY, "source": "shop", "author": "cy"}),
-        N("issue:1", "issue", "Stale prices in page cache", "Customers see old prices after a price change.",
-          {"time": "2020-09-20T12:00:00Z", "source": "shop", "state": "open", "number": 1, "labels": ["bug", "cache"]}),
-        N("issue:2", "issue", "Page cache too large", "The redis page cache grows without bound.",
-          {"time": T0 + 40 * DAY, "source": "shop", "state": "closed", "number": 2}),
-        N("issue:3", "issue", "Cache misses on login page", "The login page is never cached.",
-          {"time": T0 + 5 * DAY, "source": "blog", "state": "open", "number": 3, "draft": False}),
-        N("pr:9", "pull_request", "Invalidate cached pages on price events", "Drop cached copies when prices change.",
-          {"time": T0 + 20 * DAY, "source": "shop", "state": "merged"}),
+        N(
+            "commit:a",
+            "commit",
+            "Add page cache for product listing",
+            "Cache rendered product pages in redis.",
+            {"time": T0, "source": "shop", "author": "ann"},
+        ),
+        N(
+            "commit:b",
+            "commit",
+            "Tune eviction",
+            "Lower the ttl to five minutes.",
+            {"time": T0 + 30 * DAY, "source": "shop", "author": "bob"},
+        ),
+        N(
+            "commit:c",
+            "commit",
+            "Warm startup buffers",
+            "Preallocate arenas during boot.",
+            {"time": T0 + 10 * DAY, "source": "shop", "author": "cy"},
+        ),
+        N(
+            "issue:1",
+            "issue",
+            "Stale prices in page cache",
+            "Customers see old prices after a price change.",
+            {
+                "time": "2020-09-20T12:00:00Z",
+                "source": "shop",
+                "state": "open",
+                "number": 1,
+                "labels": ["bug", "cache"],
+            },
+        ),
+        N(
+            "issue:2",
+            "issue",
+            "Page cache too large",
+            "The redis page cache grows without bound.",
+            {"time": T0 + 40 * DAY, "source": "shop", "state": "closed", "number": 2},
+        ),
+        N(
+            "issue:3",
+            "issue",
+            "Cache misses on login page",
+            "The login page is never cached.",
+            {"time": T0 + 5 * DAY, "source": "blog", "state": "open", "number": 3, "draft": False},
+        ),
+        N(
+            "pr:9",
+            "pull_request",
+            "Invalidate cached pages on price events",
+            "Drop cached copies when prices change.",
+            {"time": T0 + 20 * DAY, "source": "shop", "state": "merged"},
+        ),
         N("file:src/cache.py", "file", "src/cache.py", "page cache module", {"source": "shop"}),
         N("file:src/boot.py", "file", "src/boot.py", "startup module", {}),
         N("wiki:cache", "wiki", "Caching guide", "How the page cache and redis work together.", {}),
@@ -65,11 +107,18 @@ def corpus():
     return nodes, edges
 
 
-TIMES = {"commit:a": T0, "commit:b": T0 + 30 * DAY, "commit:c": T0 + 10 * DAY, "issue:1": 1600603200.0,
-         "issue:2": T0 + 40 * DAY, "issue:3": T0 + 5 * DAY, "pr:9": T0 + 20 * DAY}
+TIMES = {
+    "commit:a": T0,
+    "commit:b": T0 + 30 * DAY,
+    "commit:c": T0 + 10 * DAY,
+    "issue:1": 1600603200.0,
+    "issue:2": T0 + 40 * DAY,
+    "issue:3": T0 + 5 * DAY,
+    "pr:9": T0 + 20 * DAY,
+}
 GOLDEN_QUERIES = ["page cache redis", "stale prices", "startup arenas boot", "login cache misses"]
-CHAIN_QUERY = "Add page cache for product listing"   # matches commit:a; commit:c only through commit:b
-BETWEEN = T0 + 15 * DAY                              # after a and c, before b
+CHAIN_QUERY = "Add page cache for product listing"  # matches commit:a; commit:c only through commit:b
+BETWEEN = T0 + 15 * DAY  # after a and c, before b
 
 
 @pytest.fixture
@@ -112,8 +161,10 @@ def snapshot_results(eng):
     for q in GOLDEN_QUERIES:
         for ch in CHANNELS:
             res = eng.search(q, limit=8, channel=ch, record=False, recency_weight=0.0)
-            out[f"{q}|{ch}"] = [[h.id, {k: float(v) for k, v in h.scores.items()}, h.ranks,
-                                 [p["nodes"] for p in h.paths], h.seed] for h in res.hits] + [res.seeds]
+            out[f"{q}|{ch}"] = [
+                [h.id, {k: float(v) for k, v in h.scores.items()}, h.ranks, [p["nodes"] for p in h.paths], h.seed]
+                for h in res.hits
+            ] + [res.seeds]
     return out
 
 
@@ -134,8 +185,13 @@ def test_a_mask_that_hides_nothing_changes_nothing(eng):
         for ch in CHANNELS:
             cfg = eng.config.replace(channel=ch, limit=8)
             qv = eng.embed_query(q)
-            kw = dict(lexical_search=eng.store.lexical_search, vectors=eng.vectors, graph=eng.graph,
-                      rel_ids=eng._rel_ids, allowed=eng._type_mask(()))
+            kw = dict(
+                lexical_search=eng.store.lexical_search,
+                vectors=eng.vectors,
+                graph=eng.graph,
+                rel_ids=eng._rel_ids,
+                allowed=eng._type_mask(()),
+            )
             a = rank(q, qv, cfg, **kw)
             b = rank(q, qv, cfg, **kw, visible=np.ones(eng._alive.shape[0], bool))
             assert a.nodes.tolist() == b.nodes.tolist(), (q, ch)
@@ -143,8 +199,9 @@ def test_a_mask_that_hides_nothing_changes_nothing(eng):
                 assert np.array_equal(a.scores[k], b.scores[k]), (q, ch, k)
         # (recency off: a far as_of moves the "now" the recency prior measures age from)
         base = eng.search(q, limit=8, record=False, recency_weight=0.0)
-        wide = eng.search(q, limit=8, record=False, as_of=T0 + 999 * DAY, since=0, sources=["shop", "blog"],
-                          recency_weight=0.0)
+        wide = eng.search(
+            q, limit=8, record=False, as_of=T0 + 999 * DAY, since=0, sources=["shop", "blog"], recency_weight=0.0
+        )
         assert [(h.id, h.scores) for h in base] == [(h.id, h.scores) for h in wide]
 
 
@@ -156,7 +213,7 @@ def test_as_of_a_later_node_never_appears_and_never_bridges(eng, channel):
     past = eng.search(CHAIN_QUERY, limit=10, channel=channel, as_of=BETWEEN, record=False)
     seen = visited(past)
     assert "commit:a" in ids(past)
-    assert not seen & {"commit:b", "issue:2", "pr:9"}, seen   # all later than BETWEEN
+    assert not seen & {"commit:b", "issue:2", "pr:9"}, seen  # all later than BETWEEN
     c = hit(past, "commit:c")
     # commit:c is older than BETWEEN but reachable from the seed only through commit:b
     assert c is None or (c.scores["graph"] == 0 and not c.paths), c
@@ -188,14 +245,23 @@ def test_as_of_accepts_iso_8601_and_metadata_times_may_be_iso(eng):
 def test_event_times_follow_the_change_feed_also_from_another_engine(db, eng):
     assert "commit:c" in ids(eng.search("Warm startup buffers", as_of=BETWEEN, record=False))
     other = ngr.open(db, embedder="hashing")
-    try:   # another process moves commit:c after BETWEEN; this engine learns it from the change feed
-        other.add_nodes([N("commit:c", "commit", "Warm startup buffers", "Preallocate arenas during boot.",
-                           {"time": T0 + 60 * DAY, "source": "shop"})])
+    try:  # another process moves commit:c after BETWEEN; this engine learns it from the change feed
+        other.add_nodes(
+            [
+                N(
+                    "commit:c",
+                    "commit",
+                    "Warm startup buffers",
+                    "Preallocate arenas during boot.",
+                    {"time": T0 + 60 * DAY, "source": "shop"},
+                )
+            ]
+        )
     finally:
         other.close()
     assert "commit:c" not in visited(eng.search("Warm startup buffers", as_of=BETWEEN, record=False))
     eng.add_nodes([N("commit:c", "commit", "Warm startup buffers", "Preallocate arenas during boot.", {})])
-    assert "commit:c" in ids(eng.search("Warm startup buffers", as_of=BETWEEN, record=False))   # timeless now
+    assert "commit:c" in ids(eng.search("Warm startup buffers", as_of=BETWEEN, record=False))  # timeless now
 
 
 def test_a_filter_leaving_few_rows_scores_them_exactly_instead_of_through_the_ivf(eng):
@@ -213,7 +279,7 @@ def test_since_until_range(eng):
     res = eng.search("page cache prices commit", limit=10, since=T0 + 4 * DAY, until=T0 + 25 * DAY, record=False)
     timed = [i for i in visited(res) if i in TIMES]
     assert timed and all(T0 + 4 * DAY <= TIMES[i] <= T0 + 25 * DAY for i in timed), timed
-    assert "commit:a" not in visited(res)   # before the range: not even a bridge
+    assert "commit:a" not in visited(res)  # before the range: not even a bridge
     with pytest.raises(InvalidArgument, match="since"):
         eng.search("x", since=T0 + DAY, until=T0)
 
@@ -231,8 +297,8 @@ def test_sources_filter(eng):
 def test_where_metadata_equality(eng):
     res = eng.search("page cache prices", limit=10, where={"state": "open"}, record=False)
     assert "issue:1" in ids(res)
-    assert not visited(res) & {"issue:2", "pr:9"}   # closed / merged: neither hits nor bridges
-    assert "commit:a" in ids(res)                   # no state: not judged by it
+    assert not visited(res) & {"issue:2", "pr:9"}  # closed / merged: neither hits nor bridges
+    assert "commit:a" in ids(res)  # no state: not judged by it
     # a list value matches by element; numbers are not strings; booleans are not numbers
     lab = eng.search("page cache login stale", limit=10, where={"labels": "regression"}, record=False)
     assert "issue:1" not in visited(lab)
@@ -248,25 +314,39 @@ def test_where_metadata_equality(eng):
 def test_types_still_restrict_hits_only(eng):
     res = eng.search(CHAIN_QUERY, limit=10, result_types=("issue",), record=False)
     assert set(ids(res)) <= {"issue:1", "issue:2", "issue:3"}
-    assert any(h.paths and h.paths[0]["nodes"][0] == "commit:a" for h in res.hits)   # commits still link
+    assert any(h.paths and h.paths[0]["nodes"][0] == "commit:a" for h in res.hits)  # commits still link
 
 
 def test_filters_are_stored_in_the_trace(eng):
-    res = eng.search("stale prices", as_of="2020-10-01", sources=["shop"], where={"state": "open"},
-                     files=["src/cache.py"], since=0)
+    res = eng.search(
+        "stale prices", as_of="2020-10-01", sources=["shop"], where={"state": "open"}, files=["src/cache.py"], since=0
+    )
     p = eng.get_trace(res.trace_id)["params"]
     assert p["as_of"] == 1601510400.0 and p["since"] == 0.0 and p["until"] is None
     assert p["sources"] == ["shop"] and p["where"] == {"state": "open"} and p["files"] == ["src/cache.py"]
     assert p["file_seed_weight"] == 2.0 and p["file_overlap_weight"] == 0.5
 
 
-@pytest.mark.parametrize("kw, msg", [
-    ({"as_of": "yesterday"}, "as_of"), ({"as_of": True}, "as_of"), ({"until": float("nan")}, "until"),
-    ({"since": [1]}, "since"), ({"sources": [""]}, "sources"), ({"sources": [3]}, "sources"),
-    ({"sources": 3}, "sources"), ({"where": {"state": ["open"]}}, "where"), ({"where": {"state": None}}, "where"),
-    ({"where": {'a"b': 1}}, "where"), ({"where": {"": 1}}, "where"), ({"where": "state=open"}, "where"),
-    ({"where": (("a", 1), ("a", 2))}, "twice"), ({"files": [None]}, "files"), ({"file_seed_weight": -1}, "file_seed"),
-])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"as_of": "yesterday"}, "as_of"),
+        ({"as_of": True}, "as_of"),
+        ({"until": float("nan")}, "until"),
+        ({"since": [1]}, "since"),
+        ({"sources": [""]}, "sources"),
+        ({"sources": [3]}, "sources"),
+        ({"sources": 3}, "sources"),
+        ({"where": {"state": ["open"]}}, "where"),
+        ({"where": {"state": None}}, "where"),
+        ({"where": {'a"b': 1}}, "where"),
+        ({"where": {"": 1}}, "where"),
+        ({"where": "state=open"}, "where"),
+        ({"where": (("a", 1), ("a", 2))}, "twice"),
+        ({"files": [None]}, "files"),
+        ({"file_seed_weight": -1}, "file_seed"),
+    ],
+)
 def test_bad_filter_values_are_invalid_arguments(eng, kw, msg):
     with pytest.raises(InvalidArgument, match=msg):
         eng.search("page cache", **kw)
@@ -278,14 +358,14 @@ def test_files_become_extra_seeds_and_unknown_ones_are_reported(eng):
     assert "file:src/boot.py" not in plain.seeds
     res = eng.search("page cache", limit=10, files=["./src/boot.py", "src/nope.py"], record=False)
     assert "file:src/boot.py" in res.seeds and res.unknown_files == ["src/nope.py"]
-    assert "file:src/boot.py" not in ids(res)            # the agent's own file is a seed, not a hit
-    c = hit(res, "commit:c")                              # its history comes up through it
+    assert "file:src/boot.py" not in ids(res)  # the agent's own file is a seed, not a hit
+    c = hit(res, "commit:c")  # its history comes up through it
     assert c is not None and c.paths[0]["nodes"] == ["file:src/boot.py", "commit:c"]
     assert res.to_dict()["unknown_files"] == ["src/nope.py"] and "unknown_files" not in plain.to_dict()
     off = eng.search("page cache", limit=10, files=["src/boot.py"], file_seed_weight=0.0, record=False)
     assert "file:src/boot.py" not in off.seeds
     hidden = eng.search("page cache", limit=10, files=["src/cache.py"], sources=["blog"], record=False)
-    assert "file:src/cache.py" not in visited(hidden) and hidden.unknown_files == []   # filtered, not unknown
+    assert "file:src/cache.py" not in visited(hidden) and hidden.unknown_files == []  # filtered, not unknown
 
 
 # ------------------------------------------------------------------------------- store and snapshot
@@ -294,9 +374,11 @@ def test_migration_backfills_event_time_and_source(tmp_path):
     e = ngr.open(path, embedder="hashing")
     e.add_nodes(corpus()[0])
     e.close()
-    con = sqlite3.connect(path)   # turn it into a store written before 0004_event_time
-    con.executescript("ALTER TABLE nodes DROP COLUMN event_time; ALTER TABLE nodes DROP COLUMN source;"
-                      "DELETE FROM migrations WHERE name = '0004_event_time';")
+    con = sqlite3.connect(path)  # turn it into a store written before 0004_event_time
+    con.executescript(
+        "ALTER TABLE nodes DROP COLUMN event_time; ALTER TABLE nodes DROP COLUMN source;"
+        "DELETE FROM migrations WHERE name = '0004_event_time';"
+    )
     con.close()
     e = ngr.open(path, embedder="hashing")
     try:
@@ -352,7 +434,7 @@ def cli_seen(d: dict) -> set[str]:
 def test_cli_filters(db):
     full = cli_json(db, CHAIN_QUERY)
     assert "commit:b" in cli_seen(full)
-    past = cli_json(db, CHAIN_QUERY, "--as-of", "2020-09-27T00:00:00Z")   # between a/c and b, like BETWEEN
+    past = cli_json(db, CHAIN_QUERY, "--as-of", "2020-09-27T00:00:00Z")  # between a/c and b, like BETWEEN
     assert "commit:a" in {h["id"] for h in past["hits"]} and not cli_seen(past) & {"commit:b", "issue:2", "pr:9"}
     assert cli_json(db, CHAIN_QUERY, "--as-of", "1601164800") == {**past, "trace_id": ANY, "timings_ms": ANY}
     blog = cli_json(db, "page cache login", "--source", "blog")
@@ -365,8 +447,12 @@ def test_cli_filters(db):
     assert "file:src/boot.py" in fs["seeds"] and fs["unknown_files"] == ["gone.c"]
     r = ngr_cli(db, "search", "page cache", "--file", "gone.c")
     assert r.exit_code == 0 and "gone.c" in r.output
-    for bad in (["--as-of", "last tuesday"], ["--where", "state"], ["--where", "=open"],
-                ["--since", "2021-01-01", "--until", "2020-01-01"]):
+    for bad in (
+        ["--as-of", "last tuesday"],
+        ["--where", "state"],
+        ["--where", "=open"],
+        ["--since", "2021-01-01", "--until", "2020-01-01"],
+    ):
         r = ngr_cli(db, "search", "page cache", *bad)
         assert r.exit_code == 2 and "error[invalid_argument]" in r.output, (bad, r.output)
 
@@ -385,8 +471,11 @@ def test_mcp_search_filters(db):
     import anyio
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, cwd=str(db.parent),
-                                   args=["-m", "neurongraph.mcp", "--db", str(db), "--embedder", "hashing"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        cwd=str(db.parent),
+        args=["-m", "neurongraph.mcp", "--db", str(db), "--embedder", "hashing"],
+    )
 
     async def call(c, **args):
         r = await c.call_tool("search", args)
@@ -409,16 +498,26 @@ def test_mcp_search_filters(db):
             assert "commit:a" in seen(d) and not seen(d) & {"commit:b", "issue:2", "pr:9"}
             d2 = (await call(c, query=CHAIN_QUERY, as_of=BETWEEN)).structured_content
             assert [h["id"] for h in d2["hits"]] == [h["id"] for h in d["hits"]]
-            d = (await call(c, query="page cache login stale", where={"state": "open", "number": 1},
-                            types=["issue"])).structured_content
+            d = (
+                await call(c, query="page cache login stale", where={"state": "open", "number": 1}, types=["issue"])
+            ).structured_content
             assert [h["id"] for h in d["hits"]] == ["issue:1"]
-            d = (await call(c, query="page cache login", sources=["blog"], since=0, until=T0 + 99 * DAY)).structured_content
+            d = (
+                await call(c, query="page cache login", sources=["blog"], since=0, until=T0 + 99 * DAY)
+            ).structured_content
             assert seen(d) <= {"issue:3", "wiki:cache", "file:src/boot.py"}
             d = (await call(c, query="page cache", files=["src/boot.py", "gone.c"])).structured_content
             assert d["unknown_files"] == ["gone.c"] and "commit:c" in seen(d)
             assert "unknown_files" not in (await call(c, query="page cache")).structured_content
-            for bad in ({"as_of": "soon"}, {"as_of": True}, {"where": {"state": ["open"]}}, {"sources": []},
-                        {"since": "2021-01-01", "until": "2020-01-01"}, {"filters": {}}):
+            for bad in (
+                {"as_of": "soon"},
+                {"as_of": True},
+                {"where": {"state": ["open"]}},
+                {"sources": []},
+                {"since": "2021-01-01", "until": "2020-01-01"},
+                {"filters": {}},
+            ):
                 r = await call(c, query="page cache", **bad)
                 assert r.is_error and r.structured_content["error"]["code"] == "invalid_argument", bad
+
     anyio.run(main)

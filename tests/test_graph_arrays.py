@@ -1,4 +1,5 @@
 """GraphArrays: base + delta CSR and the position-based reverse index agree with a plain model under mutation."""
+
 from __future__ import annotations
 
 import time
@@ -13,7 +14,9 @@ op = st.one_of(
     st.tuples(st.just("add"), st.integers(0, 9), st.integers(0, 9), st.floats(0, 2, allow_nan=False)),
     st.tuples(st.just("weight"), st.integers(0, 60), st.floats(0, 2, allow_nan=False)),
     st.tuples(st.just("remove"), st.integers(0, 60)),
-    st.tuples(st.just("compact"),),
+    st.tuples(
+        st.just("compact"),
+    ),
 )
 
 
@@ -23,12 +26,15 @@ def walk(g, node, direction):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9), st.floats(0, 2, allow_nan=False)), max_size=20),
-       st.lists(op, max_size=30))
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9), st.floats(0, 2, allow_nan=False)), max_size=20),
+    st.lists(op, max_size=30),
+)
 def test_expansions_match_a_plain_model(initial, ops):
-    model = {i: (s, d, w) for i, (s, d, w) in enumerate(initial)}      # eid -> (src, dst, weight)
-    g = GraphArrays.from_edges(10, [e[0] for e in initial], [e[1] for e in initial], [e[2] for e in initial],
-                               eid=np.arange(len(initial)))
+    model = {i: (s, d, w) for i, (s, d, w) in enumerate(initial)}  # eid -> (src, dst, weight)
+    g = GraphArrays.from_edges(
+        10, [e[0] for e in initial], [e[1] for e in initial], [e[2] for e in initial], eid=np.arange(len(initial))
+    )
     next_eid = len(initial)
     for o in ops:
         if o[0] == "add":
@@ -57,7 +63,7 @@ def test_a_write_does_not_rebuild_the_reverse_index():
     rng = np.random.default_rng(0)
     n, m = 200_000, 1_000_000
     g = GraphArrays.from_edges(n, rng.integers(0, n, m), rng.integers(0, n, m), rng.random(m))
-    g.expand([1], reverse=True)                        # build once
+    g.expand([1], reverse=True)  # build once
     g.upsert_edges([5], [7], [1.0], [1.0], [-1], [1], [m + 1])
     g.set_weights([3], [0.5])
     t = time.perf_counter()

@@ -1,6 +1,7 @@
 """A crash mid-ingest leaves the store as it was or as the whole batch made it: `ngr ingest git` is
 killed with SIGKILL at several points of a real run (timed against a complete run on this machine),
 and the store is checked after each kill; a re-run then completes the sync."""
+
 from __future__ import annotations
 
 import os
@@ -21,13 +22,24 @@ def _fast_import_repo(path, n: int) -> None:
     for k in range(n):
         msg = f"Change {k}: tune the widget cache\n\nFollow-up to #{k}.\n" if k else "Initial widget\n"
         body = f"content {k}\n"
-        lines += ["commit refs/heads/main", f"mark :{k + 1}",
-                  f"committer Dev <dev@example.org> {1_700_000_000 + 3600 * k} +0000",
-                  f"data {len(msg.encode())}", msg]
+        lines += [
+            "commit refs/heads/main",
+            f"mark :{k + 1}",
+            f"committer Dev <dev@example.org> {1_700_000_000 + 3600 * k} +0000",
+            f"data {len(msg.encode())}",
+            msg,
+        ]
         if k:
             lines.append(f"from :{k}")
-        lines += [f"M 644 inline src/mod{k % 40}.c", f"data {len(body)}", body,
-                  f"M 644 inline docs/page{k % 7}.md", f"data {len(body)}", body, ""]
+        lines += [
+            f"M 644 inline src/mod{k % 40}.c",
+            f"data {len(body)}",
+            body,
+            f"M 644 inline docs/page{k % 7}.md",
+            f"data {len(body)}",
+            body,
+            "",
+        ]
     subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input="\n".join(lines).encode(), check=True)
     subprocess.run(["git", "-C", str(path), "checkout", "-q", "main"], check=True)
 
@@ -40,16 +52,27 @@ def _state(db) -> tuple[int, int]:
         if not con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'nodes'").fetchone()[0]:
             return 0, 0
         commits = con.execute("SELECT count(*) FROM nodes WHERE type = 'commit'").fetchone()[0]
-        touches = con.execute("SELECT count(*) FROM edges e JOIN relations r ON r.id = e.rel_id "
-                              "WHERE r.name = 'touches'").fetchone()[0]
+        touches = con.execute(
+            "SELECT count(*) FROM edges e JOIN relations r ON r.id = e.rel_id WHERE r.name = 'touches'"
+        ).fetchone()[0]
         return commits, touches
     finally:
         con.close()
 
 
 def _cmd(db, repo):
-    return [sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "--embedder", "hashing",
-            "ingest", "git", str(repo)]
+    return [
+        sys.executable,
+        "-m",
+        "neurongraph.cli.main",
+        "--db",
+        str(db),
+        "--embedder",
+        "hashing",
+        "ingest",
+        "git",
+        str(repo),
+    ]
 
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}

@@ -1,21 +1,19 @@
 """`ngr ingest git`: a real repository made in the test (and the project's own history), synced
 incrementally into a real SQLite store; every typed edge with its evidence."""
+
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import neurongraph as ngr
+from git_fixtures import Repo
 from neurongraph.errors import InvalidArgument
 from neurongraph.ingest import sync_source
 from neurongraph.ingest.git import read_git
-
-
-from git_fixtures import Repo
 
 
 @pytest.fixture
@@ -23,21 +21,33 @@ def repo(tmp_path):
     r = Repo(tmp_path / "widget")
     r.c1 = r.commit("Add the packet parser", {"src/parser.c": "int parse(void);\n" * 20})
     r.c2 = r.commit("Add vlan support (#12)", {"src/vlan.c": "int vlan(void);\n"})
-    r.c3 = r.commit(f"Fix vlan crash on empty frames\n\nThe tag was read before the length check.\n\n"
-                    f"Fixes: {r.c2[:12]} (\"Add vlan support (#12)\")\nSigned-off-by: Ada Dev <ada@example.org>",
-                    {"src/vlan.c": "int vlan(int n);\n"})
-    r.c4 = r.commit(f"Revert \"Fix vlan crash on empty frames\"\n\nThis reverts commit {r.c3}.",
-                    {"src/vlan.c": "int vlan(void);\n"})
+    r.c3 = r.commit(
+        f"Fix vlan crash on empty frames\n\nThe tag was read before the length check.\n\n"
+        f'Fixes: {r.c2[:12]} ("Add vlan support (#12)")\nSigned-off-by: Ada Dev <ada@example.org>',
+        {"src/vlan.c": "int vlan(int n);\n"},
+    )
+    r.c4 = r.commit(
+        f'Revert "Fix vlan crash on empty frames"\n\nThis reverts commit {r.c3}.', {"src/vlan.c": "int vlan(void);\n"}
+    )
     r.c5 = r.commit("Tidy the vlan table\n\nThis is a follow-up to #12.", {"src/vlan.c": "int vlan(void); /* t */\n"})
-    r.c6 = r.commit("Parser: reject short headers\n\nFixes: deadbeef1234 (\"Add the packet parser\")",
-                    {"src/parser.c": "int parse(int);\n" * 20})
+    r.c6 = r.commit(
+        'Parser: reject short headers\n\nFixes: deadbeef1234 ("Add the packet parser")',
+        {"src/parser.c": "int parse(int);\n" * 20},
+    )
     r.git("mv", "src/parser.c", "src/parse.c")
     r.c7 = r.commit("Rename the parser source")
     r.git("checkout", "-q", "-b", "feature")
     r.c8 = r.commit("Better error messages", {"src/errors.c": "const char *err;\n"})
     r.git("checkout", "-q", "main")
     r.t += 3600
-    r.git("merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #20 from ada/feature\n\nBetter error messages for users")
+    r.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "feature",
+        "-m",
+        "Merge pull request #20 from ada/feature\n\nBetter error messages for users",
+    )
     r.merge = r.git("rev-parse", "HEAD")
     return r
 
@@ -45,7 +55,9 @@ def repo(tmp_path):
 def _edges(eng, rel):
     rows = eng.store.conn.execute(
         "SELECT s.id, d.id, e.meta FROM edges e JOIN nodes s ON s.idx=e.src JOIN nodes d ON d.idx=e.dst "
-        "JOIN relations r ON r.id=e.rel_id WHERE r.name=?", (rel,)).fetchall()
+        "JOIN relations r ON r.id=e.rel_id WHERE r.name=?",
+        (rel,),
+    ).fetchall()
     return {(s, d): json.loads(m) for s, d, m in rows}
 
 
@@ -56,7 +68,7 @@ def test_commits_files_and_typed_edges(repo, tmp_path):
         c = lambda sha: "commit:" + sha  # noqa: E731
         n = eng.get_node(c(repo.c3))
         assert n["type"] == "commit" and n["title"] == "Fix vlan crash on empty frames"
-        assert "Fixes:" in n["text"] and "Signed-off-by" in n["text"]          # trailers kept
+        assert "Fixes:" in n["text"] and "Signed-off-by" in n["text"]  # trailers kept
         md = n["metadata"]
         assert md["source"] == "widget" and md["ingest"] == "git" and md["repo"] == "widget"
         assert md["author"] == "Ada Dev" and md["parents"] == [repo.c2]
@@ -65,7 +77,7 @@ def test_commits_files_and_typed_edges(repo, tmp_path):
         fixes = _edges(eng, "fixes")
         assert fixes[(c(repo.c3), c(repo.c2))]["resolved_by"] == "sha"
         assert "Fixes: " + repo.c2[:12] in fixes[(c(repo.c3), c(repo.c2))]["evidence"]
-        assert fixes[(c(repo.c6), c(repo.c1))]["resolved_by"] == "subject"       # wrong sha, quoted subject
+        assert fixes[(c(repo.c6), c(repo.c1))]["resolved_by"] == "subject"  # wrong sha, quoted subject
         assert (c(repo.c4), c(repo.c3)) in _edges(eng, "reverts")
         fu = _edges(eng, "follows_up")
         assert fu[(c(repo.c5), "pr:12")]["evidence"].startswith("follow-up to #12")
@@ -73,9 +85,9 @@ def test_commits_files_and_typed_edges(repo, tmp_path):
         assert (c(repo.c2), "pr:12") in merged and (c(repo.merge), "pr:20") in merged
         assert eng.get_node("pr:12")["type"] == "pull_request"
         m = eng.get_node(c(repo.merge))
-        assert m["title"] == "Better error messages for users"           # a PR merge is indexed by the PR title
+        assert m["title"] == "Better error messages for users"  # a PR merge is indexed by the PR title
         assert m["metadata"]["subject"].startswith("Merge pull request #20") and m["metadata"]["pr"] == 20
-        assert m["metadata"]["files"] == [{"path": "src/errors.c", "added": 1, "deleted": 0}]   # first-parent diff
+        assert m["metadata"]["files"] == [{"path": "src/errors.c", "added": 1, "deleted": 0}]  # first-parent diff
         touches = _edges(eng, "touches")
         assert (c(repo.c1), "file:src/parser.c") in touches and (c(repo.c7), "file:src/parse.c") in touches
         assert touches[(c(repo.c1), "file:src/parser.c")]["added"] == 20
@@ -83,10 +95,13 @@ def test_commits_files_and_typed_edges(repo, tmp_path):
         assert ren[("file:src/parser.c", "file:src/parse.c")]["owner"] == c(repo.c7)
         assert eng.get_node("file:src/parse.c")["type"] == "file"
         # every derived edge says who derived it and from which node
-        assert all(m["by"] == "git" and m["owner"] for rel in ("fixes", "touches", "merged_in")
-                   for m in _edges(eng, rel).values())
+        assert all(
+            m["by"] == "git" and m["owner"]
+            for rel in ("fixes", "touches", "merged_in")
+            for m in _edges(eng, rel).values()
+        )
         hits = eng.search("vlan crash on empty frames", limit=3)
-        assert c(repo.c3) in [h.id for h in hits.hits[:2]]     # the fix and its revert (which quotes it)
+        assert c(repo.c3) in [h.id for h in hits.hits[:2]]  # the fix and its revert (which quotes it)
 
 
 def test_incremental_sync_keeps_feedback_and_handles_force_push(repo, tmp_path):
@@ -105,7 +120,7 @@ def test_incremental_sync_keeps_feedback_and_handles_force_push(repo, tmp_path):
         c9 = repo.commit("Handle jumbo frames in vlan (#31)", {"src/vlan.c": "int vlan(long);\n"})
         s = sync_source(eng, "git", repo.path)
         assert s["new_nodes"] == 2 and s["written_node_types"] == {"commit": 1, "pull_request": 1}
-        assert s["embedded"] == 2 and s["unchanged_nodes"] == 1     # src/vlan.c, already known
+        assert s["embedded"] == 2 and s["unchanged_nodes"] == 1  # src/vlan.c, already known
         assert eng.get_node("commit:" + c9)
         assert eng.store.conn.execute("SELECT count(*) FROM weight_changes").fetchone()[0] == before
         after = eng.node_stats([target])[target]
@@ -127,7 +142,10 @@ def test_refs_and_pending_edges_resolve_later(repo, tmp_path):
         assert s["edges_pending"] >= 1
         assert eng.store.pending_edge_count() >= 1
         from neurongraph.ingest import IngestBatch, apply_batch
-        b = IngestBatch(kind="github", source="ada/widget", nodes=[ngr.Node("issue:77", "issue", "Empty table crash", "boom")])
+
+        b = IngestBatch(
+            kind="github", source="ada/widget", nodes=[ngr.Node("issue:77", "issue", "Empty table crash", "boom")]
+        )
         r = apply_batch(eng, b)
         assert r["pending_resolved"] >= 1
         assert any(d == "issue:77" for (_, d) in _edges(eng, "refs"))
@@ -139,9 +157,16 @@ def test_derived_edges_follow_the_text(tmp_path):
     from neurongraph.ingest import IngestBatch, apply_batch, derived_edge
 
     def batch(text, targets):
-        return IngestBatch(kind="markdown", source="wiki", nodes=[
-            ngr.Node("md:a.md", "page", "A", text), *[ngr.Node(f"md:{t}.md", "page", t.upper(), "x") for t in "bcd"]],
-            edges=[derived_edge("md:a.md", "links_to", f"md:{t}.md", by="markdown") for t in targets])
+        return IngestBatch(
+            kind="markdown",
+            source="wiki",
+            nodes=[
+                ngr.Node("md:a.md", "page", "A", text),
+                *[ngr.Node(f"md:{t}.md", "page", t.upper(), "x") for t in "bcd"],
+            ],
+            edges=[derived_edge("md:a.md", "links_to", f"md:{t}.md", by="markdown") for t in targets],
+        )
+
     with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
         apply_batch(eng, batch("links to b and c", "bc"))
         eng.store.conn.execute("UPDATE edges SET plastic = 0.25 WHERE dst = (SELECT idx FROM nodes WHERE id='md:b.md')")
@@ -160,8 +185,12 @@ def test_derived_edges_follow_the_text(tmp_path):
 
 def test_linker_retracts_links_when_text_changes(tmp_path):
     with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
-        eng.add_nodes([ngr.Node("a", "page", "Quantum Widget", "The widget."),
-                       ngr.Node("b", "page", "Usage notes", "See Quantum Widget for details.")])
+        eng.add_nodes(
+            [
+                ngr.Node("a", "page", "Quantum Widget", "The widget."),
+                ngr.Node("b", "page", "Usage notes", "See Quantum Widget for details."),
+            ]
+        )
         eng.link()
         assert ("b", "a") in _edges(eng, "mentions")
         eng.add_nodes([ngr.Node("b", "page", "Usage notes", "Nothing to see here any more.")])
@@ -173,8 +202,11 @@ def test_project_own_history(tmp_path):
     root = Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
-    count = int(subprocess.run(["git", "-C", str(root), "rev-list", "--count", "HEAD"], capture_output=True,
-                               text=True, check=True).stdout)
+    count = int(
+        subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--count", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     b = read_git(root)
     assert b.stats["commits"] == count
     assert sum(1 for n in b.nodes if n.type == "commit") == count
@@ -183,7 +215,9 @@ def test_project_own_history(tmp_path):
 
 def test_cli_ingest_git(repo, tmp_path):
     from typer.testing import CliRunner
+
     from neurongraph.cli.main import app
+
     db = str(tmp_path / "cli.db")
     run = lambda *a: CliRunner().invoke(app, ["--db", db, "--embedder", "hashing", *a])  # noqa: E731
     r = run("ingest", "git", str(repo.path), "--json")
@@ -195,11 +229,13 @@ def test_cli_ingest_git(repo, tmp_path):
     r = run("ingest", "git", str(repo.path))
     assert "already up to date" in r.stdout
     # user mistakes: clear codes, exit 2, nothing written
-    for args, code in ((["ingest", "git", str(tmp_path / "nope")], "file_not_found"),
-                       (["ingest", "git", str(tmp_path)], "git_error"),
-                       (["ingest", "git", str(repo.path), "--ref", "no-such-branch"], "git_error"),
-                       (["ingest", "git", str(repo.path), "--prune"], "invalid_argument"),
-                       (["ingest", "git"], "invalid_argument")):
+    for args, code in (
+        (["ingest", "git", str(tmp_path / "nope")], "file_not_found"),
+        (["ingest", "git", str(tmp_path)], "git_error"),
+        (["ingest", "git", str(repo.path), "--ref", "no-such-branch"], "git_error"),
+        (["ingest", "git", str(repo.path), "--prune"], "invalid_argument"),
+        (["ingest", "git"], "invalid_argument"),
+    ):
         r = run(*args, "--json")
         assert r.exit_code == 2, (args, r.output)
         assert json.loads(r.stdout)["error"]["code"] == code
@@ -215,13 +251,14 @@ def test_bad_repository_is_a_clear_error(tmp_path):
 
 def test_source_name_from_a_github_origin_and_full_resync(repo, tmp_path):
     from neurongraph.ingest.git import GitRepo
+
     assert GitRepo(repo.path).name == "widget"
     repo.git("remote", "add", "origin", "git@github.com:ada/widget.git")
-    assert GitRepo(repo.path).name == "ada/widget"        # the name a GitHub export of it gets
+    assert GitRepo(repo.path).name == "ada/widget"  # the name a GitHub export of it gets
     with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
         first = sync_source(eng, "git", repo.path)
         assert eng.get_node("commit:" + repo.c1)["metadata"]["source"] == "ada/widget"
-        full = sync_source(eng, "git", repo.path, full=True)   # reads everything, rewrites nothing
+        full = sync_source(eng, "git", repo.path, full=True)  # reads everything, rewrites nothing
         assert full["adapter"]["commits"] == first["adapter"]["commits"]
         assert full["new_nodes"] == full["updated_nodes"] == full["embedded"] == full["edges_written"] == 0
 
@@ -230,7 +267,9 @@ def test_another_embedder_never_reembeds_a_large_store_silently(repo, tmp_path, 
     """A store built with one embedder, opened by the CLI with another: refused with a clear code above
     the limit (nothing embedded, nothing written); --reembed allows it."""
     from typer.testing import CliRunner
+
     import neurongraph.cli.main as m
+
     db = str(tmp_path / "e.db")
     run = lambda *a: CliRunner().invoke(m.app, ["--db", db, *a])  # noqa: E731
     assert run("--embedder", "hashing", "ingest", "git", str(repo.path), "--json").exit_code == 0
@@ -240,6 +279,7 @@ def test_another_embedder_never_reembeds_a_large_store_silently(repo, tmp_path, 
     e = json.loads(r.stdout)["error"]
     assert e["code"] == "reembed_required" and "hashing:256" in e["message"]
     import sqlite3
+
     con = sqlite3.connect(db)
     assert con.execute("SELECT count(*) FROM embeddings WHERE model = 'hashing:64'").fetchone()[0] == 0
     con.close()
@@ -251,5 +291,5 @@ def test_bare_repository_and_a_named_ref(repo, tmp_path):
     bare = tmp_path / "widget.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
     b = read_git(bare, refs=["main"])
-    assert b.source == "widget" and b.stats["commits"] == 9       # 8 on main + the merged branch commit
+    assert b.source == "widget" and b.stats["commits"] == 9  # 8 on main + the merged branch commit
     assert b.state == {"ingest.git.widget.main": repo.merge}

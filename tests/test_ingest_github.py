@@ -1,4 +1,5 @@
 """The GitHub export reader on gh-shaped JSON (tests/fixtures/github: `gh issue/pr list --json`, `gh api` pages)."""
+
 from __future__ import annotations
 
 import json
@@ -53,7 +54,7 @@ def test_gh_cli_nodes_and_metadata(gh):
     assert p4.metadata["head"] == "clock-leeway" and p4.metadata["base"] == "main"
     p5 = nodes["pr:5"]
     assert p5.metadata["state"] == "open" and p5.metadata["draft"] is True and "merge_commit" not in p5.metadata
-    json.dumps([n.metadata for n in gh.nodes])   # JSON-serialisable
+    json.dumps([n.metadata for n in gh.nodes])  # JSON-serialisable
 
 
 def test_comments_long_become_nodes_short_fold_into_the_thread(gh):
@@ -77,11 +78,11 @@ def test_gh_cli_edges_with_evidence(gh):
     assert dup.meta["evidence"] == "Duplicate of #1" and dup.meta["owner"] == "issue:3"
     assert edges[("pr:2", "merged_as", f"commit:{SHA2}")].meta["evidence"] == f"mergeCommit.oid {SHA2}"
     assert ("pr:4", "merged_as", f"commit:{SHA4}") in edges
-    assert not any(r == "merged_as" and s == "pr:5" for s, r, _ in edges)      # open PR: no merge commit
-    assert edges[("issue:1", "refs", "pr:2")].meta["evidence"] == "#2"          # "#2" resolved to a PR
+    assert not any(r == "merged_as" and s == "pr:5" for s, r, _ in edges)  # open PR: no merge commit
+    assert edges[("issue:1", "refs", "pr:2")].meta["evidence"] == "#2"  # "#2" resolved to a PR
     assert edges[("pr:5", "refs", "pr:4")].meta["owner"] == "pr:5"
     sha = edges[("issue:1", "refs", "commit:a94a8fe5ccb19ba61c4c0873d391e987982fbbd3")]
-    assert sha.meta["in"] == "comment:1:1"                                     # found in a comment, owned by the thread
+    assert sha.meta["in"] == "comment:1:1"  # found in a comment, owned by the thread
     assert sha.meta["owner"] == "issue:1"
     # a closing reference is not also a plain refs edge; "#99" (not in the export) and other/repo#5 are left out
     assert ("pr:4", "refs", "issue:1") not in edges
@@ -120,10 +121,22 @@ def test_gh_and_rest_of_one_repo_read_together():
 
 
 def test_same_thread_in_two_files_is_one_node(tmp_path):
-    (tmp_path / "issues.json").write_text(json.dumps([
-        {"number": 11, "title": "Write back", "body": "", "state": "closed",
-         "html_url": "https://github.com/acme/widgets/pull/11", "pull_request": {"merged_at": "2026-04-05T08:00:00Z"},
-         "user": {"login": "kim"}, "created_at": "2026-04-02T08:00:00Z"}]))
+    (tmp_path / "issues.json").write_text(
+        json.dumps(
+            [
+                {
+                    "number": 11,
+                    "title": "Write back",
+                    "body": "",
+                    "state": "closed",
+                    "html_url": "https://github.com/acme/widgets/pull/11",
+                    "pull_request": {"merged_at": "2026-04-05T08:00:00Z"},
+                    "user": {"login": "kim"},
+                    "created_at": "2026-04-02T08:00:00Z",
+                }
+            ]
+        )
+    )
     shutil.copy(FIX / "rest" / "pulls.json", tmp_path / "pulls.json")
     b = read_github(tmp_path)
     assert [n.id for n in b.nodes if n.id.endswith(":11")] == ["pr:11"]
@@ -143,7 +156,7 @@ def test_kind_from_file_name_when_the_export_has_no_url(tmp_path):
     (tmp_path / "issues.json").write_text(json.dumps([{"number": 8, "title": "A bug"}]))
     b = read_github(tmp_path)
     assert {n.id for n in b.nodes} == {"pr:7", "issue:8"}
-    assert b.source == tmp_path.name   # no url: the folder name
+    assert b.source == tmp_path.name  # no url: the folder name
 
 
 def test_paginate_slurp_and_single_object(tmp_path):
@@ -153,16 +166,19 @@ def test_paginate_slurp_and_single_object(tmp_path):
     assert {n.id for n in b.nodes} == {"issue:1", "issue:2", "pr:3"}
 
 
-@pytest.mark.parametrize("content, message", [
-    ('[{"number": 1, "title": "a"},\n {"title": "no number"}]', "item 1"),
-    ('{"title": "an object"}', "without 'number'"),
-    ('"just a string"', "JSON str"),
-    ('[1, 2]', "item 0: is a JSON int"),
-    ('[{"number": "x1"}]', "'number' must be a positive integer"),
-    ('[{"number": 1,\n  "title": "broken"\n', "line 3, column 1"),
-    ('[{"number": 1}] garbage', "line 1, column 17"),
-    ('', "empty file"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('[{"number": 1, "title": "a"},\n {"title": "no number"}]', "item 1"),
+        ('{"title": "an object"}', "without 'number'"),
+        ('"just a string"', "JSON str"),
+        ("[1, 2]", "item 0: is a JSON int"),
+        ('[{"number": "x1"}]', "'number' must be a positive integer"),
+        ('[{"number": 1,\n  "title": "broken"\n', "line 3, column 1"),
+        ('[{"number": 1}] garbage', "line 1, column 17"),
+        ("", "empty file"),
+    ],
+)
 def test_bad_input_names_the_file_and_the_item(tmp_path, content, message):
     f = tmp_path / "export.json"
     f.write_text(content)
@@ -195,9 +211,24 @@ def test_large_file_skipped_with_a_reason(tmp_path):
 
 
 def test_unknown_fields_ignored_and_nulls_tolerated(tmp_path):
-    (tmp_path / "x.json").write_text(json.dumps([
-        {"number": 4, "title": None, "body": None, "labels": None, "author": None, "comments": None,
-         "state": None, "createdAt": None, "reactionGroups": [{"content": "HEART"}], "milestone": {"title": "v1"}}]))
+    (tmp_path / "x.json").write_text(
+        json.dumps(
+            [
+                {
+                    "number": 4,
+                    "title": None,
+                    "body": None,
+                    "labels": None,
+                    "author": None,
+                    "comments": None,
+                    "state": None,
+                    "createdAt": None,
+                    "reactionGroups": [{"content": "HEART"}],
+                    "milestone": {"title": "v1"},
+                }
+            ]
+        )
+    )
     b = read_github(tmp_path)
     n = b.nodes[0]
     assert n.id == "issue:4" and n.title == "Issue #4" and n.text == "" and "time" not in n.metadata
@@ -210,28 +241,65 @@ def test_empty_folder_is_an_error_not_a_prune_of_everything(tmp_path):
 
 
 def test_repository_names_compare_case_insensitively(tmp_path):
-    (tmp_path / "a.json").write_text(json.dumps([{"number": 1, "url": "https://github.com/Acme/Widgets/issues/1"},
-                                                 {"number": 2, "url": "https://github.com/acme/widgets/pull/2"}]))
+    (tmp_path / "a.json").write_text(
+        json.dumps(
+            [
+                {"number": 1, "url": "https://github.com/Acme/Widgets/issues/1"},
+                {"number": 2, "url": "https://github.com/acme/widgets/pull/2"},
+            ]
+        )
+    )
     b = read_github(tmp_path)
     assert b.source == "Acme/Widgets" and {n.id for n in b.nodes} == {"issue:1", "pr:2"}
 
 
 def test_reviews_and_review_comments_join_their_pull_request(tmp_path):
-    (tmp_path / "prs.json").write_text(json.dumps([
-        {"number": 9, "title": "Faster eviction", "url": "https://github.com/acme/widgets/pull/9",
-         "closingIssuesReferences": 5, "comments": [],
-         "reviews": [{"author": {"login": "ana"}, "body": "The write-back path still takes the lock twice; see #9.",
-                      "state": "CHANGES_REQUESTED", "submittedAt": "2026-04-02T10:00:00Z"},
-                     {"author": {"login": "sam"}, "body": "", "state": "APPROVED", "submittedAt": "2026-04-03T10:00:00Z"}]}]))
-    (tmp_path / "review-comments.json").write_text(json.dumps([
-        {"pull_request_url": "https://api.github.com/repos/acme/widgets/pulls/9", "id": 77, "path": "src/cache.c",
-         "body": "This loop can run while another thread holds the page; take the page lock first.",
-         "user": {"login": "kim"}, "created_at": "2026-04-02T09:00:00Z",
-         "html_url": "https://github.com/acme/widgets/pull/9#discussion_r77"}]))
+    (tmp_path / "prs.json").write_text(
+        json.dumps(
+            [
+                {
+                    "number": 9,
+                    "title": "Faster eviction",
+                    "url": "https://github.com/acme/widgets/pull/9",
+                    "closingIssuesReferences": 5,
+                    "comments": [],
+                    "reviews": [
+                        {
+                            "author": {"login": "ana"},
+                            "body": "The write-back path still takes the lock twice; see #9.",
+                            "state": "CHANGES_REQUESTED",
+                            "submittedAt": "2026-04-02T10:00:00Z",
+                        },
+                        {
+                            "author": {"login": "sam"},
+                            "body": "",
+                            "state": "APPROVED",
+                            "submittedAt": "2026-04-03T10:00:00Z",
+                        },
+                    ],
+                }
+            ]
+        )
+    )
+    (tmp_path / "review-comments.json").write_text(
+        json.dumps(
+            [
+                {
+                    "pull_request_url": "https://api.github.com/repos/acme/widgets/pulls/9",
+                    "id": 77,
+                    "path": "src/cache.c",
+                    "body": "This loop can run while another thread holds the page; take the page lock first.",
+                    "user": {"login": "kim"},
+                    "created_at": "2026-04-02T09:00:00Z",
+                    "html_url": "https://github.com/acme/widgets/pull/9#discussion_r77",
+                }
+            ]
+        )
+    )
     b = read_github(tmp_path)
     nodes = _nodes(b)
     assert nodes["comment:9:1"].metadata["author"] == "kim" and "page lock" in nodes["comment:9:1"].text
-    assert nodes["comment:9:2"].metadata["author"] == "ana"          # the review with a body; the empty one is not
+    assert nodes["comment:9:2"].metadata["author"] == "ana"  # the review with a body; the empty one is not
     assert "comment:9:3" not in nodes and nodes["pr:9"].metadata["comments"] == 2
 
 

@@ -1,4 +1,5 @@
 """The Markdown/ADR folder reader (tests/fixtures/markdown) and, end to end, both readers through apply_batch."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,12 @@ from neurongraph.ingest.markdown import SPLIT_CHARS, parse_front_matter, read_ma
 FIX = Path(__file__).parent / "fixtures"
 MD = FIX / "markdown"
 AUTH = "md:design/auth.md"
-ADR1, ADR2, ADR3, ADR4 = ("md:adr/0001-use-cookie-sessions.md", "md:adr/0002-log-format.md",
-                          "md:adr/0003-use-jwt.md", "md:adr/0004-structured-logs.md")
+ADR1, ADR2, ADR3, ADR4 = (
+    "md:adr/0001-use-cookie-sessions.md",
+    "md:adr/0002-log-format.md",
+    "md:adr/0003-use-jwt.md",
+    "md:adr/0004-structured-logs.md",
+)
 
 
 def _nodes(b):
@@ -38,10 +43,10 @@ def test_pages_ids_types_titles(md):
     pages = {i: n for i, n in nodes.items() if n.type != "section"}
     assert set(pages) == {"md:README.md", "md:onboarding.md", AUTH, ADR1, ADR2, ADR3, ADR4, "md:decisions/rfc-cache.md"}
     assert nodes["md:README.md"].type == "page" and nodes["md:README.md"].title == "Project handbook"
-    assert nodes["md:onboarding.md"].title == "Onboarding"                     # front matter title
-    assert {nodes[i].type for i in (ADR1, ADR2, ADR3, ADR4)} == {"decision"}   # adr/ folder
+    assert nodes["md:onboarding.md"].title == "Onboarding"  # front matter title
+    assert {nodes[i].type for i in (ADR1, ADR2, ADR3, ADR4)} == {"decision"}  # adr/ folder
     rfc = nodes["md:decisions/rfc-cache.md"]
-    assert rfc.type == "rfc" and rfc.title == "Cache write-back outside the lock"   # front matter wins over decisions/
+    assert rfc.type == "rfc" and rfc.title == "Cache write-back outside the lock"  # front matter wins over decisions/
     assert nodes[ADR1].title == "1. Use cookie sessions" and not nodes[ADR1].text.startswith("# ")
     for n in md.nodes:
         assert n.metadata["source"] == "markdown" and n.metadata["ingest"] == "markdown"
@@ -54,10 +59,10 @@ def test_metadata_times_status_front_matter(md):
     assert on["date"] == "2026-01-10" and on["time"] == 1768003200
     assert on["front_matter"]["tags"] == ["handbook", "people"] and on["front_matter"]["owners"] == ["maria", "tom"]
     a1 = nodes[ADR1].metadata
-    assert a1["date"] == "2025-11-02" and a1["time"] == 1762041600       # adr-tools "Date:" line
+    assert a1["date"] == "2025-11-02" and a1["time"] == 1762041600  # adr-tools "Date:" line
     assert a1["status"] == "Superseded by ADR 3" and a1["number"] == 1
     assert nodes[ADR4].metadata["status"] == "accepted" and nodes[ADR4].metadata["time"] == 1771113600
-    assert "time" not in nodes["md:README.md"].metadata                   # no date: file times are not history
+    assert "time" not in nodes["md:README.md"].metadata  # no date: file times are not history
     assert "time" not in nodes["md:decisions/rfc-cache.md"].metadata
 
 
@@ -67,25 +72,31 @@ def test_long_page_split_into_sections(md):
     assert [n.id for n in secs] == [f"{AUTH}#context", f"{AUTH}#tokens", f"{AUTH}#rejected-options", f"{AUTH}#tokens-1"]
     tokens = nodes[f"{AUTH}#tokens"]
     assert tokens.title == "Authentication design › Tokens"
-    assert "90 seconds of clock skew" in tokens.text and "### Expiry" in tokens.text   # a short subsection joins
-    assert tokens.metadata["page"] == AUTH and tokens.metadata["owner"] == AUTH and tokens.metadata["anchor"] == "tokens"
+    assert "90 seconds of clock skew" in tokens.text and "### Expiry" in tokens.text  # a short subsection joins
+    assert (
+        tokens.metadata["page"] == AUTH and tokens.metadata["owner"] == AUTH and tokens.metadata["anchor"] == "tokens"
+    )
     for s in secs:
         assert (s.id, "part_of", AUTH) in edges and len(s.text) < 2 * SPLIT_CHARS
     page = nodes[AUTH]
     assert page.text.startswith("How a request proves who sent it") and "Contents:\n- Context\n- Tokens" in page.text
     assert page.metadata["sections"] == 4 and len(page.text) < 400
-    assert not any(n.type == "section" and n.id.startswith("md:README.md") for n in md.nodes)   # short page: whole
+    assert not any(n.type == "section" and n.id.startswith("md:README.md") for n in md.nodes)  # short page: whole
 
 
 def test_links_wiki_links_and_missing_targets(md):
     edges = _edges(md)
     e = edges[("md:README.md", "links_to", AUTH)]
-    assert e.meta == {"by": "markdown", "owner": "md:README.md", "evidence": "[auth design](design/auth.md#tokens)",
-                      "anchor": "tokens"}
+    assert e.meta == {
+        "by": "markdown",
+        "owner": "md:README.md",
+        "evidence": "[auth design](design/auth.md#tokens)",
+        "anchor": "tokens",
+    }
     assert edges[("md:README.md", "links_to", "md:onboarding.md")].meta["evidence"] == "[[Onboarding]]"
     assert ("md:onboarding.md", "links_to", "md:README.md") in edges
-    assert ("md:decisions/rfc-cache.md", "links_to", AUTH) in edges           # [[authentication design]]: by title
-    tok = edges[(f"{AUTH}#tokens", "links_to", ADR3)]                         # a link in a section: owned by it
+    assert ("md:decisions/rfc-cache.md", "links_to", AUTH) in edges  # [[authentication design]]: by title
+    tok = edges[(f"{AUTH}#tokens", "links_to", ADR3)]  # a link in a section: owned by it
     assert tok.meta["owner"] == f"{AUTH}#tokens" and tok.meta["evidence"] == "[ADR 3](../adr/0003-use-jwt.md)"
     assert md.stats["links_missing"] == 1 and md.stats["wiki_links_missing"] == 1
     assert "README.md: ops/runbook.md" in md.stats["missing_examples"]
@@ -96,7 +107,7 @@ def test_links_wiki_links_and_missing_targets(md):
 
 def test_refs_and_file_mentions(md):
     edges = _edges(md)
-    for kind in ("issue", "pr"):   # "#4" does not say which; the sync keeps the one that exists
+    for kind in ("issue", "pr"):  # "#4" does not say which; the sync keeps the one that exists
         assert edges[("md:README.md", "refs", f"{kind}:4")].meta["evidence"] == "#4"
     sha = "89e6c98d92887913cadf06b2adb97f26cde4849b"
     assert edges[("md:README.md", "refs", f"commit:{sha}")].meta["evidence"] == sha
@@ -109,11 +120,11 @@ def test_refs_and_file_mentions(md):
 
 def test_adr_supersedes_and_amends(md):
     edges = _edges(md)
-    sup = edges[(ADR3, "supersedes", ADR1)]            # newer -> older, from "Superseded by [ADR 3](…)" in ADR 1
+    sup = edges[(ADR3, "supersedes", ADR1)]  # newer -> older, from "Superseded by [ADR 3](…)" in ADR 1
     assert sup.meta["owner"] == ADR1 and sup.meta["evidence"] == "Superseded by [ADR 3](0003-use-jwt.md)"
-    assert edges[(ADR4, "amends", ADR2)].meta["owner"] == ADR2        # "Amended by ADR-0004" (number prefix)
+    assert edges[(ADR4, "amends", ADR2)].meta["owner"] == ADR2  # "Amended by ADR-0004" (number prefix)
     assert [k for k in edges if k[1] == "supersedes"] == [(ADR3, "supersedes", ADR1)]
-    assert md.stats["adr_refs_unresolved"] == 1                         # superseded_by: ADR-9 (no such file)
+    assert md.stats["adr_refs_unresolved"] == 1  # superseded_by: ADR-9 (no such file)
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -129,10 +140,17 @@ def _long(words: str, n: int) -> str:
 
 
 def test_superseded_long_adr_masks_its_sections_too(tmp_path):
-    body = f"# 7. Old cache\n\nStatus: Superseded by ADR-0008\n\n## Context\n\n{_long('context line', 80)}\n\n" \
-           f"## Decision\n\n{_long('decision line', 80)}\n"
-    _write(tmp_path, {"decisions/0007-old-cache.md": body,
-                      "decisions/0008-new-cache.md": "---\nsupersedes: [7]\n---\n# 8. New cache\n\nUse LRU.\n"})
+    body = (
+        f"# 7. Old cache\n\nStatus: Superseded by ADR-0008\n\n## Context\n\n{_long('context line', 80)}\n\n"
+        f"## Decision\n\n{_long('decision line', 80)}\n"
+    )
+    _write(
+        tmp_path,
+        {
+            "decisions/0007-old-cache.md": body,
+            "decisions/0008-new-cache.md": "---\nsupersedes: [7]\n---\n# 8. New cache\n\nUse LRU.\n",
+        },
+    )
     b = read_markdown(tmp_path)
     edges = _edges(b)
     old, new = "md:decisions/0007-old-cache.md", "md:decisions/0008-new-cache.md"
@@ -145,21 +163,35 @@ def test_superseded_long_adr_masks_its_sections_too(tmp_path):
 def test_long_section_cut_into_parts_and_repo_relative_file_links(tmp_path):
     (tmp_path / ".git").mkdir()
     paras = "\n\n".join(_long(f"paragraph {k} sentence", 12) for k in range(40))
-    _write(tmp_path, {"docs/big.md": f"# Big\n\nIntro.\n\n## Only\n\n{paras}\n\nSee [the code](../src/x.py).\n",
-                      "src/x.py": "print(1)\n", ".hidden/secret.md": "# no", "node_modules/pkg/readme.md": "# no"})
+    _write(
+        tmp_path,
+        {
+            "docs/big.md": f"# Big\n\nIntro.\n\n## Only\n\n{paras}\n\nSee [the code](../src/x.py).\n",
+            "src/x.py": "print(1)\n",
+            ".hidden/secret.md": "# no",
+            "node_modules/pkg/readme.md": "# no",
+        },
+    )
     b = read_markdown(tmp_path / "docs")
     ids = [n.id for n in b.nodes]
     assert ids[0] == "md:big.md" and ids[1] == "md:big.md#only" and ids[2] == "md:big.md#only-part-2"
     assert all(len(n.text) <= 4200 for n in b.nodes)
-    assert any(d == "file:src/x.py" and r == "mentions" for _, r, d in _edges(b))   # the repository's path
+    assert any(d == "file:src/x.py" and r == "mentions" for _, r, d in _edges(b))  # the repository's path
     assert b.nodes[2].title == "Big › Only (part 2)"
     b2 = read_markdown(tmp_path)
     assert not any(".hidden" in n.id or "node_modules" in n.id for n in b2.nodes)
 
 
 def test_bad_files_are_skipped_with_reasons(tmp_path):
-    _write(tmp_path, {"ok.md": "# Fine\n\ntext", "latin.md": "caf\u00e9 cr\u00e8me".encode("latin-1"),
-                      "big.md": "x" * 5000, "open.md": "---\ntitle: never closed\n\n# Heading\nbody"})
+    _write(
+        tmp_path,
+        {
+            "ok.md": "# Fine\n\ntext",
+            "latin.md": "caf\u00e9 cr\u00e8me".encode("latin-1"),
+            "big.md": "x" * 5000,
+            "open.md": "---\ntitle: never closed\n\n# Heading\nbody",
+        },
+    )
     b = read_markdown(tmp_path, max_file_bytes=4000)
     reasons = {s["item"]: s["reason"] for s in b.skipped}
     assert "not UTF-8" in reasons["latin.md"] and "limit" in reasons["big.md"]
@@ -182,10 +214,17 @@ def test_bad_files_are_skipped_with_reasons(tmp_path):
 def test_front_matter_subset_and_toml():
     fm, body, err = parse_front_matter(
         "---\ntitle: \"Quoted: yes\"\ntags: [a, 'b']\nlist:\n  - x\n  - 2\nnested:\n  k: v\nflag: true\n"
-        "desc: |\n  line one\n  line two\n# comment\n---\nBody")
+        "desc: |\n  line one\n  line two\n# comment\n---\nBody"
+    )
     assert err is None and body == "Body"
-    assert fm == {"title": "Quoted: yes", "tags": ["a", "b"], "list": ["x", 2], "nested": "", "flag": True,
-                  "desc": "line one\nline two"}
+    assert fm == {
+        "title": "Quoted: yes",
+        "tags": ["a", "b"],
+        "list": ["x", 2],
+        "nested": "",
+        "flag": True,
+        "desc": "line one\nline two",
+    }
     fm, body, err = parse_front_matter('+++\ntitle = "T"\ndate = 2024-05-01\n+++\nB')
     assert fm == {"title": "T", "date": "2024-05-01"} and body == "B" and err is None
     assert parse_front_matter("no front matter") == ({}, "no front matter", None)
@@ -202,6 +241,7 @@ def store(tmp_path):
 
 def _apply(eng, batch, **kw):
     from neurongraph.ingest.sync import apply_batch
+
     return apply_batch(eng, batch, **kw)
 
 
@@ -253,6 +293,7 @@ def test_renamed_heading_drops_the_old_section_without_prune(store, tmp_path):
 
 def test_github_sync_end_to_end_and_markdown_refs_join(store, tmp_path):
     from neurongraph.ingest.github import read_github
+
     exp = tmp_path / "export"
     shutil.copytree(FIX / "github" / "gh", exp)
     first = _apply(store, read_github(exp))
@@ -282,9 +323,17 @@ def test_github_sync_end_to_end_and_markdown_refs_join(store, tmp_path):
 def test_pathological_text_stays_linear(tmp_path):
     """Brackets, wiki-link openers, heading marks and long path-like runs: no regex goes quadratic."""
     import time
-    _write(tmp_path, {"a.md": "# T\n\n" + "[" * 300_000, "b.md": "[[" * 150_000 + "\n" + "[x" * 150_000,
-                      "c.md": "# " + " #" * 100_000 + "\n", "d.md": "a/" * 300_000 + "\n",
-                      "e.md": ("Superseded by " + "x.md " * 500 + "\n") * 50})
+
+    _write(
+        tmp_path,
+        {
+            "a.md": "# T\n\n" + "[" * 300_000,
+            "b.md": "[[" * 150_000 + "\n" + "[x" * 150_000,
+            "c.md": "# " + " #" * 100_000 + "\n",
+            "d.md": "a/" * 300_000 + "\n",
+            "e.md": ("Superseded by " + "x.md " * 500 + "\n") * 50,
+        },
+    )
     t0 = time.perf_counter()
     b = read_markdown(tmp_path)
     assert time.perf_counter() - t0 < 5 and len([n for n in b.nodes if n.type != "section"]) == 5

@@ -1,4 +1,5 @@
 """IVF approximate top-k: recall against the exact scan, new and removed rows, and the engine path."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,7 +26,7 @@ def test_ivf_recall_against_exact_scan():
         exact, _ = vi.top_k(vi.similarity(q), 10)
         approx, sims = vi.ann_top_k(q, 10, nprobe=16)
         hits.append(len(set(exact.tolist()) & set(approx.tolist())) / 10)
-        assert np.all(np.diff(sims) <= 1e-6)                      # best first
+        assert np.all(np.diff(sims) <= 1e-6)  # best first
     assert np.mean(hits) >= 0.9
 
 
@@ -33,8 +34,8 @@ def test_rows_added_after_training_are_found_and_removed_rows_never_returned():
     x = clustered(5_000)
     vi = VectorIndex(x.shape[1])
     vi.set(np.arange(x.shape[0]), x)
-    vi.ann_top_k(x[0], 5, nprobe=4)                               # trains
-    new = -x[1]                                                    # far from every cluster it was trained on
+    vi.ann_top_k(x[0], 5, nprobe=4)  # trains
+    new = -x[1]  # far from every cluster it was trained on
     vi.set(np.array([9_000]), new[None, :])
     top, _ = vi.ann_top_k(new, 1, nprobe=1)
     assert top.tolist() == [9_000]
@@ -48,4 +49,4 @@ def test_engine_uses_ivf_for_spread_and_exact_scan_for_beam(engine):
     for channel in ("spread", "none", "beam"):
         res = engine.search("quokka island habitat", channel=channel, ann_min_nodes=1, ann_nprobe=8)
         assert res.hits[0].id == "target"
-    assert engine.vectors.ivf is not None                         # spread/none took the IVF path
+    assert engine.vectors.ivf is not None  # spread/none took the IVF path

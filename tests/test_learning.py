@@ -1,30 +1,44 @@
 """Learning loop (issue 5): stage ledger, idempotency, atomicity, credited-path reinforcement,
 co-use, counts, outcomes, failures, decay, and that feedback and decay really reach ranking."""
+
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import neurongraph as ngr
 from neurongraph.engine import Engine
 from neurongraph.errors import InvalidArgument, UnknownTrace
 from neurongraph.index.embedder import make_embedder
-from neurongraph.learning import (IdempotencyConflict, InvalidStageTransition, LearningMixin, LearningPolicy,
-                                  NodeNotInTrace, OutcomePolicy, SourceNotUsed)
+from neurongraph.learning import (
+    IdempotencyConflict,
+    InvalidStageTransition,
+    LearningMixin,
+    LearningPolicy,
+    NodeNotInTrace,
+    OutcomePolicy,
+    SourceNotUsed,
+)
 from neurongraph.learning.ledger import Ledger
 from neurongraph.store.sqlite import SQLiteStore
 
 WALK = ("selected", "validated", "used")
 HISTORY = [
-    ngr.Node("decision:12", "decision", "Use JWT for sessions", "We decided to replace cookie sessions with signed JWT tokens."),
+    ngr.Node(
+        "decision:12",
+        "decision",
+        "Use JWT for sessions",
+        "We decided to replace cookie sessions with signed JWT tokens.",
+    ),
     ngr.Node("pr:40", "pull_request", "Implement token middleware", "Adds middleware that validates bearer headers."),
     ngr.Node("issue:77", "issue", "Clock skew breaks validation", "Expired checks fail when server clocks drift."),
     ngr.Node("wiki:deploy", "wiki", "Deploy guide", "How to roll out a release to the cluster with helm."),
     ngr.Node("note:helm", "note", "Helm chart values", "Chart values for the cluster release."),
 ]
-LINKS = [ngr.Edge("decision:12", "implemented_by", "pr:40", weight=0.5),
-         ngr.Edge("pr:40", "corrected_by", "issue:77", weight=0.5, factuality=0.9),
-         ngr.Edge("wiki:deploy", "mentions", "note:helm", weight=0.5)]
+LINKS = [
+    ngr.Edge("decision:12", "implemented_by", "pr:40", weight=0.5),
+    ngr.Edge("pr:40", "corrected_by", "issue:77", weight=0.5, factuality=0.9),
+    ngr.Edge("wiki:deploy", "mentions", "note:helm", weight=0.5),
+]
 
 
 ENGINE = Engine
@@ -65,8 +79,12 @@ def walk(*nodes, upto=WALK):
 
 
 def edge_rows(e) -> dict:
-    return {r[0]: r[1:] for r in e.store.conn.execute(
-        "SELECT eid, weight, plastic, plastic_at, dormant, factuality, reinforce_count FROM edges")}
+    return {
+        r[0]: r[1:]
+        for r in e.store.conn.execute(
+            "SELECT eid, weight, plastic, plastic_at, dormant, factuality, reinforce_count FROM edges"
+        )
+    }
 
 
 def mem_weights(e) -> dict:
@@ -94,14 +112,17 @@ def test_walk_to_used_reinforces_the_credited_path_and_lists_every_change(eng):
     assert eng.store.get_edge("pr:40", "corrected_by", "issue:77")["factuality"] == 0.9
 
 
-@pytest.mark.parametrize("events,code", [
-    ([("pr:40", "validated")], "invalid_stage_transition"),            # skips selected
-    ([("pr:40", "used")], "invalid_stage_transition"),                 # used requires validated
-    ([("pr:40", "selected"), ("pr:40", "used")], "invalid_stage_transition"),
-    ([("nope:1", "selected")], "node_not_in_trace"),
-    ([("pr:40", "read")], "invalid_argument"),
-    ([], "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "events,code",
+    [
+        ([("pr:40", "validated")], "invalid_stage_transition"),  # skips selected
+        ([("pr:40", "used")], "invalid_stage_transition"),  # used requires validated
+        ([("pr:40", "selected"), ("pr:40", "used")], "invalid_stage_transition"),
+        ([("nope:1", "selected")], "node_not_in_trace"),
+        ([("pr:40", "read")], "invalid_argument"),
+        ([], "invalid_argument"),
+    ],
+)
 def test_illegal_requests_have_typed_codes(eng, events, code):
     res = eng.search("JWT sessions decision", limit=5)
     with pytest.raises(ngr.NeuronGraphError) as exc:
@@ -122,8 +143,10 @@ def test_unknown_trace(eng):
     with pytest.raises(UnknownTrace) as exc:
         eng.record_source_use("tr_missing", [("pr:40", "selected")])
     assert exc.value.code == "unknown_trace"
-    for call in (lambda: eng.record_retrieval_failure("tr_missing", "x"),
-                 lambda: eng.record_outcome("tr_missing", ["pr:40"], "confirmed", "ok")):
+    for call in (
+        lambda: eng.record_retrieval_failure("tr_missing", "x"),
+        lambda: eng.record_outcome("tr_missing", ["pr:40"], "confirmed", "ok"),
+    ):
         with pytest.raises(UnknownTrace):
             call()
 
@@ -145,7 +168,7 @@ def test_idempotent_replay_returns_the_original_receipt_and_conflicts_on_other_p
     first = eng.record_source_use(res.trace_id, walk("issue:77"), idempotency_key="req-1")
     rows = edge_rows(eng)
     assert eng.record_source_use(res.trace_id, walk("issue:77"), idempotency_key="req-1") == first
-    assert edge_rows(eng) == rows      # a replay changes nothing
+    assert edge_rows(eng) == rows  # a replay changes nothing
     with pytest.raises(IdempotencyConflict) as exc:
         eng.record_source_use(res.trace_id, walk("pr:40"), idempotency_key="req-1")
     assert exc.value.code == "idempotency_conflict"
@@ -157,7 +180,8 @@ def test_a_crash_mid_reinforcement_leaves_nothing_half_applied(eng, monkeypatch)
 
     def boom(self, rows_):
         raise RuntimeError("power cut")
-    monkeypatch.setattr(Ledger, "log_changes", boom)   # after the edge UPDATEs, before the receipt
+
+    monkeypatch.setattr(Ledger, "log_changes", boom)  # after the edge UPDATEs, before the receipt
     with pytest.raises(RuntimeError):
         eng.record_source_use(res.trace_id, walk("issue:77"), idempotency_key="k")
     monkeypatch.undo()
@@ -180,7 +204,7 @@ def test_only_credited_path_edges_change_everything_else_bit_identical(db_path):
     after_rows, after_mem = edge_rows(e), mem_weights(e)
     for eid in rows:
         if eid in credited:
-            assert after_rows[eid][1] > 0 and after_mem[eid] > mem[eid]    # plastic part grew, in store and graph
+            assert after_rows[eid][1] > 0 and after_mem[eid] > mem[eid]  # plastic part grew, in store and graph
             assert after_rows[eid][0] == rows[eid][0] and after_rows[eid][4] == rows[eid][4]  # base, factuality kept
         else:
             assert after_rows[eid] == rows[eid] and after_mem[eid] == mem[eid]
@@ -208,14 +232,18 @@ def test_selected_and_validated_change_no_weight(eng):
 def test_bounded_and_never_lowering(db_path):
     e = open_engine(db_path, LearningPolicy(delta=0.4, w_max=1.0, co_use_delta=0.0))
     e.add_nodes(HISTORY)
-    e.add_edges([ngr.Edge("decision:12", "implemented_by", "pr:40", weight=1.5),   # already above the cap
-                 ngr.Edge("pr:40", "corrected_by", "issue:77", weight=0.5)])
+    e.add_edges(
+        [
+            ngr.Edge("decision:12", "implemented_by", "pr:40", weight=1.5),  # already above the cap
+            ngr.Edge("pr:40", "corrected_by", "issue:77", weight=0.5),
+        ]
+    )
     for _ in range(3):
         res = e.search("JWT sessions decision", limit=5)
         e.record_source_use(res.trace_id, walk("issue:77"))
     assert e.store.get_edge("decision:12", "implemented_by", "pr:40")["plastic"] == 0.0
     g = e.store.get_edge("pr:40", "corrected_by", "issue:77")
-    assert g["weight"] + g["plastic"] == pytest.approx(1.0) and g["reinforce_count"] == 2   # 0.5 → 0.9 → 1.0 → (capped)
+    assert g["weight"] + g["plastic"] == pytest.approx(1.0) and g["reinforce_count"] == 2  # 0.5 → 0.9 → 1.0 → (capped)
     e.close()
 
 
@@ -267,23 +295,30 @@ def test_outcomes_default_to_record_only_and_require_used_sources(eng):
         assert r["effect"] == "record" and r["edges_changed"] == []
     assert edge_rows(eng) == rows
     assert [o["outcome"] for o in eng.learning_report(res.trace_id)["outcomes"]] == [
-        "confirmed", "corrected", "rolled_back", "superseded"]
+        "confirmed",
+        "corrected",
+        "rolled_back",
+        "superseded",
+    ]
 
 
 def test_opt_in_reversal_takes_back_exactly_this_traces_contribution(eng):
     before = {k: v[:2] for k, v in edge_rows(eng).items()}
     res = eng.search("JWT sessions decision", limit=5)
     eng.record_source_use(res.trace_id, walk("decision:12", "issue:77"))
-    r = eng.record_outcome(res.trace_id, ["issue:77"], "corrected", "wrong source",
-                           policy=OutcomePolicy(corrected="reverse"))
+    r = eng.record_outcome(
+        res.trace_id, ["issue:77"], "corrected", "wrong source", policy=OutcomePolicy(corrected="reverse")
+    )
     assert r["effect"] == "reverse" and r["edges_changed"]
     after = edge_rows(eng)
     for eid, (w, p) in before.items():
         assert after[eid][0] == w and after[eid][1] == pytest.approx(p, abs=1e-12)
     co = eng.store.get_edge("decision:12", "co_used", "issue:77")
     assert co["plastic"] == pytest.approx(0.0, abs=1e-12)
-    again = eng.record_outcome(res.trace_id, ["issue:77"], "corrected", "again", policy=OutcomePolicy(corrected="reverse"))
-    assert again["edges_changed"] == []     # reversed once only
+    again = eng.record_outcome(
+        res.trace_id, ["issue:77"], "corrected", "again", policy=OutcomePolicy(corrected="reverse")
+    )
+    assert again["edges_changed"] == []  # reversed once only
 
 
 def test_opt_in_confirmation_diminishes_and_superseded_goes_dormant(db_path):
@@ -299,10 +334,11 @@ def test_opt_in_confirmation_diminishes_and_superseded_goes_dormant(db_path):
         gains.append(c["new_weight"] - c["old_weight"])
     assert gains[0] > gains[1] > gains[2] > 0
     e.record_outcome(res.trace_id, ["issue:77"], "superseded", "replaced by issue:99")
-    assert e.store.get_edge("pr:40", "corrected_by", "issue:77")["weight"] == 0.5   # base kept...
+    assert e.store.get_edge("pr:40", "corrected_by", "issue:77")["weight"] == 0.5  # base kept...
     later = e.search("JWT sessions decision", limit=5)
-    assert all(h.paths == [] or h.paths[0]["edges"][-1]["dst"] != "issue:77" or h.scores["graph"] == 0
-               for h in later)                                                     # ...but it carries nothing
+    assert all(
+        h.paths == [] or h.paths[0]["edges"][-1]["dst"] != "issue:77" or h.scores["graph"] == 0 for h in later
+    )  # ...but it carries nothing
     e.close()
 
 
@@ -313,11 +349,11 @@ def test_feedback_and_decay_each_change_a_later_ranking(eng):
     target = base.hits[-1].id
     eng.record_source_use(base.trace_id, walk(target))
     primed = eng.search(q, limit=5)
-    assert rank_of(primed, target) < rank_of(base, target)           # feedback reached ranking
+    assert rank_of(primed, target) < rank_of(base, target)  # feedback reached ranking
     assert primed.hits[rank_of(primed, target)].scores["priming"] > 0
-    eng.store.clock.t += 365 * 86400                                # long gap, no explicit decay()
+    eng.store.clock.t += 365 * 86400  # long gap, no explicit decay()
     faded = eng.search(q, limit=5)
-    assert [h.id for h in faded] == [h.id for h in base]             # decay reached ranking
+    assert [h.id for h in faded] == [h.id for h in base]  # decay reached ranking
     assert eng.node_priming() is None or eng.node_priming().max() < 1e-9
 
 
@@ -343,13 +379,13 @@ def test_decay_is_monotone_toward_base_and_never_touches_confidence_or_factualit
     prev_w, prev_a = mem_weights(eng), eng.node_stats()
     for _ in range(6):
         eng.store.clock.t += 10 * 86400
-        eng.search("JWT sessions decision", limit=5)   # lazy application on read
+        eng.search("JWT sessions decision", limit=5)  # lazy application on read
         w, a = mem_weights(eng), eng.node_stats()
         assert all(base[k] <= w[k] <= prev_w[k] for k in w)
         assert all(a[n]["activation"] <= prev_a[n]["activation"] for n in a)
         prev_w, prev_a = w, a
     lazy = mem_weights(eng)
-    eng.decay()                                          # explicit decay = what readers already saw
+    eng.decay()  # explicit decay = what readers already saw
     assert mem_weights(eng) == pytest.approx(lazy, rel=1e-12)
     assert dict(eng.store.conn.execute("SELECT id, confidence FROM nodes")) == conf
     assert {k: v[4] for k, v in edge_rows(eng).items()} == fact
@@ -374,8 +410,8 @@ def test_policies_validate():
         LearningPolicy(plastic_half_life_s=0)
     with pytest.raises(InvalidArgument):
         OutcomePolicy(confirmed="double")
-    with pytest.raises(Exception):
-        LearningPolicy().delta = 1   # frozen
+    with pytest.raises(AttributeError):
+        LearningPolicy().delta = 1  # frozen
 
 
 def test_learning_report_shows_stages_and_changes(eng):

@@ -1,5 +1,6 @@
 """Property tests of the source-use ledger against a plain-Python oracle:
 it never accepts an out-of-order event and never reinforces twice for one `used`."""
+
 from __future__ import annotations
 
 import tempfile
@@ -10,7 +11,6 @@ from hypothesis import strategies as st
 
 import neurongraph as ngr
 from neurongraph.learning import STAGES
-
 from test_learning import HISTORY, LINKS, open_engine
 
 NODES = ["decision:12", "pr:40", "issue:77", "ghost:1"]

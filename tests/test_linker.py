@@ -1,4 +1,5 @@
 """Ingest-time linkers: exact edges on small hand-made corpora, ambiguity, normalisation, caps, speed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -24,14 +25,22 @@ def by_key(result):
 
 # ---------------------------------------------------------------- issue / PR corpus (not Wikipedia)
 ISSUES = [
-    LinkInput("issue:12", "Crash when config file is missing",
-              "The app crashes on startup when config.yaml is absent. The trace ends in load_config()."),
-    LinkInput("pr:15", "Handle missing config file",
-              "Fixes #12. load_config() now falls back to defaults."),
-    LinkInput("issue:20", "Slow search on large corpora",
-              "Search takes 900 ms at 10k nodes because every query scans the table."),
-    LinkInput("pr:21", "Use an inverted index for search",
-              "Closes #20. Also touches load_config() for the new index path; see issue 12 for the crash."),
+    LinkInput(
+        "issue:12",
+        "Crash when config file is missing",
+        "The app crashes on startup when config.yaml is absent. The trace ends in load_config().",
+    ),
+    LinkInput("pr:15", "Handle missing config file", "Fixes #12. load_config() now falls back to defaults."),
+    LinkInput(
+        "issue:20",
+        "Slow search on large corpora",
+        "Search takes 900 ms at 10k nodes because every query scans the table.",
+    ),
+    LinkInput(
+        "pr:21",
+        "Use an inverted index for search",
+        "Closes #20. Also touches load_config() for the new index path; see issue 12 for the crash.",
+    ),
     LinkInput("issue:7", "Typo in README", "The README says 'serach'."),
     LinkInput("pr:7", "Release notes for 0.7", "Release notes."),
     LinkInput("pr:30", "Follow-up", "Refs #7 and #999, which does not exist. Search takes 900 ms again."),
@@ -92,8 +101,12 @@ def test_issue_link_query():
 # ---------------------------------------------------------------- Wikipedia-style mentions
 WIKI = [
     LinkInput("a", "Houston", "Houston is the most populous city in Texas."),
-    LinkInput("b", "Houston Baptist University", "Houston Baptist University is a private university in Houston, Texas."),
-    LinkInput("c", "The Collegian (Houston Baptist University)", "The Collegian is the student newspaper of the university."),
+    LinkInput(
+        "b", "Houston Baptist University", "Houston Baptist University is a private university in Houston, Texas."
+    ),
+    LinkInput(
+        "c", "The Collegian (Houston Baptist University)", "The Collegian is the student newspaper of the university."
+    ),
     LinkInput("d", "Texas", "Texas is a state in the South Central United States."),
 ]
 
@@ -269,13 +282,20 @@ def test_fit_equals_incremental_for_mentions():
 def test_speed_3000_passages():
     rng = random.Random(0)
     words = [f"w{i}" for i in range(3000)]
-    names = [f"{a} {b}" for a, b in zip(["Alpha", "Bravo", "Delta", "Echo", "Kilo"] * 200, [f"Site{i}" for i in range(1000)])]
+    names = [
+        f"{a} {b}" for a, b in zip(["Alpha", "Bravo", "Delta", "Echo", "Kilo"] * 200, [f"Site{i}" for i in range(1000)])
+    ]
     items = []
     for i in range(3000):
         body = " ".join(rng.choice(words) for _ in range(80))
         refs = " ".join(rng.choice(names) for _ in range(3))
-        items.append(LinkInput(f"issue:{i}", names[i % len(names)] + f" report {i}",
-                               f"{body}. Seen at {refs}. Fixes #{rng.randrange(3000)}."))
+        items.append(
+            LinkInput(
+                f"issue:{i}",
+                names[i % len(names)] + f" report {i}",
+                f"{body}. Seen at {refs}. Fixes #{rng.randrange(3000)}.",
+            )
+        )
     linker = Linker(LinkerConfig(similarity=False, entity_max_df=30))
     t = time.perf_counter()
     res = linker.fit(items)
@@ -290,8 +310,10 @@ def test_speed_3000_passages():
 
 
 def test_similarity_never_pairs_different_numbers():
-    items = [LinkInput(str(i), f"T{i}", f"We watched Super Bowl {n} twice.")
-             for i, n in enumerate(["XXXIX", "XXXIX", "XXXVI", "XXXVI"])]
+    items = [
+        LinkInput(str(i), f"T{i}", f"We watched Super Bowl {n} twice.")
+        for i, n in enumerate(["XXXIX", "XXXIX", "XXXVI", "XXXVI"])
+    ]
     res = Linker(LinkerConfig(mentions=False), embed=lambda ts: np.ones((len(ts), 3))).fit(items)
     assert {e.id for e in res.entities} == {"entity:super bowl xxxix", "entity:super bowl xxxvi"}
     assert edge_set(res, "similarity") == set()

@@ -1,9 +1,11 @@
 """Personalised PageRank: dense reference, dangling mass, caps, cache, paths."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neurongraph.graph.arrays import GraphArrays
 from neurongraph.graph.ppr import DEFAULT_DAMPING, ppr, transition_matrix
@@ -26,7 +28,7 @@ def dense_ppr(n, src, dst, w, seeds, acts, d, undirected=False):
 
 
 SRC = [0, 0, 1, 2, 2, 3, 5]
-DST = [1, 2, 2, 0, 3, 4, 4]   # 4 is dangling, 6 is isolated
+DST = [1, 2, 2, 0, 3, 4, 4]  # 4 is dangling, 6 is isolated
 W = [1.0, 0.5, 1.0, 0.3, 0.7, 1.0, 0.2]
 F = [1.0, 1.0, 0.5, 1.0, 1.0, 0.8, 1.0]
 
@@ -67,7 +69,8 @@ def test_iteration_cap_is_respected():
     # exactly three Jacobi steps of the dense operator
     ref_full = dense_ppr(7, SRC, DST, np.multiply(W, F), [0], [1.0], 0.85)
     p = np.eye(7)[0]
-    Wd = np.zeros((7, 7)); np.add.at(Wd, (SRC, DST), np.multiply(W, F))
+    Wd = np.zeros((7, 7))
+    np.add.at(Wd, (SRC, DST), np.multiply(W, F))
     out = Wd.sum(1)
     M = np.divide(Wd, out[:, None], out=np.zeros_like(Wd), where=out[:, None] > 0).T + np.outer(p, out <= 0)
     x = p.copy()
@@ -90,10 +93,10 @@ def test_matrix_cached_by_version_and_options():
     t1 = transition_matrix(g)
     assert transition_matrix(g) is t1
     assert transition_matrix(g, undirected=True) is not t1
-    assert transition_matrix(g) is t1      # both option sets stay cached
+    assert transition_matrix(g) is t1  # both option sets stay cached
     before = ppr(g, [6], tol=1e-14).scores
     assert before[6] == pytest.approx(1.0)
-    g.upsert_edges([6], [0], [1.0], [1.0], [-1], [1], [99])   # the isolated node gets an edge
+    g.upsert_edges([6], [0], [1.0], [1.0], [-1], [1], [99])  # the isolated node gets an edge
     t2 = transition_matrix(g)
     assert t2 is not t1
     after = ppr(g, [6], tol=1e-14).scores

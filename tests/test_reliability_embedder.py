@@ -1,5 +1,6 @@
 """Issue 17, defect 5: --embedder / make_embedder specs are validated: a bad spec is a clean
 InvalidArgument (CLI: error[invalid_argument], exit 2), never a traceback or a giant allocation."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,17 @@ from neurongraph.errors import InvalidArgument
 from neurongraph.index.embedder import MAX_HASHING_DIM, HashingEmbedder, make_embedder
 
 runner = CliRunner()
-BAD_SPECS = ["hashing:0", "hashing:-5", "hashing:abc", "hashing:100000000", f"hashing:{MAX_HASHING_DIM + 1}",
-             "hashing:", "hashing:1.5", "hashingfoo", "hashing: 64"]
+BAD_SPECS = [
+    "hashing:0",
+    "hashing:-5",
+    "hashing:abc",
+    "hashing:100000000",
+    f"hashing:{MAX_HASHING_DIM + 1}",
+    "hashing:",
+    "hashing:1.5",
+    "hashingfoo",
+    "hashing: 64",
+]
 
 
 @pytest.mark.parametrize("spec", BAD_SPECS)
@@ -89,7 +99,7 @@ def test_cli_bad_embedder_is_error_invalid_argument(store, tmp_path, spec, cmd):
     assert "invalid_argument" in r.output
     if "--json" in cmd:
         assert json.loads(r.output)["error"]["code"] == "invalid_argument"
-    assert _size(store) == before   # nothing re-embedded or written
+    assert _size(store) == before  # nothing re-embedded or written
 
 
 def test_cli_directory_that_is_not_a_model(store, tmp_path):

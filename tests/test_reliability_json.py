@@ -1,5 +1,6 @@
 """Issue 17, defect 4: non-finite numbers (NaN, Infinity) are rejected on every interface, edge weights
 are bounded (0..MAX_WEIGHT), and no output path (CLI --json, stored traces, MCP) writes NaN/Infinity."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,10 @@ runner = CliRunner()
 
 def strict_loads(text: str):
     """json.loads that fails on NaN/Infinity, as any strict JSON parser would."""
+
     def no(c):
         raise AssertionError(f"non-JSON constant {c} in output")
+
     return json.loads(text, parse_constant=no)
 
 
@@ -53,7 +56,7 @@ def test_python_rejects_non_finite_metadata_and_meta(bad):
         Node("a", confidence=bad)
 
 
-@pytest.mark.parametrize("w", [1e308, MAX_WEIGHT * 1.0001, 10 ** 400, -1.0])
+@pytest.mark.parametrize("w", [1e308, MAX_WEIGHT * 1.0001, 10**400, -1.0])
 def test_weights_outside_the_documented_range_are_rejected(w):
     with pytest.raises(InvalidArgument, match="weight"):
         Edge("a", "r", "b", weight=w)
@@ -86,20 +89,25 @@ def test_deeply_nested_metadata_is_an_error_not_a_traceback():
 
 
 # ---------------------------------------------------------------- CLI JSONL
-@pytest.mark.parametrize("line", [
-    '{"id": "a", "title": "x", "metadata": {"x": NaN}}',
-    '{"id": "a", "title": "x", "metadata": {"x": Infinity}}',
-    '{"id": "a", "title": "x", "confidence": -Infinity}',
-    '{"id": "a", "title": "x"}\n{"id": "b", "title": "y"}\n{"src": "a", "rel": "r", "dst": "b", "weight": 1e308}',
-    '{"id": "a", "title": "x"}\n{"id": "b", "title": "y"}\n{"src": "a", "rel": "r", "dst": "b", "weight": ' + "9" * 400 + "}",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id": "a", "title": "x", "metadata": {"x": NaN}}',
+        '{"id": "a", "title": "x", "metadata": {"x": Infinity}}',
+        '{"id": "a", "title": "x", "confidence": -Infinity}',
+        '{"id": "a", "title": "x"}\n{"id": "b", "title": "y"}\n{"src": "a", "rel": "r", "dst": "b", "weight": 1e308}',
+        '{"id": "a", "title": "x"}\n{"id": "b", "title": "y"}\n{"src": "a", "rel": "r", "dst": "b", "weight": '
+        + "9" * 400
+        + "}",
+    ],
+)
 def test_cli_jsonl_rejects_non_finite_and_huge_numbers(tmp_path, line):
     f = tmp_path / "in.jsonl"
     f.write_text(line + "\n", encoding="utf-8")
     db = tmp_path / "s.db"
     r = cli(db, "ingest", str(f), "--json")
     assert r.exit_code == 2, r.output
-    assert node_count(db) == 0   # validated before the first write
+    assert node_count(db) == 0  # validated before the first write
     assert strict_loads(r.output)["error"]["code"] == "invalid_input"
 
 
@@ -123,10 +131,13 @@ def test_print_json_is_strict(capsys):
 
 def test_max_weight_chain_search_outputs_strict_json_everywhere(tmp_path):
     db = tmp_path / "s.db"
-    lines = [json.dumps({"id": f"n{i}", "title": f"overflow probe node {i}", "text": "spread weight chain"})
-             for i in range(8)]
-    lines += [json.dumps({"src": f"n{i}", "rel": "r", "dst": f"n{(i + 1) % 8}", "weight": MAX_WEIGHT})
-              for i in range(8)]
+    lines = [
+        json.dumps({"id": f"n{i}", "title": f"overflow probe node {i}", "text": "spread weight chain"})
+        for i in range(8)
+    ]
+    lines += [
+        json.dumps({"src": f"n{i}", "rel": "r", "dst": f"n{(i + 1) % 8}", "weight": MAX_WEIGHT}) for i in range(8)
+    ]
     f = tmp_path / "in.jsonl"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert cli(db, "ingest", str(f), "--json").exit_code == 0
@@ -146,8 +157,16 @@ def test_max_weight_chain_search_outputs_strict_json_everywhere(tmp_path):
 def test_save_trace_writes_strict_json(tmp_path):
     eng = ngr.open(tmp_path / "s.db", embedder="hashing")
     try:
-        eng.store.save_trace({"id": "t1", "created_at": 1.0, "query": "q", "params": {"alpha": math.nan},
-                              "fingerprint": "f", "hits": [{"id": "a", "scores": {"graph": math.inf}}]})
+        eng.store.save_trace(
+            {
+                "id": "t1",
+                "created_at": 1.0,
+                "query": "q",
+                "params": {"alpha": math.nan},
+                "fingerprint": "f",
+                "hits": [{"id": "a", "scores": {"graph": math.inf}}],
+            }
+        )
         row = eng.store.conn.execute("SELECT params, hits FROM traces WHERE id = 't1'").fetchone()
         assert strict_loads(row[0]) == {"alpha": None}
         assert strict_loads(row[1])[0]["scores"]["graph"] is None
@@ -164,22 +183,27 @@ def test_mcp_result_text_and_structured_content_agree_and_are_strict():
     assert strict_loads(res.content[0].text) == res.structured_content == {"hits": [{"score": None}, {"score": None}]}
 
 
-@pytest.mark.parametrize("args", [
-    {"query": "x", "where": {"a": math.nan}},
-    {"query": "x", "where": {"a": math.inf}},
-    {"query": "x", "as_of": -math.inf},
-    {"query": "x", "since": math.nan},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"query": "x", "where": {"a": math.nan}},
+        {"query": "x", "where": {"a": math.inf}},
+        {"query": "x", "as_of": -math.inf},
+        {"query": "x", "since": math.nan},
+    ],
+)
 def test_mcp_rejects_non_finite_arguments(args):
     from pydantic import ValidationError
 
     from neurongraph.mcp.tools import ARG_MODELS
+
     with pytest.raises(ValidationError):
         ARG_MODELS["search"].model_validate(args)
 
 
 def test_mcp_server_returns_invalid_argument_for_nan(tmp_path):
     import anyio
+
     eng = ngr.open(tmp_path / "s.db", embedder="hashing")
     eng.add_nodes([{"id": "a", "title": "alpha"}])
     server = mcp_server.build_server(eng)
@@ -191,6 +215,7 @@ def test_mcp_server_returns_invalid_argument_for_nan(tmp_path):
         r = await tool.run({"query": "alpha", "where": {"x": math.nan}}, None)
         assert r.is_error and r.content[0].text.startswith("error[invalid_argument]")
         assert strict_loads(json.dumps(r.structured_content))
+
     try:
         anyio.run(go)
     finally:

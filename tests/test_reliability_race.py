@@ -1,13 +1,13 @@
 """A search reads one consistent state while another process writes (issue 17, defect 2): rows the
 writer commits between a search's refresh and its BM25 query are left out of that search, never an
 IndexError; the next search sees them."""
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import neurongraph as ngr
 
@@ -20,11 +20,11 @@ def test_rows_committed_after_refresh_are_left_out_not_a_crash(tmp_path):
         a.add_nodes([ngr.Node(f"n{i}", "page", f"cache page {i}", "stale prices") for i in range(50)])
         b.search("stale prices cache", record=False)
         real_refresh = b.refresh
-        b.refresh = lambda *x, **k: 0   # the write below lands after b's refresh, before its FTS query
+        b.refresh = lambda *x, **k: 0  # the write below lands after b's refresh, before its FTS query
         a.add_nodes([ngr.Node(f"m{i}", "page", f"stale prices {i}", "cache stale prices") for i in range(50)])
         a.delete_nodes(["n0"])
         res = b.search("stale prices cache", limit=10)
-        assert all(h.id.startswith("n") for h in res.hits)     # only what b has loaded
+        assert all(h.id.startswith("n") for h in res.hits)  # only what b has loaded
         b.refresh = real_refresh
         res = b.search("stale prices cache", limit=10)
         ids = {h.id for h in res.hits}
@@ -50,8 +50,9 @@ def test_two_processes_search_while_writing(tmp_path):
     with ngr.open(p, embedder="hashing") as eng:
         eng.add_nodes([ngr.Node(f"n{i}", "page", f"cache page {i}", "stale prices") for i in range(20)])
     reader = ngr.open(p, embedder="hashing")
-    w = subprocess.Popen([sys.executable, "-c", WRITER, str(p)], env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                         stderr=subprocess.PIPE)
+    w = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(p)], env={**os.environ, "HF_HUB_OFFLINE": "1"}, stderr=subprocess.PIPE
+    )
     try:
         searches = 0
         while w.poll() is None or searches < 20:

@@ -1,4 +1,5 @@
 """Issue 17, defect 3: a strict relation schema must not block the engine's own writes (co_used edges)."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,7 +13,12 @@ from neurongraph.store.sqlite import SQLiteStore
 
 WALK = ("selected", "validated", "used")
 NODES = [
-    ngr.Node("decision:12", "decision", "Use JWT for sessions", "We decided to replace cookie sessions with signed JWT tokens."),
+    ngr.Node(
+        "decision:12",
+        "decision",
+        "Use JWT for sessions",
+        "We decided to replace cookie sessions with signed JWT tokens.",
+    ),
     ngr.Node("pr:40", "pull_request", "Implement token middleware", "Adds middleware that validates bearer headers."),
     ngr.Node("issue:77", "issue", "Clock skew breaks validation", "Expired checks fail when server clocks drift."),
 ]
@@ -40,12 +46,14 @@ def test_strict_schema_allows_co_used_edges_from_feedback(eng):
     ids = [h.id for h in res]
     assert "decision:12" in ids and "issue:77" in ids
     eng.record_source_use(res.trace_id, _walk("decision:12"))
-    rc = eng.record_source_use(res.trace_id, _walk("issue:77"))   # second source reaches `used`: co_used edges
-    assert {(c["src"], c["dst"]) for c in rc["edges_changed"] if c["kind"] == "co_use"} == \
-        {("decision:12", "issue:77"), ("issue:77", "decision:12")}
+    rc = eng.record_source_use(res.trace_id, _walk("issue:77"))  # second source reaches `used`: co_used edges
+    assert {(c["src"], c["dst"]) for c in rc["edges_changed"] if c["kind"] == "co_use"} == {
+        ("decision:12", "issue:77"),
+        ("issue:77", "decision:12"),
+    }
     assert eng.store.get_edge("decision:12", "co_used", "issue:77") is not None
-    assert "co_used" in eng.relation_schema().relations          # built in, like supersedes
-    eng.set_schema_mode("strict", check_existing=True)            # the stored co_used edges pass a full check
+    assert "co_used" in eng.relation_schema().relations  # built in, like supersedes
+    eng.set_schema_mode("strict", check_existing=True)  # the stored co_used edges pass a full check
 
 
 def test_strict_schema_still_rejects_unknown_user_relations(eng):
@@ -68,6 +76,7 @@ def test_schema_saved_before_co_used_was_built_in_still_accepts_it(eng):
 def test_mcp_error_table_lists_schema_violation():
     from neurongraph.mcp.server import error_result
     from neurongraph.mcp.tools import HINTS
+
     assert "schema_violation" in HINTS
     res = error_result(SchemaViolation("edge (a, r, b): relation 'r' is not in the schema", edges=[["a", "r", "b"]]))
     assert res.is_error and res.content[0].text.startswith("error[schema_violation]")

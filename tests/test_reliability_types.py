@@ -1,5 +1,6 @@
 """Issue 17, "also found": no lenient type coercion (weight "1.0"/true, confidence true, polarity 1.0;
 MCP limit "10"/true), and `--limit ten` is error[invalid_argument] rather than a usage box."""
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,17 @@ def test_valid_numbers_are_still_accepted_unchanged():
 @pytest.mark.parametrize("field,value", [("weight", "1.0"), ("weight", True), ("polarity", 1.0), ("factuality", True)])
 def test_cli_jsonl_rejects_coerced_edge_fields(tmp_path, field, value):
     f = tmp_path / "in.jsonl"
-    f.write_text("\n".join([json.dumps({"id": "a", "title": "x"}), json.dumps({"id": "b", "title": "y"}),
-                            json.dumps({"src": "a", "rel": "r", "dst": "b", field: value})]) + "\n", encoding="utf-8")
+    f.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "a", "title": "x"}),
+                json.dumps({"id": "b", "title": "y"}),
+                json.dumps({"src": "a", "rel": "r", "dst": "b", field: value}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     r = runner.invoke(app, ["--db", str(tmp_path / "s.db"), "--embedder", "hashing", "ingest", str(f), "--json"])
     assert r.exit_code == 2 and json.loads(r.output)["error"]["code"] == "invalid_input", r.output
     assert field in r.output
@@ -72,8 +82,20 @@ def db(tmp_path):
 @pytest.mark.parametrize("value", ["ten", "1.5", "", "10abc"])
 @pytest.mark.parametrize("as_json", [False, True])
 def test_cli_limit_that_is_not_a_number_is_invalid_argument(db, value, as_json):
-    r = runner.invoke(app, ["--db", str(db), "--embedder", "hashing", "search", "alpha", "--limit", value,
-                            *(["--json"] if as_json else [])])
+    r = runner.invoke(
+        app,
+        [
+            "--db",
+            str(db),
+            "--embedder",
+            "hashing",
+            "search",
+            "alpha",
+            "--limit",
+            value,
+            *(["--json"] if as_json else []),
+        ],
+    )
     assert r.exit_code == 2, r.output
     if as_json:
         assert json.loads(r.output)["error"]["code"] == "invalid_argument"
@@ -96,6 +118,7 @@ mcp_tools = pytest.importorskip("neurongraph.mcp.tools", reason="the optional mc
 @pytest.mark.parametrize("limit", ["10", True, 10.0])
 def test_mcp_limit_must_be_an_integer(tool, limit):
     from pydantic import ValidationError
+
     args = {"query": "x"} if tool == "search" else {"question": "x"}
     with pytest.raises(ValidationError):
         mcp_tools.ARG_MODELS[tool].model_validate({**args, "limit": limit})
@@ -107,6 +130,7 @@ def test_mcp_server_answers_invalid_argument_for_string_limit(tmp_path):
 
     import neurongraph as ngr
     from neurongraph.mcp.server import build_server
+
     eng = ngr.open(tmp_path / "s.db", embedder="hashing")
     eng.add_nodes([{"id": "a", "title": "alpha"}])
     server = build_server(eng)
@@ -116,6 +140,7 @@ def test_mcp_server_answers_invalid_argument_for_string_limit(tmp_path):
         for limit in ("10", True):
             r = await tool.run({"query": "alpha", "limit": limit}, None)
             assert r.is_error and r.content[0].text.startswith("error[invalid_argument]"), r.content[0].text
+
     try:
         anyio.run(go)
     finally:
@@ -130,16 +155,26 @@ def test_bench_history_limit_that_is_not_a_number_is_invalid_argument(tmp_path):
 def test_search_options_are_bounded_and_finite(tmp_path):
     """Issue 17: a beam of depth 1e5 used 5.9 GB; NaN/inf options and beam_width=0 were accepted."""
     import math
+
     import pytest
+
     import neurongraph as ngr
     from neurongraph.config import MAXIMA, SearchConfig
     from neurongraph.errors import InvalidArgument
+
     for name, top in MAXIMA.items():
         SearchConfig(**{name: top})
         with pytest.raises(InvalidArgument):
             SearchConfig(**{name: top + 1})
-    for bad in (dict(beam_width=0), dict(depth_decay=math.nan), dict(alpha=math.inf), dict(graph_weight=math.nan),
-                dict(lexical_weight=-math.inf), dict(beam_min_sim=math.nan), dict(file_overlap_weight=math.inf)):
+    for bad in (
+        dict(beam_width=0),
+        dict(depth_decay=math.nan),
+        dict(alpha=math.inf),
+        dict(graph_weight=math.nan),
+        dict(lexical_weight=-math.inf),
+        dict(beam_min_sim=math.nan),
+        dict(file_overlap_weight=math.inf),
+    ):
         with pytest.raises(InvalidArgument):
             SearchConfig(**bad)
     with ngr.open(tmp_path / "b.db", embedder="hashing") as eng:
@@ -154,15 +189,32 @@ def test_a_query_that_is_not_valid_unicode_is_invalid_argument(tmp_path):
     import os
     import subprocess
     import sys
+
     import pytest
+
     import neurongraph as ngr
     from neurongraph.errors import InvalidArgument
+
     db = tmp_path / "u.db"
     with ngr.open(db, embedder="hashing") as eng:
         eng.add_nodes([ngr.Node("a", "page", "café prices")])
         with pytest.raises(InvalidArgument):
             eng.search("caf\udce9")
-    r = subprocess.run([sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "--embedder", "hashing",
-                        "search", b"caf\xe9", "--json"], capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "neurongraph.cli.main",
+            "--db",
+            str(db),
+            "--embedder",
+            "hashing",
+            "search",
+            b"caf\xe9",
+            "--json",
+        ],
+        capture_output=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert r.returncode == 2, r.stderr.decode(errors="replace")
     assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"

@@ -1,4 +1,5 @@
 """``ngr schema load/show/blockers/evidence`` and ``ngr neighbors`` (mounted here on a test app)."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ from typer.testing import CliRunner
 
 from neurongraph.cli import main
 from neurongraph.cli.schema_cmd import neighbors_command, schema_app
-
 from schema_fixtures import SEED003_TOML
 
 app = typer.Typer()
@@ -24,10 +24,17 @@ def ngr(db, *args):
 
 
 def _corpus(tmp_path):
-    lines = [{"id": "t1", "type": "task", "metadata": {"status": "blocked"}}, {"id": "t2", "type": "task"},
-             {"id": "c1", "type": "condition"}, {"id": "n1", "type": "note"}, {"id": "n2", "type": "note"},
-             {"src": "t1", "rel": "blocked_by", "dst": "c1"}, {"src": "c1", "rel": "resolves_to", "dst": "t2"},
-             {"src": "n1", "rel": "evidence_of", "dst": "t1"}, {"src": "n2", "rel": "evidence_of", "dst": "t1"}]
+    lines = [
+        {"id": "t1", "type": "task", "metadata": {"status": "blocked"}},
+        {"id": "t2", "type": "task"},
+        {"id": "c1", "type": "condition"},
+        {"id": "n1", "type": "note"},
+        {"id": "n2", "type": "note"},
+        {"src": "t1", "rel": "blocked_by", "dst": "c1"},
+        {"src": "c1", "rel": "resolves_to", "dst": "t2"},
+        {"src": "n1", "rel": "evidence_of", "dst": "t1"},
+        {"src": "n2", "rel": "evidence_of", "dst": "t1"},
+    ]
     f = tmp_path / "c.jsonl"
     f.write_text("\n".join(json.dumps(x) for x in lines))
     return f
@@ -36,11 +43,13 @@ def _corpus(tmp_path):
 def test_load_show_and_strict_ingest(tmp_path, monkeypatch):
     from neurongraph.engine import Engine
     from neurongraph.schema.validator import attach
+
     init = Engine.__init__
 
-    def wired(self, store, *a, **kw):   # what Engine.__init__ does once SchemaMixin is wired (idempotent)
+    def wired(self, store, *a, **kw):  # what Engine.__init__ does once SchemaMixin is wired (idempotent)
         attach(store)
         init(self, store, *a, **kw)
+
     monkeypatch.setattr(Engine, "__init__", wired)
     db = tmp_path / "x.db"
     assert ngr(db, "ingest", str(_corpus(tmp_path))).exit_code == 0

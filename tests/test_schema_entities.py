@@ -1,13 +1,12 @@
 """Entities (revisions, optimistic concurrency, aliases), entry revision chains, events."""
+
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from neurongraph.errors import InvalidArgument, UnknownNode
 from neurongraph.model import Node
 from neurongraph.schema import AliasConflict, EntityExists, NotAnEntity, StaleRevision, SupersededEntry
-
 from schema_fixtures import SEED003_TOML, make_engine
 
 
@@ -23,7 +22,7 @@ def test_entity_revisions_and_stale_updates(eng):
     assert (e["revision"], e["state"]) == (1, {"status": "open", "owner": "kim"})
     e = eng.update_entity("task:1", expected_revision=1, patch={"status": "blocked", "owner": None})
     assert (e["revision"], e["state"]) == (2, {"status": "blocked"})
-    with pytest.raises(StaleRevision) as ei:   # a writer that read revision 1 loses
+    with pytest.raises(StaleRevision) as ei:  # a writer that read revision 1 loses
         eng.update_entity("task:1", expected_revision=1, state={"status": "done"})
     assert ei.value.code == "stale_revision" and ei.value.details["current_revision"] == 2
     assert eng.get_entity("task:1")["state"] == {"status": "blocked"}
@@ -44,7 +43,7 @@ def test_entity_errors(eng):
         eng.update_entity("task:1", expected_revision=1, state={}, patch={})
     with pytest.raises(InvalidArgument):
         eng.create_entity("task:2", "task", state=["not", "an", "object"])
-    assert eng.store.get_node("task:2") is None   # rejected before anything was written
+    assert eng.store.get_node("task:2") is None  # rejected before anything was written
 
 
 def test_existing_node_can_become_an_entity_and_is_searchable(eng):
@@ -60,7 +59,7 @@ def test_alias_resolution(eng):
     eng.create_entity("task:1", "task", "Ship login", aliases=["Login Work", "ログイン"])
     eng.add_aliases("task:1", "LW-1")
     assert eng.resolve("task:1") == "task:1"
-    assert eng.resolve("login work") == eng.resolve("ＬＯＧＩＮ　ＷＯＲＫ") == "task:1"   # case + NFKC
+    assert eng.resolve("login work") == eng.resolve("ＬＯＧＩＮ　ＷＯＲＫ") == "task:1"  # case + NFKC
     assert eng.resolve("ログイン") == "task:1" and eng.resolve("lw-1") == "task:1"
     assert eng.get_entity("Login Work")["id"] == "task:1"
     assert eng.get_entity("task:1")["aliases"] == ["login work", "lw-1", "ログイン"]
@@ -68,11 +67,11 @@ def test_alias_resolution(eng):
     with pytest.raises(AliasConflict):
         eng.add_aliases("task:2", "LOGIN WORK")
     with pytest.raises(AliasConflict):
-        eng.add_aliases("task:2", "task:1")       # another node's id
+        eng.add_aliases("task:2", "task:1")  # another node's id
     with pytest.raises(UnknownNode):
         eng.resolve("no such thing")
     eng.delete_nodes(["task:1"])
-    with pytest.raises(UnknownNode):              # aliases go with their node
+    with pytest.raises(UnknownNode):  # aliases go with their node
         eng.resolve("login work")
 
 
@@ -81,12 +80,12 @@ def test_revision_chain_supersedes_and_history(eng):
     r2 = eng.revise_entry("note:1", text="Use Redis, 10 minute TTL")
     r3 = eng.revise_entry(r2["id"], text="Use Redis, invalidate on price events")
     assert (r2["id"], r3["id"], r3["revision"]) == ("note:1@r2", "note:1@r3", 3)
-    assert eng.store.get_node("note:1").text == "Use Redis for the page cache"   # the old one stays
+    assert eng.store.get_node("note:1").text == "Use Redis for the page cache"  # the old one stays
     hist = eng.entry_history("note:1@r2")
     assert [h["id"] for h in hist] == ["note:1", "note:1@r2", "note:1@r3"]
     assert [h["superseded_by"] for h in hist] == ["note:1@r2", "note:1@r3", None]
     assert eng.neighbors("note:1@r3", "supersedes", "out")[0]["node"] == "note:1@r2"
-    assert eng.neighbors("note:1", "superseded_by", "out")[0]["node"] == "note:1@r2"   # inverse name
+    assert eng.neighbors("note:1", "superseded_by", "out")[0]["node"] == "note:1@r2"  # inverse name
     with pytest.raises(SupersededEntry) as ei:
         eng.revise_entry("note:1", text="fork")
     assert ei.value.details["latest"] == "note:1@r3"
@@ -94,7 +93,7 @@ def test_revision_chain_supersedes_and_history(eng):
     idx = eng.store.lookup_idx(["note:1", "note:1@r2", "note:1@r3"])
     assert mask[idx["note:1"]] and mask[idx["note:1@r2"]] and not mask[idx["note:1@r3"]]
     assert mask.sum() == 2
-    eng.delete_nodes(["note:1@r3"])            # deleting the newest revision makes r2 current again
+    eng.delete_nodes(["note:1@r3"])  # deleting the newest revision makes r2 current again
     assert not eng.superseded_mask()[idx["note:1@r2"]]
 
 
@@ -122,4 +121,4 @@ def test_events_link_what_they_produced(eng):
     assert [r["node"] for r in eng.neighbors("n1", "produced_by", "out")] == ["ingest:2024-06-01"]
     with pytest.raises(UnknownNode):
         eng.record_event("session:1", "session", produced=["missing"])
-    assert eng.store.get_node("session:1") is None   # atomic: no event without its links
+    assert eng.store.get_node("session:1") is None  # atomic: no event without its links

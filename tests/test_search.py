@@ -1,7 +1,7 @@
 """Search pipeline end to end on a real SQLite file: scores, paths, traces, incremental indexes."""
+
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import neurongraph as ngr
@@ -22,9 +22,21 @@ class CountingEmbedder(HashingEmbedder):
 
 
 HISTORY = [
-    ngr.Node("decision:12", "decision", "Use JWT for sessions", "We decided to replace cookie sessions with signed JWT tokens."),
-    ngr.Node("pr:40", "pull_request", "Implement token middleware", "Adds middleware that validates bearer headers on every request."),
-    ngr.Node("issue:77", "issue", "Clock skew breaks validation", "Expired checks fail when server clocks drift; add leeway."),
+    ngr.Node(
+        "decision:12",
+        "decision",
+        "Use JWT for sessions",
+        "We decided to replace cookie sessions with signed JWT tokens.",
+    ),
+    ngr.Node(
+        "pr:40",
+        "pull_request",
+        "Implement token middleware",
+        "Adds middleware that validates bearer headers on every request.",
+    ),
+    ngr.Node(
+        "issue:77", "issue", "Clock skew breaks validation", "Expired checks fail when server clocks drift; add leeway."
+    ),
     ngr.Node("wiki:deploy", "wiki", "Deploy guide", "How to roll out a release to the cluster with helm."),
 ]
 LINKS = [("decision:12", "implemented_by", "pr:40"), ("pr:40", "corrected_by", "issue:77")]
@@ -105,11 +117,13 @@ def test_second_engine_process_sees_writes(history, db_path):
 
 
 def test_cjk_query_finds_cjk_document(engine):
-    engine.add_nodes([
-        ngr.Node("ja:1", "wiki", "東京タワー", "東京タワーは東京都港区にある電波塔です。高さは333メートル。"),
-        ngr.Node("ja:2", "wiki", "大阪城", "大阪城は大阪市中央区にある城です。"),
-        ngr.Node("en:1", "wiki", "Tokyo", "Tokyo is the capital of Japan."),
-    ])
+    engine.add_nodes(
+        [
+            ngr.Node("ja:1", "wiki", "東京タワー", "東京タワーは東京都港区にある電波塔です。高さは333メートル。"),
+            ngr.Node("ja:2", "wiki", "大阪城", "大阪城は大阪市中央区にある城です。"),
+            ngr.Node("en:1", "wiki", "Tokyo", "Tokyo is the capital of Japan."),
+        ]
+    )
     res = engine.search("電波塔の高さ", limit=3)
     assert res.hits[0].id == "ja:1" and res.hits[0].scores["lexical"] == 1.0
 
@@ -119,11 +133,11 @@ def test_vectors_cached_by_content_hash(db_path):
     eng = ngr.Engine(ngr.engine.SQLiteStore(db_path), emb)
     eng.add_nodes(HISTORY)
     assert emb.texts == len(HISTORY)
-    eng.add_nodes(HISTORY)                      # re-ingest unchanged text
+    eng.add_nodes(HISTORY)  # re-ingest unchanged text
     assert emb.texts == len(HISTORY)
     eng.close()
     emb2 = CountingEmbedder()
-    eng = ngr.Engine(ngr.engine.SQLiteStore(db_path), emb2)   # re-open
+    eng = ngr.Engine(ngr.engine.SQLiteStore(db_path), emb2)  # re-open
     assert emb2.texts == 0 and int(eng.vectors.present.sum()) == len(HISTORY)
     eng.add_nodes([ngr.Node("wiki:deploy", "wiki", "Deploy guide", "changed text")])
     assert emb2.texts == 1
@@ -136,8 +150,16 @@ def test_result_types_filter_and_overrides_do_not_mutate_default(history):
     assert history.config.result_types == ()
 
 
-@pytest.mark.parametrize("bad", [dict(query=""), dict(query="x" * 5000), dict(query="ok", nonsense=1),
-                                 dict(query="ok", fusion="magic"), dict(query="ok", limit=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(query=""),
+        dict(query="x" * 5000),
+        dict(query="ok", nonsense=1),
+        dict(query="ok", fusion="magic"),
+        dict(query="ok", limit=0),
+    ],
+)
 def test_bad_input_is_a_typed_error(history, bad):
     with pytest.raises(InvalidArgument):
         history.search(**bad)
@@ -151,11 +173,13 @@ def test_rrf_fusion_available(history):
 @pytest.mark.model
 def test_real_model_paraphrase_without_shared_words(tmp_path, real_embedder):
     eng = ngr.Engine(ngr.engine.SQLiteStore(tmp_path / "m.db"), real_embedder)
-    eng.add_nodes([
-        ngr.Node("a", "note", "", "The feline rested on the rug."),
-        ngr.Node("b", "note", "", "Quarterly revenue grew by eight percent."),
-        ngr.Node("c", "note", "", "Heavy rain flooded the subway stations."),
-    ])
+    eng.add_nodes(
+        [
+            ngr.Node("a", "note", "", "The feline rested on the rug."),
+            ngr.Node("b", "note", "", "Quarterly revenue grew by eight percent."),
+            ngr.Node("c", "note", "", "Heavy rain flooded the subway stations."),
+        ]
+    )
     res = eng.search("a cat sleeping on a carpet", limit=3)
     assert res.hits[0].id == "a"
     assert res.hits[0].scores["lexical"] == 0.0 and res.hits[0].scores["dense"] > 0
@@ -168,7 +192,7 @@ def test_delete_and_readd_same_ids_in_one_process_and_another(history, db_path):
     history.delete_nodes(["issue:77", "pr:40"])
     history.add_nodes([HISTORY[1], HISTORY[2]])
     history.add_edges([("decision:12", "implemented_by", "pr:40"), ("issue:77", "corrected_by", "pr:40")])
-    for eng in (history, other):   # `other` sees delete + re-add in one catch-up batch
+    for eng in (history, other):  # `other` sees delete + re-add in one catch-up batch
         hit = next(h for h in eng.search("JWT sessions decision", limit=5) if h.id == "pr:40")
         assert hit.paths and hit.paths[0]["nodes"] == ["decision:12", "pr:40"]
         assert eng.search("clock skew validation").hits[0].id == "issue:77"
@@ -176,7 +200,7 @@ def test_delete_and_readd_same_ids_in_one_process_and_another(history, db_path):
     other.close()
 
 
-@pytest.mark.parametrize("ann_min_nodes", [0, 1])   # exact scan, and the IVF path (similarity looked up per node)
+@pytest.mark.parametrize("ann_min_nodes", [0, 1])  # exact scan, and the IVF path (similarity looked up per node)
 def test_graph_reached_node_outside_the_candidate_lists_keeps_its_query_match(history, ann_min_nodes):
     # one lexical and one dense candidate: issue:77 can only arrive through the graph
     cfg = dict(lexical_k=1, dense_k=1, limit=5, record=False, ann_min_nodes=ann_min_nodes)
@@ -189,6 +213,6 @@ def test_graph_reached_node_outside_the_candidate_lists_keeps_its_query_match(hi
     share = cfg_.dense_weight / (cfg_.lexical_weight + cfg_.dense_weight)
     assert fix.scores["entry"] == pytest.approx(share * fix.scores["dense"])
     g = cfg_.graph_weight
-    for h in res:   # the explanation adds up: final = (1-g)·entry + g·graph
+    for h in res:  # the explanation adds up: final = (1-g)·entry + g·graph
         assert h.scores["final"] == pytest.approx((1 - g) * h.scores["entry"] + g * h.scores["graph"])
     assert (history.vectors.ivf is not None) == bool(ann_min_nodes)

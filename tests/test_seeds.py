@@ -1,4 +1,5 @@
 """Sparse seeds: at most ``seeds`` entry candidates, and only those within ``seed_ratio`` of the best."""
+
 from __future__ import annotations
 
 import pytest
@@ -63,20 +64,22 @@ def test_seed_ratio_is_validated(bad):
 
 def test_excluded_types_do_not_seed_but_still_bridge(engine):
     # an entity node whose name is the query is the best entry candidate, yet a bridge, not a source
-    engine.add_nodes([
-        ngr.Node("entity:saaremaa", "entity", "Saaremaa", ""),
-        ngr.Node("p1", "passage", "Oeselians", "The Oeselians inhabited Saaremaa, an island of Estonia."),
-        ngr.Node("p2", "passage", "Kuressaare", "Kuressaare is the only town on the island."),
-        ngr.Node("p3", "passage", "Ferns", "Watering schedule for the ferns in the office."),
-    ])
+    engine.add_nodes(
+        [
+            ngr.Node("entity:saaremaa", "entity", "Saaremaa", ""),
+            ngr.Node("p1", "passage", "Oeselians", "The Oeselians inhabited Saaremaa, an island of Estonia."),
+            ngr.Node("p2", "passage", "Kuressaare", "Kuressaare is the only town on the island."),
+            ngr.Node("p3", "passage", "Ferns", "Watering schedule for the ferns in the office."),
+        ]
+    )
     engine.add_edges([("p1", "has_entity", "entity:saaremaa"), ("entity:saaremaa", "entity_in", "p2")])
     q = "Saaremaa"
     entry = {h.id: h.scores["entry"] for h in engine.search(q, channel="none", exclude_types=(), record=False)}
     assert max(entry, key=entry.get) == "entity:saaremaa"
     both = engine.search(q, seeds=3, seed_ratio=0.0, exclude_types=(), record=False)
     assert "entity:saaremaa" in both.seeds
-    res = engine.search(q, seeds=3, seed_ratio=0.0, record=False)   # default: exclude_types=("entity",)
+    res = engine.search(q, seeds=3, seed_ratio=0.0, record=False)  # default: exclude_types=("entity",)
     assert "entity:saaremaa" not in res.seeds and res.seeds[0] == "p1"
     assert "entity:saaremaa" not in [h.id for h in res]
-    p2 = next(h for h in res if h.id == "p2")   # reached from the passage seed through the entity
+    p2 = next(h for h in res if h.id == "p2")  # reached from the passage seed through the entity
     assert p2.scores["graph"] > 0 and p2.paths[0]["nodes"] == ["p1", "entity:saaremaa", "p2"]

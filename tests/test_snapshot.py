@@ -1,6 +1,7 @@
 """Engine snapshots: a large store reopens from saved arrays, then catches up through the change feed.
 
 Every test compares against a full replay of the same store (the source of truth)."""
+
 from __future__ import annotations
 
 import shutil
@@ -14,16 +15,23 @@ import neurongraph as ngr
 from neurongraph.index.embedder import HashingEmbedder
 from neurongraph.snapshot import snapshot_path
 
-NODES = [ngr.Node(f"n{i}", "issue" if i % 3 else "pr", f"title {i}", f"text about topic {i % 7} and word{i}",
-                  {"time": 1e9 + i * 60, "source": f"repo{i % 2}"} if i % 4 else {})   # search filters' fields
-         for i in range(60)]
+NODES = [
+    ngr.Node(
+        f"n{i}",
+        "issue" if i % 3 else "pr",
+        f"title {i}",
+        f"text about topic {i % 7} and word{i}",
+        {"time": 1e9 + i * 60, "source": f"repo{i % 2}"} if i % 4 else {},
+    )  # search filters' fields
+    for i in range(60)
+]
 EDGES = [(f"n{i}", "mentions" if i % 2 else "fixes", f"n{(i * 7 + 3) % 60}") for i in range(60)]
 QUERIES = ["topic 3 word12", "title 40", "topic 5", "word59 topic 1"]
 
 
 def _open(path, **kw):
     eng = ngr.open(path, embedder="hashing", **kw)
-    eng.snapshot_min_rows = 0          # the store is tiny: snapshot anyway
+    eng.snapshot_min_rows = 0  # the store is tiny: snapshot anyway
     return eng
 
 
@@ -36,20 +44,33 @@ def _state(eng):
         # type *names* per live node: type ids are internal, and a running engine (like a snapshot) keeps
         # ids of types whose last node was deleted, which a replay never assigns
         "type_of": [sorted(eng._type_ids, key=eng._type_ids.get)[t] for t in eng._type_of[eng._alive]],
-        "vec_idx": vec.tolist(), "vec": eng.vectors.matrix[vec].round(6).tolist(),
-        "edges": list(zip(e.eid[order].tolist(), e.src[order].tolist(), e.dst[order].tolist(),
-                          e.weight[order].round(6).tolist(), e.rtype[order].tolist())),   # learned weights decay
-        "rels": eng._rel_ids, "seq": eng._seq,
+        "vec_idx": vec.tolist(),
+        "vec": eng.vectors.matrix[vec].round(6).tolist(),
+        "edges": list(
+            zip(
+                e.eid[order].tolist(),
+                e.src[order].tolist(),
+                e.dst[order].tolist(),
+                e.weight[order].round(6).tolist(),
+                e.rtype[order].tolist(),
+            )
+        ),  # learned weights decay
+        "rels": eng._rel_ids,
+        "seq": eng._seq,
         "event_time": [None if t != t else t for t in eng._event_time[eng._alive].tolist()],
-        "source": [None if s < 0 else sorted(eng._source_ids, key=eng._source_ids.get)[s]
-                   for s in eng._source_of[eng._alive]],
+        "source": [
+            None if s < 0 else sorted(eng._source_ids, key=eng._source_ids.get)[s] for s in eng._source_of[eng._alive]
+        ],
     }
 
 
 def _ranking(eng):
     # 6 decimals: learned activation decays with the clock, and two engines read it microseconds apart
-    return [[(h.id, round(h.scores["final"], 6)) for h in eng.search(q, limit=8, record=False, **kw)]
-            for q in QUERIES for kw in ({}, {"as_of": 1e9 + 1800, "sources": ["repo1"]})]
+    return [
+        [(h.id, round(h.scores["final"], 6)) for h in eng.search(q, limit=8, record=False, **kw)]
+        for q in QUERIES
+        for kw in ({}, {"as_of": 1e9 + 1800, "sources": ["repo1"]})
+    ]
 
 
 def _replay(path, tmp_path):
@@ -70,7 +91,7 @@ def built(tmp_path):
     eng = _open(path)
     eng.add_nodes(NODES)
     eng.add_edges(EDGES)
-    eng.close()                        # writes the snapshot
+    eng.close()  # writes the snapshot
     assert snapshot_path(str(path)).is_file()
     return path
 
@@ -91,10 +112,19 @@ def test_reopen_from_snapshot_equals_a_full_replay(built, tmp_path):
 
 
 def test_changes_after_the_snapshot_are_caught_up(built, tmp_path):
-    other = ngr.open(built, embedder="hashing")      # default threshold: this small store never saves
-    other.add_nodes([ngr.Node("late", "wiki", "late page", "a page about topic 3 added after the snapshot",
-                              {"time": 1e9, "source": "repo1"}),
-                     ngr.Node("n5", "issue", "title 5", "rewritten text about topic 3", {"source": "repo0"})])
+    other = ngr.open(built, embedder="hashing")  # default threshold: this small store never saves
+    other.add_nodes(
+        [
+            ngr.Node(
+                "late",
+                "wiki",
+                "late page",
+                "a page about topic 3 added after the snapshot",
+                {"time": 1e9, "source": "repo1"},
+            ),
+            ngr.Node("n5", "issue", "title 5", "rewritten text about topic 3", {"source": "repo0"}),
+        ]
+    )
     other.add_edges([("late", "mentions", "n1"), ("n2", "fixes", "late")])
     other.delete_nodes(["n9"])
     other.close()
@@ -109,7 +139,7 @@ def test_learned_weights_after_reopen_match_a_replay(built, tmp_path):
     res = eng.search("topic 3 word12", limit=8)
     hit = next(h for h in res if h.paths)
     eng.record_source_use(res.trace_id, [(hit.id, s) for s in ("selected", "validated", "used")])
-    eng.snapshot_min_rows = 10 ** 9   # keep the old snapshot: the learned weights arrive by the change feed
+    eng.snapshot_min_rows = 10**9  # keep the old snapshot: the learned weights arrive by the change feed
     eng.close()
     _reopen_and_compare(built, tmp_path).close()
 
@@ -143,7 +173,7 @@ def test_foreign_corrupt_or_other_embedder_snapshots_are_ignored(built, tmp_path
 
 def test_small_or_unchanged_stores_write_nothing_and_memory_stores_have_none(tmp_path):
     path = tmp_path / "small.db"
-    eng = ngr.open(path, embedder="hashing")          # default threshold: 50,000 rows
+    eng = ngr.open(path, embedder="hashing")  # default threshold: 50,000 rows
     eng.add_nodes(NODES)
     eng.close()
     assert not snapshot_path(str(path)).exists()
@@ -153,8 +183,11 @@ def test_small_or_unchanged_stores_write_nothing_and_memory_stores_have_none(tmp
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(["node", "edge", "delete", "save"]), st.integers(0, 30)),
-                min_size=1, max_size=25))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["node", "edge", "delete", "save"]), st.integers(0, 30)), min_size=1, max_size=25
+    )
+)
 def test_any_history_of_writes_and_snapshots_reopens_to_the_replayed_state(tmp_path_factory, ops):
     """Invariant: snapshot (at any point) + change-feed catch-up == full replay of the store."""
     folder = tmp_path_factory.mktemp("hist")
@@ -172,7 +205,7 @@ def test_any_history_of_writes_and_snapshots_reopens_to_the_replayed_state(tmp_p
             eng.delete_nodes([f"x{k}"])
         else:
             eng.save_snapshot()
-    eng.snapshot_min_rows = 10 ** 9      # whatever was saved last is what the next open starts from
+    eng.snapshot_min_rows = 10**9  # whatever was saved last is what the next open starts from
     eng.close()
     again = _open(path)
     ref = _replay(path, folder)
@@ -187,26 +220,30 @@ def test_a_failing_snapshot_write_warns_and_still_closes(tmp_path, monkeypatch):
 
     def boom(*a, **k):
         raise OSError("No space left on device")
+
     monkeypatch.setattr("neurongraph.engine.save_snapshot", boom)
     with pytest.warns(RuntimeWarning, match="snapshot"):
         eng.close()
     assert not snapshot_path(str(path)).exists()
-    again = ngr.open(path, embedder="hashing")      # the store itself is intact
+    again = ngr.open(path, embedder="hashing")  # the store itself is intact
     assert again._alive.sum() == 10 and not again.opened_from_snapshot
     again.close()
 
 
-LINKED = [ngr.Node("a", "passage", "Saaremaa", "Saaremaa is an island of Estonia in the Baltic Sea."),
-          ngr.Node("b", "passage", "Kuressaare", "Kuressaare is the only town on Saaremaa."),
-          ngr.Node("c", "passage", "Baltic Sea", "The Baltic Sea borders Estonia and Finland."),
-          ngr.Node("d", "passage", "Scott Howell (footballer)", "Scott Howell plays football in Estonia."),
-          ngr.Node("e", "passage", "Scott Howell (consultant)", "Scott Howell advised the mayor of Tallinn.")]
+LINKED = [
+    ngr.Node("a", "passage", "Saaremaa", "Saaremaa is an island of Estonia in the Baltic Sea."),
+    ngr.Node("b", "passage", "Kuressaare", "Kuressaare is the only town on Saaremaa."),
+    ngr.Node("c", "passage", "Baltic Sea", "The Baltic Sea borders Estonia and Finland."),
+    ngr.Node("d", "passage", "Scott Howell (footballer)", "Scott Howell plays football in Estonia."),
+    ngr.Node("e", "passage", "Scott Howell (consultant)", "Scott Howell advised the mayor of Tallinn."),
+]
 LINK_QUERIES = ["Which town is on Saaremaa?", "Who did Scott Howell advise in Estonia?", "the Baltic Sea borders what?"]
 
 
 def test_a_linked_store_answers_its_first_query_from_the_snapshot_tables(tmp_path):
     from neurongraph.link import Linker
     from neurongraph.link.query import QueryTables
+
     path = tmp_path / "linked.db"
     eng = _open(path)
     eng.add_nodes(LINKED)
@@ -214,21 +251,21 @@ def test_a_linked_store_answers_its_first_query_from_the_snapshot_tables(tmp_pat
     eng.close()
     eng = _open(path)
     assert eng.opened_from_snapshot and isinstance(eng._linker, QueryTables)
-    assert eng._query_linker() is eng._linker               # no refit of the corpus
+    assert eng._query_linker() is eng._linker  # no refit of the corpus
     ref = _replay(path, tmp_path)
-    assert isinstance(ref._query_linker(), Linker)           # the replay fits
+    assert isinstance(ref._query_linker(), Linker)  # the replay fits
     for q in LINK_QUERIES:
         assert eng._linker.link_query(q) == ref._linker.link_query(q)
         assert [h.id for h in eng.search(q, record=False)] == [h.id for h in ref.search(q, record=False)]
     assert any(eng._linker.link_query(q) for q in LINK_QUERIES)
     ref.close()
     # a node added after the snapshot: the tables give way, the next query fits the corpus again
-    eng.snapshot_min_rows = 10 ** 9
+    eng.snapshot_min_rows = 10**9
     eng.add_nodes([ngr.Node("f", "passage", "Tallinn", "Tallinn is the capital of Estonia.")])
     assert eng._linker is None
     assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
     eng.close()
-    eng = _open(path)                                          # the old snapshot + the change feed
+    eng = _open(path)  # the old snapshot + the change feed
     assert eng.opened_from_snapshot and eng._linker is None
     assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
     eng.close()
@@ -236,19 +273,22 @@ def test_a_linked_store_answers_its_first_query_from_the_snapshot_tables(tmp_pat
 
 def test_a_trained_ivf_index_comes_back_without_retraining(tmp_path, monkeypatch):
     from neurongraph.index.ivf import IvfIndex
+
     path = tmp_path / "ivf.db"
     eng = _open(path)
-    eng.add_nodes([ngr.Node(f"v{i}", "note", f"note {i}", f"topic {i % 9} word{i} and more words {i % 13}")
-                   for i in range(400)])
+    eng.add_nodes(
+        [ngr.Node(f"v{i}", "note", f"note {i}", f"topic {i % 9} word{i} and more words {i % 13}") for i in range(400)]
+    )
     before = [[h.id for h in eng.search(q, ann_min_nodes=1, ann_nprobe=4, record=False)] for q in QUERIES]
     assert eng.vectors.ivf is not None
     eng.close()
 
     def no_training(*a, **k):
         raise AssertionError("the IVF index was retrained")
+
     monkeypatch.setattr(IvfIndex, "train", classmethod(no_training))
     eng = _open(path)
-    assert eng.opened_from_snapshot and eng.vectors.ivf_state() is not None   # grouped on first use
+    assert eng.opened_from_snapshot and eng.vectors.ivf_state() is not None  # grouped on first use
     after = [[h.id for h in eng.search(q, ann_min_nodes=1, ann_nprobe=4, record=False)] for q in QUERIES]
     assert after == before
     eng.close()
@@ -258,12 +298,12 @@ def test_rows_added_before_the_first_search_join_the_restored_ivf_index(tmp_path
     path = tmp_path / "ivf2.db"
     eng = _open(path)
     eng.add_nodes([ngr.Node(f"v{i}", "note", f"note {i}", f"topic {i % 9} word{i}") for i in range(300)])
-    eng.search("topic 3", ann_min_nodes=1, record=False)          # trains
+    eng.search("topic 3", ann_min_nodes=1, record=False)  # trains
     eng.close()
     eng = _open(path)
-    assert eng.vectors.ivf is None and eng.vectors.ivf_state() is not None   # restored lazily
+    assert eng.vectors.ivf is None and eng.vectors.ivf_state() is not None  # restored lazily
     eng.add_nodes([ngr.Node("quokka", "note", "Quokka habitat", "quokkas live on Rottnest island")])
-    assert eng.vectors.ivf_state() is None      # a row waits for the rebuild: nothing exact to save yet
+    assert eng.vectors.ivf_state() is None  # a row waits for the rebuild: nothing exact to save yet
     res = eng.search("quokka island habitat", ann_min_nodes=1, ann_nprobe=1, record=False)
     assert res.hits[0].id == "quokka" and eng.vectors.ivf is not None
     # the dense side on its own: the IVF index itself returns the new row
@@ -277,17 +317,19 @@ def test_a_store_restored_from_an_older_backup_ignores_the_newer_snapshot(built,
     backup = tmp_path / "backup.db"
     eng = _open(built)
     eng.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    shutil.copy(built, backup)                       # the backup predates the next snapshot
+    shutil.copy(built, backup)  # the backup predates the next snapshot
     eng.add_nodes([ngr.Node("gone", "note", "only after the backup", "this node is not in the backup")])
-    eng.save_snapshot()                              # a newer snapshot, with "gone"
+    eng.save_snapshot()  # a newer snapshot, with "gone"
     eng.close()
     for suffix in ("-wal", "-shm"):
         built.with_name(built.name + suffix).unlink(missing_ok=True)
-    shutil.copy(backup, built)                       # restore; the snapshot file stays behind
+    shutil.copy(backup, built)  # restore; the snapshot file stays behind
     eng = ngr.open(built, embedder="hashing")
     eng.add_nodes([ngr.Node(f"new{i}", "note", f"new {i}", "written after the restore") for i in range(5)])
-    eng.close()                                      # the store's seq is now past the snapshot's
+    eng.close()  # the store's seq is now past the snapshot's
     eng = ngr.open(built, embedder="hashing")
     assert not eng.opened_from_snapshot
-    assert eng.store.lookup_idx(["gone"]) == {} and "gone" not in {h.id for h in eng.search("only after the backup", record=False)}
+    assert eng.store.lookup_idx(["gone"]) == {} and "gone" not in {
+        h.id for h in eng.search("only after the backup", record=False)
+    }
     eng.close()

@@ -1,4 +1,5 @@
 """spread(): hand-checked semantics and the bit-identical property of the proposition layer."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_max_depth_cuts():
 def test_min_act_cut_stops_propagation():
     g = graph([(0, 1, 0.1), (1, 2, 1.0)])
     r = spread(g, [0], [1.0], max_depth=3, depth_decay=0.5, min_act=0.06).as_dict()
-    assert r == {0: 1.0}   # 0.05 < min_act: node 1 neither counts nor spreads
+    assert r == {0: 1.0}  # 0.05 < min_act: node 1 neither counts nor spreads
 
 
 def test_factuality_multiplies():
@@ -46,7 +47,7 @@ def test_alpha_soft_attenuation_of_off_type_edges():
     # edge types: 0->1 type 7 (asked for), 0->2 type 8 (not asked), 0->3 untyped
     g = graph([(0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0)], types=[7, 8, -1])
     r = spread(g, [0], [1.0], max_depth=1, depth_decay=1.0, min_act=0.0, query_types=[7], alpha=0.25).as_dict()
-    assert r[1] == 1.0 and r[2] == 0.25 and r[3] == 1.0   # soft, never a hard cut; untyped passes
+    assert r[1] == 1.0 and r[2] == 0.25 and r[3] == 1.0  # soft, never a hard cut; untyped passes
 
 
 def test_beta_attenuates_negative_polarity():
@@ -64,7 +65,7 @@ def test_seed_acts_and_multiple_seeds():
 def test_best_path_reconstruction():
     g = graph([(0, 1, 1.0), (1, 2, 1.0), (0, 2, 0.1)])
     r = spread(g, [0], [1.0], max_depth=2, depth_decay=0.9, min_act=0.0)
-    assert [(s, d) for s, _, d, _, _ in r.path(2)] == [(0, 1), (1, 2)]   # 0.81 via 1 beats 0.09 direct
+    assert [(s, d) for s, _, d, _, _ in r.path(2)] == [(0, 1), (1, 2)]  # 0.81 via 1 beats 0.09 direct
     assert r.path(0) == []
 
 
@@ -86,7 +87,7 @@ def reference_spread(n, edges, seeds, acts, max_depth, decay, min_act):
     frontier = dict(act)
     for _ in range(max_depth):
         best = {}
-        for (s, d, w, f) in edges:
+        for s, d, w, f in edges:
             if s in frontier:
                 c = frontier[s] * (w * f) * decay
                 if c >= min_act and c > best.get(d, -1.0):
@@ -98,9 +99,14 @@ def reference_spread(n, edges, seeds, acts, max_depth, decay, min_act):
     return act
 
 
-edge_st = st.tuples(st.integers(0, 11), st.integers(0, 11),
-                    st.floats(0.0, 1.5, allow_nan=False), st.floats(0.0, 1.0, allow_nan=False),
-                    st.integers(-1, 3), st.sampled_from([1, -1]))
+edge_st = st.tuples(
+    st.integers(0, 11),
+    st.integers(0, 11),
+    st.floats(0.0, 1.5, allow_nan=False),
+    st.floats(0.0, 1.0, allow_nan=False),
+    st.integers(-1, 3),
+    st.sampled_from([1, -1]),
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -123,16 +129,19 @@ def test_proposition_layer_off_is_bit_identical(edges, seeds, max_depth, decay, 
     s, a = [x[0] for x in seeds], [x[1] for x in seeds]
     off = spread(typed, s, a, max_depth, decay, min_act, query_types=[], alpha=alpha, beta=beta).as_dict()
     plain = spread(untyped, s, a, max_depth, decay, min_act).as_dict()
-    assert off == plain                                   # exact: dict of floats compared with ==
+    assert off == plain  # exact: dict of floats compared with ==
     ref = reference_spread(n, list(zip(src, dst, w, f)), s, a, max_depth, decay, min_act)
-    assert plain == ref                                   # and both equal the plain-Python control
+    assert plain == ref  # and both equal the plain-Python control
     # an untyped graph ignores query types entirely, whatever alpha/beta are
-    assert spread(untyped, s, a, max_depth, decay, min_act, query_types=[1, 2], alpha=alpha, beta=beta).as_dict() == plain
+    assert (
+        spread(untyped, s, a, max_depth, decay, min_act, query_types=[1, 2], alpha=alpha, beta=beta).as_dict() == plain
+    )
 
 
 def test_vectorised_not_per_corpus():
     """A 3-hop spread over 200k nodes / 1M edges touches only the frontier: well under 100 ms."""
     import time
+
     rng = np.random.default_rng(0)
     n, m = 200_000, 1_000_000
     g = GraphArrays.from_edges(n, rng.integers(0, n, m), rng.integers(0, n, m), rng.random(m))

@@ -1,7 +1,6 @@
 """Store: round-trips, upserts, dangling-edge rejection, atomic batches, migrations, change feed."""
-from __future__ import annotations
 
-import sqlite3
+from __future__ import annotations
 
 import pytest
 
@@ -21,7 +20,13 @@ def store(db_path):
 def test_node_round_trip_and_upsert(store):
     store.upsert_nodes([Node("issue:1", "issue", "Login fails", "500 on /login", {"labels": ["bug"]}, 0.9)])
     row = store.get_node("issue:1")
-    assert (row.type, row.title, row.text, row.metadata, row.confidence) == ("issue", "Login fails", "500 on /login", {"labels": ["bug"]}, 0.9)
+    assert (row.type, row.title, row.text, row.metadata, row.confidence) == (
+        "issue",
+        "Login fails",
+        "500 on /login",
+        {"labels": ["bug"]},
+        0.9,
+    )
     first_idx, created = row.idx, row.created_at
     store.upsert_nodes([Node("issue:1", "issue", "Login fails on Safari", "500 on /login")])
     row = store.get_node("issue:1")
@@ -36,7 +41,7 @@ def test_edge_upsert_is_idempotent_and_merges_meta(store):
     e = store.get_edge("a", "refs", "b")
     assert e["weight"] == 0.7 and e["meta"] == {"x": 1, "y": 2}
     assert store.stats()["edges"] == 1
-    store.upsert_edges([Edge("a", "fixes", "b")])   # another relation is another edge
+    store.upsert_edges([Edge("a", "fixes", "b")])  # another relation is another edge
     assert store.stats()["edges"] == 2
 
 
@@ -80,6 +85,7 @@ def test_not_a_database_is_a_clear_error(tmp_path):
     bad = tmp_path / "bad.db"
     bad.write_text("this is not sqlite" * 100)
     from neurongraph.errors import StoreError
+
     with pytest.raises(StoreError, match="cannot open"):
         SQLiteStore(bad)
 
@@ -99,25 +105,29 @@ def test_change_feed_and_delete(store):
 
 
 def test_lexical_search_bm25_and_cjk(store):
-    store.upsert_nodes([
-        Node("en", text="The login page returns a server error"),
-        Node("ja", text="東京タワーの高さは333メートルです"),
-        Node("ko", text="서울의 인구는 약 천만 명이다"),
-    ])
+    store.upsert_nodes(
+        [
+            Node("en", text="The login page returns a server error"),
+            Node("ja", text="東京タワーの高さは333メートルです"),
+            Node("ko", text="서울의 인구는 약 천만 명이다"),
+        ]
+    )
     idx = store.lookup_idx(["en", "ja", "ko"])
     from neurongraph.index.tokenize import query_terms
-    nodes, scores = store.lexical_search(query_terms("logins failing"), 5)   # porter stemming
+
+    nodes, scores = store.lexical_search(query_terms("logins failing"), 5)  # porter stemming
     assert nodes.tolist() == [idx["en"]] and scores[0] > 0
     nodes, _ = store.lexical_search(query_terms("東京タワー"), 5)
     assert nodes.tolist() == [idx["ja"]]
     nodes, _ = store.lexical_search(query_terms("서울 인구"), 5)
     assert nodes.tolist() == [idx["ko"]]
-    nodes, _ = store.lexical_search(query_terms('" OR NEAR( * -'), 5)   # syntax is never interpreted
+    nodes, _ = store.lexical_search(query_terms('" OR NEAR( * -'), 5)  # syntax is never interpreted
     assert nodes.size == 0
 
 
 def test_vector_cache_round_trip(store):
     import numpy as np
+
     v = np.arange(4, dtype=np.float32)
     store.put_vectors("m", [("h1", v)])
     got = store.get_vectors("m", ["h1", "h2"])
@@ -136,6 +146,7 @@ def test_edge_insert_speed(tmp_path):
     """Batch edge upsert into a file database: the issue's target is >= 50k edges/s."""
     import random
     import time
+
     s = SQLiteStore(tmp_path / "speed.db")
     n = 20000
     s.upsert_nodes([Node(f"n{i}") for i in range(n)])
@@ -146,23 +157,25 @@ def test_edge_insert_speed(tmp_path):
     s.upsert_edges(edges)
     rate = len(edges) / (time.perf_counter() - t)
     s.close()
-    assert rate > 25000, f"{rate:.0f} edges/s"   # CI-safe floor; docs/performance.md has the measured rate
+    assert rate > 25000, f"{rate:.0f} edges/s"  # CI-safe floor; docs/performance.md has the measured rate
 
 
 def test_lexical_budget_drops_the_most_frequent_terms_first(store):
     from neurongraph.index.tokenize import query_terms
-    store.upsert_nodes([Node(f"common{i}", text="widget report") for i in range(30)]
-                       + [Node("rare", text="widget zeppelin report")])
+
+    store.upsert_nodes(
+        [Node(f"common{i}", text="widget report") for i in range(30)] + [Node("rare", text="widget zeppelin report")]
+    )
     terms = query_terms("zeppelin widget")
     full, _ = store.lexical_search(terms, 50)
-    assert len(full) == 31                                     # OR query: every widget matches
+    assert len(full) == 31  # OR query: every widget matches
     pruned, scores = store.lexical_search(terms, 50, max_postings=10)
     idx = store.lookup_idx(["rare"])["rare"]
-    assert pruned.tolist() == [idx]                            # "widget" (df 31) dropped, "zeppelin" kept
+    assert pruned.tolist() == [idx]  # "widget" (df 31) dropped, "zeppelin" kept
     same, _ = store.lexical_search(terms, 50, max_postings=1000)
-    assert same.tolist() == full.tolist()                      # under budget: unchanged
+    assert same.tolist() == full.tolist()  # under budget: unchanged
     one, _ = store.lexical_search(query_terms("widget"), 50, max_postings=1)
-    assert len(one) == 31                                      # the rarest term is always kept
+    assert len(one) == 31  # the rarest term is always kept
 
 
 def test_keys_are_never_reused_after_deletion(store):
@@ -170,7 +183,7 @@ def test_keys_are_never_reused_after_deletion(store):
     store.upsert_edges([Edge("a", "r", "b"), Edge("b", "r", "c")])
     old_idx = store.lookup_idx(["c"])["c"]
     old_eids = {r[0] for r in store.conn.execute("SELECT eid FROM edges")}
-    store.delete_nodes(["c"])                     # the highest node index and edge key go away
+    store.delete_nodes(["c"])  # the highest node index and edge key go away
     store.upsert_nodes([Node("c")])
     store.upsert_edges([Edge("a", "r", "c")])
     assert store.lookup_idx(["c"])["c"] > old_idx

@@ -1,15 +1,16 @@
 """Traversal strategies: BFS order, MMR diversity, scoring, caps, edge sources, overrides."""
+
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neurongraph.graph.arrays import GraphArrays
-from neurongraph.graph.strategies import (Eager, EdgeRef, GraphEdges, MetadataEdges, Mmr, Scored,
-                                          Strategy, traverse)
+from neurongraph.graph.strategies import Eager, EdgeRef, GraphEdges, MetadataEdges, Mmr, Scored, Strategy, traverse
 
 
 def tree():
@@ -36,12 +37,11 @@ def test_eager_is_bfs_order_with_provenance():
 def test_eager_stops_when_select_k_is_filled():
     r = traverse(Eager(select_k=3, start_k=1), [0], [1.0], Q7, None, [GraphEdges(tree())])
     assert r.nodes.tolist() == [0, 2, 1]
-    assert r.expanded.tolist() == [0]          # level 1 filled select_k: nothing more expanded
+    assert r.expanded.tolist() == [0]  # level 1 filled select_k: nothing more expanded
 
 
 def test_start_k_takes_the_best_entry_scores():
-    r = traverse(Eager(select_k=10, start_k=2, max_depth=0), [4, 5, 6], [0.1, 0.9, 0.5], Q7, None,
-                 [GraphEdges(tree())])
+    r = traverse(Eager(select_k=10, start_k=2, max_depth=0), [4, 5, 6], [0.1, 0.9, 0.5], Q7, None, [GraphEdges(tree())])
     assert r.nodes.tolist() == [5, 6]
     assert r.n_expanded == 0
 
@@ -83,7 +83,10 @@ def test_adjacent_k_takes_the_top_neighbours_by_similarity():
 def test_graph_edges_filter_relation_types_and_direction():
     g = GraphArrays.from_edges(4, [0, 0, 3], [1, 2, 0], np.ones(3), rtype=np.array([1, 2, 1], np.int32))
     q = np.full(4, 0.5)
-    run = lambda src: traverse(Eager(select_k=10, start_k=1), [0], [1.0], q, None, [src]).nodes.tolist()
+
+    def run(src):
+        return traverse(Eager(select_k=10, start_k=1), [0], [1.0], q, None, [src]).nodes.tolist()
+
     assert sorted(run(GraphEdges(g))) == [0, 1, 2]
     assert sorted(run(GraphEdges(g, rtypes=[2]))) == [0, 2]
     assert sorted(run(GraphEdges(g, direction="in"))) == [0, 3]
@@ -109,14 +112,17 @@ def animal_vectors():
     def unit(v):
         v = np.asarray(v, np.float32)
         return v / np.linalg.norm(v)
-    return np.stack([
-        unit([1.0, 0.0, 0.0]),     # capybara
-        unit([0.95, 0.3, 0.0]),    # alpaca: near capybara
-        unit([0.93, 0.35, 0.0]),   # llama: near capybara and alpaca
-        unit([0.1, 0.0, 1.0]),     # jaguar: different
-        unit([0.5, 0.0, 0.85]),    # anaconda: near jaguar
-        unit([0.6, 0.8, 0.0]),     # hippo
-    ])
+
+    return np.stack(
+        [
+            unit([1.0, 0.0, 0.0]),  # capybara
+            unit([0.95, 0.3, 0.0]),  # alpaca: near capybara
+            unit([0.93, 0.35, 0.0]),  # llama: near capybara and alpaca
+            unit([0.1, 0.0, 1.0]),  # jaguar: different
+            unit([0.5, 0.0, 0.85]),  # anaconda: near jaguar
+            unit([0.6, 0.8, 0.0]),  # hippo
+        ]
+    )
 
 
 def test_mmr_picks_the_diverse_node():
@@ -124,8 +130,8 @@ def test_mmr_picks_the_diverse_node():
     V = animal_vectors()
     mmr = traverse(Mmr(select_k=3, start_k=1, lambda_mult=0.5), [CAPY], [0.92], QA, V, [edges])
     eager = traverse(Eager(select_k=3, start_k=1), [CAPY], [0.92], QA, None, [edges])
-    assert eager.nodes.tolist() == [CAPY, ALPACA, LLAMA]        # BFS by similarity: redundant
-    assert mmr.nodes.tolist()[:2] == [CAPY, JAGUAR]             # MMR: jaguar beats alpaca
+    assert eager.nodes.tolist() == [CAPY, ALPACA, LLAMA]  # BFS by similarity: redundant
+    assert mmr.nodes.tolist()[:2] == [CAPY, JAGUAR]  # MMR: jaguar beats alpaca
     s_alp = 0.5 * QA[ALPACA] - 0.5 * float(V[ALPACA] @ V[CAPY])
     s_jag = 0.5 * QA[JAGUAR] - 0.5 * float(V[JAGUAR] @ V[CAPY])
     assert s_jag > s_alp
@@ -167,13 +173,14 @@ def test_scored_with_custom_function():
         calls.append(nodes.copy())
         return depths - qsim[nodes]
 
-    r = traverse(Scored(select_k=3, start_k=1, score_fn=prefer_deep_low_sim), [0], [1.0], Q7, None,
-                 [GraphEdges(tree())])
+    r = traverse(
+        Scored(select_k=3, start_k=1, score_fn=prefer_deep_low_sim), [0], [1.0], Q7, None, [GraphEdges(tree())]
+    )
     # 0 (score -1) -> {1: 0.5, 2: 0.1} pick 1 -> {3: 1.7, 4: 1.2} pick 3 -> ...
     assert r.expanded.tolist() == [0, 1, 3]
-    assert r.nodes.tolist() == [3, 1, 0]                      # returned best score first
+    assert r.nodes.tolist() == [3, 1, 0]  # returned best score first
     assert [h.score for h in r.hits] == pytest.approx([2 - 0.3, 1 - 0.5, -1.0])
-    assert all(c.ndim == 1 for c in calls)                     # called on batches
+    assert all(c.ndim == 1 for c in calls)  # called on batches
 
 
 def test_metadata_edges_share_values_element_wise():
@@ -182,7 +189,7 @@ def test_metadata_edges_share_values_element_wise():
     assert sorted(m.nodes_with("grassland").tolist()) == [CAPY, LLAMA]
     assert m.nodes_with("desert").size == 0
     r = traverse(Eager(select_k=10, start_k=1, max_depth=1), [CAPY], [1.0], QA, None, [m])
-    assert r.nodes.tolist() == [CAPY, LLAMA, HIPPO, ANACONDA]   # ranked by qsim
+    assert r.nodes.tolist() == [CAPY, LLAMA, HIPPO, ANACONDA]  # ranked by qsim
     h = {x.node: x for x in r.hits}
     assert h[HIPPO].edge == EdgeRef(CAPY, "habitat->habitat", "wetland")
     assert h[LLAMA].edge == EdgeRef(CAPY, "habitat->habitat", "grassland")
@@ -202,7 +209,7 @@ def test_metadata_id_edges_follow_citations_both_ways():
     assert {h.node: h.edge.key for h in r.hits if h.edge} == {2: "paper:c", 1: "paper:b"}
     back = MetadataEdges(items, [("$id", "cites")], ids=ids)
     r = traverse(Eager(select_k=10, start_k=1), [2], [1.0], q, None, [back])
-    assert r.nodes.tolist() == [2, 0, 1]                 # who cites c
+    assert r.nodes.tolist() == [2, 0, 1]  # who cites c
     with pytest.raises(ValueError):
         MetadataEdges(items, [("cites", "$id")])
 
@@ -210,8 +217,7 @@ def test_metadata_id_edges_follow_citations_both_ways():
 def test_sources_combine_graph_and_metadata():
     g = GraphArrays.from_edges(6, [CAPY], [HIPPO], [1.0])
     m = MetadataEdges(ANIMALS, [("origin", "origin")])
-    r = traverse(Eager(select_k=10, start_k=1, max_depth=1, adjacent_k=1), [CAPY], [1.0], QA, None,
-                 [GraphEdges(g), m])
+    r = traverse(Eager(select_k=10, start_k=1, max_depth=1, adjacent_k=1), [CAPY], [1.0], QA, None, [GraphEdges(g), m])
     assert r.nodes.tolist() == [CAPY, HIPPO, ALPACA]
     assert r.hits[1].edge.source == "graph" and r.hits[2].edge.source == "origin->origin"
 
@@ -241,10 +247,13 @@ def test_caps_hold_on_random_graphs(n, data, S):
     q = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n)))
     V = np.random.default_rng(n).normal(size=(n, 4)).astype(np.float32)
     V /= np.linalg.norm(V, axis=1, keepdims=True)
-    strat = S(select_k=data.draw(st.integers(0, n)), start_k=data.draw(st.integers(1, 3)),
-              adjacent_k=data.draw(st.integers(1, 4)),
-              max_depth=data.draw(st.one_of(st.none(), st.integers(0, 3))),
-              max_traverse=data.draw(st.one_of(st.none(), st.integers(0, 5))))
+    strat = S(
+        select_k=data.draw(st.integers(0, n)),
+        start_k=data.draw(st.integers(1, 3)),
+        adjacent_k=data.draw(st.integers(1, 4)),
+        max_depth=data.draw(st.one_of(st.none(), st.integers(0, 3))),
+        max_traverse=data.draw(st.one_of(st.none(), st.integers(0, 5))),
+    )
     starts = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
     g = GraphArrays.from_edges(n, src, dst, np.ones(m))
     r = traverse(strat, starts, np.linspace(1, 0, len(starts)), q, V, [GraphEdges(g)])
@@ -252,7 +261,7 @@ def test_caps_hold_on_random_graphs(n, data, S):
     assert len(nodes) == len(set(nodes)) <= strat.select_k
     if strat.max_traverse is not None:
         assert r.n_expanded <= strat.max_traverse
-    assert len(set(r.expanded.tolist())) == r.n_expanded     # a node is expanded at most once
+    assert len(set(r.expanded.tolist())) == r.n_expanded  # a node is expanded at most once
     depth = {h.node: h.depth for h in r.hits}
     edges = set(zip(src, dst))
     for h in r.hits:

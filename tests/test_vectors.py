@@ -1,4 +1,5 @@
 """VectorIndex: the per-query "typical similarity" that anchors the dense score scale."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,11 +30,11 @@ def test_large_corpus_uses_a_sample_close_to_the_full_median():
 
 
 def test_changes_reset_the_sample_and_missing_rows_are_ignored():
-    rng = np.random.default_rng(2)
+    np.random.default_rng(2)
     vi = VectorIndex(4)
     q = np.array([1, 0, 0, 0], np.float32)
-    assert vi.typical_similarity(q) == 0.0                 # empty index
-    vi.set(np.array([0, 2]), np.array([[1, 0, 0, 0], [1, 0, 0, 0]], np.float32))   # row 1 missing
+    assert vi.typical_similarity(q) == 0.0  # empty index
+    vi.set(np.array([0, 2]), np.array([[1, 0, 0, 0], [1, 0, 0, 0]], np.float32))  # row 1 missing
     assert vi.typical_similarity(q) == pytest.approx(1.0)
     vi.set(np.array([1, 3, 4]), np.array([[0, 1, 0, 0]] * 3, np.float32))
     assert vi.typical_similarity(q) == pytest.approx(0.0)  # median of 1, 0, 1, 0, 0

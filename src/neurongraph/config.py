@@ -4,6 +4,7 @@ Every field is a documented knob with a measured default; there are no policy
 flags read by ``getattr``.  ``fingerprint()`` identifies a configuration in traces
 so a ranking can be reproduced and compared later.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,8 +18,17 @@ from .errors import InvalidArgument
 __all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES"]
 
 # upper bounds of the integer options (a beam of depth 1e5 took 5.9 GB; issue 17)
-MAXIMA = {"limit": 1000, "lexical_k": 10_000, "dense_k": 10_000, "rrf_k": 10_000, "seeds": 100, "max_depth": 10,
-          "explain_paths": 10, "beam_width": 256, "priming_scope": 10_000}
+MAXIMA = {
+    "limit": 1000,
+    "lexical_k": 10_000,
+    "dense_k": 10_000,
+    "rrf_k": 10_000,
+    "seeds": 100,
+    "max_depth": 10,
+    "explain_paths": 10,
+    "beam_width": 256,
+    "priming_scope": 10_000,
+}
 
 CHANNELS = ("spread", "beam", "ppr", "eager", "mmr", "scored", "none")
 BEAM_MODES = ("mean", "min", "last")
@@ -27,55 +37,55 @@ FUSIONS = ("linear", "rrf")
 
 @dataclass(frozen=True)
 class SearchConfig:
-    limit: int = 10                 # hits returned
-    lexical_k: int = 100            # BM25 candidates
-    lexical_budget: int = 10_000    # postings one query may read; most frequent terms dropped first (0 = no limit)
-    dense_k: int = 100              # dense candidates
-    ann_min_nodes: int = 200_000    # from this many vectors, spread/ppr/none use an IVF top-k (0 = always exact)
-    ann_nprobe: int = 48            # IVF clusters scored per query (~5% of them at 1M nodes)
-    fusion: str = "linear"          # entry fusion: normalised linear or reciprocal-rank
-    lexical_weight: float = 0.3     # defaults measured on musique_train200 (docs/benchmarks.md)
+    limit: int = 10  # hits returned
+    lexical_k: int = 100  # BM25 candidates
+    lexical_budget: int = 10_000  # postings one query may read; most frequent terms dropped first (0 = no limit)
+    dense_k: int = 100  # dense candidates
+    ann_min_nodes: int = 200_000  # from this many vectors, spread/ppr/none use an IVF top-k (0 = always exact)
+    ann_nprobe: int = 48  # IVF clusters scored per query (~5% of them at 1M nodes)
+    fusion: str = "linear"  # entry fusion: normalised linear or reciprocal-rank
+    lexical_weight: float = 0.3  # defaults measured on musique_train200 (docs/benchmarks.md)
     dense_weight: float = 0.7
     rrf_k: int = 60
-    seeds: int = 4                  # sparse seeds: pattern separation needs few (at most this many ...
-    seed_ratio: float = 0.85        # ... and only those whose entry score is >= ratio x the best: adaptive count
-    query_links: bool = True        # titles/entities named in the query become extra seeds (linked corpora)
-    channel: str = "spread"         # graph channel ("none" = hybrid entry only)
+    seeds: int = 4  # sparse seeds: pattern separation needs few (at most this many ...
+    seed_ratio: float = 0.85  # ... and only those whose entry score is >= ratio x the best: adaptive count
+    query_links: bool = True  # titles/entities named in the query become extra seeds (linked corpora)
+    channel: str = "spread"  # graph channel ("none" = hybrid entry only)
     max_depth: int = 2
-    direction: str = "both"         # graph walks: "both" ways along edges (default) or "out" only
-    reverse_weight: float = 0.5     # with "both": weight factor of a step against an edge (measured)
+    direction: str = "both"  # graph walks: "both" ways along edges (default) or "out" only
+    reverse_weight: float = 0.5  # with "both": weight factor of a step against an edge (measured)
     depth_decay: float = 0.85
     min_act: float = 0.01
-    query_types: tuple[str, ...] = ()   # relation names the question is about (empty = layer off)
-    alpha: float = 1.0              # attenuation of typed edges outside query_types
-    beta: float = 1.0               # attenuation of negative-polarity typed edges
-    beam_width: int = 4             # beam channel: paths kept per seed and depth
-    beam_mode: str = "mean"         # path score: mean / min / last of per-node query similarity
-    beam_min_sim: float = 0.0       # nodes less similar to the query end a path
-    ppr_damping: float = 0.5        # ppr channel: restart probability 1 - damping (HippoRAG uses 0.5)
-    strategy: object = None         # a traversal Strategy (Eager/Mmr/Scored) for this call; sets the channel
-    metadata_edges: tuple = ()      # strategies: ("field", "field") / ("field", "$id") metadata links
-    graph_weight: float = 0.7       # final = (1-g)·entry + g·graph
-    priming_weight: float = 0.6     # final += w · query-conditioned activation of recently used nodes
-    priming_scope: int = 50         # ... applied only within the query's top candidates
+    query_types: tuple[str, ...] = ()  # relation names the question is about (empty = layer off)
+    alpha: float = 1.0  # attenuation of typed edges outside query_types
+    beta: float = 1.0  # attenuation of negative-polarity typed edges
+    beam_width: int = 4  # beam channel: paths kept per seed and depth
+    beam_mode: str = "mean"  # path score: mean / min / last of per-node query similarity
+    beam_min_sim: float = 0.0  # nodes less similar to the query end a path
+    ppr_damping: float = 0.5  # ppr channel: restart probability 1 - damping (HippoRAG uses 0.5)
+    strategy: object = None  # a traversal Strategy (Eager/Mmr/Scored) for this call; sets the channel
+    metadata_edges: tuple = ()  # strategies: ("field", "field") / ("field", "$id") metadata links
+    graph_weight: float = 0.7  # final = (1-g)·entry + g·graph
+    priming_weight: float = 0.6  # final += w · query-conditioned activation of recently used nodes
+    priming_scope: int = 50  # ... applied only within the query's top candidates
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
     exclude_types: tuple[str, ...] = ("entity",)  # never hits nor entry seeds: linker entities are bridges, not sources
-    entry_types: tuple[str, ...] = ()   # only these types enter by BM25/dense and seed (empty = all)
-    include_superseded: bool = False    # also return entry revisions that a newer one supersedes
-    explain_paths: int = 1          # best paths kept per hit
+    entry_types: tuple[str, ...] = ()  # only these types enter by BM25/dense and seed (empty = all)
+    include_superseded: bool = False  # also return entry revisions that a newer one supersedes
+    explain_paths: int = 1  # best paths kept per hit
     # filters (docs/graph-channels.md, "Search options"): a node a filter excludes is not in the graph for this
     # search: never a hit, an entry candidate or a seed, and activation never flows through it or its edges.
     # A filter judges only nodes that carry its field (files and entities usually have no time or state).
-    as_of: float | None = None      # the store as it was at T (epoch s; ISO-8601 accepted): event time > T is hidden
-    since: float | None = None      # event time (metadata "time") >= since
-    until: float | None = None      # event time <= until
-    sources: tuple[str, ...] = ()   # metadata "source" (repository / site) is one of these
-    where: tuple = ()               # metadata equality, {"state": "open"} (kept as sorted (key, value) pairs)
-    files: tuple[str, ...] = ()     # the agent's working files: existing `file:<path>` nodes become extra seeds
-    file_seed_weight: float = 2.0   # their activation relative to the best entry seed (not hits themselves)
-    file_overlap_weight: float = 0.5    # graph score += w × the share of the files' specificity a node touches
+    as_of: float | None = None  # the store as it was at T (epoch s; ISO-8601 accepted): event time > T is hidden
+    since: float | None = None  # event time (metadata "time") >= since
+    until: float | None = None  # event time <= until
+    sources: tuple[str, ...] = ()  # metadata "source" (repository / site) is one of these
+    where: tuple = ()  # metadata equality, {"state": "open"} (kept as sorted (key, value) pairs)
+    files: tuple[str, ...] = ()  # the agent's working files: existing `file:<path>` nodes become extra seeds
+    file_seed_weight: float = 2.0  # their activation relative to the best entry seed (not hits themselves)
+    file_overlap_weight: float = 0.5  # graph score += w × the share of the files' specificity a node touches
     file_seed_specificity: bool = True  # scale each file seed by how few nodes touch it (idf): a file every
-                                        # change touches says little about which change the question is about
+    # change touches says little about which change the question is about
     # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)), age
     # counted back from as_of/until (else the newest event in the store); S = the share of the store's own
     # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
@@ -89,16 +99,32 @@ class SearchConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
-        for name in ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "max_depth", "explain_paths", "beam_width",
-                     "priming_scope", "lexical_budget", "ann_min_nodes", "ann_nprobe"):
+
+        for name in (
+            "limit",
+            "lexical_k",
+            "dense_k",
+            "rrf_k",
+            "seeds",
+            "max_depth",
+            "explain_paths",
+            "beam_width",
+            "priming_scope",
+            "lexical_budget",
+            "ann_min_nodes",
+            "ann_nprobe",
+        ):
             positive(name)
-        for name, top in MAXIMA.items():   # documented bounds: a search's memory and time stay bounded
+        for name, top in MAXIMA.items():  # documented bounds: a search's memory and time stay bounded
             if getattr(self, name) > top:
                 raise InvalidArgument(f"{name} must be at most {top}, got {getattr(self, name)}")
         if self.beam_width == 0:
             raise InvalidArgument("beam_width must be at least 1")
-        if not isinstance(self.beam_min_sim, (int, float)) or isinstance(self.beam_min_sim, bool) \
-                or not math.isfinite(self.beam_min_sim):
+        if (
+            not isinstance(self.beam_min_sim, (int, float))
+            or isinstance(self.beam_min_sim, bool)
+            or not math.isfinite(self.beam_min_sim)
+        ):
             raise InvalidArgument(f"beam_min_sim must be a finite number, got {self.beam_min_sim!r}")
         if self.limit == 0:
             raise InvalidArgument("limit must be at least 1")
@@ -108,6 +134,7 @@ class SearchConfig:
             raise InvalidArgument(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
         if self.strategy is not None:
             from .graph.strategies import Strategy
+
             if not isinstance(self.strategy, Strategy):
                 raise InvalidArgument(f"strategy must be an Eager, Mmr or Scored instance, got {self.strategy!r}")
             object.__setattr__(self, "channel", type(self.strategy).__name__.lower())
@@ -123,13 +150,26 @@ class SearchConfig:
                 raise InvalidArgument(f"metadata_edges entries must be (field, field) pairs, got {m!r}")
         if self.channel not in CHANNELS:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
-        for name in ("lexical_weight", "dense_weight", "depth_decay", "min_act", "alpha", "beta", "graph_weight",
-                     "reverse_weight", "priming_weight", "file_overlap_weight"):
+        for name in (
+            "lexical_weight",
+            "dense_weight",
+            "depth_decay",
+            "min_act",
+            "alpha",
+            "beta",
+            "graph_weight",
+            "reverse_weight",
+            "priming_weight",
+            "file_overlap_weight",
+        ):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
                 raise InvalidArgument(f"{name} must be a finite number >= 0, got {v!r}")
-        if not isinstance(self.seed_ratio, (int, float)) or isinstance(self.seed_ratio, bool) \
-                or not 0 <= self.seed_ratio <= 1:
+        if (
+            not isinstance(self.seed_ratio, (int, float))
+            or isinstance(self.seed_ratio, bool)
+            or not 0 <= self.seed_ratio <= 1
+        ):
             raise InvalidArgument(f"seed_ratio must be within 0..1, got {self.seed_ratio!r}")
         if self.graph_weight > 1:
             raise InvalidArgument(f"graph_weight must be within 0..1, got {self.graph_weight}")
@@ -144,6 +184,7 @@ class SearchConfig:
 
     def _check_filters(self) -> None:
         from .times import to_epoch
+
         for name in ("as_of", "since", "until"):
             v = getattr(self, name)
             if v is not None:
@@ -156,7 +197,7 @@ class SearchConfig:
         for name in ("sources", "files"):
             v = getattr(self, name)
             if isinstance(v, str):
-                v = (v,)   # one name or path
+                v = (v,)  # one name or path
             if not isinstance(v, (list, tuple)):
                 raise InvalidArgument(f"{name} must be a list of strings, got {type(v).__name__}")
             for x in v:
@@ -167,23 +208,30 @@ class SearchConfig:
         if isinstance(w, dict):
             w = list(w.items())
         if not isinstance(w, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in w):
-            raise InvalidArgument(f"where must be a mapping of metadata keys to values, e.g. {{'state': 'open'}}, "
-                                  f"got {self.where!r}")
+            raise InvalidArgument(
+                f"where must be a mapping of metadata keys to values, e.g. {{'state': 'open'}}, got {self.where!r}"
+            )
         seen = set()
         for key, value in w:
             if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
-                raise InvalidArgument(f"where: a metadata key must be a non-empty printable string without quotes "
-                                      f"or backslashes, got {key!r}")
+                raise InvalidArgument(
+                    f"where: a metadata key must be a non-empty printable string without quotes "
+                    f"or backslashes, got {key!r}"
+                )
             if key in seen:
                 raise InvalidArgument(f"where: key {key!r} is given twice")
             seen.add(key)
-            ok = isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and math.isfinite(value)
-                                                    and abs(value) < 2 ** 63)
+            ok = isinstance(value, (str, bool)) or (
+                isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 2**63
+            )
             if not ok:
                 raise InvalidArgument(f"where[{key!r}] must be a string, a finite number or a boolean, got {value!r}")
         object.__setattr__(self, "where", tuple(sorted((k, v) for k, v in w)))
-        if not isinstance(self.recency_weight, (int, float)) or isinstance(self.recency_weight, bool) \
-                or not 0 <= self.recency_weight <= 1:
+        if (
+            not isinstance(self.recency_weight, (int, float))
+            or isinstance(self.recency_weight, bool)
+            or not 0 <= self.recency_weight <= 1
+        ):
             raise InvalidArgument(f"recency_weight must be within 0..1, got {self.recency_weight!r}")
         hl = self.recency_half_life_days
         if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == float("inf"):
@@ -195,10 +243,15 @@ class SearchConfig:
     @property
     def filtered(self) -> bool:
         """Whether any node filter (as_of, since, until, sources, where) is set."""
-        return (self.as_of is not None or self.since is not None or self.until is not None
-                or bool(self.sources) or bool(self.where))
+        return (
+            self.as_of is not None
+            or self.since is not None
+            or self.until is not None
+            or bool(self.sources)
+            or bool(self.where)
+        )
 
-    def replace(self, **overrides) -> "SearchConfig":
+    def replace(self, **overrides) -> SearchConfig:
         """A modified copy; unknown names are an error, not silently ignored."""
         names = {f.name for f in dataclasses.fields(self)}
         bad = set(overrides) - names
@@ -216,8 +269,14 @@ class SearchConfig:
         d["sources"] = list(self.sources)
         d["where"] = dict(self.where)
         d["files"] = list(self.files)
-        d["strategy"] = None if self.strategy is None else {"kind": type(self.strategy).__name__, **{
-            k: v for k, v in dataclasses.asdict(self.strategy).items() if not callable(v)}}
+        d["strategy"] = (
+            None
+            if self.strategy is None
+            else {
+                "kind": type(self.strategy).__name__,
+                **{k: v for k, v in dataclasses.asdict(self.strategy).items() if not callable(v)},
+            }
+        )
         return d
 
     def fingerprint(self, *parts: str) -> str:

@@ -5,13 +5,14 @@ indexes then catch up through the store's change feed (``refresh``).  The same
 mechanism follows writes from other processes sharing the database, so there
 is exactly one way the derived state is kept in step.
 """
+
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -21,10 +22,10 @@ from .graph.arrays import GraphArrays
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
 from .learning.api import LearningMixin
-from .schema.api import SchemaMixin
-from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .model import Edge, Node, content_hash
 from .retrieval.pipeline import Ranking, rank
+from .schema.api import SchemaMixin
+from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .store.base import Store
 from .store.sqlite import SQLiteStore
 
@@ -35,7 +36,10 @@ MAX_QUERY_CHARS = 4000
 
 class ReembedRequired(NeuronGraphError):
     """Opening the store would embed many nodes again (another embedder than the one it was built with)."""
+
     code = "reembed_required"
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -48,27 +52,42 @@ class Hit:
     scores: dict[str, float]
     ranks: dict[str, int | None]
     paths: list[dict] = field(default_factory=list)
-    seed: bool = False          # a sparse seed of the graph channel (its graph score is its own activation)
+    seed: bool = False  # a sparse seed of the graph channel (its graph score is its own activation)
 
     @property
     def score(self) -> float:
         return self.scores["final"]
 
     def to_dict(self, snippet_chars: int | None = 300) -> dict:
-        text = self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
-        return {"id": self.id, "type": self.type, "title": self.title, "text": text, "seed": self.seed,
-                "scores": self.scores, "ranks": self.ranks, "paths": self.paths}
+        text = (
+            self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
+        )
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "text": text,
+            "seed": self.seed,
+            "scores": self.scores,
+            "ranks": self.ranks,
+            "paths": self.paths,
+        }
 
     def explain(self) -> str:
         s = self.scores
-        parts = [f"final {s['final']:.3f} from entry {s['entry']:.3f} (lexical {s['lexical']:.3f}, dense {s['dense']:.3f})"
-                 f" and graph {s['graph']:.3f}" + (f", primed {s['priming']:.3f}" if s.get("priming") else "")]
+        parts = [
+            f"final {s['final']:.3f} from entry {s['entry']:.3f} (lexical {s['lexical']:.3f}, dense {s['dense']:.3f})"
+            f" and graph {s['graph']:.3f}" + (f", primed {s['priming']:.3f}" if s.get("priming") else "")
+        ]
         for p in self.paths:
             hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
             parts.append(f"path: {p['nodes'][0]} {hops}")
         if not self.paths:
-            parts.append("seed: entered by lexical/dense retrieval; the graph spreads from here" if self.seed
-                         else "reached by entry retrieval only (no graph path)")
+            parts.append(
+                "seed: entered by lexical/dense retrieval; the graph spreads from here"
+                if self.seed
+                else "reached by entry retrieval only (no graph path)"
+            )
         return "\n".join(parts)
 
 
@@ -80,11 +99,16 @@ class SearchResult:
     config: SearchConfig
     seeds: list[str]
     timings_ms: dict[str, float]
-    unknown_files: list[str] = field(default_factory=list)   # paths of `files` with no `file:<path>` node
+    unknown_files: list[str] = field(default_factory=list)  # paths of `files` with no `file:<path>` node
 
     def to_dict(self, snippet_chars: int | None = 300) -> dict:
-        d = {"trace_id": self.trace_id, "query": self.query, "seeds": self.seeds,
-             "hits": [h.to_dict(snippet_chars) for h in self.hits], "timings_ms": self.timings_ms}
+        d = {
+            "trace_id": self.trace_id,
+            "query": self.query,
+            "seeds": self.seeds,
+            "hits": [h.to_dict(snippet_chars) for h in self.hits],
+            "timings_ms": self.timings_ms,
+        }
         if self.config.files:
             d["unknown_files"] = self.unknown_files
         return d
@@ -119,62 +143,66 @@ class Engine(LearningMixin, SchemaMixin):
 
     Use :func:`neurongraph.open`."""
 
-    def __init__(self, store: Store, embedder: Embedder, config: SearchConfig | None = None, *,
-                 reembed_limit: int | None = None):
+    def __init__(
+        self, store: Store, embedder: Embedder, config: SearchConfig | None = None, *, reembed_limit: int | None = None
+    ):
         self.store = store
         # opening a store with another embedder re-embeds every node; above this many nodes that is an
         # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
         self.reembed_limit = reembed_limit
-        self._attach_schema_validator()   # a loaded relation schema is enforced on every write
+        self._attach_schema_validator()  # a loaded relation schema is enforced on every write
         self.embedder = embedder
         self.config = config or SearchConfig()
         self.vectors = VectorIndex(embedder.dim)
         self.graph = GraphArrays(0)
         self._alive = np.zeros(0, bool)
-        self._type_of = np.zeros(0, np.int32)   # node index -> node type id (in-memory table below)
+        self._type_of = np.zeros(0, np.int32)  # node index -> node type id (in-memory table below)
         self._type_ids: dict[str, int] = {}
         # search filters (times.py): event time per node index (NaN = none), source id per node (-1 = none)
         self._event_time = np.zeros(0, np.float64)
         self._source_of = np.zeros(0, np.int32)
         self._source_ids: dict[str, int] = {}
-        self._node_epoch = 0   # bumped whenever nodes change: keys the cached metadata-filter masks
+        self._node_epoch = 0  # bumped whenever nodes change: keys the cached metadata-filter masks
         self._where_masks: dict = {}
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
-        self._linker = None   # fitted by link() or lazily (or tables from a snapshot); answers query-side linking
-        self._linker_exact = False   # the linker equals a fresh fit of the store's current nodes
+        self._linker = None  # fitted by link() or lazily (or tables from a snapshot); answers query-side linking
+        self._linker_exact = False  # the linker equals a fresh fit of the store's current nodes
         self._linker_known: set[str] = set()
         self._linker_pending: list[int] = []
         self.last_embedded = 0
         self._meta_edges = None
-        self._changes_unsnapshotted = 0   # changes applied since the state was last loaded from / saved to a snapshot
-        self._recency_cache = None   # (store state, newest event time, observed repair gaps): retrieval/recency.py
+        self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
+        self._recency_cache = None  # (store state, newest event time, observed repair gaps): retrieval/recency.py
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh()
 
     # ------------------------------------------------------------ lifecycle
     # A snapshot of the derived arrays is written at close() when the store is large enough for a
     # replay to hurt and enough has changed since the last one (see snapshot.py); tests lower these.
-    snapshot_min_rows = 50_000         # nodes + edges
-    snapshot_min_changes = 0.05        # changes since the last snapshot, as a fraction of the rows
+    snapshot_min_rows = 50_000  # nodes + edges
+    snapshot_min_changes = 0.05  # changes since the last snapshot, as a fraction of the rows
 
     def close(self) -> None:
         try:
             rows = int(self._alive.sum()) + self.graph.n_edges
-            if (rows >= self.snapshot_min_rows
-                    and self._changes_unsnapshotted >= max(1, self.snapshot_min_changes * rows)):
+            if rows >= self.snapshot_min_rows and self._changes_unsnapshotted >= max(
+                1, self.snapshot_min_changes * rows
+            ):
                 self.save_snapshot()
-        except Exception as exc:   # a cache write (full disk, locked meta) must not fail the close;
-            import warnings         # the next open replays the store instead
+        except Exception as exc:  # a cache write (full disk, locked meta) must not fail the close;
+            import warnings  # the next open replays the store instead
+
             warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
         finally:
-            self._close_cypher()   # the FalkorDB child (ask/cypher) never outlives the engine
+            self._close_cypher()  # the FalkorDB child (ask/cypher) never outlives the engine
             self.store.close()
 
     def save_snapshot(self) -> dict | None:
         """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
         open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
         from .link.query import QueryTables
+
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return None
@@ -185,21 +213,38 @@ class Engine(LearningMixin, SchemaMixin):
         vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
         names = sorted(self._type_ids, key=self._type_ids.get)
         tables = None
-        if self._linker is not None and self._linker_exact:   # only a linker equal to a fresh fit at this seq
+        if self._linker is not None and self._linker_exact:  # only a linker equal to a fresh fit at this seq
             t = self._linker if isinstance(self._linker, QueryTables) else self._linker.query_tables()
             tables = t.to_arrays()
         st = SnapshotState(
-            seq=self._seq, model_id=self.embedder.model_id, dim=self.embedder.dim, type_names=names,
-            alive=self._alive, type_of=self._type_of, vec_idx=vec_idx, vec_mat=vec_mat,
+            seq=self._seq,
+            model_id=self.embedder.model_id,
+            dim=self.embedder.dim,
+            type_names=names,
+            alive=self._alive,
+            type_of=self._type_of,
+            vec_idx=vec_idx,
+            vec_mat=vec_mat,
             n_nodes=self.graph.n_nodes,
-            edges={"src": e.src, "dst": e.dst, "weight": e.weight, "fact": e.fact, "rtype": e.rtype,
-                   "pol": e.pol, "eid": e.eid},
-            linker=tables, linker_config=self.store.get_meta("linker_config") if tables else None,
-            ivf=self.vectors.ivf_state(), event_time=self._event_time, source_of=self._source_of,
-            source_names=sorted(self._source_ids, key=self._source_ids.get))
+            edges={
+                "src": e.src,
+                "dst": e.dst,
+                "weight": e.weight,
+                "fact": e.fact,
+                "rtype": e.rtype,
+                "pol": e.pol,
+                "eid": e.eid,
+            },
+            linker=tables,
+            linker_config=self.store.get_meta("linker_config") if tables else None,
+            ivf=self.vectors.ivf_state(),
+            event_time=self._event_time,
+            source_of=self._source_of,
+            source_names=sorted(self._source_ids, key=self._source_ids.get),
+        )
         token = new_token()
         size = save_snapshot(path, token, st)
-        self.store.set_meta(TOKEN_KEY, token)   # only now does the store vouch for the file
+        self.store.set_meta(TOKEN_KEY, token)  # only now does the store vouch for the file
         self._changes_unsnapshotted = 0
         return {"path": str(path), "seq": st.seq, "bytes": size}
 
@@ -208,8 +253,9 @@ class Engine(LearningMixin, SchemaMixin):
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return False
-        st = load_snapshot(path, self.store.get_meta(TOKEN_KEY), self.embedder.model_id, self.embedder.dim,
-                           self.store.current_seq())
+        st = load_snapshot(
+            path, self.store.get_meta(TOKEN_KEY), self.embedder.model_id, self.embedder.dim, self.store.current_seq()
+        )
         if st is None:
             return False
         self._alive, self._type_of = st.alive, st.type_of
@@ -218,18 +264,27 @@ class Engine(LearningMixin, SchemaMixin):
         self._source_ids = {name: i for i, name in enumerate(st.source_names)}
         self.vectors.set(st.vec_idx, st.vec_mat)
         if st.ivf is not None and st.ivf[0].shape[1:] == (self.embedder.dim,):
-            self.vectors.restore_ivf(*st.ivf)   # no k-means on the first large search after an open
+            self.vectors.restore_ivf(*st.ivf)  # no k-means on the first large search after an open
         ed = st.edges
-        self.graph = GraphArrays.from_edges(max(st.n_nodes, self._alive.shape[0]), ed["src"], ed["dst"], ed["weight"],
-                                            ed["fact"], ed["rtype"], ed["pol"], ed["eid"])
+        self.graph = GraphArrays.from_edges(
+            max(st.n_nodes, self._alive.shape[0]),
+            ed["src"],
+            ed["dst"],
+            ed["weight"],
+            ed["fact"],
+            ed["rtype"],
+            ed["pol"],
+            ed["eid"],
+        )
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = st.seq
         if st.linker is not None and st.linker_config == self.store.get_meta("linker_config"):
             from .link.query import QueryTables
+
             self._linker, self._linker_exact = QueryTables.from_arrays(st.linker), True
         return True
 
-    def __enter__(self) -> "Engine":
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -247,8 +302,8 @@ class Engine(LearningMixin, SchemaMixin):
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
         if getattr(self.store, "in_transaction", False):
-            return 0   # inside schema_atomic(): catch up after the outer transaction commits
-        if self.store.current_seq() == self._seq:   # one indexed row read: the common case on every search
+            return 0  # inside schema_atomic(): catch up after the outer transaction commits
+        if self.store.current_seq() == self._seq:  # one indexed row read: the common case on every search
             return 0
         ch = self.store.changes_since(self._seq)
         if ch.seq == self._seq:
@@ -260,11 +315,16 @@ class Engine(LearningMixin, SchemaMixin):
             self._alive[idx] = True
             for i, t in zip(idx.tolist(), ch.node_types):
                 self._type_of[i] = self._type_ids.setdefault(t, len(self._type_ids))
-            if len(ch.node_times) == len(ch.nodes):   # a store that reports event times and sources
+            if len(ch.node_times) == len(ch.nodes):  # a store that reports event times and sources
                 self._event_time[idx] = np.array([np.nan if t is None else t for t in ch.node_times], np.float64)
                 self._source_of[idx] = np.fromiter(
-                    (-1 if s is None else self._source_ids.setdefault(s, len(self._source_ids)) for s in ch.node_sources),
-                    np.int32, len(ch.nodes))
+                    (
+                        -1 if s is None else self._source_ids.setdefault(s, len(self._source_ids))
+                        for s in ch.node_sources
+                    ),
+                    np.int32,
+                    len(ch.nodes),
+                )
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
             self._linker_changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
@@ -279,8 +339,9 @@ class Engine(LearningMixin, SchemaMixin):
         e = ch.edges
         if len(e):
             if self.graph.n_edges == 0 and self._seq == 0:
-                self.graph = GraphArrays.from_edges(self._alive.shape[0], e.src, e.dst, e.weight, e.fact,
-                                                    e.rel_id, e.pol, e.eid)
+                self.graph = GraphArrays.from_edges(
+                    self._alive.shape[0], e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid
+                )
             else:
                 self.graph.upsert_edges(e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid)
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
@@ -296,6 +357,7 @@ class Engine(LearningMixin, SchemaMixin):
         it no longer equals a fresh fit of the store, so its tables are not snapshotted; tables loaded
         from a snapshot describe the older corpus and give way to a refit on the next query."""
         from .link.query import QueryTables
+
         if self._linker is None:
             return
         self._linker_exact = False
@@ -305,7 +367,7 @@ class Engine(LearningMixin, SchemaMixin):
             self._linker_pending.extend(added.tolist())
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
-        if self.vectors.n == 0 and hasattr(self.store, "all_node_vectors"):   # first load: one bulk scan
+        if self.vectors.n == 0 and hasattr(self.store, "all_node_vectors"):  # first load: one bulk scan
             have, mat = self.store.all_node_vectors(self.embedder.model_id, self.embedder.dim)
             self.vectors.set(have, mat)
             done = np.zeros(int(max(idx.max(), have.max() if have.size else 0)) + 1, bool)
@@ -322,8 +384,11 @@ class Engine(LearningMixin, SchemaMixin):
                 f"{len(missing)} nodes have no vector for the embedder {self.embedder.model_id}"
                 + (f" (the store was embedded with {', '.join(sorted(models))})" if models else "")
                 + "; embedding them takes a while: open with that embedder (--embedder), or pass --reembed",
-                missing=len(missing), embedder=self.embedder.model_id, store_models=models)
-        if missing:   # written by another process or for another model: embed once, cached for everyone
+                missing=len(missing),
+                embedder=self.embedder.model_id,
+                store_models=models,
+            )
+        if missing:  # written by another process or for another model: embed once, cached for everyone
             rows = self.store.nodes_by_idx(missing)
             bodies = [rows[i].body for i in missing if i in rows]
             for h, v in zip((content_hash(b) for b in bodies), self.vectors_for(bodies, progress)):
@@ -347,7 +412,7 @@ class Engine(LearningMixin, SchemaMixin):
         if todo:
             pending = list(todo.items())
             for i in range(0, len(pending), batch):
-                chunk = pending[i:i + batch]
+                chunk = pending[i : i + batch]
                 vecs = np.asarray(self.embedder.embed([t for _, t in chunk]), np.float32)
                 self.store.put_vectors(self.embedder.model_id, [(h, v) for (h, _), v in zip(chunk, vecs)])
                 cached.update({h: v for (h, _), v in zip(chunk, vecs)})
@@ -386,6 +451,7 @@ class Engine(LearningMixin, SchemaMixin):
 
     def _link_inputs(self, rows) -> list:
         from .link import LinkInput
+
         out = []
         for row in rows:
             if row.type == "entity":
@@ -405,12 +471,14 @@ class Engine(LearningMixin, SchemaMixin):
         """
         import dataclasses
         import json
+
         from .link import Linker, LinkerConfig
+
         config = config or LinkerConfig()
         items = self._link_inputs(self.store.iter_nodes())
-        linker = Linker(config, embed=self.vectors_for)   # entity vectors go through the vector cache
+        linker = Linker(config, embed=self.vectors_for)  # entity vectors go through the vector cache
         res = linker.fit(items)
-        if res.entities:   # an entity's body is its name: the vector the similarity linker already cached
+        if res.entities:  # an entity's body is its name: the vector the similarity linker already cached
             self.add_nodes([Node(e.id, e.type, e.title, "", e.metadata) for e in res.entities], progress=progress)
         edges = [Edge(e.src, e.rel, e.dst, weight=float(e.weight), meta=e.meta) for e in res.edges]
         # links follow the text: a link an earlier run made that this fit no longer finds (its node's text
@@ -419,15 +487,20 @@ class Engine(LearningMixin, SchemaMixin):
         stale = [t for t in self.store.edges_marked("linker") if t not in fresh]
         retracted = self.store.delete_edges(stale) if stale else 0
         for i in range(0, len(edges), 50_000):
-            self.store.upsert_edges(edges[i:i + 50_000])
+            self.store.upsert_edges(edges[i : i + 50_000])
         self.store.set_meta("linker_config", json.dumps(dataclasses.asdict(config)))
         self.refresh()
         self._linker = linker
         self._linker_exact = True
         self._linker_known = {it.id for it in items}
         self._linker_pending = []
-        return {"items": len(items), "entities": len(res.entities), "edges": len(edges), "edges_retracted": retracted,
-                **res.stats}
+        return {
+            "items": len(items),
+            "entities": len(res.entities),
+            "edges": len(edges),
+            "edges_retracted": retracted,
+            **res.stats,
+        }
 
     def _query_seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
         """Nodes whose title, alias or entity name the query mentions (linked corpora only), with
@@ -449,11 +522,13 @@ class Engine(LearningMixin, SchemaMixin):
         """The linker that answers query-side linking: from a snapshot's tables when nothing changed
         since, else fitted lazily over the store; extended with new nodes."""
         import json
+
         from .link import Linker, LinkerConfig
+
         if self._linker is None:
             raw = self.store.get_meta("linker_config")
             if raw is None:
-                return None   # corpus never linked: nothing to match against
+                return None  # corpus never linked: nothing to match against
             cfg = LinkerConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(raw).items()})
             items = self._link_inputs(self.store.iter_nodes())
             self._linker = Linker(cfg)
@@ -461,7 +536,7 @@ class Engine(LearningMixin, SchemaMixin):
             self._linker_exact = True
             self._linker_known = {it.id for it in items}
             self._linker_pending = []
-        if self._linker_pending:   # new nodes from the change feed; edits and deletions need link() again
+        if self._linker_pending:  # new nodes from the change feed; edits and deletions need link() again
             rows = self.store.nodes_by_idx(self._linker_pending)
             fresh = [it for it in self._link_inputs(rows.values()) if it.id not in self._linker_known]
             if fresh:
@@ -500,16 +575,29 @@ class Engine(LearningMixin, SchemaMixin):
 
     def stats(self) -> dict:
         s = self.store.stats()
-        s.update({"embedder": self.embedder.model_id, "graph_edges_in_memory": self.graph.n_edges,
-                  "vectors_in_memory": int(self.vectors.present.sum())})
+        s.update(
+            {
+                "embedder": self.embedder.model_id,
+                "graph_edges_in_memory": self.graph.n_edges,
+                "vectors_in_memory": int(self.vectors.present.sum()),
+            }
+        )
         return s
 
     # ------------------------------------------------------------ search
     def embed_query(self, query: str) -> np.ndarray:
         return self.embedder.embed([query])[0]
 
-    def search(self, query: str, limit: int | None = None, *, config: SearchConfig | None = None,
-               qvec: np.ndarray | None = None, record: bool = True, **overrides) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        *,
+        config: SearchConfig | None = None,
+        qvec: np.ndarray | None = None,
+        record: bool = True,
+        **overrides,
+    ) -> SearchResult:
         """Explained hybrid + graph search.  Stores a trace unless ``record=False``.
 
         ``overrides`` replace fields of the engine's default :class:`SearchConfig`
@@ -519,9 +607,8 @@ class Engine(LearningMixin, SchemaMixin):
             raise InvalidArgument("query must be a non-empty string")
         try:
             query.encode("utf-8")
-        except UnicodeEncodeError as exc:   # lone surrogates: invalid UTF-8 from a command line, a bad escape
-            raise InvalidArgument(f"query is not valid Unicode text (position {exc.start}); "
-                                  "pass UTF-8 text") from None
+        except UnicodeEncodeError as exc:  # lone surrogates: invalid UTF-8 from a command line, a bad escape
+            raise InvalidArgument(f"query is not valid Unicode text (position {exc.start}); pass UTF-8 text") from None
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
         cfg = config or self.config
@@ -548,6 +635,7 @@ class Engine(LearningMixin, SchemaMixin):
     def _metadata_source(self, specs: tuple) -> object:
         """Metadata links for traversal strategies; the inverted index is rebuilt only when the store changed."""
         from .graph.strategies import MetadataEdges
+
         key = (specs, self._seq)
         if self._meta_edges is None or self._meta_edges[0] != key:
             rows = list(self.store.iter_nodes())
@@ -573,17 +661,18 @@ class Engine(LearningMixin, SchemaMixin):
         an imported old history is not "old"; the prior's shape comes from the store's own repair edges
         made before "now" when there are enough of them."""
         from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
+
         if not cfg.recency_weight or self._event_time.size == 0:
             return None
         key = (self._seq, self.graph.version, cfg.recency_relations)
         cache = self._recency_cache
-        if cache is None or cache[0] != key:   # once per store change, not per search
+        if cache is None or cache[0] != key:  # once per store change, not per search
             t = self._event_time
             live = t[self._alive[: t.shape[0]]]
             newest = float(np.nanmax(live)) if live.size and not np.isnan(live).all() else None
             gaps = RepairGaps(np.zeros(0), np.zeros(0))
             ids = [self._rel_ids[r] for r in cfg.recency_relations if r in self._rel_ids]
-            if newest is not None and ids:   # a store without times never reads its edges here
+            if newest is not None and ids:  # a store without times never reads its edges here
                 e = self.graph.all_edges()
                 m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0])
                 gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]])
@@ -593,8 +682,9 @@ class Engine(LearningMixin, SchemaMixin):
         if now is None:
             return None
         seen = gaps.before(now)
-        return RecencyPrior(now, cfg.recency_weight, cfg.recency_half_life_days,
-                            seen if seen.shape[0] >= MIN_OBSERVED else None)
+        return RecencyPrior(
+            now, cfg.recency_weight, cfg.recency_half_life_days, seen if seen.shape[0] >= MIN_OBSERVED else None
+        )
 
     def _visible_mask(self, cfg: SearchConfig) -> np.ndarray | None:
         """Nodes the search filters (as_of, since, until, sources, where) leave in the graph, as a mask
@@ -604,7 +694,7 @@ class Engine(LearningMixin, SchemaMixin):
         t = self._event_time
         hi = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=None)
         if hi is not None:
-            vis &= ~(t > hi)            # NaN (no event time) compares False: always visible
+            vis &= ~(t > hi)  # NaN (no event time) compares False: always visible
         if cfg.since is not None:
             vis &= ~(t < cfg.since)
         if cfg.sources:
@@ -638,39 +728,54 @@ class Engine(LearningMixin, SchemaMixin):
             want.setdefault("file:" + q, p)
         found = self.store.lookup_idx(list(want))
         idx = np.array(sorted({found[i] for i in want if i in found}), np.int64)
-        idx = idx[(idx < self._alive.shape[0]) & self._alive[np.minimum(idx, max(self._alive.shape[0] - 1, 0))]] \
-            if idx.size else idx
+        idx = (
+            idx[(idx < self._alive.shape[0]) & self._alive[np.minimum(idx, max(self._alive.shape[0] - 1, 0))]]
+            if idx.size
+            else idx
+        )
         return idx, [p for i, p in want.items() if i not in found]
 
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         allowed = self._type_mask(cfg.result_types)
         visible = self._visible_mask(cfg) if cfg.filtered else None
-        if visible is not None:   # filtered nodes are not in the graph at all: no hit, seed or bridge
+        if visible is not None:  # filtered nodes are not in the graph at all: no hit, seed or bridge
             allowed = allowed & visible
         file_idx, unknown_files = self._file_nodes(cfg.files) if cfg.files else (None, [])
         if file_idx is not None and file_idx.size:
             allowed = allowed.copy()
-            allowed[file_idx] = False   # the agent's own files seed the search; they are not news to it
+            allowed[file_idx] = False  # the agent's own files seed the search; they are not news to it
         seed_allowed = None
         if cfg.exclude_types:
             hidden = [self._type_ids[t] for t in cfg.exclude_types if t in self._type_ids]
             if hidden:
-                seed_allowed = ~np.isin(self._type_of, hidden)   # bridges carry activation, they do not seed it
+                seed_allowed = ~np.isin(self._type_of, hidden)  # bridges carry activation, they do not seed it
                 allowed = allowed & seed_allowed
         entry_allowed = self._type_mask(cfg.entry_types) if cfg.entry_types else None
-        if not cfg.include_superseded:   # old revisions of entries stay for history, out of normal retrieval
+        if not cfg.include_superseded:  # old revisions of entries stay for history, out of normal retrieval
             old = self.superseded_mask(len(self._alive))
             if old.any():
                 allowed = allowed & ~old
                 entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
-        r = rank(query, qvec, cfg, lexical_search=self._known_lexical, vectors=self.vectors,
-                 graph=self.graph, rel_ids=self._rel_ids, allowed=allowed,
-                 extra_sources=extra, priming=self.node_priming(qvec),   # LearningMixin: recent use
-                 entry_allowed=entry_allowed, seed_allowed=seed_allowed,
-                 query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None,
-                 visible=visible, extra_seeds=file_idx,
-                 event_time=self._event_time, recency=self._recency_prior(cfg))
+        r = rank(
+            query,
+            qvec,
+            cfg,
+            lexical_search=self._known_lexical,
+            vectors=self.vectors,
+            graph=self.graph,
+            rel_ids=self._rel_ids,
+            allowed=allowed,
+            extra_sources=extra,
+            priming=self.node_priming(qvec),  # LearningMixin: recent use
+            entry_allowed=entry_allowed,
+            seed_allowed=seed_allowed,
+            query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None,
+            visible=visible,
+            extra_seeds=file_idx,
+            event_time=self._event_time,
+            recency=self._recency_prior(cfg),
+        )
         r.unknown_files = unknown_files
         return r
 
@@ -686,37 +791,66 @@ class Engine(LearningMixin, SchemaMixin):
         hits: list[Hit] = []
         for i, n in enumerate(r.nodes.tolist()):
             row = rows.get(n)
-            if row is None:   # deleted by another process between ranking and reading
+            if row is None:  # deleted by another process between ranking and reading
                 continue
             paths = []
             for p in r.paths.get(n, []):
                 ids = [rows[x].id if x in rows else str(x) for x in p.nodes]
-                paths.append({
-                    "nodes": ids,
-                    "edges": [{"src": ids[k], "dst": ids[k + 1], "weight": p.weights[k],
-                               "rel": p.rel_ids[k] if isinstance(p.rel_ids[k], str)
-                               else rel_names.get(p.rel_ids[k], str(p.rel_ids[k]))} for k in range(p.hops)],
-                    "score": p.score,
-                })
-            hits.append(Hit(
-                id=row.id, type=row.type, title=row.title, text=row.text,
-                scores={k: float(v[i]) for k, v in r.scores.items()},
-                ranks={k: (int(v[i]) or None) for k, v in r.ranks.items()},
-                paths=paths, seed=n in seed_set,
-            ))
+                paths.append(
+                    {
+                        "nodes": ids,
+                        "edges": [
+                            {
+                                "src": ids[k],
+                                "dst": ids[k + 1],
+                                "weight": p.weights[k],
+                                "rel": p.rel_ids[k]
+                                if isinstance(p.rel_ids[k], str)
+                                else rel_names.get(p.rel_ids[k], str(p.rel_ids[k])),
+                            }
+                            for k in range(p.hops)
+                        ],
+                        "score": p.score,
+                    }
+                )
+            hits.append(
+                Hit(
+                    id=row.id,
+                    type=row.type,
+                    title=row.title,
+                    text=row.text,
+                    scores={k: float(v[i]) for k, v in r.scores.items()},
+                    ranks={k: (int(v[i]) or None) for k, v in r.ranks.items()},
+                    paths=paths,
+                    seed=n in seed_set,
+                )
+            )
         seeds = [rows[s].id for s in r.seeds.tolist() if s in rows]
         trace_id = "tr_" + uuid.uuid4().hex[:20]
         r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
-        res = SearchResult(trace_id=trace_id, query=query, hits=hits, config=cfg, seeds=seeds,
-                           timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
-                           unknown_files=list(r.unknown_files))
+        res = SearchResult(
+            trace_id=trace_id,
+            query=query,
+            hits=hits,
+            config=cfg,
+            seeds=seeds,
+            timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
+            unknown_files=list(r.unknown_files),
+        )
         if record:
-            self.store.save_trace({
-                "id": trace_id, "created_at": time.time(), "query": query, "params": cfg.to_dict(),
-                "fingerprint": cfg.fingerprint(self.embedder.model_id),
-                "hits": [{"rank": k + 1, **{key: v for key, v in h.to_dict().items() if key != "text"}}
-                         for k, h in enumerate(hits)],
-            })
+            self.store.save_trace(
+                {
+                    "id": trace_id,
+                    "created_at": time.time(),
+                    "query": query,
+                    "params": cfg.to_dict(),
+                    "fingerprint": cfg.fingerprint(self.embedder.model_id),
+                    "hits": [
+                        {"rank": k + 1, **{key: v for key, v in h.to_dict().items() if key != "text"}}
+                        for k, h in enumerate(hits)
+                    ],
+                }
+            )
         return res
 
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
@@ -725,6 +859,7 @@ class Engine(LearningMixin, SchemaMixin):
         proj = getattr(self, "_cypher", None)
         if proj is None:
             from .graphdb.projection import CypherProjection
+
             proj = self._cypher = CypherProjection(self.store)
         return proj
 
@@ -742,16 +877,19 @@ class Engine(LearningMixin, SchemaMixin):
     def graph_schema(self):
         """Labels, relation types (allowed or observed type pairs) and property names, for query generation."""
         from .graphdb.schema import build_schema
+
         return build_schema(self.store)
 
     def ask(self, question: str, mode: str = "auto", llm=None, limit: int = 5) -> dict:
         """Route a question (graph / vector / hybrid), query read-only, answer with checked ``refs``."""
         from .ask.pipeline import ask
+
         return ask(self, question, mode=mode, llm=llm, limit=limit)
 
 
-def open_engine(path: str | Path = ":memory:", embedder: Embedder | str | None = None,
-                config: SearchConfig | None = None) -> Engine:
+def open_engine(
+    path: str | Path = ":memory:", embedder: Embedder | str | None = None, config: SearchConfig | None = None
+) -> Engine:
     """Open (creating if needed) a store and the engine over it.
 
     ``embedder``: None for the real default model, ``"hashing"`` for the fast

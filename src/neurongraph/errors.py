@@ -2,6 +2,7 @@
 
 The ``code`` strings are stable: the CLI prints them, the MCP server returns them.
 """
+
 from __future__ import annotations
 
 

@@ -4,6 +4,7 @@ Nodes carry a caller-chosen string id; edges are unique by ``(src, rel, dst)``.
 Validation happens here, once, so every interface (API, CLI, MCP, ingest)
 rejects the same bad input with the same message.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,14 +62,15 @@ def _check_text(value: str, what: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidArgument(f"{what} contains a lone surrogate ({value[exc.start]!a} at position {exc.start}); "
-                              "not valid Unicode text") from None
+        raise InvalidArgument(
+            f"{what} contains a lone surrogate ({value[exc.start]!a} at position {exc.start}); not valid Unicode text"
+        ) from None
     return value
 
 
 def _check_id(value: Any, what: str) -> str:
     if type(value) is str and 0 < len(value) <= MAX_ID_LEN and not value[0].isspace():
-        return _check_text(value, what)   # fast path for the common, valid case (bulk ingest)
+        return _check_text(value, what)  # fast path for the common, valid case (bulk ingest)
     if not isinstance(value, str) or not value.strip():
         raise InvalidArgument(f"{what} must be a non-empty string, got {_short(value)}")
     if len(value) > MAX_ID_LEN:
@@ -83,14 +85,16 @@ def check_json_object(value: Any, what: str) -> dict:
     if not isinstance(value, dict):
         raise InvalidArgument(f"{what} must be a JSON object, got {type(value).__name__}")
     try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")   # as the store writes it
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")  # as the store writes it
     except UnicodeEncodeError as exc:
-        raise InvalidArgument(f"{what} contains a lone surrogate ({exc.object[exc.start]!a}); "
-                              "not valid Unicode text") from None
+        raise InvalidArgument(
+            f"{what} contains a lone surrogate ({exc.object[exc.start]!a}); not valid Unicode text"
+        ) from None
     except ValueError as exc:
-        if "JSON compliant" in str(exc):   # json's message for NaN / Infinity / -Infinity
-            raise InvalidArgument(f"{what} contains a non-finite number (NaN or Infinity); "
-                                  "JSON has none, use null or a string") from None
+        if "JSON compliant" in str(exc):  # json's message for NaN / Infinity / -Infinity
+            raise InvalidArgument(
+                f"{what} contains a non-finite number (NaN or Infinity); JSON has none, use null or a string"
+            ) from None
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
     except TypeError as exc:
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
@@ -161,7 +165,7 @@ class Node:
         return content_hash(self.body)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Node":
+    def from_dict(cls, d: dict) -> Node:
         if not isinstance(d, dict):
             raise InvalidArgument(f"a node must be a JSON object, got {type(d).__name__}")
         allowed = {"id", "type", "title", "text", "metadata", "confidence"}
@@ -173,8 +177,14 @@ class Node:
         return cls(**{k: v for k, v in d.items() if k in allowed})
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "type": self.type, "title": self.title, "text": self.text,
-                "metadata": self.metadata, "confidence": self.confidence}
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "text": self.text,
+            "metadata": self.metadata,
+            "confidence": self.confidence,
+        }
 
 
 @dataclass
@@ -192,7 +202,7 @@ class Edge:
         self.dst = _check_id(self.dst, "edge dst")
         self.rel = _check_id(self.rel, f"edge {self.src!r}->{self.dst!r}: rel")
         w = self.weight
-        if not (type(w) is float and 0.0 <= w <= MAX_WEIGHT):   # fast path skips the slow checks
+        if not (type(w) is float and 0.0 <= w <= MAX_WEIGHT):  # fast path skips the slow checks
             where = f"edge ({self.src}, {self.rel}, {self.dst})"
             if not _is_number(w):
                 raise InvalidArgument(f"{where}: weight must be a number, got {_short(w)}")
@@ -200,13 +210,16 @@ class Edge:
                 w = float(w)
             except (TypeError, ValueError, OverflowError):
                 raise InvalidArgument(f"{where}: weight must be a number, got {_short(self.weight)}") from None
-            if not (0.0 <= w <= MAX_WEIGHT):   # also rejects NaN and Infinity
+            if not (0.0 <= w <= MAX_WEIGHT):  # also rejects NaN and Infinity
                 raise InvalidArgument(f"{where}: weight must be a finite number within 0..{MAX_WEIGHT:g}, got {w}")
             self.weight = w
         p = self.polarity
-        if not (type(p) is int or isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_))) \
-                or (p != 1 and p != -1):
-            raise InvalidArgument(f"edge ({self.src}, {self.rel}, {self.dst}): polarity must be 1 or -1, got {self.polarity!r}")
+        if not (type(p) is int or isinstance(p, numbers.Integral) and not isinstance(p, (bool, np.bool_))) or (
+            p != 1 and p != -1
+        ):
+            raise InvalidArgument(
+                f"edge ({self.src}, {self.rel}, {self.dst}): polarity must be 1 or -1, got {self.polarity!r}"
+            )
         self.polarity = int(self.polarity)
         f = self.factuality
         if not (type(f) is float and 0.0 <= f <= 1.0):
@@ -215,7 +228,7 @@ class Edge:
             self.meta = check_json_object(self.meta, f"edge ({self.src}, {self.rel}, {self.dst}): meta")
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Edge":
+    def from_dict(cls, d: dict) -> Edge:
         if not isinstance(d, dict):
             raise InvalidArgument(f"an edge must be a JSON object, got {type(d).__name__}")
         allowed = {"src", "rel", "dst", "weight", "polarity", "factuality", "meta"}
@@ -228,5 +241,12 @@ class Edge:
         return cls(**{k: v for k, v in d.items() if k in allowed})
 
     def to_dict(self) -> dict:
-        return {"src": self.src, "rel": self.rel, "dst": self.dst, "weight": self.weight,
-                "polarity": self.polarity, "factuality": self.factuality, "meta": self.meta}
+        return {
+            "src": self.src,
+            "rel": self.rel,
+            "dst": self.dst,
+            "weight": self.weight,
+            "polarity": self.polarity,
+            "factuality": self.factuality,
+            "meta": self.meta,
+        }

@@ -17,6 +17,7 @@ exactly as an engine that had stayed open would.  The store stays the only sourc
   them as of ``S`` and the first search re-applies the current effective weights, as it does in
   a running engine (``LearningMixin.node_priming``).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ import numpy as np
 
 __all__ = ["FORMAT", "TOKEN_KEY", "SnapshotState", "snapshot_path", "new_token", "save_snapshot", "load_snapshot"]
 
-FORMAT = 2   # 2: + event time and source per node (search filters); older files are ignored (replay)
+FORMAT = 2  # 2: + event time and source per node (search filters); older files are ignored (replay)
 _EDGE_COLS = ("src", "dst", "weight", "fact", "rtype", "pol", "eid")
 
 
@@ -39,19 +40,19 @@ class SnapshotState:
     seq: int
     model_id: str
     dim: int
-    type_names: list[str]      # node type name of each type id, in id order
-    alive: np.ndarray          # bool, per node index
-    type_of: np.ndarray        # int32 type id per node index (-1 = none)
-    vec_idx: np.ndarray        # int64 node indices that have a vector
-    vec_mat: np.ndarray        # float32 (len(vec_idx), dim)
-    n_nodes: int               # graph size (max node index + 1)
-    edges: dict[str, np.ndarray]   # the graph's live edges, columns of _EDGE_COLS
-    linker: dict[str, np.ndarray] | None = None   # query-side link tables (link/query.py), if exact at seq
-    linker_config: str | None = None              # the store's linker_config when they were made
-    ivf: tuple[np.ndarray, np.ndarray, int] | None = None   # trained IVF: centroids, assignments, rows at training
-    event_time: np.ndarray | None = None   # float64 event time per node index (NaN = none); None = all NaN
-    source_of: np.ndarray | None = None    # int32 source id per node index (-1 = none); None = all -1
-    source_names: list[str] = field(default_factory=list)   # source name of each source id, in id order
+    type_names: list[str]  # node type name of each type id, in id order
+    alive: np.ndarray  # bool, per node index
+    type_of: np.ndarray  # int32 type id per node index (-1 = none)
+    vec_idx: np.ndarray  # int64 node indices that have a vector
+    vec_mat: np.ndarray  # float32 (len(vec_idx), dim)
+    n_nodes: int  # graph size (max node index + 1)
+    edges: dict[str, np.ndarray]  # the graph's live edges, columns of _EDGE_COLS
+    linker: dict[str, np.ndarray] | None = None  # query-side link tables (link/query.py), if exact at seq
+    linker_config: str | None = None  # the store's linker_config when they were made
+    ivf: tuple[np.ndarray, np.ndarray, int] | None = None  # trained IVF: centroids, assignments, rows at training
+    event_time: np.ndarray | None = None  # float64 event time per node index (NaN = none); None = all NaN
+    source_of: np.ndarray | None = None  # int32 source id per node index (-1 = none); None = all -1
+    source_names: list[str] = field(default_factory=list)  # source name of each source id, in id order
 
     def __post_init__(self):
         n = self.alive.shape[0]
@@ -79,15 +80,30 @@ def new_token() -> str:
 def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
     """Write ``st`` atomically; returns the file size in bytes.  The caller records ``token`` in the
     store afterwards: until it does, the file is not trusted."""
-    header = {"format": FORMAT, "token": token, "seq": int(st.seq), "model_id": st.model_id, "dim": int(st.dim),
-              "type_names": st.type_names, "n_nodes": int(st.n_nodes), "linker_config": st.linker_config,
-              "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None, "source_names": st.source_names}
-    arrays = {"header": np.frombuffer(json.dumps(header).encode(), np.uint8),
-              "alive": st.alive, "type_of": st.type_of, "vec_idx": st.vec_idx, "vec_mat": st.vec_mat,
-              "event_time": st.event_time, "source_of": st.source_of,
-              **{f"edge_{k}": st.edges[k] for k in _EDGE_COLS},
-              **{f"linker_{k}": v for k, v in (st.linker or {}).items()},
-              **({"ivf_centroids": st.ivf[0], "ivf_assign": st.ivf[1]} if st.ivf is not None else {})}
+    header = {
+        "format": FORMAT,
+        "token": token,
+        "seq": int(st.seq),
+        "model_id": st.model_id,
+        "dim": int(st.dim),
+        "type_names": st.type_names,
+        "n_nodes": int(st.n_nodes),
+        "linker_config": st.linker_config,
+        "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None,
+        "source_names": st.source_names,
+    }
+    arrays = {
+        "header": np.frombuffer(json.dumps(header).encode(), np.uint8),
+        "alive": st.alive,
+        "type_of": st.type_of,
+        "vec_idx": st.vec_idx,
+        "vec_mat": st.vec_mat,
+        "event_time": st.event_time,
+        "source_of": st.source_of,
+        **{f"edge_{k}": st.edges[k] for k in _EDGE_COLS},
+        **{f"linker_{k}": v for k, v in (st.linker or {}).items()},
+        **({"ivf_centroids": st.ivf[0], "ivf_assign": st.ivf[1]} if st.ivf is not None else {}),
+    }
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -108,26 +124,44 @@ def load_snapshot(path: Path, token: str | None, model_id: str, dim: int, store_
     try:
         with np.load(path, allow_pickle=False) as z:
             h = json.loads(bytes(z["header"]).decode())
-            if (h.get("format") != FORMAT or h.get("token") != token or h.get("model_id") != model_id
-                    or h.get("dim") != dim or not 0 <= int(h.get("seq", -1)) <= store_seq):
+            if (
+                h.get("format") != FORMAT
+                or h.get("token") != token
+                or h.get("model_id") != model_id
+                or h.get("dim") != dim
+                or not 0 <= int(h.get("seq", -1)) <= store_seq
+            ):
                 return None
             st = SnapshotState(
-                seq=int(h["seq"]), model_id=model_id, dim=dim, type_names=list(h["type_names"]),
-                alive=z["alive"].astype(bool), type_of=z["type_of"].astype(np.int32),
-                vec_idx=z["vec_idx"].astype(np.int64), vec_mat=z["vec_mat"].astype(np.float32, copy=False),
-                n_nodes=int(h["n_nodes"]), edges={k: z[f"edge_{k}"] for k in _EDGE_COLS},
-                linker={k[len("linker_"):]: z[k] for k in z.files if k.startswith("linker_")} or None,
+                seq=int(h["seq"]),
+                model_id=model_id,
+                dim=dim,
+                type_names=list(h["type_names"]),
+                alive=z["alive"].astype(bool),
+                type_of=z["type_of"].astype(np.int32),
+                vec_idx=z["vec_idx"].astype(np.int64),
+                vec_mat=z["vec_mat"].astype(np.float32, copy=False),
+                n_nodes=int(h["n_nodes"]),
+                edges={k: z[f"edge_{k}"] for k in _EDGE_COLS},
+                linker={k[len("linker_") :]: z[k] for k in z.files if k.startswith("linker_")} or None,
                 linker_config=h.get("linker_config"),
                 ivf=(z["ivf_centroids"], z["ivf_assign"], int(h["ivf_trained_n"]))
-                if h.get("ivf_trained_n") is not None else None,
-                event_time=z["event_time"].astype(np.float64), source_of=z["source_of"].astype(np.int32),
-                source_names=list(h["source_names"]))
+                if h.get("ivf_trained_n") is not None
+                else None,
+                event_time=z["event_time"].astype(np.float64),
+                source_of=z["source_of"].astype(np.int32),
+                source_names=list(h["source_names"]),
+            )
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
-        return None   # unreadable or from another version: the store replays instead
+        return None  # unreadable or from another version: the store replays instead
     n = st.alive.shape[0]
-    if st.type_of.shape[0] != n or st.event_time.shape[0] != n or st.source_of.shape[0] != n or \
-            int(st.source_of.max(initial=-1)) >= len(st.source_names) or \
-            st.vec_mat.shape != (st.vec_idx.shape[0], dim) or \
-            len({st.edges[k].shape[0] for k in _EDGE_COLS}) != 1:
+    if (
+        st.type_of.shape[0] != n
+        or st.event_time.shape[0] != n
+        or st.source_of.shape[0] != n
+        or int(st.source_of.max(initial=-1)) >= len(st.source_names)
+        or st.vec_mat.shape != (st.vec_idx.shape[0], dim)
+        or len({st.edges[k].shape[0] for k in _EDGE_COLS}) != 1
+    ):
         return None
     return st

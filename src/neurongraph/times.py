@@ -11,11 +11,12 @@ epoch seconds; any other string must be ISO-8601 (``2024-05-01``, ``2024-05-01T1
 ``2024-05-01T14:00:00+02:00``); a time without a zone is UTC.  The SQL backfill of the migration
 follows the same rules.
 """
+
 from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 __all__ = ["to_epoch", "event_time_of", "source_of", "TIME_FIELD", "SOURCE_FIELD"]
 
@@ -43,12 +44,13 @@ def to_epoch(value) -> float:
         try:
             dt = datetime.fromisoformat(s[:-1] + "+00:00" if s.endswith(("Z", "z")) else s)
         except ValueError:
-            raise ValueError(f"expected epoch seconds or an ISO-8601 date/time (e.g. 2024-05-01T12:00:00Z), "
-                             f"got {value!r}") from None
+            raise ValueError(
+                f"expected epoch seconds or an ISO-8601 date/time (e.g. 2024-05-01T12:00:00Z), got {value!r}"
+            ) from None
     else:
         raise ValueError(f"expected epoch seconds or an ISO-8601 string, got {type(value).__name__} {value!r}")
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 

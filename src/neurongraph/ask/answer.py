@@ -6,6 +6,7 @@
 * :func:`extractive_answer` — the LLM-free answer: graph rows as facts, then the best-matching sentences
   of the top hits, each line ending with the id it came from.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,15 +17,21 @@ NOT_FOUND = "Not found in the history: nothing retrieved answers this question."
 _REFS = re.compile(r"\[refs?:\s*([^\]]*)\]", re.I)
 _SENT = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"\w+")
-STOP = set("a an the of to in on for and or is are was were be been by with what which who whom when where why how "
-           "did does do that this it its from at as into about than then there their".split())
+STOP = set(
+    "a an the of to in on for and or is are was were be been by with what which who whom when where why how "
+    "did does do that this it its from at as into about than then there their".split()
+)
 
 
 def row_ids(value, known: set[str] | None = None) -> list[str]:
     """Node ids inside a row value: a node's ``id``, a path's nodes, or a string that is a known id."""
     out: list[str] = []
     if isinstance(value, dict):
-        if "id" in value and isinstance(value["id"], str) and ("_labels" in value or known is None or value["id"] in known):
+        if (
+            "id" in value
+            and isinstance(value["id"], str)
+            and ("_labels" in value or known is None or value["id"] in known)
+        ):
             out.append(value["id"])
         for k, v in value.items():
             if k != "id":
@@ -43,8 +50,9 @@ def evidence_ids(engine, rows: list[dict], hits: list[dict]) -> list[str]:
     for r in rows:
         strings += row_ids(r, None)
     if strings:
-        q = engine.store.conn.execute(f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(set(strings)))})",
-                                      list(set(strings))).fetchall()
+        q = engine.store.conn.execute(
+            f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(set(strings)))})", list(set(strings))
+        ).fetchall()
         real = {x for (x,) in q}
         cands += [s for s in strings if s in real]
     return list(dict.fromkeys(cands))
@@ -68,13 +76,17 @@ def check_refs(answer: str, allowed: list[str]) -> tuple[str, list[str], list[st
 
 def _fmt(v) -> str:
     if isinstance(v, dict):
-        if "nodes" in v and "edges" in v:   # a path
+        if "nodes" in v and "edges" in v:  # a path
             parts = [_fmt(v["nodes"][0])] if v["nodes"] else []
             for e, n in zip(v["edges"], v["nodes"][1:]):
                 parts.append(f"-[{e.get('rel')}]- {_fmt(n)}")
             return " ".join(parts)
         if "id" in v:
-            return f"{v.get('title') or v['id']} ({v['id']})" if v.get("title") and v.get("title") != v["id"] else str(v["id"])
+            return (
+                f"{v.get('title') or v['id']} ({v['id']})"
+                if v.get("title") and v.get("title") != v["id"]
+                else str(v["id"])
+            )
         return ", ".join(f"{k}={_fmt(x)}" for k, x in v.items() if k != "_labels")
     if isinstance(v, list):
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
@@ -89,8 +101,13 @@ def render_row(row: dict) -> str:
         head += ")"
         if row.get("rel") and row.get("anchor"):
             out = row.get("outgoing")
-            head += (f" <-[{row['rel']}]- {row['anchor']}" if out is True
-                     else f" -[{row['rel']}]-> {row['anchor']}" if out is False else f" · {row['rel']} · {row['anchor']}")
+            head += (
+                f" <-[{row['rel']}]- {row['anchor']}"
+                if out is True
+                else f" -[{row['rel']}]-> {row['anchor']}"
+                if out is False
+                else f" · {row['rel']} · {row['anchor']}"
+            )
         return head
     return "; ".join(f"{k}: {_fmt(v)}" for k, v in row.items())
 
@@ -108,8 +125,9 @@ def _best_sentence(text: str, qwords: set[str]) -> tuple[float, str]:
     return best
 
 
-def extractive_answer(engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10,
-                      max_hits: int = 3) -> tuple[str, list[str]]:
+def extractive_answer(
+    engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10, max_hits: int = 3
+) -> tuple[str, list[str]]:
     """Facts from the graph rows, then the best sentence of each of the top hits; ``(answer, refs)``."""
     lines, refs = [], []
     for r in rows[:max_rows]:

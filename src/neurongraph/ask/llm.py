@@ -11,6 +11,7 @@ Configuration: ``--llm anthropic[:MODEL]`` / ``--llm openai[:MODEL]`` or ``NGR_L
 ``NGR_LLM_BASE_URL`` (else ``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``), ``NGR_LLM_TIMEOUT`` (s, default 30),
 ``NGR_LLM_RETRIES`` (default 2); keys ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,11 @@ CYPHER_TOOL = {
     "input_schema": {
         "type": "object",
         "properties": {
-            "cypher": {"type": "string", "description": "MATCH / OPTIONAL MATCH / WHERE / WITH / RETURN / ORDER BY / "
-                                                         "LIMIT only. Put values the user typed in $parameters."},
+            "cypher": {
+                "type": "string",
+                "description": "MATCH / OPTIONAL MATCH / WHERE / WITH / RETURN / ORDER BY / "
+                "LIMIT only. Put values the user typed in $parameters.",
+            },
             "params": {"type": "object", "description": "Values for the $parameters."},
             "explanation": {"type": "string", "description": "One line: how this query answers the question."},
         },
@@ -47,7 +51,8 @@ ROUTE_TOOL = {
     },
 }
 ROUTE_SYSTEM = """You route questions about a software history (issues, pull requests, commits, files, decisions).
-- graph: the question names concrete nodes or relations (which commit fixes #12, what touched file F, path between A and B)
+- graph: the question names concrete nodes or relations (which commit fixes #12, what touched file F, path
+between A and B)
 - vector: it asks for material by meaning (similar discussions, anything about caching)
 - hybrid: it needs both"""
 CYPHER_SYSTEM = """You translate questions into one read-only Cypher query over this graph.
@@ -70,6 +75,7 @@ class LLMError(NeuronGraphError):
 
 class LLMOutputError(LLMError):
     """The model answered, but not with a well-formed tool call."""
+
     code = "llm_output_error"
 
 
@@ -93,8 +99,10 @@ def _check_route_input(inp: Any) -> tuple[str, str]:
 
 
 def _context(rows: list[dict], hits: list[dict]) -> str:
-    small = [{"id": h["id"], "type": h.get("type"), "title": h.get("title"), "text": (h.get("text") or "")[:1200]}
-             for h in hits]
+    small = [
+        {"id": h["id"], "type": h.get("type"), "title": h.get("title"), "text": (h.get("text") or "")[:1200]}
+        for h in hits
+    ]
     return json.dumps({"graph_rows": rows[:50], "search_hits": small}, ensure_ascii=False, default=str)[:60_000]
 
 
@@ -110,7 +118,7 @@ class LLM:
     def name(self) -> str:
         return f"{self.provider}:{self.model}"
 
-    def __repr__(self) -> str:   # never the key
+    def __repr__(self) -> str:  # never the key
         return f"<{type(self).__name__} {self.name}>"
 
     def route(self, question: str) -> tuple[str, str]:
@@ -126,8 +134,14 @@ class LLM:
 class AnthropicLLM(LLM):
     provider = "anthropic"
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 30.0, max_retries: int = 2):
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+    ):
         super().__init__(model or DEFAULT_MODELS["anthropic"], timeout, max_retries)
         try:
             import anthropic
@@ -137,14 +151,20 @@ class AnthropicLLM(LLM):
         if not key:
             raise InvalidArgument("--llm anthropic needs ANTHROPIC_API_KEY in the environment")
         self._sdk = anthropic
-        self._client = anthropic.Anthropic(api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"),
-                                           timeout=timeout, max_retries=max_retries)
+        self._client = anthropic.Anthropic(
+            api_key=key,
+            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
 
     def _create(self, **kw):
         try:
             return self._client.messages.create(model=self.model, max_tokens=1024, **kw)
         except self._sdk.APIError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}") from None
+            raise LLMError(
+                f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}"
+            ) from None
 
     @staticmethod
     def _tool_input(resp, name: str):
@@ -154,30 +174,56 @@ class AnthropicLLM(LLM):
         raise LLMOutputError(f"the model did not call {name}")
 
     def route(self, question: str) -> tuple[str, str]:
-        resp = self._create(system=ROUTE_SYSTEM, tools=[ROUTE_TOOL], tool_choice={"type": "tool", "name": "route_query"},
-                            messages=[{"role": "user", "content": question}])
+        resp = self._create(
+            system=ROUTE_SYSTEM,
+            tools=[ROUTE_TOOL],
+            tool_choice={"type": "tool", "name": "route_query"},
+            messages=[{"role": "user", "content": question}],
+        )
         return _check_route_input(self._tool_input(resp, "route_query").input)
 
     def cypher(self, question: str, schema: str, failed: dict | None = None, error: str | None = None) -> dict:
         system = [{"type": "text", "text": CYPHER_SYSTEM.format(schema=schema), "cache_control": {"type": "ephemeral"}}]
         messages: list[dict] = [{"role": "user", "content": question}]
-        if failed is not None:   # the repair round: the failed call and the engine's error go back
+        if failed is not None:  # the repair round: the failed call and the engine's error go back
             messages += [
-                {"role": "assistant", "content": [{"type": "tool_use", "id": failed.get("_id") or "toolu_repair",
-                                                   "name": "run_cypher", "input": failed.get("input", {})}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": failed.get("_id") or "toolu_repair",
-                                              "is_error": True, "content": f"The query failed: {error}. "
-                                              "Call run_cypher again with a corrected read-only query."}]}]
-        resp = self._create(system=system, tools=[CYPHER_TOOL], tool_choice={"type": "tool", "name": "run_cypher"},
-                            messages=messages)
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": failed.get("_id") or "toolu_repair",
+                            "name": "run_cypher",
+                            "input": failed.get("input", {}),
+                        }
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": failed.get("_id") or "toolu_repair",
+                            "is_error": True,
+                            "content": f"The query failed: {error}. "
+                            "Call run_cypher again with a corrected read-only query.",
+                        }
+                    ],
+                },
+            ]
+        resp = self._create(
+            system=system, tools=[CYPHER_TOOL], tool_choice={"type": "tool", "name": "run_cypher"}, messages=messages
+        )
         block = self._tool_input(resp, "run_cypher")
         out = _check_cypher_input(block.input)
         out["_id"], out["input"] = block.id, block.input
         return out
 
     def synthesize(self, question: str, rows: list[dict], hits: list[dict]) -> str:
-        resp = self._create(system=SYNTH_SYSTEM, messages=[{"role": "user", "content":
-                            f"Question: {question}\n\nResults:\n{_context(rows, hits)}"}])
+        resp = self._create(
+            system=SYNTH_SYSTEM,
+            messages=[{"role": "user", "content": f"Question: {question}\n\nResults:\n{_context(rows, hits)}"}],
+        )
         text = "".join(getattr(b, "text", "") for b in resp.content or [] if getattr(b, "type", None) == "text")
         if not text.strip():
             raise LLMOutputError("the model returned no text")
@@ -187,8 +233,14 @@ class AnthropicLLM(LLM):
 class OpenAILLM(LLM):
     provider = "openai"
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 30.0, max_retries: int = 2):
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+    ):
         super().__init__(model or DEFAULT_MODELS["openai"], timeout, max_retries)
         try:
             import openai
@@ -203,14 +255,18 @@ class OpenAILLM(LLM):
 
     @staticmethod
     def _fn(tool: dict) -> dict:
-        return {"type": "function", "function": {"name": tool["name"], "description": tool["description"],
-                                                 "parameters": tool["input_schema"]}}
+        return {
+            "type": "function",
+            "function": {"name": tool["name"], "description": tool["description"], "parameters": tool["input_schema"]},
+        }
 
     def _create(self, **kw):
         try:
             return self._client.chat.completions.create(model=self.model, **kw)
         except self._sdk.APIError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}") from None
+            raise LLMError(
+                f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}"
+            ) from None
 
     @staticmethod
     def _call(resp, name: str):
@@ -227,31 +283,58 @@ class OpenAILLM(LLM):
         raise LLMOutputError(f"the model did not call {name}")
 
     def route(self, question: str) -> tuple[str, str]:
-        resp = self._create(messages=[{"role": "system", "content": ROUTE_SYSTEM}, {"role": "user", "content": question}],
-                            tools=[self._fn(ROUTE_TOOL)],
-                            tool_choice={"type": "function", "function": {"name": "route_query"}})
+        resp = self._create(
+            messages=[{"role": "system", "content": ROUTE_SYSTEM}, {"role": "user", "content": question}],
+            tools=[self._fn(ROUTE_TOOL)],
+            tool_choice={"type": "function", "function": {"name": "route_query"}},
+        )
         return _check_route_input(self._call(resp, "route_query")[1])
 
     def cypher(self, question: str, schema: str, failed: dict | None = None, error: str | None = None) -> dict:
-        messages: list[dict] = [{"role": "system", "content": CYPHER_SYSTEM.format(schema=schema)},
-                                {"role": "user", "content": question}]
+        messages: list[dict] = [
+            {"role": "system", "content": CYPHER_SYSTEM.format(schema=schema)},
+            {"role": "user", "content": question},
+        ]
         if failed is not None:
             cid = failed.get("_id") or "call_repair"
             messages += [
-                {"role": "assistant", "content": None, "tool_calls": [{"id": cid, "type": "function", "function": {
-                    "name": "run_cypher", "arguments": failed.get("raw") or json.dumps(failed.get("input", {}))}}]},
-                {"role": "tool", "tool_call_id": cid, "content": f"The query failed: {error}. "
-                                                                "Call run_cypher again with a corrected read-only query."}]
-        resp = self._create(messages=messages, tools=[self._fn(CYPHER_TOOL)],
-                            tool_choice={"type": "function", "function": {"name": "run_cypher"}})
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": "run_cypher",
+                                "arguments": failed.get("raw") or json.dumps(failed.get("input", {})),
+                            },
+                        }
+                    ],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": cid,
+                    "content": f"The query failed: {error}. Call run_cypher again with a corrected read-only query.",
+                },
+            ]
+        resp = self._create(
+            messages=messages,
+            tools=[self._fn(CYPHER_TOOL)],
+            tool_choice={"type": "function", "function": {"name": "run_cypher"}},
+        )
         tc, args = self._call(resp, "run_cypher")
         out = _check_cypher_input(args)
         out["_id"], out["input"], out["raw"] = tc.id, args, tc.function.arguments
         return out
 
     def synthesize(self, question: str, rows: list[dict], hits: list[dict]) -> str:
-        resp = self._create(messages=[{"role": "system", "content": SYNTH_SYSTEM}, {"role": "user", "content":
-                            f"Question: {question}\n\nResults:\n{_context(rows, hits)}"}])
+        resp = self._create(
+            messages=[
+                {"role": "system", "content": SYNTH_SYSTEM},
+                {"role": "user", "content": f"Question: {question}\n\nResults:\n{_context(rows, hits)}"},
+            ]
+        )
         try:
             text = resp.choices[0].message.content or ""
         except (AttributeError, IndexError, TypeError):
@@ -261,8 +344,15 @@ class OpenAILLM(LLM):
         return text
 
 
-def make_llm(spec: str | None = None, *, model: str | None = None, base_url: str | None = None,
-             timeout: float | None = None, retries: int | None = None, api_key: str | None = None) -> LLM | None:
+def make_llm(
+    spec: str | None = None,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    api_key: str | None = None,
+) -> LLM | None:
     """``None`` / ``"none"`` → no LLM; ``"anthropic[:model]"`` / ``"openai[:model]"``; defaults from env vars."""
     spec = spec if spec is not None else os.environ.get("NGR_LLM")
     if not spec or spec == "none":

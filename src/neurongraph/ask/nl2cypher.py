@@ -15,6 +15,7 @@ from the registry's relation names and inverse names (``blocks`` reads ``blocked
 simple stemming and a few synonyms; who is subject comes from the relation's type pairs when they decide it,
 else from word order and the passive ("fixed by").  Everything a user typed goes in as a ``$param``.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,15 +28,34 @@ __all__ = ["CypherQuery", "RelWord", "translate", "relation_words", "type_words"
 
 LIMIT = 25
 _WORDS = re.compile(r"[A-Za-z][A-Za-z']*")
-SYNONYMS = {"resolv": "fix", "clos": "fix", "repair": "fix", "chang": "touch", "modifi": "touch", "modify": "touch",
-            "edit": "touch", "mention": "ref", "referenc": "ref", "refer": "ref", "undo": "revert", "undid": "revert",
-            "replac": "supersed", "introduc": "merged", "land": "merged", "merg": "merged", "renam": "renamed",
-            "follow": "follows", "cit": "cite", "implement": "implemented"}
+SYNONYMS = {
+    "resolv": "fix",
+    "clos": "fix",
+    "repair": "fix",
+    "chang": "touch",
+    "modifi": "touch",
+    "modify": "touch",
+    "edit": "touch",
+    "mention": "ref",
+    "referenc": "ref",
+    "refer": "ref",
+    "undo": "revert",
+    "undid": "revert",
+    "replac": "supersed",
+    "introduc": "merged",
+    "land": "merged",
+    "merg": "merged",
+    "renam": "renamed",
+    "follow": "follows",
+    "cit": "cite",
+    "implement": "implemented",
+}
 PATH_WORDS = {"path", "connect", "connected", "link", "linked", "related", "relate", "between", "relationship"}
 LATEST = {"latest", "newest", "recent", "last", "most"}
 OLDEST = {"oldest", "first", "earliest"}
-_TIME = re.compile(r"\b(before|after|since|until|prior to)\s+(\d{4}(?:-\d{2}(?:-\d{2})?)?(?:[T ]\d{2}:\d{2}(?::\d{2})?)?)",
-                   re.I)
+_TIME = re.compile(
+    r"\b(before|after|since|until|prior to)\s+(\d{4}(?:-\d{2}(?:-\d{2})?)?(?:[T ]\d{2}:\d{2}(?::\d{2})?)?)", re.I
+)
 _COUNT = re.compile(r"\bhow many\b", re.I)
 _NUM = re.compile(r"\b(?:latest|last|newest|first|oldest|top)\s+(\d{1,3})\b", re.I)
 
@@ -63,11 +83,11 @@ class CypherQuery:
 
 @dataclass
 class RelWord:
-    rel: str            # stored relation name
-    flipped: bool       # matched through its inverse name
+    rel: str  # stored relation name
+    flipped: bool  # matched through its inverse name
     start: int
     end: int
-    passive: bool       # "... by" right after the verb
+    passive: bool  # "... by" right after the verb
 
 
 def _tokens(q: str) -> list[tuple[str, int, int]]:
@@ -91,11 +111,11 @@ def relation_words(question: str, relations: dict[str, dict]) -> list[RelWord]:
         cands = vocab.get(st) or vocab.get(stem(SYNONYMS.get(st, "")))
         if not cands:
             continue
-        nxt = [t[0].lower() for t in toks[i + 1:i + 3]]
+        nxt = [t[0].lower() for t in toks[i + 1 : i + 3]]
         # prefer a multi-word name whose next words follow ("blocked by" -> blocked_by over blocks)
-        best = max(cands, key=lambda c: (bool(c[2]) and nxt[:len(c[2])] == c[2], -len(c[2])))
+        best = max(cands, key=lambda c: (bool(c[2]) and nxt[: len(c[2])] == c[2], -len(c[2])))
         rel, flipped, rest = best
-        matched_rest = bool(rest) and nxt[:len(rest)] == rest
+        matched_rest = bool(rest) and nxt[: len(rest)] == rest
         end = toks[i + len(rest)][2] if matched_rest else e
         # "fixed by X" reads backwards; a name that itself ends in "by" (blocked_by) already says so
         passive = nxt[:1] == ["by"] and not matched_rest
@@ -157,10 +177,15 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
     # a relation word inside a named span (a title that says "fix") is part of the name
     rels = [r for r in rels if not any(m.start <= r.start < m.end for m in mentions)]
     # a type word inside a name, or naming the node right after it ("commit 3f2a", "PR #40"), is not a target
-    types = [(t, p) for t, p in type_words(question, schema.labels)
-             if not any(m.start <= p < m.end or (m.type == t and m.start > p
-                                                 and re.fullmatch(r"\w+(?:\s+\w+)?\s*", question[p:m.start]))
-                        for m in mentions)]
+    types = [
+        (t, p)
+        for t, p in type_words(question, schema.labels)
+        if not any(
+            m.start <= p < m.end
+            or (m.type == t and m.start > p and re.fullmatch(r"\w+(?:\s+\w+)?\s*", question[p : m.start]))
+            for m in mentions
+        )
+    ]
     words = {w.lower() for w, _, _ in _tokens(question)}
     tf = _time_filter(question)
     params: dict = {}
@@ -174,8 +199,11 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
         a, b = mentions[0], mentions[1]
         return CypherQuery(
             "MATCH p = (a:Node {id: $a})-[*1..3]-(b:Node {id: $b}) RETURN p, length(p) AS hops ORDER BY hops LIMIT 5",
-            {"a": a.node, "b": b.node}, f"paths of up to 3 hops between {a.node} and {b.node}", "path",
-            [a.node, b.node])
+            {"a": a.node, "b": b.node},
+            f"paths of up to 3 hops between {a.node} and {b.node}",
+            "path",
+            [a.node, b.node],
+        )
 
     # ---- two relations and one name: a chain, the relation nearest the name first
     #      ("which PR introduced the change that commit Y follows up": Y -follows_up-> m -merged_in-> x:pr)
@@ -187,19 +215,37 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
         target = next((t for t, p in types if t != anchor.type), None)
         src1 = _anchor_is_src(schema, near, anchor.type, None, anchor.start)
         p2 = [tuple(p) for p in schema.relations.get(far.rel, {}).get("pairs", [])]
-        if target is not None and p2 and any(d in ("*", target) for _, d in p2) != any(s in ("*", target) for s, _ in p2):
+        if (
+            target is not None
+            and p2
+            and any(d in ("*", target) for _, d in p2) != any(s in ("*", target) for s, _ in p2)
+        ):
             x_dst = any(d in ("*", target) for _, d in p2)
         else:
             x_dst = not far.flipped
-        hop1 = (f"(a:Node {{id: $a}})-[r1:{label(near.rel)}]->(m)" if src1
-                else f"(a:Node {{id: $a}})<-[r1:{label(near.rel)}]-(m)")
-        hop2 = (f"(m)-[r:{label(far.rel)}]->{_node('x', target)}" if x_dst
-                else f"(m)<-[r:{label(far.rel)}]-{_node('x', target)}")
+        hop1 = (
+            f"(a:Node {{id: $a}})-[r1:{label(near.rel)}]->(m)"
+            if src1
+            else f"(a:Node {{id: $a}})<-[r1:{label(near.rel)}]-(m)"
+        )
+        hop2 = (
+            f"(m)-[r:{label(far.rel)}]->{_node('x', target)}"
+            if x_dst
+            else f"(m)<-[r:{label(far.rel)}]-{_node('x', target)}"
+        )
         params["a"] = anchor.node
-        cy = (f"MATCH {hop1}, {hop2}" + (f" WHERE {' AND '.join(where)}" if where else "")
-              + f" RETURN DISTINCT {_returns('x')}, m.id AS via, a.id AS anchor ORDER BY x.time LIMIT {LIMIT}")
-        return CypherQuery(cy, params, f"{target or 'nodes'} two hops from {anchor.node}: {near.rel} then {far.rel}",
-                           "chain", [anchor.node])
+        cy = (
+            f"MATCH {hop1}, {hop2}"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" RETURN DISTINCT {_returns('x')}, m.id AS via, a.id AS anchor ORDER BY x.time LIMIT {LIMIT}"
+        )
+        return CypherQuery(
+            cy,
+            params,
+            f"{target or 'nodes'} two hops from {anchor.node}: {near.rel} then {far.rel}",
+            "chain",
+            [anchor.node],
+        )
 
     # ---- one hop over a relation from a named node
     if rels and mentions:
@@ -216,17 +262,31 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
             anchor_src = (anchor.start < r.start) != r.passive
             if r.flipped:
                 anchor_src = not anchor_src
-        if target is not None and pairs and not any(
-                (s in ("*", anchor.type) and d in ("*", target)) if anchor_src else (d in ("*", anchor.type) and s in ("*", target))
-                for s, d in pairs):
-            target = None   # the type word does not fit this relation: let the schema decide the type
+        if (
+            target is not None
+            and pairs
+            and not any(
+                (s in ("*", anchor.type) and d in ("*", target))
+                if anchor_src
+                else (d in ("*", anchor.type) and s in ("*", target))
+                for s, d in pairs
+            )
+        ):
+            target = None  # the type word does not fit this relation: let the schema decide the type
         arrow = "-" if not rinfo.get("directed", True) else "->"
-        pat = (f"(a:Node {{id: $a}})-[r:{label(r.rel)}]{arrow}{_node('x', target)}" if anchor_src
-               else f"{_node('x', target)}-[r:{label(r.rel)}]{arrow}(a:Node {{id: $a}})")
+        pat = (
+            f"(a:Node {{id: $a}})-[r:{label(r.rel)}]{arrow}{_node('x', target)}"
+            if anchor_src
+            else f"{_node('x', target)}-[r:{label(r.rel)}]{arrow}(a:Node {{id: $a}})"
+        )
         params["a"] = anchor.node
         order = " ORDER BY x.time DESC" if words & LATEST else " ORDER BY x.time"
-        cy = (f"MATCH {pat}" + (f" WHERE {' AND '.join(where)}" if where else "")
-              + f" RETURN {_returns('x')}, type(r) AS rel, startNode(r) = a AS outgoing, a.id AS anchor{order} LIMIT {LIMIT}")
+        cy = (
+            f"MATCH {pat}"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" RETURN {_returns('x')}, type(r) AS rel, startNode(r) = a AS outgoing, a.id AS"
+            + f" anchor{order} LIMIT {LIMIT}"
+        )
         side = f"{anchor.node} -[{r.rel}]-> ?" if anchor_src else f"? -[{r.rel}]-> {anchor.node}"
         expl = f"{target or 'nodes'} on the other end of {side}" + (f", time {tf[0]} {tf[1]}" if tf else "")
         return CypherQuery(cy, params, expl, "one_hop", [anchor.node])
@@ -235,22 +295,36 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
     if types and not mentions:
         t = types[0][0]
         if _COUNT.search(question):
-            cy = f"MATCH (x:{label(t)})" + (f" WHERE {' AND '.join(where)}" if where else "") + " RETURN count(x) AS count"
+            cy = (
+                f"MATCH (x:{label(t)})"
+                + (f" WHERE {' AND '.join(where)}" if where else "")
+                + " RETURN count(x) AS count"
+            )
             return CypherQuery(cy, params, f"number of {t} nodes" + (f", time {tf[0]} {tf[1]}" if tf else ""), "count")
         n = _NUM.search(question)
         lim = min(int(n.group(1)), LIMIT) if n else LIMIT
         desc = bool(words & LATEST) or (tf is not None and tf[0] == "<" and not words & OLDEST)
-        cy = (f"MATCH (x:{label(t)})" + (f" WHERE {' AND '.join(where)}" if where else "")
-              + f" RETURN {_returns('x')} ORDER BY x.time {'DESC' if desc else 'ASC'}, x.id LIMIT {lim}")
-        return CypherQuery(cy, params, f"{t} nodes" + (f", time {tf[0]} {tf[1]}" if tf else "")
-                           + (", newest first" if desc else ", oldest first"), "list")
+        cy = (
+            f"MATCH (x:{label(t)})"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" RETURN {_returns('x')} ORDER BY x.time {'DESC' if desc else 'ASC'}, x.id LIMIT {lim}"
+        )
+        return CypherQuery(
+            cy,
+            params,
+            f"{t} nodes" + (f", time {tf[0]} {tf[1]}" if tf else "") + (", newest first" if desc else ", oldest first"),
+            "list",
+        )
 
     # ---- everything next to one named node
     if mentions:
         a = mentions[0]
         params["a"] = a.node
-        cy = (f"MATCH (a:Node {{id: $a}})-[r]-(x)" + (f" WHERE {' AND '.join(where)}" if where else "")
-              + f" RETURN {_returns('x')}, type(r) AS rel, startNode(r) = a AS outgoing, a.id AS anchor"
-              f" ORDER BY x.time LIMIT {LIMIT}")
+        cy = (
+            "MATCH (a:Node {id: $a})-[r]-(x)"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" RETURN {_returns('x')}, type(r) AS rel, startNode(r) = a AS outgoing, a.id AS anchor"
+            f" ORDER BY x.time LIMIT {LIMIT}"
+        )
         return CypherQuery(cy, params, f"typed edges of {a.node}", "neighbourhood", [a.node])
     return None

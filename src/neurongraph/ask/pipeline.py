@@ -9,6 +9,7 @@ plus ``"dropped_refs"`` when a model cited ids that were not retrieved (removed 
 One trace is stored per ask: the search hits and the nodes of the graph rows, so every cited id can be
 reported with ``record_source_use`` on that trace.  The trace keeps the provider and model name, never a key.
 """
+
 from __future__ import annotations
 
 import time
@@ -91,7 +92,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
         try:
             text = llm.synthesize(question, rows, full)
             answer, refs, dropped = check_refs(text, allowed)
-            if not refs:   # a model answer that cites nothing retrieved is not an answer from the history
+            if not refs:  # a model answer that cites nothing retrieved is not an answer from the history
                 answer = (answer + "\n" if answer.strip() else "") + "(no retrieved source was cited)"
         except LLMError as exc:
             notes.append(f"synthesis by the model failed ({exc.code}); extractive answer")
@@ -101,24 +102,64 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
 
     # 4) one trace with every retrievable id
     trace_id = "tr_" + uuid.uuid4().hex[:20]
-    stored_hits = [{"rank": k + 1, "id": h.id, "type": h.type, "title": h.title, "scores": h.scores,
-                    "ranks": h.ranks, "paths": h.paths, "seed": h.seed, "via": "search"}
-                   for k, h in enumerate(hits_objs)]
+    stored_hits = [
+        {
+            "rank": k + 1,
+            "id": h.id,
+            "type": h.type,
+            "title": h.title,
+            "scores": h.scores,
+            "ranks": h.ranks,
+            "paths": h.paths,
+            "seed": h.seed,
+            "via": "search",
+        }
+        for k, h in enumerate(hits_objs)
+    ]
     seen = {h["id"] for h in stored_hits}
     for nid in allowed:
         if nid not in seen:
             seen.add(nid)
-            stored_hits.append({"rank": len(stored_hits) + 1, "id": nid, "scores": {}, "ranks": {}, "paths": [],
-                                "seed": False, "via": "cypher"})
+            stored_hits.append(
+                {
+                    "rank": len(stored_hits) + 1,
+                    "id": nid,
+                    "scores": {},
+                    "ranks": {},
+                    "paths": [],
+                    "seed": False,
+                    "via": "cypher",
+                }
+            )
     if notes:
         reason = reason + "; " + "; ".join(notes)
-    engine.store.save_trace({
-        "id": trace_id, "created_at": time.time(), "query": question,
-        "params": {"ask": {"mode": chosen, "requested_mode": mode, "llm": llm.name if llm else None,
-                           "query": query, "limit": limit}},
-        "fingerprint": f"ask:{engine.embedder.model_id}", "hits": stored_hits})
-    out = {"route": {"mode": chosen, "reason": reason}, "query": query, "rows": rows, "hits": hits,
-           "answer": answer, "refs": refs, "trace_id": trace_id}
+    engine.store.save_trace(
+        {
+            "id": trace_id,
+            "created_at": time.time(),
+            "query": question,
+            "params": {
+                "ask": {
+                    "mode": chosen,
+                    "requested_mode": mode,
+                    "llm": llm.name if llm else None,
+                    "query": query,
+                    "limit": limit,
+                }
+            },
+            "fingerprint": f"ask:{engine.embedder.model_id}",
+            "hits": stored_hits,
+        }
+    )
+    out = {
+        "route": {"mode": chosen, "reason": reason},
+        "query": query,
+        "rows": rows,
+        "hits": hits,
+        "answer": answer,
+        "refs": refs,
+        "trace_id": trace_id,
+    }
     if dropped:
         out["dropped_refs"] = dropped
     out_ms = round((time.perf_counter() - t0) * 1000, 1)
@@ -134,8 +175,8 @@ def _graph(engine, question, schema, mentions, llm) -> tuple[dict | None, list[d
         try:
             gen = llm.cypher(question, prompt)
         except LLMError as exc:
-            gen, err = None, exc
-            try:   # malformed output: one repair round with the error
+            gen, _err = None, exc
+            try:  # malformed output: one repair round with the error
                 gen = llm.cypher(question, prompt, failed={"input": {}}, error=exc.message)
             except LLMError as exc2:
                 note = f"the model gave no usable query ({exc2.code}); rule-based translation"
@@ -149,8 +190,10 @@ def _graph(engine, question, schema, mentions, llm) -> tuple[dict | None, list[d
                     q = {"cypher": gen["cypher"], "params": gen["params"], "explanation": gen["explanation"]}
                     return q, engine.cypher(q["cypher"], q["params"])["rows"], f"repaired after error[{exc.code}]"
                 except (CypherError, LLMError) as exc2:
-                    note = (f"the model's query failed twice (error[{exc.code}], then error[{exc2.code}]); "
-                            "rule-based translation")
+                    note = (
+                        f"the model's query failed twice (error[{exc.code}], then error[{exc2.code}]); "
+                        "rule-based translation"
+                    )
     cq: CypherQuery | None = translate(engine, question, schema, mentions)
     if cq is None:
         return None, [], (note + "; " if note else "") + "no graph query shape fits the question"

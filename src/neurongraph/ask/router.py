@@ -1,5 +1,6 @@
 """Rule-based router (no LLM): graph when the question names nodes and relations, vector when it asks
 for similar things or names nothing, hybrid when both are present or a name comes without a relation."""
+
 from __future__ import annotations
 
 import re
@@ -10,7 +11,9 @@ from .nl2cypher import RelWord
 __all__ = ["route", "MODES"]
 
 MODES = ("auto", "graph", "vector", "hybrid")
-VECTOR_CUES = re.compile(r"\b(similar|like|about|resembl\w*|anything on|related work|discuss\w*|why|how come|explain)\b", re.I)
+VECTOR_CUES = re.compile(
+    r"\b(similar|like|about|resembl\w*|anything on|related work|discuss\w*|why|how come|explain)\b", re.I
+)
 LIST_CUES = re.compile(r"\b(list|latest|newest|oldest|recent|last|first|how many|all)\b", re.I)
 
 

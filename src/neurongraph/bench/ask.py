@@ -11,6 +11,7 @@ Systems: ``ask`` = ``Engine.ask`` with ``mode=auto`` and no LLM (router, LLM-fre
 graph search, extractive answer); ``hybrid_only`` = the same extractive answer over hybrid search
 without any graph (``channel="none"``), i.e. the baseline a plain RAG would cite.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,8 +29,9 @@ def _norm(s: str) -> str:
 def _support(engine, refs: list[str], answers: list[str]) -> int:
     if not refs or not answers:
         return 0
-    rows = engine.store.conn.execute(f"SELECT title || ' ' || text FROM nodes WHERE id IN ({','.join('?' * len(refs))})",
-                                     refs).fetchall()
+    rows = engine.store.conn.execute(
+        f"SELECT title || ' ' || text FROM nodes WHERE id IN ({','.join('?' * len(refs))})", refs
+    ).fetchall()
     text = _norm(" ".join(r[0] for r in rows))
     return int(any(_norm(a) and _norm(a) in text for a in answers))
 
@@ -51,9 +53,14 @@ def run_qa(engine, ds: Dataset, limit: int = 5) -> dict:
         base_answer, base_refs = extractive_answer(engine, q["question"], [], full)
         t_base += time.perf_counter() - t0
         for name, refs, answer in (("ask", r["refs"], r["answer"]), ("hybrid_only", base_refs, base_answer)):
-            per[name].append({"support": _support(engine, refs, answers),
-                              "precision": (len(set(refs) & gold) / len(refs)) if refs else 0.0,
-                              "n_refs": len(refs), "not_found": answer == NOT_FOUND})
+            per[name].append(
+                {
+                    "support": _support(engine, refs, answers),
+                    "precision": (len(set(refs) & gold) / len(refs)) if refs else 0.0,
+                    "n_refs": len(refs),
+                    "not_found": answer == NOT_FOUND,
+                }
+            )
     n = max(1, len(ds.queries))
     out = {"dataset": ds.name, "questions": len(ds.queries), "routes": routes, "systems": {}}
     for name, rows in per.items():
@@ -68,12 +75,17 @@ def run_qa(engine, ds: Dataset, limit: int = 5) -> dict:
 
 
 def markdown_table(res: dict) -> str:
-    lines = [f"{res['dataset']}: {res['questions']} questions; ask routes {res['routes']}", "",
-             "| system | answer-support recall | citation precision | mean refs | not found | ms/question |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"{res['dataset']}: {res['questions']} questions; ask routes {res['routes']}",
+        "",
+        "| system | answer-support recall | citation precision | mean refs | not found | ms/question |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, s in res["systems"].items():
-        lines.append(f"| {name} | {s['answer_support_recall']:.3f} | {s['citation_precision']:.3f} | {s['mean_refs']} "
-                     f"| {s['not_found']:.3f} | {s['ms_per_question']} |")
+        lines.append(
+            f"| {name} | {s['answer_support_recall']:.3f} | {s['citation_precision']:.3f} | {s['mean_refs']} "
+            f"| {s['not_found']:.3f} | {s['ms_per_question']} |"
+        )
     return "\n".join(lines)
 
 
@@ -82,14 +94,25 @@ def markdown_table(res: dict) -> str:
 PHRASES = {
     "fixes": ["Which commit does commit {s} fix?", "What did commit {s} fix?", "Commit {s} fixes which commit?"],
     "fixed_by": ["Which commit fixes commit {s}?", "What fixed commit {s}?", "Commit {s} was fixed by which commit?"],
-    "merged_in": ["Which PR was commit {s} merged in?", "In which pull request did commit {s} land?",
-                  "Which pull request merged commit {s}?"],
-    "follows_up": ["What does commit {s} follow up?", "Commit {s} is a follow-up to what?",
-                   "Which PR does commit {s} follow up on?"],
+    "merged_in": [
+        "Which PR was commit {s} merged in?",
+        "In which pull request did commit {s} land?",
+        "Which pull request merged commit {s}?",
+    ],
+    "follows_up": [
+        "What does commit {s} follow up?",
+        "Commit {s} is a follow-up to what?",
+        "Which PR does commit {s} follow up on?",
+    ],
     "follow_up_pr": ["Which PR introduced the change that commit {s} follows up?"],
-    "touched_before": ["What touched {f} before {t}?", "Which commits changed {f} before {t}?",
-                       "List the commits that modified {f} before {t}."],
+    "touched_before": [
+        "What touched {f} before {t}?",
+        "Which commits changed {f} before {t}?",
+        "List the commits that modified {f} before {t}.",
+    ],
 }
+
+
 def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int = 10) -> list[dict]:
     """Questions with exact answers generated from the typed edges of a git-ingested store (issue 8):
 
@@ -101,14 +124,18 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
     * ``touched_before``: "What touched <path> before <time>?" — commits with a ``touches`` edge to the file
       and a commit time earlier than a time taken from that file's history (1–25 answers).
     """
-    import random
     import datetime as dt
+    import random
+
     rnd = random.Random(seed)
     c = store.conn
 
     def edges(rel: str) -> list[tuple[str, str]]:
-        return c.execute("SELECT a.id, b.id FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes a ON a.idx = e.src"
-                         " JOIN nodes b ON b.idx = e.dst WHERE r.name = ?", (rel,)).fetchall()
+        return c.execute(
+            "SELECT a.id, b.id FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes a ON a.idx = e.src"
+            " JOIN nodes b ON b.idx = e.dst WHERE r.name = ?",
+            (rel,),
+        ).fetchall()
 
     def sha(cid: str) -> str:
         return cid.split(":", 1)[1][:sha_chars]
@@ -122,31 +149,57 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
             by_src.setdefault(s, set()).add(d)
             by_dst.setdefault(d, set()).add(s)
     for s in rnd.sample(sorted(by_src), min(per_kind, len(by_src))):
-        qs.append({"kind": "fixes", "question": rnd.choice(PHRASES["fixes"]).format(s=sha(s)), "gold": sorted(by_src[s])})
+        qs.append(
+            {"kind": "fixes", "question": rnd.choice(PHRASES["fixes"]).format(s=sha(s)), "gold": sorted(by_src[s])}
+        )
     for d in rnd.sample(sorted(by_dst), min(per_kind, len(by_dst))):
-        qs.append({"kind": "fixed_by", "question": rnd.choice(PHRASES["fixed_by"]).format(s=sha(d)), "gold": sorted(by_dst[d])})
+        qs.append(
+            {
+                "kind": "fixed_by",
+                "question": rnd.choice(PHRASES["fixed_by"]).format(s=sha(d)),
+                "gold": sorted(by_dst[d]),
+            }
+        )
     merged: dict[str, set] = {}
     for s, d in edges("merged_in"):
         merged.setdefault(s, set()).add(d)
     for s in rnd.sample(sorted(merged), min(per_kind, len(merged))):
-        qs.append({"kind": "merged_in", "question": rnd.choice(PHRASES["merged_in"]).format(s=sha(s)), "gold": sorted(merged[s])})
+        qs.append(
+            {
+                "kind": "merged_in",
+                "question": rnd.choice(PHRASES["merged_in"]).format(s=sha(s)),
+                "gold": sorted(merged[s]),
+            }
+        )
     direct: dict[str, set] = {}
     for y, z in edges("follows_up"):
         if y.startswith("commit:"):
             direct.setdefault(y, set()).add(z)
     for y in rnd.sample(sorted(direct), min(per_kind, len(direct))):
-        qs.append({"kind": "follows_up", "question": rnd.choice(PHRASES["follows_up"]).format(s=sha(y)), "gold": sorted(direct[y])})
+        qs.append(
+            {
+                "kind": "follows_up",
+                "question": rnd.choice(PHRASES["follows_up"]).format(s=sha(y)),
+                "gold": sorted(direct[y]),
+            }
+        )
     chain: dict[str, set] = {}
     for y, z in edges("follows_up"):
         if y.startswith("commit:") and z in merged:
             chain.setdefault(y, set()).update(merged[z])
     for y in rnd.sample(sorted(chain), min(per_kind, len(chain))):
-        qs.append({"kind": "follow_up_pr", "question": rnd.choice(PHRASES["follow_up_pr"]).format(s=sha(y)),
-                   "gold": sorted(chain[y])})
+        qs.append(
+            {
+                "kind": "follow_up_pr",
+                "question": rnd.choice(PHRASES["follow_up_pr"]).format(s=sha(y)),
+                "gold": sorted(chain[y]),
+            }
+        )
     touched: dict[str, list] = {}
     for f, cid, t in c.execute(
-            "SELECT b.id, a.id, json_extract(a.metadata, '$.commit_time') FROM edges e JOIN relations r ON r.id = e.rel_id"
-            " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst WHERE r.name = 'touches'"):
+        "SELECT b.id, a.id, json_extract(a.metadata, '$.commit_time') FROM edges e JOIN relations r ON r.id = e.rel_id"
+        " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst WHERE r.name = 'touches'"
+    ):
         if "/" in f and t is not None:
             touched.setdefault(f, []).append((int(t), cid))
     files = [f for f, v in touched.items() if len(v) >= 2]
@@ -157,14 +210,21 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
         gold = sorted({cid for t, cid in v if t < t_cut})
         if not gold or len(gold) > 25:
             continue
-        when = dt.datetime.fromtimestamp(t_cut, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        qs.append({"kind": "touched_before", "question": rnd.choice(PHRASES["touched_before"]).format(f=f.split(':', 1)[1], t=when), "gold": gold})
+        when = dt.datetime.fromtimestamp(t_cut, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        qs.append(
+            {
+                "kind": "touched_before",
+                "question": rnd.choice(PHRASES["touched_before"]).format(f=f.split(":", 1)[1], t=when),
+                "gold": gold,
+            }
+        )
     return qs
 
 
 def run_history(engine, per_kind: int = 100, seed: int = 0) -> dict:
     """Exact-answer accuracy of the LLM-free translator (``ask`` in graph mode, no LLM)."""
     from ..ask.nl2cypher import translate
+
     qs = history_questions(engine.store, per_kind, seed)
     schema = engine.graph_schema()
     kinds: dict[str, dict] = {}
@@ -182,19 +242,36 @@ def run_history(engine, per_kind: int = 100, seed: int = 0) -> dict:
         if got == set(q["gold"]):
             k["exact"] += 1
         elif len(fails) < 10:
-            fails.append({"question": q["question"], "cypher": cq.cypher if cq else None, "gold": q["gold"][:5],
-                          "got": sorted(got)[:5]})
+            fails.append(
+                {
+                    "question": q["question"],
+                    "cypher": cq.cypher if cq else None,
+                    "gold": q["gold"][:5],
+                    "got": sorted(got)[:5],
+                }
+            )
     n = max(1, len(qs))
     for k in kinds.values():
         k["accuracy"] = round(k["exact"] / max(1, k["questions"]), 3)
-    return {"questions": len(qs), "exact_accuracy": round(sum(k["exact"] for k in kinds.values()) / n, 3),
-            "ms_per_question": round(1000 * (time.perf_counter() - t0) / n, 1), "kinds": kinds, "failures": fails}
+    return {
+        "questions": len(qs),
+        "exact_accuracy": round(sum(k["exact"] for k in kinds.values()) / n, 3),
+        "ms_per_question": round(1000 * (time.perf_counter() - t0) / n, 1),
+        "kinds": kinds,
+        "failures": fails,
+    }
 
 
 def history_table(res: dict) -> str:
-    lines = [f"{res['questions']} questions, exact-answer accuracy {res['exact_accuracy']:.3f} "
-             f"({res['ms_per_question']} ms/question)", "",
-             "| kind | questions | translated | exact | accuracy | example |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"{res['questions']} questions, exact-answer accuracy {res['exact_accuracy']:.3f} "
+        f"({res['ms_per_question']} ms/question)",
+        "",
+        "| kind | questions | translated | exact | accuracy | example |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, k in res["kinds"].items():
-        lines.append(f"| {name} | {k['questions']} | {k['translated']} | {k['exact']} | {k['accuracy']:.3f} | {k['example']} |")
+        lines.append(
+            f"| {name} | {k['questions']} | {k['translated']} | {k['exact']} | {k['accuracy']:.3f} | {k['example']} |"
+        )
     return "\n".join(lines)

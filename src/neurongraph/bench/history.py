@@ -14,15 +14,15 @@ time) are past work whose gold origins found in the top 20 are reported as ``use
 later 30% are scored before and after that feedback, and once more after the same past
 searches *without* feedback (drift: must be identical).
 """
+
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -34,8 +34,8 @@ from ..ingest.refs import strip_refs
 
 __all__ = ["Pair", "extract_pairs", "run_history_bench", "SYSTEMS", "markdown_table"]
 
-K = 20                    # hits every system returns (the simulated agent reads at most these)
-MAX_QUERY_FILES = 50      # paths of F given with the question (all of them in practice; a cap for vendor imports)
+K = 20  # hits every system returns (the simulated agent reads at most these)
+MAX_QUERY_FILES = 50  # paths of F given with the question (all of them in practice; a cap for vendor imports)
 RESULT_TYPES = ("commit", "pull_request")
 LEARN_SPLIT = 0.7
 
@@ -59,11 +59,11 @@ SYSTEMS: dict[str, dict] = {
 
 @dataclass
 class Pair:
-    fix: str                       # commit id of F
-    origins: list[str]             # commit ids of O (gold)
-    kind: str                      # "fixes" | "follow_up" | "revert"
-    time: float                    # F's commit time
-    as_of: float                   # F's parent's commit time
+    fix: str  # commit id of F
+    origins: list[str]  # commit ids of O (gold)
+    kind: str  # "fixes" | "follow_up" | "revert"
+    time: float  # F's commit time
+    as_of: float  # F's parent's commit time
     subject: str
     files: list[str]
     query: str = ""
@@ -74,6 +74,7 @@ class _History:
     """What the benchmark reads from an ingested store, once: every commit (metadata it needs), the
     typed repair/merge edges by relation as node-id pairs, and each PR's commit (the oldest one that
     merged it, the same mapping for the gold origins and for scoring PR hits)."""
+
     commits: dict[str, dict]
     edges: dict[str, list[tuple[str, str]]]
     pr_commit: dict[str, str]
@@ -81,15 +82,19 @@ class _History:
     RELS = ("fixes", "follows_up", "reverts", "merged_in")
 
     @classmethod
-    def read(cls, eng: Engine) -> "_History":
+    def read(cls, eng: Engine) -> _History:
         commits = {}
         for row in eng.store.iter_nodes():
             if row.type == "commit":
                 md = row.metadata
-                commits[row.id] = {"title": row.title, "time": float(md.get("time", 0)),
-                                   "parents": md.get("parents", []), "files": [f["path"] for f in md.get("files", [])],
-                                   "sha": md.get("sha", row.id.split(":", 1)[-1]),
-                                   "tokens": len((row.title + " " + row.text).split())}
+                commits[row.id] = {
+                    "title": row.title,
+                    "time": float(md.get("time", 0)),
+                    "parents": md.get("parents", []),
+                    "files": [f["path"] for f in md.get("files", [])],
+                    "sha": md.get("sha", row.id.split(":", 1)[-1]),
+                    "tokens": len((row.title + " " + row.text).split()),
+                }
         e = eng.graph.all_edges()
         rel_id = {name: i for i, name in eng.store.relation_names().items()}
         idx_pairs = {}
@@ -97,8 +102,9 @@ class _History:
             m = e.rtype == rel_id.get(r, -1)
             idx_pairs[r] = list(zip(e.src[m].tolist(), e.dst[m].tolist()))
         rows = eng.store.nodes_by_idx({i for pairs in idx_pairs.values() for pair in pairs for i in pair})
-        edges = {r: [(rows[a].id, rows[b].id) for a, b in pairs if a in rows and b in rows]
-                 for r, pairs in idx_pairs.items()}
+        edges = {
+            r: [(rows[a].id, rows[b].id) for a, b in pairs if a in rows and b in rows] for r, pairs in idx_pairs.items()
+        }
         pr_commit: dict[str, str] = {}
         for c, pr in sorted(edges["merged_in"], key=lambda cp: commits.get(cp[0], {}).get("time", 0)):
             pr_commit.setdefault(pr, c)
@@ -110,8 +116,14 @@ def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> t
     hist = hist or _History.read(eng)
     commits, edges, pr_commit = hist.commits, hist.edges, hist.pr_commit
     found: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
-    stats = {"fixes_edges": len(edges["fixes"]), "follows_up_edges": len(edges["follows_up"]),
-             "reverts_edges": len(edges["reverts"]), "not_ancestor": 0, "not_older": 0, "unresolved_pr": 0}
+    stats = {
+        "fixes_edges": len(edges["fixes"]),
+        "follows_up_edges": len(edges["follows_up"]),
+        "reverts_edges": len(edges["reverts"]),
+        "not_ancestor": 0,
+        "not_older": 0,
+        "unresolved_pr": 0,
+    }
     for rel, kind in (("fixes", "fixes"), ("follows_up", "follow_up"), ("reverts", "revert")):
         for f, o in edges[rel]:
             if f not in commits:
@@ -132,8 +144,11 @@ def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> t
     for (f, kind), origins in sorted(found.items(), key=lambda kv: commits[kv[0][0]]["time"]):
         c = commits[f]
         if kind == "fixes":
-            keep = [o for o in origins if repo._git("merge-base", "--is-ancestor", commits[o]["sha"], c["sha"],
-                                                    check=False).returncode == 0]
+            keep = [
+                o
+                for o in origins
+                if repo._git("merge-base", "--is-ancestor", commits[o]["sha"], c["sha"], check=False).returncode == 0
+            ]
             stats["not_ancestor"] += len(origins) - len(keep)
         else:
             keep = list(origins)
@@ -154,8 +169,13 @@ def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> t
         else:
             merged[p.fix] = p
     reverts = [p for p in pairs if p.kind == "revert"]
-    stats.update({"pairs": len(merged), "reverts": len(reverts),
-                  "by_kind": {k: sum(1 for p in merged.values() if p.kind == k) for k in ("fixes", "follow_up")}})
+    stats.update(
+        {
+            "pairs": len(merged),
+            "reverts": len(reverts),
+            "by_kind": {k: sum(1 for p in merged.values() if p.kind == k) for k in ("fixes", "follow_up")},
+        }
+    )
     return sorted(merged.values(), key=lambda p: p.time) + reverts, stats
 
 
@@ -200,11 +220,16 @@ def _metrics(ranked: list[list[str]], pairs: list[Pair], tokens: dict[str, int])
         rr.append(0.0 if first is None else 1.0 / (first + 1))
         if first is not None:
             found += 1
-            toks.append(sum(tokens.get(x, 0) for x in r[:first + 1]))
+            toks.append(sum(tokens.get(x, 0) for x in r[: first + 1]))
     n = max(1, len(pairs))
-    return {"hit@1": float(np.mean(hit1)) if hit1 else 0.0, "recall@5": float(np.mean(r5)) if r5 else 0.0,
-            "recall@10": float(np.mean(r10)) if r10 else 0.0, "mrr": float(np.mean(rr)) if rr else 0.0,
-            f"found@{K}": found / n, "tokens_to_origin_mean": float(np.mean(toks)) if toks else None}
+    return {
+        "hit@1": float(np.mean(hit1)) if hit1 else 0.0,
+        "recall@5": float(np.mean(r5)) if r5 else 0.0,
+        "recall@10": float(np.mean(r10)) if r10 else 0.0,
+        "mrr": float(np.mean(rr)) if rr else 0.0,
+        f"found@{K}": found / n,
+        "tokens_to_origin_mean": float(np.mean(toks)) if toks else None,
+    }
 
 
 def _config(eng: Engine, p: Pair, overrides: dict):
@@ -213,9 +238,15 @@ def _config(eng: Engine, p: Pair, overrides: dict):
     return eng.config.replace(limit=K, result_types=RESULT_TYPES, as_of=p.as_of, files=tuple(files or ()), **o)
 
 
-def run_history_bench(repo_dir: str | Path, eng: Engine, *, systems: dict[str, dict] | None = None,
-                      learning: bool = True, limit: int | None = None,
-                      progress: Callable[[str, int, int], None] | None = None) -> dict:
+def run_history_bench(
+    repo_dir: str | Path,
+    eng: Engine,
+    *,
+    systems: dict[str, dict] | None = None,
+    learning: bool = True,
+    limit: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict:
     """Ingest (incrementally) ``repo_dir`` into ``eng``'s store, extract pairs, run every system."""
     systems = systems or SYSTEMS
     repo = GitRepo(repo_dir)
@@ -262,14 +293,28 @@ def run_history_bench(repo_dir: str | Path, eng: Engine, *, systems: dict[str, d
                 m["latency_ms_p95"] = float(np.percentile(lat, 95))
             out_systems.setdefault(name, {})[group] = m
     result = {
-        "repo": repo.name, "commits": sum(1 for c in commits), "embedder": eng.embedder.model_id,
-        "pairs": len(main), "revert_pairs": len(reverts), "pair_stats": pstats,
+        "repo": repo.name,
+        "commits": sum(1 for c in commits),
+        "embedder": eng.embedder.model_id,
+        "pairs": len(main),
+        "revert_pairs": len(reverts),
+        "pair_stats": pstats,
         "ingest": {k: ingest[k] for k in ("new_nodes", "embedded", "edges_written", "seconds") if k in ingest},
         "ingest_seconds": round(ingest_s, 2),
         "systems": {n: v["main"] for n, v in out_systems.items()},
         "reverts": {n: v["reverts"] for n, v in out_systems.items()},
-        "per_pair": [{"fix": p.fix, "kind": p.kind, "subject": p.subject, "query": p.query, "origins": p.origins,
-                      "as_of": p.as_of, "rank": per_pair[p.fix]} for p in main],
+        "per_pair": [
+            {
+                "fix": p.fix,
+                "kind": p.kind,
+                "subject": p.subject,
+                "query": p.query,
+                "origins": p.origins,
+                "as_of": p.as_of,
+                "rank": per_pair[p.fix],
+            }
+            for p in main
+        ],
     }
     if learning and "ngr" in systems:
         result["learning"] = _learning(eng, main, qv, pr_commit, tokens, progress)
@@ -290,9 +335,22 @@ def _learning(eng: Engine, pairs: list[Pair], qv: dict, pr_commit: dict, tokens:
             eng.store.copy_to(db)
             copy = Engine(type(eng.store)(db), eng.embedder, eng.config)
             try:
-                def score() -> list[list[str]]:
-                    return [_canonical([h.id for h in copy.search(p.query, config=_config(copy, p, {}), qvec=qv[id(p)],
-                                                                  record=False).hits], pr_commit, p.fix) for p in future]
+
+                def score(copy: Engine = copy) -> list[list[str]]:
+                    return [
+                        _canonical(
+                            [
+                                h.id
+                                for h in copy.search(
+                                    p.query, config=_config(copy, p, {}), qvec=qv[id(p)], record=False
+                                ).hits
+                            ],
+                            pr_commit,
+                            p.fix,
+                        )
+                        for p in future
+                    ]
+
                 before = score()
                 used = 0
                 for k, p in enumerate(past):
@@ -322,14 +380,22 @@ def _learning(eng: Engine, pairs: list[Pair], qv: dict, pr_commit: dict, tokens:
 
 def markdown_table(result: dict) -> str:
     cols = ["hit@1", "recall@5", "recall@10", "mrr", f"found@{K}", "tokens_to_origin_mean", "latency_ms_p50"]
-    lines = [f"**{result['repo']}** — {result['pairs']} fix → origin questions "
-             f"({', '.join(f'{k} {v}' for k, v in result['pair_stats']['by_kind'].items())}), "
-             f"{result['commits']} commits, encoder `{result['embedder']}`", "",
-             "| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    lines = [
+        f"**{result['repo']}** — {result['pairs']} fix → origin questions "
+        f"({', '.join(f'{k} {v}' for k, v in result['pair_stats']['by_kind'].items())}), "
+        f"{result['commits']} commits, encoder `{result['embedder']}`",
+        "",
+        "| system | " + " | ".join(cols) + " |",
+        "|---" * (len(cols) + 1) + "|",
+    ]
     for name, m in result["systems"].items():
         cells = []
         for c in cols:
             v = m.get(c)
-            cells.append("–" if v is None else (f"{v:.3f}" if c in cols[:5] else f"{v:.0f}" if c.startswith("tokens") else f"{v:.1f}"))
+            cells.append(
+                "–"
+                if v is None
+                else (f"{v:.3f}" if c in cols[:5] else f"{v:.0f}" if c.startswith("tokens") else f"{v:.1f}")
+            )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ never written):
   half-life and then ``gap_half_lives`` half-lives ahead; no explicit ``decay()`` call,
   so this measures the lazy decay every read applies.
 """
+
 from __future__ import annotations
 
 import random
@@ -22,8 +23,8 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -55,8 +56,10 @@ def _copy_store(template: Path, folder: Path, name: str) -> Path:
 
 def related_split(queries: list[dict], train: list[int], test: list[int]) -> tuple[list[int], list[int]]:
     """Test questions sharing a gold passage or a gold title (MuSiQue's bridge entities are passage titles)."""
+
     def keys(q):
         return {("id", g) for g in q["gold_ids"]} | {("title", t.strip().lower()) for t in q.get("gold_titles", [])}
+
     trained = set().union(*(keys(queries[i]) for i in train)) if train else set()
     related = [i for i in test if keys(queries[i]) & trained]
     return related, [i for i in test if i not in set(related)]
@@ -64,18 +67,27 @@ def related_split(queries: list[dict], train: list[int], test: list[int]) -> tup
 
 class _Run:
     def __init__(self, ds: Dataset, template: Path, embedder, policy: LearningPolicy | None, top: int, folder: Path):
-        self.ds, self.template, self.embedder, self.policy, self.top, self.folder = ds, template, embedder, policy, top, folder
+        self.ds, self.template, self.embedder, self.policy, self.top, self.folder = (
+            ds,
+            template,
+            embedder,
+            policy,
+            top,
+            folder,
+        )
         self.qtext = [q["question"] for q in ds.queries]
         self.qvecs = embedder.embed(self.qtext)
         self.gold = [[passage_id(g) for g in q["gold_ids"]] for q in ds.queries]
-        self.tokens = {passage_id(p["id"]): len((p.get("title", "") + " " + p.get("text", "")).split())
-                       for p in ds.passages}
+        self.tokens = {
+            passage_id(p["id"]): len((p.get("title", "") + " " + p.get("text", "")).split()) for p in ds.passages
+        }
         self.n_engines = 0
 
     def engine(self):
         self.n_engines += 1
-        eng = learning_engine_class()(SQLiteStore(_copy_store(self.template, self.folder, f"run{self.n_engines}")),
-                                      self.embedder)
+        eng = learning_engine_class()(
+            SQLiteStore(_copy_store(self.template, self.folder, f"run{self.n_engines}")), self.embedder
+        )
         if self.policy is not None:
             eng.set_learning_policy(self.policy)
         eng._bench_cfg = eng.config.replace(limit=CAP, result_types=("passage",))
@@ -104,17 +116,31 @@ def _delta(before: dict, after: dict) -> dict:
     return {f"delta_{k}": after[k] - before[k] for k in before}
 
 
-def run_learning_benchmark(ds: Dataset, template: str | Path, embedder, *, policy: LearningPolicy | None = None,
-                           top: int = 20, rounds: int = 3, gap_half_lives: float = 20.0, seed: int = 0,
-                           progress: Callable[[str], None] | None = None) -> dict:
+def run_learning_benchmark(
+    ds: Dataset,
+    template: str | Path,
+    embedder,
+    *,
+    policy: LearningPolicy | None = None,
+    top: int = 20,
+    rounds: int = 3,
+    gap_half_lives: float = 20.0,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     say = progress or (lambda msg: None)
     folder = Path(tempfile.mkdtemp(prefix="ngr-learning-"))
     t0 = time.perf_counter()
     try:
         run = _Run(ds, Path(template), embedder, policy, top, folder)
         every = list(range(len(ds.queries)))
-        out: dict = {"dataset": ds.name, "n_queries": len(every), "n_passages": len(ds.passages),
-                     "embedder": embedder.model_id, "top": top}
+        out: dict = {
+            "dataset": ds.name,
+            "n_queries": len(every),
+            "n_passages": len(ds.passages),
+            "embedder": embedder.model_id,
+            "top": top,
+        }
 
         say("drift: rounds of retrieval without feedback")
         eng = run.engine()
@@ -123,13 +149,18 @@ def run_learning_benchmark(ds: Dataset, template: str | Path, embedder, *, polic
         first = [(tuple(h.id for h in r.hits), tuple(h.scores["final"] for h in r.hits)) for r in run.ask(eng, every)]
         changed = 0
         for _ in range(rounds):
-            again = [(tuple(h.id for h in r.hits), tuple(h.scores["final"] for h in r.hits)) for r in run.ask(eng, every)]
+            again = [
+                (tuple(h.id for h in r.hits), tuple(h.scores["final"] for h in r.hits)) for r in run.ask(eng, every)
+            ]
             changed += sum(a != b for a, b in zip(first, again))
         stats = eng.node_stats()
-        out["drift"] = {"rounds": rounds + 1, "changed_rankings": changed,
-                        "changed_edge_weights": int(np.sum(_weights(eng) != weights0)),
-                        "retrieved_count_total": int(sum(s["retrieved_count"] for s in stats.values())),
-                        "used_count_total": int(sum(s["used_count"] for s in stats.values()))}
+        out["drift"] = {
+            "rounds": rounds + 1,
+            "changed_rankings": changed,
+            "changed_edge_weights": int(np.sum(_weights(eng) != weights0)),
+            "retrieved_count_total": int(sum(s["retrieved_count"] for s in stats.values())),
+            "used_count_total": int(sum(s["used_count"] for s in stats.values())),
+        }
         eng.close()
 
         say("repeat: ask, feedback, ask again")
@@ -137,16 +168,24 @@ def run_learning_benchmark(ds: Dataset, template: str | Path, embedder, *, polic
         before = run.ask(eng, every)
         n_used = run.feedback(eng, every, before)
         after = run.ask(eng, every)
-        out["repeat"] = {"before": run.metrics(every, before), "after": run.metrics(every, after), "used_sources": n_used}
+        out["repeat"] = {
+            "before": run.metrics(every, before),
+            "after": run.metrics(every, after),
+            "used_sources": n_used,
+        }
         out["repeat"]["delta"] = _delta(out["repeat"]["before"], out["repeat"]["after"])
 
         say("decay: the same store after simulated gaps")
         real = eng.store.clock
         pol = eng.learning_policy
-        out["decay"] = {"plastic_half_life_s": pol.plastic_half_life_s,
-                        "activation_half_life_s": pol.activation_half_life_s}
-        for name, gap in (("after_half_life", pol.plastic_half_life_s),
-                          ("after_gap", gap_half_lives * max(pol.plastic_half_life_s, pol.activation_half_life_s))):
+        out["decay"] = {
+            "plastic_half_life_s": pol.plastic_half_life_s,
+            "activation_half_life_s": pol.activation_half_life_s,
+        }
+        for name, gap in (
+            ("after_half_life", pol.plastic_half_life_s),
+            ("after_gap", gap_half_lives * max(pol.plastic_half_life_s, pol.activation_half_life_s)),
+        ):
             eng.store.clock = lambda gap=gap: real() + gap
             out["decay"][name] = {"gap_s": gap, **run.metrics(every, run.ask(eng, every))}
         eng.close()
@@ -154,7 +193,7 @@ def run_learning_benchmark(ds: Dataset, template: str | Path, embedder, *, polic
         say("transfer: feedback on half, measure the other half")
         order = every[:]
         random.Random(seed).shuffle(order)
-        train, test = sorted(order[: len(order) // 2]), sorted(order[len(order) // 2:])
+        train, test = sorted(order[: len(order) // 2]), sorted(order[len(order) // 2 :])
         related, unrelated = related_split(ds.queries, train, test)
         eng = run.engine()
         base = run.ask(eng, test)
@@ -182,4 +221,5 @@ def _weights(eng) -> np.ndarray:
 
 def _policy_dict(p: LearningPolicy) -> dict:
     import dataclasses
+
     return dataclasses.asdict(p)

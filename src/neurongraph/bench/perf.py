@@ -5,7 +5,8 @@
 What is measured (and what is not):
 
 * the corpus is synthetic: titles and texts are random words drawn
-  (Zipf-Mandelbrot, see ``ZIPF_OFFSET``) from a fixed vocabulary of 5,000 words, node types from a few software-history kinds, and
+  (Zipf-Mandelbrot, see ``ZIPF_OFFSET``) from a fixed vocabulary of 5,000 words, node types from a few
+  software-history kinds, and
   ``edges_per_node`` typed edges per node, half "local" (to a nearby node index,
   like a PR and its commits) and half uniformly random;
 * vectors come from :class:`RandomUnitEmbedder` (a deterministic random unit
@@ -22,6 +23,7 @@ What is measured (and what is not):
   from ``SearchResult.timings_ms``;
 * ``peak_rss_mb`` is the process's maximum resident set size (getrusage).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,7 +35,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -76,7 +78,7 @@ class RandomUnitEmbedder:
         return out
 
 
-ZIPF_OFFSET = 10   # p(word) ∝ 1/(rank + 10): the head of a text after stop-word removal
+ZIPF_OFFSET = 10  # p(word) ∝ 1/(rank + 10): the head of a text after stop-word removal
 
 
 def _zipf_words(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -97,6 +99,7 @@ def _zipf_words(rng: np.random.Generator, count: int) -> np.ndarray:
 def make_corpus(n: int, seed: int = 0) -> list:
     """``n`` synthetic nodes (ids ``n0000000``...) with random titles and texts."""
     from ..model import Node
+
     rng = np.random.default_rng(seed)
     title_len = rng.integers(3, 8, n)
     text_len = rng.integers(10, 40, n)
@@ -106,9 +109,9 @@ def make_corpus(n: int, seed: int = 0) -> list:
     out, pos = [], 0
     for i in range(n):
         tl, xl = int(title_len[i]), int(text_len[i])
-        title = " ".join(vocab[w] for w in words[pos:pos + tl])
+        title = " ".join(vocab[w] for w in words[pos : pos + tl])
         pos += tl
-        text = " ".join(vocab[w] for w in words[pos:pos + xl])
+        text = " ".join(vocab[w] for w in words[pos : pos + xl])
         pos += xl
         out.append(Node(f"n{i:07d}", NODE_TYPES[int(types[i])], title, text))
     return out
@@ -126,7 +129,7 @@ def make_edges(n: int, per_node: float, seed: int = 0) -> list[tuple[str, str, s
     rel = rng.integers(0, len(RELATIONS), m)
     keep = src != dst
     key = np.unique(np.stack([src[keep], rel[keep], dst[keep]], axis=1), axis=0)
-    key = key[rng.permutation(key.shape[0])]   # arrival order is not sorted in real ingests
+    key = key[rng.permutation(key.shape[0])]  # arrival order is not sorted in real ingests
     return [(f"n{s:07d}", RELATIONS[r], f"n{d:07d}") for s, r, d in key.tolist()]
 
 
@@ -136,7 +139,7 @@ def make_queries(k: int, seed: int = 0) -> list[str]:
     words = _zipf_words(rng, int(lens.sum()))
     out, pos = [], 0
     for L in lens.tolist():
-        out.append(" ".join(VOCAB[w] for w in words[pos:pos + L]))
+        out.append(" ".join(VOCAB[w] for w in words[pos : pos + L]))
         pos += L
     return out
 
@@ -157,8 +160,14 @@ class _Bars:
         self.prog = None
         if console is not None:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-            self.prog = Progress(TextColumn("{task.description:<18}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=console)
+
+            self.prog = Progress(
+                TextColumn("{task.description:<18}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+            )
 
     def __enter__(self):
         if self.prog:
@@ -185,9 +194,17 @@ def _blas_info() -> list[dict]:
     return [{"api": i.get("internal_api"), "threads": i.get("num_threads")} for i in threadpool_info()]
 
 
-def run_perf(nodes: int = 10_000, edges_per_node: float = 3.0, queries: int = 200, dim: int = 384,
-             seed: int = 0, db: str | None = None, console=None, warmup: int = 10,
-             blas_threads: int | None = None) -> dict:
+def run_perf(
+    nodes: int = 10_000,
+    edges_per_node: float = 3.0,
+    queries: int = 200,
+    dim: int = 384,
+    seed: int = 0,
+    db: str | None = None,
+    console=None,
+    warmup: int = 10,
+    blas_threads: int | None = None,
+) -> dict:
     """Build a synthetic corpus in a fresh file database and time ingest and search.
 
     ``blas_threads`` limits BLAS threads (numpy's matrix-vector product) via
@@ -226,7 +243,7 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
             t = time.perf_counter()
             vecs = []
             for i in range(0, nodes, 10_000):
-                part = corpus[i:i + 10_000]
+                part = corpus[i : i + 10_000]
                 vecs.append(emb.embed([n.body for n in part]))
                 bars.advance(task, len(part))
             vecs = np.concatenate(vecs)
@@ -238,8 +255,8 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
                 task = bars.task("ingest nodes", nodes)
                 t = time.perf_counter()
                 for i in range(0, nodes, NODE_BATCH):
-                    part = corpus[i:i + NODE_BATCH]
-                    eng.store.put_vectors(emb.model_id, [(n.hash, v) for n, v in zip(part, vecs[i:i + NODE_BATCH])])
+                    part = corpus[i : i + NODE_BATCH]
+                    eng.store.put_vectors(emb.model_id, [(n.hash, v) for n, v in zip(part, vecs[i : i + NODE_BATCH])])
                     r = eng.add_nodes(part)
                     assert r["embedded"] == 0, "benchmark vectors should all be cached"
                     bars.advance(task, len(part))
@@ -250,7 +267,7 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
                 task = bars.task("ingest edges", len(edges))
                 t = time.perf_counter()
                 for i in range(0, len(edges), EDGE_BATCH):
-                    part = edges[i:i + EDGE_BATCH]
+                    part = edges[i : i + EDGE_BATCH]
                     eng.add_edges(part)
                     bars.advance(task, len(part))
                 edges_s = time.perf_counter() - t
@@ -280,18 +297,19 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
                 st = eng.store.stats()
             finally:
                 t = time.perf_counter()
-                eng.close()   # a store this size writes its snapshot here (snapshot.py)
+                eng.close()  # a store this size writes its snapshot here (snapshot.py)
                 close_s = time.perf_counter() - t
 
             # cold start: open the engine over the finished database — from the snapshot, then by a
             # full replay of the store (what every open cost before snapshots, and still costs without one)
             from ..snapshot import snapshot_path
+
             t = time.perf_counter()
             eng = Engine(SQLiteStore(db), emb)
             reopen_s = time.perf_counter() - t
             from_snapshot = eng.opened_from_snapshot
             t = time.perf_counter()
-            eng.search(qs[-1], qvec=qvecs[-1], record=False)   # cold: at >= 200k it needs the IVF index
+            eng.search(qs[-1], qvec=qvecs[-1], record=False)  # cold: at >= 200k it needs the IVF index
             first_search_s = time.perf_counter() - t
             eng.close()
             snap = snapshot_path(db)
@@ -304,7 +322,7 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
             t = time.perf_counter()
             eng.search(qs[-1], qvec=qvecs[-1], record=False)
             first_search_replay_s = time.perf_counter() - t
-            eng.snapshot_min_rows = 10 ** 12   # measured; do not rewrite it
+            eng.snapshot_min_rows = 10**12  # measured; do not rewrite it
             eng.close()
 
         db_bytes = sum(os.path.getsize(p) for p in (db, db + "-wal") if os.path.exists(p))
@@ -319,12 +337,12 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
             "ingest_nodes_per_s": round(nodes / nodes_s, 1),
             "ingest_nodes_s": round(nodes_s, 3),
             "ingest_nodes_note": "vector-cache write + Engine.add_nodes (SQLite rows, FTS5, in-memory sync), "
-                                 f"batches of {NODE_BATCH}; embedding excluded (see embed_s)",
+            f"batches of {NODE_BATCH}; embedding excluded (see embed_s)",
             "embed_s": round(embed_s, 3),
             "ingest_edges_per_s": round(n_edges / edges_s, 1) if edges_s > 0 else None,
             "ingest_edges_s": round(edges_s, 3),
             "ingest_edges_note": f"Engine.add_edges in batches of {EDGE_BATCH} into a file database "
-                                 "(validation, SQLite upsert, in-memory CSR sync)",
+            "(validation, SQLite upsert, in-memory CSR sync)",
             "search_p50_ms": _pct(lat, 50),
             "search_p95_ms": _pct(lat, 95),
             "search_p99_ms": _pct(lat, 99),
@@ -332,7 +350,7 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
             "search_no_trace_p95_ms": _pct(lat_nt, 95),
             "search_no_trace_p99_ms": _pct(lat_nt, 99),
             "search_note": "Engine.search with a precomputed qvec (query embedding excluded), default SearchConfig "
-                           "(limit 10, spread channel); search_* record a trace, search_no_trace_* use record=False",
+            "(limit 10, spread channel); search_* record a trace, search_no_trace_* use record=False",
             "search_p50_ms_by_stage": {k: _pct(v, 50) for k, v in stages.items()},
             "mean_hits": round(float(np.mean(hits)), 2) if hits else 0.0,
             "reopen_s": round(reopen_s, 3),
@@ -345,10 +363,15 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
             "db_mb": round(db_bytes / 2**20, 1),
             "peak_rss_mb": _rss_mb(),
             "corpus_generation_s": round(gen_s, 3),
-            "machine": {"cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-                        "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-                        "numpy": np.__version__, "blas": _blas_info(), "platform": platform.platform(),
-                        "load_avg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None},
+            "machine": {
+                "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+                "python": platform.python_version(),
+                "sqlite": sqlite3.sqlite_version,
+                "numpy": np.__version__,
+                "blas": _blas_info(),
+                "platform": platform.platform(),
+                "load_avg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+            },
         }
     finally:
         if tmp is not None:

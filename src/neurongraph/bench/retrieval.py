@@ -6,14 +6,15 @@ reader pays: passages and tokens taken in rank order until every gold passage is
 in hand (capped at ``CAP``).  Every system runs through the real engine on the
 same store and the same encoder; only the :class:`SearchConfig` differs.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -21,9 +22,18 @@ from ..engine import Engine, open_engine
 from ..errors import InvalidArgument
 from ..model import Node
 
-__all__ = ["load_dataset", "Dataset", "SYSTEMS", "run_benchmark", "evaluate", "markdown_table", "ingest_dataset", "open_for_dataset"]
+__all__ = [
+    "load_dataset",
+    "Dataset",
+    "SYSTEMS",
+    "run_benchmark",
+    "evaluate",
+    "markdown_table",
+    "ingest_dataset",
+    "open_for_dataset",
+]
 
-CAP = 50   # passages a reader is assumed to take at most
+CAP = 50  # passages a reader is assumed to take at most
 KS = (2, 5, 10)
 
 
@@ -122,8 +132,14 @@ def evaluate(ranked: list[list[str]], gold: list[list[str]], tokens: dict[str, i
             n_pass.append(need)
             n_tok.append(toks)
     out = {f"recall@{k}": float(np.mean(v)) for k, v in rec.items()}
-    out.update({"mrr": float(np.mean(mrr)), "passages_to_full_recall": float(np.mean(n_pass)),
-                "tokens_to_full_recall": float(np.mean(n_tok)), "never_full_recall": never})
+    out.update(
+        {
+            "mrr": float(np.mean(mrr)),
+            "passages_to_full_recall": float(np.mean(n_pass)),
+            "tokens_to_full_recall": float(np.mean(n_tok)),
+            "never_full_recall": never,
+        }
+    )
     return out
 
 
@@ -145,8 +161,9 @@ def ingest_dataset(eng: Engine, ds: Dataset, link: bool = True, progress: Callab
     return info
 
 
-def run_benchmark(eng: Engine, ds: Dataset, systems: dict[str, dict] | None = None,
-                  progress: Callable | None = None) -> dict:
+def run_benchmark(
+    eng: Engine, ds: Dataset, systems: dict[str, dict] | None = None, progress: Callable | None = None
+) -> dict:
     systems = systems or SYSTEMS
     base = eng.config.replace(limit=CAP, result_types=("passage",))
     qtext = [q["question"] for q in ds.queries]
@@ -172,13 +189,26 @@ def run_benchmark(eng: Engine, ds: Dataset, systems: dict[str, dict] | None = No
         m["latency_ms_p50"] = float(np.median(lat))
         m["config"] = {k: v for k, v in overrides.items()}
         out[name] = m
-    return {"dataset": ds.name, "n_queries": len(qtext), "n_passages": len(ds.passages),
-            "embedder": eng.embedder.model_id, "systems": out}
+    return {
+        "dataset": ds.name,
+        "n_queries": len(qtext),
+        "n_passages": len(ds.passages),
+        "embedder": eng.embedder.model_id,
+        "systems": out,
+    }
 
 
 def markdown_table(result: dict) -> str:
-    cols = ["recall@2", "recall@5", "recall@10", "mrr", "passages_to_full_recall", "tokens_to_full_recall",
-            "never_full_recall", "latency_ms_mean"]
+    cols = [
+        "recall@2",
+        "recall@5",
+        "recall@10",
+        "mrr",
+        "passages_to_full_recall",
+        "tokens_to_full_recall",
+        "never_full_recall",
+        "latency_ms_mean",
+    ]
     head = "| system | " + " | ".join(cols) + " |"
     sep = "|---" * (len(cols) + 1) + "|"
     rows = []
@@ -186,18 +216,25 @@ def markdown_table(result: dict) -> str:
         cells = []
         for c in cols:
             v = m[c]
-            cells.append(f"{v:.3f}" if c.startswith(("recall", "mrr")) else (f"{v:.1f}" if isinstance(v, float) else str(v)))
+            cells.append(
+                f"{v:.3f}" if c.startswith(("recall", "mrr")) else (f"{v:.1f}" if isinstance(v, float) else str(v))
+            )
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    title = f"**{result['dataset']}** — {result['n_queries']} questions, {result['n_passages']} passages, encoder `{result['embedder']}`"
+    title = (
+        f"**{result['dataset']}** — {result['n_queries']} questions, {result['n_passages']} passages,"
+        f" encoder `{result['embedder']}`"
+    )
     return "\n".join([title, "", head, sep, *rows])
 
 
 def open_for_dataset(ds: Dataset, db: str | Path | None, embedder=None, cache_dir: str | Path = ".ngr/bench") -> Engine:
     if db is None:
         from ..index.embedder import make_embedder
+
         emb = make_embedder(embedder)
         path = default_db_for(ds, emb.model_id, Path(cache_dir))
         path.parent.mkdir(parents=True, exist_ok=True)
         from ..store.sqlite import SQLiteStore
+
         return Engine(SQLiteStore(path), emb)
     return open_engine(db, embedder=embedder)

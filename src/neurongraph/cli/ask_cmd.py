@@ -10,12 +10,12 @@ Mounted by ``cli/main.py``::
 ``ngr cypher`` opens the store only (no embedding model); the FalkorDB child it starts is stopped when
 the command ends.
 """
+
 from __future__ import annotations
 
 import json
 from contextlib import closing
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -24,6 +24,7 @@ __all__ = ["ask_command", "cypher_command", "bench_ask", "parse_params"]
 
 def _m():
     from . import main
+
     return main
 
 
@@ -43,15 +44,20 @@ def parse_params(items: list[str] | None) -> dict:
 
 def _need_falkordb():
     from ..graphdb.server import falkordb_available
+
     if not falkordb_available():
-        raise _m().CliError("missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'")
+        raise _m().CliError(
+            "missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'"
+        )
 
 
-def cypher_command(ctx: typer.Context,
-                   query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
-                   params: Optional[List[str]] = typer.Option(None, "--param", "-p", help="NAME=VALUE for $NAME (repeatable)."),
-                   timeout_ms: Optional[int] = typer.Option(None, "--timeout-ms", help="Lower the time limit (max 2000)."),
-                   as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def cypher_command(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
+    params: list[str] | None = typer.Option(None, "--param", "-p", help="NAME=VALUE for $NAME (repeatable)."),
+    timeout_ms: int | None = typer.Option(None, "--timeout-ms", help="Lower the time limit (max 2000)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Run a Cypher query read-only over the store's graph (writes, LOAD CSV: error[read_only])."""
     m = _m()
     c = m._ctx(ctx)
@@ -59,6 +65,7 @@ def cypher_command(ctx: typer.Context,
         p = parse_params(params)
         _need_falkordb()
         from ..graphdb.projection import CypherProjection
+
         with closing(c.open_store(c.existing_db_path())) as store:
             proj = CypherProjection(store)
             try:
@@ -69,29 +76,41 @@ def cypher_command(ctx: typer.Context,
         m._print_json({"rows": res["rows"], **({"truncated": True} if res["truncated"] else {})})
         return
     from rich.table import Table
+
     t = Table()
     for col in res["columns"]:
         t.add_column(m.escape(col), overflow="fold")
     for r in res["rows"]:
-        t.add_row(*(m.escape(json.dumps(r[col], ensure_ascii=False, default=str) if not isinstance(r[col], str)
-                             else r[col]) for col in res["columns"]))
+        t.add_row(
+            *(
+                m.escape(json.dumps(r[col], ensure_ascii=False, default=str) if not isinstance(r[col], str) else r[col])
+                for col in res["columns"]
+            )
+        )
     m.out.print(t)
     m.out.print(f"{len(res['rows'])} rows" + (" (truncated at the row cap)" if res["truncated"] else ""))
 
 
-def ask_command(ctx: typer.Context,
-                question: str = typer.Argument(..., help="A question about the history."),
-                mode: str = typer.Option("auto", "--mode", help="auto | graph | vector | hybrid."),
-                llm: Optional[str] = typer.Option(None, "--llm", help="none (default) | anthropic[:MODEL] | openai[:MODEL]; "
-                                                  "or NGR_LLM. Keys from ANTHROPIC_API_KEY / OPENAI_API_KEY."),
-                limit: int = typer.Option(5, "--limit", "-n", help="Search hits to use."),
-                as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def ask_command(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="A question about the history."),
+    mode: str = typer.Option("auto", "--mode", help="auto | graph | vector | hybrid."),
+    llm: str | None = typer.Option(
+        None,
+        "--llm",
+        help="none (default) | anthropic[:MODEL] | openai[:MODEL]; "
+        "or NGR_LLM. Keys from ANTHROPIC_API_KEY / OPENAI_API_KEY.",
+    ),
+    limit: int = typer.Option(5, "--limit", "-n", help="Search hits to use."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Answer a question from the history: route, read-only Cypher and/or search, cited answer."""
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
         _need_falkordb()
         from ..ask.llm import make_llm
+
         model = make_llm(llm)
         with closing(c.open_engine(c.existing_db_path())) as eng:
             res = eng.ask(question, mode=mode, llm=model, limit=limit)
@@ -100,7 +119,10 @@ def ask_command(ctx: typer.Context,
         return
     m.out.print(f"[bold]route[/]: {res['route']['mode']} — {m.escape(res['route']['reason'])}")
     if res["query"]:
-        m.out.print(f"[bold]query[/]: {m.escape(res['query']['cypher'])}  [dim]{m.escape(json.dumps(res['query']['params']))}[/]")
+        m.out.print(
+            f"[bold]query[/]: {m.escape(res['query']['cypher'])} "
+            f" [dim]{m.escape(json.dumps(res['query']['params']))}[/]"
+        )
         m.out.print(f"[dim]{m.escape(res['query']['explanation'])} — {len(res['rows'])} rows[/]")
     if res["hits"]:
         m.out.print("[bold]hits[/]: " + ", ".join(m.escape(h["id"]) for h in res["hits"]))
@@ -111,17 +133,24 @@ def ask_command(ctx: typer.Context,
     m.out.print(f"[dim]trace {res['trace_id']}[/]")
 
 
-def bench_ask(ctx: typer.Context,
-              dataset: Optional[Path] = typer.Option(None, "--dataset", help="QA folder (corpus.jsonl + queries.jsonl)."),
-              history: Optional[str] = typer.Option(None, "--history", help="Instead: a store built by `ngr ingest git "
-                                                    "REPO`; measures NL->Cypher exact-answer accuracy on questions "
-                                                    "generated from its typed edges."),
-              per_kind: int = typer.Option(100, "--per-kind", help="With --history: questions per kind."),
-              limit_queries: Optional[int] = typer.Option(None, "--limit-queries", help="Only the first N questions."),
-              db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: the retrieval "
-                                               "benchmark's cache under .ngr/bench)."),
-              out_file: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result here."),
-              as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def bench_ask(
+    ctx: typer.Context,
+    dataset: Path | None = typer.Option(None, "--dataset", help="QA folder (corpus.jsonl + queries.jsonl)."),
+    history: str | None = typer.Option(
+        None,
+        "--history",
+        help="Instead: a store built by `ngr ingest git "
+        "REPO`; measures NL->Cypher exact-answer accuracy on questions "
+        "generated from its typed edges.",
+    ),
+    per_kind: int = typer.Option(100, "--per-kind", help="With --history: questions per kind."),
+    limit_queries: int | None = typer.Option(None, "--limit-queries", help="Only the first N questions."),
+    db: str | None = typer.Option(
+        None, "--db", help="Store to build/reuse (default: the retrieval benchmark's cache under .ngr/bench)."
+    ),
+    out_file: Path | None = typer.Option(None, "--out", help="Also write the JSON result here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """ask on a QA set: answer-support recall and citation precision, against a hybrid-only baseline;
     or (--history DB) the LLM-free NL->Cypher translator's exact-answer accuracy on a real git history."""
     m = _m()
@@ -130,12 +159,13 @@ def bench_ask(ctx: typer.Context,
         with m._handled(as_json):
             _need_falkordb()
             from ..bench import ask as ba
+
             path = m._check_db_path(history)
             if not Path(path).exists():
                 raise m.CliError("no_store", f"no store at {path}; build it with `ngr --db {path} ingest git REPO`")
-            with closing(c.open_engine(path)) as eng:   # use the embedder the store was built with
+            with closing(c.open_engine(path)) as eng:  # use the embedder the store was built with
                 res = ba.run_history(eng, per_kind)
-            _report(res, ba.history_table, out_file, as_json)   # inside: a bad --out path is error[io_error]
+            _report(res, ba.history_table, out_file, as_json)  # inside: a bad --out path is error[io_error]
         return
     with m._handled(as_json):
         if dataset is None:
@@ -143,6 +173,7 @@ def bench_ask(ctx: typer.Context,
         _need_falkordb()
         from ..bench import ask as ba
         from ..bench import retrieval as br
+
         ds = br.load_dataset(dataset, limit_queries)
         m._quiet_model_loading()
         eng = br.open_for_dataset(ds, m._check_db_path(db) if db else None, embedder=c.embedder)
@@ -154,7 +185,7 @@ def bench_ask(ctx: typer.Context,
         _report(res, ba.markdown_table, out_file, as_json)
 
 
-def _report(res: dict, table, out_file: Optional[Path], as_json: bool) -> None:
+def _report(res: dict, table, out_file: Path | None, as_json: bool) -> None:
     """A benchmark result: written to ``--out`` if given, then printed as JSON or as a table."""
     m = _m()
     if out_file:

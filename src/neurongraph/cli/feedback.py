@@ -4,11 +4,11 @@ Mounted by ``cli/main.py`` (``app.add_typer(feedback_app, name="feedback")``,
 ``app.command("trace")(trace_command)``, ``bench_app.command("learning")(bench_learning)``).
 Helpers of main.py are imported lazily, so either module may be imported first.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -16,11 +16,14 @@ from ..learning import OUTCOMES, STAGES
 
 __all__ = ["feedback_app", "trace_command", "bench_learning"]
 
-feedback_app = typer.Typer(no_args_is_help=True, help="Tell the engine which retrieved sources were used (learning loop).")
+feedback_app = typer.Typer(
+    no_args_is_help=True, help="Tell the engine which retrieved sources were used (learning loop)."
+)
 
 
 def _m():
     from . import main
+
     return main
 
 
@@ -31,6 +34,7 @@ def _store_path(c) -> str:
 def _on_ledger(c, call):
     """Run ``call(view)`` with the learning API over a bare store: ledgers need no embedder or index."""
     from ..learning import LearningMixin
+
     store = c.open_store(_store_path(c))
     try:
         view = type("_View", (LearningMixin,), {})()
@@ -42,6 +46,7 @@ def _on_ledger(c, call):
 
 def _engine(c):
     from ..bench.learning import learning_engine_class
+
     store = c.open_store(_store_path(c))
     try:
         return learning_engine_class()(store, c.make_embedder())
@@ -60,17 +65,21 @@ class _Ledgers:
 def _print_changes(changes: list[dict]) -> None:
     m = _m()
     for ch in changes:
-        m.out.print(f"  {m.escape(ch['src'])} -\\[{m.escape(ch['rel'])}]-> {m.escape(ch['dst'])}: "
-                    f"{ch['old_weight']:.3f} → {ch['new_weight']:.3f} ({ch['kind']}, for {m.escape(ch['node_id'])})")
+        m.out.print(
+            f"  {m.escape(ch['src'])} -\\[{m.escape(ch['rel'])}]-> {m.escape(ch['dst'])}: "
+            f"{ch['old_weight']:.3f} → {ch['new_weight']:.3f} ({ch['kind']}, for {m.escape(ch['node_id'])})"
+        )
 
 
 @feedback_app.command("use")
-def use(ctx: typer.Context,
-        trace_id: str = typer.Argument(..., help="Trace id printed by `ngr search`."),
-        nodes: List[str] = typer.Argument(..., help="Hits of that trace the answer was based on."),
-        upto: str = typer.Option("used", "--upto", help="Walk each node up to this stage: selected | validated | used."),
-        key: Optional[str] = typer.Option(None, "--key", help="Idempotency key (a retry returns the same receipt)."),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def use(
+    ctx: typer.Context,
+    trace_id: str = typer.Argument(..., help="Trace id printed by `ngr search`."),
+    nodes: list[str] = typer.Argument(..., help="Hits of that trace the answer was based on."),
+    upto: str = typer.Option("used", "--upto", help="Walk each node up to this stage: selected | validated | used."),
+    key: str | None = typer.Option(None, "--key", help="Idempotency key (a retry returns the same receipt)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Walk each NODE through selected → validated → used, from its current stage, in one atomic request."""
     m = _m()
     c = m._ctx(ctx)
@@ -81,9 +90,10 @@ def use(ctx: typer.Context,
         try:
             current = eng.trace_stages(trace_id)
             target = STAGES.index(upto)
-            events = [(n, STAGES[s]) for n in nodes
-                      for s in range(STAGES.index(current.get(n, "retrieved")) + 1, target + 1)]
-            events = events or [(n, upto) for n in nodes]   # already there: a no-op the ledger still validates
+            events = [
+                (n, STAGES[s]) for n in nodes for s in range(STAGES.index(current.get(n, "retrieved")) + 1, target + 1)
+            ]
+            events = events or [(n, upto) for n in nodes]  # already there: a no-op the ledger still validates
             receipt = eng.record_source_use(trace_id, events, idempotency_key=key)
         finally:
             eng.close()
@@ -102,13 +112,15 @@ def use(ctx: typer.Context,
 
 
 @feedback_app.command("outcome")
-def outcome(ctx: typer.Context,
-            trace_id: str = typer.Argument(...),
-            nodes: List[str] = typer.Argument(..., help="Nodes of that trace that reached `used`."),
-            kind: str = typer.Option(..., "--outcome", help=f"One of {', '.join(OUTCOMES)}."),
-            summary: str = typer.Option("", "--summary", help="What happened."),
-            ref: Optional[str] = typer.Option(None, "--ref", help="External reference (PR, CI run, commit)."),
-            as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def outcome(
+    ctx: typer.Context,
+    trace_id: str = typer.Argument(...),
+    nodes: list[str] = typer.Argument(..., help="Nodes of that trace that reached `used`."),
+    kind: str = typer.Option(..., "--outcome", help=f"One of {', '.join(OUTCOMES)}."),
+    summary: str = typer.Option("", "--summary", help="What happened."),
+    ref: str | None = typer.Option(None, "--ref", help="External reference (PR, CI run, commit)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Record a delayed outcome (separate ledger; changes no weight unless the engine's policy opts in)."""
     m = _m()
     c = m._ctx(ctx)
@@ -121,15 +133,20 @@ def outcome(ctx: typer.Context,
     if as_json:
         m._print_json(r)
         return
-    m.out.print(f"outcome #{r['outcome_id']} {r['outcome']} recorded for {', '.join(map(m.escape, r['node_ids']))} "
-                f"(effect: {r['effect']})")
+    m.out.print(
+        f"outcome #{r['outcome_id']} {r['outcome']} recorded for {', '.join(map(m.escape, r['node_ids']))} "
+        f"(effect: {r['effect']})"
+    )
     _print_changes(r["edges_changed"])
 
 
 @feedback_app.command("failure")
-def failure(ctx: typer.Context, trace_id: str = typer.Argument(...),
-            reason: str = typer.Option(..., "--reason", help="Why nothing usable was found."),
-            as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def failure(
+    ctx: typer.Context,
+    trace_id: str = typer.Argument(...),
+    reason: str = typer.Option(..., "--reason", help="Why nothing usable was found."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Record a retrieval failure (own ledger; punishes no node, changes no weight)."""
     m = _m()
     c = m._ctx(ctx)
@@ -138,14 +155,17 @@ def failure(ctx: typer.Context, trace_id: str = typer.Argument(...),
     m._print_json(r) if as_json else m.out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
 
 
-def trace_command(ctx: typer.Context, trace_id: str = typer.Argument(..., help="A trace id printed by `ngr search`."),
-                  as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def trace_command(
+    ctx: typer.Context,
+    trace_id: str = typer.Argument(..., help="A trace id printed by `ngr search`."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Show a stored search trace: query, hits with their source-use stage and paths, and what feedback changed."""
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
         rep = _on_ledger(c, lambda view: view.learning_report(trace_id))
-    if as_json:   # the stored trace's own fields at the top, the learning state beside them
+    if as_json:  # the stored trace's own fields at the top, the learning state beside them
         m._print_json({**rep["trace"], **{k: v for k, v in rep.items() if k != "trace"}})
         return
     t = rep["trace"]
@@ -153,8 +173,12 @@ def trace_command(ctx: typer.Context, trace_id: str = typer.Argument(..., help="
     m.out.print(f"[bold]query[/]: {m.escape(t['query'])}")
     for h in t["hits"]:
         stage = rep["stages"][h["id"]]
-        mark = {"retrieved": "", "selected": "[cyan]selected[/]", "validated": "[yellow]validated[/]",
-                "used": "[bold green]used[/]"}[stage]
+        mark = {
+            "retrieved": "",
+            "selected": "[cyan]selected[/]",
+            "validated": "[yellow]validated[/]",
+            "used": "[bold green]used[/]",
+        }[stage]
         m.out.print(f"{h['rank']:>3}. {m.escape(h['id'])}  {h['scores']['final']:.3f}  {mark}")
         for p in h.get("paths") or []:
             m.out.print(f"       path {m._path_str(p)}")
@@ -163,28 +187,36 @@ def trace_command(ctx: typer.Context, trace_id: str = typer.Argument(..., help="
         m.out.print(f"[bold]receipt[/] {r['receipt_id']}: {moves or 'no change (repeat)'}")
         _print_changes(r["edges_changed"])
     for o in rep["outcomes"]:
-        m.out.print(f"[bold]outcome[/] {o['outcome']} for {', '.join(o['node_ids'])}: {m.escape(o['summary'])}"
-                    + (f" ({m.escape(o['external_ref'])})" if o["external_ref"] else ""))
+        m.out.print(
+            f"[bold]outcome[/] {o['outcome']} for {', '.join(o['node_ids'])}: {m.escape(o['summary'])}"
+            + (f" ({m.escape(o['external_ref'])})" if o["external_ref"] else "")
+        )
     for f in rep["failures"]:
         m.out.print(f"[bold]retrieval failure[/]: {m.escape(f['reason'])}")
 
 
-def bench_learning(ctx: typer.Context,
-                   dataset: Path = typer.Option(..., "--dataset", help="Folder with corpus.jsonl + queries.jsonl."),
-                   db: Optional[Path] = typer.Option(None, "--template-db", help="An ingested+linked store of the "
-                                                     "dataset to copy (default: the retrieval bench's cache)."),
-                   top: int = typer.Option(20, "--top", help="Hits the simulated consumer reads."),
-                   rounds: int = typer.Option(3, "--rounds", help="Extra retrieval rounds in the drift check."),
-                   seed: int = typer.Option(0, "--seed", help="Train/test split seed (transfer)."),
-                   as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout.")) -> None:
+def bench_learning(
+    ctx: typer.Context,
+    dataset: Path = typer.Option(..., "--dataset", help="Folder with corpus.jsonl + queries.jsonl."),
+    db: Path | None = typer.Option(
+        None,
+        "--template-db",
+        help="An ingested+linked store of the dataset to copy (default: the retrieval bench's cache).",
+    ),
+    top: int = typer.Option(20, "--top", help="Hits the simulated consumer reads."),
+    rounds: int = typer.Option(3, "--rounds", help="Extra retrieval rounds in the drift check."),
+    seed: int = typer.Option(0, "--seed", help="Train/test split seed (transfer)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+) -> None:
     """Learning benchmark: repeat, transfer, drift and decay (each on a private copy of the store)."""
     m = _m()
     c = m._ctx(ctx)
     with m._handled(as_json):
         from ..bench.learning import run_learning_benchmark
         from ..bench.retrieval import ingest_dataset, load_dataset, open_for_dataset
+
         ds = load_dataset(dataset)
-        if db is None:   # build (or reuse) the cached, linked store the retrieval bench uses
+        if db is None:  # build (or reuse) the cached, linked store the retrieval bench uses
             eng = open_for_dataset(ds, None, embedder=c.embedder)
             try:
                 if eng.store.stats()["nodes"] < len(ds.passages):
@@ -195,18 +227,25 @@ def bench_learning(ctx: typer.Context,
                 eng.close()
         else:
             embedder = c.make_embedder()
-        r = run_learning_benchmark(ds, db, embedder, top=top, rounds=rounds, seed=seed,
-                                   progress=lambda msg: m.err.print(f"[dim]{msg}[/]"))
+        r = run_learning_benchmark(
+            ds, db, embedder, top=top, rounds=rounds, seed=seed, progress=lambda msg: m.err.print(f"[dim]{msg}[/]")
+        )
     if as_json:
         print(json.dumps(r, indent=2))
         return
     rep, tr = r["repeat"], r["transfer"]
-    m.out.print(f"repeat    R@5 {rep['before']['recall@5']:.3f} → {rep['after']['recall@5']:.3f}   "
-                f"R@2 {rep['before']['recall@2']:.3f} → {rep['after']['recall@2']:.3f}")
+    m.out.print(
+        f"repeat    R@5 {rep['before']['recall@5']:.3f} → {rep['after']['recall@5']:.3f}   "
+        f"R@2 {rep['before']['recall@2']:.3f} → {rep['after']['recall@2']:.3f}"
+    )
     for g in ("related", "unrelated"):
         if tr[g]["n"]:
-            m.out.print(f"transfer  {g:<9} (n={tr[g]['n']}) ΔR@5 {tr[g]['delta_recall@5']:+.3f}  "
-                        f"ΔR@2 {tr[g]['delta_recall@2']:+.3f}")
+            m.out.print(
+                f"transfer  {g:<9} (n={tr[g]['n']}) ΔR@5 {tr[g]['delta_recall@5']:+.3f}  "
+                f"ΔR@2 {tr[g]['delta_recall@2']:+.3f}"
+            )
     m.out.print(f"drift     changed rankings {r['drift']['changed_rankings']} over {r['drift']['rounds']} rounds")
-    m.out.print(f"decay     R@5 after one half-life {r['decay']['after_half_life']['recall@5']:.3f}, "
-                f"after the long gap {r['decay']['after_gap']['recall@5']:.3f}")
+    m.out.print(
+        f"decay     R@5 after one half-life {r['decay']['after_half_life']['recall@5']:.3f}, "
+        f"after the long gap {r['decay']['after_gap']['recall@5']:.3f}"
+    )

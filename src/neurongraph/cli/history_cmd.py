@@ -4,6 +4,7 @@ Kept apart from the JSONL reader in main.py: these commands read a source throug
 adapter (neurongraph.ingest) and report what the sync changed, with a progress bar per
 stage (reading, embedding with rate and ETA, writing).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,11 +30,22 @@ class _Rate(ProgressColumn):
         return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="dim")
 
 
-def ingest_source(c, kind: str, path: Path, *, refs: list[str] | None, name: str | None, prune: bool,
-                  link: bool, full: bool = False, show_progress: bool = True) -> dict:
+def ingest_source(
+    c,
+    kind: str,
+    path: Path,
+    *,
+    refs: list[str] | None,
+    name: str | None,
+    prune: bool,
+    link: bool,
+    full: bool = False,
+    show_progress: bool = True,
+) -> dict:
     """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
     from ..ingest import sync_source
     from .main import CliError, err
+
     if kind not in SOURCE_KINDS:
         raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {SOURCE_KINDS}")
     if not path.exists():
@@ -44,64 +56,111 @@ def ingest_source(c, kind: str, path: Path, *, refs: list[str] | None, name: str
     db = c.db_path()
     eng = c.open_engine(db)
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
-                      TimeRemainingColumn(), console=err, transient=False, disable=not show_progress) as prog:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _Rate(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=False,
+            disable=not show_progress,
+        ) as prog:
             tasks: dict[str, int] = {}
 
             def on_progress(stage: str, done: int, total: int) -> None:
                 if stage not in tasks:
                     tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind=kind), total=total or None)
                 prog.update(tasks[stage], completed=done, total=total or None)
+
             summary = sync_source(eng, kind, path, refs=refs, name=name, prune=prune, full=full, progress=on_progress)
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
                 info = eng.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
                 prog.update(ltask, completed=1, total=1)
-                summary["link"] = {k: info[k] for k in ("items", "entities", "edges", "edges_retracted", "edges_by_linker")
-                                   if k in info}
+                summary["link"] = {
+                    k: info[k]
+                    for k in ("items", "entities", "edges", "edges_retracted", "edges_by_linker")
+                    if k in info
+                }
         st = eng.store.stats()
     finally:
         eng.close()
-    summary.update({"path": str(path), "db": os.path.abspath(db), "embedder": eng.embedder.model_id,
-                    "store_nodes": st["nodes"], "store_edges": st["edges"],
-                    "total_seconds": round(time.perf_counter() - t0, 3)})
+    summary.update(
+        {
+            "path": str(path),
+            "db": os.path.abspath(db),
+            "embedder": eng.embedder.model_id,
+            "store_nodes": st["nodes"],
+            "store_edges": st["edges"],
+            "total_seconds": round(time.perf_counter() - t0, 3),
+        }
+    )
     return summary
 
 
 def print_summary(out, s: dict) -> None:
     a = s.get("adapter", {})
     if s["kind"] == "git" and a.get("up_to_date"):
-        out.print(f"{escape(s['source'])}: already up to date ({', '.join(f'{r} {t[:12]}' for r, t in a['tips'].items())});"
-                  f" nothing read, nothing embedded ({s['total_seconds']:.2f}s)")
+        out.print(
+            f"{escape(s['source'])}: already up to date ({', '.join(f'{r} {t[:12]}' for r, t in a['tips'].items())});"
+            f" nothing read, nothing embedded ({s['total_seconds']:.2f}s)"
+        )
         return
-    out.print(f"[bold]{escape(s['source'])}[/] ({s['kind']}): {s['nodes']} nodes read — {s['new_nodes']} new, "
-              f"{s['updated_nodes']} updated, {s['unchanged_nodes']} unchanged; {s['embedded']} embedded")
+    out.print(
+        f"[bold]{escape(s['source'])}[/] ({s['kind']}): {s['nodes']} nodes read — {s['new_nodes']} new, "
+        f"{s['updated_nodes']} updated, {s['unchanged_nodes']} unchanged; {s['embedded']} embedded"
+    )
     if s["written_node_types"]:
         out.print("  nodes written: " + ", ".join(f"{escape(k)} {v}" for k, v in s["written_node_types"].items()))
-    out.print(f"  edges: {s['edges_written']} written, {s['edges_retracted']} retracted, "
-              f"{s['edges_pending']} waiting for a node not ingested yet, {s['pending_resolved']} earlier ones resolved"
-              + (f"; {s['nodes_pruned']} nodes pruned" if s["nodes_pruned"] else ""))
+    out.print(
+        f"  edges: {s['edges_written']} written, {s['edges_retracted']} retracted, "
+        f"{s['edges_pending']} waiting for a node not ingested yet, {s['pending_resolved']} earlier ones resolved"
+        + (f"; {s['nodes_pruned']} nodes pruned" if s["nodes_pruned"] else "")
+    )
     if s["written_edge_relations"]:
         out.print("  edges written: " + ", ".join(f"{escape(k)} {v}" for k, v in s["written_edge_relations"].items()))
     if s["skipped"]:
-        out.print(f"  [yellow]skipped {s['skipped']}[/]: " + "; ".join(
-            f"{escape(x['item'])} ({escape(x['reason'])})" for x in s["skipped_items"][:5])
-                  + (" …" if s["skipped"] > 5 else ""))
+        out.print(
+            f"  [yellow]skipped {s['skipped']}[/]: "
+            + "; ".join(f"{escape(x['item'])} ({escape(x['reason'])})" for x in s["skipped_items"][:5])
+            + (" …" if s["skipped"] > 5 else "")
+        )
     if "link" in s:
         li = s["link"]
         out.print(f"  linked: {li.get('edges', 0)} edges, {li.get('entities', 0)} entities")
-    out.print(f"  store {escape(s['db'])}: {s['store_nodes']} nodes, {s['store_edges']} edges "
-              f"[dim]({s['total_seconds']:.1f}s)[/]")
+    out.print(
+        f"  store {escape(s['db'])}: {s['store_nodes']} nodes, {s['store_edges']} edges "
+        f"[dim]({s['total_seconds']:.1f}s)[/]"
+    )
 
 
-def bench_history(ctx, repo: Path, db: str | None, limit: int | None, systems: list[str] | None,
-                  learning: bool, out_file: Path | None, as_json: bool) -> None:
+def bench_history(
+    ctx,
+    repo: Path,
+    db: str | None,
+    limit: int | None,
+    systems: list[str] | None,
+    learning: bool,
+    out_file: Path | None,
+    as_json: bool,
+) -> None:
     """Body of `ngr bench history` (registered in main.py)."""
     import json
 
     from ..bench import history as bh
-    from .main import (CliError, _check_db_path, _choose_systems, _ctx, _handled, _print_json, _quiet_model_loading,
-                       err, out)
+    from .main import (
+        CliError,
+        _check_db_path,
+        _choose_systems,
+        _ctx,
+        _handled,
+        _print_json,
+        _quiet_model_loading,
+        err,
+        out,
+    )
+
     c = _ctx(ctx)
     with _handled(as_json):
         if not repo.exists():
@@ -111,6 +170,7 @@ def bench_history(ctx, repo: Path, db: str | None, limit: int | None, systems: l
         chosen = _choose_systems(bh.SYSTEMS, systems)
         _quiet_model_loading()
         from ..ingest.git import GitRepo
+
         name = GitRepo(repo).name
         path = _check_db_path(db) if db else None
         emb = c.make_embedder()
@@ -120,18 +180,28 @@ def bench_history(ctx, repo: Path, db: str | None, limit: int | None, systems: l
             path = str(cache / f"{name}-{emb.model_id.replace(':', '_').replace('/', '_')}.db")
         from ..engine import Engine
         from ..store.sqlite import SQLiteStore
+
         eng = Engine(SQLiteStore(path), emb)
         try:
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _Rate(),
-                          TimeRemainingColumn(), console=err, transient=True) as prog:
+            with Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                _Rate(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            ) as prog:
                 tasks: dict[str, int] = {}
 
                 def on_progress(stage: str, done: int, total: int) -> None:
                     if stage not in tasks:
                         tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind="git"), total=total or None)
                     prog.update(tasks[stage], completed=done, total=total or None)
-                res = bh.run_history_bench(repo, eng, systems=chosen, learning=learning, limit=limit,
-                                           progress=on_progress)
+
+                res = bh.run_history_bench(
+                    repo, eng, systems=chosen, learning=learning, limit=limit, progress=on_progress
+                )
         finally:
             eng.close()
         res["db"] = path
@@ -143,7 +213,10 @@ def bench_history(ctx, repo: Path, db: str | None, limit: int | None, systems: l
         out.print(bh.markdown_table(res), markup=False)
         if "learning" in res and "before" in res["learning"]:
             lr = res["learning"]
-            out.print(f"learning: feedback on {lr['past']} earlier questions ({lr['used_reports']} sources reported used); "
-                      f"later {lr['future']}: recall@10 {lr['before']['recall@10']:.3f} → {lr['after']['recall@10']:.3f}, "
-                      f"MRR {lr['before']['mrr']:.3f} → {lr['after']['mrr']:.3f}; drift without feedback: "
-                      f"{lr['drift_changed_rankings']} changed rankings", markup=False)
+            out.print(
+                f"learning: feedback on {lr['past']} earlier questions ({lr['used_reports']} sources reported used); "
+                f"later {lr['future']}: recall@10 {lr['before']['recall@10']:.3f} → {lr['after']['recall@10']:.3f}, "
+                f"MRR {lr['before']['mrr']:.3f} → {lr['after']['mrr']:.3f}; drift without feedback: "
+                f"{lr['drift_changed_rankings']} changed rankings",
+                markup=False,
+            )

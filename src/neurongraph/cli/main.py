@@ -5,6 +5,7 @@ show a traceback: they print one red ``error[code]: message`` line to stderr
 (or ``{"error": {...}}`` to stdout with ``--json``) and exit with status 2.
 Progress bars always go to stderr, so ``--json`` output can be piped.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,11 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -30,12 +31,17 @@ from ..errors import InvalidArgument, NeuronGraphError
 __all__ = ["app", "main"]
 
 DEFAULT_DB = "./.ngr/ngr.db"
-REEMBED_LIMIT = 1000   # nodes a command may embed again on open (another embedder) without --reembed
+REEMBED_LIMIT = 1000  # nodes a command may embed again on open (another embedder) without --reembed
 EDGE_BATCH = 50_000
-MAX_ERRORS_SHOWN = 100   # text mode; --json lists every bad line
+MAX_ERRORS_SHOWN = 100  # text mode; --json lists every bad line
 
-app = typer.Typer(name="ngr", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="Neuron Graph RAG: hybrid search + typed knowledge graph, with explained results.")
+app = typer.Typer(
+    name="ngr",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Neuron Graph RAG: hybrid search + typed knowledge graph, with explained results.",
+)
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: performance (perf) and retrieval quality (retrieval).")
 app.add_typer(bench_app, name="bench")
 
@@ -69,7 +75,7 @@ def _handled(as_json: bool) -> Iterator[None]:
     """Turn user mistakes into ``error[code]: message`` + exit 2; real bugs still show a traceback."""
     try:
         yield
-    except IngestError as exc:     # every bad line, then the one-line summary
+    except IngestError as exc:  # every bad line, then the one-line summary
         _report_ingest_errors(exc, as_json)
     except NeuronGraphError as exc:
         _fail(exc, as_json)
@@ -81,7 +87,8 @@ def _handled(as_json: bool) -> Iterator[None]:
 
 def _print_json(obj) -> None:
     from ..model import strict_dumps
-    print(strict_dumps(obj, ensure_ascii=False, indent=2, default=str))   # never NaN/Infinity (not JSON)
+
+    print(strict_dumps(obj, ensure_ascii=False, indent=2, default=str))  # never NaN/Infinity (not JSON)
 
 
 # --------------------------------------------------------------------- context
@@ -89,7 +96,7 @@ def _print_json(obj) -> None:
 class Ctx:
     db: str
     db_explicit: bool
-    embedder: Optional[str]
+    embedder: str | None
     reembed: bool = False
 
     def db_path(self) -> str:
@@ -104,19 +111,25 @@ class Ctx:
 
     def open_store(self, path: str | None = None):
         from ..store.sqlite import SQLiteStore
+
         return SQLiteStore(path or self.db_path())
 
     def make_embedder(self):
         from ..index.embedder import make_embedder
+
         spec = self.embedder
         if spec and spec != "default" and not spec.startswith("hashing") and not Path(spec).expanduser().is_dir():
-            raise CliError("invalid_argument", f"--embedder {spec!r}: expected 'hashing', 'default' or a local model "
-                           "directory (the default is the bundled all-MiniLM-L6-v2)")
+            raise CliError(
+                "invalid_argument",
+                f"--embedder {spec!r}: expected 'hashing', 'default' or a local model "
+                "directory (the default is the bundled all-MiniLM-L6-v2)",
+            )
         _quiet_model_loading()
         return make_embedder(spec)
 
     def open_engine(self, path: str | None = None):
         from ..engine import Engine
+
         store = self.open_store(path)
         try:
             return Engine(store, self.make_embedder(), reembed_limit=None if self.reembed else REEMBED_LIMIT)
@@ -147,14 +160,21 @@ def _ctx(ctx: typer.Context) -> Ctx:
 def _root(
     ctx: typer.Context,
     db: str = typer.Option(DEFAULT_DB, "--db", envvar="NGR_DB", help="SQLite database file.", show_default=True),
-    embedder: Optional[str] = typer.Option(
-        None, "--embedder", envvar="NGR_EMBEDDER",
+    embedder: str | None = typer.Option(
+        None,
+        "--embedder",
+        envvar="NGR_EMBEDDER",
         help="Embedding model: default = the real sentence model (all-MiniLM-L6-v2); "
-             "'hashing' = fast non-semantic test embedder; or a local model directory."),
-    reembed: bool = typer.Option(False, "--reembed", help="Allow embedding every node again when the store was "
-                                 f"built with another embedder (refused above {REEMBED_LIMIT} nodes otherwise)."),
+        "'hashing' = fast non-semantic test embedder; or a local model directory.",
+    ),
+    reembed: bool = typer.Option(
+        False,
+        "--reembed",
+        help="Allow embedding every node again when the store was "
+        f"built with another embedder (refused above {REEMBED_LIMIT} nodes otherwise).",
+    ),
 ) -> None:
-    src = ctx.get_parameter_source("db")   # typer may vendor its own click: compare by name
+    src = ctx.get_parameter_source("db")  # typer may vendor its own click: compare by name
     explicit = src is not None and getattr(src, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
     ctx.obj = Ctx(db=db, db_explicit=explicit, embedder=embedder or None, reembed=reembed)
 
@@ -164,8 +184,14 @@ def _json_opt():
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err, transient=False)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
 
 
 # --------------------------------------------------------------------- init / stats / trace
@@ -176,14 +202,19 @@ def init(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     with _handled(as_json):
         existed = Path(c.db_path()).exists()
         with closing(c.open_store()) as store:
-            info = {"path": os.path.abspath(store.path), "schema_version": store.schema_version,
-                    "created": not existed, "nodes": store.stats()["nodes"]}
+            info = {
+                "path": os.path.abspath(store.path),
+                "schema_version": store.schema_version,
+                "created": not existed,
+                "nodes": store.stats()["nodes"],
+            }
     if as_json:
         _print_json(info)
     else:
         verb = "created" if info["created"] else "opened existing"
-        out.print(f"{verb} store {escape(info['path'])} (schema version {info['schema_version']}, "
-                  f"{info['nodes']} nodes)")
+        out.print(
+            f"{verb} store {escape(info['path'])} (schema version {info['schema_version']}, {info['nodes']} nodes)"
+        )
 
 
 @app.command()
@@ -213,8 +244,8 @@ def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
 @dataclass
 class _Parsed:
     nodes: list
-    edges: list           # (line_no, Edge)
-    errors: list          # {"line": n, "message": str}
+    edges: list  # (line_no, Edge)
+    errors: list  # {"line": n, "message": str}
     lines: int
 
 
@@ -227,7 +258,7 @@ def _reject_constant(name: str):
     raise _NonFinite(name)
 
 
-MAX_LINE_BYTES = 16 * 2 ** 20   # one JSONL record; NGR_MAX_LINE_BYTES overrides (a 50 MB line took 49 s, 2.6 GB)
+MAX_LINE_BYTES = 16 * 2**20  # one JSONL record; NGR_MAX_LINE_BYTES overrides (a 50 MB line took 49 s, 2.6 GB)
 
 
 def _max_line_bytes() -> int:
@@ -249,7 +280,7 @@ def _bounded_lines(fh, limit: int):
         if len(raw) > limit and not raw.endswith(b"\n"):
             size = len(raw)
             while raw and not raw.endswith(b"\n"):
-                raw = fh.readline(2 ** 20)
+                raw = fh.readline(2**20)
                 size += len(raw)
             yield None, size
         else:
@@ -262,16 +293,19 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     ``lookup(ids)`` returns the subset of ``ids`` already in the store (for edge endpoints).
     """
     from ..model import Edge, Node
+
     nodes, edges, errors = [], [], []
     node_ids: set[str] = set()
-    node_line: dict[str, int] = {}             # id -> first line (duplicates inside one file are errors)
-    edge_line: dict[tuple, int] = {}           # (src, rel, dst) -> first line
+    node_line: dict[str, int] = {}  # id -> first line (duplicates inside one file are errors)
+    edge_line: dict[tuple, int] = {}  # (src, rel, dst) -> first line
     n_lines = 0
     max_line = _max_line_bytes()
     with open(path, "rb") as fh:
         for n_lines, (raw, size) in enumerate(_bounded_lines(fh, max_line), 1):
-            def bad(msg: str) -> None:
-                errors.append({"line": n_lines, "message": msg})
+
+            def bad(msg: str, line: int = n_lines) -> None:
+                errors.append({"line": line, "message": msg})
+
             if raw is None:
                 bad(f"line is {size:,} bytes, over the limit of {max_line:,} (set NGR_MAX_LINE_BYTES to raise it)")
                 continue
@@ -293,7 +327,7 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
             except RecursionError:
                 bad("bad JSON: nested too deeply")
                 continue
-            except ValueError as exc:   # e.g. an integer literal beyond Python's 4,300-digit limit
+            except ValueError as exc:  # e.g. an integer literal beyond Python's 4,300-digit limit
                 bad(f"bad JSON: {str(exc)[:200]}")
                 continue
             if not isinstance(d, dict):
@@ -303,7 +337,7 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
             if kind is None:
                 kind = "node" if "id" in d else "edge" if ("src" in d or "dst" in d) else None
                 if kind is None:
-                    bad("cannot tell a node from an edge: give \"kind\", or \"id\" (node) or \"src\"/\"dst\" (edge)")
+                    bad('cannot tell a node from an edge: give "kind", or "id" (node) or "src"/"dst" (edge)')
                     continue
             try:
                 if kind == "node":
@@ -318,15 +352,17 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
                     edge = Edge.from_dict(d)
                     first = edge_line.setdefault((edge.src, edge.rel, edge.dst), n_lines)
                     if first != n_lines:
-                        bad(f"duplicate edge ({edge.src}, {edge.rel}, {edge.dst}) (first on line {first}); "
-                            "one file holds each edge once")
+                        bad(
+                            f"duplicate edge ({edge.src}, {edge.rel}, {edge.dst}) (first on line {first}); "
+                            "one file holds each edge once"
+                        )
                         continue
                     edges.append((n_lines, edge))
                 else:
-                    bad(f"unknown kind {kind!r}: expected \"node\" or \"edge\"")
+                    bad(f'unknown kind {kind!r}: expected "node" or "edge"')
             except NeuronGraphError as exc:
                 bad(exc.message)
-            except TypeError as exc:   # e.g. a non-dict 'meta' slipping past a validator
+            except TypeError as exc:  # e.g. a non-dict 'meta' slipping past a validator
                 bad(str(exc))
     # endpoints: in this file, or already in the store
     outside = {x for _, e in edges for x in (e.src, e.dst) if x not in node_ids}
@@ -334,8 +370,14 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     for line_no, e in edges:
         missing = [x for x in dict.fromkeys((e.src, e.dst)) if x not in node_ids and x not in known]
         if missing:
-            errors.append({"line": line_no, "message": f"edge ({e.src}, {e.rel}, {e.dst}) refers to unknown node(s) "
-                           + ", ".join(repr(m) for m in missing) + " (neither in this file nor in the store)"})
+            errors.append(
+                {
+                    "line": line_no,
+                    "message": f"edge ({e.src}, {e.rel}, {e.dst}) refers to unknown node(s) "
+                    + ", ".join(repr(m) for m in missing)
+                    + " (neither in this file nor in the store)",
+                }
+            )
     errors.sort(key=lambda x: x["line"])
     return _Parsed(nodes, [e for _, e in edges], errors, n_lines)
 
@@ -343,6 +385,7 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
 def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, link: bool = False) -> dict:
     """Validate ``file`` completely, then write it (nodes, then edges in batches).  Raises IngestError."""
     from ..engine import Engine
+
     if not file.exists():
         raise CliError("file_not_found", f"no such file: {file}")
     if file.is_dir():
@@ -353,16 +396,19 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
     def lookup(ids):
         nonlocal store
         if store is None and not Path(db_path).exists():
-            return set()   # no store yet: only the file's own nodes exist (and none is created for a bad file)
+            return set()  # no store yet: only the file's own nodes exist (and none is created for a bad file)
         store = store or c.open_store(db_path)
         return store.lookup_idx(ids)
+
     try:
         parsed = _read_jsonl(file, lookup)
         if parsed.errors:
             raise IngestError(
                 f"{file}: {len(parsed.errors)} bad line(s); nothing was written. First: "
                 f"line {parsed.errors[0]['line']}: {parsed.errors[0]['message']}",
-                file=str(file), errors=parsed.errors)
+                file=str(file),
+                errors=parsed.errors,
+            )
         if not parsed.nodes and not parsed.edges:
             raise IngestError(f"{file}: no nodes or edges found ({parsed.lines} lines)", file=str(file), errors=[])
         t_parse = time.perf_counter() - t0
@@ -379,11 +425,12 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
                 prog.stop()
             t1 = time.perf_counter()
             res_nodes = {"nodes": 0, "embedded": 0}
-            if parsed.nodes:   # embeddings first, outside the write transaction: a cache, safe to crash in
+            if parsed.nodes:  # embeddings first, outside the write transaction: a cache, safe to crash in
                 task = prog.add_task("embedding nodes", total=len(parsed.nodes))
 
                 def on_progress(done: int, total: int) -> None:
                     prog.update(task, completed=done, total=total)
+
                 engine.vectors_for([n.body for n in parsed.nodes], on_progress)
                 res_nodes = {"nodes": len(parsed.nodes), "embedded": engine.last_embedded}
                 prog.update(task, description="nodes embedded", completed=prog.tasks[task].total)
@@ -395,13 +442,13 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
                 if parsed.nodes:
                     engine.add_nodes(parsed.nodes)
                 for i in range(0, len(parsed.edges), EDGE_BATCH):
-                    batch = parsed.edges[i:i + EDGE_BATCH]
+                    batch = parsed.edges[i : i + EDGE_BATCH]
                     engine.add_edges(batch)
                     prog.advance(etask, len(batch))
             engine.refresh()
             prog.update(etask, completed=len(parsed.edges) or 1, total=len(parsed.edges) or 1)
             t3 = time.perf_counter()
-            ingested = store.stats()   # counts of the file's own writes, before the linker adds its own
+            ingested = store.stats()  # counts of the file's own writes, before the linker adds its own
             link_info = None
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
@@ -412,13 +459,23 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
     finally:
         engine.close()
     return {
-        "file": str(file), "db": os.path.abspath(db_path), "lines": parsed.lines,
-        "nodes": len(parsed.nodes), "edges": len(parsed.edges),
-        "new_nodes": ingested["nodes"] - before["nodes"], "new_edges": ingested["edges"] - before["edges"],
-        "embedded": res_nodes["embedded"], "embedder": engine.embedder.model_id,
-        "store_nodes": after["nodes"], "store_edges": after["edges"],
-        "seconds": {"validate": round(t_parse, 3), "embed": round(t2 - t1, 3), "write": round(t3 - t2, 3),
-                    **({"link": round(t4 - t3, 3)} if link else {})},
+        "file": str(file),
+        "db": os.path.abspath(db_path),
+        "lines": parsed.lines,
+        "nodes": len(parsed.nodes),
+        "edges": len(parsed.edges),
+        "new_nodes": ingested["nodes"] - before["nodes"],
+        "new_edges": ingested["edges"] - before["edges"],
+        "embedded": res_nodes["embedded"],
+        "embedder": engine.embedder.model_id,
+        "store_nodes": after["nodes"],
+        "store_edges": after["edges"],
+        "seconds": {
+            "validate": round(t_parse, 3),
+            "embed": round(t2 - t1, 3),
+            "write": round(t3 - t2, 3),
+            **({"link": round(t4 - t3, 3)} if link else {}),
+        },
         **({"link": _link_summary(link_info)} if link else {}),
     }
 
@@ -429,21 +486,40 @@ def _link_summary(info: dict) -> dict:
 
 
 @app.command()
-def ingest(ctx: typer.Context,
-           what: str = typer.Argument(..., metavar="FILE | git REPO | github PATH | markdown DIR",
-                                      help="A JSONL file of nodes and edges, or a source kind followed by its path."),
-           path: Optional[Path] = typer.Argument(None, metavar="[PATH]", show_default=False,
-                                                 help="With git/github/markdown: the repository, export file or folder, folder."),
-           refs: Optional[List[str]] = typer.Option(None, "--ref", help="git: a ref to ingest (repeatable; default HEAD)."),
-           name: Optional[str] = typer.Option(None, "--name", help="Source name recorded on every node "
-                                              "(default: the repository / folder name)."),
-           prune: bool = typer.Option(False, "--prune", help="github/markdown: delete this source's items that "
-                                      "are no longer in it."),
-           full: bool = typer.Option(False, "--full", help="git: read every commit again, not only the new ones "
-                                     "(unchanged commits are still not rewritten or re-embedded)."),
-           link: bool = typer.Option(False, "--link", help="Afterwards build LLM-free links over the whole store "
-                                     "(title mentions, #refs, shared entities): see `ngr link`."),
-           as_json: bool = _json_opt()) -> None:
+def ingest(
+    ctx: typer.Context,
+    what: str = typer.Argument(
+        ...,
+        metavar="FILE | git REPO | github PATH | markdown DIR",
+        help="A JSONL file of nodes and edges, or a source kind followed by its path.",
+    ),
+    path: Path | None = typer.Argument(
+        None,
+        metavar="[PATH]",
+        show_default=False,
+        help="With git/github/markdown: the repository, export file or folder, folder.",
+    ),
+    refs: list[str] | None = typer.Option(None, "--ref", help="git: a ref to ingest (repeatable; default HEAD)."),
+    name: str | None = typer.Option(
+        None, "--name", help="Source name recorded on every node (default: the repository / folder name)."
+    ),
+    prune: bool = typer.Option(
+        False, "--prune", help="github/markdown: delete this source's items that are no longer in it."
+    ),
+    full: bool = typer.Option(
+        False,
+        "--full",
+        help="git: read every commit again, not only the new ones "
+        "(unchanged commits are still not rewritten or re-embedded).",
+    ),
+    link: bool = typer.Option(
+        False,
+        "--link",
+        help="Afterwards build LLM-free links over the whole store "
+        "(title mentions, #refs, shared entities): see `ngr link`.",
+    ),
+    as_json: bool = _json_opt(),
+) -> None:
     """Add nodes and edges from a JSONL file (all or nothing), or sync real history.
 
     `ngr ingest FILE.jsonl`: each line is a node {"kind":"node","id","type","title","text","metadata","confidence"}
@@ -458,6 +534,7 @@ def ingest(ctx: typer.Context,
     written and embedded; derived edges follow the text; learned weights are kept.
     """
     from .history_cmd import SOURCE_KINDS, ingest_source, print_summary
+
     c = _ctx(ctx)
     with _handled(as_json):
         if what in SOURCE_KINDS:
@@ -466,21 +543,28 @@ def ingest(ctx: typer.Context,
             summary = ingest_source(c, what, path, refs=refs, name=name, prune=prune, link=link, full=full)
         else:
             if path is not None or refs or name or prune or full:
-                raise CliError("invalid_argument", f"{what!r} is not a source kind ({', '.join(SOURCE_KINDS)}); "
-                               "a JSONL file takes no PATH, --ref, --name, --prune or --full")
+                raise CliError(
+                    "invalid_argument",
+                    f"{what!r} is not a source kind ({', '.join(SOURCE_KINDS)}); "
+                    "a JSONL file takes no PATH, --ref, --name, --prune or --full",
+                )
             summary = _ingest(c, Path(what), c.db_path(), link=link)
     if as_json:
         _print_json(summary)
     elif what in SOURCE_KINDS:
         print_summary(out, summary)
     else:
-        out.print(f"ingested {summary['nodes']} nodes ({summary['new_nodes']} new, {summary['embedded']} embedded) "
-                  f"and {summary['edges']} edges ({summary['new_edges']} new) into {escape(summary['db'])}; "
-                  f"store now has {summary['store_nodes']} nodes, {summary['store_edges']} edges")
+        out.print(
+            f"ingested {summary['nodes']} nodes ({summary['new_nodes']} new, {summary['embedded']} embedded) "
+            f"and {summary['edges']} edges ({summary['new_edges']} new) into {escape(summary['db'])}; "
+            f"store now has {summary['store_nodes']} nodes, {summary['store_edges']} edges"
+        )
         if link:
             li = summary["link"]
-            out.print(f"linked: {li['edges']} edges, {li['entities']} entity nodes "
-                      f"({', '.join(f'{k} {v}' for k, v in li.get('edges_by_linker', {}).items())})")
+            out.print(
+                f"linked: {li['edges']} edges, {li['entities']} entity nodes "
+                f"({', '.join(f'{k} {v}' for k, v in li.get('edges_by_linker', {}).items())})"
+            )
 
 
 @app.command()
@@ -511,9 +595,11 @@ def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     if as_json:
         _print_json(summary)
     else:
-        out.print(f"linked {summary['items']} nodes: {summary['edges']} edges, {summary['entities']} entity nodes "
-                  f"({', '.join(f'{k} {v}' for k, v in summary.get('edges_by_linker', {}).items())}) "
-                  f"in {summary['seconds']:.1f}s")
+        out.print(
+            f"linked {summary['items']} nodes: {summary['edges']} edges, {summary['entities']} entity nodes "
+            f"({', '.join(f'{k} {v}' for k, v in summary.get('edges_by_linker', {}).items())}) "
+            f"in {summary['seconds']:.1f}s"
+        )
 
 
 def _report_ingest_errors(exc: IngestError, as_json: bool) -> None:
@@ -548,8 +634,16 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
         if h.get("paths"):
             p = h["paths"][0]
             via = f"{len(p['edges'])} hop(s) from {p['nodes'][0]}" if p["edges"] else "seed"
-        t.add_row(str(h.get("rank", k)), escape(h["id"]), escape(h["type"]), escape(h["title"]),
-                  f"{s['final']:.3f}", f"{s['entry']:.3f}", f"{s['graph']:.3f}", escape(via))
+        t.add_row(
+            str(h.get("rank", k)),
+            escape(h["id"]),
+            escape(h["type"]),
+            escape(h["title"]),
+            f"{s['final']:.3f}",
+            f"{s['entry']:.3f}",
+            f"{s['graph']:.3f}",
+            escape(via),
+        )
     out.print(t)
 
 
@@ -564,6 +658,7 @@ def _int_option(raw: str, option: str) -> int:
     """A whole-number option parsed here, so ``--limit ten`` is ``error[invalid_argument]`` (exit 2, --json
     aware) like every other bad value, not click's usage box; the range is the engine's to check."""
     import re
+
     if not re.fullmatch(r"[+-]?[0-9]{1,12}", raw.strip()):
         raise InvalidArgument(f"{option} {raw!r}: expected a whole number, e.g. {option} 10")
     return int(raw.strip())
@@ -600,27 +695,42 @@ def _filter_options(as_of, since, until, sources, where, files) -> dict:
 
 
 @app.command()
-def search(ctx: typer.Context,
-           query: str = typer.Argument(..., help="The question or keywords."),
-           limit: str = typer.Option("10", "--limit", "-n", metavar="N", help="Hits to return."),
-           channel: str = typer.Option("spread", "--channel",
-                                       help="Graph channel: spread | beam | ppr | eager | mmr | scored | none (hybrid only)."),
-           types: Optional[List[str]] = typer.Option(None, "--type", "-t", help="Only return nodes of this type (repeatable)."),
-           rels: Optional[List[str]] = typer.Option(None, "--rel", help="Relation types the question is about (repeatable)."),
-           explain: bool = typer.Option(False, "--explain", help="Print each hit's score breakdown and graph path."),
-           as_of: Optional[str] = typer.Option(None, "--as-of", help="Search the store as it was then: nodes whose "
-                                               "event time (metadata 'time') is later are invisible, also as graph "
-                                               "bridges. Epoch seconds or ISO-8601 (2024-05-01T12:00:00Z)."),
-           since: Optional[str] = typer.Option(None, "--since", help="Only nodes whose event time is at or after this."),
-           until: Optional[str] = typer.Option(None, "--until", help="Only nodes whose event time is at or before this."),
-           sources: Optional[List[str]] = typer.Option(None, "--source", help="Only nodes whose metadata 'source' "
-                                                       "(repository / site) is this (repeatable)."),
-           where: Optional[List[str]] = typer.Option(None, "--where", help="Metadata equality KEY=VALUE (repeatable); "
-                                                     "VALUE is read as JSON when it is a number, true/false or a "
-                                                     "\"quoted string\", else as text."),
-           files: Optional[List[str]] = typer.Option(None, "--file", help="A repository-relative path you are working "
-                                                     "on (repeatable): its file:<path> node seeds the graph."),
-           as_json: bool = _json_opt()) -> None:
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="The question or keywords."),
+    limit: str = typer.Option("10", "--limit", "-n", metavar="N", help="Hits to return."),
+    channel: str = typer.Option(
+        "spread", "--channel", help="Graph channel: spread | beam | ppr | eager | mmr | scored | none (hybrid only)."
+    ),
+    types: list[str] | None = typer.Option(None, "--type", "-t", help="Only return nodes of this type (repeatable)."),
+    rels: list[str] | None = typer.Option(None, "--rel", help="Relation types the question is about (repeatable)."),
+    explain: bool = typer.Option(False, "--explain", help="Print each hit's score breakdown and graph path."),
+    as_of: str | None = typer.Option(
+        None,
+        "--as-of",
+        help="Search the store as it was then: nodes whose "
+        "event time (metadata 'time') is later are invisible, also as graph "
+        "bridges. Epoch seconds or ISO-8601 (2024-05-01T12:00:00Z).",
+    ),
+    since: str | None = typer.Option(None, "--since", help="Only nodes whose event time is at or after this."),
+    until: str | None = typer.Option(None, "--until", help="Only nodes whose event time is at or before this."),
+    sources: list[str] | None = typer.Option(
+        None, "--source", help="Only nodes whose metadata 'source' (repository / site) is this (repeatable)."
+    ),
+    where: list[str] | None = typer.Option(
+        None,
+        "--where",
+        help="Metadata equality KEY=VALUE (repeatable); "
+        "VALUE is read as JSON when it is a number, true/false or a "
+        '"quoted string", else as text.',
+    ),
+    files: list[str] | None = typer.Option(
+        None,
+        "--file",
+        help="A repository-relative path you are working on (repeatable): its file:<path> node seeds the graph.",
+    ),
+    as_json: bool = _json_opt(),
+) -> None:
     """Explained hybrid + graph search; stores a trace (see `ngr trace`).
 
     Filtered nodes (--as-of, --since, --until, --source, --where) are not in the graph for this search:
@@ -650,29 +760,49 @@ def search(ctx: typer.Context,
     if res.unknown_files:
         err.print(f"[yellow]no file node for: {escape(', '.join(res.unknown_files))}[/] (ignored)")
     ms = res.timings_ms
-    out.print(f"[dim]trace {res.trace_id}  seeds: {', '.join(res.seeds) or '-'}  "
-              + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items()) + "[/]")
+    out.print(
+        f"[dim]trace {res.trace_id}  seeds: {', '.join(res.seeds) or '-'}  "
+        + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items())
+        + "[/]"
+    )
 
 
 # --------------------------------------------------------------------- demo
 DEMO_QUERIES = [
     # (query, the source the question is really after, why hybrid search alone ranks it low)
-    ("was the Redis page cache decision ever reversed?", "decision:adr-009",
-     "the reversal is a later ADR about event invalidation that never names Redis; "
-     "chain: ADR-004 -> PR 118 -> stale-price incident -> PR 162 + ADR-009"),
-    ("what replaced the nightly export job?", "pr:305",
-     "the replacement PR talks about change-data-capture and never says 'nightly' or 'job'"),
-    ("ログインが遅い原因は?", "pr:198",
-     "a Japanese report; its cause is an English PR raising the bcrypt work factor, no shared words"),
-    ("결제 페이지 가격 오류의 원인은?", "issue:141",
-     "a Korean support ticket; the root-cause incident is an English issue it duplicates"),
+    (
+        "was the Redis page cache decision ever reversed?",
+        "decision:adr-009",
+        "the reversal is a later ADR about event invalidation that never names Redis; "
+        "chain: ADR-004 -> PR 118 -> stale-price incident -> PR 162 + ADR-009",
+    ),
+    (
+        "what replaced the nightly export job?",
+        "pr:305",
+        "the replacement PR talks about change-data-capture and never says 'nightly' or 'job'",
+    ),
+    (
+        "ログインが遅い原因は?",
+        "pr:198",
+        "a Japanese report; its cause is an English PR raising the bcrypt work factor, no shared words",
+    ),
+    (
+        "결제 페이지 가격 오류의 원인은?",
+        "issue:141",
+        "a Korean support ticket; the root-cause incident is an English issue it duplicates",
+    ),
 ]
 
 
 def _quiet_model_loading() -> None:
     """The model libraries print progress bars and notices while loading; keep stderr for our own output."""
-    for k, v in (("HF_HUB_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_VERBOSITY", "error"),
-                 ("TOKENIZERS_PARALLELISM", "false"), ("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1")):
+    for k, v in (
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TRANSFORMERS_VERBOSITY", "error"),
+        ("TOKENIZERS_PARALLELISM", "false"),
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+    ):
         os.environ.setdefault(k, v)
 
 
@@ -681,9 +811,11 @@ def _demo_corpus_path():
 
 
 @app.command()
-def demo(ctx: typer.Context,
-         db: Optional[str] = typer.Option(None, "--db", help="Database to use (default: a temporary one, deleted afterwards)."),
-         as_json: bool = _json_opt()) -> None:
+def demo(
+    ctx: typer.Context,
+    db: str | None = typer.Option(None, "--db", help="Database to use (default: a temporary one, deleted afterwards)."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Ingest a small built-in software-history corpus and run explained searches on it.
 
     Each query runs twice: hybrid entry only (--channel none) and with the graph
@@ -709,12 +841,17 @@ def demo(ctx: typer.Context,
                     res = eng.search(query, limit=5, qvec=qvec)
                     base_rank = next((k for k, h in enumerate(base.hits, 1) if h.id == target), None)
                     rank = next((k for k, h in enumerate(res.hits, 1) if h.id == target), None)
-                    report["queries"].append({
-                        "query": query, "target": target, "why": why,
-                        "target_rank_hybrid_only": base_rank, "target_rank_with_graph": rank,
-                        "hybrid_only_top5": [h.id for h in base.hits[:5]],
-                        "result": res.to_dict(snippet_chars=160),
-                    })
+                    report["queries"].append(
+                        {
+                            "query": query,
+                            "target": target,
+                            "why": why,
+                            "target_rank_hybrid_only": base_rank,
+                            "target_rank_with_graph": rank,
+                            "hybrid_only_top5": [h.id for h in base.hits[:5]],
+                            "result": res.to_dict(snippet_chars=160),
+                        }
+                    )
                     if not as_json:
                         _print_demo_query(query, target, why, base, res, base_rank, rank)
         finally:
@@ -729,41 +866,61 @@ def demo(ctx: typer.Context,
     t.add_column("hybrid only", justify="right")
     t.add_column("with graph", justify="right")
     for q in report["queries"]:
-        t.add_row(escape(q["query"]), escape(q["target"]), str(q["target_rank_hybrid_only"] or "-"),
-                  str(q["target_rank_with_graph"] or "> 5"))
+        t.add_row(
+            escape(q["query"]),
+            escape(q["target"]),
+            str(q["target_rank_hybrid_only"] or "-"),
+            str(q["target_rank_with_graph"] or "> 5"),
+        )
     out.print(t)
     where = report["db"] or "a temporary database (deleted); pass --db PATH to keep it"
-    out.print(f"[dim]{summary['nodes']} nodes, {summary['edges']} edges, embedder {escape(summary['embedder'])}; "
-              f"store: {escape(where)}[/]")
+    out.print(
+        f"[dim]{summary['nodes']} nodes, {summary['edges']} edges, embedder {escape(summary['embedder'])}; "
+        f"store: {escape(where)}[/]"
+    )
 
 
 def _print_demo_query(query, target, why, base, res, base_rank, rank) -> None:
     out.rule(f"[bold]{escape(query)}")
     out.print(f"[dim]looking for {escape(target)}: {escape(why)}[/]")
-    where = f"ranked [bold]{base_rank}[/]" if base_rank else "[bold]not among the hits[/] (no shared words; similarity below the corpus median)"
-    out.print(f"hybrid only (--channel none): {escape(target)} {where}; top 3: "
-              + ", ".join(escape(h.id) for h in base.hits[:3]))
-    out.print(f"with the graph channel: {escape(target)} ranked "
-              f"[bold {'green' if rank else 'red'}]{rank if rank else 'not in top 5'}[/]")
+    where = (
+        f"ranked [bold]{base_rank}[/]"
+        if base_rank
+        else "[bold]not among the hits[/] (no shared words; similarity below the corpus median)"
+    )
+    out.print(
+        f"hybrid only (--channel none): {escape(target)} {where}; top 3: "
+        + ", ".join(escape(h.id) for h in base.hits[:3])
+    )
+    out.print(
+        f"with the graph channel: {escape(target)} ranked "
+        f"[bold {'green' if rank else 'red'}]{rank if rank else 'not in top 5'}[/]"
+    )
     _print_explained(res)
     out.print(f"[dim]trace {res.trace_id}[/]")
 
 
 # --------------------------------------------------------------------- bench
 @bench_app.command("perf")
-def bench_perf(ctx: typer.Context,
-               nodes: int = typer.Option(10_000, "--nodes", help="Synthetic nodes."),
-               edges_per_node: float = typer.Option(3.0, "--edges-per-node", help="Typed edges per node (average)."),
-               queries: int = typer.Option(200, "--queries", help="Timed searches."),
-               dim: int = typer.Option(384, "--dim", help="Vector dimension (384 = the real model's)."),
-               seed: int = typer.Option(0, "--seed", help="Random seed of the synthetic corpus."),
-               blas_threads: Optional[int] = typer.Option(
-                   None, "--blas-threads", help="Limit BLAS threads for the dense matrix-vector product "
-                   "(needs threadpoolctl; default: the library's own choice)."),
-               db: Optional[str] = typer.Option(None, "--db", help="Fresh database file to build (default: a temporary one)."),
-               as_json: bool = _json_opt()) -> None:
+def bench_perf(
+    ctx: typer.Context,
+    nodes: int = typer.Option(10_000, "--nodes", help="Synthetic nodes."),
+    edges_per_node: float = typer.Option(3.0, "--edges-per-node", help="Typed edges per node (average)."),
+    queries: int = typer.Option(200, "--queries", help="Timed searches."),
+    dim: int = typer.Option(384, "--dim", help="Vector dimension (384 = the real model's)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the synthetic corpus."),
+    blas_threads: int | None = typer.Option(
+        None,
+        "--blas-threads",
+        help="Limit BLAS threads for the dense matrix-vector product "
+        "(needs threadpoolctl; default: the library's own choice).",
+    ),
+    db: str | None = typer.Option(None, "--db", help="Fresh database file to build (default: a temporary one)."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Synthetic ingest and search latency benchmark (embedding excluded; see the output's notes)."""
     from ..bench.perf import run_perf
+
     with _handled(as_json):
         if nodes < 10:
             raise InvalidArgument("--nodes must be at least 10")
@@ -778,8 +935,16 @@ def bench_perf(ctx: typer.Context,
         if blas_threads is not None and blas_threads < 1:
             raise InvalidArgument("--blas-threads must be at least 1")
         try:
-            res = run_perf(nodes=nodes, edges_per_node=edges_per_node, queries=queries, dim=dim, seed=seed, db=db,
-                           console=err, blas_threads=blas_threads)
+            res = run_perf(
+                nodes=nodes,
+                edges_per_node=edges_per_node,
+                queries=queries,
+                dim=dim,
+                seed=seed,
+                db=db,
+                console=err,
+                blas_threads=blas_threads,
+            )
         except RuntimeError as exc:
             raise CliError("unavailable", str(exc)) from None
     if as_json:
@@ -806,14 +971,17 @@ def _choose_systems(known: dict, wanted: list[str] | None) -> dict:
 
 
 @bench_app.command("retrieval")
-def bench_retrieval(ctx: typer.Context,
-                    dataset: Path = typer.Option(..., "--dataset", help="Folder with corpus.jsonl + queries.jsonl."),
-                    limit_queries: Optional[int] = typer.Option(None, "--limit-queries", help="Only the first N questions."),
-                    systems: Optional[List[str]] = typer.Option(None, "--system", help="Only these systems (repeatable)."),
-                    db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: a cache file "
-                                                     "under .ngr/bench keyed by dataset and model)."),
-                    out_file: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result here."),
-                    as_json: bool = _json_opt()) -> None:
+def bench_retrieval(
+    ctx: typer.Context,
+    dataset: Path = typer.Option(..., "--dataset", help="Folder with corpus.jsonl + queries.jsonl."),
+    limit_queries: int | None = typer.Option(None, "--limit-queries", help="Only the first N questions."),
+    systems: list[str] | None = typer.Option(None, "--system", help="Only these systems (repeatable)."),
+    db: str | None = typer.Option(
+        None, "--db", help="Store to build/reuse (default: a cache file under .ngr/bench keyed by dataset and model)."
+    ),
+    out_file: Path | None = typer.Option(None, "--out", help="Also write the JSON result here."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Recall@2/5/10, MRR and cost to full recall of every system on a multi-hop QA set.
 
     Ingests the corpus (embeddings cached, so a re-run does not re-embed), links it
@@ -821,6 +989,7 @@ def bench_retrieval(ctx: typer.Context,
     the other graph channels and ablations over the whole corpus.
     """
     from ..bench import retrieval as br
+
     c = _ctx(ctx)
     with _handled(as_json):
         if limit_queries is not None and limit_queries < 1:
@@ -832,15 +1001,18 @@ def bench_retrieval(ctx: typer.Context,
         try:
             with _progress() as prog:
                 t = prog.add_task(f"embedding {ds.name}", total=len(ds.passages))
-                info = br.ingest_dataset(eng, ds, link=True,
-                                         progress=lambda d, n: prog.update(t, completed=d, total=n))
+                info = br.ingest_dataset(eng, ds, link=True, progress=lambda d, n: prog.update(t, completed=d, total=n))
                 prog.update(t, description=f"ingested + linked {ds.name}", completed=prog.tasks[t].total)
                 q = prog.add_task("searching", total=len(chosen) * len(ds.queries))
                 res = br.run_benchmark(eng, ds, chosen, progress=lambda d, n: prog.update(q, completed=d, total=n))
         finally:
             eng.close()
-        res["ingest"] = {"embedded": info.get("embedded"), "ingest_s": round(info["ingest_s"], 2),
-                         "link_s": round(info.get("link_s", 0.0), 2), "link": _link_summary(info.get("link", {}))}
+        res["ingest"] = {
+            "embedded": info.get("embedded"),
+            "ingest_s": round(info["ingest_s"], 2),
+            "link_s": round(info.get("link_s", 0.0), 2),
+            "link": _link_summary(info.get("link", {})),
+        }
         if out_file:
             out_file.write_text(json.dumps(res, indent=2))
     if as_json:
@@ -850,17 +1022,20 @@ def bench_retrieval(ctx: typer.Context,
 
 
 @bench_app.command("history")
-def bench_history_command(ctx: typer.Context,
-                          repo: Path = typer.Option(..., "--repo", help="A git repository (working tree or bare)."),
-                          db: Optional[str] = typer.Option(None, "--db", help="Store to build/reuse (default: a cache "
-                                                           "file under .ngr/bench/history keyed by repository and model)."),
-                          limit: Optional[str] = typer.Option(None, "--limit", metavar="N",
-                                                              help="Only the first N questions."),
-                          systems: Optional[List[str]] = typer.Option(None, "--system", help="Only these systems (repeatable)."),
-                          learning: bool = typer.Option(True, "--learning/--no-learning",
-                                                        help="Also run the 70/30 feedback split."),
-                          out_file: Optional[Path] = typer.Option(None, "--out", help="Write the full JSON (with per-pair ranks) here."),
-                          as_json: bool = _json_opt()) -> None:
+def bench_history_command(
+    ctx: typer.Context,
+    repo: Path = typer.Option(..., "--repo", help="A git repository (working tree or bare)."),
+    db: str | None = typer.Option(
+        None,
+        "--db",
+        help="Store to build/reuse (default: a cache file under .ngr/bench/history keyed by repository and model).",
+    ),
+    limit: str | None = typer.Option(None, "--limit", metavar="N", help="Only the first N questions."),
+    systems: list[str] | None = typer.Option(None, "--system", help="Only these systems (repeatable)."),
+    learning: bool = typer.Option(True, "--learning/--no-learning", help="Also run the 70/30 feedback split."),
+    out_file: Path | None = typer.Option(None, "--out", help="Write the full JSON (with per-pair ranks) here."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Which earlier change is this fix about? Fix → origin retrieval on a real git history.
 
     Ingests the repository (incrementally), takes every fix that names its origin
@@ -869,16 +1044,16 @@ def bench_history_command(ctx: typer.Context,
     (docs/benchmarks.md, "Real history").
     """
     from .history_cmd import bench_history
+
     with _handled(as_json):
         n = None if limit is None else _int_option(limit, "--limit")
     bench_history(ctx, repo, db, n, systems, learning, out_file, as_json)
 
 
+from .ask_cmd import ask_command, bench_ask, cypher_command  # noqa: E402  (FalkorDB/LLM SDKs imported lazily)
 from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
-
 from .mcp_cmd import mcp_command  # noqa: E402  (the SDK itself is imported only when the server starts)
 from .schema_cmd import neighbors_command, schema_app  # noqa: E402
-from .ask_cmd import ask_command, bench_ask, cypher_command  # noqa: E402  (FalkorDB/LLM SDKs imported lazily)
 
 app.add_typer(feedback_app, name="feedback")
 app.command("mcp")(mcp_command)
@@ -894,7 +1069,7 @@ bench_app.command("ask")(bench_ask)
 def main() -> None:
     try:
         app()
-    except KeyboardInterrupt:   # click normally turns this into "Aborted!"; this covers the rest
+    except KeyboardInterrupt:  # click normally turns this into "Aborted!"; this covers the rest
         err.print(f"[bold red]{escape('error[interrupted]')}[/]: interrupted")
         sys.exit(130)
 

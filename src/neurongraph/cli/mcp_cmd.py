@@ -5,13 +5,13 @@ Mounted by ``cli/main.py`` with ``app.command("mcp")(mcp_command)``; also the wh
 root options) or after it; after wins.  Nothing but the protocol is written to stdout:
 errors go to stderr as ``error[code]: message`` with exit status 2.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,6 +20,7 @@ __all__ = ["mcp_command", "open_for_serving"]
 
 def _m():
     from . import main
+
     return main
 
 
@@ -29,22 +30,29 @@ def open_for_serving(c):
     try:
         from mcp.server import MCPServer  # noqa: F401  (the SDK 2.x API the server is built on)
     except ImportError:
-        raise m.CliError("missing_dependency", "the MCP server needs the optional extra: "
-                         "pip install 'neurongraph[mcp]' (the official mcp SDK, version 2.3 or later)") from None
+        raise m.CliError(
+            "missing_dependency",
+            "the MCP server needs the optional extra: "
+            "pip install 'neurongraph[mcp]' (the official mcp SDK, version 2.3 or later)",
+        ) from None
     path = c.db_path()
     if not Path(path).exists():
         raise m.CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
-    with contextlib.redirect_stdout(sys.stderr):   # a model library printing while loading must not corrupt stdio
+    with contextlib.redirect_stdout(sys.stderr):  # a model library printing while loading must not corrupt stdio
         return c.open_engine(path)
 
 
 def mcp_command(
     ctx: typer.Context,
-    db: Optional[str] = typer.Option(None, "--db", help="SQLite database file to serve (default: NGR_DB or ./.ngr/ngr.db)."),
-    embedder: Optional[str] = typer.Option(
-        None, "--embedder",
+    db: str | None = typer.Option(
+        None, "--db", help="SQLite database file to serve (default: NGR_DB or ./.ngr/ngr.db)."
+    ),
+    embedder: str | None = typer.Option(
+        None,
+        "--embedder",
         help="Embedding model: default = the real sentence model; 'hashing' = fast test embedder; "
-             "or a local model directory. Must match the one the store was ingested with."),
+        "or a local model directory. Must match the one the store was ingested with.",
+    ),
 ) -> None:
     """Serve search and the learning loop as MCP tools over stdio (for Claude Desktop, Claude Code, ...).
 
@@ -53,11 +61,15 @@ def mcp_command(
     """
     m = _m()
     root = ctx.find_root().obj
-    if not isinstance(root, m.Ctx):   # run as `python -m neurongraph.mcp`
-        root = m.Ctx(db=os.environ.get("NGR_DB") or m.DEFAULT_DB, db_explicit="NGR_DB" in os.environ,
-                     embedder=os.environ.get("NGR_EMBEDDER") or None)
+    if not isinstance(root, m.Ctx):  # run as `python -m neurongraph.mcp`
+        root = m.Ctx(
+            db=os.environ.get("NGR_DB") or m.DEFAULT_DB,
+            db_explicit="NGR_DB" in os.environ,
+            embedder=os.environ.get("NGR_EMBEDDER") or None,
+        )
     c = m.Ctx(db=db or root.db, db_explicit=bool(db) or root.db_explicit, embedder=embedder or root.embedder)
     with m._handled(False):
         engine = open_for_serving(c)
     from ..mcp.server import serve
+
     serve(engine)

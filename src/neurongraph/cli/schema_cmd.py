@@ -9,11 +9,12 @@ To be mounted by ``cli/main.py``::
 None of these commands loads an embedding model: they open the store only (and,
 for path queries, build the CSR graph from it).
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
 
 import typer
 
@@ -21,11 +22,14 @@ from ..schema.api import SchemaMixin
 
 __all__ = ["schema_app", "neighbors_command"]
 
-schema_app = typer.Typer(no_args_is_help=True, help="Relation schema: load/show it, query blockers and evidence chains.")
+schema_app = typer.Typer(
+    no_args_is_help=True, help="Relation schema: load/show it, query blockers and evidence chains."
+)
 
 
 def _m():
     from . import main
+
     return main
 
 
@@ -34,12 +38,14 @@ class _StoreView(SchemaMixin):
 
     def __init__(self, store):
         from ..graph.arrays import GraphArrays
+
         self.store = store
         self.graph = GraphArrays(0)
         self._seq = -1
 
     def refresh(self) -> int:
         from ..graph.arrays import GraphArrays
+
         seq = self.store.current_seq()
         if seq == self._seq:
             return 0
@@ -66,11 +72,13 @@ def _json_opt():
 
 
 @schema_app.command("load")
-def load(ctx: typer.Context,
-         file: Path = typer.Argument(..., help="Schema document (.toml or .json)."),
-         mode: Optional[str] = typer.Option(None, "--mode", help="Override the file's mode: strict | permissive."),
-         no_check: bool = typer.Option(False, "--no-check", help="Do not check the stored edges and nodes against it."),
-         as_json: bool = _json_opt()) -> None:
+def load(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="Schema document (.toml or .json)."),
+    mode: str | None = typer.Option(None, "--mode", help="Override the file's mode: strict | permissive."),
+    no_check: bool = typer.Option(False, "--no-check", help="Do not check the stored edges and nodes against it."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Replace the store's relation schema with FILE (rejected, changing nothing, if stored data breaks it)."""
     m = _m()
     c = m._ctx(ctx)
@@ -83,8 +91,10 @@ def load(ctx: typer.Context,
     if as_json:
         m._print_json(info)
     else:
-        m.out.print(f"loaded schema {m.escape(str(file))}: {info['relations']} relations, {info['invariants']} "
-                    f"invariants, mode {info['mode']} (generation {info['generation']})")
+        m.out.print(
+            f"loaded schema {m.escape(str(file))}: {info['relations']} relations, {info['invariants']} "
+            f"invariants, mode {info['mode']} (generation {info['generation']})"
+        )
 
 
 @schema_app.command("show")
@@ -96,39 +106,51 @@ def show(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     with m._handled(as_json):
         with _open_view(c) as view:
             doc = view.relation_schema().to_dict()
-            from ..graphdb.schema import build_schema   # labels/relations/properties from the store (issue 13)
+            from ..graphdb.schema import build_schema  # labels/relations/properties from the store (issue 13)
+
             graph = build_schema(view.store)
     if as_json:
         m._print_json({**doc, "graph": graph.to_dict()})
         return
-    m.out.print(f"[bold]mode[/]: {doc['mode']}" + (f"   [bold]entry types[/]: {', '.join(doc['entry_types'])}"
-                                                  if doc["entry_types"] else ""))
+    m.out.print(
+        f"[bold]mode[/]: {doc['mode']}"
+        + (f"   [bold]entry types[/]: {', '.join(doc['entry_types'])}" if doc["entry_types"] else "")
+    )
     from rich.table import Table
+
     t = Table(title="relations")
     for col in ("name", "direction", "inverse", "weight", "allowed (src -> dst)"):
         t.add_column(col, overflow="fold")
     for name, r in doc["relations"].items():
         allow = ", ".join(f"{s} -> {d}" for s, d in r["allow"]) or "any"
-        t.add_row(m.escape(name), "directed" if r["directed"] else "symmetric", m.escape(r.get("inverse") or "-"),
-                  f"{r['default_weight']:g}", m.escape(allow))
+        t.add_row(
+            m.escape(name),
+            "directed" if r["directed"] else "symmetric",
+            m.escape(r.get("inverse") or "-"),
+            f"{r['default_weight']:g}",
+            m.escape(allow),
+        )
     m.out.print(t)
     from ..schema.invariants import parse_invariant
+
     for k, inv in enumerate(doc["invariants"]):
         m.out.print(f"[bold]invariant[/] {m.escape(inv['name'])}: {m.escape(parse_invariant(inv, k).rule_text())}")
     m.out.print("[bold]graph schema for ask / cypher[/] (from the store):")
     m.out.print(m.escape(graph.prompt()))
 
 
-def neighbors_command(ctx: typer.Context,
-                      node_id: str = typer.Argument(..., help="A node id or alias."),
-                      rels: Optional[List[str]] = typer.Option(None, "--rel", "-r",
-                                                               help="Only this relation (repeatable; inverse names work)."),
-                      incoming: bool = typer.Option(False, "--in", help="Only edges pointing at the node."),
-                      outgoing: bool = typer.Option(False, "--out", help="Only edges leaving the node."),
-                      no_superseded: bool = typer.Option(False, "--no-superseded",
-                                                         help="Leave out superseded entry revisions."),
-                      limit: Optional[int] = typer.Option(None, "--limit", "-n", help="At most this many edges."),
-                      as_json: bool = _json_opt()) -> None:
+def neighbors_command(
+    ctx: typer.Context,
+    node_id: str = typer.Argument(..., help="A node id or alias."),
+    rels: list[str] | None = typer.Option(
+        None, "--rel", "-r", help="Only this relation (repeatable; inverse names work)."
+    ),
+    incoming: bool = typer.Option(False, "--in", help="Only edges pointing at the node."),
+    outgoing: bool = typer.Option(False, "--out", help="Only edges leaving the node."),
+    no_superseded: bool = typer.Option(False, "--no-superseded", help="Leave out superseded entry revisions."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many edges."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Edges of a node by relation and direction (both directions unless --in or --out)."""
     m = _m()
     c = m._ctx(ctx)
@@ -143,18 +165,23 @@ def neighbors_command(ctx: typer.Context,
         m._print_json({"node": node, "direction": direction, "neighbors": res})
         return
     if not res:
-        m.out.print(f"no {direction if direction != 'both' else ''} edges of {m.escape(node)}"
-                    + (f" with relation {', '.join(rels)}" if rels else ""))
+        m.out.print(
+            f"no {direction if direction != 'both' else ''} edges of {m.escape(node)}"
+            + (f" with relation {', '.join(rels)}" if rels else "")
+        )
         return
     for r in res:
         arrow = f"-[{r['rel']}]->" if r["direction"] == "out" else f"<-[{r['rel']}]-"
-        m.out.print(f"{m.escape(node)} {m.escape(arrow)} {m.escape(r['node'])} [dim]({m.escape(r['type'])}, "
-                    f"w={r['weight']:.2f})[/]")
+        m.out.print(
+            f"{m.escape(node)} {m.escape(arrow)} {m.escape(r['node'])} [dim]({m.escape(r['type'])}, "
+            f"w={r['weight']:.2f})[/]"
+        )
 
 
 @schema_app.command("blockers")
-def blockers(ctx: typer.Context, task: str = typer.Argument(..., help="A task id or alias."),
-             as_json: bool = _json_opt()) -> None:
+def blockers(
+    ctx: typer.Context, task: str = typer.Argument(..., help="A task id or alias."), as_json: bool = _json_opt()
+) -> None:
     """Effective blockers of a task: blocked_by targets, conditions expanded along resolves_to."""
     m = _m()
     c = m._ctx(ctx)
@@ -171,10 +198,13 @@ def blockers(ctx: typer.Context, task: str = typer.Argument(..., help="A task id
 
 
 @schema_app.command("evidence")
-def evidence(ctx: typer.Context, entry: str = typer.Argument(..., help="An entry id."),
-             rel: str = typer.Option("evidence_of", "--rel", help="The evidence relation."),
-             include_superseded: bool = typer.Option(False, "--include-superseded", help="Also superseded revisions."),
-             as_json: bool = _json_opt()) -> None:
+def evidence(
+    ctx: typer.Context,
+    entry: str = typer.Argument(..., help="An entry id."),
+    rel: str = typer.Option("evidence_of", "--rel", help="The evidence relation."),
+    include_superseded: bool = typer.Option(False, "--include-superseded", help="Also superseded revisions."),
+    as_json: bool = _json_opt(),
+) -> None:
     """Evidence chain: entry -evidence_of-> entity <-evidence_of- other entries."""
     m = _m()
     c = m._ctx(ctx)

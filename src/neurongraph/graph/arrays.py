@@ -10,6 +10,7 @@ the buffer grows past a fraction of the base (amortised O(1) per edge).
 Node indices are the store's integer node keys, so no id remapping is needed;
 arrays are sized ``n_nodes = max index + 1`` and holes are inactive nodes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,8 +19,8 @@ import numpy as np
 
 __all__ = ["Expansion", "GraphArrays", "mask_at"]
 
-_MERGE_MIN = 4096        # delta edges tolerated regardless of base size
-_MERGE_FRACTION = 0.05   # ... or this fraction of the base
+_MERGE_MIN = 4096  # delta edges tolerated regardless of base size
+_MERGE_FRACTION = 0.05  # ... or this fraction of the base
 
 
 @dataclass(frozen=True)
@@ -30,14 +31,14 @@ class Expansion:
     carry per-frontier state (activation, path score) along with a gather.
     """
 
-    src_pos: np.ndarray   # int64, position in the frontier
-    src: np.ndarray       # int64 node index
-    dst: np.ndarray       # int64 node index
-    weight: np.ndarray    # float64 effective weight (base + plastic)
-    fact: np.ndarray      # float64 factuality
-    rtype: np.ndarray     # int32 predicate type id, -1 = untyped
-    pol: np.ndarray       # int8 polarity, +1 / -1
-    eid: np.ndarray       # int64 store edge key
+    src_pos: np.ndarray  # int64, position in the frontier
+    src: np.ndarray  # int64 node index
+    dst: np.ndarray  # int64 node index
+    weight: np.ndarray  # float64 effective weight (base + plastic)
+    fact: np.ndarray  # float64 factuality
+    rtype: np.ndarray  # int32 predicate type id, -1 = untyped
+    pol: np.ndarray  # int8 polarity, +1 / -1
+    eid: np.ndarray  # int64 store edge key
 
     def __len__(self) -> int:
         return int(self.dst.shape[0])
@@ -53,8 +54,7 @@ def mask_at(mask: np.ndarray, nodes: np.ndarray) -> np.ndarray:
 
 def _empty_expansion() -> Expansion:
     z64 = np.zeros(0, np.int64)
-    return Expansion(z64, z64, z64, np.zeros(0), np.zeros(0),
-                     np.zeros(0, np.int32), np.zeros(0, np.int8), z64)
+    return Expansion(z64, z64, z64, np.zeros(0), np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int8), z64)
 
 
 class _Csr:
@@ -132,18 +132,18 @@ class GraphArrays:
     def __init__(self, n_nodes: int = 0):
         self.n_nodes = int(n_nodes)
         self._base = _Csr(self.n_nodes, [], [], [], [], [], [], [])
-        self._base_rev: _Rev | None = None    # reverse index of the base block (until compaction)
+        self._base_rev: _Rev | None = None  # reverse index of the base block (until compaction)
         self._delta_rev: _Rev | None = None
         self._delta: dict[str, list] = {k: [] for k in ("src", "dst", "weight", "fact", "rtype", "pol", "eid")}
         self._delta_csr: _Csr | None = None
-        self._delta_pos: dict[int, int] = {}   # store edge id -> delta position (the delta is small)
-        self._base_order: np.ndarray | None = None   # argsort of base eids, for vectorised lookups
+        self._delta_pos: dict[int, int] = {}  # store edge id -> delta position (the delta is small)
+        self._base_order: np.ndarray | None = None  # argsort of base eids, for vectorised lookups
         self._base_sorted: np.ndarray | None = None
-        self.version = 0   # bumped on every change; lets callers cache derived matrices
+        self.version = 0  # bumped on every change; lets callers cache derived matrices
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def from_edges(cls, n_nodes: int, src, dst, weight, fact=None, rtype=None, pol=None, eid=None) -> "GraphArrays":
+    def from_edges(cls, n_nodes: int, src, dst, weight, fact=None, rtype=None, pol=None, eid=None) -> GraphArrays:
         g = cls(n_nodes)
         m = len(src)
         if m and (min(np.min(src), np.min(dst)) < 0 or max(np.max(src), np.max(dst)) >= n_nodes):
@@ -181,7 +181,7 @@ class GraphArrays:
         i = np.minimum(i, self._base_sorted.shape[0] - 1)
         found = self._base_sorted[i] == eids
         pos = np.where(found, self._base_order[i], -1)
-        pos[pos >= 0] = np.where(b.alive[pos[pos >= 0]], pos[pos >= 0], -1)   # a removed edge's key is gone
+        pos[pos >= 0] = np.where(b.alive[pos[pos >= 0]], pos[pos >= 0], -1)  # a removed edge's key is gone
         return pos
 
     def upsert_edges(self, src, dst, weight, fact, rtype, pol, eid) -> None:
@@ -197,16 +197,26 @@ class GraphArrays:
         inb = pos >= 0
         if inb.any():
             b, p = self._base, pos[inb]
-            b.weight[p], b.fact[p], b.rtype[p], b.pol[p], b.alive[p] = weight[inb], fact[inb], rtype[inb], pol[inb], True
+            b.weight[p], b.fact[p], b.rtype[p], b.pol[p], b.alive[p] = (
+                weight[inb],
+                fact[inb],
+                rtype[inb],
+                pol[inb],
+                True,
+            )
         d = self._delta
         for k in np.flatnonzero(~inb):
             e = int(eid[k])
             dp = self._delta_pos.get(e)
             if dp is None:
                 self._delta_pos[e] = len(d["eid"])
-                d["src"].append(int(src[k])); d["dst"].append(int(dst[k])); d["eid"].append(e)
-                d["weight"].append(float(weight[k])); d["fact"].append(float(fact[k]))
-                d["rtype"].append(int(rtype[k])); d["pol"].append(int(pol[k]))
+                d["src"].append(int(src[k]))
+                d["dst"].append(int(dst[k]))
+                d["eid"].append(e)
+                d["weight"].append(float(weight[k]))
+                d["fact"].append(float(fact[k]))
+                d["rtype"].append(int(rtype[k]))
+                d["pol"].append(int(pol[k]))
             else:
                 d["weight"][dp], d["fact"][dp] = float(weight[k]), float(fact[k])
                 d["rtype"][dp], d["pol"][dp] = int(rtype[k]), int(pol[k])
@@ -235,7 +245,7 @@ class GraphArrays:
             dp = self._delta_pos.pop(int(eids[k]), None)
             if dp is not None:
                 self._delta["weight"][dp] = 0.0
-                self._delta["eid"][dp] = -1   # tombstone; dropped on compaction
+                self._delta["eid"][dp] = -1  # tombstone; dropped on compaction
         self._changed()
 
     def remove_nodes(self, nodes) -> None:
@@ -262,9 +272,13 @@ class GraphArrays:
 
         self._base = _Csr(
             self.n_nodes,
-            cat(b.src, "src", np.int64), cat(b.dst, "dst", np.int64),
-            cat(b.weight, "weight", np.float64), cat(b.fact, "fact", np.float64),
-            cat(b.rtype, "rtype", np.int32), cat(b.pol, "pol", np.int8), cat(b.eid, "eid", np.int64),
+            cat(b.src, "src", np.int64),
+            cat(b.dst, "dst", np.int64),
+            cat(b.weight, "weight", np.float64),
+            cat(b.fact, "fact", np.float64),
+            cat(b.rtype, "rtype", np.int32),
+            cat(b.pol, "pol", np.int8),
+            cat(b.eid, "eid", np.int64),
         )
         self._delta = {k: [] for k in self._delta}
         self._delta_pos = {}
@@ -282,7 +296,9 @@ class GraphArrays:
             return None
         if self._delta_csr is None:
             d = self._delta
-            self._delta_csr = _Csr(self.n_nodes, d["src"], d["dst"], d["weight"], d["fact"], d["rtype"], d["pol"], d["eid"])
+            self._delta_csr = _Csr(
+                self.n_nodes, d["src"], d["dst"], d["weight"], d["fact"], d["rtype"], d["pol"], d["eid"]
+            )
             self._delta_csr.alive = self._delta_csr.eid >= 0
         return self._delta_csr
 
@@ -299,8 +315,9 @@ class GraphArrays:
             out.append((d, self._delta_rev))
         return out
 
-    def expand(self, frontier, reverse: bool = False, direction: str | None = None,
-               reverse_weight: float = 1.0) -> Expansion:
+    def expand(
+        self, frontier, reverse: bool = False, direction: str | None = None, reverse_weight: float = 1.0
+    ) -> Expansion:
         """One walk step from the frontier: every live edge leaving it (or, with
         ``reverse``, entering it).  ``src`` is always the frontier node and ``dst``
         the node the step reaches; for a reverse step the stored edge points
@@ -316,15 +333,20 @@ class GraphArrays:
                 a, b = self.expand(frontier), self.expand(frontier, reverse=True)
                 if reverse_weight != 1.0:
                     b = Expansion(b.src_pos, b.src, b.dst, b.weight * reverse_weight, b.fact, b.rtype, b.pol, b.eid)
-                return Expansion(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in Expansion.__dataclass_fields__))
+                return Expansion(
+                    *(np.concatenate([getattr(a, f), getattr(b, f)]) for f in Expansion.__dataclass_fields__)
+                )
             if direction not in ("out", "in"):
                 raise ValueError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
             reverse = direction == "in"
-        if reverse:   # a backward step: the frontier is the stored edge's dst, the step reaches its src
+        if reverse:  # a backward step: the frontier is the stored edge's dst, the step reaches its src
             sources = [(blk, rev.gather, blk.dst, blk.src) for blk, rev in self._reverse_blocks()]
         else:
-            sources = [(blk, blk.gather, blk.src, blk.dst) for blk in (self._base, self._delta_block())
-                       if blk is not None and blk.n_edges]
+            sources = [
+                (blk, blk.gather, blk.src, blk.dst)
+                for blk in (self._base, self._delta_block())
+                if blk is not None and blk.n_edges
+            ]
         parts = []
         for blk, gather, near, far in sources:
             pos, src_pos = gather(frontier)
@@ -337,9 +359,13 @@ class GraphArrays:
             return _empty_expansion()
         cat = np.concatenate
         return Expansion(
-            cat([p[0] for p in parts]), cat([p[1] for p in parts]), cat([p[2] for p in parts]),
-            cat([p[3].weight[p[4]] for p in parts]), cat([p[3].fact[p[4]] for p in parts]),
-            cat([p[3].rtype[p[4]] for p in parts]), cat([p[3].pol[p[4]] for p in parts]),
+            cat([p[0] for p in parts]),
+            cat([p[1] for p in parts]),
+            cat([p[2] for p in parts]),
+            cat([p[3].weight[p[4]] for p in parts]),
+            cat([p[3].fact[p[4]] for p in parts]),
+            cat([p[3].rtype[p[4]] for p in parts]),
+            cat([p[3].pol[p[4]] for p in parts]),
             cat([p[3].eid[p[4]] for p in parts]),
         )
 
@@ -356,9 +382,13 @@ class GraphArrays:
         cat = np.concatenate
         src = cat([b.src[i] for b, i in parts])
         return Expansion(
-            np.arange(src.shape[0], dtype=np.int64), src, cat([b.dst[i] for b, i in parts]),
-            cat([b.weight[i] for b, i in parts]), cat([b.fact[i] for b, i in parts]),
-            cat([b.rtype[i] for b, i in parts]), cat([b.pol[i] for b, i in parts]),
+            np.arange(src.shape[0], dtype=np.int64),
+            src,
+            cat([b.dst[i] for b, i in parts]),
+            cat([b.weight[i] for b, i in parts]),
+            cat([b.fact[i] for b, i in parts]),
+            cat([b.rtype[i] for b, i in parts]),
+            cat([b.pol[i] for b, i in parts]),
             cat([b.eid[i] for b, i in parts]),
         )
 

@@ -32,6 +32,7 @@ Work is level-synchronous: one ``graph.expand`` call per depth for all beams of
 all seeds, then a lexsort groups candidates by beam to cut each to its width —
 cost is O(seeds · width · degree) per level, independent of corpus size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,12 +51,12 @@ SCORE_MODES = ("mean", "min", "last")
 class BeamResult:
     """Best kept path per reached node, best score first."""
 
-    nodes: np.ndarray       # int64 node indices
-    score: np.ndarray       # float64 score of the node's best path
-    depth: np.ndarray       # int32 hops of that path (0 = seed)
-    seed: np.ndarray        # int64 seed whose beam found it
+    nodes: np.ndarray  # int64 node indices
+    score: np.ndarray  # float64 score of the node's best path
+    depth: np.ndarray  # int32 hops of that path (0 = seed)
+    seed: np.ndarray  # int64 seed whose beam found it
     path_nodes: np.ndarray  # int64 (N, max_depth + 1): path nodes, -1 padded
-    path_eids: np.ndarray   # int64 (N, max_depth): edge ids along it, -1 padded
+    path_eids: np.ndarray  # int64 (N, max_depth): edge ids along it, -1 padded
 
     def as_dict(self) -> dict[int, float]:
         return {int(n): float(s) for n, s in zip(self.nodes, self.score)}
@@ -158,7 +159,7 @@ def beam_search(
         ok &= q >= min_sim
         if visible is not None:
             ok &= mask_at(visible, dst)
-        ok &= ~(pn[src_pos, :d] == dst[:, None]).any(axis=1)   # no cycles
+        ok &= ~(pn[src_pos, :d] == dst[:, None]).any(axis=1)  # no cycles
         idx = np.flatnonzero(ok)
         if idx.size == 0:
             break
@@ -205,12 +206,15 @@ def _merge(rec, D: int) -> BeamResult:
     sc = np.concatenate([r[3] for r in rec])
     dep = np.concatenate([r[4] for r in rec])
     node = pn[np.arange(pn.shape[0]), dep] if pn.shape[0] else np.zeros(0, np.int64)
-    o = np.lexsort((dep, -sc, node))          # per node: best score, then shallowest
+    o = np.lexsort((dep, -sc, node))  # per node: best score, then shallowest
     o = o[_first_of_groups(node[o])]
-    o = o[np.lexsort((node[o], -sc[o]))]      # output: best first
+    o = o[np.lexsort((node[o], -sc[o]))]  # output: best first
     seed_of = pn[o, 0] if o.size else np.zeros(0, np.int64)
     return BeamResult(
-        nodes=node[o], score=sc[o], depth=dep[o], seed=seed_of,
+        nodes=node[o],
+        score=sc[o],
+        depth=dep[o],
+        seed=seed_of,
         path_nodes=pn[o] if o.size else np.zeros((0, D + 1), np.int64),
         path_eids=pe[o] if o.size else np.zeros((0, D), np.int64),
     )

@@ -25,6 +25,7 @@ is small) and shows how mass *could* have flowed; it is not an exact attribution
 In undirected mode a hop may run against the stored edge direction; path triples
 are in walk order ``(from, eid, to)``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,14 +43,14 @@ __all__ = ["DEFAULT_DAMPING", "PprResult", "ppr", "transition_matrix"]
 DEFAULT_DAMPING = 0.5
 _CACHE_PER_GRAPH = 4
 
-_cache: "weakref.WeakKeyDictionary[GraphArrays, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[GraphArrays, tuple[int, dict]] = weakref.WeakKeyDictionary()
 
 
 @dataclass
 class PprResult:
-    scores: np.ndarray        # float64 (n_nodes,), sums to 1
-    nodes: np.ndarray         # int64 top nodes, best first
-    top_scores: np.ndarray    # float64 their scores
+    scores: np.ndarray  # float64 (n_nodes,), sums to 1
+    nodes: np.ndarray  # int64 top nodes, best first
+    top_scores: np.ndarray  # float64 their scores
     iterations: int
     converged: bool
     paths: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
@@ -64,12 +65,13 @@ class PprResult:
 
 @dataclass(frozen=True)
 class _Transition:
-    mt: sp.csr_matrix          # Pᵀ: mt[j, i] = w_ij / out_i
-    dangling: np.ndarray       # int64 nodes whose out-mass is zero
+    mt: sp.csr_matrix  # Pᵀ: mt[j, i] = w_ij / out_i
+    dangling: np.ndarray  # int64 nodes whose out-mass is zero
 
 
-def _build(graph: GraphArrays, undirected: bool, query_types, alpha: float, beta: float,
-           visible: np.ndarray | None = None) -> _Transition:
+def _build(
+    graph: GraphArrays, undirected: bool, query_types, alpha: float, beta: float, visible: np.ndarray | None = None
+) -> _Transition:
     n = graph.n_nodes
     a = graph.all_edges()
     if visible is not None:
@@ -84,14 +86,20 @@ def _build(graph: GraphArrays, undirected: bool, query_types, alpha: float, beta
         src, dst, w = np.concatenate([src, dst]), np.concatenate([dst, src]), np.concatenate([w, w])
     out = np.bincount(src, weights=w, minlength=n)
     o = out[src]
-    val = np.divide(w, o, out=np.zeros_like(w), where=o > 0)   # w/out, not w·(1/out): subnormals
+    val = np.divide(w, o, out=np.zeros_like(w), where=o > 0)  # w/out, not w·(1/out): subnormals
     mt = sp.csr_matrix((val, (dst, src)), shape=(n, n))
     mt.sum_duplicates()
     return _Transition(mt=mt, dangling=np.flatnonzero(out <= 0))
 
 
-def transition_matrix(graph: GraphArrays, undirected: bool = False, query_types=(),
-                      alpha: float = 1.0, beta: float = 1.0, visible: np.ndarray | None = None) -> _Transition:
+def transition_matrix(
+    graph: GraphArrays,
+    undirected: bool = False,
+    query_types=(),
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    visible: np.ndarray | None = None,
+) -> _Transition:
     """Cached normalised transition (rebuilt only when ``graph.version`` changes)."""
     qt = tuple(sorted(int(t) for t in query_types)) if query_types is not None else ()
     key = (bool(undirected), qt, float(alpha) if qt else 1.0, float(beta) if qt else 1.0)
@@ -143,10 +151,10 @@ def ppr(
     p /= total
     t = transition_matrix(graph, undirected, query_types, alpha, beta, visible)
     r = p.copy()
-    pidx = np.flatnonzero(p)          # the personalisation is sparse: add it in place
+    pidx = np.flatnonzero(p)  # the personalisation is sparse: add it in place
     pval = p[pidx]
     converged, it = False, 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 — `it` is reported after the loop
         leak = r[t.dangling].sum()
         nxt = t.mt @ r
         nxt *= damping
@@ -165,8 +173,9 @@ def ppr(
     return PprResult(r, top, r[top], it, converged, paths)
 
 
-def _explain(graph: GraphArrays, r: np.ndarray, seeds: np.ndarray, targets: np.ndarray,
-             max_depth: int, undirected: bool) -> dict[int, list[tuple[int, int, int]]]:
+def _explain(
+    graph: GraphArrays, r: np.ndarray, seeds: np.ndarray, targets: np.ndarray, max_depth: int, undirected: bool
+) -> dict[int, list[tuple[int, int, int]]]:
     """BFS from the seeds inside ``seeds ∪ targets``; see the module docstring."""
     pool = np.union1d(seeds, targets)
     parent: dict[int, tuple[int, int]] = {}
@@ -183,7 +192,9 @@ def _explain(graph: GraphArrays, r: np.ndarray, seeds: np.ndarray, targets: np.n
             cur = frontier[e.src_pos]
             # the far end of the edge, whichever way `expand(reverse=True)` orients it
             nxt = np.where(e.src == cur, e.dst, e.src)
-            frm.append(cur); to.append(nxt); eid.append(e.eid)
+            frm.append(cur)
+            to.append(nxt)
+            eid.append(e.eid)
             val.append(r[cur] * e.weight * e.fact)
         frm, to, eid, val = map(np.concatenate, (frm, to, eid, val))
         ok = np.isin(to, pool) & ~np.isin(to, np.fromiter(reached, np.int64, len(reached)))

@@ -25,6 +25,7 @@ most *k* edges.  Work per hop is proportional to the frontier's out-edges, never
 to the corpus.  Parent records per hop let the caller rebuild each node's best
 path for explanations.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,9 +39,9 @@ __all__ = ["SpreadResult", "spread", "edge_multipliers"]
 
 @dataclass
 class SpreadResult:
-    nodes: np.ndarray          # int64 node indices with activation > 0
-    act: np.ndarray            # float64 their activation
-    depth: np.ndarray          # int32 hops of the best path (0 = seed)
+    nodes: np.ndarray  # int64 node indices with activation > 0
+    act: np.ndarray  # float64 their activation
+    depth: np.ndarray  # int32 hops of the best path (0 = seed)
     # per hop: (updated nodes, source node, edge id, edge weight, type, pol)
     hops: list[tuple[np.ndarray, ...]] = field(default_factory=list)
 
@@ -69,7 +70,7 @@ class SpreadResult:
                 break
             h, src, eid, w, t = found
             out.append((src, eid, cur, w, t))
-            cur, d = src, h - 1   # the parent's value that counted stood after hop h-1
+            cur, d = src, h - 1  # the parent's value that counted stood after hop h-1
         out.reverse()
         return out
 

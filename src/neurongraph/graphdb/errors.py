@@ -1,4 +1,5 @@
 """Typed errors of Cypher queries (stable codes, printed as ``error[code]`` with exit status 2)."""
+
 from __future__ import annotations
 
 from ..errors import NeuronGraphError
@@ -12,6 +13,7 @@ class CypherError(NeuronGraphError):
 
 class ReadOnlyViolation(CypherError):
     """A write clause, a write procedure, ``LOAD CSV`` or a second statement: refused."""
+
     code = "read_only"
 
 
@@ -21,4 +23,5 @@ class QueryTimeout(CypherError):
 
 class QueryError(CypherError):
     """A syntax error, an unknown function, a memory cap hit, ... (the engine's message)."""
+
     code = "query_error"

@@ -8,6 +8,7 @@ title containing "create" is fine, and ``/* */CREATE`` is still seen), the rest 
 (so full-width ``ＣＲＥＡＴＥ`` reads as ``CREATE``), and property names after ``.`` or map keys before
 ``:`` are not keywords.
 """
+
 from __future__ import annotations
 
 import re
@@ -63,12 +64,12 @@ def code_tokens(query: str) -> list[str]:
     code = unicodedata.normalize("NFKC", "".join(_code_parts(query)))
     toks = []
     for m in _WORD.finditer(code):
-        before = code[:m.start()].rstrip()
-        after = code[m.end():].lstrip()
+        before = code[: m.start()].rstrip()
+        after = code[m.end() :].lstrip()
         if before.endswith(".") and not before.endswith(".."):
-            continue   # n.set: a property name
+            continue  # n.set: a property name
         if after.startswith(":") and before.endswith(("{", ",")):
-            continue   # {set: 1}: a map key
+            continue  # {set: 1}: a map key
         toks.append(m.group().upper())
     return toks
 

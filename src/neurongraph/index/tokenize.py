@@ -7,6 +7,7 @@ and bigrams before the text reaches FTS5, and do the same to the query: a
 Japanese query then finds a Japanese document by overlapping bigrams.  Latin
 text passes through untouched (FTS5's porter stemmer handles it).
 """
+
 from __future__ import annotations
 
 import re
@@ -18,20 +19,22 @@ _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
 _IS_CJK = re.compile(f"^[{_CJK}]+$")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be been being but by can could did do does doing for from had has have having he her
 here hers him his how i if in into is it its itself me more most my no nor not of off on once only or
 other our ours out over own same she should so some such than that the their theirs them then there these
 they this those through to too under until up very was we were what when where which while who whom why
 will with would you your yours also just about after again against all am any because before below between
 both down during each few further s t don now
-""".split())
+""".split()
+)
 
 
 def _cjk_grams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
-    return list(run) + [run[i:i + 2] for i in range(len(run) - 1)]
+    return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 def lexical_text(text: str) -> str:
@@ -49,7 +52,7 @@ def query_terms(query: str, max_terms: int = 64) -> list[str]:
     seen: set[str] = set()
     for tok in _WORD.findall(query):
         if _IS_CJK.match(tok):
-            grams = [tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)]
+            grams = [tok] if len(tok) == 1 else [tok[i : i + 2] for i in range(len(tok) - 1)]
         else:
             t = tok.lower()
             grams = [] if t in STOPWORDS else [t]

@@ -5,6 +5,7 @@ rows of 384 floats on this machine, and it yields the full per-node query
 similarity that beam search and strategies need anyway.  Rows of missing or
 deleted nodes are zero, so they score 0 and are masked out.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,11 +20,11 @@ class VectorIndex:
         self.dim = dim
         self._mat = np.zeros((0, dim), np.float32)
         self._present = np.zeros(0, bool)
-        self.n = 0   # logical rows (max node index + 1)
-        self.ivf: IvfIndex | None = None   # built on demand for large corpora (see ann_top_k)
+        self.n = 0  # logical rows (max node index + 1)
+        self.ivf: IvfIndex | None = None  # built on demand for large corpora (see ann_top_k)
         self._ivf_trained_n = 0
-        self._sample: np.ndarray | None = None   # sampled rows behind typical_similarity, reset on change
-        self._ivf_saved: tuple | None = None       # (centroids, assignments, rows set since) to rebuild lazily
+        self._sample: np.ndarray | None = None  # sampled rows behind typical_similarity, reset on change
+        self._ivf_saved: tuple | None = None  # (centroids, assignments, rows set since) to rebuild lazily
 
     def _grow(self, n: int) -> None:
         if n <= self._mat.shape[0]:
@@ -48,7 +49,7 @@ class VectorIndex:
         if self.ivf is not None:
             self.ivf.add(idx, self._mat[idx], self.matrix)
         elif self._ivf_saved is not None:
-            self._ivf_saved[2].append(idx)   # assigned when the saved index is rebuilt
+            self._ivf_saved[2].append(idx)  # assigned when the saved index is rebuilt
 
     def remove(self, idx) -> None:
         idx = np.asarray(idx, np.int64)
@@ -72,7 +73,7 @@ class VectorIndex:
             rows = np.flatnonzero(self.present)
             if rows.shape[0] > sample:
                 rows = rows[np.linspace(0, rows.shape[0] - 1, sample).astype(np.int64)]
-            self._sample = self._mat[rows]   # a copy: one contiguous read per query
+            self._sample = self._mat[rows]  # a copy: one contiguous read per query
         if self._sample.shape[0] == 0:
             return 0.0
         return float(np.median(self._sample @ np.asarray(q, np.float32)))
@@ -108,7 +109,7 @@ class VectorIndex:
         """(centroids, cluster of each row, rows at training) of a trained IVF index, for a snapshot."""
         if self.ivf is None:
             if self._ivf_saved is None or self._ivf_saved[2]:
-                return None   # never trained, or restored with rows not yet assigned: nothing exact to save
+                return None  # never trained, or restored with rows not yet assigned: nothing exact to save
             return self._ivf_saved[0], self._ivf_saved[1], self._ivf_trained_n
         return self.ivf.centroids, self.ivf.assignments(), self._ivf_trained_n
 
@@ -121,7 +122,7 @@ class VectorIndex:
 
     def similarity_of(self, q: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """A full-length similarity array that is exact at ``nodes`` and 0 elsewhere (no full scan)."""
-        out = np.zeros(self.n, np.float32)   # calloc: untouched pages cost nothing
+        out = np.zeros(self.n, np.float32)  # calloc: untouched pages cost nothing
         nodes = np.asarray(nodes, np.int64)
         nodes = nodes[(nodes >= 0) & (nodes < self.n)]
         out[nodes] = self._mat[nodes] @ np.asarray(q, np.float32)

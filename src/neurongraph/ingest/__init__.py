@@ -6,6 +6,7 @@ prune, one transaction).  :func:`sync_source` ties the two together and remember
 per-source state (the last synced git tips) in the store, so re-running the same
 command is an incremental sync.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,28 +19,47 @@ from .sync import SyncProgress, apply_batch
 __all__ = ["IngestBatch", "derived_edge", "apply_batch", "sync_source", "read_source", "KINDS"]
 
 
-def read_source(engine, kind: str, path: str | os.PathLike, *, refs: list[str] | None = None,
-                name: str | None = None, full: bool = False, progress: SyncProgress | None = None) -> IngestBatch:
+def read_source(
+    engine,
+    kind: str,
+    path: str | os.PathLike,
+    *,
+    refs: list[str] | None = None,
+    name: str | None = None,
+    full: bool = False,
+    progress: SyncProgress | None = None,
+) -> IngestBatch:
     """Read one source with its adapter; git reads only what is newer than the last sync (all of it
     with ``full``: after an upgrade of the adapter, unchanged commits are still not rewritten)."""
     if kind == "git":
         from .git import GitRepo, read_git, state_key
+
         repo = GitRepo(path)
         source = name or repo.name
         synced = {} if full else {r: engine.store.get_meta(state_key(source, r)) for r in (refs or ["HEAD"])}
         return read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress)
     if kind == "github":
         from .github import read_github
+
         return read_github(path, name)
     if kind == "markdown":
         from .markdown import read_markdown
+
         return read_markdown(path, name)
     raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {KINDS}")
 
 
-def sync_source(engine, kind: str, path: str | os.PathLike, *, refs: list[str] | None = None,
-                name: str | None = None, prune: bool = False, full: bool = False,
-                progress: SyncProgress | None = None) -> dict:
+def sync_source(
+    engine,
+    kind: str,
+    path: str | os.PathLike,
+    *,
+    refs: list[str] | None = None,
+    name: str | None = None,
+    prune: bool = False,
+    full: bool = False,
+    progress: SyncProgress | None = None,
+) -> dict:
     """Read ``path`` with the ``kind`` adapter and apply it to ``engine`` (an incremental sync)."""
     t0 = time.perf_counter()
     batch = read_source(engine, kind, path, refs=refs, name=name, full=full, progress=progress)

@@ -14,6 +14,7 @@ in one transaction.  Conventions every adapter follows (docs/ingest.md):
   of the node whose content produced it: when that node changes or disappears,
   the edges it owned are retracted) and, where text was matched, ``evidence``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,8 +26,17 @@ __all__ = ["IngestBatch", "derived_edge", "KINDS"]
 KINDS = ("git", "github", "markdown")
 
 
-def derived_edge(src: str, rel: str, dst: str, *, by: str, owner: str | None = None,
-                 evidence: str | None = None, weight: float = 1.0, **meta) -> Edge:
+def derived_edge(
+    src: str,
+    rel: str,
+    dst: str,
+    *,
+    by: str,
+    owner: str | None = None,
+    evidence: str | None = None,
+    weight: float = 1.0,
+    **meta,
+) -> Edge:
     """An edge read from a source's content, owned by ``owner`` (default: ``src``)."""
     m = {"by": by, "owner": owner or src}
     if evidence:
@@ -37,10 +47,10 @@ def derived_edge(src: str, rel: str, dst: str, *, by: str, owner: str | None = N
 
 @dataclass
 class IngestBatch:
-    kind: str                       # adapter kind, one of KINDS
-    source: str                     # source name recorded on every node (metadata["source"])
+    kind: str  # adapter kind, one of KINDS
+    source: str  # source name recorded on every node (metadata["source"])
     nodes: list[Node] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)      # derived edges (meta: by, owner, evidence)
+    edges: list[Edge] = field(default_factory=list)  # derived edges (meta: by, owner, evidence)
     # ids of placeholder nodes (e.g. pr:N known only from a merge message): written only when the
     # store has no node of that id yet, so a richer node from another adapter is never overwritten
     placeholders: set[str] = field(default_factory=set)
@@ -50,8 +60,8 @@ class IngestBatch:
     # owners whose derived edges are recomputed in full by this batch (default: every node in it)
     owners: set[str] | None = None
     state: dict[str, str] = field(default_factory=dict)  # store meta written in the same transaction
-    skipped: list[dict] = field(default_factory=list)    # {"item": ..., "reason": ...}, reported, not written
-    stats: dict = field(default_factory=dict)            # adapter-specific counts for the summary
+    skipped: list[dict] = field(default_factory=list)  # {"item": ..., "reason": ...}, reported, not written
+    stats: dict = field(default_factory=dict)  # adapter-specific counts for the summary
 
     def skip(self, item: str, reason: str) -> None:
         self.skipped.append({"item": item, "reason": reason})

@@ -16,6 +16,7 @@ What becomes what (docs/ingest.md, "git"):
   ``reverts``, ``follows_up`` (phrases + ``#N``/sha), ``refs`` (other ``#N``/sha),
   ``merged_in`` commit → ``pr:N`` for squash ``(#N)`` and merge commits.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -23,7 +24,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import InvalidArgument
@@ -33,8 +34,8 @@ from .batch import IngestBatch, derived_edge
 
 __all__ = ["read_git", "GitRepo", "state_key", "MAX_FILES_LISTED"]
 
-MAX_FILES_LISTED = 200      # files listed in a commit's metadata (all of them still get `touches` edges)
-MAX_TOUCHES = 2000          # a vendor import touching more files gets no `touches` edges (counted as skipped)
+MAX_FILES_LISTED = 200  # files listed in a commit's metadata (all of them still get `touches` edges)
+MAX_TOUCHES = 2000  # a vendor import touching more files gets no `touches` edges (counted as skipped)
 _LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
@@ -49,7 +50,7 @@ def state_key(source: str, ref: str) -> str:
 
 
 def _iso(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
 
 
 class GitRepo:
@@ -71,11 +72,13 @@ class GitRepo:
 
     def _git(self, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess:
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        res = subprocess.run(["git", "-C", str(self.path), "-c", "core.quotepath=off", *args], capture_output=True,
-                             env=env, input=input)
+        res = subprocess.run(
+            ["git", "-C", str(self.path), "-c", "core.quotepath=off", *args], capture_output=True, env=env, input=input
+        )
         if check and res.returncode != 0:
-            raise GitError(f"git {' '.join(args[:3])} failed in {self.path}: "
-                           f"{res.stderr.decode(errors='replace').strip()[:500]}")
+            raise GitError(
+                f"git {' '.join(args[:3])} failed in {self.path}: {res.stderr.decode(errors='replace').strip()[:500]}"
+            )
         return res
 
     @property
@@ -114,8 +117,9 @@ class GitRepo:
         return rows
 
     def log(self, rev_args: list[str]) -> bytes:
-        return self._git("log", "-z", "--numstat", "-M", "--diff-merges=first-parent", f"--format={_LOG_FORMAT}",
-                         *rev_args, "--").stdout
+        return self._git(
+            "log", "-z", "--numstat", "-M", "--diff-merges=first-parent", f"--format={_LOG_FORMAT}", *rev_args, "--"
+        ).stdout
 
 
 @dataclass
@@ -128,7 +132,7 @@ class _Commit:
     commit_time: int
     subject: str
     body: str
-    files: list[tuple[str, int | None, int | None]] = field(default_factory=list)   # path, added, deleted
+    files: list[tuple[str, int | None, int | None]] = field(default_factory=list)  # path, added, deleted
     renames: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -156,7 +160,7 @@ def _parse_log(raw: bytes) -> list[_Commit]:
                 i += 1
                 continue
             f = t.split(b"\t", 2)
-            if len(f) == 3 and f[2] == b"" and i + 2 < len(toks):      # a rename: "a\td\t\0old\0new\0"
+            if len(f) == 3 and f[2] == b"" and i + 2 < len(toks):  # a rename: "a\td\t\0old\0new\0"
                 old, new = toks[i + 1].decode("utf-8", "replace"), toks[i + 2].decode("utf-8", "replace")
                 c.files.append((new, _count(f[0]), _count(f[1])))
                 c.renames.append((old, new))
@@ -179,7 +183,7 @@ class _Resolver:
         self.time = {s: t for s, t, _ in listing}
         self.by_subject: dict[str, list[str]] = {}
         self.pr_commit: dict[str, str] = {}
-        for sha, _, subj in sorted(listing, key=lambda r: r[1]):   # oldest first: the first squash/merge wins
+        for sha, _, subj in sorted(listing, key=lambda r: r[1]):  # oldest first: the first squash/merge wins
             self.by_subject.setdefault(subj.strip(), []).append(sha)
             n = R.squash_pr(subj) or (R.merge_pr(subj) or (None,))[0]
             if n is not None:
@@ -211,8 +215,13 @@ def _pr_title(c: _Commit, merge: tuple[str, str | None] | None) -> str:
     return first or c.subject
 
 
-def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, source: str | None = None,
-             synced: dict[str, str] | None = None, progress=None) -> IngestBatch:
+def read_git(
+    repo: str | os.PathLike | GitRepo,
+    refs: list[str] | None = None,
+    source: str | None = None,
+    synced: dict[str, str] | None = None,
+    progress=None,
+) -> IngestBatch:
     """The commits of ``refs`` (default HEAD) not yet synced, as an :class:`IngestBatch`.
 
     ``synced`` maps a ref name to the tip ingested last time (store meta, see :func:`state_key`);
@@ -231,14 +240,24 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         batch.stats = {"commits": 0, "up_to_date": True, "tips": tips}
         return batch
     exclude = sorted({sha for sha in old.values() if g.has_commit(sha)})
-    force_pushed = [r for r in old if old[r] != tips[r] and (old[r] not in exclude or not g.is_ancestor(old[r], tips[r]))]
+    force_pushed = [
+        r for r in old if old[r] != tips[r] and (old[r] not in exclude or not g.is_ancestor(old[r], tips[r]))
+    ]
     if progress:
         progress("reading", 0, 1)
     commits = _parse_log(g.log(sorted(set(tips.values())) + ["^" + s for s in exclude]))
     resolver = _Resolver(g.listing(sorted(set(tips.values()))))
     files: dict[str, None] = {}
-    counts = {"fixes": 0, "fixes_by_subject": 0, "fixes_unresolved": 0, "reverts": 0, "follows_up": 0,
-              "refs": 0, "merged_in": 0, "renames": 0}
+    counts = {
+        "fixes": 0,
+        "fixes_by_subject": 0,
+        "fixes_unresolved": 0,
+        "reverts": 0,
+        "follows_up": 0,
+        "refs": 0,
+        "merged_in": 0,
+        "renames": 0,
+    }
     for k, c in enumerate(commits):
         if progress and k % 500 == 0:
             progress("reading", k, len(commits))
@@ -251,9 +270,15 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         iss = R.issue_refs(message, source)
         shas = R.sha_refs(c.body)
         md = {
-            "sha": c.sha, "repo": source, "author": c.author, "author_email": c.email,
-            "author_time": c.author_time, "author_date": _iso(c.author_time),
-            "commit_time": c.commit_time, "commit_date": _iso(c.commit_time), "time": c.commit_time,
+            "sha": c.sha,
+            "repo": source,
+            "author": c.author,
+            "author_email": c.email,
+            "author_time": c.author_time,
+            "author_date": _iso(c.author_time),
+            "commit_time": c.commit_time,
+            "commit_date": _iso(c.commit_time),
+            "time": c.commit_time,
             "parents": c.parents,
             "files": [{"path": p, "added": a, "deleted": d} for p, a, d in c.files[:MAX_FILES_LISTED]],
             "files_total": len(c.files),
@@ -274,26 +299,37 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
         for o, n in c.renames:
             files.setdefault(o)
             files.setdefault(n)
-            batch.edges.append(derived_edge("file:" + o, "renamed_to", "file:" + n, by="git", owner=cid,
-                                            evidence=f"{o} => {n}", commit=c.sha))
+            batch.edges.append(
+                derived_edge(
+                    "file:" + o, "renamed_to", "file:" + n, by="git", owner=cid, evidence=f"{o} => {n}", commit=c.sha
+                )
+            )
             counts["renames"] += 1
         # --- pull request structure
         if pr:
-            batch.nodes.append(Node("pr:" + pr, "pull_request", f"PR #{pr}" + (f": {title}" if merge else ""), "",
-                                    {"number": int(pr), "repo": source, "placeholder": True,
-                                     "time": c.commit_time}))   # merged then: invisible before (as_of)
+            batch.nodes.append(
+                Node(
+                    "pr:" + pr,
+                    "pull_request",
+                    f"PR #{pr}" + (f": {title}" if merge else ""),
+                    "",
+                    {"number": int(pr), "repo": source, "placeholder": True, "time": c.commit_time},
+                )
+            )  # merged then: invisible before (as_of)
             batch.placeholders.add("pr:" + pr)
-            batch.edges.append(derived_edge(cid, "merged_in", "pr:" + pr, by="git",
-                                            evidence=c.subject[-80:] if squash else c.subject))
+            batch.edges.append(
+                derived_edge(cid, "merged_in", "pr:" + pr, by="git", evidence=c.subject[-80:] if squash else c.subject)
+            )
             counts["merged_in"] += 1
         # --- what the message says about earlier changes
         linked: set[str] = set()
 
+        # `link` is called within this iteration only, so reading the loop's cid/linked is intended (B023).
         def link(rel: str, dst: str | None, evidence: str, **meta) -> None:
-            if dst is None or dst == cid or dst in linked:
+            if dst is None or dst == cid or dst in linked:  # noqa: B023
                 return
-            linked.add(dst)
-            batch.edges.append(derived_edge(cid, rel, dst, by="git", evidence=evidence, **meta))
+            linked.add(dst)  # noqa: B023
+            batch.edges.append(derived_edge(cid, rel, dst, by="git", evidence=evidence, **meta))  # noqa: B023
             counts[rel] = counts.get(rel, 0) + 1
 
         for r in R.fixes_trailers(c.body):
@@ -315,13 +351,19 @@ def read_git(repo: str | os.PathLike | GitRepo, refs: list[str] | None = None, s
                 link("follows_up", t, r.evidence)
         for r in iss + shas:
             if r.kind == "issue" and r.value == pr:
-                continue   # the commit's own PR number
+                continue  # the commit's own PR number
             for t in _targets(r, resolver, pr):
                 link("refs", t, r.evidence)
     for p in files:
         batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
-    batch.stats = {"commits": len(commits), "files": len(files), "up_to_date": False, "tips": tips,
-                   "force_pushed": force_pushed, **counts}
+    batch.stats = {
+        "commits": len(commits),
+        "files": len(files),
+        "up_to_date": False,
+        "tips": tips,
+        "force_pushed": force_pushed,
+        **counts,
+    }
     if progress:
         progress("reading", len(commits), len(commits))
     return batch

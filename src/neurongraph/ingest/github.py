@@ -15,11 +15,12 @@ Accepted input: one file or a folder of ``*.json`` files, each holding what one 
 Nothing else is read; unknown fields are ignored.  The reader is pure: it returns an
 :class:`IngestBatch` and never writes.
 """
+
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +35,34 @@ KIND = "github"
 # An export of a few thousand threads with bodies and comments is tens of MB; larger than this is not
 # an export we were asked to read (skipped with a reason, never loaded whole into memory by mistake).
 MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_TEXT = 20_000          # characters of one body/comment kept (the embedder reads far less anyway)
-MIN_COMMENT_CHARS = 40     # a comment shorter than this ("LGTM", "+1", "thanks!") is not a node of its own
+MAX_TEXT = 20_000  # characters of one body/comment kept (the embedder reads far less anyway)
+MIN_COMMENT_CHARS = 40  # a comment shorter than this ("LGTM", "+1", "thanks!") is not a node of its own
 
 # github.com/O/R/issues/N, github.com/O/R/pull/N, api.github.com/repos/O/R/issues/N, …/pulls/N
 _URL = re.compile(r"https?://(?:api\.)?github\.com/(?:repos/)?([\w.-]+)/([\w.-]+)/(issues|pull|pulls)/(\d+)", re.I)
 _QUALIFIED = re.compile(r"([\w.-]+/[\w.-]+)#\d|github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull)/", re.I)
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 # camelCase fields only `gh pr list/view` prints, snake_case fields only the pulls API has
-_PR_FIELDS = ("mergeCommit", "mergedAt", "headRefName", "baseRefName", "isDraft", "closingIssuesReferences",
-              "reviewDecision", "mergeStateStatus", "headRefOid", "baseRefOid", "mergedBy", "potentialMergeCommit",
-              "merge_commit_sha", "merged_at", "head", "base", "draft", "requested_reviewers")
+_PR_FIELDS = (
+    "mergeCommit",
+    "mergedAt",
+    "headRefName",
+    "baseRefName",
+    "isDraft",
+    "closingIssuesReferences",
+    "reviewDecision",
+    "mergeStateStatus",
+    "headRefOid",
+    "baseRefOid",
+    "mergedBy",
+    "potentialMergeCommit",
+    "merge_commit_sha",
+    "merged_at",
+    "head",
+    "base",
+    "draft",
+    "requested_reviewers",
+)
 
 
 def _fail(where: str, msg: str) -> InvalidArgument:
@@ -80,15 +98,21 @@ def _items(values: list, where: str) -> list[tuple[str, Any]]:
         page = f"array {v_no + 1} " if len(values) > 1 else ""
         if isinstance(value, dict):
             if "number" not in value and "issue_url" not in value:
-                raise _fail(where, f"{page or 'the top level '}is a JSON object without 'number'; expected an array "
-                                   "of issues/pull requests/comments as `gh issue list --json …` or `gh api` print")
+                raise _fail(
+                    where,
+                    f"{page or 'the top level '}is a JSON object without 'number'; expected an array "
+                    "of issues/pull requests/comments as `gh issue list --json …` or `gh api` print",
+                )
             out.append((f"{page}object", value))
             continue
         if not isinstance(value, list):
-            raise _fail(where, f"{page or 'the top level '}is a JSON {type(value).__name__}; expected an array of "
-                               "issues, pull requests or comments")
+            raise _fail(
+                where,
+                f"{page or 'the top level '}is a JSON {type(value).__name__}; expected an array of "
+                "issues, pull requests or comments",
+            )
         for k, item in enumerate(value):
-            if isinstance(item, list):   # gh api --paginate --slurp: an array of pages
+            if isinstance(item, list):  # gh api --paginate --slurp: an array of pages
                 out.extend((f"{page}item {k} item {j}", x) for j, x in enumerate(item))
             else:
                 out.append((f"{page}item {k}", item))
@@ -112,7 +136,7 @@ def _time(v: Any) -> tuple[str | None, int | None]:
     except ValueError:
         return v, None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return v, int(dt.timestamp())
 
 
@@ -138,7 +162,9 @@ class _Thread:
         self.number = number
         self.is_pr = False
         self.f: dict[str, Any] = {}
-        self.comments: dict[tuple, dict] = {}   # (created, author, body) -> comment: the same comment from two files once
+        self.comments: dict[
+            tuple, dict
+        ] = {}  # (created, author, body) -> comment: the same comment from two files once
         self.closing: list[tuple[int, str]] = []
         self.files: list[str] = []
 
@@ -161,11 +187,12 @@ def _labels(v: Any) -> list[str]:
     return out
 
 
-def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict,
-               pr_hint: bool) -> None:
+def _read_item(
+    item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict, pr_hint: bool
+) -> None:
     if "number" not in item:
         key = "issue_url" if "issue_url" in item else "pull_request_url" if "pull_request_url" in item else None
-        if key:   # repos/O/R/issues/comments (issue_url), …/pulls/comments (review comments: pull_request_url)
+        if key:  # repos/O/R/issues/comments (issue_url), …/pulls/comments (review comments: pull_request_url)
             repo, _, num = _repo_of(item.get(key))
             if num is None:
                 raise _fail(where, f"comment {key!r} is not a GitHub issue or pull request url: {item.get(key)!r}")
@@ -173,13 +200,19 @@ def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[
                 repos.setdefault(repo.lower(), (repo, where))
             t = threads.setdefault(num, _Thread(num))
             t.is_pr = t.is_pr or key == "pull_request_url"
-            t.add_comment(_login(item.get("user")) or _login(item.get("author")), _str(item.get("body")),
-                          _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
-                          _str(item.get("html_url")) or None)
+            t.add_comment(
+                _login(item.get("user")) or _login(item.get("author")),
+                _str(item.get("body")),
+                _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
+                _str(item.get("html_url")) or None,
+            )
             stats["comments_read"] = stats.get("comments_read", 0) + 1
             return
-        raise _fail(where, "object without 'number' (nor 'issue_url'/'pull_request_url', as a comment has); not an issue, "
-                           "pull request or comment as gh prints them")
+        raise _fail(
+            where,
+            "object without 'number' (nor 'issue_url'/'pull_request_url', as a comment has); not an issue, "
+            "pull request or comment as gh prints them",
+        )
     num = _number(item["number"], where)
     url = _str(item.get("html_url")) or _str(item.get("url"))
     repo, url_kind, _ = _repo_of(url)
@@ -187,9 +220,13 @@ def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[
         repos.setdefault(repo.lower(), (repo, where))
     t = threads.setdefault(num, _Thread(num))
     t.files.append(where)
-    pr = (url_kind == "pull" or isinstance(item.get("pull_request"), dict)
-          or any(k in item for k in _PR_FIELDS) or _str(item.get("state")).upper() == "MERGED"
-          or (pr_hint and url_kind is None and "pull_request" not in item))
+    pr = (
+        url_kind == "pull"
+        or isinstance(item.get("pull_request"), dict)
+        or any(k in item for k in _PR_FIELDS)
+        or _str(item.get("state")).upper() == "MERGED"
+        or (pr_hint and url_kind is None and "pull_request" not in item)
+    )
     t.is_pr = t.is_pr or pr
     t.put("title", _str(item.get("title")))
     t.put("body", _str(item.get("body")))
@@ -227,18 +264,24 @@ def _read_item(item: dict, where: str, threads: dict[int, _Thread], repos: dict[
     if isinstance(draft, bool):
         t.put("draft", draft)
     comments = item.get("comments")
-    if not isinstance(comments, list):   # REST: a count
+    if not isinstance(comments, list):  # REST: a count
         comments = []
-    reviews = item.get("reviews")   # gh pr list --json reviews: a review's summary text is a comment too
+    reviews = item.get("reviews")  # gh pr list --json reviews: a review's summary text is a comment too
     if isinstance(reviews, list):
-        comments = comments + [{**r, "createdAt": r.get("submittedAt")} for r in reviews
-                               if isinstance(r, dict) and isinstance(r.get("body"), str) and r["body"].strip()]
-    if comments:   # gh …list --json comments: the thread's comments inline
+        comments = comments + [
+            {**r, "createdAt": r.get("submittedAt")}
+            for r in reviews
+            if isinstance(r, dict) and isinstance(r.get("body"), str) and r["body"].strip()
+        ]
+    if comments:  # gh …list --json comments: the thread's comments inline
         for c in comments:
             if isinstance(c, dict) and isinstance(c.get("body"), str):
-                t.add_comment(_login(c.get("author")) or _login(c.get("user")), c["body"],
-                              _str(c.get("createdAt")) or _str(c.get("created_at")) or None,
-                              _str(c.get("url")) or _str(c.get("html_url")) or None)
+                t.add_comment(
+                    _login(c.get("author")) or _login(c.get("user")),
+                    c["body"],
+                    _str(c.get("createdAt")) or _str(c.get("created_at")) or None,
+                    _str(c.get("url")) or _str(c.get("html_url")) or None,
+                )
                 stats["comments_read"] = stats.get("comments_read", 0) + 1
     closing = item.get("closingIssuesReferences")
     for ref in closing if isinstance(closing, list) else []:
@@ -258,13 +301,18 @@ def _files(path: Path, batch: IngestBatch, max_bytes: int) -> list[Path]:
     if path.is_file():
         files = [path]
     elif path.is_dir():
-        files = sorted(p for p in path.rglob("*.json") if p.is_file()
-                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        files = sorted(
+            p
+            for p in path.rglob("*.json")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
     else:
         raise InvalidArgument(f"{path}: no such file or folder")
     if not files:
-        raise InvalidArgument(f"{path}: no *.json files (expected the JSON that `gh issue list --json …`, "
-                              "`gh pr list --json …` or `gh api` print)")
+        raise InvalidArgument(
+            f"{path}: no *.json files (expected the JSON that `gh issue list --json …`, "
+            "`gh pr list --json …` or `gh api` print)"
+        )
     out = []
     for p in files:
         size = p.stat().st_size
@@ -297,7 +345,7 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
     batch = IngestBatch(kind=KIND, source="", complete=root.is_dir())
     stats: dict[str, Any] = {"files": 0, "comments_read": 0}
     threads: dict[int, _Thread] = {}
-    repos: dict[str, tuple[str, str]] = {}   # lower-case owner/repo -> (as spelled, where first seen)
+    repos: dict[str, tuple[str, str]] = {}  # lower-case owner/repo -> (as spelled, where first seen)
     for f in _files(root, batch, max_file_bytes):
         where = str(f)
         try:
@@ -313,13 +361,17 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
         stats["files"] += 1
         for label, item in _items(_parse_json(text, where), where):
             if not isinstance(item, dict):
-                raise _fail(f"{where}: {label}", f"is a JSON {type(item).__name__}, not an object "
-                                                 "(an issue, pull request or comment)")
+                raise _fail(
+                    f"{where}: {label}",
+                    f"is a JSON {type(item).__name__}, not an object (an issue, pull request or comment)",
+                )
             _read_item(item, f"{where}: {label}", threads, repos, stats, pr_hint)
     if len(repos) > 1:
         a, b = list(repos.values())[:2]
-        raise InvalidArgument(f"items of several repositories in one export: {a[0]} ({a[1]}) and {b[0]} ({b[1]}); "
-                              "ingest each repository separately (ids issue:N / pr:N do not name the repository)")
+        raise InvalidArgument(
+            f"items of several repositories in one export: {a[0]} ({a[1]}) and {b[0]} ({b[1]}); "
+            "ingest each repository separately (ids issue:N / pr:N do not name the repository)"
+        )
     repo = next(iter(repos.values()))[0] if repos else None
     batch.source = source or repo or (root.name if root.is_dir() else root.resolve().parent.name) or "github"
 
@@ -330,8 +382,14 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
     if orphans:
         stats["comments_without_thread"] = len(orphans)
     ids = {n: (f"pr:{n}" if t.is_pr else f"issue:{n}") for n, t in threads.items()}
-    counts = {"issues": 0, "pull_requests": 0, "comment_nodes": 0, "comments_folded": 0,
-              "refs_unresolved": 0, "refs_other_repo": 0}
+    counts = {
+        "issues": 0,
+        "pull_requests": 0,
+        "comment_nodes": 0,
+        "comments_folded": 0,
+        "refs_unresolved": 0,
+        "refs_other_repo": 0,
+    }
     edges: dict[tuple[str, str, str], Any] = {}
 
     def edge(src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
@@ -371,9 +429,10 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
         body = f.get("body", "").replace("\r\n", "\n")[:MAX_TEXT]
         folded = [c for c in comments if len(c["body"].strip()) < MIN_COMMENT_CHARS and c["body"].strip()]
         text = body
-        if folded:   # short replies stay with the thread: too little to be a source of their own
+        if folded:  # short replies stay with the thread: too little to be a source of their own
             text = (body + "\n\n" if body else "") + "\n".join(
-                f"{c['author'] or 'someone'}: {c['body'].strip()}" for c in folded)
+                f"{c['author'] or 'someone'}: {c['body'].strip()}" for c in folded
+            )
             counts["comments_folded"] += len(folded)
         title = f.get("title", "") or f"{'Pull request' if t.is_pr else 'Issue'} #{n}"
         batch.nodes.append(Node(tid, "pull_request" if t.is_pr else "issue", title, text, meta))
@@ -386,8 +445,14 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
             if len(ctext.strip()) >= MIN_COMMENT_CHARS:
                 cid = f"comment:{n}:{k}"
                 c_iso, c_t = _time(c["created"])
-                cmeta: dict[str, Any] = {"source": batch.source, "ingest": KIND, "number": n, "thread": tid, "owner": tid,
-                                         "position": k}
+                cmeta: dict[str, Any] = {
+                    "source": batch.source,
+                    "ingest": KIND,
+                    "number": n,
+                    "thread": tid,
+                    "owner": tid,
+                    "position": k,
+                }
                 if c["author"]:
                     cmeta["author"] = c["author"]
                 if c_iso:
@@ -442,7 +507,7 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
                 if ids[num] not in explicit:
                     edge(tid, "refs", ids[num], tid, r.evidence, **where)
             for r in R.sha_refs(txt):
-                if len(r.value) == 40:   # only full commit ids: a prefix cannot be resolved without the git history
+                if len(r.value) == 40:  # only full commit ids: a prefix cannot be resolved without the git history
                     edge(tid, "refs", f"commit:{r.value}", tid, r.evidence, **where)
 
     batch.edges = list(edges.values())

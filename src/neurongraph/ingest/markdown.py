@@ -8,6 +8,7 @@ relative links and ``[[Wiki Links]]`` (``links_to``), ADR status lines ("Superse
 ids (``refs`` to ``issue:N``/``pr:N``/``commit:<sha>``) and repository paths (``mentions`` to
 ``file:<path>``).  Pure: reads files, returns a batch, never writes.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ import posixpath
 import re
 import tomllib
 import unicodedata
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -29,12 +30,12 @@ from .batch import IngestBatch, derived_edge
 __all__ = ["read_markdown", "parse_front_matter", "slugify", "SPLIT_CHARS", "MAX_FILE_BYTES"]
 
 KIND = "markdown"
-MAX_FILE_BYTES = 2 * 1024 * 1024   # a page larger than this is generated output, not a page; skipped with a reason
-SPLIT_CHARS = 1500      # a page body longer than this is split into sections (~300 tokens: what MiniLM reads whole)
-MIN_SECTION = 200       # a section with less text than this joins its neighbour (a heading followed by a line)
-MAX_SECTION = 4000      # a section longer than this is cut at paragraph breaks into parts
-MAX_CLAUSE_REFS = 10    # targets read from one "Superseded by …" clause
-PAGE_SUMMARY = 600      # characters of the first paragraph a split page keeps, before its table of contents
+MAX_FILE_BYTES = 2 * 1024 * 1024  # a page larger than this is generated output, not a page; skipped with a reason
+SPLIT_CHARS = 1500  # a page body longer than this is split into sections (~300 tokens: what MiniLM reads whole)
+MIN_SECTION = 200  # a section with less text than this joins its neighbour (a heading followed by a line)
+MAX_SECTION = 4000  # a section longer than this is cut at paragraph breaks into parts
+MAX_CLAUSE_REFS = 10  # targets read from one "Superseded by …" clause
+PAGE_SUMMARY = 600  # characters of the first paragraph a split page keeps, before its table of contents
 SUFFIXES = (".md", ".markdown")
 SKIP_DIRS = {"node_modules"}
 DECISION_DIRS = {"adr", "adrs", "decisions", "decision"}
@@ -42,7 +43,9 @@ DECISION_DIRS = {"adr", "adrs", "decisions", "decision"}
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 # bounded repetitions everywhere: a 2 MB page of brackets or base64 must not make a regex quadratic
-_LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\[\]]{0,200}\]){0,1000})\]\(\s*<?([^)\s>]{1,2000})>?(?:\s+[\"'(][^)]{0,500})?\s*\)")
+_LINK = re.compile(
+    r"(?<!!)\[((?:[^\[\]]|\[[^\[\]]{0,200}\]){0,1000})\]\(\s*<?([^)\s>]{1,2000})>?(?:\s+[\"'(][^)]{0,500})?\s*\)"
+)
 _REFDEF = re.compile(r"^[ \t]{0,3}\[([^\]\n]{1,500})\]:[ \t]*<?(\S{1,2000}?)>?(?:[ \t]+.*)?$", re.M)
 _WIKI = re.compile(r"\[\[([^\[\]|#\n]{1,300})(?:#([^\]|\n]{0,300}))?(?:\|[^\]\n]{0,300})?\]\]")
 
@@ -60,13 +63,21 @@ _ADR_FILE = re.compile(r"^(?:adr[-_ ]?)?0*(\d{1,5})(?:[-_ .]|$)", re.I)
 _FILE_REF = re.compile(r"(?<![\w/.-])([\w./-]{0,300}[\w-]\.(?:md|markdown))\b", re.I)
 _RELATION = re.compile(
     r"^[ \t>*_\-|]*(?:status[*_]*[ \t]*:?[ \t]*[*_]*[ \t]*)?(?:[A-Za-z]+[ \t]*[,;][ \t]*)?"
-    r"(superseded[ \t]+by|supersedes|amended[ \t]+by|amends)\b[:*_ \t]*(.*)$", re.I | re.M)
-_DATE_LINE = re.compile(r"^[ \t*_]*date[*_]*[ \t]*:[ \t]*[*_]*[ \t]*(\d{4}-\d{2}-\d{2}(?:[T ][\d:]+(?:Z|[+-]\d{2}:?\d{2})?)?)",
-                        re.I | re.M)
+    r"(superseded[ \t]+by|supersedes|amended[ \t]+by|amends)\b[:*_ \t]*(.*)$",
+    re.I | re.M,
+)
+_DATE_LINE = re.compile(
+    r"^[ \t*_]*date[*_]*[ \t]*:[ \t]*[*_]*[ \t]*(\d{4}-\d{2}-\d{2}(?:[T ][\d:]+(?:Z|[+-]\d{2}:?\d{2})?)?)", re.I | re.M
+)
 _STATUS_LINE = re.compile(r"^[ \t*_]*status[*_]*[ \t]*:[ \t]*[*_]*[ \t]*(\S[^\n]*)$", re.I | re.M)
-_FM_RELATIONS = {"supersedes": ("supersedes", False), "superseded_by": ("supersedes", True),
-                 "supersededby": ("supersedes", True), "amends": ("amends", False),
-                 "amended_by": ("amends", True), "amendedby": ("amends", True)}
+_FM_RELATIONS = {
+    "supersedes": ("supersedes", False),
+    "superseded_by": ("supersedes", True),
+    "supersededby": ("supersedes", True),
+    "amends": ("amends", False),
+    "amended_by": ("amends", True),
+    "amendedby": ("amends", True),
+}
 
 
 # ---------------------------------------------------------------------------------------- front matter
@@ -93,11 +104,12 @@ def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
     if not lines or lines[0].rstrip() not in ("---", "+++"):
         return {}, text, None
     fence = lines[0].rstrip()
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ((fence, "...") if fence == "---" else (fence,))),
-               None)
+    end = next(
+        (i for i in range(1, len(lines)) if lines[i].rstrip() in ((fence, "...") if fence == "---" else (fence,))), None
+    )
     if end is None:
         return {}, text, "front matter is not closed"
-    block, body = lines[1:end], "\n".join(lines[end + 1:])
+    block, body = lines[1:end], "\n".join(lines[end + 1 :])
     if fence == "+++":
         try:
             data = tomllib.loads("\n".join(block))
@@ -117,13 +129,12 @@ def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
             if key is None:
                 continue
             if block_mode:
-                out[key] = (out[key] + (" " if block_mode == ">" and out[key] else "\n" if out[key] else "")
-                            + item)
+                out[key] = out[key] + (" " if block_mode == ">" and out[key] else "\n" if out[key] else "") + item
             elif item.startswith("- ") or item == "-":
                 if not isinstance(out.get(key), list):
                     out[key] = []
                 out[key].append(_scalar(item[1:]))
-            continue   # a nested map: not read
+            continue  # a nested map: not read
         m = re.match(r"^([\w.-]+)[ \t]*:(?:[ \t]+(.*))?$", raw.rstrip())
         if not m:
             key, block_mode = None, None
@@ -244,7 +255,7 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
             out.append(piece)
     seen: dict[str, int] = {}
     slug = ""
-    for s in out:   # GitHub's anchors: a repeated heading gets -1, -2, …; a part of a long section -part-N
+    for s in out:  # GitHub's anchors: a repeated heading gets -1, -2, …; a part of a long section -part-N
         if s.part == 1:
             base = slugify(s.heading)
             n = seen.get(base, 0)
@@ -273,11 +284,11 @@ def _epoch(v: Any) -> tuple[str | None, int | None]:
     s = v.strip()
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
-            dt = datetime.fromisoformat(s).replace(tzinfo=timezone.utc)
+            dt = datetime.fromisoformat(s).replace(tzinfo=UTC)
         else:
             dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T", 1))
             if dt.tzinfo is None:
-                dt = dt.replace(tzinfo=timezone.utc)
+                dt = dt.replace(tzinfo=UTC)
     except ValueError:
         return s, None
     return s, int(dt.timestamp())
@@ -295,7 +306,7 @@ class _Page:
         self.preamble = ""
         self.sections: list[_Section] = []
         self.section_ids: list[str] = []
-        self.number: int | None = None   # ADR number from the file name
+        self.number: int | None = None  # ADR number from the file name
 
 
 def _walk(root: Path) -> list[tuple[str, Path]]:
@@ -338,20 +349,28 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         base = base.parent
     elif base.is_dir():
         files = _walk(base)
-        if not files:   # an empty listing is a mistake, not "every page was deleted" (which --prune would do)
+        if not files:  # an empty listing is a mistake, not "every page was deleted" (which --prune would do)
             raise InvalidArgument(f"{base}: no Markdown files (.md, .markdown) in this folder")
     else:
         raise InvalidArgument(f"{base}: not a folder or a Markdown file")
     base = base.resolve()
     name = source or base.name or "markdown"
     batch = IngestBatch(kind=KIND, source=name, complete=not single)
-    stats: dict[str, Any] = {"files": 0, "pages": 0, "sections": 0, "links_missing": 0, "wiki_links_missing": 0,
-                             "wiki_links_ambiguous": 0, "adr_refs_unresolved": 0, "front_matter_errors": 0}
+    stats: dict[str, Any] = {
+        "files": 0,
+        "pages": 0,
+        "sections": 0,
+        "links_missing": 0,
+        "wiki_links_missing": 0,
+        "wiki_links_ambiguous": 0,
+        "adr_refs_unresolved": 0,
+        "front_matter_errors": 0,
+    }
     missing_examples: list[str] = []
     repo = _repo_root(base)
 
     pages: list[_Page] = []
-    for rel, path in ((r, base / r) for r, _ in files):   # under the resolved folder, even via symlinks
+    for rel, path in ((r, base / r) for r, _ in files):  # under the resolved folder, even via symlinks
         try:
             size = path.stat().st_size
         except OSError as exc:
@@ -369,7 +388,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         except OSError as exc:
             batch.skip(rel, f"cannot read: {exc.strerror}")
             continue
-        if len(rel) > MAX_ID_LEN - 120:   # room for "md:" and "#<slug>"
+        if len(rel) > MAX_ID_LEN - 120:  # room for "md:" and "#<slug>"
             batch.skip(rel, f"path longer than {MAX_ID_LEN - 120} characters (node ids are at most {MAX_ID_LEN})")
             continue
         stats["files"] += 1
@@ -381,8 +400,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             batch.skip(rel + " (front matter)", err + "; read as plain text")
         lines = pg.body.split("\n")
         outside = _lines_outside_code(lines)
-        first = next(((i, _heading(ln)) for i, ln in enumerate(lines) if outside[i] and _heading(ln)),
-                     (None, None))
+        first = next(((i, _heading(ln)) for i, ln in enumerate(lines) if outside[i] and _heading(ln)), (None, None))
         fm_title = pg.fm.get("title")
         title_line = None
         if isinstance(fm_title, str) and fm_title.strip():
@@ -392,9 +410,11 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         elif first[1] is not None:
             pg.title = _plain(first[1].group(2))
             # the first heading names the page (not a section) when it is an H1 or the only top-level one
-            if len(first[1].group(1)) == 1 or all(len(m.group(1)) > len(first[1].group(1)) for i, ln in
-                                                  enumerate(lines[first[0] + 1:], first[0] + 1)
-                                                  if outside[i] and (m := _heading(ln))):
+            if len(first[1].group(1)) == 1 or all(
+                len(m.group(1)) > len(first[1].group(1))
+                for i, ln in enumerate(lines[first[0] + 1 :], first[0] + 1)
+                if outside[i] and (m := _heading(ln))
+            ):
                 title_line = first[0]
         else:
             pg.title = Path(rel).stem.replace("-", " ").replace("_", " ").strip() or rel
@@ -411,7 +431,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             pg.preamble, pg.sections = _split(pg.body, title_line)
         else:
             if title_line is not None:
-                lines = lines[:title_line] + lines[title_line + 1:]
+                lines = lines[:title_line] + lines[title_line + 1 :]
             pg.preamble = "\n".join(lines).strip()
         pages.append(pg)
 
@@ -453,8 +473,11 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         except ValueError:
             rel = None
         if rel is not None:
-            cands = [rel] if rel.lower().endswith(SUFFIXES) else [rel + ".md", rel + ".markdown", rel + "/README.md",
-                                                                   rel + "/readme.md", rel + "/index.md", rel]
+            cands = (
+                [rel]
+                if rel.lower().endswith(SUFFIXES)
+                else [rel + ".md", rel + ".markdown", rel + "/README.md", rel + "/readme.md", rel + "/index.md", rel]
+            )
             for c in cands:
                 if c in by_rel:
                     return "page", by_rel[c]
@@ -533,7 +556,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             if p is not None:
                 edge(src, "links_to", p.id, src, m.group(0), **({"anchor": m.group(2)} if m.group(2) else {}))
         for r in R.issue_refs(_URL.sub(" ", code_free)):
-            for kind in ("issue", "pr"):   # #N does not say which; the sync keeps the one that exists
+            for kind in ("issue", "pr"):  # #N does not say which; the sync keeps the one that exists
                 edge(src, "refs", f"{kind}:{r.value}", src, r.evidence)
         for r in R.sha_refs(text):
             if len(r.value) == 40:
@@ -560,13 +583,16 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             m = _STATUS_LINE.search(code_free)
             if m:
                 status = m.group(1)
-            else:   # adr-tools: "## Status" then a paragraph
+            else:  # adr-tools: "## Status" then a paragraph
                 m = re.search(r"^#{1,6}[ \t]+status[ \t]*#*[ \t]*\n+[ \t]*(\S[^\n]*)", code_free, re.I | re.M)
                 status = m.group(1) if m else None
         meta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel}
         if repo is not None:
-            meta["repo_path"] = pg.abspath.relative_to(repo.resolve()).as_posix() if pg.abspath.is_relative_to(
-                repo.resolve()) else pg.rel
+            meta["repo_path"] = (
+                pg.abspath.relative_to(repo.resolve()).as_posix()
+                if pg.abspath.is_relative_to(repo.resolve())
+                else pg.rel
+            )
         if iso:
             meta["date"] = iso
         if epoch is not None:
@@ -590,8 +616,17 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         for k, s in enumerate(pg.sections):
             sid = f"{pg.id}#{s.slug}"
             pg.section_ids.append(sid)
-            smeta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel, "page": pg.id, "owner": pg.id,
-                                     "heading": s.heading, "level": s.level, "anchor": s.slug, "position": k + 1}
+            smeta: dict[str, Any] = {
+                "source": name,
+                "ingest": KIND,
+                "path": pg.rel,
+                "page": pg.id,
+                "owner": pg.id,
+                "heading": s.heading,
+                "level": s.level,
+                "anchor": s.slug,
+                "position": k + 1,
+            }
             if epoch is not None:
                 smeta["time"] = epoch
             title = " › ".join([pg.title, *s.trail]) + (f" (part {s.part})" if s.part > 1 else "")
@@ -621,7 +656,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
             rel, passive = spec
             for v in value if isinstance(value, list) else [value]:
                 clause = f"ADR-{v}" if isinstance(v, int) or (isinstance(v, str) and v.strip().isdigit()) else str(v)
-                for target, ev in resolve_adr(clause, pg):
+                for target, _ev in resolve_adr(clause, pg):
                     newer, older = (target, pg) if passive else (pg, target)
                     relate(newer, rel, older, pg, f"{key}: {v}")
         for m in _RELATION.finditer(_strip_code(pg.body)):
@@ -642,7 +677,7 @@ def _apply(pg: _Page, phrase: str, rest: str, resolve_adr, relate, evidence: str
     phrase = re.sub(r"\s+", " ", phrase.lower())
     rel = "supersedes" if phrase.startswith("supersed") else "amends"
     passive = phrase.endswith(" by")
-    rest = re.split(r"[.;](?:\s|$)", rest, maxsplit=1)[0]   # the clause, not the sentences after it
+    rest = re.split(r"[.;](?:\s|$)", rest, maxsplit=1)[0]  # the clause, not the sentences after it
     for target, _ in resolve_adr(rest, pg):
         newer, older = (target, pg) if passive else (pg, target)
         relate(newer, rel, older, pg, evidence)

@@ -5,44 +5,70 @@ so "what counts as a reference" is decided once.  Each finder returns the matche
 text as evidence.  Nothing here resolves a reference: adapters do that against
 what they know (commit shas, pull-request numbers).
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-__all__ = ["Ref", "issue_refs", "sha_refs", "fixes_trailers", "revert_refs", "follow_up_refs", "closing_refs",
-           "duplicate_refs", "squash_pr", "merge_pr", "strip_refs", "FOLLOW_UP_PHRASES"]
+__all__ = [
+    "Ref",
+    "issue_refs",
+    "sha_refs",
+    "fixes_trailers",
+    "revert_refs",
+    "follow_up_refs",
+    "closing_refs",
+    "duplicate_refs",
+    "squash_pr",
+    "merge_pr",
+    "strip_refs",
+    "FOLLOW_UP_PHRASES",
+]
 
 
 @dataclass(frozen=True)
 class Ref:
-    kind: str          # "issue" (#N) or "sha"
-    value: str         # the number as a string, or the (lower-case) sha prefix
-    evidence: str      # the matched text
-    subject: str | None = None   # a quoted subject next to the reference ("Fixes: <sha> ("subject")")
+    kind: str  # "issue" (#N) or "sha"
+    value: str  # the number as a string, or the (lower-case) sha prefix
+    evidence: str  # the matched text
+    subject: str | None = None  # a quoted subject next to the reference ("Fixes: <sha> ("subject")")
 
 
 # #N, owner/repo#N, GH-N, and GitHub issue/pull URLs; not HTML entities (&#123;) nor URL anchors (page#12)
-_ISSUE = re.compile(r"(?:(?<![\w&/#])(?:[\w.-]+/[\w.-]+)?#|\bGH-|github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/)(\d{1,7})\b",
-                    re.IGNORECASE)
+_ISSUE = re.compile(
+    r"(?:(?<![\w&/#])(?:[\w.-]+/[\w.-]+)?#|\bGH-|github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/)(\d{1,7})\b",
+    re.IGNORECASE,
+)
 # a commit id: 7-40 hex digits with at least one digit and one letter (plain numbers and words are not shas)
 _SHA = re.compile(r"(?<![\w/.-])([0-9a-f]{7,40})(?![\w-])", re.IGNORECASE)
-_FIXES = re.compile(r"^[ \t]*Fixes:[ \t]*(?:commit[ \t]+)?([0-9a-f]{7,40})\b[^\n(]*(?:\([ \t]*[\"“](.+?)[\"”][ \t]*\))?",
-                    re.IGNORECASE | re.MULTILINE)
+_FIXES = re.compile(
+    r"^[ \t]*Fixes:[ \t]*(?:commit[ \t]+)?([0-9a-f]{7,40})\b[^\n(]*(?:\([ \t]*[\"“](.+?)[\"”][ \t]*\))?",
+    re.IGNORECASE | re.MULTILINE,
+)
 _REVERT = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 _REVERT_SUBJECT = re.compile(r"^Revert [\"“](.+)[\"”]\s*$")
 
 # phrases that name the earlier change a commit repairs or continues; each must be followed (within a
 # short clause) by a #N or a sha.  General English of change logs, not one project's wording.
 FOLLOW_UP_PHRASES = (
-    r"follow(?:ing|ed)?[- ]?ups?\s+(?:to|of|for|on|after)", r"regressions?\s+(?:from|in|introduced\s+(?:in|by)|caused\s+by)",
-    r"introduced\s+(?:in|by)", r"broken?\s+(?:in|by)", r"caused\s+by", r"reverts?", r"regressed\s+(?:in|by)",
+    r"follow(?:ing|ed)?[- ]?ups?\s+(?:to|of|for|on|after)",
+    r"regressions?\s+(?:from|in|introduced\s+(?:in|by)|caused\s+by)",
+    r"introduced\s+(?:in|by)",
+    r"broken?\s+(?:in|by)",
+    r"caused\s+by",
+    r"reverts?",
+    r"regressed\s+(?:in|by)",
 )
 _FOLLOW = re.compile(r"\b(" + "|".join(FOLLOW_UP_PHRASES) + r")\b([^.\n;]{0,60})", re.IGNORECASE)
-_CLOSING = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+((?:(?:[\w.-]+/[\w.-]+)?#\d+|GH-\d+|https?://github\.com/\S+/(?:issues|pull)/\d+)"
-                      r"(?:\s*(?:,|and|&)\s*(?:(?:[\w.-]+/[\w.-]+)?#\d+|GH-\d+))*)", re.IGNORECASE)
-_DUPLICATE = re.compile(r"\bduplicate\s+of\s+((?:[\w.-]+/[\w.-]+)?#\d+|https?://github\.com/\S+/(?:issues|pull)/\d+)",
-                        re.IGNORECASE)
+_CLOSING = re.compile(
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+((?:(?:[\w.-]+/[\w.-]+)?#\d+|GH-\d+|https?://github\.com/\S+/(?:issues|pull)/\d+)"
+    r"(?:\s*(?:,|and|&)\s*(?:(?:[\w.-]+/[\w.-]+)?#\d+|GH-\d+))*)",
+    re.IGNORECASE,
+)
+_DUPLICATE = re.compile(
+    r"\bduplicate\s+of\s+((?:[\w.-]+/[\w.-]+)?#\d+|https?://github\.com/\S+/(?:issues|pull)/\d+)", re.IGNORECASE
+)
 _SQUASH = re.compile(r"\s*\(#(\d+)\)\s*$")
 _MERGE = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _BORS = re.compile(r"^(?:Auto merge of|Merge) #(\d+)\b(?: - ([^,\s]+))?")
@@ -72,7 +98,7 @@ _QUALIFIER = re.compile(r"([\w.-]+)/([\w.-]+)(?:#|/(?:issues|pull)/)")
 def _same_repo(evidence: str, repo: str) -> bool:
     q = _QUALIFIER.search(evidence)
     if q is None:
-        return True   # unqualified: this repository
+        return True  # unqualified: this repository
     owner, name = q.group(1).lower(), q.group(2).lower()
     want = repo.lower().rstrip("/").removesuffix(".git")
     w_owner, _, w_name = want.rpartition("/")
@@ -107,7 +133,7 @@ def follow_up_refs(text: str, repo: str | None = None) -> list[Ref]:
     for m in _FOLLOW.finditer(text):
         phrase = m.group(1)
         if phrase.lower().startswith("revert") and _REVERT.search(m.group(0)):
-            continue   # git's own revert line is read by revert_refs
+            continue  # git's own revert line is read by revert_refs
         for r in _refs_in(m.group(2), repo):
             out.append(Ref(r.kind, r.value, (phrase + m.group(2)).strip()))
     return out
@@ -124,8 +150,11 @@ def closing_refs(text: str, repo: str | None = None) -> list[Ref]:
 
 def duplicate_refs(text: str) -> list[Ref]:
     """GitHub's ``Duplicate of #N``."""
-    return [Ref("issue", issue_refs(m.group(1))[0].value, m.group(0)) for m in _DUPLICATE.finditer(text)
-            if issue_refs(m.group(1))]
+    return [
+        Ref("issue", issue_refs(m.group(1))[0].value, m.group(0))
+        for m in _DUPLICATE.finditer(text)
+        if issue_refs(m.group(1))
+    ]
 
 
 def squash_pr(subject: str) -> str | None:

@@ -19,11 +19,12 @@ Rules (docs/ingest.md, "Incremental sync"):
 - learned state (plastic weights, ledgers, activation) of surviving nodes and
   edges is kept: updates go through the same upserts as every other write.
 """
+
 from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import InvalidArgument
 from ..model import Edge, Node
@@ -31,12 +32,17 @@ from .batch import KINDS, IngestBatch
 
 __all__ = ["apply_batch", "SyncProgress"]
 
-SyncProgress = Callable[[str, int, int], None]   # (stage, done, total)
+SyncProgress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 def _same(row, n: Node) -> bool:
-    return (row.type == n.type and row.title == n.title and row.text == n.text and row.metadata == n.metadata
-            and abs(row.confidence - n.confidence) < 1e-12)
+    return (
+        row.type == n.type
+        and row.title == n.title
+        and row.text == n.text
+        and row.metadata == n.metadata
+        and abs(row.confidence - n.confidence) < 1e-12
+    )
 
 
 def _stamp(batch: IngestBatch) -> list[Node]:
@@ -60,11 +66,14 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     if not isinstance(batch.source, str) or not batch.source.strip():
         raise InvalidArgument("an ingest source needs a non-empty name")
     if prune and not batch.complete:
-        what = ("a git sync reads only the commits that are new since the last one" if batch.kind == "git"
-                else "a single file is one page of an export: pass the export folder")
+        what = (
+            "a git sync reads only the commits that are new since the last one"
+            if batch.kind == "git"
+            else "a single file is one page of an export: pass the export folder"
+        )
         raise InvalidArgument(f"--prune needs a complete listing of {batch.source!r}; {what}")
     t0 = time.perf_counter()
-    if not batch.nodes and not batch.edges and not prune:   # e.g. a git sync with no new commit
+    if not batch.nodes and not batch.edges and not prune:  # e.g. a git sync with no new commit
         for k, v in batch.state.items():
             if engine.store.get_meta(k) != v:
                 engine.store.set_meta(k, v)
@@ -83,7 +92,7 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
             write.append(n)
             n_new += 1
         elif n.id in batch.placeholders and not row.metadata.get("placeholder"):
-            n_placeholder_kept += 1          # a richer node (e.g. the PR from a GitHub export) is already there
+            n_placeholder_kept += 1  # a richer node (e.g. the PR from a GitHub export) is already there
         elif not _same(row, n):
             write.append(n)
             n_updated += 1
@@ -95,6 +104,7 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     def on_embed(done: int, total: int) -> None:
         if progress:
             progress("embedding", done, total)
+
     t_embed = time.perf_counter()
     engine.vectors_for([n.body for n in write], on_embed if progress else None)
     embedded = engine.last_embedded if write else 0
@@ -147,7 +157,7 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
             for e in es:
                 missing = [x for x in (e.src, e.dst) if x not in known]
                 if missing:
-                    if o in recompute:   # an unchanged owner's pending edges are already parked
+                    if o in recompute:  # an unchanged owner's pending edges are already parked
                         parked.append((missing[0], o, e.to_dict()))
                 elif o in recompute or (e.src, e.rel, e.dst) not in have:
                     ready.append(e)
@@ -174,23 +184,55 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     engine.refresh()
     if progress:
         progress("writing", 1, 1)
-    return _summary(batch, t0, nodes=len(nodes), new_nodes=n_new, updated_nodes=n_updated,
-                    unchanged_nodes=len(nodes) - n_new - n_updated - n_placeholder_kept,
-                    placeholders_kept=n_placeholder_kept, embedded=embedded, edges=len(edge_set),
-                    edges_written=len(ready), edges_retracted=retracted, edges_pending=pending_new,
-                    pending_resolved=pending_resolved, nodes_pruned=pruned,
-                    written_node_types=dict(Counter(n.type for n in write).most_common()),
-                    written_edge_relations=dict(Counter(e.rel for e in ready).most_common()),
-                    embed_seconds=round(t_embed, 3))
+    return _summary(
+        batch,
+        t0,
+        nodes=len(nodes),
+        new_nodes=n_new,
+        updated_nodes=n_updated,
+        unchanged_nodes=len(nodes) - n_new - n_updated - n_placeholder_kept,
+        placeholders_kept=n_placeholder_kept,
+        embedded=embedded,
+        edges=len(edge_set),
+        edges_written=len(ready),
+        edges_retracted=retracted,
+        edges_pending=pending_new,
+        pending_resolved=pending_resolved,
+        nodes_pruned=pruned,
+        written_node_types=dict(Counter(n.type for n in write).most_common()),
+        written_edge_relations=dict(Counter(e.rel for e in ready).most_common()),
+        embed_seconds=round(t_embed, 3),
+    )
 
 
 def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
     """The sync summary (every key present, zero when nothing of that kind happened)."""
-    out = {"kind": batch.kind, "source": batch.source, "nodes": 0, "new_nodes": 0, "updated_nodes": 0,
-           "unchanged_nodes": 0, "placeholders_kept": 0, "embedded": 0, "edges": 0, "edges_written": 0,
-           "edges_retracted": 0, "edges_pending": 0, "pending_resolved": 0, "nodes_pruned": 0,
-           "written_node_types": {}, "written_edge_relations": {}}
+    out = {
+        "kind": batch.kind,
+        "source": batch.source,
+        "nodes": 0,
+        "new_nodes": 0,
+        "updated_nodes": 0,
+        "unchanged_nodes": 0,
+        "placeholders_kept": 0,
+        "embedded": 0,
+        "edges": 0,
+        "edges_written": 0,
+        "edges_retracted": 0,
+        "edges_pending": 0,
+        "pending_resolved": 0,
+        "nodes_pruned": 0,
+        "written_node_types": {},
+        "written_edge_relations": {},
+    }
     out.update(counts)
-    out.update({"skipped": len(batch.skipped), "skipped_items": batch.skipped[:200], "adapter": batch.stats,
-                "seconds": round(time.perf_counter() - t0, 3), "embed_seconds": counts.get("embed_seconds", 0.0)})
+    out.update(
+        {
+            "skipped": len(batch.skipped),
+            "skipped_items": batch.skipped[:200],
+            "adapter": batch.stats,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "embed_seconds": counts.get("embed_seconds", 0.0),
+        }
+    )
     return out

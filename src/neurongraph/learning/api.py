@@ -10,6 +10,7 @@ Every call is one store transaction (ledger rows and weight edits commit
 together); the in-memory graph then follows through ``refresh()`` because every
 edited edge row is stamped with a new change-feed sequence number.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,9 +39,9 @@ class LearningMixin:
     ``self._alive`` from the Engine it is mixed into."""
 
     _learning_policy: LearningPolicy | None = None
-    _priming_cache: tuple | None = None     # (store seq, idx, activation, activation_at)
-    _plastic_cache: tuple | None = None     # (store seq, eid, base, plastic, plastic_at, dormant)
-    _decay_applied: tuple | None = None     # (store seq, now) of the last lazy weight refresh
+    _priming_cache: tuple | None = None  # (store seq, idx, activation, activation_at)
+    _plastic_cache: tuple | None = None  # (store seq, eid, base, plastic, plastic_at, dormant)
+    _decay_applied: tuple | None = None  # (store seq, now) of the last lazy weight refresh
 
     # ------------------------------------------------------------ policy and clock
     @property
@@ -49,7 +50,8 @@ class LearningMixin:
             led = Ledger(self.store)
             self._learning_policy = LearningPolicy(
                 plastic_half_life_s=led.meta_float(_HL_KEYS[0], LearningPolicy.plastic_half_life_s),
-                activation_half_life_s=led.meta_float(_HL_KEYS[1], LearningPolicy.activation_half_life_s))
+                activation_half_life_s=led.meta_float(_HL_KEYS[1], LearningPolicy.activation_half_life_s),
+            )
         return self._learning_policy
 
     def set_learning_policy(self, policy: LearningPolicy) -> None:
@@ -60,7 +62,7 @@ class LearningMixin:
         with self.store.transaction():
             led.set_meta(_HL_KEYS[0], policy.plastic_half_life_s)
             led.set_meta(_HL_KEYS[1], policy.activation_half_life_s)
-            self.store.next_seq()   # every process re-reads effective weights
+            self.store.next_seq()  # every process re-reads effective weights
         self._learning_policy = policy
         self._priming_cache = self._plastic_cache = self._decay_applied = None
         self.refresh()
@@ -79,15 +81,19 @@ class LearningMixin:
         events = normalise_events(events)
         if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key):
             raise InvalidArgument("idempotency_key must be a non-empty string")
-        payload = hashlib.blake2b(json.dumps([trace_id, events], ensure_ascii=False).encode(), digest_size=16).hexdigest()
+        payload = hashlib.blake2b(
+            json.dumps([trace_id, events], ensure_ascii=False).encode(), digest_size=16
+        ).hexdigest()
         led, pol = Ledger(self.store), self.learning_policy
         with self.store.transaction():
             if idempotency_key is not None:
                 prior = led.receipt_by_key(idempotency_key)
                 if prior is not None:
                     if prior[0] != payload:
-                        raise IdempotencyConflict(f"idempotency key {idempotency_key!r} was used for a different request",
-                                                  idempotency_key=idempotency_key)
+                        raise IdempotencyConflict(
+                            f"idempotency key {idempotency_key!r} was used for a different request",
+                            idempotency_key=idempotency_key,
+                        )
                     return prior[1]
             trace = led.trace(trace_id)
             led.count_retrievals()
@@ -101,35 +107,44 @@ class LearningMixin:
                 self._credit_paths(book, hits[node], node, pol.delta, "path")
             self._co_use(book, led, trace, stages, fresh, pol)
             if fresh:
-                led.mark_used(list(self.store.lookup_idx(fresh).values()), pol.activation_boost, now,
-                              pol.activation_half_life_s)
+                led.mark_used(
+                    list(self.store.lookup_idx(fresh).values()), pol.activation_boost, now, pol.activation_half_life_s
+                )
             led.set_stages(trace_id, {t.node_id: t.new for t in moves}, now)
             book.flush(receipt_id, trace_id)
             if fresh and not book.log:
-                self.store.next_seq()   # activation changed: other processes re-read priming
-            receipt = {"receipt_id": receipt_id, "trace_id": trace_id, "idempotency_key": idempotency_key,
-                       "transitions": [t.to_dict() for t in moves], "newly_used": fresh,
-                       "edges_changed": book.log, "created_at": now}
+                self.store.next_seq()  # activation changed: other processes re-read priming
+            receipt = {
+                "receipt_id": receipt_id,
+                "trace_id": trace_id,
+                "idempotency_key": idempotency_key,
+                "transitions": [t.to_dict() for t in moves],
+                "newly_used": fresh,
+                "edges_changed": book.log,
+                "created_at": now,
+            }
             led.save_receipt(receipt, idempotency_key, payload)
         self.refresh()
         return receipt
 
-    def _credit_paths(self, book: EdgeBook, hit: dict, node: str, delta: float, kind: str,
-                      diminish: bool = False) -> None:
+    def _credit_paths(
+        self, book: EdgeBook, hit: dict, node: str, delta: float, kind: str, diminish: bool = False
+    ) -> None:
         """Reinforce each stored explanation path of ``hit`` (zero-hop paths hold no edge: nothing)."""
         w_max = self.learning_policy.w_max
         for path in hit.get("paths") or []:
             for e in path.get("edges") or []:
                 eid = book.resolve(e["src"], e["rel"], e["dst"])
-                if eid is None:   # a metadata link, or an edge deleted since the search
+                if eid is None:  # a metadata link, or an edge deleted since the search
                     continue
                 s = book.get(eid)
                 d = diminishing(delta, s.count) if diminish else delta
                 old = s.weight(book.now, book.hl)
                 book.set_weight(eid, bounded_increase(old, d, w_max), node, kind, count_delta=1)
 
-    def _co_use(self, book: EdgeBook, led: Ledger, trace: dict, stages: dict, fresh: list[str],
-                pol: LearningPolicy) -> None:
+    def _co_use(
+        self, book: EdgeBook, led: Ledger, trace: dict, stages: dict, fresh: list[str], pol: LearningPolicy
+    ) -> None:
         """Hebbian association between nodes used in one trace: each pair once, when its second node is used."""
         if not fresh or pol.co_use_max < 2 or pol.co_use_delta == 0:
             return
@@ -143,8 +158,9 @@ class LearningMixin:
         for s, r, d in triples:
             eid = led.edge_id(s, r, d)
             old = book.get(eid).weight(book.now, book.hl)
-            book.set_weight(eid, bounded_increase(old, pol.co_use_delta, pol.w_max), d if d in fresh else s,
-                            "co_use", count_delta=1)
+            book.set_weight(
+                eid, bounded_increase(old, pol.co_use_delta, pol.w_max), d if d in fresh else s, "co_use", count_delta=1
+            )
 
     # ------------------------------------------------------------ other ledgers
     def record_retrieval_failure(self, trace_id: str, reason: str) -> dict:
@@ -158,8 +174,15 @@ class LearningMixin:
             fid = led.add_failure(trace_id, reason, now)
         return {"failure_id": fid, "trace_id": trace_id, "reason": reason, "created_at": now}
 
-    def record_outcome(self, trace_id: str, node_ids, outcome: str, summary: str, external_ref: str | None = None,
-                       policy: OutcomePolicy | None = None) -> dict:
+    def record_outcome(
+        self,
+        trace_id: str,
+        node_ids,
+        outcome: str,
+        summary: str,
+        external_ref: str | None = None,
+        policy: OutcomePolicy | None = None,
+    ) -> dict:
         """A delayed verdict on sources a trace used.  Recorded in its own ledger; weights change only
         where ``policy`` (default: the engine's ``learning_policy.outcomes``) opts in."""
         if outcome not in OUTCOMES:
@@ -181,8 +204,12 @@ class LearningMixin:
             stages = led.stages(trace_id)
             unused = [n for n in node_ids if stages.get(n, 0) != USED]
             if unused:
-                raise SourceNotUsed(f"node(s) {unused} did not reach 'used' in trace {trace_id}; an outcome can only "
-                                    "judge sources that were used", node_ids=unused, trace_id=trace_id)
+                raise SourceNotUsed(
+                    f"node(s) {unused} did not reach 'used' in trace {trace_id}; an outcome can only "
+                    "judge sources that were used",
+                    node_ids=unused,
+                    trace_id=trace_id,
+                )
             now = self._now()
             oid = led.add_outcome(trace_id, node_ids, outcome, summary, external_ref, opol.to_dict(), now)
             book = EdgeBook(led, now, pol.plastic_half_life_s)
@@ -198,14 +225,21 @@ class LearningMixin:
             book.flush(f"oc_{oid}", trace_id)
         if book.log:
             self.refresh()
-        return {"outcome_id": oid, "trace_id": trace_id, "node_ids": node_ids, "outcome": outcome, "effect": effect,
-                "edges_changed": book.log, "created_at": now}
+        return {
+            "outcome_id": oid,
+            "trace_id": trace_id,
+            "node_ids": node_ids,
+            "outcome": outcome,
+            "effect": effect,
+            "edges_changed": book.log,
+            "created_at": now,
+        }
 
     def _reverse(self, book: EdgeBook, led: Ledger, trace_id: str, node: str, oid: int) -> None:
         """Take back exactly what this trace added for ``node`` (each increase decayed like the plastic part)."""
         rows = []
         for r in led.changes_for(trace_id, kinds=("path", "co_use", "confirm"), unreversed=True):
-            s = book.get(r["eid"])   # a co-use edge belongs to both of its nodes
+            s = book.get(r["eid"])  # a co-use edge belongs to both of its nodes
             if s is not None and (r["node_id"] == node or (r["kind"] == "co_use" and node in (s.src, s.dst))):
                 rows.append(r)
         for r in rows:
@@ -237,9 +271,14 @@ class LearningMixin:
         led = Ledger(self.store)
         trace = led.trace(trace_id)
         st = led.stages(trace_id)
-        return {"trace": trace, "stages": {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]},
-                "receipts": led.receipts(trace_id), "outcomes": led.outcomes(trace_id),
-                "failures": led.failures(trace_id), "weight_changes": led.changes_for(trace_id)}
+        return {
+            "trace": trace,
+            "stages": {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]},
+            "receipts": led.receipts(trace_id),
+            "outcomes": led.outcomes(trace_id),
+            "failures": led.failures(trace_id),
+            "weight_changes": led.changes_for(trace_id),
+        }
 
     def node_stats(self, node_ids=None) -> dict[str, dict]:
         """Retrieval and use counts (kept apart) and current, decayed activation per node."""
@@ -255,9 +294,16 @@ class LearningMixin:
             rows = led.node_stats(list(idx.values()))
             ids = {i: n for n, i in idx.items()}
         now, hl = self._now(), self.learning_policy.activation_half_life_s
-        out = {ids[r[0]]: {"retrieved_count": r[1], "used_count": r[2],
-                           "activation": float(decayed(r[3], np.nan if r[4] is None else r[4], now, hl)),
-                           "activation_at": r[4]} for r in rows if r[0] in ids}
+        out = {
+            ids[r[0]]: {
+                "retrieved_count": r[1],
+                "used_count": r[2],
+                "activation": float(decayed(r[3], np.nan if r[4] is None else r[4], now, hl)),
+                "activation_at": r[4],
+            }
+            for r in rows
+            if r[0] in ids
+        }
         if node_ids is not None:
             for n in node_ids:
                 if n in idx:
@@ -324,6 +370,6 @@ class LearningMixin:
         hl = self.learning_policy.plastic_half_life_s
         last = self._decay_applied
         if last is not None and last[0] == seq and now - last[1] < hl / 1000:
-            return   # weights move < 0.07 % between applications: don't churn the graph per search
+            return  # weights move < 0.07 % between applications: don't churn the graph per search
         self.graph.set_weights(eid, effective_weight(base, plastic, at, dormant, hl, now))
         self._decay_applied = (seq, now)

@@ -5,6 +5,7 @@ here.  The same formula serves the lazy read (store.changes_since, node_priming)
 and the explicit :meth:`decay`, so running decay explicitly never changes what a
 reader would have seen at that moment.
 """
+
 from __future__ import annotations
 
 import numpy as np

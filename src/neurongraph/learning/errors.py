@@ -1,10 +1,17 @@
 """Typed errors of the learning loop (stable ``code`` strings, like :mod:`neurongraph.errors`)."""
+
 from __future__ import annotations
 
 from ..errors import InvalidArgument, NeuronGraphError, UnknownTrace
 
-__all__ = ["InvalidArgument", "UnknownTrace", "NodeNotInTrace", "InvalidStageTransition",
-           "IdempotencyConflict", "SourceNotUsed"]
+__all__ = [
+    "InvalidArgument",
+    "UnknownTrace",
+    "NodeNotInTrace",
+    "InvalidStageTransition",
+    "IdempotencyConflict",
+    "SourceNotUsed",
+]
 
 
 class NodeNotInTrace(NeuronGraphError):

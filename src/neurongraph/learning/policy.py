@@ -4,6 +4,7 @@ The defaults follow seed 001: only a *newly used* source reinforces, only its
 credited paths, bounded by ``w_max``; delayed outcomes are recorded and change no
 weight unless an :class:`OutcomePolicy` explicitly opts in.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,8 +50,12 @@ class OutcomePolicy:
     superseded: str = "record"
     confirm_delta: float = 0.05
 
-    _ALLOWED = {"confirmed": ("record", "reinforce"), "corrected": ("record", "reverse"),
-                "rolled_back": ("record", "reverse"), "superseded": ("record", "dormant")}
+    _ALLOWED = {
+        "confirmed": ("record", "reinforce"),
+        "corrected": ("record", "reverse"),
+        "rolled_back": ("record", "reverse"),
+        "superseded": ("record", "dormant"),
+    }
 
     def __post_init__(self):
         for name, allowed in self._ALLOWED.items():
@@ -59,13 +64,17 @@ class OutcomePolicy:
         _non_negative("confirm_delta", self.confirm_delta)
 
     @classmethod
-    def strict(cls) -> "OutcomePolicy":
+    def strict(cls) -> OutcomePolicy:
         """Every opt-in effect on: confirmed reinforces, corrections reverse, superseded goes dormant."""
         return cls(confirmed="reinforce", corrected="reverse", rolled_back="reverse", superseded="dormant")
 
     def effect(self, outcome: str) -> str:
-        return {"confirmed": self.confirmed, "corrected": self.corrected,
-                "rolled_back": self.rolled_back, "superseded": self.superseded}[outcome]
+        return {
+            "confirmed": self.confirmed,
+            "corrected": self.corrected,
+            "rolled_back": self.rolled_back,
+            "superseded": self.superseded,
+        }[outcome]
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -75,12 +84,12 @@ class OutcomePolicy:
 class LearningPolicy:
     """Reinforcement, co-use and decay parameters (measured on musique_train200, docs/learning.md)."""
 
-    delta: float = 0.5                  # increment of each credited path edge when its node newly reaches `used`
-    w_max: float = 1.5                  # cap on an edge's effective weight (never lowers one already above)
-    co_use_delta: float = 1.0           # Hebbian increment of the association between nodes used together
-    co_use_rel: str = "co_used"         # relation name of co-use edges (created with base weight 0)
-    co_use_max: int = 8                 # at most this many used nodes of one trace are paired (bounds O(n^2))
-    activation_boost: float = 0.5       # activation added to a newly used node (capped at 1)
+    delta: float = 0.5  # increment of each credited path edge when its node newly reaches `used`
+    w_max: float = 1.5  # cap on an edge's effective weight (never lowers one already above)
+    co_use_delta: float = 1.0  # Hebbian increment of the association between nodes used together
+    co_use_rel: str = "co_used"  # relation name of co-use edges (created with base weight 0)
+    co_use_max: int = 8  # at most this many used nodes of one trace are paired (bounds O(n^2))
+    activation_boost: float = 0.5  # activation added to a newly used node (capped at 1)
     plastic_half_life_s: float = 30 * 86400.0
     activation_half_life_s: float = 7 * 86400.0
     # priming is query-conditioned: a used node is primed by sim(query, a query it was used for),
@@ -92,7 +101,8 @@ class LearningPolicy:
         for name in ("delta", "w_max", "co_use_delta", "activation_boost"):
             _non_negative(name, getattr(self, name))
         from ..model import MAX_WEIGHT
-        if self.w_max > MAX_WEIGHT:   # effective weights stay in the documented edge-weight range
+
+        if self.w_max > MAX_WEIGHT:  # effective weights stay in the documented edge-weight range
             raise InvalidArgument(f"w_max must be at most {MAX_WEIGHT:g}, got {self.w_max!r}")
         for name in ("plastic_half_life_s", "activation_half_life_s"):
             v = getattr(self, name)
@@ -105,5 +115,5 @@ class LearningPolicy:
         if not isinstance(self.outcomes, OutcomePolicy):
             raise InvalidArgument(f"outcomes must be an OutcomePolicy, got {self.outcomes!r}")
 
-    def replace(self, **changes) -> "LearningPolicy":
+    def replace(self, **changes) -> LearningPolicy:
         return dataclasses.replace(self, **changes)

@@ -4,6 +4,7 @@ An increase is ``min(w_max, w + delta)`` and never lowers ``w`` (an edge already
 above the cap keeps its weight).  What is stored is the *plastic* part
 ``w_eff - base``, so decay can pull it back toward the base weight later.
 """
+
 from __future__ import annotations
 
 __all__ = ["bounded_increase", "diminishing"]

@@ -4,10 +4,11 @@ Kept free of storage so its rules can be property-tested on their own: a node
 may repeat its stage (no-op) or advance exactly one step; anything else is an
 error, and one bad event rejects the whole request.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from .errors import InvalidArgument, InvalidStageTransition, NodeNotInTrace
 from .policy import STAGES, USED, stage_index
@@ -46,12 +47,14 @@ def normalise_events(events) -> list[tuple[str, str]]:
     return out
 
 
-def apply_events(current: Mapping[str, int], hits: set[str], events: list[tuple[str, str]]) -> tuple[dict[str, int], list[Transition]]:
+def apply_events(
+    current: Mapping[str, int], hits: set[str], events: list[tuple[str, str]]
+) -> tuple[dict[str, int], list[Transition]]:
     """New stages and the transitions that changed something; raises on the first illegal event.
 
     ``current`` holds stored stages (a hit absent from it is at ``retrieved``)."""
     stages = dict(current)
-    moved: dict[str, int] = {}   # node -> stage before this request
+    moved: dict[str, int] = {}  # node -> stage before this request
     for node, name in events:
         if node not in hits:
             raise NodeNotInTrace(f"node {node!r} is not a hit of this trace", node_id=node)
@@ -63,7 +66,10 @@ def apply_events(current: Mapping[str, int], hits: set[str], events: list[tuple[
             need = "" if new < old else f"; {STAGES[new]!r} requires {STAGES[new - 1]!r} first"
             raise InvalidStageTransition(
                 f"node {node!r} cannot go from {STAGES[old]!r} to {STAGES[new]!r}{need}",
-                node_id=node, current=STAGES[old], requested=STAGES[new])
+                node_id=node,
+                current=STAGES[old],
+                requested=STAGES[new],
+            )
         moved.setdefault(node, old)
         stages[node] = new
     return stages, [Transition(n, o, stages[n]) for n, o in moved.items()]

@@ -9,6 +9,7 @@ Usage::
     linker.link_query("why does #12 crash?")  # -> [("issue:12", "#12")]
     linker.link_new(more_items)                 # incremental; see linker.py for what is and isn't
 """
+
 from .linker import EntityNode, LinkedEdge, Linker, LinkerConfig, LinkInput, LinkResult
 from .normalize import normalize
 

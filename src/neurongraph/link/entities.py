@@ -5,6 +5,7 @@ shared by >= 2 passages and stay under a document-frequency cap, see ``linker.py
 signal computed here: how often a word appears lower-case versus capitalised mid-sentence. That is what
 tells "May" the month/name from "may" the verb, or "Houston" at a sentence start from "However".
 """
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,10 @@ _CODE = (
     (None, re.compile(r"\b[A-Za-z][a-z0-9]*[a-z][A-Z]\w*")),  # camelCase / CamelCase
     ("_", re.compile(r"\b[A-Za-z][A-Za-z0-9]*_\w+")),  # snake_case, CONST_NAME
     ("()", re.compile(r"\b\w+(?:\.\w+)*\(\)")),  # call()  module.func()
-    (".", re.compile(r"\b[\w-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|go|rs|java|c|h|cpp|hpp|md|json|ya?ml|toml|sql|sh|rb|kt)\b")),
+    (
+        ".",
+        re.compile(r"\b[\w-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|go|rs|java|c|h|cpp|hpp|md|json|ya?ml|toml|sql|sh|rb|kt)\b"),
+    ),
 )
 _FILE_EXT = re.compile(r"\.(?:py|js|ts|tsx|go|rs|java|c|h|cpp|hpp|md|json|ya?ml|toml|sql|sh|rb|kt)\b")
 _MAX_SPAN_CAPS = 6

@@ -5,6 +5,7 @@ are all compared in the same space: accents stripped, case folded, punctuation t
 spaces. ``#`` and ``+`` survive because they carry meaning in references (``#12``) and names (``C++``).
 Word boundaries then reduce to "a space or the end of the string" (see :func:`find_keys`).
 """
+
 from __future__ import annotations
 
 import re

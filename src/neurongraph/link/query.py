@@ -5,6 +5,7 @@ the ingest-time :class:`~neurongraph.link.linker.Linker` (tables built while fit
 :class:`QueryTables` (the same tables, exported to plain arrays and reloaded from an engine snapshot),
 so a large linked store answers its first query without refitting the whole corpus.
 """
+
 from __future__ import annotations
 
 import re
@@ -33,6 +34,7 @@ def capitalised_mid(text: str) -> set[str]:
 
 def automaton(keys):
     import ahocorasick
+
     a = ahocorasick.Automaton()
     for k in keys:
         a.add_word(pad(k), (len(k), k))
@@ -69,7 +71,7 @@ class QuerySide:
         q = normalize(text)
         out: list[tuple[str, str]] = []
         seen: set[str] = set()
-        named = capitalised_mid(text)   # the query's own capitals outvote corpus case statistics
+        named = capitalised_mid(text)  # the query's own capitals outvote corpus case statistics
         spans = [(s, e, k, "t") for s, e, k in scan(self._title_auto, q, longest=False)]
         spans += [(s, e, k, "e") for s, e, k in scan(self._entity_auto, q, longest=False)]
         spans.sort(key=lambda t: (t[0], -t[1]))
@@ -133,14 +135,33 @@ class QueryTables(QuerySide):
         return out
 
     @classmethod
-    def from_arrays(cls, a: dict[str, np.ndarray]) -> "QueryTables":
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> QueryTables:
         flat = _unpack(a["targets"], a["targets_off"])
         ends = np.cumsum(a["n_targets"]).tolist()
         starts = [0] + ends[:-1]
-        return cls(_unpack(a["title_keys"], a["title_keys_off"]), _unpack(a["kinds"], a["kinds_off"]),
-                   [flat[s:e] for s, e in zip(starts, ends)], a["blocked"].tolist(), a["common"].tolist(),
-                   _unpack(a["entity_keys"], a["entity_keys_off"]), _unpack(a["entity_ids"], a["entity_ids_off"]))
+        return cls(
+            _unpack(a["title_keys"], a["title_keys_off"]),
+            _unpack(a["kinds"], a["kinds_off"]),
+            [flat[s:e] for s, e in zip(starts, ends)],
+            a["blocked"].tolist(),
+            a["common"].tolist(),
+            _unpack(a["entity_keys"], a["entity_keys_off"]),
+            _unpack(a["entity_ids"], a["entity_ids_off"]),
+        )
 
 
-TABLE_NAMES = ("title_keys", "title_keys_off", "kinds", "kinds_off", "targets", "targets_off", "n_targets",
-               "blocked", "common", "entity_keys", "entity_keys_off", "entity_ids", "entity_ids_off")
+TABLE_NAMES = (
+    "title_keys",
+    "title_keys_off",
+    "kinds",
+    "kinds_off",
+    "targets",
+    "targets_off",
+    "n_targets",
+    "blocked",
+    "common",
+    "entity_keys",
+    "entity_keys_off",
+    "entity_ids",
+    "entity_ids_off",
+)

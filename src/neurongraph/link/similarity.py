@@ -4,9 +4,10 @@ Exact blocked matmul over unit vectors: at the entity counts a corpus of thousan
 produces (10^4-10^5) it is a few hundred milliseconds and needs no ANN index. Blocking bounds memory
 to ``block x n`` floats.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -5,6 +5,7 @@ Install with ``pip install 'neurongraph[mcp]'`` (the official ``mcp`` SDK 2.x) a
 
 This package imports the SDK only when a server is built; the core never imports it.
 """
+
 from __future__ import annotations
 
 __all__ = ["build_server", "serve"]
@@ -13,10 +14,12 @@ __all__ = ["build_server", "serve"]
 def build_server(engine, **kwargs):
     """An ``mcp.server.MCPServer`` exposing ``engine``'s public API as tools (see :mod:`.server`)."""
     from .server import build_server as _build
+
     return _build(engine, **kwargs)
 
 
 def serve(engine, transport: str = "stdio") -> None:
     """Serve ``engine`` until the client disconnects, then close it."""
     from .server import serve as _serve
+
     _serve(engine, transport)

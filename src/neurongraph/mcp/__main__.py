@@ -1,4 +1,5 @@
 """``python -m neurongraph.mcp --db PATH [--embedder hashing]``: the MCP server without the ``ngr`` entry point."""
+
 from __future__ import annotations
 
 import typer

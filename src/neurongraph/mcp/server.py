@@ -14,6 +14,7 @@ and its typed errors; the core never imports this module or the SDK.
   one ``BEGIN IMMEDIATE`` transaction in the core, so concurrent clients lose nothing and an
   idempotency key is applied once.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ _ROUND = 4
 
 # ----------------------------------------------------------------------------- results
 def _result(payload: dict) -> CallToolResult:
-    text = strict_dumps(payload, ensure_ascii=False, default=str)   # strict JSON: text and structured agree
+    text = strict_dumps(payload, ensure_ascii=False, default=str)  # strict JSON: text and structured agree
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
 
 
@@ -51,8 +52,9 @@ def error_result(exc: NeuronGraphError) -> CallToolResult:
     if exc.details:
         err["details"] = json.loads(strict_dumps(exc.details, default=str))
     text = f"error[{exc.code}]: {exc.message}" + (f" ({hint})" if hint else "")
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content={"error": err},
-                          is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content={"error": err}, is_error=True
+    )
 
 
 def _where(loc: tuple) -> str:
@@ -74,8 +76,11 @@ def describe_validation(tool: str, exc: ValidationError, model) -> InvalidArgume
         else:
             problems.append(f"{where}: {e['msg']}")
     if unknown:
-        problems.insert(0, f"unknown field(s) {', '.join(repr(u) for u in unknown)} "
-                           f"(top-level fields: {', '.join(model.model_fields)})")
+        problems.insert(
+            0,
+            f"unknown field(s) {', '.join(repr(u) for u in unknown)} "
+            f"(top-level fields: {', '.join(model.model_fields)})",
+        )
     return InvalidArgument(f"invalid arguments for {tool}: " + "; ".join(problems), problems=problems)
 
 
@@ -85,9 +90,17 @@ def _round(d: dict) -> dict:
 
 
 def _paths(paths: list[dict]) -> list[dict]:
-    return [{"nodes": p["nodes"], "score": round(float(p.get("score", 0.0)), _ROUND),
-             "edges": [{"src": e["src"], "rel": e["rel"], "dst": e["dst"], "weight": round(float(e["weight"]), _ROUND)}
-                       for e in p["edges"]]} for p in paths]
+    return [
+        {
+            "nodes": p["nodes"],
+            "score": round(float(p.get("score", 0.0)), _ROUND),
+            "edges": [
+                {"src": e["src"], "rel": e["rel"], "dst": e["dst"], "weight": round(float(e["weight"]), _ROUND)}
+                for e in p["edges"]
+            ],
+        }
+        for p in paths
+    ]
 
 
 class NGRTools:
@@ -98,13 +111,23 @@ class NGRTools:
         self.snippet_chars = snippet_chars
         self.lock = threading.Lock()
 
-    def search(self, query: str, limit: int = 10, strategy: str | None = None, as_of=None, since=None,
-               until=None, types: list[str] | None = None, sources: list[str] | None = None,
-               where: dict | None = None, files: list[str] | None = None) -> dict:
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        strategy: str | None = None,
+        as_of=None,
+        since=None,
+        until=None,
+        types: list[str] | None = None,
+        sources: list[str] | None = None,
+        where: dict | None = None,
+        files: list[str] | None = None,
+    ) -> dict:
         overrides: dict = {"channel": strategy} if strategy else {}
         for name, v in (("as_of", as_of), ("since", since), ("until", until)):
             if v is not None:
-                overrides[name] = v   # SearchConfig converts ISO-8601 and rejects bad values
+                overrides[name] = v  # SearchConfig converts ISO-8601 and rejects bad values
         if types:
             overrides["result_types"] = tuple(types)
         if sources:
@@ -117,13 +140,28 @@ class NGRTools:
         hits = []
         for h in res.hits:
             d = h.to_dict(self.snippet_chars)
-            hits.append({"id": h.id, "type": h.type, "title": h.title, "snippet": d["text"], "stage": "retrieved",
-                         "seed": h.seed, "scores": _round(h.scores), "paths": _paths(h.paths),
-                         "explanation": h.explain()})
+            hits.append(
+                {
+                    "id": h.id,
+                    "type": h.type,
+                    "title": h.title,
+                    "snippet": d["text"],
+                    "stage": "retrieved",
+                    "seed": h.seed,
+                    "scores": _round(h.scores),
+                    "paths": _paths(h.paths),
+                    "explanation": h.explain(),
+                }
+            )
         extra = {"unknown_files": res.unknown_files} if files else {}
-        return {"trace_id": res.trace_id, "query": res.query, "hits": hits, **extra,
-                "next": "Hits are candidates. Read one in full with get_node; report selected -> validated -> used "
-                        "with record_source_use (trace_id above), or record_retrieval_failure if none fits."}
+        return {
+            "trace_id": res.trace_id,
+            "query": res.query,
+            "hits": hits,
+            **extra,
+            "next": "Hits are candidates. Read one in full with get_node; report selected -> validated -> used "
+            "with record_source_use (trace_id above), or record_retrieval_failure if none fits.",
+        }
 
     def get_node(self, node_id: str) -> dict:
         return self.engine.get_node(node_id)
@@ -135,23 +173,43 @@ class NGRTools:
     def record_retrieval_failure(self, trace_id: str, reason: str) -> dict:
         return self.engine.record_retrieval_failure(trace_id, reason)
 
-    def record_outcome(self, trace_id: str, node_ids: list[str], outcome: str, summary: str,
-                       external_ref: str | None = None) -> dict:
+    def record_outcome(
+        self, trace_id: str, node_ids: list[str], outcome: str, summary: str, external_ref: str | None = None
+    ) -> dict:
         return self.engine.record_outcome(trace_id, node_ids, outcome, summary, external_ref)
 
     def get_trace(self, trace_id: str) -> dict:
         rep = self.engine.learning_report(trace_id)
         t, stages = rep["trace"], rep["stages"]
-        hits = [{"rank": h.get("rank"), "id": h["id"], "type": h.get("type"), "title": h.get("title"),
-                 "stage": stages.get(h["id"], "retrieved"), "seed": h.get("seed", False),
-                 "scores": _round(h.get("scores") or {}), "paths": _paths(h.get("paths") or [])} for h in t["hits"]]
-        return {"trace_id": t["id"], "query": t["query"], "created_at": t["created_at"], "hits": hits,
-                "receipts": rep["receipts"], "outcomes": rep["outcomes"], "failures": rep["failures"]}
+        hits = [
+            {
+                "rank": h.get("rank"),
+                "id": h["id"],
+                "type": h.get("type"),
+                "title": h.get("title"),
+                "stage": stages.get(h["id"], "retrieved"),
+                "seed": h.get("seed", False),
+                "scores": _round(h.get("scores") or {}),
+                "paths": _paths(h.get("paths") or []),
+            }
+            for h in t["hits"]
+        ]
+        return {
+            "trace_id": t["id"],
+            "query": t["query"],
+            "created_at": t["created_at"],
+            "hits": hits,
+            "receipts": rep["receipts"],
+            "outcomes": rep["outcomes"],
+            "failures": rep["failures"],
+        }
 
     def ask(self, question: str, mode: str = "auto", limit: int = 5) -> dict:
         res = self.engine.ask(question, mode=mode, limit=limit)
-        res["next"] = ("Read cited sources with get_node; report the ones your answer rests on with "
-                       "record_source_use (trace_id above), or record_retrieval_failure if none fits.")
+        res["next"] = (
+            "Read cited sources with get_node; report the ones your answer rests on with "
+            "record_source_use (trace_id above), or record_retrieval_failure if none fits."
+        )
         return res
 
     # ------------------------------------------------------------------ dispatch
@@ -193,6 +251,7 @@ def _inline_refs(schema: dict) -> dict:
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
+
     return walk(schema)
 
 
@@ -203,18 +262,35 @@ def _arg_model(name: str):
 
 
 _ANNOTATIONS = {
-    "search": ToolAnnotations(title="Search sources", read_only_hint=False, idempotent_hint=False,
-                              open_world_hint=False),   # stores a trace
+    "search": ToolAnnotations(
+        title="Search sources", read_only_hint=False, idempotent_hint=False, open_world_hint=False
+    ),  # stores a trace
     "get_node": ToolAnnotations(title="Read a source in full", read_only_hint=True, open_world_hint=False),
     "get_trace": ToolAnnotations(title="Show a search trace", read_only_hint=True, open_world_hint=False),
-    "record_source_use": ToolAnnotations(title="Report source use", read_only_hint=False, destructive_hint=False,
-                                         idempotent_hint=True, open_world_hint=False),
-    "record_retrieval_failure": ToolAnnotations(title="Report a retrieval failure", read_only_hint=False,
-                                                destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-    "record_outcome": ToolAnnotations(title="Report a delayed outcome", read_only_hint=False, destructive_hint=False,
-                                      idempotent_hint=False, open_world_hint=False),
-    "ask": ToolAnnotations(title="Ask the history (cited answer)", read_only_hint=False, idempotent_hint=False,
-                           open_world_hint=False),   # stores a trace; the graph query itself is read-only
+    "record_source_use": ToolAnnotations(
+        title="Report source use",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+    "record_retrieval_failure": ToolAnnotations(
+        title="Report a retrieval failure",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=False,
+        open_world_hint=False,
+    ),
+    "record_outcome": ToolAnnotations(
+        title="Report a delayed outcome",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=False,
+        open_world_hint=False,
+    ),
+    "ask": ToolAnnotations(
+        title="Ask the history (cited answer)", read_only_hint=False, idempotent_hint=False, open_world_hint=False
+    ),  # stores a trace; the graph query itself is read-only
 }
 
 
@@ -223,19 +299,34 @@ def _make_tool(tools: NGRTools, name: str) -> Tool:
 
     def fn(**kwargs) -> CallToolResult:
         return tools.call(name, **kwargs)
+
     fn.__name__ = name
-    return _StrictTool(fn=fn, name=name, title=_ANNOTATIONS[name].title, description=DESCRIPTIONS[name],
-                       parameters=_inline_refs(model.model_json_schema(by_alias=True)),
-                       fn_metadata=FuncMetadata(arg_model=model), is_async=False, annotations=_ANNOTATIONS[name])
+    return _StrictTool(
+        fn=fn,
+        name=name,
+        title=_ANNOTATIONS[name].title,
+        description=DESCRIPTIONS[name],
+        parameters=_inline_refs(model.model_json_schema(by_alias=True)),
+        fn_metadata=FuncMetadata(arg_model=model),
+        is_async=False,
+        annotations=_ANNOTATIONS[name],
+    )
 
 
 def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIPPET_CHARS) -> MCPServer:
     """An ``MCPServer`` exposing ``engine`` (anything with the Engine's public API) as six tools."""
     from .. import __version__
+
     tools = NGRTools(engine, snippet_chars)
-    server = MCPServer(name, title="Neuron Graph RAG", instructions=INSTRUCTIONS, version=__version__,
-                       log_level="WARNING", tools=[_make_tool(tools, n) for n in ARG_MODELS])
-    server.ngr_tools = tools   # for embedding applications
+    server = MCPServer(
+        name,
+        title="Neuron Graph RAG",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        tools=[_make_tool(tools, n) for n in ARG_MODELS],
+    )
+    server.ngr_tools = tools  # for embedding applications
     return server
 
 

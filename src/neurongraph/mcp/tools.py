@@ -6,9 +6,10 @@ alone teaches nothing; ``selected → validated → used`` is reported in order 
 only for sources that really ground the final answer or decision; a search that did not
 find what was needed is reported as a retrieval failure instead of punishing its hits.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -21,30 +22,32 @@ __all__ = ["LIMITS", "INSTRUCTIONS", "DESCRIPTIONS", "ARG_MODELS", "HINTS"]
 
 LIMITS = {
     "query_chars": MAX_QUERY_CHARS,
-    "limit": 50,                 # hits per search
-    "id_chars": 512,             # trace ids, node ids
-    "key_chars": 200,            # idempotency keys
-    "events": 200,               # events per record_source_use call
-    "node_ids": 100,             # nodes per record_outcome call
-    "text_chars": MAX_REASON_CHARS,   # failure reasons, outcome summaries
-    "ref_chars": 1000,           # external_ref
-    "filter_items": 100,         # types / sources / files / where keys per search
-    "filter_chars": 512,         # one type, source, path, metadata key or value
+    "limit": 50,  # hits per search
+    "id_chars": 512,  # trace ids, node ids
+    "key_chars": 200,  # idempotency keys
+    "events": 200,  # events per record_source_use call
+    "node_ids": 100,  # nodes per record_outcome call
+    "text_chars": MAX_REASON_CHARS,  # failure reasons, outcome summaries
+    "ref_chars": 1000,  # external_ref
+    "filter_items": 100,  # types / sources / files / where keys per search
+    "filter_chars": 512,  # one type, source, path, metadata key or value
 }
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
-TraceId = Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"],
-                               description="The trace_id returned by `search`.")]
+TraceId = Annotated[
+    str, Field(min_length=1, max_length=LIMITS["id_chars"], description="The trace_id returned by `search`.")
+]
 NodeId = Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"], description="A hit's `id`.")]
 _Name = Annotated[str, Field(min_length=1, max_length=LIMITS["filter_chars"])]
 _Names = Annotated[list[_Name], Field(min_length=1, max_length=LIMITS["filter_items"])]
-_Finite = Annotated[StrictFloat, Field(allow_inf_nan=False)]   # JSON has no NaN/Infinity: never accept them
-_Time = Union[StrictInt, _Finite, Annotated[str, Field(min_length=1, max_length=64)]]
-_Scalar = Union[StrictBool, StrictInt, _Finite, Annotated[StrictStr, Field(max_length=LIMITS["filter_chars"])]]
+_Finite = Annotated[StrictFloat, Field(allow_inf_nan=False)]  # JSON has no NaN/Infinity: never accept them
+_Time = StrictInt | _Finite | Annotated[str, Field(min_length=1, max_length=64)]
+_Scalar = StrictBool | StrictInt | _Finite | Annotated[StrictStr, Field(max_length=LIMITS["filter_chars"])]
 
 
 class _Args(BaseModel):
     """Tool arguments: unknown fields are rejected (``additionalProperties: false``)."""
+
     model_config = _STRICT
 
 
@@ -53,65 +56,99 @@ class SourceUseEvent(BaseModel):
     node_id: NodeId
     stage: Literal["selected", "validated", "used"] = Field(
         description="selected: you chose to read it; validated: reading the full source confirmed it is "
-                    "relevant and correct; used: it grounds your final answer or decision.")
+        "relevant and correct; used: it grounds your final answer or decision."
+    )
 
 
 class SearchArgs(_Args):
-    query: Annotated[str, Field(min_length=1, max_length=LIMITS["query_chars"],
-                                description="The question or topic, in natural language.")]
+    query: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=LIMITS["query_chars"], description="The question or topic, in natural language."
+        ),
+    ]
     limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="How many hits to return.")] = 10
-    strategy: Optional[Literal[CHANNELS]] = Field(   # type: ignore[valid-type]
-        None, description="Graph strategy (default: the engine's, 'spread'). spread: activation spreading over "
-                          "typed edges; beam: best paths; ppr: personalised PageRank; eager / mmr / scored: "
-                          "traversal strategies (mmr diversifies); none: hybrid lexical+dense only, no graph.")
-    as_of: Optional[_Time] = Field(
-        None, description="Search the store as it was at this time: epoch seconds or ISO-8601 "
-                          "('2024-05-01T12:00:00Z'). Nodes whose event time (metadata 'time') is later are "
-                          "invisible, also as graph bridges. Nodes without a time are always visible.")
-    since: Optional[_Time] = Field(None, description="Only nodes whose event time is at or after this "
-                                                     "(epoch seconds or ISO-8601).")
-    until: Optional[_Time] = Field(None, description="Only nodes whose event time is at or before this.")
-    types: Optional[_Names] = Field(None, description="Only return hits of these node types (e.g. 'commit', "
-                                                      "'issue'); other nodes still link hits together.")
-    sources: Optional[_Names] = Field(None, description="Only nodes whose metadata 'source' (repository or "
-                                                        "site name) is one of these.")
-    where: Optional[Annotated[dict[_Name, _Scalar], Field(min_length=1, max_length=LIMITS["filter_items"])]] = Field(
-        None, description="Metadata equality, e.g. {\"state\": \"open\"}; a list value matches when one "
-                          "element equals.")
-    files: Optional[_Names] = Field(None, description="Repository-relative paths of the files you are working "
-                                                      "on: their `file:<path>` nodes seed the search, so earlier "
-                                                      "changes to them come up. Unknown paths are reported in "
-                                                      "`unknown_files`, not an error.")
+    strategy: Literal[CHANNELS] | None = Field(  # type: ignore[valid-type]
+        None,
+        description="Graph strategy (default: the engine's, 'spread'). spread: activation spreading over "
+        "typed edges; beam: best paths; ppr: personalised PageRank; eager / mmr / scored: "
+        "traversal strategies (mmr diversifies); none: hybrid lexical+dense only, no graph.",
+    )
+    as_of: _Time | None = Field(
+        None,
+        description="Search the store as it was at this time: epoch seconds or ISO-8601 "
+        "('2024-05-01T12:00:00Z'). Nodes whose event time (metadata 'time') is later are "
+        "invisible, also as graph bridges. Nodes without a time are always visible.",
+    )
+    since: _Time | None = Field(
+        None, description="Only nodes whose event time is at or after this (epoch seconds or ISO-8601)."
+    )
+    until: _Time | None = Field(None, description="Only nodes whose event time is at or before this.")
+    types: _Names | None = Field(
+        None,
+        description="Only return hits of these node types (e.g. 'commit', "
+        "'issue'); other nodes still link hits together.",
+    )
+    sources: _Names | None = Field(
+        None, description="Only nodes whose metadata 'source' (repository or site name) is one of these."
+    )
+    where: Annotated[dict[_Name, _Scalar], Field(min_length=1, max_length=LIMITS["filter_items"])] | None = Field(
+        None, description='Metadata equality, e.g. {"state": "open"}; a list value matches when one element equals.'
+    )
+    files: _Names | None = Field(
+        None,
+        description="Repository-relative paths of the files you are working "
+        "on: their `file:<path>` nodes seed the search, so earlier "
+        "changes to them come up. Unknown paths are reported in "
+        "`unknown_files`, not an error.",
+    )
 
 
 class RecordSourceUseArgs(_Args):
     trace_id: TraceId
-    events: Annotated[list[SourceUseEvent], Field(min_length=1, max_length=LIMITS["events"],
-                                                  description="Applied in order, all or nothing.")]
-    idempotency_key: Annotated[str, Field(
-        min_length=1, max_length=LIMITS["key_chars"],
-        description="Unique per report, e.g. '<conversation>/<turn>/<n>'. Retrying with the same key and the "
-                    "same events returns the original receipt without applying anything twice.")]
+    events: Annotated[
+        list[SourceUseEvent],
+        Field(min_length=1, max_length=LIMITS["events"], description="Applied in order, all or nothing."),
+    ]
+    idempotency_key: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=LIMITS["key_chars"],
+            description="Unique per report, e.g. '<conversation>/<turn>/<n>'. Retrying with the same key and the "
+            "same events returns the original receipt without applying anything twice.",
+        ),
+    ]
 
 
 class RecordOutcomeArgs(_Args):
     trace_id: TraceId
-    node_ids: Annotated[list[NodeId], Field(min_length=1, max_length=LIMITS["node_ids"],
-                                            description="Hits of the trace that reached 'used'.")]
-    outcome: Literal[OUTCOMES] = Field(   # type: ignore[valid-type]
+    node_ids: Annotated[
+        list[NodeId],
+        Field(min_length=1, max_length=LIMITS["node_ids"], description="Hits of the trace that reached 'used'."),
+    ]
+    outcome: Literal[OUTCOMES] = Field(  # type: ignore[valid-type]
         description="confirmed: it held up (merged, CI green, accepted); corrected: a person or later work "
-                    "corrected it; rolled_back: the change was reverted; superseded: replaced by newer knowledge.")
-    summary: Annotated[str, Field(min_length=1, max_length=LIMITS["text_chars"],
-                                  description="One or two sentences: what happened.")]
-    external_ref: Optional[Annotated[str, Field(min_length=1, max_length=LIMITS["ref_chars"])]] = Field(
-        None, description="Where the verdict can be checked: a PR, commit, issue or URL.")
+        "corrected it; rolled_back: the change was reverted; superseded: replaced by newer knowledge."
+    )
+    summary: Annotated[
+        str, Field(min_length=1, max_length=LIMITS["text_chars"], description="One or two sentences: what happened.")
+    ]
+    external_ref: Annotated[str, Field(min_length=1, max_length=LIMITS["ref_chars"])] | None = Field(
+        None, description="Where the verdict can be checked: a PR, commit, issue or URL."
+    )
 
 
 class RecordRetrievalFailureArgs(_Args):
     trace_id: TraceId
-    reason: Annotated[str, Field(min_length=1, max_length=LIMITS["text_chars"],
-                                 description="What you looked for, what was missing or wrong, and what fallback "
-                                             "you used instead.")]
+    reason: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=LIMITS["text_chars"],
+            description="What you looked for, what was missing or wrong, and what fallback you used instead.",
+        ),
+    ]
 
 
 class GetTraceArgs(_Args):
@@ -119,16 +156,23 @@ class GetTraceArgs(_Args):
 
 
 class GetNodeArgs(_Args):
-    node_id: Annotated[str, Field(min_length=1, max_length=LIMITS["id_chars"],
-                                  description="A node id, usually a hit's `id` from `search`.")]
+    node_id: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=LIMITS["id_chars"], description="A node id, usually a hit's `id` from `search`."
+        ),
+    ]
 
 
 class AskArgs(_Args):
-    question: Annotated[str, Field(min_length=1, max_length=LIMITS["query_chars"],
-                                   description="The question, in natural language.")]
+    question: Annotated[
+        str, Field(min_length=1, max_length=LIMITS["query_chars"], description="The question, in natural language.")
+    ]
     mode: Literal["auto", "graph", "vector", "hybrid"] = Field(
-        "auto", description="auto: the engine routes (names + relation words -> graph; 'similar/about' -> vector; "
-                            "both -> hybrid). Force one only if you know better.")
+        "auto",
+        description="auto: the engine routes (names + relation words -> graph; 'similar/about' -> vector; "
+        "both -> hybrid). Force one only if you know better.",
+    )
     limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="Search hits to use.")] = 5
 
 
@@ -171,14 +215,12 @@ Filters: `as_of` searches history as it was at a time (nothing later leaks in); 
 `sources`, `where` and `types` narrow it. A filtered node is not in the graph for that search (it \
 neither appears nor links other hits); nodes that lack the filtered field (files, entities) are not \
 judged by it. Pass `files` you are editing to bring up the history of that code.""",
-
     "get_node": """\
 Read one source in full: id, type, title, the complete text and metadata.
 
 Call it after choosing (selecting) a hit from `search`, to check the original before you rely \
 on it. Reading a node changes nothing and does not count as use; report what you did with \
 `record_source_use`.""",
-
     "record_source_use": """\
 Report how far hits of one search got: `selected` -> `validated` -> `used`. This is the only \
 signal the engine learns from.
@@ -203,7 +245,6 @@ When a node newly reaches `used`, the edges of the path that brought it are stre
 and new weight. Always pass an `idempotency_key` unique to this report: a retry with the same \
 key and events returns the same receipt and applies nothing twice; the same key with different \
 events is `idempotency_conflict`.""",
-
     "record_retrieval_failure": """\
 Record that a search did not give you what you needed: the exact source was missing, the hits \
 were off-topic or too broad, or you had to fall back (rephrase, another tool, ask the user, \
@@ -214,7 +255,6 @@ not evidence that the returned sources are wrong, so it is kept in its own ledge
 weight and demotes no node. Describe what you looked for, what was missing, and the fallback. \
 Sources that you did use from the same trace can still be reported with `record_source_use`; \
 if a later search succeeds, report use on that later trace.""",
-
     "record_outcome": """\
 Record a delayed verdict, once it is known, on sources that reached `used` in a trace: \
 `confirmed` (held up: merged, CI green, accepted), `corrected` (a person or later work \
@@ -225,7 +265,6 @@ Only nodes that reached `used` in that trace are accepted (`source_not_used`). O
 separate ledger from source use: by default they change no weight; they keep the history of \
 what was right. Do not use this for a search that found nothing useful - that is \
 `record_retrieval_failure`.""",
-
     "get_trace": """\
 The stored record of one search: the query, its hits with scores and explanation paths, the \
 current stage of every hit, the receipts of source-use reports (with weight changes), outcomes \
@@ -255,11 +294,11 @@ HINTS = {
     "unknown_node": "Use a hit `id` returned by `search`.",
     "node_not_in_trace": "Only hits of that trace can be reported; `get_trace` lists them.",
     "invalid_stage_transition": "Report selected, then validated, then used, one step at a time; `get_trace` "
-                                "shows each hit's current stage. Nothing from this call was applied.",
+    "shows each hit's current stage. Nothing from this call was applied.",
     "idempotency_conflict": "That key was already used for a different report; use a new idempotency_key.",
     "source_not_used": "An outcome can only judge sources that reached 'used'; report source use first.",
     "schema_violation": "The store's relation schema rejects this edge; nothing from this call was applied. "
-                        "`ngr schema show` lists the allowed relations.",
+    "`ngr schema show` lists the allowed relations.",
     "invariant_violation": "The write would break an invariant of the store's schema; nothing from this call "
-                           "was applied.",
+    "was applied.",
 }

@@ -14,6 +14,7 @@ lexical candidates, cosine in two ways that answer two questions:
 
 RRF is the rank-only alternative.  Output arrays are aligned on the union of candidates.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,14 +24,14 @@ __all__ = ["EntryScores", "fuse", "dense_match"]
 
 class EntryScores:
     def __init__(self, nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs=None, match=None):
-        self.nodes = nodes          # int64 candidate node indices
-        self.lexical = lexical      # normalised BM25 (0 where not a lexical candidate)
-        self.dense = dense          # cosine, min-max over the dense candidates
-        self.entry = entry          # fused on that scale: picks the seeds
-        self.lex_rank = lex_rank    # 1-based rank in the lexical list, 0 = absent
+        self.nodes = nodes  # int64 candidate node indices
+        self.lexical = lexical  # normalised BM25 (0 where not a lexical candidate)
+        self.dense = dense  # cosine, min-max over the dense candidates
+        self.entry = entry  # fused on that scale: picks the seeds
+        self.lex_rank = lex_rank  # 1-based rank in the lexical list, 0 = absent
         self.dense_rank = dense_rank
-        self.dense_abs = dense if dense_abs is None else dense_abs   # cosine on the corpus-anchored scale
-        self.match = entry if match is None else match               # fused on that scale: final ranking
+        self.dense_abs = dense if dense_abs is None else dense_abs  # cosine on the corpus-anchored scale
+        self.match = entry if match is None else match  # fused on that scale: final ranking
 
 
 def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
@@ -44,8 +45,19 @@ def dense_match(sims, best: float, floor: float) -> np.ndarray:
     return np.clip((np.asarray(sims, np.float64) - floor) / span, 0.0, 1.0)
 
 
-def fuse(lex_nodes, lex_scores, dense_nodes, dense_scores, qsim, *, method="linear",
-         lexical_weight=0.5, dense_weight=0.5, rrf_k=60, dense_floor: float | None = None) -> EntryScores:
+def fuse(
+    lex_nodes,
+    lex_scores,
+    dense_nodes,
+    dense_scores,
+    qsim,
+    *,
+    method="linear",
+    lexical_weight=0.5,
+    dense_weight=0.5,
+    rrf_k=60,
+    dense_floor: float | None = None,
+) -> EntryScores:
     """``dense_floor`` is the query's typical similarity over the corpus (``VectorIndex.typical_similarity``);
     without it ``match`` equals ``entry``."""
     nodes = np.union1d(lex_nodes, dense_nodes).astype(np.int64)

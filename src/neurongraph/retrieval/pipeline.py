@@ -4,6 +4,7 @@ Everything here works on node indices and numpy arrays; ids, titles and texts
 are fetched from the store only for the few hits returned.  Nothing here writes
 an edge weight: retrieval never changes what the graph has learned.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,10 +25,11 @@ __all__ = ["Ranking", "GraphPath", "rank"]
 @dataclass
 class GraphPath:
     """How the graph reached a node: seed first, hit last."""
+
     nodes: list[int]
-    edges: list[int]            # store edge keys, one per hop (-1 for a metadata link)
+    edges: list[int]  # store edge keys, one per hop (-1 for a metadata link)
     weights: list[float]
-    rel_ids: list[int | str]    # predicate type ids, or labels of metadata links
+    rel_ids: list[int | str]  # predicate type ids, or labels of metadata links
     score: float
 
     @property
@@ -37,13 +39,13 @@ class GraphPath:
 
 @dataclass
 class Ranking:
-    nodes: np.ndarray               # final order, best first (int64 node indices)
-    scores: dict[str, np.ndarray]   # per channel, aligned with nodes
-    ranks: dict[str, np.ndarray]    # 1-based per channel, 0 = not ranked by that channel
+    nodes: np.ndarray  # final order, best first (int64 node indices)
+    scores: dict[str, np.ndarray]  # per channel, aligned with nodes
+    ranks: dict[str, np.ndarray]  # 1-based per channel, 0 = not ranked by that channel
     seeds: np.ndarray
     paths: dict[int, list[GraphPath]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    unknown_files: list[str] = field(default_factory=list)   # set by the engine: `files` without a node
+    unknown_files: list[str] = field(default_factory=list)  # set by the engine: `files` without a node
 
 
 def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -106,8 +108,9 @@ def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
     the idf of its degree in (0, 1]: log((N+1)/(deg+1)) / log(N+1).  Computed once per search for both
     the seed scaling and the overlap share."""
     exp = graph.expand(files, direction="both")
-    deg = np.bincount(exp.src_pos, minlength=files.shape[0]).astype(np.float64) if len(exp) \
-        else np.zeros(files.shape[0])
+    deg = (
+        np.bincount(exp.src_pos, minlength=files.shape[0]).astype(np.float64) if len(exp) else np.zeros(files.shape[0])
+    )
     n = max(int(n_nodes), 2)
     return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
@@ -189,6 +192,7 @@ def rank(
     ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.file_seed_weight`` × the
     best seed's activation.  With neither, nothing here differs from an unfiltered search."""
     import time
+
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
 
@@ -198,7 +202,7 @@ def rank(
         ok = (nodes < entry_allowed.shape[0]) & entry_allowed[np.minimum(nodes, entry_allowed.shape[0] - 1)]
         return nodes[ok][:k], scores[ok][:k]
 
-    over = 1 if entry_allowed is None else 3   # fetch extra so filtering still leaves k candidates
+    over = 1 if entry_allowed is None else 3  # fetch extra so filtering still leaves k candidates
     vis_entry = None
     if visible is not None:
         vis_entry = visible
@@ -208,16 +212,18 @@ def rank(
         terms = query_terms(query)
         # (reading rows back costs more than FTS5's scoring: ask for what the mask's density needs)
         lex_nodes, lex_scores = _fetch_visible(
-            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry)
+            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry
+        )
     else:
-        lex_nodes, lex_scores = admit(*lexical_search(query_terms(query), cfg.lexical_k * over,
-                                                      cfg.lexical_budget or None), cfg.lexical_k)
+        lex_nodes, lex_scores = admit(
+            *lexical_search(query_terms(query), cfg.lexical_k * over, cfg.lexical_budget or None), cfg.lexical_k
+        )
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
     # beam and the strategies score every node they visit by query similarity, so they need the
     # full vector; spread, ppr and hybrid-only need it for the entry candidates alone, which on a
     # large corpus an IVF top-k finds without reading the whole matrix
-    approx = (cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and cfg.channel in ("spread", "ppr", "none"))
+    approx = cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and cfg.channel in ("spread", "ppr", "none")
     if qvec is not None and vectors.n and approx:
         shown = np.flatnonzero(vis_entry[: vectors.n]) if vis_entry is not None else None
         if shown is not None and shown.shape[0] < cfg.ann_min_nodes:
@@ -229,13 +235,14 @@ def rank(
             dense_nodes, dense_scores = shown[top].astype(np.int64), sims[top]
         elif vis_entry is not None:
             dense_nodes, dense_scores = _fetch_visible(
-                lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry)
+                lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry
+            )
         else:
             dense_nodes, dense_scores = admit(*vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
         qsim = vectors.similarity_of(qvec, np.union1d(lex_nodes, dense_nodes))
     elif qvec is not None and vectors.n:
         qsim = vectors.similarity(qvec)
-        if vis_entry is not None:   # exact: hidden rows never compete for the top k
+        if vis_entry is not None:  # exact: hidden rows never compete for the top k
             shown = mask_at(vis_entry, np.arange(qsim.shape[0]))
             dense_nodes, dense_scores = vectors.top_k(np.where(shown, qsim, -np.inf), cfg.dense_k)
             fin = np.isfinite(dense_scores)
@@ -249,9 +256,18 @@ def rank(
     timings["dense"] = (t2 - t1) * 1000
 
     floor = vectors.typical_similarity(qvec) if qvec is not None and vectors.n else None
-    e = fuse(lex_nodes, lex_scores, dense_nodes, dense_scores, qsim, method=cfg.fusion,
-             lexical_weight=cfg.lexical_weight, dense_weight=cfg.dense_weight, rrf_k=cfg.rrf_k,
-             dense_floor=floor)
+    e = fuse(
+        lex_nodes,
+        lex_scores,
+        dense_nodes,
+        dense_scores,
+        qsim,
+        method=cfg.fusion,
+        lexical_weight=cfg.lexical_weight,
+        dense_weight=cfg.dense_weight,
+        rrf_k=cfg.rrf_k,
+        dense_floor=floor,
+    )
 
     # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
     # A clear winner seeds alone; near-ties (the question's hops scoring alike) all seed.
@@ -287,9 +303,20 @@ def rank(
     # graph channel
     qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
     if cfg.query_types and not qtypes:
-        qtypes = [-2]   # named types that do not exist: every typed edge is off-type
-    sig = run_channel(cfg, graph, seeds, seed_acts, qsim, vectors.matrix if vectors.n else None,
-                      e.nodes, e.entry, qtypes, extra_sources, visible=visible)
+        qtypes = [-2]  # named types that do not exist: every typed edge is off-type
+    sig = run_channel(
+        cfg,
+        graph,
+        seeds,
+        seed_acts,
+        qsim,
+        vectors.matrix if vectors.n else None,
+        e.nodes,
+        e.entry,
+        qtypes,
+        extra_sources,
+        visible=visible,
+    )
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
     t3 = time.perf_counter()
@@ -298,15 +325,18 @@ def rank(
     # final fusion over the union of entry candidates and graph-reached nodes
     nodes = np.union1d(e.nodes, graph_nodes)
     pos_e = np.searchsorted(e.nodes, nodes)
-    in_e = (pos_e < e.nodes.shape[0]) & (e.nodes[np.minimum(pos_e, max(e.nodes.shape[0] - 1, 0))] == nodes) \
-        if e.nodes.size else np.zeros(nodes.shape[0], bool)
+    in_e = (
+        (pos_e < e.nodes.shape[0]) & (e.nodes[np.minimum(pos_e, max(e.nodes.shape[0] - 1, 0))] == nodes)
+        if e.nodes.size
+        else np.zeros(nodes.shape[0], bool)
+    )
 
     def take(arr, fill=0.0):
         out = np.full(nodes.shape[0], fill, dtype=np.asarray(arr).dtype if np.asarray(arr).size else float)
         out[in_e] = arr[pos_e[in_e]]
         return out
 
-    entry = take(e.match)      # the final ranking uses the corpus-anchored query match
+    entry = take(e.match)  # the final ranking uses the corpus-anchored query match
     dense = take(e.dense_abs)
     if floor is not None and cfg.fusion == "linear" and dense_nodes.size and not in_e.all():
         # graph-reached nodes outside the candidate lists keep their dense query match instead of 0
@@ -349,14 +379,21 @@ def rank(
     keep = keep[np.argsort(-final[keep], kind="stable")][: cfg.limit]
 
     scores = {
-        "lexical": take(e.lexical)[keep], "dense": dense[keep],
-        "entry": entry[keep], "seed_score": take(e.entry)[keep], "graph": graph_score[keep], "priming": primed[keep], "final": final[keep],
+        "lexical": take(e.lexical)[keep],
+        "dense": dense[keep],
+        "entry": entry[keep],
+        "seed_score": take(e.entry)[keep],
+        "graph": graph_score[keep],
+        "priming": primed[keep],
+        "final": final[keep],
     }
     if rec is not None:
         scores["recency"] = rec[keep]
     ranks = {
-        "lexical": take(e.lex_rank, 0)[keep], "dense": take(e.dense_rank, 0)[keep],
-        "entry": _rank_of(entry, entry > 0)[keep], "graph": _rank_of(graph_score, graph_score > 0)[keep],
+        "lexical": take(e.lex_rank, 0)[keep],
+        "dense": take(e.dense_rank, 0)[keep],
+        "entry": _rank_of(entry, entry > 0)[keep],
+        "graph": _rank_of(graph_score, graph_score > 0)[keep],
         "final": np.arange(1, keep.shape[0] + 1),
     }
     out_nodes = nodes[keep]
@@ -365,7 +402,14 @@ def rank(
         for n, gs in zip(out_nodes.tolist(), scores["graph"].tolist()):
             hops = sig.explain(n)
             if hops:
-                paths[n] = [GraphPath(nodes=[hops[0].src] + [h.dst for h in hops], edges=[h.eid for h in hops],
-                                      weights=[h.weight for h in hops], rel_ids=[h.rel for h in hops], score=gs)]
+                paths[n] = [
+                    GraphPath(
+                        nodes=[hops[0].src] + [h.dst for h in hops],
+                        edges=[h.eid for h in hops],
+                        weights=[h.weight for h in hops],
+                        rel_ids=[h.rel for h in hops],
+                        score=gs,
+                    )
+                ]
     timings["fuse"] = (time.perf_counter() - t3) * 1000
     return Ranking(out_nodes, scores, ranks, seeds, paths, timings)

@@ -11,6 +11,7 @@ for a node of age ``a`` is ``(1-w) + w·S(a)``, ``S`` the share of observed gaps
 With fewer than ``MIN_OBSERVED`` such gaps it falls back to a half-life: ``S(a) = 0.5^(a / half-life)``.
 Timeless nodes get factor 1.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,18 +21,19 @@ import numpy as np
 __all__ = ["RecencyPrior", "RepairGaps", "MIN_OBSERVED", "MAX_OBSERVED"]
 
 DAY = 86400.0
-MIN_OBSERVED = 20      # fewer observed repair gaps: use the configured half-life instead
-MAX_OBSERVED = 5000    # the most recent repairs before "now" describe the project as it is now
+MIN_OBSERVED = 20  # fewer observed repair gaps: use the configured half-life instead
+MAX_OBSERVED = 5000  # the most recent repairs before "now" describe the project as it is now
 
 
 @dataclass
 class RepairGaps:
     """Observed (repair time, gap in days) of every repair edge whose two ends have times, by repair time."""
-    at: np.ndarray      # float64 epoch seconds of the later (repairing) node, ascending
-    gap: np.ndarray     # float64 days between the two ends, aligned with ``at``
+
+    at: np.ndarray  # float64 epoch seconds of the later (repairing) node, ascending
+    gap: np.ndarray  # float64 days between the two ends, aligned with ``at``
 
     @classmethod
-    def from_times(cls, later: np.ndarray, earlier: np.ndarray) -> "RepairGaps":
+    def from_times(cls, later: np.ndarray, earlier: np.ndarray) -> RepairGaps:
         ok = ~np.isnan(later) & ~np.isnan(earlier) & (later >= earlier)
         later, earlier = later[ok], earlier[ok]
         order = np.argsort(later, kind="stable")
@@ -40,15 +42,15 @@ class RepairGaps:
     def before(self, now: float) -> np.ndarray:
         """Sorted gaps (days) of the repairs made at or before ``now``, at most MAX_OBSERVED of the latest."""
         k = int(np.searchsorted(self.at, now, side="right"))
-        return np.sort(self.gap[max(0, k - MAX_OBSERVED):k])
+        return np.sort(self.gap[max(0, k - MAX_OBSERVED) : k])
 
 
 @dataclass
 class RecencyPrior:
-    ref: float                        # "now" (epoch seconds)
-    weight: float                     # w
-    half_life_days: float             # fallback shape
-    gaps: np.ndarray | None = None    # sorted observed gaps (days), when there are enough
+    ref: float  # "now" (epoch seconds)
+    weight: float  # w
+    half_life_days: float  # fallback shape
+    gaps: np.ndarray | None = None  # sorted observed gaps (days), when there are enough
 
     def factor(self, t: np.ndarray) -> np.ndarray:
         """``(1-w) + w·S(age)`` per event time (NaN = timeless → 1)."""
@@ -66,6 +68,10 @@ class RecencyPrior:
 
     def describe(self) -> dict:
         if self.gaps is not None:
-            return {"from": "observed repair gaps", "n": int(self.gaps.shape[0]),
-                    "median_days": float(np.median(self.gaps)), "weight": self.weight}
+            return {
+                "from": "observed repair gaps",
+                "n": int(self.gaps.shape[0]),
+                "median_days": float(np.median(self.gaps)),
+                "weight": self.weight,
+            }
         return {"from": "half-life", "half_life_days": self.half_life_days, "weight": self.weight}

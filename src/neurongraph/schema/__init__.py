@@ -7,13 +7,38 @@
 * :mod:`.queries` — neighbours, effective blockers, k-hop paths, evidence chains
 * :mod:`.api` — :class:`SchemaMixin`, the Engine's public methods for all of the above
 """
+
 from .api import SchemaMixin
-from .errors import (AliasConflict, EntityExists, ImmutableEntry, InvalidSchema, InvariantViolation, NotAnEntity,
-                     SchemaError, SchemaViolation, StaleRevision, SupersededEntry)
+from .errors import (
+    AliasConflict,
+    EntityExists,
+    ImmutableEntry,
+    InvalidSchema,
+    InvariantViolation,
+    NotAnEntity,
+    SchemaError,
+    SchemaViolation,
+    StaleRevision,
+    SupersededEntry,
+)
 from .invariants import Invariant
 from .queries import Hop
 from .registry import RelationSchema, RelationType
 
-__all__ = ["SchemaMixin", "RelationSchema", "RelationType", "Invariant", "Hop", "SchemaError", "InvalidSchema",
-           "SchemaViolation", "InvariantViolation", "StaleRevision", "AliasConflict", "ImmutableEntry",
-           "SupersededEntry", "NotAnEntity", "EntityExists"]
+__all__ = [
+    "SchemaMixin",
+    "RelationSchema",
+    "RelationType",
+    "Invariant",
+    "Hop",
+    "SchemaError",
+    "InvalidSchema",
+    "SchemaViolation",
+    "InvariantViolation",
+    "StaleRevision",
+    "AliasConflict",
+    "ImmutableEntry",
+    "SupersededEntry",
+    "NotAnEntity",
+    "EntityExists",
+]

@@ -6,11 +6,12 @@ transaction with invariant checks deferred to its end, so a rejected write leave
 nothing behind; the in-memory indexes then follow through ``refresh()`` (skipped
 inside :meth:`schema_atomic`, which refreshes once when the outermost block commits).
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class SchemaMixin:
     """Relation schema (strict/permissive, invariants), entities, aliases, entry revisions, events,
     and relation queries in both directions."""
 
-    _superseded_cache: tuple | None = None   # (store seq, bool mask)
+    _superseded_cache: tuple | None = None  # (store seq, bool mask)
 
     # ------------------------------------------------------------ plumbing
     def _attach_schema_validator(self) -> Validator:
@@ -61,8 +62,9 @@ class SchemaMixin:
         """The stored schema (built-in relations only when none was loaded)."""
         return read_schema(self.store)[1]
 
-    def load_schema(self, schema: RelationSchema | dict | str | Path, *, mode: str | None = None,
-                    check_existing: bool = True) -> dict:
+    def load_schema(
+        self, schema: RelationSchema | dict | str | Path, *, mode: str | None = None, check_existing: bool = True
+    ) -> dict:
         """Replace the stored schema (a RelationSchema, a dict, or a .toml/.json file path).
 
         With ``check_existing`` every stored edge and node is checked against it and the
@@ -73,7 +75,9 @@ class SchemaMixin:
         elif isinstance(schema, dict):
             schema = RelationSchema.from_dict(schema)
         elif not isinstance(schema, RelationSchema):
-            raise InvalidArgument(f"schema must be a RelationSchema, a dict or a file path, got {type(schema).__name__}")
+            raise InvalidArgument(
+                f"schema must be a RelationSchema, a dict or a file path, got {type(schema).__name__}"
+            )
         if mode is not None:
             schema = RelationSchema(schema.relations, schema.invariants, mode, schema.entry_types)
         v = self._attach_schema_validator()
@@ -82,17 +86,23 @@ class SchemaMixin:
                 gen = save_schema(self.store, schema)
                 if check_existing:
                     v.check_all()
-                self.store.next_seq()   # engines re-read relation names (new predicate ids)
+                self.store.next_seq()  # engines re-read relation names (new predicate ids)
         finally:
-            v.forget()   # the cache may hold the rolled-back schema under a generation number reused later
+            v.forget()  # the cache may hold the rolled-back schema under a generation number reused later
         self._after_write()
-        return {"generation": gen, "mode": schema.mode, "relations": len(schema.relations),
-                "invariants": len(schema.invariants), "entry_types": list(schema.entry_types)}
+        return {
+            "generation": gen,
+            "mode": schema.mode,
+            "relations": len(schema.relations),
+            "invariants": len(schema.invariants),
+            "entry_types": list(schema.entry_types),
+        }
 
     def set_schema_mode(self, mode: str, check_existing: bool = True) -> dict:
         s = self.relation_schema()
-        return self.load_schema(RelationSchema(s.relations, s.invariants, mode, s.entry_types),
-                                check_existing=check_existing)
+        return self.load_schema(
+            RelationSchema(s.relations, s.invariants, mode, s.entry_types), check_existing=check_existing
+        )
 
     # ------------------------------------------------------------ typed edges
     def _typed_edges(self, edges: Iterable) -> list[Edge]:
@@ -106,7 +116,9 @@ class SchemaMixin:
             elif isinstance(e, (tuple, list)) and len(e) in (3, 4):
                 d = dict(zip(("src", "rel", "dst", "weight"), e))
             else:
-                raise InvalidArgument(f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}")
+                raise InvalidArgument(
+                    f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}"
+                )
             for k in ("src", "rel", "dst"):
                 if k not in d:
                     raise InvalidArgument(f"edge is missing {k!r}")
@@ -145,11 +157,19 @@ class SchemaMixin:
 
     # ------------------------------------------------------------ entities
     def _new_nodes(self, nodes: list[Node]) -> None:
-        self.vectors_for([n.body for n in nodes])   # embedded (and cached) before the transaction
+        self.vectors_for([n.body for n in nodes])  # embedded (and cached) before the transaction
         self.store.upsert_nodes(nodes)
 
-    def create_entity(self, id: str, type: str = "entity", title: str = "", state: dict | None = None,
-                      aliases: Iterable[str] = (), text: str = "", metadata: dict | None = None) -> dict:
+    def create_entity(
+        self,
+        id: str,
+        type: str = "entity",
+        title: str = "",
+        state: dict | None = None,
+        aliases: Iterable[str] = (),
+        text: str = "",
+        metadata: dict | None = None,
+    ) -> dict:
         """Create a mutable entity (a node + state at revision 1 + aliases), atomically."""
         node = Node(id, type, title, text, metadata or {})
         with self.schema_atomic():
@@ -164,8 +184,9 @@ class SchemaMixin:
         c = self.store.conn
         return ent.get_entity(c, ent.resolve(c, id))
 
-    def update_entity(self, id: str, *, expected_revision: int, state: dict | None = None,
-                      patch: dict | None = None) -> dict:
+    def update_entity(
+        self, id: str, *, expected_revision: int, state: dict | None = None, patch: dict | None = None
+    ) -> dict:
         """Compare-and-set the entity's state: rejected with ``stale_revision`` unless
         ``expected_revision`` is current, and with ``invariant_violation`` if the new state
         breaks an invariant (nothing changes either way)."""
@@ -187,8 +208,15 @@ class SchemaMixin:
         return ent.resolve(self.store.conn, name)
 
     # ------------------------------------------------------------ entries and events
-    def revise_entry(self, id: str, *, title: str | None = None, text: str | None = None,
-                     metadata: dict | None = None, new_id: str | None = None) -> dict:
+    def revise_entry(
+        self,
+        id: str,
+        *,
+        title: str | None = None,
+        text: str | None = None,
+        metadata: dict | None = None,
+        new_id: str | None = None,
+    ) -> dict:
         """Edit an immutable entry: a new revision node ``new -supersedes-> old``.
 
         Unchanged fields are copied; the old revision stays (history) but is marked
@@ -202,8 +230,14 @@ class SchemaMixin:
         new_id = new_id or f"{chain[0]}@r{len(chain) + 1}"
         if self.store.get_node(new_id) is not None:
             raise InvalidArgument(f"node {new_id!r} already exists; pass another new_id")
-        node = Node(new_id, old.type, old.title if title is None else title, old.text if text is None else text,
-                    old.metadata if metadata is None else metadata, old.confidence)
+        node = Node(
+            new_id,
+            old.type,
+            old.title if title is None else title,
+            old.text if text is None else text,
+            old.metadata if metadata is None else metadata,
+            old.confidence,
+        )
         with self.schema_atomic():
             self._new_nodes([node])
             self.store.upsert_edges([Edge(new_id, "supersedes", id)])
@@ -213,11 +247,20 @@ class SchemaMixin:
         """All revisions of the entry, oldest first, each with ``superseded_by`` (None = current)."""
         c = self.store.conn
         chain = ent.revision_chain(c, ent.resolve(c, id))
-        return [{"id": x, "revision": k + 1, "superseded_by": chain[k + 1] if k + 1 < len(chain) else None}
-                for k, x in enumerate(chain)]
+        return [
+            {"id": x, "revision": k + 1, "superseded_by": chain[k + 1] if k + 1 < len(chain) else None}
+            for k, x in enumerate(chain)
+        ]
 
-    def record_event(self, id: str, type: str = "event", title: str = "", produced: Iterable[str] = (),
-                     text: str = "", metadata: dict | None = None) -> dict:
+    def record_event(
+        self,
+        id: str,
+        type: str = "event",
+        title: str = "",
+        produced: Iterable[str] = (),
+        text: str = "",
+        metadata: dict | None = None,
+    ) -> dict:
         """An event node (ingest run, session) linked ``event -source_of-> product``, atomically."""
         produced = list(produced)
         with self.schema_atomic():
@@ -245,18 +288,36 @@ class SchemaMixin:
         return mask
 
     # ------------------------------------------------------------ queries
-    def neighbors(self, node: str, rel: str | Iterable[str] | None = None, direction: str = "both",
-                  include_superseded: bool = True, limit: int | None = None) -> list[dict]:
+    def neighbors(
+        self,
+        node: str,
+        rel: str | Iterable[str] | None = None,
+        direction: str = "both",
+        include_superseded: bool = True,
+        limit: int | None = None,
+    ) -> list[dict]:
         """Edges of ``node`` (id or alias) by relation and direction ('out', 'in', 'both')."""
         return neighbors(self.store, self._schema(), node, rel, direction, include_superseded, limit)
 
-    def effective_blockers(self, task: str, blocked_by: str = "blocked_by", resolves_to: str = "resolves_to") -> list[dict]:
+    def effective_blockers(
+        self, task: str, blocked_by: str = "blocked_by", resolves_to: str = "resolves_to"
+    ) -> list[dict]:
         """``task``'s blockers with conditions expanded along ``resolves_to`` (see queries.py)."""
         return effective_blockers(self.store, self._schema(), task, blocked_by, resolves_to)
 
-    def find_paths(self, start: str, k: int | None = 2, rels=None, direction: str = "out", *,
-                   hops=None, end: str | None = None, include_superseded: bool = True,
-                   max_paths: int = 10_000, limit: int | None = 1000) -> dict:
+    def find_paths(
+        self,
+        start: str,
+        k: int | None = 2,
+        rels=None,
+        direction: str = "out",
+        *,
+        hops=None,
+        end: str | None = None,
+        include_superseded: bool = True,
+        max_paths: int = 10_000,
+        limit: int | None = 1000,
+    ) -> dict:
         """k-hop simple paths from ``start`` over the CSR arrays, filtered by relation and direction.
 
         ``hops`` (a list of ``Hop(rels, direction)`` or ``(rels, direction)`` pairs) gives a
@@ -270,11 +331,22 @@ class SchemaMixin:
         s = ent.node_idx(c, ent.resolve(c, start))
         e = ent.node_idx(c, ent.resolve(c, end)) if end is not None else None
         rel_ids = {n: i for i, n in self.store.relation_names().items()}
-        res = find_paths(self.graph, self._schema(), rel_ids, s, hop_list, e,
-                         None if include_superseded else self.superseded_mask(), max_paths)
+        res = find_paths(
+            self.graph,
+            self._schema(),
+            rel_ids,
+            s,
+            hop_list,
+            e,
+            None if include_superseded else self.superseded_mask(),
+            max_paths,
+        )
         total = sum(len(b[0]) for b in res["found"])
-        return {"paths": paths_to_dicts(c, res["found"], {i: n for n, i in rel_ids.items()}, limit),
-                "count": total, "truncated": res["truncated"]}
+        return {
+            "paths": paths_to_dicts(c, res["found"], {i: n for n, i in rel_ids.items()}, limit),
+            "count": total,
+            "truncated": res["truncated"],
+        }
 
     def evidence_chain(self, entry: str, rel: str = "evidence_of", include_superseded: bool = False) -> list[dict]:
         """entry -evidence_of-> entity <-evidence_of- other entry (the entry itself excluded).
@@ -282,6 +354,7 @@ class SchemaMixin:
         Each result: ``entity``, ``entry`` (the other entry) and the 2-hop ``path``.
         Superseded entry revisions are left out unless ``include_superseded``.
         """
-        res = self.find_paths(entry, hops=[Hop((rel,), "out"), Hop((rel,), "in")],
-                              include_superseded=include_superseded, limit=None)
+        res = self.find_paths(
+            entry, hops=[Hop((rel,), "out"), Hop((rel,), "in")], include_superseded=include_superseded, limit=None
+        )
         return [{"entity": p["nodes"][1], "entry": p["nodes"][2], "path": p} for p in res["paths"]]

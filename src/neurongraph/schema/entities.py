@@ -10,21 +10,33 @@ a stale one is rejected instead of silently overwriting someone else's change.
 These functions run inside the caller's store transaction and never refresh the
 engine; :mod:`.api` wraps them into atomic engine methods.
 """
+
 from __future__ import annotations
 
 import json
 import time
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import InvalidArgument, UnknownNode
 from ..model import check_json_object
 from .errors import AliasConflict, EntityExists, NotAnEntity, StaleRevision, SupersededEntry
 
-__all__ = ["normalise_alias", "node_idx", "resolve", "add_aliases", "aliases_of", "create_entity_state",
-           "get_entity", "update_entity_state", "revision_chain", "superseded_by", "MAX_CHAIN"]
+__all__ = [
+    "normalise_alias",
+    "node_idx",
+    "resolve",
+    "add_aliases",
+    "aliases_of",
+    "create_entity_state",
+    "get_entity",
+    "update_entity_state",
+    "revision_chain",
+    "superseded_by",
+    "MAX_CHAIN",
+]
 
-MAX_CHAIN = 10_000   # a revision chain longer than this is treated as a cycle
+MAX_CHAIN = 10_000  # a revision chain longer than this is treated as a cycle
 
 
 def normalise_alias(name: str) -> str:
@@ -47,8 +59,9 @@ def resolve(c, name: str) -> str:
         raise InvalidArgument(f"a node id or alias must be a non-empty string, got {name!r}")
     if c.execute("SELECT 1 FROM nodes WHERE id = ?", (name,)).fetchone():
         return name
-    r = c.execute("SELECT n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = ?",
-                  (normalise_alias(name),)).fetchone()
+    r = c.execute(
+        "SELECT n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = ?", (normalise_alias(name),)
+    ).fetchone()
     if r is None:
         raise UnknownNode(f"no node with id or alias {name!r}", node_id=name)
     return r[0]
@@ -60,8 +73,9 @@ def add_aliases(c, node_id: str, names: Iterable[str]) -> list[str]:
     added = []
     for name in names:
         key = normalise_alias(name)
-        r = c.execute("SELECT a.node_idx, n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = ?",
-                      (key,)).fetchone()
+        r = c.execute(
+            "SELECT a.node_idx, n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = ?", (key,)
+        ).fetchone()
         if r is not None and r[0] != idx:
             raise AliasConflict(f"alias {name!r} already names {r[1]!r}", alias=name, node_id=r[1])
         other = c.execute("SELECT id FROM nodes WHERE id = ? AND idx != ?", (name, idx)).fetchone()
@@ -77,7 +91,7 @@ def aliases_of(c, idx: int) -> list[str]:
 
 
 def _check_state(state) -> dict:
-    if state is None:   # unlike metadata, a state must be given explicitly
+    if state is None:  # unlike metadata, a state must be given explicitly
         raise InvalidArgument("entity state must be a JSON object, got NoneType")
     return check_json_object(state, "entity state")
 
@@ -86,23 +100,37 @@ def create_entity_state(c, node_id: str, state: dict) -> int:
     idx = node_idx(c, node_id)
     if c.execute("SELECT 1 FROM entity_state WHERE node_idx = ?", (idx,)).fetchone():
         raise EntityExists(f"{node_id!r} is already an entity; update it with update_entity()", node_id=node_id)
-    c.execute("INSERT INTO entity_state(node_idx, state, revision, updated_at) VALUES (?, ?, 1, ?)",
-              (idx, json.dumps(_check_state(state), ensure_ascii=False), time.time()))
+    c.execute(
+        "INSERT INTO entity_state(node_idx, state, revision, updated_at) VALUES (?, ?, 1, ?)",
+        (idx, json.dumps(_check_state(state), ensure_ascii=False), time.time()),
+    )
     return idx
 
 
 def get_entity(c, node_id: str) -> dict:
-    r = c.execute("SELECT n.idx, n.id, n.type, n.title, es.state, es.revision, es.updated_at FROM nodes n"
-                  " LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.id = ?", (node_id,)).fetchone()
+    r = c.execute(
+        "SELECT n.idx, n.id, n.type, n.title, es.state, es.revision, es.updated_at FROM nodes n"
+        " LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.id = ?",
+        (node_id,),
+    ).fetchone()
     if r is None:
         raise UnknownNode(f"no node with id {node_id!r}", node_id=node_id)
     if r[4] is None:
         raise NotAnEntity(f"{node_id!r} is a node but not an entity (create it with create_entity())", node_id=node_id)
-    return {"id": r[1], "type": r[2], "title": r[3], "state": json.loads(r[4]), "revision": r[5],
-            "updated_at": r[6], "aliases": aliases_of(c, r[0])}
+    return {
+        "id": r[1],
+        "type": r[2],
+        "title": r[3],
+        "state": json.loads(r[4]),
+        "revision": r[5],
+        "updated_at": r[6],
+        "aliases": aliases_of(c, r[0]),
+    }
 
 
-def update_entity_state(c, node_id: str, expected_revision: int, state: dict | None, patch: dict | None) -> tuple[int, dict, int]:
+def update_entity_state(
+    c, node_id: str, expected_revision: int, state: dict | None, patch: dict | None
+) -> tuple[int, dict, int]:
     """Compare-and-set: replace (``state``) or merge (``patch``; a None value deletes a key).
 
     Returns ``(node idx, new state, new revision)``.  The UPDATE itself re-checks the
@@ -114,9 +142,13 @@ def update_entity_state(c, node_id: str, expected_revision: int, state: dict | N
         raise InvalidArgument(f"expected_revision must be an integer, got {expected_revision!r}")
     cur = get_entity(c, node_id)
     if cur["revision"] != expected_revision:
-        raise StaleRevision(f"entity {node_id!r} is at revision {cur['revision']}, not {expected_revision}; "
-                            "re-read it and apply the change again", node_id=node_id,
-                            current_revision=cur["revision"], expected_revision=expected_revision)
+        raise StaleRevision(
+            f"entity {node_id!r} is at revision {cur['revision']}, not {expected_revision}; "
+            "re-read it and apply the change again",
+            node_id=node_id,
+            current_revision=cur["revision"],
+            expected_revision=expected_revision,
+        )
     if patch is not None:
         new = dict(cur["state"])
         for k, v in _check_state(patch).items():
@@ -127,17 +159,22 @@ def update_entity_state(c, node_id: str, expected_revision: int, state: dict | N
     else:
         new = _check_state(state)
     idx = node_idx(c, node_id)
-    done = c.execute("UPDATE entity_state SET state = ?, revision = revision + 1, updated_at = ?"
-                     " WHERE node_idx = ? AND revision = ?",
-                     (json.dumps(new, ensure_ascii=False), time.time(), idx, expected_revision)).rowcount
-    if done != 1:   # unreachable inside one write transaction; kept as the guard the contract relies on
+    done = c.execute(
+        "UPDATE entity_state SET state = ?, revision = revision + 1, updated_at = ?"
+        " WHERE node_idx = ? AND revision = ?",
+        (json.dumps(new, ensure_ascii=False), time.time(), idx, expected_revision),
+    ).rowcount
+    if done != 1:  # unreachable inside one write transaction; kept as the guard the contract relies on
         raise StaleRevision(f"entity {node_id!r} changed concurrently", node_id=node_id)
     return idx, new, expected_revision + 1
 
 
 def superseded_by(c, node_id: str) -> str | None:
-    r = c.execute("SELECT b.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
-                  " WHERE n.id = ?", (node_id,)).fetchone()
+    r = c.execute(
+        "SELECT b.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
+        " WHERE n.id = ?",
+        (node_id,),
+    ).fetchone()
     return None if r is None else r[0]
 
 
@@ -146,9 +183,12 @@ def revision_chain(c, node_id: str) -> list[str]:
     node_idx(c, node_id)
     older: list[str] = []
     cur, seen = node_id, {node_id}
-    while len(seen) < MAX_CHAIN:   # walk back: cur -supersedes-> prev
-        r = c.execute("SELECT n.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
-                      " WHERE b.id = ? ORDER BY s.at LIMIT 1", (cur,)).fetchone()
+    while len(seen) < MAX_CHAIN:  # walk back: cur -supersedes-> prev
+        r = c.execute(
+            "SELECT n.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
+            " WHERE b.id = ? ORDER BY s.at LIMIT 1",
+            (cur,),
+        ).fetchone()
         if r is None or r[0] in seen:
             break
         older.append(r[0])
@@ -171,5 +211,8 @@ def check_revisable(c, node_id: str) -> None:
     newer = superseded_by(c, node_id)
     if newer is not None:
         chain = revision_chain(c, node_id)
-        raise SupersededEntry(f"entry {node_id!r} was superseded by {newer!r}; revise the latest revision "
-                              f"{chain[-1]!r} instead", node_id=node_id, latest=chain[-1])
+        raise SupersededEntry(
+            f"entry {node_id!r} was superseded by {newer!r}; revise the latest revision {chain[-1]!r} instead",
+            node_id=node_id,
+            latest=chain[-1],
+        )

@@ -21,12 +21,14 @@ A node's *state* is its entity state (``entity_state.state``) when it is an enti
 otherwise its ``metadata`` — so ad-hoc corpora that keep ``status`` in metadata are
 judged the same way.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import InvalidSchema
 
@@ -37,7 +39,18 @@ _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _CHUNK = 500
 _KEYS = {
     "edge_requires_state": {"name", "kind", "rel", "node", "node_type", "field", "in", "not_in", "description"},
-    "state_requires_edges": {"name", "kind", "node_type", "field", "in", "rel", "direction", "min", "max", "description"},
+    "state_requires_edges": {
+        "name",
+        "kind",
+        "node_type",
+        "field",
+        "in",
+        "rel",
+        "direction",
+        "min",
+        "max",
+        "description",
+    },
 }
 
 
@@ -47,11 +60,11 @@ class Invariant:
     kind: str
     rel: str
     field: str
-    values: tuple              # 'in' values (or 'not_in' when negate)
-    negate: bool = False       # edge_requires_state with not_in
-    node: str = "src"          # edge_requires_state: which end of the edge must hold the state
+    values: tuple  # 'in' values (or 'not_in' when negate)
+    negate: bool = False  # edge_requires_state with not_in
+    node: str = "src"  # edge_requires_state: which end of the edge must hold the state
     node_type: str | None = None
-    direction: str = "out"     # state_requires_edges
+    direction: str = "out"  # state_requires_edges
     min: int = 0
     max: int | None = None
     description: str = ""
@@ -76,8 +89,7 @@ class Invariant:
         if self.kind == "edge_requires_state":
             op = "not in" if self.negate else "in"
             return f"the {self.node} of a {self.rel} edge ({who}) needs {self.field} {op} {list(self.values)}"
-        bound = f"at least {self.min}" if self.max is None else (
-            f"no" if self.max == 0 else f"{self.min}..{self.max}")
+        bound = f"at least {self.min}" if self.max is None else ("no" if self.max == 0 else f"{self.min}..{self.max}")
         return f"{who} with {self.field} in {list(self.values)} has {bound} {self.direction}going {self.rel} edge(s)"
 
 
@@ -94,7 +106,9 @@ def parse_invariant(d: Any, position: int = 0) -> Invariant:
         raise InvalidSchema(f"{where}: kind must be one of {list(KINDS)}, got {kind!r}")
     extra = set(d) - _KEYS[kind]
     if extra:
-        raise InvalidSchema(f"{where}: unknown field(s) {sorted(extra)} for kind {kind}; allowed: {sorted(_KEYS[kind])}")
+        raise InvalidSchema(
+            f"{where}: unknown field(s) {sorted(extra)} for kind {kind}; allowed: {sorted(_KEYS[kind])}"
+        )
     rel, field = d.get("rel"), d.get("field")
     if not isinstance(rel, str) or not rel.strip():
         raise InvalidSchema(f"{where}: needs 'rel' (a relation name)")
@@ -120,8 +134,9 @@ def parse_invariant(d: Any, position: int = 0) -> Invariant:
         if node not in ("src", "dst"):
             raise InvalidSchema(f"{where}: 'node' must be 'src' or 'dst', got {node!r}")
         negate = "not_in" in d
-        return Invariant(name, kind, rel, field, values("not_in" if negate else "in"), negate, node, node_type,
-                         description=desc)
+        return Invariant(
+            name, kind, rel, field, values("not_in" if negate else "in"), negate, node, node_type, description=desc
+        )
     if "in" not in d:
         raise InvalidSchema(f"{where}: needs 'in' (the state values the rule applies to)")
     direction = d.get("direction", "out")
@@ -134,8 +149,9 @@ def parse_invariant(d: Any, position: int = 0) -> Invariant:
         raise InvalidSchema(f"{where}: 'max' must be an integer >= min")
     if lo == 0 and hi is None:
         raise InvalidSchema(f"{where}: give 'min' > 0 or 'max' (otherwise it checks nothing)")
-    return Invariant(name, kind, rel, field, values("in"), node_type=node_type, direction=direction,
-                     min=lo, max=hi, description=desc)
+    return Invariant(
+        name, kind, rel, field, values("in"), node_type=node_type, direction=direction, min=lo, max=hi, description=desc
+    )
 
 
 @dataclass(frozen=True)
@@ -161,11 +177,12 @@ def _state_of(raw: str, field: str) -> Any:
 def _nodes(c, idxs: list[int]) -> list[tuple[int, str, str, str]]:
     out = []
     for i in range(0, len(idxs), _CHUNK):
-        part = idxs[i:i + _CHUNK]
+        part = idxs[i : i + _CHUNK]
         out += c.execute(
             "SELECT n.idx, n.id, n.type, COALESCE(es.state, n.metadata) FROM nodes n"
             f" LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.idx IN ({','.join('?' * len(part))})",
-            part).fetchall()
+            part,
+        ).fetchall()
     return out
 
 
@@ -174,14 +191,20 @@ def _edge_counts(c, idxs: list[int], rel_id: int, side: str) -> dict[int, int]:
     col = "src" if side == "src" else "dst"
     out: dict[int, int] = {}
     for i in range(0, len(idxs), _CHUNK):
-        part = idxs[i:i + _CHUNK]
-        out.update(c.execute(f"SELECT {col}, count(*) FROM edges WHERE {col} IN ({','.join('?' * len(part))})"
-                             f" AND rel_id = ? GROUP BY {col}", [*part, rel_id]).fetchall())
+        part = idxs[i : i + _CHUNK]
+        out.update(
+            c.execute(
+                f"SELECT {col}, count(*) FROM edges WHERE {col} IN ({','.join('?' * len(part))})"
+                f" AND rel_id = ? GROUP BY {col}",
+                [*part, rel_id],
+            ).fetchall()
+        )
     return out
 
 
-def check_invariants(c, invariants: Iterable[Invariant], rel_ids: dict[str, int], touched: Iterable[int],
-                     limit: int = 20) -> list[Violation]:
+def check_invariants(
+    c, invariants: Iterable[Invariant], rel_ids: dict[str, int], touched: Iterable[int], limit: int = 20
+) -> list[Violation]:
     """Evaluate every invariant on the ``touched`` node indices, in the current transaction."""
     invariants = list(invariants)
     idxs = sorted(set(int(i) for i in touched))
@@ -196,28 +219,43 @@ def check_invariants(c, invariants: Iterable[Invariant], rel_ids: dict[str, int]
             continue
         if inv.kind == "edge_requires_state":
             if rel_id is None:
-                continue   # no such edge exists anywhere yet
+                continue  # no such edge exists anywhere yet
             counts = _edge_counts(c, [r[0] for r in cand], rel_id, inv.node)
             for idx, nid, _, raw in cand:
                 if not counts.get(idx):
                     continue
                 v = _state_of(raw, inv.field)
                 if (v in inv.values) == inv.negate:
-                    out.append(Violation(inv.name, nid, f"invariant {inv.name!r} violated: {nid} has {counts[idx]} "
-                                         f"{inv.rel} edge(s) as {inv.node} but its {inv.field} is {v!r} "
-                                         f"({inv.rule_text()})"))
+                    out.append(
+                        Violation(
+                            inv.name,
+                            nid,
+                            f"invariant {inv.name!r} violated: {nid} has {counts[idx]} "
+                            f"{inv.rel} edge(s) as {inv.node} but its {inv.field} is {v!r} "
+                            f"({inv.rule_text()})",
+                        )
+                    )
         else:
             hit = [r for r in cand if _state_of(r[3], inv.field) in inv.values]
             if not hit:
                 continue
-            counts = _edge_counts(c, [r[0] for r in hit], rel_id, "src" if inv.direction == "out" else "dst") \
-                if rel_id is not None else {}
+            counts = (
+                _edge_counts(c, [r[0] for r in hit], rel_id, "src" if inv.direction == "out" else "dst")
+                if rel_id is not None
+                else {}
+            )
             for idx, nid, _, raw in hit:
                 n = counts.get(idx, 0)
                 if n < inv.min or (inv.max is not None and n > inv.max):
-                    out.append(Violation(inv.name, nid, f"invariant {inv.name!r} violated: {nid} has "
-                                         f"{inv.field} {_state_of(raw, inv.field)!r} and {n} {inv.direction}going "
-                                         f"{inv.rel} edge(s) ({inv.rule_text()})"))
+                    out.append(
+                        Violation(
+                            inv.name,
+                            nid,
+                            f"invariant {inv.name!r} violated: {nid} has "
+                            f"{inv.field} {_state_of(raw, inv.field)!r} and {n} {inv.direction}going "
+                            f"{inv.rel} edge(s) ({inv.rule_text()})",
+                        )
+                    )
         if len(out) >= limit:
             break
     return out[:limit]

@@ -11,11 +11,12 @@ gathers per hop, filtered by predicate type id), as every graph channel does.
 Relation names may be inverse names (``blocks`` = ``blocked_by`` read from its dst)
 and symmetric relations are followed both ways whatever their stored direction.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -58,14 +59,21 @@ def plan(schema: RelationSchema, rels: list[str] | None, direction: str) -> dict
         stored, flipped = schema.resolve(asked)
         rt = schema.get(stored)
         d = "both" if rt is not None and not rt.directed else (_FLIP[direction] if flipped else direction)
-        for dd in (("out", "in") if d == "both" else (d,)):
+        for dd in ("out", "in") if d == "both" else (d,):
             out[dd].append((stored, asked))
     return {d: v for d, v in out.items() if v}
 
 
 # ------------------------------------------------------------------ one hop, from the store
-def neighbors(store, schema: RelationSchema, node: str, rels=None, direction: str = "both",
-              include_superseded: bool = True, limit: int | None = None) -> list[dict]:
+def neighbors(
+    store,
+    schema: RelationSchema,
+    node: str,
+    rels=None,
+    direction: str = "both",
+    include_superseded: bool = True,
+    limit: int | None = None,
+) -> list[dict]:
     """Edges of one node, by relation and direction, read from the store's src/dst indexes.
 
     Each result: ``node`` (the other end), ``type``, ``direction`` (``out``: node -> other
@@ -84,9 +92,11 @@ def neighbors(store, schema: RelationSchema, node: str, rels=None, direction: st
     results: list[dict] = []
     for walk, pairs in plan(schema, rels, direction).items():
         here, there = ("src", "dst") if walk == "out" else ("dst", "src")
-        sql = (f"SELECT r.name, o.id, o.type, e.weight, e.plastic, e.factuality, e.polarity, e.meta, e.eid"
-               f" FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes o ON o.idx = e.{there}"
-               f" WHERE e.{here} = ?")
+        sql = (
+            f"SELECT r.name, o.id, o.type, e.weight, e.plastic, e.factuality, e.polarity, e.meta, e.eid"
+            f" FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes o ON o.idx = e.{there}"
+            f" WHERE e.{here} = ?"
+        )
         params: list = [idx]
         asked_by = {}
         if pairs[0][0] != "*":
@@ -102,15 +112,33 @@ def neighbors(store, schema: RelationSchema, node: str, rels=None, direction: st
         for rel, other, otype, w, plastic, fact, pol, meta, eid in c.execute(sql, params):
             src, dst = (node, other) if walk == "out" else (other, node)
             asked = asked_by.get(ids.get(rel), rel) if asked_by else rel
-            results.append({"node": other, "type": otype, "direction": walk, "rel": asked, "edge": [src, rel, dst],
-                            "weight": w, "plastic": plastic, "factuality": fact, "polarity": pol,
-                            "meta": json.loads(meta), "eid": eid})
+            results.append(
+                {
+                    "node": other,
+                    "type": otype,
+                    "direction": walk,
+                    "rel": asked,
+                    "edge": [src, rel, dst],
+                    "weight": w,
+                    "plastic": plastic,
+                    "factuality": fact,
+                    "polarity": pol,
+                    "meta": json.loads(meta),
+                    "eid": eid,
+                }
+            )
     results.sort(key=lambda r: r["eid"])
     return results[:limit] if limit else results
 
 
-def effective_blockers(store, schema: RelationSchema, task: str, blocked_by: str = "blocked_by",
-                       resolves_to: str = "resolves_to", max_depth: int = 8) -> list[dict]:
+def effective_blockers(
+    store,
+    schema: RelationSchema,
+    task: str,
+    blocked_by: str = "blocked_by",
+    resolves_to: str = "resolves_to",
+    max_depth: int = 8,
+) -> list[dict]:
     """What really blocks ``task``: its ``blocked_by`` targets, a target with ``resolves_to``
     edges replaced by what it resolves to (transitively, cycle-safe, up to ``max_depth``).
 
@@ -125,8 +153,10 @@ def effective_blockers(store, schema: RelationSchema, task: str, blocked_by: str
         stack = [(b, [task, b])]
         while stack:
             cur, via = stack.pop()
-            nxt = [r["node"] for r in neighbors(store, schema, cur, resolves_to, "out")] if len(via) <= max_depth else []
-            nxt = [n for n in nxt if n not in via]   # a resolves_to cycle ends where it closes
+            nxt = (
+                [r["node"] for r in neighbors(store, schema, cur, resolves_to, "out")] if len(via) <= max_depth else []
+            )
+            nxt = [n for n in nxt if n not in via]  # a resolves_to cycle ends where it closes
             if not nxt:
                 if cur not in out or len(via) < len(out[cur]["via"]):
                     out[cur] = {"id": cur, "via": via, "resolved": len(via) > 2}
@@ -140,7 +170,7 @@ def effective_blockers(store, schema: RelationSchema, task: str, blocked_by: str
 def _types(c, ids: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for i in range(0, len(ids), _CHUNK):
-        part = ids[i:i + _CHUNK]
+        part = ids[i : i + _CHUNK]
         out.update(c.execute(f"SELECT id, type FROM nodes WHERE id IN ({','.join('?' * len(part))})", part).fetchall())
     return out
 
@@ -149,6 +179,7 @@ def _types(c, ids: list[str]) -> dict[str, str]:
 @dataclass(frozen=True)
 class Hop:
     """One step of a path pattern: relations to follow (None = any) and the direction."""
+
     rels: tuple[str, ...] | None = None
     direction: str = "out"
 
@@ -174,8 +205,16 @@ def hops_from(k: int | None, rels=None, direction: str = "out", hops: Sequence |
     return [Hop(tuple(r) if r else None, _check_direction(direction))] * k
 
 
-def find_paths(graph, schema: RelationSchema, rel_ids: dict[str, int], start: int, hops: list[Hop],
-               end: int | None = None, exclude: np.ndarray | None = None, max_paths: int = 10_000) -> dict:
+def find_paths(
+    graph,
+    schema: RelationSchema,
+    rel_ids: dict[str, int],
+    start: int,
+    hops: list[Hop],
+    end: int | None = None,
+    exclude: np.ndarray | None = None,
+    max_paths: int = 10_000,
+) -> dict:
     """Simple paths from ``start`` following ``hops`` over CSR arrays (no node visited twice).
 
     Without ``end``: every path of exactly ``len(hops)`` hops.  With ``end``: every
@@ -192,7 +231,7 @@ def find_paths(graph, schema: RelationSchema, rel_ids: dict[str, int], start: in
     dirs = np.zeros((1, 0), np.int8)
     found: list[tuple] = []
     truncated = False
-    for h, hop in enumerate(hops):
+    for _h, hop in enumerate(hops):
         if nodes.shape[0] == 0:
             break
         last = nodes[:, -1]
@@ -209,8 +248,15 @@ def find_paths(graph, schema: RelationSchema, rel_ids: dict[str, int], start: in
                 inside = d < exclude.shape[0]
                 keep &= ~np.where(inside, exclude[np.where(inside, d, 0)], False)
             if keep.any():
-                parts.append((ex.src_pos[keep], ex.dst[keep], ex.eid[keep], ex.rtype[keep],
-                              np.full(int(keep.sum()), 1 if walk == "out" else -1, np.int8)))
+                parts.append(
+                    (
+                        ex.src_pos[keep],
+                        ex.dst[keep],
+                        ex.eid[keep],
+                        ex.rtype[keep],
+                        np.full(int(keep.sum()), 1 if walk == "out" else -1, np.int8),
+                    )
+                )
         if not parts:
             nodes = nodes[:0]
             break
@@ -251,7 +297,7 @@ def paths_to_dicts(c, found: list[tuple], rel_names: dict[int, str], limit: int 
     want = sorted({int(x) for n, _, _, _ in flat for x in n})
     ids: dict[int, str] = {}
     for i in range(0, len(want), _CHUNK):
-        part = want[i:i + _CHUNK]
+        part = want[i : i + _CHUNK]
         ids.update(c.execute(f"SELECT idx, id FROM nodes WHERE idx IN ({','.join('?' * len(part))})", part).fetchall())
     out = []
     for n, e, r, d in flat:
@@ -260,7 +306,14 @@ def paths_to_dicts(c, found: list[tuple], rel_names: dict[int, str], limit: int 
         for k in range(len(e)):
             a, b = names[k], names[k + 1]
             src, dst = (a, b) if d[k] > 0 else (b, a)
-            edges.append({"src": src, "rel": rel_names.get(int(r[k]), str(int(r[k]))), "dst": dst,
-                          "direction": "out" if d[k] > 0 else "in", "eid": int(e[k])})
+            edges.append(
+                {
+                    "src": src,
+                    "rel": rel_names.get(int(r[k]), str(int(r[k]))),
+                    "dst": dst,
+                    "direction": "out" if d[k] > 0 else "in",
+                    "eid": int(e[k]),
+                }
+            )
         out.append({"nodes": names, "edges": edges})
     return out

@@ -11,12 +11,14 @@ or loaded from a small TOML/JSON document, and stored in the database (migration
 Relation ids are the store's ``relations.id``: the predicate type ids that graph
 arrays carry, so a query can filter CSR edges by type without a lookup table.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..model import MAX_WEIGHT
 from .errors import InvalidSchema
@@ -37,7 +39,7 @@ class RelationType:
     directed: bool = True
     inverse: str | None = None
     default_weight: float = 1.0
-    allow: tuple[tuple[str, str], ...] = ()     # (src_type, dst_type); '*' = any; empty = any combination
+    allow: tuple[tuple[str, str], ...] = ()  # (src_type, dst_type); '*' = any; empty = any combination
     description: str = ""
 
     def allows(self, src_type: str, dst_type: str) -> bool:
@@ -57,8 +59,11 @@ class RelationType:
         return ", ".join(f"({s} {arrow} {d})" for s, d in self.allow)
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"directed": self.directed, "default_weight": self.default_weight,
-                             "allow": [list(p) for p in self.allow]}
+        d: dict[str, Any] = {
+            "directed": self.directed,
+            "default_weight": self.default_weight,
+            "allow": [list(p) for p in self.allow],
+        }
         if self.inverse:
             d["inverse"] = self.inverse
         if self.description:
@@ -69,12 +74,15 @@ class RelationType:
 # Relations the engine itself writes (schema API, learning loop): always registered, so strict mode
 # never rejects them.  The validator also accepts them when a store's saved schema predates one of them.
 BUILTIN_RELATIONS: dict[str, RelationType] = {
-    "supersedes": RelationType("supersedes", inverse="superseded_by",
-                               description="a newer revision of an entry -> the revision it replaces"),
-    "source_of": RelationType("source_of", inverse="produced_by",
-                              description="an event (ingest run, session) -> what it produced"),
-    "co_used": RelationType("co_used",
-                            description="learning loop: two sources used together in one trace (both directions)"),
+    "supersedes": RelationType(
+        "supersedes", inverse="superseded_by", description="a newer revision of an entry -> the revision it replaces"
+    ),
+    "source_of": RelationType(
+        "source_of", inverse="produced_by", description="an event (ingest run, session) -> what it produced"
+    ),
+    "co_used": RelationType(
+        "co_used", description="learning loop: two sources used together in one trace (both directions)"
+    ),
 }
 
 
@@ -103,7 +111,9 @@ def _parse_relation(name: str, spec: Any) -> RelationType:
         inverse = _name(inverse, f"{where}: inverse")
         if not directed:
             if inverse != name:
-                raise InvalidSchema(f"{where}: a symmetric relation is its own inverse; drop 'inverse' or set it to {name!r}")
+                raise InvalidSchema(
+                    f"{where}: a symmetric relation is its own inverse; drop 'inverse' or set it to {name!r}"
+                )
             inverse = None
         elif inverse == name:
             raise InvalidSchema(f"{where}: a directed relation cannot be its own inverse (declare it symmetric)")
@@ -127,6 +137,7 @@ def _parse_relation(name: str, spec: Any) -> RelationType:
 @dataclass(frozen=True)
 class RelationSchema:
     """A complete schema: mode, relation types, invariants, immutable entry types."""
+
     relations: dict[str, RelationType] = field(default_factory=dict)
     invariants: tuple[Invariant, ...] = ()
     mode: str = "permissive"
@@ -141,10 +152,14 @@ class RelationSchema:
         for r in rels.values():
             if r.inverse:
                 if r.inverse in rels:
-                    raise InvalidSchema(f"relation {r.name!r}: its inverse name {r.inverse!r} is itself a relation; "
-                                        "declare one of them only")
+                    raise InvalidSchema(
+                        f"relation {r.name!r}: its inverse name {r.inverse!r} is itself a relation; "
+                        "declare one of them only"
+                    )
                 if r.inverse in inverses:
-                    raise InvalidSchema(f"inverse name {r.inverse!r} is used by both {inverses[r.inverse]!r} and {r.name!r}")
+                    raise InvalidSchema(
+                        f"inverse name {r.inverse!r} is used by both {inverses[r.inverse]!r} and {r.name!r}"
+                    )
                 inverses[r.inverse] = r.name
         names = [i.name for i in self.invariants]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -166,7 +181,7 @@ class RelationSchema:
 
     # --------------------------------------------------------------- documents
     @classmethod
-    def from_dict(cls, doc: Any) -> "RelationSchema":
+    def from_dict(cls, doc: Any) -> RelationSchema:
         if not isinstance(doc, dict):
             raise InvalidSchema(f"a schema must be a table/object, got {type(doc).__name__}")
         extra = set(doc) - _TOP_KEYS
@@ -189,24 +204,30 @@ class RelationSchema:
         )
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "RelationSchema":
+    def from_file(cls, path: str | Path) -> RelationSchema:
         """Parse a ``.toml`` or ``.json`` schema document (chosen by suffix; JSON otherwise)."""
         p = Path(path)
         raw = p.read_bytes()
         try:
             if p.suffix.lower() == ".toml":
                 import tomllib
+
                 doc = tomllib.loads(raw.decode("utf-8"))
             else:
                 doc = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:   # TOMLDecodeError and JSONDecodeError are ValueErrors
-            raise InvalidSchema(f"{p}: not a valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} document: {exc}") from None
+        except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+            raise InvalidSchema(
+                f"{p}: not a valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} document: {exc}"
+            ) from None
         return cls.from_dict(doc)
 
     def to_dict(self) -> dict:
-        return {"mode": self.mode, "entry_types": list(self.entry_types),
-                "relations": {n: r.to_dict() for n, r in sorted(self.relations.items())},
-                "invariants": [i.to_dict() for i in self.invariants]}
+        return {
+            "mode": self.mode,
+            "entry_types": list(self.entry_types),
+            "relations": {n: r.to_dict() for n, r in sorted(self.relations.items())},
+            "invariants": [i.to_dict() for i in self.invariants],
+        }
 
 
 # ------------------------------------------------------------------ persistence
@@ -218,20 +239,31 @@ def save_schema(store, schema: RelationSchema) -> int:
     """
     with store.transaction() as c:
         ids = store.relation_ids(schema.relations)
-        c.execute("DELETE FROM relation_types")   # rules cascade
+        c.execute("DELETE FROM relation_types")  # rules cascade
         c.execute("DELETE FROM invariants")
         c.executemany(
             "INSERT INTO relation_types(rel_id, directed, inverse, default_weight, description) VALUES (?,?,?,?,?)",
-            [(ids[r.name], int(r.directed), r.inverse, r.default_weight, r.description) for r in schema.relations.values()])
-        c.executemany("INSERT INTO relation_rules(rel_id, src_type, dst_type, position) VALUES (?,?,?,?)",
-                      [(ids[r.name], s, d, k) for r in schema.relations.values() for k, (s, d) in enumerate(r.allow)])
-        c.executemany("INSERT INTO invariants(name, position, spec) VALUES (?,?,?)",
-                      [(i.name, k, json.dumps(i.to_dict())) for k, i in enumerate(schema.invariants)])
+            [
+                (ids[r.name], int(r.directed), r.inverse, r.default_weight, r.description)
+                for r in schema.relations.values()
+            ],
+        )
+        c.executemany(
+            "INSERT INTO relation_rules(rel_id, src_type, dst_type, position) VALUES (?,?,?,?)",
+            [(ids[r.name], s, d, k) for r in schema.relations.values() for k, (s, d) in enumerate(r.allow)],
+        )
+        c.executemany(
+            "INSERT INTO invariants(name, position, spec) VALUES (?,?,?)",
+            [(i.name, k, json.dumps(i.to_dict())) for k, i in enumerate(schema.invariants)],
+        )
         for key, value in (("schema.mode", schema.mode), ("schema.entry_types", json.dumps(list(schema.entry_types)))):
-            c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                      (key, value))
-        gen = c.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'schema.generation'"
-                        " RETURNING value").fetchone()
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        gen = c.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'schema.generation' RETURNING value"
+        ).fetchone()
         return int(gen[0])
 
 
@@ -244,11 +276,14 @@ def read_schema(store) -> tuple[int, RelationSchema]:
     for rel_id, s, d in c.execute("SELECT rel_id, src_type, dst_type FROM relation_rules ORDER BY rel_id, position"):
         rules.setdefault(rel_id, []).append((s, d))
     for rel_id, name, directed, inverse, w, desc in c.execute(
-            "SELECT t.rel_id, r.name, t.directed, t.inverse, t.default_weight, t.description"
-            " FROM relation_types t JOIN relations r ON r.id = t.rel_id"):
+        "SELECT t.rel_id, r.name, t.directed, t.inverse, t.default_weight, t.description"
+        " FROM relation_types t JOIN relations r ON r.id = t.rel_id"
+    ):
         rels[name] = RelationType(name, bool(directed), inverse, float(w), tuple(rules.get(rel_id, ())), desc)
-    invs = tuple(parse_invariant(json.loads(spec), k)
-                 for k, (spec,) in enumerate(c.execute("SELECT spec FROM invariants ORDER BY position")))
+    invs = tuple(
+        parse_invariant(json.loads(spec), k)
+        for k, (spec,) in enumerate(c.execute("SELECT spec FROM invariants ORDER BY position"))
+    )
     entry_types = tuple(json.loads(store.get_meta("schema.entry_types") or "[]"))
     return gen, RelationSchema(rels, invs, store.get_meta("schema.mode") or "permissive", entry_types)
 

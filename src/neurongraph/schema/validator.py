@@ -12,12 +12,13 @@ rolls the whole write back (see :mod:`.invariants`).  Inside :meth:`deferred`
 invariant checks wait until the block ends, so a multi-step change (remove the
 blockers, then mark the task done) is judged as one.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from .errors import ImmutableEntry, InvariantViolation, SchemaViolation
 from .invariants import check_invariants
@@ -40,7 +41,7 @@ WHERE {scope} AND (
           AND ((q.src_type IN (s.type, '*') AND q.dst_type IN (d.type, '*'))
             OR (t.directed = 0 AND q.src_type IN (d.type, '*') AND q.dst_type IN (s.type, '*'))))))
 LIMIT 20"""
-_BUILTIN_NAMES = sorted(BUILTIN_RELATIONS)   # the engine's own relations pass strict mode even if unregistered
+_BUILTIN_NAMES = sorted(BUILTIN_RELATIONS)  # the engine's own relations pass strict mode even if unregistered
 
 
 @dataclass
@@ -70,9 +71,12 @@ class Validator:
             gen, schema = read_schema(self.store)
             rel_ids = dict(self.store.conn.execute("SELECT name, id FROM relations"))
             self._compiled = _Compiled(
-                gen, schema, rel_ids,
+                gen,
+                schema,
+                rel_ids,
                 {rel_ids[i.rel] for i in schema.invariants if i.rel in rel_ids},
-                schema.mode == "strict" or any(r.allow for r in schema.relations.values()))
+                schema.mode == "strict" or any(r.allow for r in schema.relations.values()),
+            )
         return self._compiled
 
     def _rel_id(self, c, name: str) -> int | None:
@@ -81,21 +85,28 @@ class Validator:
 
     # ------------------------------------------------------------ hooks
     def after_edges(self, c, seq: int) -> None:
-        sup = self._rel_id(c, "supersedes")   # not cached: a rolled-back write may have created it
-        if sup is not None:   # the superseded flag is derived from supersedes edges
-            c.execute("INSERT OR IGNORE INTO superseded(node_idx, by_idx, at)"
-                      " SELECT dst, src, ? FROM edges WHERE seq = ? AND rel_id = ?", (time.time(), seq, sup))
+        sup = self._rel_id(c, "supersedes")  # not cached: a rolled-back write may have created it
+        if sup is not None:  # the superseded flag is derived from supersedes edges
+            c.execute(
+                "INSERT OR IGNORE INTO superseded(node_idx, by_idx, at)"
+                " SELECT dst, src, ? FROM edges WHERE seq = ? AND rel_id = ?",
+                (time.time(), seq, sup),
+            )
         comp = self.compiled()
         if comp.generation == 0:
             return
         if comp.check_rules:
             self._raise_rules(c, "e.seq = ?", [seq], comp)
         if comp.schema.invariants:
-            if any(i.rel not in comp.rel_ids for i in comp.schema.invariants):   # a relation created by this write
+            if any(i.rel not in comp.rel_ids for i in comp.schema.invariants):  # a relation created by this write
                 self._compiled = None
                 comp = self.compiled()
-            touched = {x for s, d, r in c.execute("SELECT src, dst, rel_id FROM edges WHERE seq = ?", (seq,))
-                       if r in comp.inv_rel_ids for x in (s, d)}
+            touched = {
+                x
+                for s, d, r in c.execute("SELECT src, dst, rel_id FROM edges WHERE seq = ?", (seq,))
+                if r in comp.inv_rel_ids
+                for x in (s, d)
+            }
             self._invariants(c, touched)
 
     def after_nodes(self, c, seq: int, existing: dict[str, tuple[int, str]]) -> None:
@@ -109,11 +120,13 @@ class Validator:
             if edited:
                 raise ImmutableEntry(
                     f"entries are immutable: {', '.join(edited[:5])} already exist(s) with other content; "
-                    "use revise_entry() to add a new revision that supersedes it", node_ids=edited[:50])
+                    "use revise_entry() to add a new revision that supersedes it",
+                    node_ids=edited[:50],
+                )
         old = [idx for idx, nid, _, _ in rows if nid in existing]
-        if comp.check_rules and old:   # a changed node type can invalidate the node's existing edges
+        if comp.check_rules and old:  # a changed node type can invalidate the node's existing edges
             for i in range(0, len(old), _CHUNK):
-                part = old[i:i + _CHUNK]
+                part = old[i : i + _CHUNK]
                 marks = ",".join("?" * len(part))
                 self._raise_rules(c, f"(e.src IN ({marks}) OR e.dst IN ({marks}))", part + part, comp)
         if comp.schema.invariants:
@@ -124,10 +137,12 @@ class Validator:
         if sup is not None:
             part = sorted(touched)
             for i in range(0, len(part), _CHUNK):
-                chunk = part[i:i + _CHUNK]
-                c.execute(f"DELETE FROM superseded WHERE node_idx IN ({','.join('?' * len(chunk))}) AND NOT EXISTS"
-                          " (SELECT 1 FROM edges e WHERE e.dst = superseded.node_idx AND e.rel_id = ?)",
-                          [*chunk, sup])
+                chunk = part[i : i + _CHUNK]
+                c.execute(
+                    f"DELETE FROM superseded WHERE node_idx IN ({','.join('?' * len(chunk))}) AND NOT EXISTS"
+                    " (SELECT 1 FROM edges e WHERE e.dst = superseded.node_idx AND e.rel_id = ?)",
+                    [*chunk, sup],
+                )
         comp = self.compiled()
         if comp.generation and comp.schema.invariants:
             self._invariants(c, touched)
@@ -143,14 +158,17 @@ class Validator:
             rt = comp.schema.get(rel)
             if rt is None:
                 known = ", ".join(sorted(comp.schema.relations))
-                lines.append(f"edge ({s_id}, {rel}, {d_id}): relation {rel!r} is not in the schema (strict mode); "
-                             f"known relations: {known}")
+                lines.append(
+                    f"edge ({s_id}, {rel}, {d_id}): relation {rel!r} is not in the schema (strict mode); "
+                    f"known relations: {known}"
+                )
             else:
-                lines.append(f"edge ({s_id}, {rel}, {d_id}): ({s_type}, {rel}, {d_type}) is not allowed; "
-                             f"allowed for {rel}: {rt.allowed_text()}")
+                lines.append(
+                    f"edge ({s_id}, {rel}, {d_id}): ({s_type}, {rel}, {d_type}) is not allowed; "
+                    f"allowed for {rel}: {rt.allowed_text()}"
+                )
         more = f" (and more; first {len(bad)} shown in details)" if len(bad) > 5 else ""
-        raise SchemaViolation("; ".join(lines) + more, edges=[list(b[:3]) for b in bad],
-                              mode=comp.schema.mode)
+        raise SchemaViolation("; ".join(lines) + more, edges=[list(b[:3]) for b in bad], mode=comp.schema.mode)
 
     def _invariants(self, c, touched: Iterable[int]) -> None:
         if self._defer:
@@ -166,8 +184,12 @@ class Validator:
         bad = check_invariants(c, comp.schema.invariants, rel_ids, touched)
         if bad:
             msg = bad[0].message + (f" (and {len(bad) - 1} more violation(s))" if len(bad) > 1 else "")
-            raise InvariantViolation(msg, invariants=sorted({v.invariant for v in bad}),
-                                     node_ids=[v.node_id for v in bad], violations=[v.message for v in bad])
+            raise InvariantViolation(
+                msg,
+                invariants=sorted({v.invariant for v in bad}),
+                node_ids=[v.node_id for v in bad],
+                violations=[v.message for v in bad],
+            )
 
     def check_all(self) -> None:
         """Check every stored edge and node against the schema (used when a schema is loaded)."""

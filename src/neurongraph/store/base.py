@@ -6,11 +6,12 @@ number, so an engine (this process or another one on the same database) can
 catch up by reading only what changed.  A PostgreSQL implementation satisfies
 the same contract.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 
@@ -37,19 +38,27 @@ class NodeRow:
         return body_of(self.title, self.text)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "type": self.type, "title": self.title, "text": self.text,
-                "metadata": self.metadata, "confidence": self.confidence,
-                "created_at": self.created_at, "updated_at": self.updated_at}
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "text": self.text,
+            "metadata": self.metadata,
+            "confidence": self.confidence,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
 
 
 @dataclass
 class EdgeArrays:
     """Edges as parallel arrays, ready for :class:`GraphArrays`."""
+
     eid: np.ndarray
     src: np.ndarray
     dst: np.ndarray
     rel_id: np.ndarray
-    weight: np.ndarray      # effective: base + plastic
+    weight: np.ndarray  # effective: base + plastic
     fact: np.ndarray
     pol: np.ndarray
 
@@ -59,14 +68,14 @@ class EdgeArrays:
 
 @dataclass
 class Changes:
-    seq: int                     # the store's sequence number these changes bring us to
-    nodes: list[tuple[int, str, str]]   # (idx, id, content_hash) of inserted/updated nodes
+    seq: int  # the store's sequence number these changes bring us to
+    nodes: list[tuple[int, str, str]]  # (idx, id, content_hash) of inserted/updated nodes
     node_types: list[str]
     edges: EdgeArrays
     deleted_nodes: list[int]
     deleted_edges: list[int]
-    node_times: list = field(default_factory=list)     # event time (epoch s) of each node in ``nodes``, or None
-    node_sources: list = field(default_factory=list)   # source (metadata "source") of each, or None
+    node_times: list = field(default_factory=list)  # event time (epoch s) of each node in ``nodes``, or None
+    node_sources: list = field(default_factory=list)  # source (metadata "source") of each, or None
 
 
 class Store(ABC):
@@ -99,7 +108,9 @@ class Store(ABC):
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]: ...
 
     @abstractmethod
-    def lexical_search(self, terms: list[str], k: int, max_postings: int | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+    def lexical_search(
+        self, terms: list[str], k: int, max_postings: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]: ...
 
     @abstractmethod
     def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...

@@ -4,10 +4,13 @@ Each migration runs once, inside a transaction, and is recorded in the
 ``migrations`` table (after sqlite-utils).  Add new ones at the end; never edit
 an applied one.  ``SCHEMA_VERSION`` is the number of migrations.
 """
+
 from __future__ import annotations
 
 MIGRATIONS: list[tuple[str, str]] = [
-    ("0001_core", """
+    (
+        "0001_core",
+        """
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     INSERT OR IGNORE INTO meta(key, value) VALUES ('seq', '0');
 
@@ -76,8 +79,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         hits        TEXT NOT NULL
     );
     CREATE INDEX traces_created ON traces(created_at);
-    """),
-    ("0002_learning", """
+    """,
+    ),
+    (
+        "0002_learning",
+        """
     -- learning loop (src/neurongraph/learning): ledgers, node stats, lazy decay.
     -- A hit of a trace with no row here is at stage 0 (retrieved).
     CREATE TABLE trace_stages (
@@ -150,8 +156,11 @@ MIGRATIONS: list[tuple[str, str]] = [
     INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.plastic_half_life_s', '2592000');
     INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.activation_half_life_s', '604800');
     INSERT OR IGNORE INTO meta(key, value) VALUES ('learning.retrieval_counted_rowid', '0');
-    """),
-    ("0003_schema", """
+    """,
+    ),
+    (
+        "0003_schema",
+        """
     -- relation schema, entities, aliases, revisions (src/neurongraph/schema).
     -- A registered relation type; rel_id is relations.id, the predicate id of the graph arrays.
     CREATE TABLE relation_types (
@@ -198,8 +207,11 @@ MIGRATIONS: list[tuple[str, str]] = [
     CREATE INDEX superseded_by ON superseded(by_idx);
     INSERT OR IGNORE INTO meta(key, value) VALUES ('schema.mode', 'permissive');
     INSERT OR IGNORE INTO meta(key, value) VALUES ('schema.generation', '0');
-    """),
-    ("0005_ingest_sync", """
+    """,
+    ),
+    (
+        "0005_ingest_sync",
+        """
     -- incremental ingest (src/neurongraph/ingest/sync.py): edges an adapter derived from a node's
     -- content name that node as meta.owner, so they can be retracted when it changes or goes
     CREATE INDEX edges_owner ON edges(json_extract(meta, '$.owner'));
@@ -212,8 +224,11 @@ MIGRATIONS: list[tuple[str, str]] = [
     );
     CREATE INDEX pending_edges_missing ON pending_edges(missing);
     CREATE INDEX pending_edges_owner ON pending_edges(owner);
-    """),
-    ("0004_event_time", """
+    """,
+    ),
+    (
+        "0004_event_time",
+        """
     -- search filters (as_of / since / until / sources, src/neurongraph/times.py): a node's event time
     -- (metadata "time": epoch seconds, or an ISO-8601 string, UTC when it has no zone) and source
     -- (metadata "source"), written by upsert_nodes; existing rows are backfilled here with the same rules
@@ -235,7 +250,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         source = CASE WHEN json_type(metadata, '$.source') = 'text' AND json_extract(metadata, '$.source') != ''
                       THEN json_extract(metadata, '$.source') END
         WHERE json_valid(metadata);
-    """),
+    """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,15 +5,16 @@ per write call (all or nothing), SAVEPOINTs for nesting, parameterised SQL only.
 Every write transaction takes the next sequence number and stamps the rows it
 touches, which is how in-memory indexes in this or another process catch up.
 """
+
 from __future__ import annotations
 
 import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -26,12 +27,12 @@ from .migrations import MIGRATIONS
 
 __all__ = ["SQLiteStore"]
 
-_CHUNK = 500   # ids per IN (...) lookup, well under SQLite's variable limit
+_CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
 
 
 def _chunks(seq: list, n: int = _CHUNK) -> Iterator[list]:
     for i in range(0, len(seq), n):
-        yield seq[i:i + n]
+        yield seq[i : i + n]
 
 
 class SQLiteStore(Store):
@@ -50,7 +51,7 @@ class SQLiteStore(Store):
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA busy_timeout=30000")
-        self.conn.execute("PRAGMA cache_size=-131072")   # 128 MiB page cache: bulk index inserts stay in memory
+        self.conn.execute("PRAGMA cache_size=-131072")  # 128 MiB page cache: bulk index inserts stay in memory
         self.conn.execute("PRAGMA temp_store=MEMORY")
         self._lock = threading.RLock()
         self._depth = 0
@@ -65,7 +66,9 @@ class SQLiteStore(Store):
             done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
             unknown = done - {name for name, _ in MIGRATIONS}
             if unknown:
-                raise StoreError(f"{self.path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})")
+                raise StoreError(
+                    f"{self.path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})"
+                )
             for name, sql in MIGRATIONS:
                 if name in done:
                     continue
@@ -86,7 +89,7 @@ class SQLiteStore(Store):
                 yield self.conn
             except BaseException:
                 self._depth -= 1
-                self._rel_cache.clear()   # relation rows this transaction inserted are gone too
+                self._rel_cache.clear()  # relation rows this transaction inserted are gone too
                 if self._depth == 0:
                     self.conn.execute("ROLLBACK")
                 else:
@@ -101,7 +104,11 @@ class SQLiteStore(Store):
                     self.conn.execute(f"RELEASE sp{self._depth}")
 
     def _next_seq(self) -> int:
-        return int(self.conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'seq' RETURNING value").fetchone()[0])
+        return int(
+            self.conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'seq' RETURNING value"
+            ).fetchone()[0]
+        )
 
     _KEYS = {("nodes", "idx"), ("edges", "eid")}
 
@@ -111,12 +118,18 @@ class SQLiteStore(Store):
         SQLite reuses the highest rowid after it is deleted; a reused node index or edge
         key would let a tombstone (or a learning log entry) name a row added later, and
         in-memory arrays would update a dead position.  Call inside a write transaction."""
-        assert (table, column) in self._KEYS   # identifiers are constants, never user input
+        assert (table, column) in self._KEYS  # identifiers are constants, never user input
         name = f"next_key.{table}"
         r = self.conn.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
-        start = int(r[0]) if r else int(self.conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0])
-        self.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                          (name, str(start + count)))
+        start = (
+            int(r[0])
+            if r
+            else int(self.conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0])
+        )
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (name, str(start + count)),
+        )
         return start
 
     def current_seq(self) -> int:
@@ -149,16 +162,48 @@ class SQLiteStore(Store):
             old = [n for n in latest.values() if n.id in existing]
             first = self._take_keys("nodes", "idx", len(new))
             c.executemany(
-                "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at, seq,"
+                "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash,"
+                " created_at, updated_at, seq,"
                 " event_time, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(first + k, n.id, n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence,
-                  n.hash, now, now, seq, event_time_of(n.metadata), source_of(n.metadata)) for k, n in enumerate(new)],
+                [
+                    (
+                        first + k,
+                        n.id,
+                        n.type,
+                        n.title,
+                        n.text,
+                        json.dumps(n.metadata, ensure_ascii=False),
+                        n.confidence,
+                        n.hash,
+                        now,
+                        now,
+                        seq,
+                        event_time_of(n.metadata),
+                        source_of(n.metadata),
+                    )
+                    for k, n in enumerate(new)
+                ],
             )
             c.executemany(
-                "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?, updated_at=?, seq=?,"
+                "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?,"
+                " updated_at=?, seq=?,"
                 " event_time=?, source=? WHERE idx=?",
-                [(n.type, n.title, n.text, json.dumps(n.metadata, ensure_ascii=False), n.confidence, n.hash, now, seq,
-                  event_time_of(n.metadata), source_of(n.metadata), existing[n.id][0]) for n in old],
+                [
+                    (
+                        n.type,
+                        n.title,
+                        n.text,
+                        json.dumps(n.metadata, ensure_ascii=False),
+                        n.confidence,
+                        n.hash,
+                        now,
+                        seq,
+                        event_time_of(n.metadata),
+                        source_of(n.metadata),
+                        existing[n.id][0],
+                    )
+                    for n in old
+                ],
             )
             changed = [n for n in old if existing[n.id][1] != n.hash]
             c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(existing[n.id][0],) for n in changed])
@@ -182,11 +227,16 @@ class SQLiteStore(Store):
             eids: list[int] = []
             for part in _chunks(keys):
                 marks = ",".join("?" * len(part))
-                eids += [r[0] for r in c.execute(
-                    f"SELECT eid FROM edges WHERE src IN ({marks}) UNION SELECT eid FROM edges WHERE dst IN ({marks})",
-                    part + part)]
+                eids += [
+                    r[0]
+                    for r in c.execute(
+                        f"SELECT eid FROM edges WHERE src IN ({marks}) UNION SELECT eid FROM edges"
+                        f" WHERE dst IN ({marks})",
+                        part + part,
+                    )
+                ]
             c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(k,) for k in keys])
-            c.executemany("DELETE FROM nodes WHERE idx = ?", [(k,) for k in keys])   # edges cascade
+            c.executemany("DELETE FROM nodes WHERE idx = ?", [(k,) for k in keys])  # edges cascade
             c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'node', ?)", [(seq, k) for k in keys])
             c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, e) for e in eids])
         return len(keys)
@@ -200,8 +250,18 @@ class SQLiteStore(Store):
         return out
 
     def _row(self, r) -> NodeRow:
-        return NodeRow(idx=r[0], id=r[1], type=r[2], title=r[3], text=r[4], metadata=json.loads(r[5]),
-                       confidence=r[6], content_hash=r[7], created_at=r[8], updated_at=r[9])
+        return NodeRow(
+            idx=r[0],
+            id=r[1],
+            type=r[2],
+            title=r[3],
+            text=r[4],
+            metadata=json.loads(r[5]),
+            confidence=r[6],
+            content_hash=r[7],
+            created_at=r[8],
+            updated_at=r[9],
+        )
 
     _NODE_COLS = "idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at"
 
@@ -221,8 +281,9 @@ class SQLiteStore(Store):
     def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
         last = -1
         while True:
-            rows = self.conn.execute(f"SELECT {self._NODE_COLS} FROM nodes WHERE idx > ? ORDER BY idx LIMIT ?",
-                                     (last, batch)).fetchall()
+            rows = self.conn.execute(
+                f"SELECT {self._NODE_COLS} FROM nodes WHERE idx > ? ORDER BY idx LIMIT ?", (last, batch)
+            ).fetchall()
             if not rows:
                 return
             for r in rows:
@@ -257,17 +318,35 @@ class SQLiteStore(Store):
             idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
             unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
             if unknown:
-                shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-                raise UnknownNode(f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50])
+                shown = ", ".join(repr(u) for u in unknown[:5]) + (
+                    f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+                )
+                raise UnknownNode(
+                    f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50]
+                )
             rel = self._rel_ids(e.rel for e in edges)
             seq = self._next_seq()
-            rows = [(idx[e.src], rel[e.rel], idx[e.dst], e.polarity, e.weight, e.factuality,
-                     json.dumps(e.meta, ensure_ascii=False) if e.meta else "{}", now, now, seq) for e in edges]
-            rows.sort(key=lambda r: (r[0], r[1], r[2]))   # B-tree friendly order: ~2x faster bulk upserts
-            first = self._take_keys("edges", "eid", len(rows))   # an existing edge keeps its key (gaps are harmless)
+            rows = [
+                (
+                    idx[e.src],
+                    rel[e.rel],
+                    idx[e.dst],
+                    e.polarity,
+                    e.weight,
+                    e.factuality,
+                    json.dumps(e.meta, ensure_ascii=False) if e.meta else "{}",
+                    now,
+                    now,
+                    seq,
+                )
+                for e in edges
+            ]
+            rows.sort(key=lambda r: (r[0], r[1], r[2]))  # B-tree friendly order: ~2x faster bulk upserts
+            first = self._take_keys("edges", "eid", len(rows))  # an existing edge keeps its key (gaps are harmless)
             rows = [(first + k, *r) for k, r in enumerate(rows)]
             c.executemany(
-                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at, seq)"
+                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta,"
+                " created_at, updated_at, seq)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity, weight=excluded.weight,"
                 " factuality=excluded.factuality, meta=json_patch(edges.meta, excluded.meta),"
@@ -280,29 +359,48 @@ class SQLiteStore(Store):
 
     def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
         r = self.conn.execute(
-            "SELECT e.eid, e.polarity, e.weight, e.plastic, e.factuality, e.meta, e.reinforce_count, e.created_at, e.updated_at"
-            " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
-            " WHERE s.id = ? AND r.name = ? AND d.id = ?", (src, rel, dst)).fetchone()
+            "SELECT e.eid, e.polarity, e.weight, e.plastic, e.factuality, e.meta, e.reinforce_count,"
+            " e.created_at, e.updated_at"
+            " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN"
+            " relations r ON r.id = e.rel_id"
+            " WHERE s.id = ? AND r.name = ? AND d.id = ?",
+            (src, rel, dst),
+        ).fetchone()
         if r is None:
             return None
-        return {"eid": r[0], "src": src, "rel": rel, "dst": dst, "polarity": r[1], "weight": r[2], "plastic": r[3],
-                "factuality": r[4], "meta": json.loads(r[5]), "reinforce_count": r[6], "created_at": r[7],
-                "updated_at": r[8]}
+        return {
+            "eid": r[0],
+            "src": src,
+            "rel": rel,
+            "dst": dst,
+            "polarity": r[1],
+            "weight": r[2],
+            "plastic": r[3],
+            "factuality": r[4],
+            "meta": json.loads(r[5]),
+            "reinforce_count": r[6],
+            "created_at": r[7],
+            "updated_at": r[8],
+        }
 
     def edges_by_eid(self, eids: Iterable[int]) -> dict[int, tuple[str, str, str]]:
         """(src id, rel, dst id) of each edge key, for explanations."""
         eids = [int(e) for e in eids]
         out: dict[int, tuple[str, str, str]] = {}
         for part in _chunks(eids):
-            q = ("SELECT e.eid, s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src"
-                 " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
-                 f" WHERE e.eid IN ({','.join('?' * len(part))})")
+            q = (
+                "SELECT e.eid, s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src"
+                " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
+                f" WHERE e.eid IN ({','.join('?' * len(part))})"
+            )
             for r in self.conn.execute(q, part):
                 out[r[0]] = (r[1], r[2], r[3])
         return out
 
     # ---------------------------------------------------------- lexical
-    def lexical_search(self, terms: list[str], k: int, max_postings: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def lexical_search(
+        self, terms: list[str], k: int, max_postings: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k BM25 (FTS5) matches of the OR of ``terms``: node indices and scores (higher = better).
 
         FTS5 scores every document matching any term (~0.7 µs each), so a query of common
@@ -316,7 +414,8 @@ class SQLiteStore(Store):
             terms = self._within_budget(terms, max_postings)
         rows = self.conn.execute(
             "SELECT rowid, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT ?",
-            (fts_match_expression(terms), int(k))).fetchall()
+            (fts_match_expression(terms), int(k)),
+        ).fetchall()
         if not rows:
             return np.zeros(0, np.int64), np.zeros(0)
         arr = np.asarray(rows, dtype=np.float64)
@@ -328,8 +427,10 @@ class SQLiteStore(Store):
             c = self.conn
             if not self._vocab_ready:
                 # temp objects: per connection, never written to the database file
-                c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_terms USING fts5(x, tokenize = "
-                          "'porter unicode61 remove_diacritics 2')")
+                c.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_terms USING fts5(x, tokenize = "
+                    "'porter unicode61 remove_diacritics 2')"
+                )
                 c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.q_inst USING fts5vocab(temp, q_terms, instance)")
                 c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.n_vocab USING fts5vocab(main, nodes_fts, row)")
                 self._vocab_ready = True
@@ -339,8 +440,11 @@ class SQLiteStore(Store):
             if not stems:
                 return terms
             marks = ",".join("?" * len(stems))
-            df = dict(c.execute(f"SELECT term, doc FROM temp.n_vocab WHERE term IN ({marks})",
-                                [t for _, t in stems]).fetchall())
+            df = dict(
+                c.execute(
+                    f"SELECT term, doc FROM temp.n_vocab WHERE term IN ({marks})", [t for _, t in stems]
+                ).fetchall()
+            )
         per_term: dict[int, int] = {}
         for i, stem in stems:
             per_term[i] = max(per_term.get(i, 0), df.get(stem, 0))
@@ -357,7 +461,8 @@ class SQLiteStore(Store):
         hashes = list(dict.fromkeys(hashes))
         out: dict[str, np.ndarray] = {}
         for part in _chunks(hashes):
-            q = f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({','.join('?' * len(part))})"
+            marks = ",".join("?" * len(part))
+            q = f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})"
             for h, blob in self.conn.execute(q, [model, *part]):
                 out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
@@ -367,7 +472,9 @@ class SQLiteStore(Store):
         for the initial load of an engine (no per-node dictionary of arrays)."""
         rows = self.conn.execute(
             "SELECT n.idx, e.vector FROM nodes n JOIN embeddings e ON e.content_hash = n.content_hash AND e.model = ?"
-            " WHERE e.dim = ?", (model, dim)).fetchall()
+            " WHERE e.dim = ?",
+            (model, dim),
+        ).fetchall()
         if not rows:
             return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         idx = np.fromiter((r[0] for r in rows), np.int64, len(rows))
@@ -384,33 +491,45 @@ class SQLiteStore(Store):
         with self.transaction() as c:
             c.executemany(
                 "INSERT OR REPLACE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
-                [(h, model, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for h, v in items])
+                [(h, model, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for h, v in items],
+            )
 
     # ---------------------------------------------------------- changes
     def changes_since(self, seq: int) -> Changes:
         c = self.conn
         with self._lock:
-            c.execute("BEGIN")   # one consistent snapshot across the three reads
+            c.execute("BEGIN")  # one consistent snapshot across the three reads
             try:
                 now_seq = self.current_seq()
-                nrows = c.execute("SELECT idx, id, content_hash, type, event_time, source FROM nodes INDEXED BY nodes_seq"
-                                  " WHERE seq > ?", (seq,)).fetchall()
+                nrows = c.execute(
+                    "SELECT idx, id, content_hash, type, event_time, source FROM nodes INDEXED BY nodes_seq"
+                    " WHERE seq > ?",
+                    (seq,),
+                ).fetchall()
                 # effective weight = base + plastic decayed lazily by half-life since plastic_at (0 if dormant)
                 hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
                 cur = c.execute(
                     "SELECT eid, src, dst, rel_id, weight, factuality, polarity, plastic, plastic_at, dormant"
-                    " FROM edges WHERE seq > ?", (seq,))
+                    " FROM edges WHERE seq > ?",
+                    (seq,),
+                )
                 raw = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 10)
                 ecols = raw[:, :7]
-                ecols[:, 4] = _effective_weight(raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9],
-                                                float(hl[0]) if hl else np.inf, self.clock())
+                ecols[:, 4] = _effective_weight(
+                    raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
+                )
                 tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ?", (seq,)).fetchall()
             finally:
                 c.execute("COMMIT")
         edges = EdgeArrays(
-            eid=ecols[:, 0].astype(np.int64), src=ecols[:, 1].astype(np.int64), dst=ecols[:, 2].astype(np.int64),
-            rel_id=ecols[:, 3].astype(np.int32), weight=ecols[:, 4].copy(), fact=ecols[:, 5].copy(),
-            pol=ecols[:, 6].astype(np.int8))
+            eid=ecols[:, 0].astype(np.int64),
+            src=ecols[:, 1].astype(np.int64),
+            dst=ecols[:, 2].astype(np.int64),
+            rel_id=ecols[:, 3].astype(np.int32),
+            weight=ecols[:, 4].copy(),
+            fact=ecols[:, 5].copy(),
+            pol=ecols[:, 6].astype(np.int8),
+        )
         return Changes(
             seq=now_seq,
             nodes=[(r[0], r[1], r[2]) for r in nrows],
@@ -435,18 +554,25 @@ class SQLiteStore(Store):
             if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
                 raise ValueError(f"bad metadata key {key!r}")
             path = f'$."{key}"'
-            if isinstance(value, bool):   # type names are constants, never user input
+            if isinstance(value, bool):  # type names are constants, never user input
                 kinds, test = ("'true'",) if value else ("'false'",), ""
             elif type(value) in self._WHERE_TYPES:
                 kinds, test = self._WHERE_TYPES[type(value)], " AND {v} = ?"
             else:
                 raise ValueError(f"metadata filter values are strings, numbers or booleans, got {value!r}")
             k = ", ".join(kinds)
-            arr = "EXISTS (SELECT 1 FROM json_each(nodes.metadata, ?) j WHERE j.type IN (" + k + ")" \
-                  + test.format(v="j.value") + ")"
+            arr = (
+                "EXISTS (SELECT 1 FROM json_each(nodes.metadata, ?) j WHERE j.type IN ("
+                + k
+                + ")"
+                + test.format(v="j.value")
+                + ")"
+            )
             one = "json_type(metadata, ?) IN (" + k + ")" + test.format(v="json_extract(metadata, ?)")
-            conds.append("(coalesce(json_type(metadata, ?), 'null') != 'null' AND NOT (CASE json_type(metadata, ?)"
-                         f" WHEN 'array' THEN {arr} ELSE {one} END))")
+            conds.append(
+                "(coalesce(json_type(metadata, ?), 'null') != 'null' AND NOT (CASE json_type(metadata, ?)"
+                f" WHEN 'array' THEN {arr} ELSE {one} END))"
+            )
             params += [path, path, path] + ([value] if test else []) + [path] + ([path, value] if test else [])
         if not conds:
             return np.zeros(0, np.int64)
@@ -457,18 +583,34 @@ class SQLiteStore(Store):
     # ------------------------------------------------------------ traces
     def save_trace(self, trace: dict) -> None:
         from ..model import strict_dumps
+
         with self.transaction() as c:
-            c.execute("INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (?,?,?,?,?,?)",
-                      (trace["id"], trace["created_at"], trace["query"], strict_dumps(trace["params"]),
-                       trace["fingerprint"], strict_dumps(trace["hits"], ensure_ascii=False)))   # never NaN/Infinity
+            c.execute(
+                "INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (?,?,?,?,?,?)",
+                (
+                    trace["id"],
+                    trace["created_at"],
+                    trace["query"],
+                    strict_dumps(trace["params"]),
+                    trace["fingerprint"],
+                    strict_dumps(trace["hits"], ensure_ascii=False),
+                ),
+            )  # never NaN/Infinity
 
     def get_trace(self, trace_id: str) -> dict | None:
-        r = self.conn.execute("SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = ?",
-                              (trace_id,)).fetchone()
+        r = self.conn.execute(
+            "SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = ?", (trace_id,)
+        ).fetchone()
         if r is None:
             return None
-        return {"id": r[0], "created_at": r[1], "query": r[2], "params": json.loads(r[3]), "fingerprint": r[4],
-                "hits": json.loads(r[5])}
+        return {
+            "id": r[0],
+            "created_at": r[1],
+            "query": r[2],
+            "params": json.loads(r[3]),
+            "fingerprint": r[4],
+            "hits": json.loads(r[5]),
+        }
 
     # -------------------------------------------------------------- meta
     def get_meta(self, key: str) -> str | None:
@@ -477,8 +619,10 @@ class SQLiteStore(Store):
 
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as c:
-            c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                      (key, value))
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     # ------------------------------------------------------------- stats
     def stats(self) -> dict:
@@ -492,22 +636,25 @@ class SQLiteStore(Store):
             "relations": one("SELECT count(*) FROM relations"),
             "traces": one("SELECT count(*) FROM traces"),
             "cached_vectors": one("SELECT count(*) FROM embeddings"),
-            "pending_edges": one("SELECT count(*) FROM pending_edges"),   # derived edges waiting for a node
+            "pending_edges": one("SELECT count(*) FROM pending_edges"),  # derived edges waiting for a node
             "node_types": dict(c.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC").fetchall()),
-            "edge_relations": dict(c.execute(
-                "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP BY r.name ORDER BY 2 DESC"
-            ).fetchall()),
+            "edge_relations": dict(
+                c.execute(
+                    "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP"
+                    " BY r.name ORDER BY 2 DESC"
+                ).fetchall()
+            ),
         }
 
     # ------------------------------------------------------------ learning
-    clock = staticmethod(time.time)   # "now" for lazy decay; a test or benchmark may set store.clock per instance
+    clock = staticmethod(time.time)  # "now" for lazy decay; a test or benchmark may set store.clock per instance
 
     def next_seq(self) -> int:
         """Take the next change-feed sequence number; call inside :meth:`transaction`."""
         return self._next_seq()
 
     # ------------------------------------------------------------ relation schema (src/neurongraph/schema)
-    validator = None   # a schema.invariants.Validator once attached; None = no schema checks at all
+    validator = None  # a schema.invariants.Validator once attached; None = no schema checks at all
 
     def _validate_nodes(self, c: sqlite3.Connection, seq: int, existing: dict[str, tuple[int, str]]) -> None:
         """Write-time schema checks of the nodes stamped ``seq``; raising rolls the write back."""
@@ -539,9 +686,12 @@ class SQLiteStore(Store):
         with self.transaction() as c:
             found = []
             for s_id, rel, d_id in triples:
-                r = c.execute("SELECT e.eid, e.src, e.dst FROM edges e JOIN nodes s ON s.idx = e.src"
-                              " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
-                              " WHERE s.id = ? AND r.name = ? AND d.id = ?", (s_id, rel, d_id)).fetchone()
+                r = c.execute(
+                    "SELECT e.eid, e.src, e.dst FROM edges e JOIN nodes s ON s.idx = e.src"
+                    " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
+                    " WHERE s.id = ? AND r.name = ? AND d.id = ?",
+                    (s_id, rel, d_id),
+                ).fetchone()
                 if r is not None:
                     found.append(r)
             if not found:
@@ -549,7 +699,7 @@ class SQLiteStore(Store):
             seq = self._next_seq()
             c.executemany("DELETE FROM edges WHERE eid = ?", [(r[0],) for r in found])
             c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, r[0]) for r in found])
-            if self.validator is not None:   # removing an edge can break a "needs at least one" invariant
+            if self.validator is not None:  # removing an edge can break a "needs at least one" invariant
                 self.validator.after_edge_removal(c, {x for r in found for x in (r[1], r[2])})
         return len(found)
 
@@ -559,9 +709,11 @@ class SQLiteStore(Store):
         owners = list(dict.fromkeys(owners))
         out: list[tuple[str, str, str]] = []
         for part in _chunks(owners):
-            q = ("SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-                 " JOIN relations r ON r.id = e.rel_id"
-                 f" WHERE json_extract(e.meta, '$.owner') IN ({','.join('?' * len(part))})")
+            q = (
+                "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
+                " JOIN relations r ON r.id = e.rel_id"
+                f" WHERE json_extract(e.meta, '$.owner') IN ({','.join('?' * len(part))})"
+            )
             out += [tuple(r) for r in self.conn.execute(q, part)]
         return out
 
@@ -569,9 +721,14 @@ class SQLiteStore(Store):
         """(src, rel, dst) of every edge whose ``meta`` has ``meta_key`` (e.g. the linker's edges)."""
         if not meta_key.isidentifier():
             raise ValueError(f"bad meta key {meta_key!r}")
-        return [tuple(r) for r in self.conn.execute(
-            "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-            " JOIN relations r ON r.id = e.rel_id WHERE json_type(e.meta, ?) IS NOT NULL", ("$." + meta_key,))]
+        return [
+            tuple(r)
+            for r in self.conn.execute(
+                "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
+                " JOIN relations r ON r.id = e.rel_id WHERE json_type(e.meta, ?) IS NOT NULL",
+                ("$." + meta_key,),
+            )
+        ]
 
     def owned_nodes(self, owners: Iterable[str]) -> list[str]:
         """Ids of nodes whose ``metadata.owner`` is one of ``owners`` (e.g. the sections of a page)."""
@@ -584,9 +741,14 @@ class SQLiteStore(Store):
 
     def source_node_ids(self, kind: str, source: str) -> list[str]:
         """Ids of the nodes an ingest adapter ``kind`` wrote for ``source`` (``metadata.ingest`` / ``.source``)."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT id FROM nodes WHERE json_extract(metadata, '$.source') = ? AND json_extract(metadata, '$.ingest') = ?",
-            (source, kind))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM nodes WHERE json_extract(metadata, '$.source') = ? AND"
+                " json_extract(metadata, '$.ingest') = ?",
+                (source, kind),
+            )
+        ]
 
     def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:
         """(src, rel, dst) of every edge leaving one of ``src_ids``."""
@@ -594,8 +756,10 @@ class SQLiteStore(Store):
         keys = list(idx.values())
         out: set[tuple[str, str, str]] = set()
         for part in _chunks(keys):
-            q = ("SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-                 f" JOIN relations r ON r.id = e.rel_id WHERE e.src IN ({','.join('?' * len(part))})")
+            q = (
+                "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
+                f" JOIN relations r ON r.id = e.rel_id WHERE e.src IN ({','.join('?' * len(part))})"
+            )
             out.update(tuple(r) for r in self.conn.execute(q, part))
         return out
 
@@ -604,8 +768,10 @@ class SQLiteStore(Store):
         if not rows:
             return
         with self.transaction() as c:
-            c.executemany("INSERT INTO pending_edges(missing, owner, edge) VALUES (?, ?, ?)",
-                          [(m, o, json.dumps(e, ensure_ascii=False)) for m, o, e in rows])
+            c.executemany(
+                "INSERT INTO pending_edges(missing, owner, edge) VALUES (?, ?, ?)",
+                [(m, o, json.dumps(e, ensure_ascii=False)) for m, o, e in rows],
+            )
 
     def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
         """Remove and return the pending edges waiting for any of ``ids`` (call inside a transaction)."""
@@ -614,7 +780,10 @@ class SQLiteStore(Store):
         with self.transaction() as c:
             for part in _chunks(ids):
                 marks = ",".join("?" * len(part))
-                out += [json.loads(r[0]) for r in c.execute(f"SELECT edge FROM pending_edges WHERE missing IN ({marks})", part)]
+                out += [
+                    json.loads(r[0])
+                    for r in c.execute(f"SELECT edge FROM pending_edges WHERE missing IN ({marks})", part)
+                ]
                 c.execute(f"DELETE FROM pending_edges WHERE missing IN ({marks})", part)
         return out
 
@@ -663,4 +832,3 @@ def _split_sql(script: str) -> list[str]:
     if rest:
         out.append(rest)
     return out
-

@@ -1,9 +1,23 @@
 """Traversal strategies ``Eager`` / ``Mmr`` / ``Scored`` over graph or metadata edges (seed 002)."""
+
 from .base import Adjacent, EdgeRef, EdgeSource, Hit, Strategy, Tracker, TraversalResult, traverse
 from .eager import Eager
 from .edges import GraphEdges, MetadataEdges
 from .mmr import Mmr
 from .scored import Scored
 
-__all__ = ["Adjacent", "EdgeRef", "EdgeSource", "Eager", "GraphEdges", "Hit", "MetadataEdges",
-           "Mmr", "Scored", "Strategy", "Tracker", "TraversalResult", "traverse"]
+__all__ = [
+    "Adjacent",
+    "EdgeRef",
+    "EdgeSource",
+    "Eager",
+    "GraphEdges",
+    "Hit",
+    "MetadataEdges",
+    "Mmr",
+    "Scored",
+    "Strategy",
+    "Tracker",
+    "TraversalResult",
+    "traverse",
+]

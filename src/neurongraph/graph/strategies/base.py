@@ -13,16 +13,17 @@ strategy can forget to enforce a cap.  Conventions:
 * ``visible`` (search filters such as ``as_of``): a node outside the mask is never
   discovered, so it is neither selected nor expanded (it starts out as "seen").
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Adjacent", "EdgeRef", "EdgeSource", "Hit", "Strategy", "Tracker",
-           "TraversalResult", "traverse"]
+__all__ = ["Adjacent", "EdgeRef", "EdgeSource", "Hit", "Strategy", "Tracker", "TraversalResult", "traverse"]
 
 
 @dataclass(frozen=True)
@@ -30,23 +31,23 @@ class EdgeRef:
     """The edge that first reached a node: graph edge id, or metadata value."""
 
     src: int
-    source: str      # "graph" or "field_out->field_in"
-    key: Any         # store edge id (graph) or the shared value (metadata)
+    source: str  # "graph" or "field_out->field_in"
+    key: Any  # store edge id (graph) or the shared value (metadata)
 
 
 @dataclass(frozen=True)
 class Hit:
     node: int
-    score: float     # the strategy's score (qsim for Eager, MMR score, score_fn)
-    sim: float       # query similarity qsim[node]
-    depth: int       # 0 = start node
-    edge: EdgeRef | None = None   # None for start nodes
+    score: float  # the strategy's score (qsim for Eager, MMR score, score_fn)
+    sim: float  # query similarity qsim[node]
+    depth: int  # 0 = start node
+    edge: EdgeRef | None = None  # None for start nodes
 
 
 @dataclass
 class TraversalResult:
     hits: list[Hit]
-    expanded: np.ndarray     # int64 nodes expanded, in order
+    expanded: np.ndarray  # int64 nodes expanded, in order
 
     @property
     def nodes(self) -> np.ndarray:
@@ -64,10 +65,10 @@ class TraversalResult:
 class Adjacent:
     """Neighbours of a batch of nodes from one edge source (one row per link)."""
 
-    src_pos: np.ndarray   # int64 position in the expanded batch
-    dst: np.ndarray       # int64 neighbour node
-    spec: np.ndarray      # int64 which spec of the source produced the link
-    key: np.ndarray       # int64 edge id / value id, decoded by ``source.edge_ref``
+    src_pos: np.ndarray  # int64 position in the expanded batch
+    dst: np.ndarray  # int64 neighbour node
+    spec: np.ndarray  # int64 which spec of the source produced the link
+    key: np.ndarray  # int64 edge id / value id, decoded by ``source.edge_ref``
 
 
 class EdgeSource(Protocol):
@@ -94,25 +95,31 @@ class Strategy:
             if v is not None and v < 0:
                 raise ValueError(f"{name} must be >= 0")
 
-    def with_(self, **overrides) -> "Strategy":
+    def with_(self, **overrides) -> Strategy:
         return dataclasses.replace(self, **overrides)
 
-    def run(self, tracker: "Tracker", start: np.ndarray) -> list[Hit]:
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         raise NotImplementedError
 
 
 class Tracker:
     """Discovery state of one traversal; the only place that expands nodes."""
 
-    def __init__(self, strategy: Strategy, qsim: np.ndarray, vectors, sources: Sequence[EdgeSource],
-                 visible: np.ndarray | None = None):
+    def __init__(
+        self,
+        strategy: Strategy,
+        qsim: np.ndarray,
+        vectors,
+        sources: Sequence[EdgeSource],
+        visible: np.ndarray | None = None,
+    ):
         self.strategy = strategy
         self.qsim = qsim
         self.vectors = vectors
         self.sources = list(sources)
-        self.seen = np.zeros(qsim.shape[0], bool)   # calloc'd: no O(n) work per query
+        self.seen = np.zeros(qsim.shape[0], bool)  # calloc'd: no O(n) work per query
         self.masked = visible is not None
-        if visible is not None:   # hidden nodes count as already seen: no edge ever discovers them
+        if visible is not None:  # hidden nodes count as already seen: no edge ever discovers them
             n = min(qsim.shape[0], visible.shape[0])
             self.seen[:n] = ~np.asarray(visible[:n], bool)
             self.seen[n:] = True
@@ -130,7 +137,7 @@ class Tracker:
         _, first = np.unique(nodes, return_index=True)
         nodes = nodes[np.sort(first)]
         if self.masked:
-            nodes = nodes[~self.seen[nodes]]   # a hidden node never starts a walk either
+            nodes = nodes[~self.seen[nodes]]  # a hidden node never starts a walk either
         nodes = nodes[: self.strategy.start_k]
         self.seen[nodes] = True
         for n in nodes.tolist():
@@ -164,10 +171,10 @@ class Tracker:
         dst = np.concatenate([p[1].dst for p in parts])
         spec = np.concatenate([p[1].spec for p in parts])
         key = np.concatenate([p[1].key for p in parts])
-        o = np.argsort(pos, kind="stable")           # frontier order, then source order
+        o = np.argsort(pos, kind="stable")  # frontier order, then source order
         sidx, pos, dst, spec, key = sidx[o], pos[o], dst[o], spec[o], key[o]
         _, first = np.unique(dst, return_index=True)
-        first = np.sort(first)                       # first reach wins
+        first = np.sort(first)  # first reach wins
         new = dst[first]
         self.seen[new] = True
         for j, n in zip(first.tolist(), new.tolist()):
@@ -177,8 +184,15 @@ class Tracker:
         return new
 
 
-def traverse(strategy: Strategy, start_nodes, start_scores, qsim, vectors=None,
-             edge_sources: Sequence[EdgeSource] | EdgeSource = (), visible: np.ndarray | None = None) -> TraversalResult:
+def traverse(
+    strategy: Strategy,
+    start_nodes,
+    start_scores,
+    qsim,
+    vectors=None,
+    edge_sources: Sequence[EdgeSource] | EdgeSource = (),
+    visible: np.ndarray | None = None,
+) -> TraversalResult:
     """Run ``strategy`` from the entry nodes over the given edge sources (never entering a node
     outside ``visible``, when given)."""
     qsim = np.asarray(qsim, np.float64)

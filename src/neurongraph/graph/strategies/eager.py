@@ -3,6 +3,7 @@
 Predictable and exhaustive around an entity; selects in discovery order, so
 similar neighbours are not de-duplicated (use :class:`Mmr` for that).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ class Eager(Strategy):
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         hits: list[Hit] = []
         level = start
-        while level.size:   # one pass per depth level: the whole level expands in one batch
+        while level.size:  # one pass per depth level: the whole level expands in one batch
             take = level[: self.select_k - len(hits)]
             hits.extend(tracker.hit(n, tracker.qsim[n]) for n in take.tolist())
             if len(hits) >= self.select_k:

@@ -13,6 +13,7 @@ Both sources return, per expanded node and per spec, the ``k`` unseen neighbours
 with the highest ``qsim`` (already-discovered neighbours do not use up ``k``).
 A very common value costs per query in proportion to how many nodes share it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -71,7 +72,7 @@ class GraphEdges:
 
     def neighbors(self, nodes, qsim, k, seen) -> Adjacent:
         pos, dst, key = [], [], []
-        live = np.flatnonzero(nodes < self.graph.n_nodes)   # expand() renumbers past out-of-range nodes
+        live = np.flatnonzero(nodes < self.graph.n_nodes)  # expand() renumbers past out-of-range nodes
         for rev in (False, True):
             if (rev and self.direction == "out") or (not rev and self.direction == "in"):
                 continue
@@ -79,7 +80,7 @@ class GraphEdges:
             keep = np.isin(e.rtype, self.rtypes) if self.rtypes is not None else slice(None)
             sp = live[e.src_pos]
             cur = nodes[sp]
-            far = np.where(e.src == cur, e.dst, e.src) if rev else e.dst   # robust to orientation
+            far = np.where(e.src == cur, e.dst, e.src) if rev else e.dst  # robust to orientation
             pos.append(sp[keep])
             dst.append(far[keep])
             key.append(e.eid[keep])
@@ -108,7 +109,7 @@ def _csr(rows: np.ndarray, cols: np.ndarray, n_rows: int) -> tuple[np.ndarray, n
 
 def _gather(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions of every entry of ``rows`` in a CSR, and the row position of each."""
-    valid = (rows >= 0) & (rows < indptr.shape[0] - 1)   # nodes without metadata: no entries
+    valid = (rows >= 0) & (rows < indptr.shape[0] - 1)  # nodes without metadata: no entries
     r = np.where(valid, rows, 0)
     starts = indptr[r]
     counts = np.where(valid, indptr[r + 1] - starts, 0)
@@ -123,8 +124,7 @@ def _gather(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 class _SpecIndex:
     """One ``(out, in)`` spec: node -> value ids and value id -> nodes, as CSR."""
 
-    def __init__(self, items: Sequence[tuple[int, Mapping]], out_f: str, in_f: str,
-                 id_of: dict[int, Hashable], n: int):
+    def __init__(self, items: Sequence[tuple[int, Mapping]], out_f: str, in_f: str, id_of: dict[int, Hashable], n: int):
         self.label = f"{out_f}->{in_f}"
         self.vocab: dict[Hashable, int] = {}
         self.values: list[Hashable] = []
@@ -141,7 +141,8 @@ class _SpecIndex:
             for idx, md in items:
                 vals = ([id_of[idx]] if idx in id_of else []) if field == "$id" else _values(md.get(field))
                 for x in vals:
-                    a.append(idx); b.append(vid(x))
+                    a.append(idx)
+                    b.append(vid(x))
             return np.asarray(a, np.int64), np.asarray(b, np.int64)
 
         on, ov = pairs(out_f)
@@ -153,7 +154,7 @@ class _SpecIndex:
         i = self.vocab.get(value)
         if i is None:
             return _EMPTY
-        return self.in_node[self.in_ptr[i]: self.in_ptr[i + 1]]
+        return self.in_node[self.in_ptr[i] : self.in_ptr[i + 1]]
 
     def links(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         vpos, npos = _gather(self.out_ptr, nodes)
@@ -165,8 +166,12 @@ class _SpecIndex:
 class MetadataEdges:
     """Edges implied by shared metadata values (see module docstring)."""
 
-    def __init__(self, items: Iterable[tuple[int, Mapping]], specs: Sequence[tuple[str, str]],
-                 ids: Mapping[Hashable, int] | None = None):
+    def __init__(
+        self,
+        items: Iterable[tuple[int, Mapping]],
+        specs: Sequence[tuple[str, str]],
+        ids: Mapping[Hashable, int] | None = None,
+    ):
         items = [(int(i), md or {}) for i, md in items]
         id_of = {int(v): k for k, v in (ids or {}).items()}
         n = 1 + max([i for i, _ in items] + list(id_of), default=-1)
@@ -182,7 +187,9 @@ class MetadataEdges:
         pos, dst, spec, key = [], [], [], []
         for s, ix in enumerate(self.specs):
             p, d, v = ix.links(nodes)
-            pos.append(p); dst.append(d); key.append(v)
+            pos.append(p)
+            dst.append(d)
+            key.append(v)
             spec.append(np.full(p.shape[0], s, np.int64))
         if not pos:
             return Adjacent(_EMPTY, _EMPTY, _EMPTY, _EMPTY)

@@ -6,6 +6,7 @@ then traverses it, so the walk follows diverse nodes.  ``cos`` is a dot product 
 the caller's L2-normalised ``vectors`` rows; each selection updates the running
 max-similarity of the pool with one mat-vec instead of recomputing all pairs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ __all__ = ["Mmr"]
 @dataclass(frozen=True)
 class Mmr(Strategy):
     lambda_mult: float = 0.5
-    min_mmr_score: float = float("-inf")   # candidates scoring at or below this are not selected
+    min_mmr_score: float = float("-inf")  # candidates scoring at or below this are not selected
 
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         V = tracker.vectors
@@ -28,7 +29,7 @@ class Mmr(Strategy):
             raise ValueError("Mmr needs `vectors` (L2-normalised rows indexed by node)")
         lam = float(self.lambda_mult)
         pool = start
-        red = np.zeros(pool.shape[0])            # max cosine to the selected set
+        red = np.zeros(pool.shape[0])  # max cosine to the selected set
         selected: list[int] = []
         hits: list[Hit] = []
         while len(hits) < self.select_k and pool.size:

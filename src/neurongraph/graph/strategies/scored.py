@@ -5,10 +5,11 @@ walk goes where the score is high; hits are returned best score first.
 ``score_fn(nodes, depths, qsim) -> scores`` is vectorised over a batch of newly
 discovered nodes (e.g. ``lambda n, d, q: q[n] * 0.8 ** d`` to prefer short hops).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
