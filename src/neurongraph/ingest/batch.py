@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..model import Edge, Node
 
-__all__ = ["IngestBatch", "derived_edge", "KINDS"]
+__all__ = ["IngestBatch", "EdgeSet", "derived_edge", "KINDS"]
 
 KINDS = ("git", "github", "markdown")
 
@@ -43,6 +43,30 @@ def derived_edge(
         m["evidence"] = evidence[:300]
     m.update(meta)
     return Edge(src, rel, dst, weight=weight, meta=m)
+
+
+class EdgeSet:
+    """The derived edges one read produces, first evidence kept: a (src, rel, dst) is written once."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._edges: dict[tuple[str, str, str], Edge] = {}
+
+    def add(self, src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
+        if src != dst and (src, rel, dst) not in self._edges:
+            self._edges[(src, rel, dst)] = derived_edge(
+                src, rel, dst, by=self.kind, owner=owner, evidence=evidence, **meta
+            )
+
+    def edges(self) -> list[Edge]:
+        return list(self._edges.values())
+
+    def counts(self) -> dict[str, int]:
+        """Edges per relation, for the summary."""
+        out: dict[str, int] = {}
+        for _, rel, _ in self._edges:
+            out[rel] = out.get(rel, 0) + 1
+        return out
 
 
 @dataclass

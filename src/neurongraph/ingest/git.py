@@ -26,6 +26,7 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidArgument
 from ..model import Node
@@ -247,31 +248,63 @@ def read_git(
         progress("reading", 0, 1)
     commits = _parse_log(g.log(sorted(set(tips.values())) + ["^" + s for s in exclude]))
     resolver = _Resolver(g.listing(sorted(set(tips.values()))))
-    files: dict[str, None] = {}
-    counts = {
-        "fixes": 0,
-        "fixes_by_subject": 0,
-        "fixes_unresolved": 0,
-        "reverts": 0,
-        "follows_up": 0,
-        "refs": 0,
-        "merged_in": 0,
-        "renames": 0,
-    }
+    reader = _CommitReader(batch, source, resolver)
     for k, c in enumerate(commits):
         if progress and k % 500 == 0:
             progress("reading", k, len(commits))
+        reader.read(c)
+    for p in reader.files:
+        batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
+    batch.stats = {
+        "commits": len(commits),
+        "files": len(reader.files),
+        "up_to_date": False,
+        "tips": tips,
+        "force_pushed": force_pushed,
+        **reader.counts,
+    }
+    if progress:
+        progress("reading", len(commits), len(commits))
+    return batch
+
+
+class _CommitReader:
+    """One commit at a time into the batch: its node, touches/renamed_to edges, its pull request, and the
+    edges its message states (fixes, reverts, follows_up, refs).  Holds the files seen and the counts."""
+
+    def __init__(self, batch: IngestBatch, source: str, resolver: _Resolver):
+        self.batch, self.source, self.resolver = batch, source, resolver
+        self.files: dict[str, None] = {}
+        self.counts = {
+            "fixes": 0,
+            "fixes_by_subject": 0,
+            "fixes_unresolved": 0,
+            "reverts": 0,
+            "follows_up": 0,
+            "refs": 0,
+            "merged_in": 0,
+            "renames": 0,
+        }
+
+    def read(self, c: _Commit) -> None:
         cid = "commit:" + c.sha
         merge = R.merge_pr(c.subject) if len(c.parents) > 1 else None
         squash = R.squash_pr(c.subject) if merge is None else None
         pr = merge[0] if merge else squash
         title = _pr_title(c, merge)
         message = c.subject + "\n" + c.body
-        iss = R.issue_refs(message, source)
+        iss = R.issue_refs(message, self.source)
         shas = R.sha_refs(c.body)
-        md = {
+        self.batch.nodes.append(Node(cid, "commit", title, c.body, self._metadata(c, pr, merge, iss, shas)))
+        self._file_edges(c, cid)
+        if pr:
+            self._pull_request(c, cid, pr, title, merge is not None)
+        self._message_edges(c, cid, pr, message, iss + shas)
+
+    def _metadata(self, c: _Commit, pr: str | None, merge, iss: list[R.Ref], shas: list[R.Ref]) -> dict[str, Any]:
+        md: dict[str, Any] = {
             "sha": c.sha,
-            "repo": source,
+            "repo": self.source,
             "author": c.author,
             "author_email": c.email,
             "author_time": c.author_time,
@@ -288,85 +321,75 @@ def read_git(
             md["pr"] = int(pr)
         if merge:
             md["subject"] = c.subject
-        batch.nodes.append(Node(cid, "commit", title, c.body, md))
-        # --- files and renames
+        return md
+
+    def _file_edges(self, c: _Commit, cid: str) -> None:
         if len(c.files) <= MAX_TOUCHES:
             for p, a, d in c.files:
-                files.setdefault(p)
-                batch.edges.append(derived_edge(cid, "touches", "file:" + p, by="git", added=a, deleted=d))
+                self.files.setdefault(p)
+                self.batch.edges.append(derived_edge(cid, "touches", "file:" + p, by="git", added=a, deleted=d))
         else:
-            batch.skip(cid, f"touches {len(c.files)} files (> {MAX_TOUCHES}): no touches edges")
+            self.batch.skip(cid, f"touches {len(c.files)} files (> {MAX_TOUCHES}): no touches edges")
         for o, n in c.renames:
-            files.setdefault(o)
-            files.setdefault(n)
-            batch.edges.append(
+            self.files.setdefault(o)
+            self.files.setdefault(n)
+            self.batch.edges.append(
                 derived_edge(
                     "file:" + o, "renamed_to", "file:" + n, by="git", owner=cid, evidence=f"{o} => {n}", commit=c.sha
                 )
             )
-            counts["renames"] += 1
-        # --- pull request structure
-        if pr:
-            batch.nodes.append(
-                Node(
-                    "pr:" + pr,
-                    "pull_request",
-                    f"PR #{pr}" + (f": {title}" if merge else ""),
-                    "",
-                    {"number": int(pr), "repo": source, "placeholder": True, "time": c.commit_time},
-                )
-            )  # merged then: invisible before (as_of)
-            batch.placeholders.add("pr:" + pr)
-            batch.edges.append(
-                derived_edge(cid, "merged_in", "pr:" + pr, by="git", evidence=c.subject[-80:] if squash else c.subject)
+            self.counts["renames"] += 1
+
+    def _pull_request(self, c: _Commit, cid: str, pr: str, title: str, merge: bool) -> None:
+        """A placeholder ``pr:N`` (a GitHub export brings the real one) and the commit ``merged_in`` it."""
+        self.batch.nodes.append(
+            Node(
+                "pr:" + pr,
+                "pull_request",
+                f"PR #{pr}" + (f": {title}" if merge else ""),
+                "",
+                {"number": int(pr), "repo": self.source, "placeholder": True, "time": c.commit_time},
             )
-            counts["merged_in"] += 1
-        # --- what the message says about earlier changes
+        )  # merged then: invisible before (as_of)
+        self.batch.placeholders.add("pr:" + pr)
+        evidence = c.subject if merge else c.subject[-80:]
+        self.batch.edges.append(derived_edge(cid, "merged_in", "pr:" + pr, by="git", evidence=evidence))
+        self.counts["merged_in"] += 1
+
+    def _message_edges(self, c: _Commit, cid: str, pr: str | None, message: str, refs: list[R.Ref]) -> None:
+        """What the message says about earlier changes; one edge per target, the strongest relation first."""
         linked: set[str] = set()
 
-        # `link` is called within this iteration only, so reading the loop's cid/linked is intended (B023).
         def link(rel: str, dst: str | None, evidence: str, **meta) -> None:
-            if dst is None or dst == cid or dst in linked:  # noqa: B023
+            if dst is None or dst == cid or dst in linked:
                 return
-            linked.add(dst)  # noqa: B023
-            batch.edges.append(derived_edge(cid, rel, dst, by="git", evidence=evidence, **meta))  # noqa: B023
-            counts[rel] = counts.get(rel, 0) + 1
+            linked.add(dst)
+            self.batch.edges.append(derived_edge(cid, rel, dst, by="git", evidence=evidence, **meta))
+            self.counts[rel] = self.counts.get(rel, 0) + 1
 
+        resolver = self.resolver
         for r in R.fixes_trailers(c.body):
             sha = resolver.sha(r.value)
             how = "sha"
             if sha is None and r.subject:
                 sha, how = resolver.subject(r.subject, c.commit_time), "subject"
                 if sha:
-                    counts["fixes_by_subject"] += 1
+                    self.counts["fixes_by_subject"] += 1
             if sha is None:
-                counts["fixes_unresolved"] += 1
+                self.counts["fixes_unresolved"] += 1
                 continue
             link("fixes", "commit:" + sha, r.evidence, resolved_by=how)
         for r in R.revert_refs(c.subject, c.body):
             sha = resolver.sha(r.value) or resolver.subject(r.subject, c.commit_time)
             link("reverts", "commit:" + sha if sha else None, r.evidence)
-        for r in R.follow_up_refs(message, source):
+        for r in R.follow_up_refs(message, self.source):
             for t in _targets(r, resolver, pr):
                 link("follows_up", t, r.evidence)
-        for r in iss + shas:
+        for r in refs:
             if r.kind == "issue" and r.value == pr:
                 continue  # the commit's own PR number
             for t in _targets(r, resolver, pr):
                 link("refs", t, r.evidence)
-    for p in files:
-        batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
-    batch.stats = {
-        "commits": len(commits),
-        "files": len(files),
-        "up_to_date": False,
-        "tips": tips,
-        "force_pushed": force_pushed,
-        **counts,
-    }
-    if progress:
-        progress("reading", len(commits), len(commits))
-    return batch
 
 
 _ISSUE_ONLY = re.compile(r"^\d+$")

@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..model import Node
 from . import refs as R
-from .batch import IngestBatch, derived_edge
+from .batch import EdgeSet, IngestBatch
 
 __all__ = ["read_github", "MAX_FILE_BYTES", "MIN_COMMENT_CHARS"]
 
@@ -190,29 +190,10 @@ def _labels(v: Any) -> list[str]:
 def _read_item(
     item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict, pr_hint: bool
 ) -> None:
+    """Fold one JSON object (an issue, a pull request or a comment) into ``threads``."""
     if "number" not in item:
-        key = "issue_url" if "issue_url" in item else "pull_request_url" if "pull_request_url" in item else None
-        if key:  # repos/O/R/issues/comments (issue_url), …/pulls/comments (review comments: pull_request_url)
-            repo, _, num = _repo_of(item.get(key))
-            if num is None:
-                raise _fail(where, f"comment {key!r} is not a GitHub issue or pull request url: {item.get(key)!r}")
-            if repo:
-                repos.setdefault(repo.lower(), (repo, where))
-            t = threads.setdefault(num, _Thread(num))
-            t.is_pr = t.is_pr or key == "pull_request_url"
-            t.add_comment(
-                _login(item.get("user")) or _login(item.get("author")),
-                _str(item.get("body")),
-                _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
-                _str(item.get("html_url")) or None,
-            )
-            stats["comments_read"] = stats.get("comments_read", 0) + 1
-            return
-        raise _fail(
-            where,
-            "object without 'number' (nor 'issue_url'/'pull_request_url', as a comment has); not an issue, "
-            "pull request or comment as gh prints them",
-        )
+        _read_comment(item, where, threads, repos, stats)
+        return
     num = _number(item["number"], where)
     url = _str(item.get("html_url")) or _str(item.get("url"))
     repo, url_kind, _ = _repo_of(url)
@@ -232,6 +213,52 @@ def _read_item(
     t.put("body", _str(item.get("body")))
     if "html_url" in item or (url and "api.github.com" not in url):
         t.put("url", _str(item.get("html_url")) or url)
+    _read_state(item, t)
+    t.put("labels", _labels(item.get("labels")))
+    t.put("author", _login(item.get("author")) or _login(item.get("user")))
+    t.put("created", _str(item.get("createdAt")) or _str(item.get("created_at")) or None)
+    t.put("closed", _str(item.get("closedAt")) or _str(item.get("closed_at")) or None)
+    _read_branches(item, t)
+    for c in _inline_comments(item):
+        t.add_comment(
+            _login(c.get("author")) or _login(c.get("user")),
+            c["body"],
+            _str(c.get("createdAt")) or _str(c.get("created_at")) or None,
+            _str(c.get("url")) or _str(c.get("html_url")) or None,
+        )
+        stats["comments_read"] = stats.get("comments_read", 0) + 1
+    _read_closing(item, t, where)
+
+
+def _read_comment(
+    item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict
+) -> None:
+    """A comment of the REST API: repos/O/R/issues/comments (issue_url), …/pulls/comments (pull_request_url)."""
+    key = "issue_url" if "issue_url" in item else "pull_request_url" if "pull_request_url" in item else None
+    if key is None:
+        raise _fail(
+            where,
+            "object without 'number' (nor 'issue_url'/'pull_request_url', as a comment has); not an issue, "
+            "pull request or comment as gh prints them",
+        )
+    repo, _, num = _repo_of(item.get(key))
+    if num is None:
+        raise _fail(where, f"comment {key!r} is not a GitHub issue or pull request url: {item.get(key)!r}")
+    if repo:
+        repos.setdefault(repo.lower(), (repo, where))
+    t = threads.setdefault(num, _Thread(num))
+    t.is_pr = t.is_pr or key == "pull_request_url"
+    t.add_comment(
+        _login(item.get("user")) or _login(item.get("author")),
+        _str(item.get("body")),
+        _str(item.get("created_at")) or _str(item.get("createdAt")) or None,
+        _str(item.get("html_url")) or None,
+    )
+    stats["comments_read"] = stats.get("comments_read", 0) + 1
+
+
+def _read_state(item: dict, t: _Thread) -> None:
+    """state (open/closed/merged), merged time and the merge commit, from either the gh or the REST shape."""
     state = _str(item.get("state")).lower()
     merged = item.get("mergedAt") or item.get("merged_at")
     if not merged and isinstance(item.get("pull_request"), dict):
@@ -242,10 +269,6 @@ def _read_item(
             t.f["state"] = "merged"
         else:
             t.put("state", state)
-    t.put("labels", _labels(item.get("labels")))
-    t.put("author", _login(item.get("author")) or _login(item.get("user")))
-    t.put("created", _str(item.get("createdAt")) or _str(item.get("created_at")) or None)
-    t.put("closed", _str(item.get("closedAt")) or _str(item.get("closed_at")) or None)
     mc = item.get("mergeCommit")
     sha = mc.get("oid") if isinstance(mc, dict) else None
     sha_from = "mergeCommit.oid"
@@ -253,6 +276,9 @@ def _read_item(
         sha, sha_from = item["merge_commit_sha"], "merge_commit_sha"
     if isinstance(sha, str) and _FULL_SHA.match(sha.lower()):
         t.put("merge_commit", (sha.lower(), sha_from))
+
+
+def _read_branches(item: dict, t: _Thread) -> None:
     head, base = item.get("headRefName"), item.get("baseRefName")
     if head is None and isinstance(item.get("head"), dict):
         head = item["head"].get("ref")
@@ -263,38 +289,38 @@ def _read_item(
     draft = item.get("isDraft", item.get("draft"))
     if isinstance(draft, bool):
         t.put("draft", draft)
+
+
+def _inline_comments(item: dict) -> list[dict]:
+    """gh …list --json comments/reviews: the thread's comments inline (a review's summary text is one too)."""
     comments = item.get("comments")
     if not isinstance(comments, list):  # REST: a count
         comments = []
-    reviews = item.get("reviews")  # gh pr list --json reviews: a review's summary text is a comment too
+    reviews = item.get("reviews")
     if isinstance(reviews, list):
         comments = comments + [
             {**r, "createdAt": r.get("submittedAt")}
             for r in reviews
             if isinstance(r, dict) and isinstance(r.get("body"), str) and r["body"].strip()
         ]
-    if comments:  # gh …list --json comments: the thread's comments inline
-        for c in comments:
-            if isinstance(c, dict) and isinstance(c.get("body"), str):
-                t.add_comment(
-                    _login(c.get("author")) or _login(c.get("user")),
-                    c["body"],
-                    _str(c.get("createdAt")) or _str(c.get("created_at")) or None,
-                    _str(c.get("url")) or _str(c.get("html_url")) or None,
-                )
-                stats["comments_read"] = stats.get("comments_read", 0) + 1
+    return [c for c in comments if isinstance(c, dict) and isinstance(c.get("body"), str)]
+
+
+def _read_closing(item: dict, t: _Thread, where: str) -> None:
+    """GitHub's own closingIssuesReferences: (number, repository) of the issues a PR closes."""
     closing = item.get("closingIssuesReferences")
     for ref in closing if isinstance(closing, list) else []:
-        if isinstance(ref, dict) and "number" in ref:
-            rrepo, _, _ = _repo_of(ref.get("url"))
-            rr = ref.get("repository")
-            if rrepo is None and isinstance(rr, dict) and isinstance(rr.get("name"), str):
-                owner = _login(rr.get("owner"))
-                rrepo = f"{owner}/{rr['name']}" if owner else None
-            try:
-                t.closing.append((_number(ref["number"], where + " closingIssuesReferences"), rrepo or ""))
-            except InvalidArgument:
-                continue
+        if not (isinstance(ref, dict) and "number" in ref):
+            continue
+        rrepo, _, _ = _repo_of(ref.get("url"))
+        rr = ref.get("repository")
+        if rrepo is None and isinstance(rr, dict) and isinstance(rr.get("name"), str):
+            owner = _login(rr.get("owner"))
+            rrepo = f"{owner}/{rr['name']}" if owner else None
+        try:
+            t.closing.append((_number(ref["number"], where + " closingIssuesReferences"), rrepo or ""))
+        except InvalidArgument:
+            continue
 
 
 def _files(path: Path, batch: IngestBatch, max_bytes: int) -> list[Path]:
@@ -332,18 +358,8 @@ def _cross_repo(evidence: str, repo: str | None) -> bool:
     return repo is None or named != repo.lower()
 
 
-def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
-    """Read a ``gh`` JSON export (one file or a folder of them) into an :class:`IngestBatch` of kind ``github``.
-
-    Nodes ``issue:N`` (type ``issue``), ``pr:N`` (type ``pull_request``) and ``comment:N:K`` (type
-    ``comment``, the K-th comment of thread N by creation time, for comments of at least
-    ``MIN_COMMENT_CHARS`` characters) ``part_of`` their thread; edges ``closes``, ``duplicate_of``,
-    ``refs`` and ``merged_as`` (PR -> ``commit:<sha>``).  A folder is a complete batch (``--prune`` may
-    delete what is missing from it), a single file is not.
-    """
-    root = Path(path)
-    batch = IngestBatch(kind=KIND, source="", complete=root.is_dir())
-    stats: dict[str, Any] = {"files": 0, "comments_read": 0}
+def _read_files(root: Path, batch: IngestBatch, max_file_bytes: int, stats: dict) -> dict[int, _Thread]:
+    """Every thread the export's files describe; one repository only (ids issue:N / pr:N do not name it)."""
     threads: dict[int, _Thread] = {}
     repos: dict[str, tuple[str, str]] = {}  # lower-case owner/repo -> (as spelled, where first seen)
     for f in _files(root, batch, max_file_bytes):
@@ -372,39 +388,67 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
             f"items of several repositories in one export: {a[0]} ({a[1]}) and {b[0]} ({b[1]}); "
             "ingest each repository separately (ids issue:N / pr:N do not name the repository)"
         )
-    repo = next(iter(repos.values()))[0] if repos else None
-    batch.source = source or repo or (root.name if root.is_dir() else root.resolve().parent.name) or "github"
-
+    stats["repository"] = next(iter(repos.values()))[0] if repos else None
     # threads known only from comments (no issue/pr record) are not nodes: nothing says what they are
     orphans = [n for n, t in threads.items() if not t.files]
     for n in orphans:
         del threads[n]
     if orphans:
         stats["comments_without_thread"] = len(orphans)
-    ids = {n: (f"pr:{n}" if t.is_pr else f"issue:{n}") for n, t in threads.items()}
-    counts = {
-        "issues": 0,
-        "pull_requests": 0,
-        "comment_nodes": 0,
-        "comments_folded": 0,
-        "refs_unresolved": 0,
-        "refs_other_repo": 0,
-    }
-    edges: dict[tuple[str, str, str], Any] = {}
+    return threads
 
-    def edge(src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
-        if src != dst and (src, rel, dst) not in edges:
-            edges[(src, rel, dst)] = derived_edge(src, rel, dst, by=KIND, owner=owner, evidence=evidence, **meta)
 
-    def target(num: int, default: str = "issue") -> str:
-        return ids.get(num) or f"{default}:{num}"
+class _ThreadWriter:
+    """Turns threads into nodes (thread, long comments) and edges (part_of, closes, duplicate_of, refs,
+    merged_as); one per read, it holds the id of every thread and the counts the summary reports."""
 
-    for n in sorted(threads):
-        t = threads[n]
-        tid = ids[n]
+    def __init__(self, batch: IngestBatch, threads: dict[int, _Thread], repo: str | None):
+        self.batch, self.threads, self.repo = batch, threads, repo
+        self.ids = {n: (f"pr:{n}" if t.is_pr else f"issue:{n}") for n, t in threads.items()}
+        self.edges = EdgeSet(KIND)
+        self.counts = {
+            "issues": 0,
+            "pull_requests": 0,
+            "comment_nodes": 0,
+            "comments_folded": 0,
+            "refs_unresolved": 0,
+            "refs_other_repo": 0,
+        }
+
+    def target(self, num: int, default: str = "issue") -> str:
+        return self.ids.get(num) or f"{default}:{num}"
+
+    def other_repo(self, evidence: str) -> bool:
+        if _cross_repo(evidence, self.repo):
+            self.counts["refs_other_repo"] += 1
+            return True
+        return False
+
+    def write(self, n: int) -> None:
+        t = self.threads[n]
+        tid = self.ids[n]
+        meta, merge_sha = self._meta(n, t)
+        comments = sorted(t.comments.values(), key=lambda c: (c["created"] or "", c["author"] or "", c["body"]))
+        meta["comments"] = len(comments)
+        body = t.f.get("body", "").replace("\r\n", "\n")[:MAX_TEXT]
+        folded = [c for c in comments if len(c["body"].strip()) < MIN_COMMENT_CHARS and c["body"].strip()]
+        text = body
+        if folded:  # short replies stay with the thread: too little to be a source of their own
+            text = (body + "\n\n" if body else "") + "\n".join(
+                f"{c['author'] or 'someone'}: {c['body'].strip()}" for c in folded
+            )
+            self.counts["comments_folded"] += len(folded)
+        title = t.f.get("title", "") or f"{'Pull request' if t.is_pr else 'Issue'} #{n}"
+        self.batch.nodes.append(Node(tid, "pull_request" if t.is_pr else "issue", title, text, meta))
+        self.counts["pull_requests" if t.is_pr else "issues"] += 1
+        texts = [(None, body), *self._comment_nodes(n, tid, title, comments)]
+        closes = self._closes(t, tid, body, merge_sha) if t.is_pr else set()
+        self._refs(n, tid, texts, closes)
+
+    def _meta(self, n: int, t: _Thread) -> tuple[dict[str, Any], tuple[str, str] | None]:
         f = t.f
         created_iso, created_t = _time(f.get("created"))
-        meta: dict[str, Any] = {"source": batch.source, "ingest": KIND, "number": n}
+        meta: dict[str, Any] = {"source": self.batch.source, "ingest": KIND, "number": n}
         for k in ("state", "url", "author", "labels", "head", "base", "draft"):
             if f.get(k) not in (None, "", []):
                 meta[k] = f[k]
@@ -424,98 +468,106 @@ def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: 
             if field == "mergeCommit.oid" or f.get("merged") or f.get("state") == "merged":
                 merge_sha = (sha, field)
                 meta["merge_commit"] = sha
-        comments = sorted(t.comments.values(), key=lambda c: (c["created"] or "", c["author"] or "", c["body"]))
-        meta["comments"] = len(comments)
-        body = f.get("body", "").replace("\r\n", "\n")[:MAX_TEXT]
-        folded = [c for c in comments if len(c["body"].strip()) < MIN_COMMENT_CHARS and c["body"].strip()]
-        text = body
-        if folded:  # short replies stay with the thread: too little to be a source of their own
-            text = (body + "\n\n" if body else "") + "\n".join(
-                f"{c['author'] or 'someone'}: {c['body'].strip()}" for c in folded
-            )
-            counts["comments_folded"] += len(folded)
-        title = f.get("title", "") or f"{'Pull request' if t.is_pr else 'Issue'} #{n}"
-        batch.nodes.append(Node(tid, "pull_request" if t.is_pr else "issue", title, text, meta))
-        counts["pull_requests" if t.is_pr else "issues"] += 1
+        return meta, merge_sha
 
-        # texts this thread owns: its body, then its comments in order (node id, text)
-        texts: list[tuple[str | None, str]] = [(None, body)]
+    def _comment_nodes(self, n: int, tid: str, title: str, comments: list[dict]) -> list[tuple[str | None, str]]:
+        """Nodes for the comments long enough to be sources; (node id or None, text) of every comment."""
+        texts: list[tuple[str | None, str]] = []
         for k, c in enumerate(comments, 1):
             ctext = c["body"].replace("\r\n", "\n")[:MAX_TEXT]
-            if len(ctext.strip()) >= MIN_COMMENT_CHARS:
-                cid = f"comment:{n}:{k}"
-                c_iso, c_t = _time(c["created"])
-                cmeta: dict[str, Any] = {
-                    "source": batch.source,
-                    "ingest": KIND,
-                    "number": n,
-                    "thread": tid,
-                    "owner": tid,
-                    "position": k,
-                }
-                if c["author"]:
-                    cmeta["author"] = c["author"]
-                if c_iso:
-                    cmeta["created"] = c_iso
-                if c_t is not None:
-                    cmeta["time"] = c_t
-                if c["url"]:
-                    cmeta["url"] = c["url"]
-                batch.nodes.append(Node(cid, "comment", f"Comment {k} on #{n}: {title}"[:300], ctext, cmeta))
-                edge(cid, "part_of", tid, cid, "")
-                counts["comment_nodes"] += 1
-                texts.append((cid, ctext))
-            else:
+            if len(ctext.strip()) < MIN_COMMENT_CHARS:
                 texts.append((None, ctext))
+                continue
+            cid = f"comment:{n}:{k}"
+            c_iso, c_t = _time(c["created"])
+            cmeta: dict[str, Any] = {
+                "source": self.batch.source,
+                "ingest": KIND,
+                "number": n,
+                "thread": tid,
+                "owner": tid,
+                "position": k,
+            }
+            if c["author"]:
+                cmeta["author"] = c["author"]
+            if c_iso:
+                cmeta["created"] = c_iso
+            if c_t is not None:
+                cmeta["time"] = c_t
+            if c["url"]:
+                cmeta["url"] = c["url"]
+            self.batch.nodes.append(Node(cid, "comment", f"Comment {k} on #{n}: {title}"[:300], ctext, cmeta))
+            self.edges.add(cid, "part_of", tid, cid, "")
+            self.counts["comment_nodes"] += 1
+            texts.append((cid, ctext))
+        return texts
 
-        # closes: GitHub's own closingIssuesReferences, then closing keywords in the PR body
-        if t.is_pr:
-            for num, rrepo in t.closing:
-                if rrepo and repo and rrepo.lower() != repo.lower():
-                    counts["refs_other_repo"] += 1
-                    continue
-                edge(tid, "closes", target(num), tid, f"closingIssuesReferences #{num}")
-            for r in R.closing_refs(body):
-                if _cross_repo(r.evidence, repo):
-                    counts["refs_other_repo"] += 1
-                    continue
-                edge(tid, "closes", target(int(r.value)), tid, r.evidence)
-            if merge_sha:
-                edge(tid, "merged_as", f"commit:{merge_sha[0]}", tid, f"{merge_sha[1]} {merge_sha[0]}")
-        explicit = {dst for (s, rel, dst) in edges if s == tid and rel in ("closes", "duplicate_of")}
+    def _closes(self, t: _Thread, tid: str, body: str, merge_sha: tuple[str, str] | None) -> set[str]:
+        """GitHub's own closingIssuesReferences, then closing keywords in the PR body; the merge commit.
+        Returns the threads it closes."""
+        closes: set[str] = set()
+        for num, rrepo in t.closing:
+            if rrepo and self.repo and rrepo.lower() != self.repo.lower():
+                self.counts["refs_other_repo"] += 1
+                continue
+            closes.add(self.target(num))
+            self.edges.add(tid, "closes", self.target(num), tid, f"closingIssuesReferences #{num}")
+        for r in R.closing_refs(body):
+            if not self.other_repo(r.evidence):
+                closes.add(self.target(int(r.value)))
+                self.edges.add(tid, "closes", self.target(int(r.value)), tid, r.evidence)
+        if merge_sha:
+            self.edges.add(tid, "merged_as", f"commit:{merge_sha[0]}", tid, f"{merge_sha[1]} {merge_sha[0]}")
+        return closes
+
+    def _refs(self, n: int, tid: str, texts: list[tuple[str | None, str]], explicit: set[str]) -> None:
+        """duplicate_of first (it outranks a plain ref), then refs to known threads and full commit ids;
+        a thread this one closes or duplicates (``explicit``) gets no plain ref as well."""
         for cid, txt in texts:
             where = {"in": cid} if cid else {}
             for r in R.duplicate_refs(txt):
-                if _cross_repo(r.evidence, repo):
-                    counts["refs_other_repo"] += 1
+                if self.other_repo(r.evidence):
                     continue
-                dst = target(int(r.value))
-                edge(tid, "duplicate_of", dst, tid, r.evidence, **where)
+                dst = self.target(int(r.value))
+                self.edges.add(tid, "duplicate_of", dst, tid, r.evidence, **where)
                 explicit.add(dst)
         for cid, txt in texts:
             where = {"in": cid} if cid else {}
             for r in R.issue_refs(txt):
                 num = int(r.value)
-                if _cross_repo(r.evidence, repo):
-                    counts["refs_other_repo"] += 1
+                if self.other_repo(r.evidence) or num == n:
                     continue
-                if num == n:
+                if num not in self.ids:
+                    self.counts["refs_unresolved"] += 1
                     continue
-                if num not in ids:
-                    counts["refs_unresolved"] += 1
-                    continue
-                if ids[num] not in explicit:
-                    edge(tid, "refs", ids[num], tid, r.evidence, **where)
+                if self.ids[num] not in explicit:
+                    self.edges.add(tid, "refs", self.ids[num], tid, r.evidence, **where)
             for r in R.sha_refs(txt):
                 if len(r.value) == 40:  # only full commit ids: a prefix cannot be resolved without the git history
-                    edge(tid, "refs", f"commit:{r.value}", tid, r.evidence, **where)
+                    self.edges.add(tid, "refs", f"commit:{r.value}", tid, r.evidence, **where)
 
-    batch.edges = list(edges.values())
-    rels: dict[str, int] = {}
-    for e in batch.edges:
-        rels[e.rel] = rels.get(e.rel, 0) + 1
-    stats.update(counts)
+
+def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
+    """Read a ``gh`` JSON export (one file or a folder of them) into an :class:`IngestBatch` of kind ``github``.
+
+    Nodes ``issue:N`` (type ``issue``), ``pr:N`` (type ``pull_request``) and ``comment:N:K`` (type
+    ``comment``, the K-th comment of thread N by creation time, for comments of at least
+    ``MIN_COMMENT_CHARS`` characters) ``part_of`` their thread; edges ``closes``, ``duplicate_of``,
+    ``refs`` and ``merged_as`` (PR -> ``commit:<sha>``).  A folder is a complete batch (``--prune`` may
+    delete what is missing from it), a single file is not.
+    """
+    root = Path(path)
+    batch = IngestBatch(kind=KIND, source="", complete=root.is_dir())
+    stats: dict[str, Any] = {"files": 0, "comments_read": 0}
+    threads = _read_files(root, batch, max_file_bytes, stats)
+    repo = stats.pop("repository")
+    batch.source = source or repo or (root.name if root.is_dir() else root.resolve().parent.name) or "github"
+    writer = _ThreadWriter(batch, threads, repo)
+    for n in sorted(threads):
+        writer.write(n)
+    batch.edges = writer.edges.edges()
+    stats.update(writer.counts)
     stats["repository"] = repo
-    stats["edges"] = rels
+    stats["edges"] = writer.edges.counts()
     batch.stats = stats
     return batch

@@ -25,7 +25,7 @@ from urllib.parse import unquote
 from ..errors import InvalidArgument
 from ..model import MAX_ID_LEN, Node
 from . import refs as R
-from .batch import IngestBatch, derived_edge
+from .batch import EdgeSet, IngestBatch
 
 __all__ = ["read_markdown", "parse_front_matter", "slugify", "SPLIT_CHARS", "MAX_FILE_BYTES"]
 
@@ -116,6 +116,11 @@ def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
         except tomllib.TOMLDecodeError as exc:
             return {}, body, f"TOML front matter: {exc}"
         return json.loads(json.dumps(data, default=str)), body, None
+    return _parse_yaml_subset(block), body, None
+
+
+def _parse_yaml_subset(block: list[str]) -> dict[str, Any]:
+    """``key: value`` lines, ``- item`` lists and ``|``/``>`` blocks; a nested map is skipped, not read."""
     out: dict[str, Any] = {}
     key = None
     block_mode = None
@@ -125,16 +130,9 @@ def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
                 out[key] = (out[key] + "\n") if out[key] else out[key]
             continue
         if raw[0] in " \t" or raw.startswith("- "):
-            item = raw.strip()
-            if key is None:
-                continue
-            if block_mode:
-                out[key] = out[key] + (" " if block_mode == ">" and out[key] else "\n" if out[key] else "") + item
-            elif item.startswith("- ") or item == "-":
-                if not isinstance(out.get(key), list):
-                    out[key] = []
-                out[key].append(_scalar(item[1:]))
-            continue  # a nested map: not read
+            if key is not None:
+                _continue_value(out, key, raw.strip(), block_mode)
+            continue
         m = re.match(r"^([\w.-]+)[ \t]*:(?:[ \t]+(.*))?$", raw.rstrip())
         if not m:
             key, block_mode = None, None
@@ -145,10 +143,17 @@ def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
             block_mode, out[key] = value[0], ""
         else:
             out[key] = _scalar(value) if value else ""
-    for k, v in out.items():
-        if isinstance(v, str):
-            out[k] = v.strip()
-    return out, body, None
+    return {k: v.strip() if isinstance(v, str) else v for k, v in out.items()}
+
+
+def _continue_value(out: dict[str, Any], key: str, item: str, block_mode: str | None) -> None:
+    """An indented line: more of a ``|``/``>`` block, or a ``- item`` of a list."""
+    if block_mode:
+        out[key] = out[key] + (" " if block_mode == ">" and out[key] else "\n" if out[key] else "") + item
+    elif item.startswith("- ") or item == "-":
+        if not isinstance(out.get(key), list):
+            out[key] = []
+        out[key].append(_scalar(item[1:]))
 
 
 # ---------------------------------------------------------------------------------------- page structure
@@ -168,7 +173,8 @@ def _plain(s: str) -> str:
 
 def _lines_outside_code(lines: list[str]) -> list[bool]:
     """True per line that is outside a fenced code block (fence lines count as inside)."""
-    out, fence = [], None
+    out: list[bool] = []
+    fence: str | None = None
     for ln in lines:
         m = _FENCE.match(ln)
         if fence is None and m:
@@ -218,7 +224,13 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
             sections[-1].lines.append(ln)
         else:
             pre.append(ln)
-    # a short section joins the next when that is its own subsection, else the previous one
+    out = _cut_long(_merge_short(sections))
+    _assign_slugs(out)
+    return "\n".join(pre).strip(), out
+
+
+def _merge_short(sections: list[_Section]) -> list[_Section]:
+    """A short section joins the next when that is its own subsection, else the previous one."""
     merged: list[_Section] = []
     k = 0
     while k < len(sections):
@@ -227,20 +239,24 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
         if len(s.text) < MIN_SECTION and nxt is not None and nxt.level > s.level:
             nxt.lines = s.lines + ["", "#" * nxt.level + " " + nxt.heading] + nxt.lines
             nxt.heading, nxt.level, nxt.trail = s.heading, s.level, s.trail
-            k += 1
-            continue
-        if len(s.text) < MIN_SECTION and merged:
+        elif len(s.text) < MIN_SECTION and merged:
             merged[-1].lines += ["", "#" * s.level + " " + s.heading] + s.lines
         else:
             merged.append(s)
         k += 1
-    # a very long section is cut at paragraph breaks
+    return merged
+
+
+def _cut_long(sections: list[_Section]) -> list[_Section]:
+    """A very long section is cut at paragraph breaks into parts."""
     out: list[_Section] = []
-    for s in merged:
+    for s in sections:
         if len(s.text) <= MAX_SECTION:
             out.append(s)
             continue
-        parts, cur, size = [], [], 0
+        parts: list[list[str]] = []
+        cur: list[str] = []
+        size = 0
         for para in re.split(r"\n[ \t]*\n", s.text):
             if cur and size + len(para) > MAX_SECTION:
                 parts.append(cur)
@@ -253,9 +269,14 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
             piece = _Section(s.level, s.heading, s.trail, part=j + 1)
             piece.lines = "\n\n".join(p).split("\n")
             out.append(piece)
+    return out
+
+
+def _assign_slugs(sections: list[_Section]) -> None:
+    """GitHub's anchors: a repeated heading gets -1, -2, …; a part of a long section -part-N."""
     seen: dict[str, int] = {}
     slug = ""
-    for s in out:  # GitHub's anchors: a repeated heading gets -1, -2, …; a part of a long section -part-N
+    for s in sections:
         if s.part == 1:
             base = slugify(s.heading)
             n = seen.get(base, 0)
@@ -264,7 +285,6 @@ def _split(body: str, title_line: int | None) -> tuple[str, list[_Section]]:
             s.slug = slug
         else:
             s.slug = f"{slug}-part-{s.part}"
-    return "\n".join(pre).strip(), out
 
 
 def _first_paragraph(text: str) -> str:
@@ -331,6 +351,357 @@ def _norm_key(s: str) -> str:
     return re.sub(r"[-_\s]+", " ", unicodedata.normalize("NFKC", s)).strip().casefold()
 
 
+def _list_files(base: Path) -> tuple[Path, list[tuple[str, Path]], bool]:
+    """(folder, [(relative path, path)], single file?) for ``root``; user mistakes are InvalidArgument."""
+    if not base.exists():
+        raise InvalidArgument(f"{base}: no such folder")
+    if base.is_file():
+        if not base.name.lower().endswith(SUFFIXES):
+            raise InvalidArgument(f"{base}: not a Markdown file (.md or .markdown)")
+        return base.parent, [(base.name, base)], True
+    if not base.is_dir():
+        raise InvalidArgument(f"{base}: not a folder or a Markdown file")
+    files = _walk(base)
+    if not files:  # an empty listing is a mistake, not "every page was deleted" (which --prune would do)
+        raise InvalidArgument(f"{base}: no Markdown files (.md, .markdown) in this folder")
+    return base, files, False
+
+
+def _read_text(rel: str, path: Path, batch: IngestBatch, max_file_bytes: int) -> str | None:
+    """The file's text, or None after recording in ``batch.skipped`` why it cannot be a page."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        batch.skip(rel, f"cannot read: {exc.strerror}")
+        return None
+    if size > max_file_bytes:
+        batch.skip(rel, f"file is {size} bytes, larger than the {max_file_bytes}-byte limit")
+        return None
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        batch.skip(rel, f"not UTF-8 (byte {exc.start})")
+        return None
+    except OSError as exc:
+        batch.skip(rel, f"cannot read: {exc.strerror}")
+        return None
+    if len(rel) > MAX_ID_LEN - 120:  # room for "md:" and "#<slug>"
+        batch.skip(rel, f"path longer than {MAX_ID_LEN - 120} characters (node ids are at most {MAX_ID_LEN})")
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _title(pg: _Page, lines: list[str], outside: list[bool]) -> int | None:
+    """Set ``pg.title``; return the line of the heading that names the page (then not a section), if any."""
+    first = next(((i, h) for i, ln in enumerate(lines) if outside[i] and (h := _heading(ln))), None)
+    fm_title = pg.fm.get("title")
+    if isinstance(fm_title, str) and fm_title.strip():
+        pg.title = fm_title.strip()
+        if first is not None and len(first[1].group(1)) == 1 and _plain(first[1].group(2)) == pg.title:
+            return first[0]
+        return None
+    if first is None:
+        pg.title = Path(pg.rel).stem.replace("-", " ").replace("_", " ").strip() or pg.rel
+        return None
+    at, head = first
+    pg.title = _plain(head.group(2))
+    # the first heading names the page (not a section) when it is an H1 or the only top-level one
+    if len(head.group(1)) == 1 or all(
+        len(m.group(1)) > len(head.group(1))
+        for i, ln in enumerate(lines[at + 1 :], at + 1)
+        if outside[i] and (m := _heading(ln))
+    ):
+        return at
+    return None
+
+
+def _classify(pg: _Page) -> None:
+    """Set the page's type (front matter, else an ADR folder or file name) and its ADR number."""
+    name = Path(pg.rel).name
+    parts = [x.lower() for x in Path(pg.rel).parts[:-1]]
+    fm_type = pg.fm.get("type")
+    if isinstance(fm_type, str) and fm_type.strip() and not fm_type[0].isspace():
+        pg.type = fm_type.strip()[:100]
+    elif any(x in DECISION_DIRS for x in parts) or re.match(r"^adr[-_ ]?\d", name, re.I):
+        pg.type = "decision"
+    m = _ADR_FILE.match(name)
+    if m and (pg.type == "decision" or name.lower().startswith("adr")):
+        pg.number = int(m.group(1))
+
+
+def _parse_page(rel: str, path: Path, text: str, batch: IngestBatch, stats: dict[str, Any]) -> _Page:
+    pg = _Page(rel, path)
+    pg.fm, pg.body, err = parse_front_matter(text)
+    if err:
+        stats["front_matter_errors"] += 1
+        batch.skip(rel + " (front matter)", err + "; read as plain text")
+    lines = pg.body.split("\n")
+    title_line = _title(pg, lines, _lines_outside_code(lines))
+    _classify(pg)
+    if len(pg.body.strip()) > SPLIT_CHARS:
+        pg.preamble, pg.sections = _split(pg.body, title_line)
+    else:
+        if title_line is not None:
+            lines = lines[:title_line] + lines[title_line + 1 :]
+        pg.preamble = "\n".join(lines).strip()
+    return pg
+
+
+def _status(pg: _Page) -> str | None:
+    """The page's status: front matter, else (a decision) a ``Status:`` line or a ``## Status`` paragraph."""
+    status = pg.fm.get("status") if isinstance(pg.fm.get("status"), str) else None
+    if status or pg.type != "decision":
+        return status
+    code_free = _strip_code(pg.body)
+    m = _STATUS_LINE.search(code_free)
+    if m:
+        return m.group(1)
+    m = re.search(r"^#{1,6}[ \t]+status[ \t]*#*[ \t]*\n+[ \t]*(\S[^\n]*)", code_free, re.I | re.M)  # adr-tools
+    return m.group(1) if m else None
+
+
+def _page_meta(pg: _Page, source: str, repo: Path | None) -> tuple[dict[str, Any], int | None]:
+    """The page node's metadata and its event time (epoch seconds) if it has a date."""
+    date_v = pg.fm.get("date")
+    if date_v in (None, "") and pg.type == "decision":
+        m = _DATE_LINE.search("\n".join(pg.body.split("\n")[:30]))
+        date_v = m.group(1) if m else None
+    iso, epoch = _epoch(date_v)
+    status = _status(pg)
+    meta: dict[str, Any] = {"source": source, "ingest": KIND, "path": pg.rel}
+    if repo is not None:
+        root = repo.resolve()
+        meta["repo_path"] = pg.abspath.relative_to(root).as_posix() if pg.abspath.is_relative_to(root) else pg.rel
+    if iso:
+        meta["date"] = iso
+    if epoch is not None:
+        meta["time"] = epoch
+    if status:
+        meta["status"] = _plain(status)[:100]
+    if pg.number is not None:
+        meta["number"] = pg.number
+    if pg.fm:
+        meta["front_matter"] = pg.fm
+    return meta, epoch
+
+
+def _page_text(pg: _Page, meta: dict[str, Any]) -> str:
+    """A split page's node holds its summary and table of contents; the sections hold the text."""
+    if not pg.sections:
+        return pg.preamble
+    toc = "\n".join("  " * max(0, s.level - 2) + "- " + s.heading for s in pg.sections if s.part == 1)
+    summary = _first_paragraph(pg.preamble) or _first_paragraph(pg.sections[0].text)
+    meta["sections"] = len(pg.sections)
+    return (summary + "\n\n" if summary else "") + "Contents:\n" + toc
+
+
+class _Links:
+    """Resolves what pages say about each other (links, wiki links, ADR numbers, file paths) into edges.
+
+    One object per read: it holds the page indexes and the counters the summary reports."""
+
+    def __init__(self, base: Path, repo: Path | None, pages: list[_Page], stats: dict[str, Any]):
+        self.base, self.repo, self.stats = base, repo, stats
+        self.missing_examples: list[str] = []
+        self.edges = EdgeSet(KIND)
+        self.by_rel = {p.rel: p for p in pages}
+        self.by_key: dict[str, list[_Page]] = {}
+        self.by_number: dict[int, list[_Page]] = {}
+        self.sections_of: dict[str, list[str]] = {}
+        self._resolved: dict[tuple[str, str], tuple[str, Any] | None] = {}
+        for p in pages:
+            for k in {_norm_key(Path(p.rel).stem), _norm_key(p.title), _norm_key(p.rel.rsplit(".", 1)[0])}:
+                self.by_key.setdefault(k, []).append(p)
+            if p.number is not None:
+                self.by_number.setdefault(p.number, []).append(p)
+
+    def _missing(self, example: str) -> None:
+        if len(self.missing_examples) < 10:
+            self.missing_examples.append(example)
+
+    @staticmethod
+    def closest(cands: list[_Page], frm: _Page) -> _Page:
+        d = posixpath.dirname(frm.rel)
+        same = [c for c in cands if posixpath.dirname(c.rel) == d]
+        return (same or sorted(cands, key=lambda c: c.rel))[0]
+
+    def resolve_path(self, target: str, frm: _Page) -> tuple[str, Any] | None:
+        """('page', _Page) | ('file', repo path) | ('missing', text) | None (not a local link)."""
+        key = (target, posixpath.dirname(frm.rel))
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve_path(target, frm)
+        return self._resolved[key]
+
+    def _resolve_path(self, target: str, frm: _Page) -> tuple[str, Any] | None:
+        t = target.strip()
+        if not t or t.startswith("#") or _SCHEME.match(t):
+            return None
+        t = unquote(t.split("#", 1)[0].split("?", 1)[0])
+        if not t:
+            return None
+        absp = (self.base / t.lstrip("/")) if t.startswith("/") else (frm.abspath.parent / t)
+        absp = Path(os.path.normpath(absp))
+        rel = absp.relative_to(self.base).as_posix() if absp.is_relative_to(self.base) else None
+        if rel is not None:
+            cands = (
+                [rel]
+                if rel.lower().endswith(SUFFIXES)
+                else [rel + ".md", rel + ".markdown", rel + "/README.md", rel + "/readme.md", rel + "/index.md", rel]
+            )
+            for c in cands:
+                if c in self.by_rel:
+                    return "page", self.by_rel[c]
+        if absp.suffix.lower() in SUFFIXES or (rel is not None and not absp.suffix):
+            return "missing", t
+        if self.repo is not None and absp.is_relative_to(self.repo.resolve()):
+            return "file", absp.relative_to(self.repo.resolve()).as_posix()
+        return "missing", t
+
+    def resolve_wiki(self, name: str, frm: _Page) -> _Page | None:
+        cands = self.by_key.get(_norm_key(name), [])
+        if not cands:
+            self.stats["wiki_links_missing"] += 1
+            self._missing(f"{frm.rel}: [[{name}]]")
+            return None
+        if len({c.rel for c in cands}) > 1:
+            self.stats["wiki_links_ambiguous"] += 1
+        return self.closest(cands, frm)
+
+    def resolve_adr(self, rest: str, frm: _Page) -> list[tuple[_Page, str]]:
+        """Pages a status clause names: Markdown links, wiki links, ADR-N, file names; in order."""
+        out: list[tuple[_Page, str]] = []
+        rest = rest[:500]
+        for m in _LINK.finditer(rest):
+            r = self.resolve_path(m.group(2), frm)
+            if r and r[0] == "page":
+                out.append((r[1], m.group(0)))
+        for m in _WIKI.finditer(rest):
+            cands = self.by_key.get(_norm_key(m.group(1)), [])
+            if cands:
+                out.append((self.closest(cands, frm), m.group(0)))
+        plain = _WIKI.sub(" ", _LINK.sub(lambda m: m.group(1), rest))
+        if not out:
+            for m in _FILE_REF.finditer(plain):
+                r = self.resolve_path(m.group(1), frm)
+                if r and r[0] == "page":
+                    out.append((r[1], m.group(0)))
+        if not out:
+            for m in _ADR_REF.finditer(plain):
+                cands = self.by_number.get(int(m.group(1)), [])
+                if cands:
+                    out.append((self.closest(cands, frm), m.group(0)))
+                else:
+                    self.stats["adr_refs_unresolved"] += 1
+        return out[:MAX_CLAUSE_REFS]
+
+    def edge(self, src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
+        self.edges.add(src, rel, dst, owner, evidence, **meta)
+
+    def content_edges(self, src: str, text: str, frm: _Page) -> None:
+        """Edges from what a page or section's text links to or mentions (code blocks are not read)."""
+        code_free = _strip_code(text)
+        targets = [(m.group(2), m.group(0)) for m in _LINK.finditer(code_free)]
+        targets += [(m.group(2), m.group(0)) for m in _REFDEF.finditer(code_free)]
+        for target, ev in targets:
+            self._link_edge(src, target, ev, frm)
+        for m in _WIKI.finditer(code_free):
+            p = self.resolve_wiki(m.group(1), frm)
+            if p is not None:
+                self.edge(src, "links_to", p.id, src, m.group(0), **({"anchor": m.group(2)} if m.group(2) else {}))
+        for ref in R.issue_refs(_URL.sub(" ", code_free)):
+            for kind in ("issue", "pr"):  # #N does not say which; the sync keeps the one that exists
+                self.edge(src, "refs", f"{kind}:{ref.value}", src, ref.evidence)
+        for ref in R.sha_refs(text):
+            if len(ref.value) == 40:
+                self.edge(src, "refs", f"commit:{ref.value}", src, ref.evidence)
+        no_links = _REFDEF.sub(" ", _LINK.sub(lambda m: m.group(1), _URL.sub(" ", text)))
+        for m in _PATH.finditer(no_links):
+            path = m.group(1)
+            if path.startswith("./"):
+                path = path[2:]
+            if ".." in path.split("/") or path.startswith("/"):
+                continue
+            self.edge(src, "mentions", f"file:{path}", src, m.group(0))
+
+    def _link_edge(self, src: str, target: str, evidence: str, frm: _Page) -> None:
+        r = self.resolve_path(target, frm)
+        if r is None:
+            return
+        if r[0] == "page":
+            anchor = target.split("#", 1)[1] if "#" in target else None
+            self.edge(src, "links_to", r[1].id, src, evidence, **({"anchor": anchor} if anchor else {}))
+        elif r[0] == "file":
+            self.edge(src, "mentions", f"file:{r[1]}", src, evidence)
+        else:
+            self.stats["links_missing"] += 1
+            self._missing(f"{frm.rel}: {target}")
+
+    def relate(self, newer: _Page, rel: str, older: _Page, owner: _Page, evidence: str) -> None:
+        """newer supersedes/amends older; a section of a superseded page is superseded with it."""
+        self.edge(newer.id, rel, older.id, owner.id, evidence)
+        if rel == "supersedes":
+            for sid in self.sections_of[older.id]:
+                self.edge(newer.id, rel, sid, owner.id, evidence, via=older.id)
+
+    def adr_relations(self, pg: _Page) -> None:
+        """supersedes/amends edges from front matter keys, a status value and "Superseded by …" sentences."""
+        for key, value in pg.fm.items():
+            spec = _FM_RELATIONS.get(key.lower().replace("-", "_"))
+            if spec is None and key.lower() == "status" and isinstance(value, str):
+                for m in _RELATION.finditer(value):
+                    self._clause(pg, m.group(1), m.group(2), f"status: {value}")
+                continue
+            if spec is None:
+                continue
+            rel, passive = spec
+            for v in value if isinstance(value, list) else [value]:
+                clause = f"ADR-{v}" if isinstance(v, int) or (isinstance(v, str) and v.strip().isdigit()) else str(v)
+                for target, _ev in self.resolve_adr(clause, pg):
+                    newer, older = (target, pg) if passive else (pg, target)
+                    self.relate(newer, rel, older, pg, f"{key}: {v}")
+        for m in _RELATION.finditer(_strip_code(pg.body)):
+            self._clause(pg, m.group(1), m.group(2), m.group(0).strip())
+
+    def _clause(self, pg: _Page, phrase: str, rest: str, evidence: str) -> None:
+        phrase = re.sub(r"\s+", " ", phrase.lower())
+        rel = "supersedes" if phrase.startswith("supersed") else "amends"
+        passive = phrase.endswith(" by")
+        rest = re.split(r"[.;](?:\s|$)", rest, maxsplit=1)[0]  # the clause, not the sentences after it
+        for target, _ in self.resolve_adr(rest, pg):
+            newer, older = (target, pg) if passive else (pg, target)
+            self.relate(newer, rel, older, pg, evidence)
+
+
+def _add_page(pg: _Page, batch: IngestBatch, links: _Links, source: str, repo: Path | None) -> None:
+    """The page's node, its sections' nodes (``part_of`` the page) and the edges their text makes."""
+    meta, epoch = _page_meta(pg, source, repo)
+    batch.nodes.append(Node(pg.id, pg.type, pg.title, _page_text(pg, meta), meta))
+    links.stats["pages"] += 1
+    links.content_edges(pg.id, pg.preamble, pg)
+    for k, s in enumerate(pg.sections):
+        sid = f"{pg.id}#{s.slug}"
+        pg.section_ids.append(sid)
+        smeta: dict[str, Any] = {
+            "source": source,
+            "ingest": KIND,
+            "path": pg.rel,
+            "page": pg.id,
+            "owner": pg.id,
+            "heading": s.heading,
+            "level": s.level,
+            "anchor": s.slug,
+            "position": k + 1,
+        }
+        if epoch is not None:
+            smeta["time"] = epoch
+        title = " › ".join([pg.title, *s.trail]) + (f" (part {s.part})" if s.part > 1 else "")
+        batch.nodes.append(Node(sid, "section", title[:500], s.text, smeta))
+        links.edge(sid, "part_of", pg.id, sid, "")
+        links.content_edges(sid, s.text, pg)
+        links.stats["sections"] += 1
+    links.sections_of[pg.id] = pg.section_ids
+
+
 def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
     """Read every ``.md``/``.markdown`` page under ``root`` (hidden folders and ``node_modules`` skipped)
     into an :class:`IngestBatch` of kind ``markdown``; ``complete=True`` (the folder lists every page).
@@ -338,21 +709,7 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
     ``root`` may also be a single Markdown file (then the batch is not complete).  ``source`` defaults
     to the folder's name.
     """
-    base = Path(root)
-    if not base.exists():
-        raise InvalidArgument(f"{base}: no such folder")
-    single = base.is_file()
-    if single:
-        if not base.name.lower().endswith(SUFFIXES):
-            raise InvalidArgument(f"{base}: not a Markdown file (.md or .markdown)")
-        files = [(base.name, base)]
-        base = base.parent
-    elif base.is_dir():
-        files = _walk(base)
-        if not files:  # an empty listing is a mistake, not "every page was deleted" (which --prune would do)
-            raise InvalidArgument(f"{base}: no Markdown files (.md, .markdown) in this folder")
-    else:
-        raise InvalidArgument(f"{base}: not a folder or a Markdown file")
+    base, files, single = _list_files(Path(root))
     base = base.resolve()
     name = source or base.name or "markdown"
     batch = IngestBatch(kind=KIND, source=name, complete=not single)
@@ -366,318 +723,22 @@ def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes
         "adr_refs_unresolved": 0,
         "front_matter_errors": 0,
     }
-    missing_examples: list[str] = []
     repo = _repo_root(base)
-
     pages: list[_Page] = []
-    for rel, path in ((r, base / r) for r, _ in files):  # under the resolved folder, even via symlinks
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            batch.skip(rel, f"cannot read: {exc.strerror}")
-            continue
-        if size > max_file_bytes:
-            batch.skip(rel, f"file is {size} bytes, larger than the {max_file_bytes}-byte limit")
-            continue
-        try:
-            raw = path.read_bytes()
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            batch.skip(rel, f"not UTF-8 (byte {exc.start})")
-            continue
-        except OSError as exc:
-            batch.skip(rel, f"cannot read: {exc.strerror}")
-            continue
-        if len(rel) > MAX_ID_LEN - 120:  # room for "md:" and "#<slug>"
-            batch.skip(rel, f"path longer than {MAX_ID_LEN - 120} characters (node ids are at most {MAX_ID_LEN})")
-            continue
-        stats["files"] += 1
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-        pg = _Page(rel, path)
-        pg.fm, pg.body, err = parse_front_matter(text)
-        if err:
-            stats["front_matter_errors"] += 1
-            batch.skip(rel + " (front matter)", err + "; read as plain text")
-        lines = pg.body.split("\n")
-        outside = _lines_outside_code(lines)
-        first = next(((i, _heading(ln)) for i, ln in enumerate(lines) if outside[i] and _heading(ln)), (None, None))
-        fm_title = pg.fm.get("title")
-        title_line = None
-        if isinstance(fm_title, str) and fm_title.strip():
-            pg.title = fm_title.strip()
-            if first[1] is not None and len(first[1].group(1)) == 1 and _plain(first[1].group(2)) == pg.title:
-                title_line = first[0]
-        elif first[1] is not None:
-            pg.title = _plain(first[1].group(2))
-            # the first heading names the page (not a section) when it is an H1 or the only top-level one
-            if len(first[1].group(1)) == 1 or all(
-                len(m.group(1)) > len(first[1].group(1))
-                for i, ln in enumerate(lines[first[0] + 1 :], first[0] + 1)
-                if outside[i] and (m := _heading(ln))
-            ):
-                title_line = first[0]
-        else:
-            pg.title = Path(rel).stem.replace("-", " ").replace("_", " ").strip() or rel
-        parts = [x.lower() for x in Path(rel).parts[:-1]]
-        fm_type = pg.fm.get("type")
-        if isinstance(fm_type, str) and fm_type.strip() and not fm_type[0].isspace():
-            pg.type = fm_type.strip()[:100]
-        elif any(x in DECISION_DIRS for x in parts) or re.match(r"^adr[-_ ]?\d", Path(rel).name, re.I):
-            pg.type = "decision"
-        m = _ADR_FILE.match(Path(rel).name)
-        if m and (pg.type == "decision" or Path(rel).name.lower().startswith("adr")):
-            pg.number = int(m.group(1))
-        if len(pg.body.strip()) > SPLIT_CHARS:
-            pg.preamble, pg.sections = _split(pg.body, title_line)
-        else:
-            if title_line is not None:
-                lines = lines[:title_line] + lines[title_line + 1 :]
-            pg.preamble = "\n".join(lines).strip()
-        pages.append(pg)
-
-    by_rel = {p.rel: p for p in pages}
-    by_key: dict[str, list[_Page]] = {}
-    for p in pages:
-        for k in {_norm_key(Path(p.rel).stem), _norm_key(p.title), _norm_key(p.rel.rsplit(".", 1)[0])}:
-            by_key.setdefault(k, []).append(p)
-    by_number: dict[int, list[_Page]] = {}
-    for p in pages:
-        if p.number is not None:
-            by_number.setdefault(p.number, []).append(p)
-
-    def closest(cands: list[_Page], frm: _Page) -> _Page:
-        d = posixpath.dirname(frm.rel)
-        same = [c for c in cands if posixpath.dirname(c.rel) == d]
-        return (same or sorted(cands, key=lambda c: c.rel))[0]
-
-    resolved: dict[tuple[str, str], tuple[str, Any] | None] = {}
-
-    def resolve_path(target: str, frm: _Page) -> tuple[str, Any] | None:
-        """('page', _Page) | ('file', repo path) | ('missing', text) | None (not a local link)."""
-        key = (target, posixpath.dirname(frm.rel))
-        if key not in resolved:
-            resolved[key] = _resolve_path(target, frm)
-        return resolved[key]
-
-    def _resolve_path(target: str, frm: _Page) -> tuple[str, Any] | None:
-        t = target.strip()
-        if not t or t.startswith("#") or _SCHEME.match(t):
-            return None
-        t = unquote(t.split("#", 1)[0].split("?", 1)[0])
-        if not t:
-            return None
-        absp = (base / t.lstrip("/")) if t.startswith("/") else (frm.abspath.parent / t)
-        absp = Path(os.path.normpath(absp))
-        try:
-            rel = absp.relative_to(base).as_posix()
-        except ValueError:
-            rel = None
-        if rel is not None:
-            cands = (
-                [rel]
-                if rel.lower().endswith(SUFFIXES)
-                else [rel + ".md", rel + ".markdown", rel + "/README.md", rel + "/readme.md", rel + "/index.md", rel]
-            )
-            for c in cands:
-                if c in by_rel:
-                    return "page", by_rel[c]
-        if absp.suffix.lower() in SUFFIXES or (rel is not None and not absp.suffix):
-            return "missing", t
-        if repo is not None:
-            try:
-                return "file", absp.relative_to(repo.resolve()).as_posix()
-            except ValueError:
-                pass
-        return "missing", t
-
-    def resolve_wiki(name: str, frm: _Page) -> _Page | None:
-        cands = by_key.get(_norm_key(name), [])
-        if not cands:
-            stats["wiki_links_missing"] += 1
-            if len(missing_examples) < 10:
-                missing_examples.append(f"{frm.rel}: [[{name}]]")
-            return None
-        if len({c.rel for c in cands}) > 1:
-            stats["wiki_links_ambiguous"] += 1
-        return closest(cands, frm)
-
-    def resolve_adr(rest: str, frm: _Page) -> list[tuple[_Page, str]]:
-        """Pages a status clause names: Markdown links, wiki links, ADR-N, file names; in order."""
-        out: list[tuple[_Page, str]] = []
-        rest = rest[:500]
-        for m in _LINK.finditer(rest):
-            r = resolve_path(m.group(2), frm)
-            if r and r[0] == "page":
-                out.append((r[1], m.group(0)))
-        for m in _WIKI.finditer(rest):
-            cands = by_key.get(_norm_key(m.group(1)), [])
-            if cands:
-                out.append((closest(cands, frm), m.group(0)))
-        plain = _WIKI.sub(" ", _LINK.sub(lambda m: m.group(1), rest))
-        if not out:
-            for m in _FILE_REF.finditer(plain):
-                r = resolve_path(m.group(1), frm)
-                if r and r[0] == "page":
-                    out.append((r[1], m.group(0)))
-        if not out:
-            for m in _ADR_REF.finditer(plain):
-                cands = by_number.get(int(m.group(1)), [])
-                if cands:
-                    out.append((closest(cands, frm), m.group(0)))
-                else:
-                    stats["adr_refs_unresolved"] += 1
-        return out[:MAX_CLAUSE_REFS]
-
-    edges: dict[tuple[str, str, str], Any] = {}
-
-    def edge(src: str, rel: str, dst: str, owner: str, evidence: str, **meta) -> None:
-        if src != dst and (src, rel, dst) not in edges:
-            edges[(src, rel, dst)] = derived_edge(src, rel, dst, by=KIND, owner=owner, evidence=evidence, **meta)
-
-    def content_edges(src: str, text: str, frm: _Page) -> None:
-        code_free = _strip_code(text)
-        targets = [(m.group(2), m.group(0)) for m in _LINK.finditer(code_free)]
-        targets += [(m.group(2), m.group(0)) for m in _REFDEF.finditer(code_free)]
-        for target, ev in targets:
-            r = resolve_path(target, frm)
-            if r is None:
-                continue
-            if r[0] == "page":
-                anchor = target.split("#", 1)[1] if "#" in target else None
-                edge(src, "links_to", r[1].id, src, ev, **({"anchor": anchor} if anchor else {}))
-            elif r[0] == "file":
-                edge(src, "mentions", f"file:{r[1]}", src, ev)
-            else:
-                stats["links_missing"] += 1
-                if len(missing_examples) < 10:
-                    missing_examples.append(f"{frm.rel}: {target}")
-        for m in _WIKI.finditer(code_free):
-            p = resolve_wiki(m.group(1), frm)
-            if p is not None:
-                edge(src, "links_to", p.id, src, m.group(0), **({"anchor": m.group(2)} if m.group(2) else {}))
-        for r in R.issue_refs(_URL.sub(" ", code_free)):
-            for kind in ("issue", "pr"):  # #N does not say which; the sync keeps the one that exists
-                edge(src, "refs", f"{kind}:{r.value}", src, r.evidence)
-        for r in R.sha_refs(text):
-            if len(r.value) == 40:
-                edge(src, "refs", f"commit:{r.value}", src, r.evidence)
-        no_links = _REFDEF.sub(" ", _LINK.sub(lambda m: m.group(1), _URL.sub(" ", text)))
-        for m in _PATH.finditer(no_links):
-            path = m.group(1)
-            if path.startswith("./"):
-                path = path[2:]
-            if ".." in path.split("/") or path.startswith("/"):
-                continue
-            edge(src, "mentions", f"file:{path}", src, m.group(0))
-
+    for rel, _ in files:
+        path = base / rel  # under the resolved folder, even via symlinks
+        text = _read_text(rel, path, batch, max_file_bytes)
+        if text is not None:
+            stats["files"] += 1
+            pages.append(_parse_page(rel, path, text, batch, stats))
+    links = _Links(base, repo, pages, stats)
     for pg in pages:
-        # times and status
-        date_v = pg.fm.get("date")
-        if date_v in (None, "") and pg.type == "decision":
-            m = _DATE_LINE.search("\n".join(pg.body.split("\n")[:30]))
-            date_v = m.group(1) if m else None
-        iso, epoch = _epoch(date_v)
-        status = pg.fm.get("status") if isinstance(pg.fm.get("status"), str) else None
-        if not status and pg.type == "decision":
-            code_free = _strip_code(pg.body)
-            m = _STATUS_LINE.search(code_free)
-            if m:
-                status = m.group(1)
-            else:  # adr-tools: "## Status" then a paragraph
-                m = re.search(r"^#{1,6}[ \t]+status[ \t]*#*[ \t]*\n+[ \t]*(\S[^\n]*)", code_free, re.I | re.M)
-                status = m.group(1) if m else None
-        meta: dict[str, Any] = {"source": name, "ingest": KIND, "path": pg.rel}
-        if repo is not None:
-            meta["repo_path"] = (
-                pg.abspath.relative_to(repo.resolve()).as_posix()
-                if pg.abspath.is_relative_to(repo.resolve())
-                else pg.rel
-            )
-        if iso:
-            meta["date"] = iso
-        if epoch is not None:
-            meta["time"] = epoch
-        if status:
-            meta["status"] = _plain(status)[:100]
-        if pg.number is not None:
-            meta["number"] = pg.number
-        if pg.fm:
-            meta["front_matter"] = pg.fm
-        if pg.sections:
-            toc = "\n".join("  " * max(0, s.level - 2) + "- " + s.heading for s in pg.sections if s.part == 1)
-            summary = _first_paragraph(pg.preamble) or _first_paragraph(pg.sections[0].text)
-            text = (summary + "\n\n" if summary else "") + "Contents:\n" + toc
-            meta["sections"] = len(pg.sections)
-        else:
-            text = pg.preamble
-        batch.nodes.append(Node(pg.id, pg.type, pg.title, text, meta))
-        stats["pages"] += 1
-        content_edges(pg.id, pg.preamble, pg)
-        for k, s in enumerate(pg.sections):
-            sid = f"{pg.id}#{s.slug}"
-            pg.section_ids.append(sid)
-            smeta: dict[str, Any] = {
-                "source": name,
-                "ingest": KIND,
-                "path": pg.rel,
-                "page": pg.id,
-                "owner": pg.id,
-                "heading": s.heading,
-                "level": s.level,
-                "anchor": s.slug,
-                "position": k + 1,
-            }
-            if epoch is not None:
-                smeta["time"] = epoch
-            title = " › ".join([pg.title, *s.trail]) + (f" (part {s.part})" if s.part > 1 else "")
-            batch.nodes.append(Node(sid, "section", title[:500], s.text, smeta))
-            edge(sid, "part_of", pg.id, sid, "")
-            content_edges(sid, s.text, pg)
-            stats["sections"] += 1
-
-    # ADR relations, after every page is known (a section of a superseded page is superseded with it)
-    sections_of = {p.id: p.section_ids for p in pages}
-
-    def relate(newer: _Page, rel: str, older: _Page, owner: _Page, evidence: str) -> None:
-        edge(newer.id, rel, older.id, owner.id, evidence)
-        if rel == "supersedes":
-            for sid in sections_of[older.id]:
-                edge(newer.id, rel, sid, owner.id, evidence, via=older.id)
-
-    for pg in pages:
-        for key, value in pg.fm.items():
-            spec = _FM_RELATIONS.get(key.lower().replace("-", "_"))
-            if spec is None and key.lower() == "status" and isinstance(value, str):
-                for m in _RELATION.finditer(value):
-                    _apply(pg, m.group(1), m.group(2), resolve_adr, relate, f"status: {value}")
-                continue
-            if spec is None:
-                continue
-            rel, passive = spec
-            for v in value if isinstance(value, list) else [value]:
-                clause = f"ADR-{v}" if isinstance(v, int) or (isinstance(v, str) and v.strip().isdigit()) else str(v)
-                for target, _ev in resolve_adr(clause, pg):
-                    newer, older = (target, pg) if passive else (pg, target)
-                    relate(newer, rel, older, pg, f"{key}: {v}")
-        for m in _RELATION.finditer(_strip_code(pg.body)):
-            _apply(pg, m.group(1), m.group(2), resolve_adr, relate, m.group(0).strip())
-
-    batch.edges = list(edges.values())
-    rels: dict[str, int] = {}
-    for e in batch.edges:
-        rels[e.rel] = rels.get(e.rel, 0) + 1
-    stats["edges"] = rels
-    if missing_examples:
-        stats["missing_examples"] = missing_examples
+        _add_page(pg, batch, links, name, repo)
+    for pg in pages:  # ADR relations, after every page and section is known
+        links.adr_relations(pg)
+    batch.edges = links.edges.edges()
+    stats["edges"] = links.edges.counts()
+    if links.missing_examples:
+        stats["missing_examples"] = links.missing_examples
     batch.stats = stats
     return batch
-
-
-def _apply(pg: _Page, phrase: str, rest: str, resolve_adr, relate, evidence: str) -> None:
-    phrase = re.sub(r"\s+", " ", phrase.lower())
-    rel = "supersedes" if phrase.startswith("supersed") else "amends"
-    passive = phrase.endswith(" by")
-    rest = re.split(r"[.;](?:\s|$)", rest, maxsplit=1)[0]  # the clause, not the sentences after it
-    for target, _ in resolve_adr(rest, pg):
-        newer, older = (target, pg) if passive else (pg, target)
-        relate(newer, rel, older, pg, evidence)

@@ -56,11 +56,7 @@ def _stamp(batch: IngestBatch) -> list[Node]:
     return list(latest.values())
 
 
-def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: SyncProgress | None = None) -> dict:
-    """Write ``batch`` into ``engine``'s store (one transaction) and bring the engine up to date.
-
-    Returns a summary: nodes new/updated/unchanged, embedded, edges written/retracted/pending,
-    nodes pruned, skipped items and the adapter's own counts."""
+def _check(batch: IngestBatch, prune: bool) -> None:
     if batch.kind not in KINDS:
         raise InvalidArgument(f"unknown ingest kind {batch.kind!r}; expected one of {KINDS}")
     if not isinstance(batch.source, str) or not batch.source.strip():
@@ -72,137 +68,171 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
             else "a single file is one page of an export: pass the export folder"
         )
         raise InvalidArgument(f"--prune needs a complete listing of {batch.source!r}; {what}")
+
+
+def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: SyncProgress | None = None) -> dict:
+    """Write ``batch`` into ``engine``'s store (one transaction) and bring the engine up to date.
+
+    Returns a summary: nodes new/updated/unchanged, embedded, edges written/retracted/pending,
+    nodes pruned, skipped items and the adapter's own counts."""
+    _check(batch, prune)
     t0 = time.perf_counter()
     if not batch.nodes and not batch.edges and not prune:  # e.g. a git sync with no new commit
         for k, v in batch.state.items():
             if engine.store.get_meta(k) != v:
                 engine.store.set_meta(k, v)
         return _summary(batch, t0)
-    store = engine.store
-    nodes = _stamp(batch)
-    ids = [n.id for n in nodes]
-    idx = store.lookup_idx(ids)
-    rows = {r.id: r for r in store.nodes_by_idx(idx.values()).values()} if idx else {}
-    write: list[Node] = []
-    n_new = n_updated = n_placeholder_kept = 0
-    changed_owners: set[str] = set()
-    for n in nodes:
-        row = rows.get(n.id)
-        if row is None:
-            write.append(n)
-            n_new += 1
-        elif n.id in batch.placeholders and not row.metadata.get("placeholder"):
-            n_placeholder_kept += 1  # a richer node (e.g. the PR from a GitHub export) is already there
-        elif not _same(row, n):
-            write.append(n)
-            n_updated += 1
-            changed_owners.add(n.id)
-    fresh = {n.id for n in write if n.id not in rows}
-    owners = set(ids) if batch.owners is None else set(batch.owners)
+    return _Sync(engine, batch, prune, progress).run(t0)
 
-    # 1. embeddings first, outside the transaction: only text whose (hash, model) is not cached
-    def on_embed(done: int, total: int) -> None:
-        if progress:
-            progress("embedding", done, total)
 
-    t_embed = time.perf_counter()
-    engine.vectors_for([n.body for n in write], on_embed if progress else None)
-    embedded = engine.last_embedded if write else 0
-    t_embed = time.perf_counter() - t_embed
+class _Sync:
+    """One batch's sync, in the order the module docstring gives: diff the nodes with the store, embed
+    what is new, then in one transaction write nodes, retract, prune, write edges and resolve pending ones."""
 
-    in_batch = set(ids)
-    known = in_batch | set(idx)
-    by_owner: dict[str, list[Edge]] = {}
-    for e in batch.edges:
-        if e.src == e.dst:
-            continue
-        by_owner.setdefault(str(e.meta.get("owner", e.src)), []).append(e)
-    edge_set = {(e.src, e.rel, e.dst) for es in by_owner.values() for e in es}
+    def __init__(self, engine, batch: IngestBatch, prune: bool, progress: SyncProgress | None):
+        self.engine, self.store, self.batch, self.prune, self.progress = engine, engine.store, batch, prune, progress
+        self.nodes = _stamp(batch)
+        self.ids = [n.id for n in self.nodes]
+        self.in_batch = set(self.ids)
+        self.idx = self.store.lookup_idx(self.ids)
+        self.known = self.in_batch | set(self.idx)
+        self.by_owner: dict[str, list[Edge]] = {}
+        for e in batch.edges:
+            if e.src != e.dst:
+                self.by_owner.setdefault(str(e.meta.get("owner", e.src)), []).append(e)
+        self.edge_set = {(e.src, e.rel, e.dst) for es in self.by_owner.values() for e in es}
+        self.counts = Counter[str]()
+        self.ready: list[Edge] = []
+        self.parked: list[tuple[str, str, dict]] = []
 
-    retracted = pruned = pending_new = pending_resolved = 0
-    with store.transaction():
-        if progress:
-            progress("writing", 0, 1)
-        if write:
-            store.upsert_nodes(write)
-        # 2. retraction: owners whose content changed produce their derived edges and nodes anew
-        if changed_owners:
-            stale = [t for t in store.owned_edges(changed_owners) if t not in edge_set]
-            retracted += store.delete_edges(stale)
-            store.drop_pending_edges(changed_owners)
-            orphans = [i for i in store.owned_nodes(changed_owners) if i not in in_batch]
-            if orphans:
-                store.drop_pending_edges(orphans)
-                pruned += store.delete_nodes(orphans)
-        # 3. prune what the source no longer has (only a complete listing can say that)
-        if prune:
-            gone = [i for i in store.source_node_ids(batch.kind, batch.source) if i not in in_batch]
-            if gone:
-                stale = store.owned_edges(gone)
-                retracted += store.delete_edges([t for t in stale if t[0] not in gone and t[2] not in gone])
-                store.drop_pending_edges(gone)
-                pruned += store.delete_nodes(gone)
-                known -= set(gone)
-        # 4. edges: write what is new (or re-derived by a changed/new owner); park what waits for a node
-        recompute = changed_owners | fresh
-        unchanged_srcs = {e.src for o, es in by_owner.items() if o not in recompute for e in es}
-        have = store.edges_from(unchanged_srcs) if unchanged_srcs else set()
-        outside = {x for t in edge_set for x in (t[0], t[2]) if x not in known}
+    def _stage(self, stage: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(stage, done, total)
+
+    def _diff(self) -> tuple[list[Node], set[str], set[str]]:
+        """(nodes to write, owners whose content changed, ids that are new to the store)."""
+        rows = {r.id: r for r in self.store.nodes_by_idx(self.idx.values()).values()} if self.idx else {}
+        write: list[Node] = []
+        changed: set[str] = set()
+        for n in self.nodes:
+            row = rows.get(n.id)
+            if row is None:
+                write.append(n)
+                self.counts["new_nodes"] += 1
+            elif n.id in self.batch.placeholders and not row.metadata.get("placeholder"):
+                self.counts["placeholders_kept"] += 1  # a richer node (e.g. the PR from a GitHub export) is there
+            elif not _same(row, n):
+                write.append(n)
+                self.counts["updated_nodes"] += 1
+                changed.add(n.id)
+        return write, changed, {n.id for n in write if n.id not in rows}
+
+    def run(self, t0: float) -> dict:
+        write, changed, fresh = self._diff()
+        # 1. embeddings first, outside the transaction: only text whose (hash, model) is not cached
+        t_embed = time.perf_counter()
+        on_embed = (lambda done, total: self._stage("embedding", done, total)) if self.progress else None
+        self.engine.vectors_for([n.body for n in write], on_embed)
+        embedded = self.engine.last_embedded if write else 0
+        t_embed = time.perf_counter() - t_embed
+        with self.store.transaction():
+            self._stage("writing", 0, 1)
+            if write:
+                self.store.upsert_nodes(write)
+            if changed:
+                self._retract(changed)
+            if self.prune:
+                self._prune()
+            self._edges(changed | fresh)
+            if fresh:
+                self._resolve_pending(fresh)
+            if self.ready:
+                self.store.upsert_edges(self.ready)
+            if self.parked:
+                self.store.put_pending_edges(self.parked)
+            for k, v in self.batch.state.items():
+                self.store.set_meta(k, v)
+        self.engine.refresh()
+        self._stage("writing", 1, 1)
+        c = self.counts
+        return _summary(
+            self.batch,
+            t0,
+            nodes=len(self.nodes),
+            new_nodes=c["new_nodes"],
+            updated_nodes=c["updated_nodes"],
+            unchanged_nodes=len(self.nodes) - c["new_nodes"] - c["updated_nodes"] - c["placeholders_kept"],
+            placeholders_kept=c["placeholders_kept"],
+            embedded=embedded,
+            edges=len(self.edge_set),
+            edges_written=len(self.ready),
+            edges_retracted=c["edges_retracted"],
+            edges_pending=len(self.parked),
+            pending_resolved=c["pending_resolved"],
+            nodes_pruned=c["nodes_pruned"],
+            written_node_types=dict(Counter(n.type for n in write).most_common()),
+            written_edge_relations=dict(Counter(e.rel for e in self.ready).most_common()),
+            embed_seconds=round(t_embed, 3),
+        )
+
+    def _retract(self, changed: set[str]) -> None:
+        """Owners whose content changed produce their derived edges and nodes anew: drop what they no longer do."""
+        store = self.store
+        stale = [t for t in store.owned_edges(changed) if t not in self.edge_set]
+        self.counts["edges_retracted"] += store.delete_edges(stale)
+        store.drop_pending_edges(changed)
+        orphans = [i for i in store.owned_nodes(changed) if i not in self.in_batch]
+        if orphans:
+            store.drop_pending_edges(orphans)
+            self.counts["nodes_pruned"] += store.delete_nodes(orphans)
+
+    def _prune(self) -> None:
+        """Delete what the source no longer has (only a complete listing can say that)."""
+        store = self.store
+        gone = [i for i in store.source_node_ids(self.batch.kind, self.batch.source) if i not in self.in_batch]
+        if gone:
+            stale = store.owned_edges(gone)
+            self.counts["edges_retracted"] += store.delete_edges(
+                [t for t in stale if t[0] not in gone and t[2] not in gone]
+            )
+            store.drop_pending_edges(gone)
+            self.counts["nodes_pruned"] += store.delete_nodes(gone)
+            self.known -= set(gone)
+
+    def _edges(self, recompute: set[str]) -> None:
+        """Write what is new (or re-derived by a changed/new owner); park what waits for a node."""
+        owners = self.in_batch if self.batch.owners is None else set(self.batch.owners)
+        unchanged_srcs = {e.src for o, es in self.by_owner.items() if o not in recompute for e in es}
+        have = self.store.edges_from(unchanged_srcs) if unchanged_srcs else set()
+        outside = {x for t in self.edge_set for x in (t[0], t[2]) if x not in self.known}
         if outside:
-            known |= set(store.lookup_idx(outside))
-        ready, parked = [], []
-        for o, es in by_owner.items():
+            self.known |= set(self.store.lookup_idx(outside))
+        for o, es in self.by_owner.items():
             if o not in owners:
                 continue
             for e in es:
-                missing = [x for x in (e.src, e.dst) if x not in known]
+                missing = [x for x in (e.src, e.dst) if x not in self.known]
                 if missing:
                     if o in recompute:  # an unchanged owner's pending edges are already parked
-                        parked.append((missing[0], o, e.to_dict()))
+                        self.parked.append((missing[0], o, e.to_dict()))
                 elif o in recompute or (e.src, e.rel, e.dst) not in have:
-                    ready.append(e)
-        # edges that were waiting for the nodes this batch creates
-        waiting = store.take_pending_edges(fresh) if fresh else []
-        if waiting:
-            wait_ids = {x for d in waiting for x in (d["src"], d["dst"])} - known
-            known |= set(store.lookup_idx(wait_ids))
-            for d in waiting:
-                missing = [x for x in (d["src"], d["dst"]) if x not in known]
-                owner = str(d.get("meta", {}).get("owner", d["src"]))
-                if missing:
-                    parked.append((missing[0], owner, d))
-                else:
-                    ready.append(Edge.from_dict(d))
-                    pending_resolved += 1
-        if ready:
-            store.upsert_edges(ready)
-        if parked:
-            store.put_pending_edges(parked)
-            pending_new = len(parked)
-        for k, v in batch.state.items():
-            store.set_meta(k, v)
-    engine.refresh()
-    if progress:
-        progress("writing", 1, 1)
-    return _summary(
-        batch,
-        t0,
-        nodes=len(nodes),
-        new_nodes=n_new,
-        updated_nodes=n_updated,
-        unchanged_nodes=len(nodes) - n_new - n_updated - n_placeholder_kept,
-        placeholders_kept=n_placeholder_kept,
-        embedded=embedded,
-        edges=len(edge_set),
-        edges_written=len(ready),
-        edges_retracted=retracted,
-        edges_pending=pending_new,
-        pending_resolved=pending_resolved,
-        nodes_pruned=pruned,
-        written_node_types=dict(Counter(n.type for n in write).most_common()),
-        written_edge_relations=dict(Counter(e.rel for e in ready).most_common()),
-        embed_seconds=round(t_embed, 3),
-    )
+                    self.ready.append(e)
+
+    def _resolve_pending(self, fresh: set[str]) -> None:
+        """Edges that were waiting for the nodes this batch creates: written now, or parked again."""
+        waiting = self.store.take_pending_edges(fresh)
+        if not waiting:
+            return
+        wait_ids = {x for d in waiting for x in (d["src"], d["dst"])} - self.known
+        self.known |= set(self.store.lookup_idx(wait_ids))
+        for d in waiting:
+            missing = [x for x in (d["src"], d["dst"]) if x not in self.known]
+            owner = str(d.get("meta", {}).get("owner", d["src"]))
+            if missing:
+                self.parked.append((missing[0], owner, d))
+            else:
+                self.ready.append(Edge.from_dict(d))
+                self.counts["pending_resolved"] += 1
 
 
 def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
