@@ -19,6 +19,7 @@ Nothing else is read; unknown fields are ignored.  The reader is pure: it return
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -547,7 +548,9 @@ class _ThreadWriter:
                     self.edges.add(tid, "refs", f"commit:{r.value}", tid, r.evidence, **where)
 
 
-def read_github(path: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
+def read_github(
+    path: str | os.PathLike, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
+) -> IngestBatch:
     """Read a ``gh`` JSON export (one file or a folder of them) into an :class:`IngestBatch` of kind ``github``.
 
     Nodes ``issue:N`` (type ``issue``), ``pr:N`` (type ``pull_request``) and ``comment:N:K`` (type

@@ -198,7 +198,8 @@ class _Section:
     __slots__ = ("level", "heading", "trail", "lines", "slug", "part")
 
     def __init__(self, level: int, heading: str, trail: list[str], part: int = 1):
-        self.level, self.heading, self.trail, self.lines, self.slug, self.part = level, heading, trail, [], "", part
+        self.level, self.heading, self.trail, self.slug, self.part = level, heading, trail, "", part
+        self.lines: list[str] = []
 
     @property
     def text(self) -> str:
@@ -702,7 +703,9 @@ def _add_page(pg: _Page, batch: IngestBatch, links: _Links, source: str, repo: P
     links.sections_of[pg.id] = pg.section_ids
 
 
-def read_markdown(root: str | Path, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES) -> IngestBatch:
+def read_markdown(
+    root: str | os.PathLike, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
+) -> IngestBatch:
     """Read every ``.md``/``.markdown`` page under ``root`` (hidden folders and ``node_modules`` skipped)
     into an :class:`IngestBatch` of kind ``markdown``; ``complete=True`` (the folder lists every page).
 
