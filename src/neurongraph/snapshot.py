@@ -12,7 +12,12 @@ exactly as an engine that had stayed open would.  The store stays the only sourc
   older than the snapshot, a save that crashed before its token reached the store, a stale format or
   an unreadable file: all mean a full replay;
 * it is written atomically (a temporary file, then ``os.replace``), so a reader never sees a
-  half-written file and concurrent writers leave one complete snapshot;
+  half-written file and concurrent writers leave one complete snapshot; a temporary file left by a
+  process that died mid-write is removed by the next open or save;
+* its content is checked before use, not only its token: every array's length and every index's
+  range (node, type, source, vector row, edge endpoint, IVF list) against the file's own tables, and
+  every weight and vector for finiteness, so a damaged or forged file means a replay, never a crash
+  or a huge allocation;
 * learned edge weights decay with time and carry no change-feed entry for it; the snapshot holds
   them as of ``S`` and the first search re-applies the current effective weights, as it does in
   a running engine (``LearningMixin.node_priming``).
@@ -20,6 +25,7 @@ exactly as an engine that had stayed open would.  The store stays the only sourc
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import uuid
@@ -29,7 +35,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMAT", "TOKEN_KEY", "SnapshotState", "snapshot_path", "new_token", "save_snapshot", "load_snapshot"]
+__all__ = [
+    "FORMAT",
+    "TOKEN_KEY",
+    "SnapshotState",
+    "snapshot_path",
+    "new_token",
+    "save_snapshot",
+    "load_snapshot",
+    "remove_stale_temporaries",
+]
 
 FORMAT = 2  # 2: + event time and source per node (search filters); older files are ignored (replay)
 _EDGE_COLS = ("src", "dst", "weight", "fact", "rtype", "pol", "eid")
@@ -77,6 +92,35 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # exists under another user (or not a pid we can ask about): leave its file alone
+    return True
+
+
+def remove_stale_temporaries(path: Path) -> int:
+    """Delete ``<snapshot>.<pid>.<rand>.tmp`` files whose writer process is gone; returns how many."""
+    removed = 0
+    try:
+        candidates = list(path.parent.glob(glob.escape(path.name) + ".*.tmp"))
+    except OSError:
+        return 0
+    for tmp in candidates:
+        parts = tmp.name[len(path.name) + 1 :].split(".")
+        if len(parts) != 3 or not parts[0].isdigit() or _pid_alive(int(parts[0])):
+            continue
+        try:
+            tmp.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
     """Write ``st`` atomically; returns the file size in bytes.  The caller records ``token`` in the
     store afterwards: until it does, the file is not trusted."""
@@ -104,6 +148,7 @@ def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
         **{f"linker_{k}": v for k, v in (st.linker or {}).items()},
         **({"ivf_centroids": st.ivf[0], "ivf_assign": st.ivf[1]} if st.ivf is not None else {}),
     }
+    remove_stale_temporaries(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -119,6 +164,8 @@ def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
 
 def load_snapshot(path: Path, token: str | None, model_id: str, dim: int, store_seq: int) -> SnapshotState | None:
     """The snapshot at ``path`` if the store vouches for it (``token``) and it fits the embedder, else ``None``."""
+    if path.parent.is_dir():
+        remove_stale_temporaries(path)
     if token is None or not path.is_file():
         return None
     try:
@@ -154,14 +201,40 @@ def load_snapshot(path: Path, token: str | None, model_id: str, dim: int, store_
             )
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         return None  # unreadable or from another version: the store replays instead
+    return st if _consistent(st, dim) else None
+
+
+def _in_range(a: np.ndarray, lo: int, hi: int) -> bool:
+    """Every value of integer array ``a`` in [lo, hi) (true for an empty array)."""
+    return a.size == 0 or (int(a.min()) >= lo and int(a.max()) < hi)
+
+
+def _consistent(st: SnapshotState, dim: int) -> bool:
+    """Shapes and ranges agree with each other (see the module doc): anything else means a replay."""
+    assert st.event_time is not None and st.source_of is not None  # set by __post_init__
     n = st.alive.shape[0]
-    if (
-        st.type_of.shape[0] != n
-        or st.event_time.shape[0] != n
-        or st.source_of.shape[0] != n
-        or int(st.source_of.max(initial=-1)) >= len(st.source_names)
-        or st.vec_mat.shape != (st.vec_idx.shape[0], dim)
-        or len({st.edges[k].shape[0] for k in _EDGE_COLS}) != 1
-    ):
-        return None
-    return st
+    e = st.edges
+    if any(a.ndim != 1 for a in (st.alive, st.type_of, st.vec_idx, st.event_time, st.source_of, *e.values())):
+        return False
+    if st.type_of.shape[0] != n or st.event_time.shape[0] != n or st.source_of.shape[0] != n:
+        return False
+    if not 0 <= st.n_nodes <= n or len({e[k].shape[0] for k in _EDGE_COLS}) != 1:
+        return False
+    if not (_in_range(st.type_of, -1, len(st.type_names)) and _in_range(st.source_of, -1, len(st.source_names))):
+        return False
+    if st.vec_mat.shape != (st.vec_idx.shape[0], dim) or not _in_range(st.vec_idx, 0, n):
+        return False
+    if np.unique(st.vec_idx).size != st.vec_idx.size or not np.isfinite(st.vec_mat).all():
+        return False
+    if not (_in_range(e["src"], 0, st.n_nodes) and _in_range(e["dst"], 0, st.n_nodes)):
+        return False
+    if not (np.isfinite(e["weight"]).all() and np.isfinite(e["fact"]).all() and _in_range(e["rtype"], 0, 2**31)):
+        return False
+    if st.ivf is not None:
+        centroids, assign, trained = st.ivf
+        if centroids.ndim != 2 or centroids.shape[1] != dim or not np.isfinite(centroids).all():
+            return False
+        # assign: a list per vector row, -1 for a row without a vector
+        if assign.ndim != 1 or not 0 <= trained <= assign.shape[0] or not _in_range(assign, -1, centroids.shape[0]):
+            return False
+    return True
