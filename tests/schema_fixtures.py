@@ -1,4 +1,4 @@
-"""Shared fixtures of the schema tests: a seed-003 schema and an engine with SchemaMixin."""
+"""Shared fixtures of the schema tests: a seed-003 schema and an engine (its Schema service)."""
 
 from __future__ import annotations
 
@@ -46,12 +46,6 @@ max = 0
 def make_engine(path):
     from neurongraph.engine import Engine
     from neurongraph.index.embedder import make_embedder
-    from neurongraph.schema import SchemaMixin
     from neurongraph.store.sqlite import SQLiteStore
 
-    class _E(Engine, SchemaMixin):
-        pass
-
-    eng = _E(SQLiteStore(path), make_embedder("hashing"))
-    eng._attach_schema_validator()
-    return eng
+    return Engine(SQLiteStore(path), make_embedder("hashing"))  # its Schema service attaches the validator

@@ -12,7 +12,7 @@ from neurongraph.index.embedder import make_embedder
 from neurongraph.learning import (
     IdempotencyConflict,
     InvalidStageTransition,
-    LearningMixin,
+    Learning,
     LearningPolicy,
     NodeNotInTrace,
     OutcomePolicy,
@@ -42,7 +42,6 @@ LINKS = [
 
 
 ENGINE = Engine
-assert issubclass(Engine, LearningMixin)
 
 
 class Clock:
@@ -434,3 +433,24 @@ def test_priming_is_query_conditioned(eng):
     hit = next(h for h in eng.search("clock skew breaks token validation") if h.id == "issue:77")
     assert hit.scores["priming"] > 0
     assert all(h.scores["priming"] == 0 for h in eng.search("helm deploy guide for the cluster"))
+
+
+def test_learning_service_works_over_a_bare_store_and_is_the_engines(db_path):
+    """The learning loop is a service with declared dependencies: the engine owns one, and the ledgers
+    work over a bare store (no embedder, no index), which is what `ngr feedback` uses."""
+    e = open_engine(db_path, POLICY)
+    try:
+        e.add_nodes(HISTORY)
+        tid = e.search("JWT sessions").trace_id
+        assert isinstance(e.learning, Learning) and e.learning.store is e.store
+    finally:
+        e.close()
+    store = SQLiteStore(db_path)
+    try:
+        bare = Learning(store)
+        f = bare.record_retrieval_failure(tid, "nothing about clock skew")
+        rep = bare.learning_report(tid)
+        assert rep["failures"] == [{"id": f["failure_id"], "reason": "nothing about clock skew", "created_at": f["created_at"]}]
+        assert set(rep["stages"].values()) == {"retrieved"}
+    finally:
+        store.close()

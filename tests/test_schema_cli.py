@@ -40,17 +40,7 @@ def _corpus(tmp_path):
     return f
 
 
-def test_load_show_and_strict_ingest(tmp_path, monkeypatch):
-    from neurongraph.engine import Engine
-    from neurongraph.schema.validator import attach
-
-    init = Engine.__init__
-
-    def wired(self, store, *a, **kw):  # what Engine.__init__ does once SchemaMixin is wired (idempotent)
-        attach(store)
-        init(self, store, *a, **kw)
-
-    monkeypatch.setattr(Engine, "__init__", wired)
+def test_load_show_and_strict_ingest(tmp_path):
     db = tmp_path / "x.db"
     assert ngr(db, "ingest", str(_corpus(tmp_path))).exit_code == 0
     (tmp_path / "s.toml").write_text(SEED003_TOML)

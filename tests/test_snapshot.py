@@ -250,24 +250,24 @@ def test_a_linked_store_answers_its_first_query_from_the_snapshot_tables(tmp_pat
     eng.link()
     eng.close()
     eng = _open(path)
-    assert eng.opened_from_snapshot and isinstance(eng._linker, QueryTables)
-    assert eng._query_linker() is eng._linker  # no refit of the corpus
+    assert eng.opened_from_snapshot and isinstance(eng.query_linker.linker, QueryTables)
+    assert eng.query_linker.get() is eng.query_linker.linker  # no refit of the corpus
     ref = _replay(path, tmp_path)
-    assert isinstance(ref._query_linker(), Linker)  # the replay fits
+    assert isinstance(ref.query_linker.get(), Linker)  # the replay fits
     for q in LINK_QUERIES:
-        assert eng._linker.link_query(q) == ref._linker.link_query(q)
+        assert eng.query_linker.linker.link_query(q) == ref.query_linker.linker.link_query(q)
         assert [h.id for h in eng.search(q, record=False)] == [h.id for h in ref.search(q, record=False)]
-    assert any(eng._linker.link_query(q) for q in LINK_QUERIES)
+    assert any(eng.query_linker.linker.link_query(q) for q in LINK_QUERIES)
     ref.close()
     # a node added after the snapshot: the tables give way, the next query fits the corpus again
     eng.snapshot_min_rows = 10**9
     eng.add_nodes([ngr.Node("f", "passage", "Tallinn", "Tallinn is the capital of Estonia.")])
-    assert eng._linker is None
-    assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
+    assert eng.query_linker.linker is None
+    assert ("f", "tallinn") in eng.query_linker.get().link_query("Where is Tallinn?")
     eng.close()
     eng = _open(path)  # the old snapshot + the change feed
-    assert eng.opened_from_snapshot and eng._linker is None
-    assert ("f", "tallinn") in eng._query_linker().link_query("Where is Tallinn?")
+    assert eng.opened_from_snapshot and eng.query_linker.linker is None
+    assert ("f", "tallinn") in eng.query_linker.get().link_query("Where is Tallinn?")
     eng.close()
 
 

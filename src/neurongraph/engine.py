@@ -8,23 +8,33 @@ is exactly one way the derived state is kept in step.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .config import SearchConfig
 from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
+from .graph.strategies import MetadataEdges
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
-from .learning.api import LearningMixin
+from .learning.api import Learning
+from .link import Linker, LinkerConfig
+from .link.query import QueryTables
 from .model import Edge, Node, content_hash
-from .retrieval.pipeline import Ranking, rank
-from .schema.api import SchemaMixin
+from .query_linker import QueryLinker, link_inputs
+from .retrieval.pipeline import RankInputs, Ranking, rank
+from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
+from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .store.base import Store
 from .store.sqlite import SQLiteStore
@@ -138,8 +148,24 @@ def _as_edges(items: Iterable[Edge | dict | tuple]) -> list[Edge]:
     return out
 
 
-class Engine(LearningMixin, SchemaMixin):
+def _via(service: str, name: str) -> Any:
+    """An Engine method that forwards to the same-named method of one of its services, keeping the
+    engine's public API (``eng.relate(...)`` is ``eng.schema.relate(...)``) and the service's docstring."""
+    target = getattr({"learning": Learning, "schema": Schema}[service], name)
+
+    @functools.wraps(target)
+    def method(self, *args, **kwargs):
+        return getattr(getattr(self, service), name)(*args, **kwargs)
+
+    return method
+
+
+class Engine:
     """Hybrid + graph retrieval over one store, with the learning loop and the relation schema.
+
+    The engine owns the derived in-memory state (vectors, graph, node tables) and three services with
+    declared dependencies: ``learning`` (:class:`~neurongraph.learning.api.Learning`), ``schema``
+    (:class:`~neurongraph.schema.api.Schema`) and ``query_linker`` (:class:`~neurongraph.query_linker.QueryLinker`).
 
     Use :func:`neurongraph.open`."""
 
@@ -150,7 +176,6 @@ class Engine(LearningMixin, SchemaMixin):
         # opening a store with another embedder re-embeds every node; above this many nodes that is an
         # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
         self.reembed_limit = reembed_limit
-        self._attach_schema_validator()  # a loaded relation schema is enforced on every write
         self.embedder = embedder
         self.config = config or SearchConfig()
         self.vectors = VectorIndex(embedder.dim)
@@ -166,14 +191,15 @@ class Engine(LearningMixin, SchemaMixin):
         self._where_masks: dict = {}
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
-        self._linker = None  # fitted by link() or lazily (or tables from a snapshot); answers query-side linking
-        self._linker_exact = False  # the linker equals a fresh fit of the store's current nodes
-        self._linker_known: set[str] = set()
-        self._linker_pending: list[int] = []
         self.last_embedded = 0
         self._meta_edges = None
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
         self._recency_cache = None  # (store state, newest event time, observed repair gaps): retrieval/recency.py
+        self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
+        # the services; each declares what it needs from the engine
+        self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
+        self.learning = Learning(store, embed=self.vectors_for, graph=self._current_graph, refresh=self.refresh)
+        self.query_linker = QueryLinker(store)  # fitted by link() or lazily, or tables from a snapshot
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh()
 
@@ -183,6 +209,9 @@ class Engine(LearningMixin, SchemaMixin):
     snapshot_min_rows = 50_000  # nodes + edges
     snapshot_min_changes = 0.05  # changes since the last snapshot, as a fraction of the rows
 
+    def _current_graph(self) -> GraphArrays:
+        return self.graph
+
     def close(self) -> None:
         try:
             rows = int(self._alive.sum()) + self.graph.n_edges
@@ -191,8 +220,7 @@ class Engine(LearningMixin, SchemaMixin):
             ):
                 self.save_snapshot()
         except Exception as exc:  # a cache write (full disk, locked meta) must not fail the close;
-            import warnings  # the next open replays the store instead
-
+            # the next open replays the store instead
             warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
         finally:
             self._close_cypher()  # the FalkorDB child (ask/cypher) never outlives the engine
@@ -201,8 +229,6 @@ class Engine(LearningMixin, SchemaMixin):
     def save_snapshot(self) -> dict | None:
         """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
         open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
-        from .link.query import QueryTables
-
         path = snapshot_path(getattr(self.store, "path", ""))
         if path is None:
             return None
@@ -212,10 +238,8 @@ class Engine(LearningMixin, SchemaMixin):
         # every row present (the usual case): write the matrix itself, not a 1.5 GB copy at 1M nodes
         vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
         names = sorted(self._type_ids, key=self._type_ids.get)
-        tables = None
-        if self._linker is not None and self._linker_exact:  # only a linker equal to a fresh fit at this seq
-            t = self._linker if isinstance(self._linker, QueryTables) else self._linker.query_tables()
-            tables = t.to_arrays()
+        fitted = self.query_linker.tables()  # only a linker equal to a fresh fit at this seq
+        tables = fitted.to_arrays() if fitted is not None else None
         st = SnapshotState(
             seq=self._seq,
             model_id=self.embedder.model_id,
@@ -279,9 +303,7 @@ class Engine(LearningMixin, SchemaMixin):
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = st.seq
         if st.linker is not None and st.linker_config == self.store.get_meta("linker_config"):
-            from .link.query import QueryTables
-
-            self._linker, self._linker_exact = QueryTables.from_arrays(st.linker), True
+            self.query_linker.restored(QueryTables.from_arrays(st.linker))
         return True
 
     def __enter__(self) -> Engine:
@@ -326,14 +348,14 @@ class Engine(LearningMixin, SchemaMixin):
                     len(ch.nodes),
                 )
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
-            self._linker_changed(idx)
+            self.query_linker.changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
         if ch.deleted_nodes:
             dead = np.asarray(ch.deleted_nodes, np.int64)
             dead = dead[dead < self._alive.shape[0]]
             self._alive[dead] = False
             self.vectors.remove(dead)
-            self._linker_changed(None)
+            self.query_linker.changed(None)
         if ch.deleted_edges:
             self.graph.remove_edges(ch.deleted_edges)
         e = ch.edges
@@ -351,20 +373,6 @@ class Engine(LearningMixin, SchemaMixin):
             self._node_epoch += 1
             self._where_masks.clear()
         return n_changes
-
-    def _linker_changed(self, added: np.ndarray | None) -> None:
-        """Nodes were added (``added``) or deleted: the query linker follows added ones incrementally;
-        it no longer equals a fresh fit of the store, so its tables are not snapshotted; tables loaded
-        from a snapshot describe the older corpus and give way to a refit on the next query."""
-        from .link.query import QueryTables
-
-        if self._linker is None:
-            return
-        self._linker_exact = False
-        if isinstance(self._linker, QueryTables):
-            self._linker = None
-        elif added is not None:
-            self._linker_pending.extend(added.tolist())
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
         if self.vectors.n == 0 and hasattr(self.store, "all_node_vectors"):  # first load: one bulk scan
@@ -449,18 +457,6 @@ class Engine(LearningMixin, SchemaMixin):
     def add_edge(self, src: str, rel: str, dst: str, **attrs) -> dict:
         return self.add_edges([Edge(src, rel, dst, **attrs)])
 
-    def _link_inputs(self, rows) -> list:
-        from .link import LinkInput
-
-        out = []
-        for row in rows:
-            if row.type == "entity":
-                continue
-            aliases = row.metadata.get("aliases") if isinstance(row.metadata, dict) else None
-            aliases = tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ()
-            out.append(LinkInput(row.id, row.title, row.text, aliases))
-        return out
-
     def link(self, config=None, progress: Progress | None = None) -> dict:
         """Build graph edges without an LLM (mentions, refs, shared entities; synonyms opt-in) over the corpus.
 
@@ -469,13 +465,8 @@ class Engine(LearningMixin, SchemaMixin):
         Node metadata ``aliases`` (a list of strings) are matched like titles.
         Afterwards, titles and entities named in a query become extra seeds.
         """
-        import dataclasses
-        import json
-
-        from .link import Linker, LinkerConfig
-
         config = config or LinkerConfig()
-        items = self._link_inputs(self.store.iter_nodes())
+        items = link_inputs(self.store.iter_nodes())
         linker = Linker(config, embed=self.vectors_for)  # entity vectors go through the vector cache
         res = linker.fit(items)
         if res.entities:  # an entity's body is its name: the vector the similarity linker already cached
@@ -490,10 +481,7 @@ class Engine(LearningMixin, SchemaMixin):
             self.store.upsert_edges(edges[i : i + 50_000])
         self.store.set_meta("linker_config", json.dumps(dataclasses.asdict(config)))
         self.refresh()
-        self._linker = linker
-        self._linker_exact = True
-        self._linker_known = {it.id for it in items}
-        self._linker_pending = []
+        self.query_linker.fitted(linker, items)
         return {
             "items": len(items),
             "entities": len(res.entities),
@@ -503,47 +491,7 @@ class Engine(LearningMixin, SchemaMixin):
         }
 
     def _query_seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """Nodes whose title, alias or entity name the query mentions (linked corpora only), with
-        one id per matched name so the targets of an ambiguous name can be told apart."""
-        linker = self._query_linker()
-        if linker is None:
-            return None
-        pairs = linker.link_query(query)
-        if not pairs:
-            return None
-        idx = self.store.lookup_idx([n for n, _ in pairs])
-        name_id: dict[str, int] = {}
-        found = [(idx[n], name_id.setdefault(k, len(name_id))) for n, k in pairs if n in idx]
-        if not found:
-            return None
-        return np.array([n for n, _ in found], np.int64), np.array([k for _, k in found], np.int64)
-
-    def _query_linker(self):
-        """The linker that answers query-side linking: from a snapshot's tables when nothing changed
-        since, else fitted lazily over the store; extended with new nodes."""
-        import json
-
-        from .link import Linker, LinkerConfig
-
-        if self._linker is None:
-            raw = self.store.get_meta("linker_config")
-            if raw is None:
-                return None  # corpus never linked: nothing to match against
-            cfg = LinkerConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(raw).items()})
-            items = self._link_inputs(self.store.iter_nodes())
-            self._linker = Linker(cfg)
-            self._linker.fit(items)
-            self._linker_exact = True
-            self._linker_known = {it.id for it in items}
-            self._linker_pending = []
-        if self._linker_pending:  # new nodes from the change feed; edits and deletions need link() again
-            rows = self.store.nodes_by_idx(self._linker_pending)
-            fresh = [it for it in self._link_inputs(rows.values()) if it.id not in self._linker_known]
-            if fresh:
-                self._linker.link_new(fresh)
-                self._linker_known.update(it.id for it in fresh)
-            self._linker_pending = []
-        return self._linker
+        return self.query_linker.seeds(query)
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
         n = self.store.delete_nodes(ids)
@@ -634,8 +582,6 @@ class Engine(LearningMixin, SchemaMixin):
 
     def _metadata_source(self, specs: tuple) -> object:
         """Metadata links for traversal strategies; the inverted index is rebuilt only when the store changed."""
-        from .graph.strategies import MetadataEdges
-
         key = (specs, self._seq)
         if self._meta_edges is None or self._meta_edges[0] != key:
             rows = list(self.store.iter_nodes())
@@ -660,8 +606,6 @@ class Engine(LearningMixin, SchemaMixin):
         has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
         an imported old history is not "old"; the prior's shape comes from the store's own repair edges
         made before "now" when there are enough of them."""
-        from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
-
         if not cfg.recency_weight or self._event_time.size == 0:
             return None
         key = (self._seq, self.graph.version, cfg.recency_relations)
@@ -757,25 +701,23 @@ class Engine(LearningMixin, SchemaMixin):
             if old.any():
                 allowed = allowed & ~old
                 entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
-        r = rank(
-            query,
-            qvec,
-            cfg,
+        inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=self.vectors,
             graph=self.graph,
             rel_ids=self._rel_ids,
             allowed=allowed,
             extra_sources=extra,
-            priming=self.node_priming(qvec),  # LearningMixin: recent use
+            priming=self.node_priming(qvec),  # recent use (learning)
             entry_allowed=entry_allowed,
             seed_allowed=seed_allowed,
-            query_seeds=self._query_seeds(query) if cfg.query_links and cfg.channel != "none" else None,
+            query_seeds=self._query_seeds(query) if cfg.query_links and cfg.uses_graph else None,
             visible=visible,
             extra_seeds=file_idx,
             event_time=self._event_time,
             recency=self._recency_prior(cfg),
         )
+        r = rank(query, qvec, cfg, inputs)
         r.unknown_files = unknown_files
         return r
 
@@ -856,7 +798,7 @@ class Engine(LearningMixin, SchemaMixin):
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
     def _cypher_projection(self):
         """The Cypher projection (a private FalkorDB child), started on first use."""
-        proj = getattr(self, "_cypher", None)
+        proj = self._cypher
         if proj is None:
             from .graphdb.projection import CypherProjection
 
@@ -864,7 +806,7 @@ class Engine(LearningMixin, SchemaMixin):
         return proj
 
     def _close_cypher(self) -> None:
-        proj = getattr(self, "_cypher", None)
+        proj = getattr(self, "_cypher", None)  # None too when __init__ failed before setting it
         if proj is not None:
             proj.close()
             self._cypher = None
@@ -885,6 +827,47 @@ class Engine(LearningMixin, SchemaMixin):
         from .ask.pipeline import ask
 
         return ask(self, question, mode=mode, llm=llm, limit=limit)
+
+    # ------------------------------------------------------------ the services' public API, kept on the engine
+    # learning loop (learning/api.py: Learning)
+    @property
+    def learning_policy(self):
+        return self.learning.learning_policy
+
+    set_learning_policy = _via("learning", "set_learning_policy")
+    record_source_use = _via("learning", "record_source_use")
+    record_retrieval_failure = _via("learning", "record_retrieval_failure")
+    record_outcome = _via("learning", "record_outcome")
+    trace_stages = _via("learning", "trace_stages")
+    learning_report = _via("learning", "learning_report")
+    node_stats = _via("learning", "node_stats")
+    decay = _via("learning", "decay")
+
+    def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
+        """Decayed, query-conditioned activation per node index (see ``Learning.node_priming``)."""
+        return self.learning.node_priming(qvec, self._alive.shape[0])
+
+    # relation schema (schema/api.py: Schema)
+    schema_atomic = _via("schema", "atomic")
+    relation_schema = _via("schema", "relation_schema")
+    load_schema = _via("schema", "load_schema")
+    set_schema_mode = _via("schema", "set_schema_mode")
+    relate = _via("schema", "relate")
+    relate_many = _via("schema", "relate_many")
+    unrelate = _via("schema", "unrelate")
+    create_entity = _via("schema", "create_entity")
+    get_entity = _via("schema", "get_entity")
+    update_entity = _via("schema", "update_entity")
+    add_aliases = _via("schema", "add_aliases")
+    resolve = _via("schema", "resolve")
+    revise_entry = _via("schema", "revise_entry")
+    entry_history = _via("schema", "entry_history")
+    record_event = _via("schema", "record_event")
+    superseded_mask = _via("schema", "superseded_mask")
+    neighbors = _via("schema", "neighbors")
+    effective_blockers = _via("schema", "effective_blockers")
+    find_paths = _via("schema", "find_paths")
+    evidence_chain = _via("schema", "evidence_chain")
 
 
 def open_engine(

@@ -50,10 +50,7 @@ def evidence_ids(engine, rows: list[dict], hits: list[dict]) -> list[str]:
     for r in rows:
         strings += row_ids(r, None)
     if strings:
-        q = engine.store.conn.execute(
-            f"SELECT id FROM nodes WHERE id IN ({','.join('?' * len(set(strings)))})", list(set(strings))
-        ).fetchall()
-        real = {x for (x,) in q}
+        real = set(engine.store.node_types(set(strings)))
         cands += [s for s in strings if s in real]
     return list(dict.fromkeys(cands))
 

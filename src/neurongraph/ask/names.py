@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..store.base import Store
+
 __all__ = ["Mention", "find_mentions"]
 
 _ID = re.compile(r"\b([a-z][a-z_]*:[^\s,;?!'\"()]+[^\s,;?!'\"().])", re.I)
@@ -28,65 +30,86 @@ class Mention:
     end: int
 
 
-def _lookup(store, ids: list[str]) -> dict[str, str]:
-    if not ids:
-        return {}
-    rows = store.conn.execute(f"SELECT id, type FROM nodes WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
-    return dict(rows)
+class _Found:
+    """Mentions found so far: no two overlap in the question, no node is mentioned twice."""
+
+    def __init__(self) -> None:
+        self.out: list[Mention] = []
+        self.taken: list[tuple[int, int]] = []
+
+    def add(self, node: str, ntype: str, m_start: int, m_end: int, phrase: str) -> None:
+        if any(s < m_end and m_start < e for s, e in self.taken) or any(m.node == node for m in self.out):
+            return
+        self.taken.append((m_start, m_end))
+        self.out.append(Mention(node, ntype, phrase, m_start, m_end))
+
+
+def _ids(store: Store, question: str, found: _Found) -> None:
+    """Node ids written out (``issue:12``, ``file:src/x.py``)."""
+    for m in _ID.finditer(question):
+        hit = store.node_types([m.group(1)])
+        if hit:
+            found.add(m.group(1), hit[m.group(1)], m.start(), m.end(), m.group(0))
+
+
+def _refs(store: Store, question: str, found: _Found) -> None:
+    """``#123``: an issue or a PR; when both exist the first declared type wins."""
+    for m in _HASH.finditer(question):
+        cands = [f"{t}:{m.group(1)}" for t in REF_TYPES]
+        hit = store.node_types(cands)
+        for c in cands:
+            if c in hit:
+                found.add(c, hit[c], m.start(), m.end(), m.group(0))
+                break
+
+
+def _shas(store: Store, question: str, found: _Found) -> None:
+    """A commit sha prefix naming exactly one commit (a number only right after the word "commit")."""
+    for m in _SHA.finditer(question):
+        if m.group(1).isdigit() and not question[: m.start()].rstrip().lower().endswith("commit"):
+            continue
+        rows = store.ids_with_prefix(f"commit:{m.group(1)}", 2)
+        if len(rows) == 1:
+            found.add(rows[0][0], rows[0][1], m.start(), m.end(), m.group(0))
+
+
+def _paths(store: Store, question: str, found: _Found) -> None:
+    """File paths with a ``file:<path>`` node."""
+    for m in _PATH.finditer(question):
+        hit = store.node_types([f"file:{m.group(1)}"])
+        if hit:
+            found.add(f"file:{m.group(1)}", hit[f"file:{m.group(1)}"], m.start(), m.end(), m.group(0))
+
+
+def _quoted(store: Store, question: str, found: _Found) -> None:
+    """A quoted phrase that is exactly one node's title (ASCII case ignored)."""
+    for m in _QUOTED.finditer(question):
+        rows = store.nodes_titled(m.group(1).strip(), 2)
+        if len(rows) == 1:
+            found.add(rows[0][0], rows[0][1], m.start(), m.end(), m.group(0))
+
+
+def _linked(store: Store, linker, question: str, found: _Found) -> None:
+    """Titles, aliases and entity names the query linker finds (linked stores only)."""
+    low = question.lower()
+    pairs = linker.link_query(question)
+    types = store.node_types([n for n, _ in pairs])
+    for node, key in pairs:
+        if node not in types:
+            continue
+        pos = low.find(key.lower())
+        start = pos if pos >= 0 else len(question)
+        found.add(node, types[node], start, start + len(key) if pos >= 0 else start, key)
 
 
 def find_mentions(engine, question: str) -> list[Mention]:
-    store = engine.store
-    out: list[Mention] = []
-    taken: list[tuple[int, int]] = []
-
-    def add(node: str, ntype: str, m_start: int, m_end: int, phrase: str) -> None:
-        if any(s < m_end and m_start < e for s, e in taken) or any(m.node == node for m in out):
-            return
-        taken.append((m_start, m_end))
-        out.append(Mention(node, ntype, phrase, m_start, m_end))
-
-    for m in _ID.finditer(question):
-        hit = _lookup(store, [m.group(1)])
-        if hit:
-            add(m.group(1), hit[m.group(1)], m.start(), m.end(), m.group(0))
-    for m in _HASH.finditer(question):
-        cands = [f"{t}:{m.group(1)}" for t in REF_TYPES]
-        hit = _lookup(store, cands)
-        for c in cands:  # an issue and a PR may share a number: the first declared type wins
-            if c in hit:
-                add(c, hit[c], m.start(), m.end(), m.group(0))
-                break
-    for m in _SHA.finditer(question):
-        if m.group(1).isdigit() and not question[: m.start()].rstrip().lower().endswith("commit"):
-            continue  # a number is a sha only right after the word "commit"
-        rows = store.conn.execute(
-            "SELECT id, type FROM nodes WHERE id >= ? AND id < ? LIMIT 2",
-            (f"commit:{m.group(1)}", f"commit:{m.group(1)}\uffff"),
-        ).fetchall()
-        if len(rows) == 1:
-            add(rows[0][0], rows[0][1], m.start(), m.end(), m.group(0))
-    for m in _PATH.finditer(question):
-        hit = _lookup(store, [f"file:{m.group(1)}"])
-        if hit:
-            add(f"file:{m.group(1)}", hit[f"file:{m.group(1)}"], m.start(), m.end(), m.group(0))
-    for m in _QUOTED.finditer(question):
-        phrase = m.group(1).strip()
-        rows = store.conn.execute(
-            "SELECT id, type FROM nodes WHERE title = ? COLLATE NOCASE LIMIT 2", (phrase,)
-        ).fetchall()
-        if len(rows) == 1:
-            add(rows[0][0], rows[0][1], m.start(), m.end(), m.group(0))
-    linker = engine._query_linker() if hasattr(engine, "_query_linker") else None
+    """Every mention in the question, in order of position; earlier kinds win an overlap."""
+    store: Store = engine.store
+    found = _Found()
+    for step in (_ids, _refs, _shas, _paths, _quoted):
+        step(store, question, found)
+    linker = engine.query_linker.get()
     if linker is not None:
-        low = question.lower()
-        pairs = linker.link_query(question)
-        types = _lookup(store, [n for n, _ in pairs])
-        for node, key in pairs:
-            if node not in types:
-                continue
-            pos = low.find(key.lower())
-            start = pos if pos >= 0 else len(question)
-            add(node, types[node], start, start + len(key) if pos >= 0 else start, key)
-    out.sort(key=lambda m: m.start)
-    return out
+        _linked(store, linker, question, found)
+    found.out.sort(key=lambda m: m.start)
+    return found.out

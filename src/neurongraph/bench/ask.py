@@ -29,10 +29,8 @@ def _norm(s: str) -> str:
 def _support(engine, refs: list[str], answers: list[str]) -> int:
     if not refs or not answers:
         return 0
-    rows = engine.store.conn.execute(
-        f"SELECT title || ' ' || text FROM nodes WHERE id IN ({','.join('?' * len(refs))})", refs
-    ).fetchall()
-    text = _norm(" ".join(r[0] for r in rows))
+    rows = engine.store.nodes_by_idx(engine.store.lookup_idx(refs).values())
+    text = _norm(" ".join(f"{r.title} {r.text}" for r in sorted(rows.values(), key=lambda r: r.id)))
     return int(any(_norm(a) and _norm(a) in text for a in answers))
 
 
@@ -128,14 +126,9 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
     import random
 
     rnd = random.Random(seed)
-    c = store.conn
 
     def edges(rel: str) -> list[tuple[str, str]]:
-        return c.execute(
-            "SELECT a.id, b.id FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes a ON a.idx = e.src"
-            " JOIN nodes b ON b.idx = e.dst WHERE r.name = ?",
-            (rel,),
-        ).fetchall()
+        return store.edge_pairs(rel)
 
     def sha(cid: str) -> str:
         return cid.split(":", 1)[1][:sha_chars]
@@ -196,10 +189,11 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
             }
         )
     touched: dict[str, list] = {}
-    for f, cid, t in c.execute(
-        "SELECT b.id, a.id, json_extract(a.metadata, '$.commit_time') FROM edges e JOIN relations r ON r.id = e.rel_id"
-        " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst WHERE r.name = 'touches'"
-    ):
+    touches = store.edge_pairs("touches")
+    commits = store.nodes_by_idx(store.lookup_idx({cid for cid, _ in touches}).values())
+    commit_time = {r.id: r.metadata.get("commit_time") for r in commits.values() if isinstance(r.metadata, dict)}
+    for cid, f in touches:
+        t = commit_time.get(cid)
         if "/" in f and t is not None:
             touched.setdefault(f, []).append((int(t), cid))
     files = [f for f, v in touched.items() if len(v) >= 2]

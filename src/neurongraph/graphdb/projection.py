@@ -15,6 +15,7 @@ import re
 import time
 from typing import Any
 
+from ..store.base import Store
 from .errors import CypherError, QueryError, QueryTimeout, ReadOnlyViolation
 from .guard import check_read_only
 from .server import FalkorChild, Limits
@@ -113,7 +114,7 @@ def _map_error(exc: Exception) -> CypherError:
 class CypherProjection:
     """One engine's projection: lazily started child, incremental sync, read-only queries."""
 
-    def __init__(self, store, limits: Limits | None = None):
+    def __init__(self, store: Store, limits: Limits | None = None):
         self.store = store
         self.limits = limits or Limits()
         self.child: FalkorChild | None = None
@@ -186,31 +187,16 @@ class CypherProjection:
         return info
 
     def _apply(self, cur: int) -> dict:
-        c = self.store.conn
         if self.seq < 0:
             info = self._rebuild(cur)
         else:
-            n_changed = c.execute(
-                "SELECT (SELECT count(*) FROM nodes WHERE seq > ?) + (SELECT count(*) FROM edges "
-                "WHERE seq > ?) + (SELECT count(*) FROM tombstones WHERE seq > ?)",
-                (self.seq, self.seq, self.seq),
-            ).fetchone()[0]
-            size = len(self._types) + c.execute("SELECT count(*) FROM edges").fetchone()[0]
+            n_changed = self.store.change_count_since(self.seq)
+            size = len(self._types) + self.store.edge_count()
             if n_changed > max(5000, REBUILD_FRACTION * size):
                 info = self._rebuild(cur)
             else:
                 info = self._patch(cur)
         return info
-
-    def _node_rows(self, where: str, args: tuple) -> list[tuple]:
-        return self.store.conn.execute(f"SELECT idx, id, type, title, metadata FROM nodes {where}", args).fetchall()
-
-    def _edge_rows(self, where: str, args: tuple) -> list[tuple]:
-        return self.store.conn.execute(
-            "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
-            f" JOIN relations r ON r.id = e.rel_id {where}",
-            args,
-        ).fetchall()
 
     def _create_nodes(self, rows: list[tuple]) -> None:
         by_type: dict[str, list] = {}
@@ -241,16 +227,15 @@ class CypherProjection:
             pass  # no graph yet
         self._types, self._labels = {}, set()
         self._index("Node")
-        nodes = self._node_rows("WHERE seq <= ?", (cur,))
+        nodes = self.store.node_records(-1, cur)
         self._create_nodes(nodes)
-        edges = self._edge_rows("WHERE e.seq <= ?", (cur,))
+        edges = self.store.edge_records(-1, cur)
         self._create_edges(edges, merge=False)
         self.seq = cur
         return {"mode": "rebuild", "nodes": len(nodes), "edges": len(edges)}
 
     def _patch(self, cur: int) -> dict:
-        c = self.store.conn
-        tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ? AND seq <= ?", (self.seq, cur)).fetchall()
+        tomb = self.store.tombstones_between(self.seq, cur)
         dead_nodes = [k for kind, k in tomb if kind == "node"]
         dead_edges = [k for kind, k in tomb if kind == "edge"]
         if dead_edges:
@@ -259,7 +244,7 @@ class CypherProjection:
             self._w("UNWIND $ids AS i MATCH (n:Node {idx: i}) DETACH DELETE n", {"ids": dead_nodes})
             for i in dead_nodes:
                 self._types.pop(i, None)
-        nodes = self._node_rows("WHERE seq > ? AND seq <= ?", (self.seq, cur))
+        nodes = self.store.node_records(self.seq, cur)
         new, same = [], []
         for row in nodes:
             old = self._types.get(row[0])
@@ -274,7 +259,7 @@ class CypherProjection:
         self._create_nodes(new)
         if same:
             self._batched("UNWIND $rows AS r MATCH (n:Node {idx: r.idx}) SET n = r", same)
-        edges = self._edge_rows("WHERE e.seq > ? AND e.seq <= ?", (self.seq, cur))
+        edges = self.store.edge_records(self.seq, cur)
         self._create_edges(edges, merge=True)
         self.seq = cur
         return {

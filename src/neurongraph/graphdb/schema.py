@@ -7,8 +7,11 @@ prompt (:meth:`GraphSchema.prompt`) and shown by ``ngr schema show``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
+from ..schema.registry import read_schema
+from ..store.base import Store
 from .projection import TIME_KEYS
 
 __all__ = ["GraphSchema", "build_schema"]
@@ -52,16 +55,10 @@ class GraphSchema:
         return "\n".join(lines)
 
 
-def build_schema(store) -> GraphSchema:
-    from ..schema.registry import read_schema
-
-    c = store.conn
-    labels = {t: n for t, n in c.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC")}
+def build_schema(store: Store) -> GraphSchema:
+    labels = store.node_type_counts()
     observed: dict[str, dict] = {}
-    for name, s, d, n in c.execute(
-        "SELECT r.name, a.type, b.type, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id"
-        " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"
-    ):
+    for name, s, d, n in store.relation_type_pairs():
         o = observed.setdefault(name, {"pairs": [], "count": 0})
         o["pairs"].append((s, d))
         o["count"] += n
@@ -77,17 +74,7 @@ def build_schema(store) -> GraphSchema:
             "directed": rt.directed if rt else True,
             "declared": declared,
         }
-    meta_keys = [
-        k
-        for (k,) in c.execute(
-            "SELECT key FROM (SELECT j.key AS key, count(*) AS n FROM nodes, json_each(nodes.metadata) AS j"
-            " WHERE json_valid(nodes.metadata) AND j.type IN ('text','integer','real','true','false','array')"
-            " GROUP BY j.key ORDER BY n DESC LIMIT ?)",
-            (MAX_META_KEYS * 2,),
-        )
-    ]
-    import re
-
+    meta_keys = store.metadata_keys(MAX_META_KEYS * 2)
     ident = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
     props = (
         list(NODE_PROPS) + [k for k in meta_keys if ident.match(k) and k not in NODE_PROPS + ["text"]][:MAX_META_KEYS]

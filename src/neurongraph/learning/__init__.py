@@ -1,12 +1,12 @@
 """The learning loop (seed 001): source-use ledger, bounded Hebbian reinforcement of used paths,
 outcome and failure ledgers, priming and time decay.  See docs/learning.md."""
 
-from .api import LearningMixin
+from .api import Learning
 from .errors import IdempotencyConflict, InvalidStageTransition, NodeNotInTrace, SourceNotUsed
 from .policy import OUTCOMES, STAGES, LearningPolicy, OutcomePolicy
 
 __all__ = [
-    "LearningMixin",
+    "Learning",
     "LearningPolicy",
     "OutcomePolicy",
     "STAGES",

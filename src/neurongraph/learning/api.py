@@ -1,4 +1,5 @@
-"""The learning loop's public API, mixed into :class:`~neurongraph.engine.Engine`.
+"""The learning loop's service, ``Learning``: owned by :class:`~neurongraph.engine.Engine` as ``eng.learning``
+and usable over a bare store (``Learning(store)``: the ledgers need no embedder or index).
 
 Seed 001 constraints, enforced here: retrieval and use are counted apart; only a
 node that *newly* reaches ``used`` (after ``selected`` and ``validated``)
@@ -7,8 +8,8 @@ retrieval failures live in their own ledgers and change no weight by default;
 decay touches activation and plastic weight only, never confidence or factuality.
 
 Every call is one store transaction (ledger rows and weight edits commit
-together); the in-memory graph then follows through ``refresh()`` because every
-edited edge row is stamped with a new change-feed sequence number.
+together); the in-memory graph then follows through ``refresh`` (the engine's
+``refresh``) because every edited edge row is stamped with a new change-feed sequence number.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..graph.arrays import GraphArrays
+from ..store.base import Store
 from .decay import decayed, effective_weight
 from .errors import IdempotencyConflict, InvalidArgument, SourceNotUsed
 from .ledger import EdgeBook, Ledger
@@ -26,22 +30,48 @@ from .policy import OUTCOMES, STAGES, USED, LearningPolicy, OutcomePolicy
 from .reinforce import bounded_increase, diminishing
 from .stages import apply_events, newly_used, normalise_events
 
-__all__ = ["LearningMixin"]
+__all__ = ["Learning"]
 
 MAX_REASON_CHARS = 4000
 _HL_KEYS = ("learning.plastic_half_life_s", "learning.activation_half_life_s")
 
 
-class LearningMixin:
-    """Source-use ledger, outcome and failure ledgers, reinforcement, priming and decay.
+Embed = Callable[[Sequence[str]], np.ndarray]
 
-    Expects ``self.store`` (a SQLiteStore), ``self.refresh()``, ``self.graph`` and
-    ``self._alive`` from the Engine it is mixed into."""
 
-    _learning_policy: LearningPolicy | None = None
-    _priming_cache: tuple | None = None  # (store seq, idx, activation, activation_at)
-    _plastic_cache: tuple | None = None  # (store seq, eid, base, plastic, plastic_at, dormant)
-    _decay_applied: tuple | None = None  # (store seq, now) of the last lazy weight refresh
+def _nothing() -> None:
+    return None
+
+
+class Learning:
+    """Source-use ledger, outcome and failure ledgers, reinforcement, priming and decay over one store.
+
+    Dependencies, all declared here:
+
+    * ``store`` — the ledgers, edges and clock (store/base.py ``Store``);
+    * ``embed`` — text -> vectors through the store's cache (the engine's ``vectors_for``); only
+      query-conditioned priming needs it;
+    * ``graph`` — the in-memory graph lazily decayed weights are pushed into (the engine's CSR arrays);
+      only ``node_priming`` needs it;
+    * ``refresh`` — called after a write so derived state catches up (the engine's ``refresh``).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        embed: Embed | None = None,
+        graph: Callable[[], GraphArrays] | None = None,
+        refresh: Callable[[], object] = _nothing,
+    ):
+        self.store = store
+        self._embed = embed
+        self._graph = graph
+        self._refresh = refresh
+        self._learning_policy: LearningPolicy | None = None
+        self._priming_cache: tuple | None = None  # (store seq, idx, activation, activation_at, use nodes, qmat)
+        self._plastic_cache: tuple | None = None  # (store seq, eid, base, plastic, plastic_at, dormant)
+        self._decay_applied: tuple | None = None  # (store seq, now) of the last lazy weight refresh
 
     # ------------------------------------------------------------ policy and clock
     @property
@@ -65,7 +95,7 @@ class LearningMixin:
             self.store.next_seq()  # every process re-reads effective weights
         self._learning_policy = policy
         self._priming_cache = self._plastic_cache = self._decay_applied = None
-        self.refresh()
+        self._refresh()
 
     def _now(self) -> float:
         return float(self.store.clock())
@@ -124,7 +154,7 @@ class LearningMixin:
                 "created_at": now,
             }
             led.save_receipt(receipt, idempotency_key, payload)
-        self.refresh()
+        self._refresh()
         return receipt
 
     def _credit_paths(
@@ -224,7 +254,7 @@ class LearningMixin:
                     self._make_dormant(book, hits[n], n)
             book.flush(f"oc_{oid}", trace_id)
         if book.log:
-            self.refresh()
+            self._refresh()
         return {
             "outcome_id": oid,
             "trace_id": trace_id,
@@ -325,17 +355,18 @@ class LearningMixin:
             n_nodes = led.decay_activation(now, pol.activation_half_life_s)
             if n_nodes and not n_edges:
                 self.store.next_seq()
-        self.refresh()
+        self._refresh()
         return {"edges": n_edges, "nodes": n_nodes, "at": now}
 
-    def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
+    def node_priming(self, qvec: np.ndarray | None = None, n_nodes: int = 0) -> np.ndarray | None:
         """Decayed activation of recently used nodes (0..1) for ranking; None when nothing is primed.
 
         With ``qvec``, priming is query-conditioned: a used node is primed in proportion to how
         similar this query is to the queries it was used for (Hebbian query↔source association),
         so feedback on one question does not pull its sources into unrelated answers.
         Called once per search, so it is also where lazily decayed plastic weights
-        reach the in-memory graph (a time-only change has no change-feed entry)."""
+        reach the in-memory graph (a time-only change has no change-feed entry).  The result covers at
+        least ``n_nodes`` node indices."""
         seq = self.store.current_seq()
         now = self._now()
         self._apply_weight_decay(seq, now)
@@ -345,12 +376,12 @@ class LearningMixin:
             uses = led.used_queries() if idx.size else []
             use_idx = self.store.lookup_idx({n for n, _ in uses})
             uses = [(use_idx[n], q) for n, q in uses if n in use_idx]
-            qmat = self.vectors_for([q for _, q in uses]) if uses else np.zeros((0, self.embedder.dim), np.float32)
+            qmat = self._query_vectors([q for _, q in uses])
             self._priming_cache = (seq, idx, act, at, np.array([i for i, _ in uses], np.int64), qmat)
         _, idx, act, at, use_nodes, qmat = self._priming_cache
         if idx.size == 0:
             return None
-        out = np.zeros(max(self._alive.shape[0], int(idx.max()) + 1))
+        out = np.zeros(max(n_nodes, int(idx.max()) + 1))
         out[idx] = decayed(act, at, now, self.learning_policy.activation_half_life_s)
         if qvec is not None:
             tau = self.learning_policy.priming_min_query_sim
@@ -360,6 +391,13 @@ class LearningMixin:
                 np.maximum.at(assoc, use_nodes, sims)
             out *= assoc
         return out
+
+    def _query_vectors(self, queries: list[str]) -> np.ndarray:
+        if not queries:
+            return np.zeros((0, 0), np.float32)  # never multiplied: no use, no association
+        if self._embed is None:
+            raise InvalidArgument("query-conditioned priming needs an embedder: build Learning(store, embed=...)")
+        return self._embed(queries)
 
     def _apply_weight_decay(self, seq: int, now: float) -> None:
         if self._plastic_cache is None or self._plastic_cache[0] != seq:
@@ -371,5 +409,7 @@ class LearningMixin:
         last = self._decay_applied
         if last is not None and last[0] == seq and now - last[1] < hl / 1000:
             return  # weights move < 0.07 % between applications: don't churn the graph per search
-        self.graph.set_weights(eid, effective_weight(base, plastic, at, dormant, hl, now))
+        if self._graph is None:
+            return  # no in-memory graph to keep in step (a bare store: readers decay lazily themselves)
+        self._graph().set_weights(eid, effective_weight(base, plastic, at, dormant, hl, now))
         self._decay_applied = (seq, now)

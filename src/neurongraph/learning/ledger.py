@@ -1,20 +1,20 @@
-"""The learning ledgers in SQL: stages, receipts, weight changes, outcomes, failures, node stats.
+"""The learning ledgers: stages, receipts, weight changes, outcomes, failures, node stats.
 
-Every method runs on the store's connection and is meant to be called inside
-``store.transaction()`` by :mod:`.api`, so a ledger entry and the weights it
-changes commit together or not at all.  Parameterised SQL only.
+The rows live in the store (``store.ledgers``, store/base.py ``LedgerTables``); this module keeps the
+arithmetic (decay of activation and plastic weight, counting retrievals) and the per-request working
+copy of edges (``EdgeBook``).  Everything is meant to be called inside ``store.transaction()`` by
+:mod:`.api`, so a ledger entry and the weights it changes commit together or not at all.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import Edge
-from ..store.sqlite import SQLiteStore
+from ..store.base import Store
 from .decay import decayed, effective_weight
 from .errors import UnknownTrace
 
@@ -52,23 +52,20 @@ class EdgeState:
 
 
 class Ledger:
-    def __init__(self, store: SQLiteStore):
-        self.store = store
+    """The learning loop's view of the store's ledgers: the arithmetic (decay, counting) here, the rows in
+    ``store.ledgers`` (store/base.py: ``LedgerTables``).  Call inside ``store.transaction()``."""
 
-    @property
-    def c(self):
-        return self.store.conn
+    def __init__(self, store: Store):
+        self.store = store
+        self.t = store.ledgers
 
     # ------------------------------------------------------------ meta
     def meta_float(self, key: str, default: float) -> float:
-        r = self.c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return float(r[0]) if r else default
+        r = self.store.get_meta(key)
+        return float(r) if r is not None else default
 
     def set_meta(self, key: str, value) -> None:
-        self.c.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, str(value)),
-        )
+        self.store.set_meta(key, str(value))
 
     # ------------------------------------------------------------ traces and stages
     def trace(self, trace_id) -> dict:
@@ -78,122 +75,44 @@ class Ledger:
         return t
 
     def stages(self, trace_id: str) -> dict[str, int]:
-        return dict(self.c.execute("SELECT node_id, stage FROM trace_stages WHERE trace_id = ?", (trace_id,)))
+        return self.t.stages(trace_id)
 
     def set_stages(self, trace_id: str, stages: dict[str, int], now: float) -> None:
-        self.c.executemany(
-            "INSERT INTO trace_stages(trace_id, node_id, stage, updated_at) VALUES (?,?,?,?)"
-            " ON CONFLICT(trace_id, node_id) DO UPDATE SET stage = excluded.stage, updated_at = excluded.updated_at",
-            [(trace_id, n, s, now) for n, s in stages.items()],
-        )
+        self.t.set_stages(trace_id, stages, now)
 
     # ------------------------------------------------------------ receipts
     def receipt_by_key(self, key: str) -> tuple[str, dict] | None:
-        r = self.c.execute(
-            "SELECT payload_hash, receipt FROM source_use_receipts WHERE idempotency_key = ?", (key,)
-        ).fetchone()
-        return None if r is None else (r[0], json.loads(r[1]))
+        return self.t.receipt_by_key(key)
 
     def save_receipt(self, receipt: dict, key: str | None, payload_hash: str) -> None:
-        self.c.execute(
-            "INSERT INTO source_use_receipts(receipt_id, trace_id, idempotency_key, payload_hash, receipt,"
-            " created_at) VALUES (?,?,?,?,?,?)",
-            (
-                receipt["receipt_id"],
-                receipt["trace_id"],
-                key,
-                payload_hash,
-                json.dumps(receipt, ensure_ascii=False),
-                receipt["created_at"],
-            ),
-        )
+        self.t.save_receipt(receipt, key, payload_hash)
 
     def receipts(self, trace_id: str) -> list[dict]:
-        return [
-            json.loads(r[0])
-            for r in self.c.execute(
-                "SELECT receipt FROM source_use_receipts WHERE trace_id = ? ORDER BY created_at, rowid", (trace_id,)
-            )
-        ]
+        return self.t.receipts(trace_id)
 
     # ------------------------------------------------------------ weight changes
     def log_changes(self, rows: list[tuple]) -> list[int]:
         """rows: (receipt_id, trace_id, node_id, eid, kind, old, new, at); returns their ids."""
-        ids = []
-        for r in rows:
-            ids.append(
-                self.c.execute(
-                    "INSERT INTO weight_changes(receipt_id, trace_id, node_id, eid, kind, old_weight, new_weight, at)"
-                    " VALUES (?,?,?,?,?,?,?,?) RETURNING id",
-                    r,
-                ).fetchone()[0]
-            )
-        return ids
+        return self.t.log_weight_changes(rows)
 
     def changes_for(self, trace_id: str, node_id: str | None = None, kinds=None, unreversed=False) -> list[dict]:
-        q = (
-            "SELECT id, receipt_id, node_id, eid, kind, old_weight, new_weight, at, reversed_by"
-            " FROM weight_changes WHERE trace_id = ?"
-        )
-        args: list = [trace_id]
-        if node_id is not None:
-            q += " AND node_id = ?"
-            args.append(node_id)
-        if kinds:
-            q += f" AND kind IN ({','.join('?' * len(kinds))})"
-            args += list(kinds)
-        if unreversed:
-            q += " AND reversed_by IS NULL"
-        keys = ("id", "receipt_id", "node_id", "eid", "kind", "old_weight", "new_weight", "at", "reversed_by")
-        return [dict(zip(keys, r)) for r in self.c.execute(q + " ORDER BY id", args)]
+        return self.t.weight_changes(trace_id, node_id, kinds, unreversed)
 
     def mark_reversed(self, change_ids: list[int], outcome_id: int) -> None:
-        self.c.executemany(
-            "UPDATE weight_changes SET reversed_by = ? WHERE id = ?", [(outcome_id, i) for i in change_ids]
-        )
+        self.t.mark_reversed(change_ids, outcome_id)
 
     # ------------------------------------------------------------ other ledgers
     def add_failure(self, trace_id: str, reason: str, now: float) -> int:
-        return self.c.execute(
-            "INSERT INTO retrieval_failures(trace_id, reason, created_at) VALUES (?,?,?) RETURNING id",
-            (trace_id, reason, now),
-        ).fetchone()[0]
+        return self.t.add_failure(trace_id, reason, now)
 
     def failures(self, trace_id: str) -> list[dict]:
-        return [
-            {"id": r[0], "reason": r[1], "created_at": r[2]}
-            for r in self.c.execute(
-                "SELECT id, reason, created_at FROM retrieval_failures WHERE trace_id = ? ORDER BY id", (trace_id,)
-            )
-        ]
+        return self.t.failures(trace_id)
 
     def add_outcome(self, trace_id, node_ids, outcome, summary, external_ref, policy: dict, now: float) -> int:
-        return self.c.execute(
-            "INSERT INTO outcomes(trace_id, node_ids, outcome, summary, external_ref, policy, created_at)"
-            " VALUES (?,?,?,?,?,?,?) RETURNING id",
-            (
-                trace_id,
-                json.dumps(node_ids, ensure_ascii=False),
-                outcome,
-                summary,
-                external_ref,
-                json.dumps(policy),
-                now,
-            ),
-        ).fetchone()[0]
+        return self.t.add_outcome(trace_id, node_ids, outcome, summary, external_ref, policy, now)
 
     def outcomes(self, trace_id: str) -> list[dict]:
-        keys = ("id", "node_ids", "outcome", "summary", "external_ref", "policy", "created_at")
-        out = []
-        for r in self.c.execute(
-            "SELECT id, node_ids, outcome, summary, external_ref, policy, created_at FROM outcomes"
-            " WHERE trace_id = ? ORDER BY id",
-            (trace_id,),
-        ):
-            d = dict(zip(keys, r))
-            d["node_ids"], d["policy"] = json.loads(d["node_ids"]), json.loads(d["policy"])
-            out.append(d)
-        return out
+        return self.t.outcomes(trace_id)
 
     # ------------------------------------------------------------ node stats
     def count_retrievals(self, batch: int = 500) -> int:
@@ -202,18 +121,12 @@ class Ledger:
         done = int(self.meta_float("learning.retrieval_counted_rowid", 0))
         total = 0
         while True:
-            rows = self.c.execute(
-                "SELECT rowid, hits FROM traces WHERE rowid > ? ORDER BY rowid LIMIT ?", (done, batch)
-            ).fetchall()
+            rows = self.t.traces_after(done, batch)
             if not rows:
                 break
-            counts = Counter(h["id"] for _, hits in rows for h in json.loads(hits))
+            counts = Counter(h["id"] for _, hits in rows for h in hits)
             idx = self.store.lookup_idx(counts)
-            self.c.executemany(
-                "INSERT INTO node_stats(node_idx, retrieved_count) VALUES (?, ?) ON CONFLICT(node_idx)"
-                " DO UPDATE SET retrieved_count = retrieved_count + excluded.retrieved_count",
-                [(i, counts[n]) for n, i in idx.items()],
-            )
+            self.t.add_retrievals({i: counts[n] for n, i in idx.items()})
             done = rows[-1][0]
             total += len(rows)
         if total:
@@ -223,41 +136,19 @@ class Ledger:
     def mark_used(self, idxs: list[int], boost: float, now: float, half_life: float) -> None:
         """used_count += 1 and activation = min(1, decayed activation + boost), as of ``now``."""
         for i in idxs:
-            r = self.c.execute("SELECT activation, activation_at FROM node_stats WHERE node_idx = ?", (i,)).fetchone()
+            r = self.t.node_activation(i)
             act = 0.0 if r is None else float(decayed(r[0], np.nan if r[1] is None else r[1], now, half_life))
-            self.c.execute(
-                "INSERT INTO node_stats(node_idx, used_count, activation, activation_at) VALUES (?, 1, ?, ?)"
-                " ON CONFLICT(node_idx) DO UPDATE SET used_count = used_count + 1,"
-                " activation = excluded.activation, activation_at = excluded.activation_at",
-                (i, min(1.0, act + boost), now),
-            )
+            self.t.mark_used(i, min(1.0, act + boost), now)
 
     def node_stats(self, idxs: list[int] | None = None) -> list[tuple]:
-        cols = "node_idx, retrieved_count, used_count, activation, activation_at"
-        if idxs is None:
-            return self.c.execute(f"SELECT {cols} FROM node_stats").fetchall()
-        out = []
-        for k in range(0, len(idxs), 500):
-            part = idxs[k : k + 500]
-            out += self.c.execute(
-                f"SELECT {cols} FROM node_stats WHERE node_idx IN ({','.join('?' * len(part))})", part
-            ).fetchall()
-        return out
+        return self.t.node_stats(idxs)
 
     def active_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows = self.c.execute(
-            "SELECT node_idx, activation, coalesce(activation_at, 0) FROM node_stats WHERE activation > 0"
-        ).fetchall()
-        a = np.array(rows, np.float64).reshape(-1, 3)
-        return a[:, 0].astype(np.int64), a[:, 1], a[:, 2]
+        return self.t.active_nodes()
 
     def used_queries(self) -> list[tuple[str, str]]:
         """(node id, query text) of every active node's uses: what query-conditioned priming compares to."""
-        return self.c.execute(
-            "SELECT ts.node_id, t.query FROM trace_stages ts JOIN traces t ON t.id = ts.trace_id"
-            " JOIN nodes n ON n.id = ts.node_id JOIN node_stats s ON s.node_idx = n.idx"
-            " WHERE ts.stage = 3 AND s.activation > 0"
-        ).fetchall()
+        return self.t.used_queries()
 
     def decay_activation(self, now: float, half_life: float, floor: float = 1e-6) -> int:
         idx, act, at = self.active_nodes()
@@ -265,45 +156,23 @@ class Ledger:
             return 0
         new = decayed(act, at, now, half_life)
         new[new < floor] = 0.0
-        self.c.executemany(
-            "UPDATE node_stats SET activation = ?, activation_at = ? WHERE node_idx = ?",
-            [(float(v), now if v > 0 else None, int(i)) for i, v in zip(idx, new)],
-        )
+        self.t.set_activations([(int(i), float(v), now if v > 0 else None) for i, v in zip(idx, new)])
         return int(idx.size)
 
     # ------------------------------------------------------------ edges
     def plastic_edges(self) -> tuple[np.ndarray, ...]:
         """(eid, base, plastic, plastic_at, dormant) of every edge with learned state (partial index)."""
-        rows = self.c.execute(
-            "SELECT eid, weight, plastic, plastic_at, dormant FROM edges WHERE plastic != 0 OR dormant != 0"
-        ).fetchall()
-        a = np.array(rows, np.float64).reshape(-1, 5)
-        return a[:, 0].astype(np.int64), a[:, 1], a[:, 2], a[:, 3], a[:, 4]
+        return self.t.plastic_edges()
 
     def edge_id(self, src: str, rel: str, dst: str) -> int | None:
-        r = self.c.execute(
-            "SELECT e.eid FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-            " JOIN relations r ON r.id = e.rel_id WHERE s.id = ? AND r.name = ? AND d.id = ?",
-            (src, rel, dst),
-        ).fetchone()
-        return None if r is None else int(r[0])
+        return self.t.edge_id(src, rel, dst)
 
     def edge_state(self, eid: int) -> EdgeState | None:
-        r = self.c.execute(
-            "SELECT e.eid, s.id, r.name, d.id, e.weight, e.plastic, e.plastic_at, e.dormant, e.reinforce_count"
-            " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN"
-            " relations r ON r.id = e.rel_id"
-            " WHERE e.eid = ?",
-            (eid,),
-        ).fetchone()
+        r = self.t.edge_state(eid)
         return None if r is None else EdgeState(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8])
 
     def write_edges(self, states: list[EdgeState], seq: int, now: float) -> None:
-        self.c.executemany(
-            "UPDATE edges SET plastic = ?, plastic_at = ?, dormant = ?, reinforce_count = ?, updated_at = ?, seq = ?"
-            " WHERE eid = ?",
-            [(s.plastic, s.plastic_at, int(s.dormant), s.count, now, seq, s.eid) for s in states],
-        )
+        self.t.write_learned([(s.eid, s.plastic, s.plastic_at, s.dormant, s.count) for s in states], seq, now)
 
     def decay_edges(self, now: float, half_life: float, seq_fn, floor: float = 1e-9) -> int:
         """Materialise lazy decay: plastic := plastic · factor, plastic_at := now (same value a reader saw)."""
@@ -314,10 +183,7 @@ class Ledger:
         new = decayed(plastic[live], at[live], now, half_life)
         new[np.abs(new) < floor] = 0.0
         seq = seq_fn()
-        self.c.executemany(
-            "UPDATE edges SET plastic = ?, plastic_at = ?, seq = ? WHERE eid = ?",
-            [(float(v), now if v != 0 else None, seq, int(e)) for e, v in zip(eid[live], new)],
-        )
+        self.t.set_plastic([(int(e), float(v), now if v != 0 else None) for e, v in zip(eid[live], new)], seq)
         return int(live.sum())
 
     def create_edges(self, triples: list[tuple[str, str, str]]) -> None:

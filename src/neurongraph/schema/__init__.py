@@ -5,10 +5,10 @@
 * :mod:`.validator` — the store hook that enforces both inside write transactions
 * :mod:`.entities` — entity state + revisions, aliases, entry revision chains
 * :mod:`.queries` — neighbours, effective blockers, k-hop paths, evidence chains
-* :mod:`.api` — :class:`SchemaMixin`, the Engine's public methods for all of the above
+* :mod:`.api` — :class:`Schema`, the service (``eng.schema``) for all of the above
 """
 
-from .api import SchemaMixin
+from .api import Schema, StoreGraph
 from .errors import (
     AliasConflict,
     EntityExists,
@@ -26,7 +26,8 @@ from .queries import Hop
 from .registry import RelationSchema, RelationType
 
 __all__ = [
-    "SchemaMixin",
+    "Schema",
+    "StoreGraph",
     "RelationSchema",
     "RelationType",
     "Invariant",

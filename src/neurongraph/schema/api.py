@@ -1,61 +1,105 @@
-"""The schema API, mixed into :class:`~neurongraph.engine.Engine` (``SchemaMixin``).
+"""The relation schema's service, ``Schema``: owned by :class:`~neurongraph.engine.Engine` as ``eng.schema``
+and usable over a bare store (``Schema(store)``, what ``ngr schema`` does: no embedder, no engine).
 
-Expects ``self.store`` (a SQLiteStore), ``self.refresh()``, ``self.graph`` and
-``self.vectors_for()`` from the Engine.  Every write method is one store
-transaction with invariant checks deferred to its end, so a rejected write leaves
-nothing behind; the in-memory indexes then follow through ``refresh()`` (skipped
-inside :meth:`schema_atomic`, which refreshes once when the outermost block commits).
+Every write method is one store transaction with invariant checks deferred to its end, so a rejected
+write leaves nothing behind; the owner's derived state then follows through ``refresh`` (skipped
+inside :meth:`Schema.atomic`, which calls it once when the outermost block commits).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..graph.arrays import GraphArrays
 from ..model import Edge, Node
+from ..store.base import Store
 from . import entities as ent
 from .queries import Hop, effective_blockers, find_paths, hops_from, neighbors, paths_to_dicts
 from .registry import RelationSchema, read_schema, save_schema
-from .validator import Validator, attach
+from .validator import attach
 
-__all__ = ["SchemaMixin"]
+__all__ = ["Schema", "StoreGraph"]
 
 
-class SchemaMixin:
+class StoreGraph:
+    """The CSR graph of a bare store, rebuilt from its change feed when the store moved on: what
+    :class:`Schema` walks for path queries when no engine (with its own live graph) owns it."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._graph = GraphArrays(0)
+        self._seq = -1
+
+    def __call__(self) -> GraphArrays:
+        seq = self.store.current_seq()
+        if seq != self._seq:
+            ch = self.store.changes_since(0)
+            n = max((r[0] for r in ch.nodes), default=-1) + 1
+            e = ch.edges
+            self._graph = GraphArrays.from_edges(n, e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid)
+            self._seq = seq
+        return self._graph
+
+
+def _nothing() -> None:
+    return None
+
+
+class Schema:
     """Relation schema (strict/permissive, invariants), entities, aliases, entry revisions, events,
-    and relation queries in both directions."""
+    and relation queries in both directions, over one store.
 
-    _superseded_cache: tuple | None = None  # (store seq, bool mask)
+    Dependencies, all declared here:
+
+    * ``store`` — the source of truth; the schema's write-time validator is attached to it here;
+    * ``graph`` — the CSR graph path queries walk (default: :class:`StoreGraph`, built from the store);
+    * ``embed`` — text -> vectors through the store's cache, so new nodes are embedded before their
+      transaction (default: none; an engine opening the store later embeds them);
+    * ``refresh`` — brings the owner's derived state up to date with the store (the engine's ``refresh``):
+      called after a write and before a path query walks ``graph``.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        graph: Callable[[], GraphArrays] | None = None,
+        embed: Callable[[Sequence[str]], object] | None = None,
+        refresh: Callable[[], object] = _nothing,
+    ):
+        self.store = store
+        self._graph = graph if graph is not None else StoreGraph(store)
+        self._embed = embed
+        self._refresh = refresh
+        self._superseded_cache: tuple | None = None  # (store seq, superseded node indices)
+        self.validator = attach(store)  # a loaded relation schema is enforced on every write
 
     # ------------------------------------------------------------ plumbing
-    def _attach_schema_validator(self) -> Validator:
-        """Attach the write-time validator to the store (idempotent; Engine.__init__ should call it)."""
-        return attach(self.store)
-
     @contextmanager
-    def schema_atomic(self) -> Iterator[None]:
+    def atomic(self) -> Iterator[None]:
         """One transaction for several schema writes; invariants are checked once, at its end.
 
         Use the schema write methods inside (``relate``, ``unrelate``, ``update_entity``, ...);
-        the engine's indexes refresh when the outermost block commits.
+        the owner's derived state catches up when the outermost block commits.
         """
-        v = self._attach_schema_validator()
+        v = attach(self.store)
         with self.store.transaction():
             with v.deferred():
                 yield
         if not self.store.in_transaction:
-            self.refresh()
+            self._refresh()
 
     def _after_write(self) -> None:
         if not self.store.in_transaction:
-            self.refresh()
+            self._refresh()
 
     def _schema(self) -> RelationSchema:
-        return self._attach_schema_validator().compiled().schema
+        return attach(self.store).compiled().schema
 
     # ------------------------------------------------------------ the schema
     def relation_schema(self) -> RelationSchema:
@@ -80,7 +124,7 @@ class SchemaMixin:
             )
         if mode is not None:
             schema = RelationSchema(schema.relations, schema.invariants, mode, schema.entry_types)
-        v = self._attach_schema_validator()
+        v = attach(self.store)
         try:
             with self.store.transaction():
                 gen = save_schema(self.store, schema)
@@ -106,7 +150,7 @@ class SchemaMixin:
 
     # ------------------------------------------------------------ typed edges
     def _typed_edges(self, edges: Iterable) -> list[Edge]:
-        schema, c = self._schema(), self.store.conn
+        schema = self._schema()
         out = []
         for e in edges:
             if isinstance(e, Edge):
@@ -123,7 +167,7 @@ class SchemaMixin:
                 if k not in d:
                     raise InvalidArgument(f"edge is missing {k!r}")
             stored, flipped = schema.resolve(d["rel"])
-            src, dst = ent.resolve(c, d["src"]), ent.resolve(c, d["dst"])
+            src, dst = ent.resolve(self.store, d["src"]), ent.resolve(self.store, d["dst"])
             d["src"], d["rel"], d["dst"] = (dst, stored, src) if flipped else (src, stored, dst)
             if d.get("weight") is None:
                 rt = schema.get(stored)
@@ -138,26 +182,27 @@ class SchemaMixin:
 
     def relate_many(self, edges: Iterable) -> dict:
         edges = self._typed_edges(edges)
-        with self.schema_atomic():
+        with self.atomic():
             self.store.upsert_edges(edges)
         return {"edges": len(edges), "stored": [[e.src, e.rel, e.dst] for e in edges]}
 
     def unrelate(self, src: str, rel: str, dst: str) -> int:
         """Remove one edge (inverse names and aliases accepted); returns 1 if it existed."""
-        schema, c = self._schema(), self.store.conn
+        schema = self._schema()
         stored, flipped = schema.resolve(rel)
-        s, d = ent.resolve(c, src), ent.resolve(c, dst)
+        s, d = ent.resolve(self.store, src), ent.resolve(self.store, dst)
         if flipped:
             s, d = d, s
         rt = schema.get(stored)
         triples = [(s, stored, d)] + ([(d, stored, s)] if rt is not None and not rt.directed else [])
-        with self.schema_atomic():
+        with self.atomic():
             n = self.store.delete_edges(triples)
         return n
 
     # ------------------------------------------------------------ entities
     def _new_nodes(self, nodes: list[Node]) -> None:
-        self.vectors_for([n.body for n in nodes])  # embedded (and cached) before the transaction
+        if self._embed is not None:
+            self._embed([n.body for n in nodes])  # embedded (and cached) before the transaction
         self.store.upsert_nodes(nodes)
 
     def create_entity(
@@ -172,17 +217,16 @@ class SchemaMixin:
     ) -> dict:
         """Create a mutable entity (a node + state at revision 1 + aliases), atomically."""
         node = Node(id, type, title, text, metadata or {})
-        with self.schema_atomic():
+        with self.atomic():
             if self.store.get_node(id) is None:
                 self._new_nodes([node])
-            ent.create_entity_state(self.store.conn, id, state or {})
-            ent.add_aliases(self.store.conn, id, list(aliases))
+            ent.create_entity_state(self.store, id, state or {})
+            ent.add_aliases(self.store, id, list(aliases))
         return self.get_entity(id)
 
     def get_entity(self, id: str) -> dict:
         """``{id, type, title, state, revision, updated_at, aliases}``; ``id`` may be an alias."""
-        c = self.store.conn
-        return ent.get_entity(c, ent.resolve(c, id))
+        return ent.get_entity(self.store, ent.resolve(self.store, id))
 
     def update_entity(
         self, id: str, *, expected_revision: int, state: dict | None = None, patch: dict | None = None
@@ -190,22 +234,21 @@ class SchemaMixin:
         """Compare-and-set the entity's state: rejected with ``stale_revision`` unless
         ``expected_revision`` is current, and with ``invariant_violation`` if the new state
         breaks an invariant (nothing changes either way)."""
-        with self.schema_atomic():
-            c = self.store.conn
-            nid = ent.resolve(c, id)
-            idx, _, _ = ent.update_entity_state(c, nid, expected_revision, state, patch)
-            self._attach_schema_validator()._invariants(c, [idx])
+        with self.atomic():
+            nid = ent.resolve(self.store, id)
+            idx, _, _ = ent.update_entity_state(self.store, nid, expected_revision, state, patch)
+            attach(self.store)._invariants([idx])
         return self.get_entity(nid)
 
     def add_aliases(self, id: str, aliases: Iterable[str]) -> list[str]:
         if isinstance(aliases, str):
             aliases = [aliases]
-        with self.schema_atomic():
-            return ent.add_aliases(self.store.conn, id, list(aliases))
+        with self.atomic():
+            return ent.add_aliases(self.store, id, list(aliases))
 
     def resolve(self, name: str) -> str:
         """The node id a node id or alias names (raises ``unknown_node``)."""
-        return ent.resolve(self.store.conn, name)
+        return ent.resolve(self.store, name)
 
     # ------------------------------------------------------------ entries and events
     def revise_entry(
@@ -223,10 +266,10 @@ class SchemaMixin:
         superseded, so normal retrieval leaves it out.  Only the latest revision can be
         revised.  ``new_id`` defaults to ``<first id>@r<n>``.
         """
-        c = self.store.conn
-        ent.check_revisable(c, id)
+        ent.check_revisable(self.store, id)
         old = self.store.get_node(id)
-        chain = ent.revision_chain(c, id)
+        assert old is not None  # check_revisable raised unknown_node otherwise
+        chain = ent.revision_chain(self.store, id)
         new_id = new_id or f"{chain[0]}@r{len(chain) + 1}"
         if self.store.get_node(new_id) is not None:
             raise InvalidArgument(f"node {new_id!r} already exists; pass another new_id")
@@ -238,15 +281,14 @@ class SchemaMixin:
             old.metadata if metadata is None else metadata,
             old.confidence,
         )
-        with self.schema_atomic():
+        with self.atomic():
             self._new_nodes([node])
             self.store.upsert_edges([Edge(new_id, "supersedes", id)])
         return {"id": new_id, "supersedes": id, "revision": len(chain) + 1}
 
     def entry_history(self, id: str) -> list[dict]:
         """All revisions of the entry, oldest first, each with ``superseded_by`` (None = current)."""
-        c = self.store.conn
-        chain = ent.revision_chain(c, ent.resolve(c, id))
+        chain = ent.revision_chain(self.store, ent.resolve(self.store, id))
         return [
             {"id": x, "revision": k + 1, "superseded_by": chain[k + 1] if k + 1 < len(chain) else None}
             for k, x in enumerate(chain)
@@ -263,26 +305,24 @@ class SchemaMixin:
     ) -> dict:
         """An event node (ingest run, session) linked ``event -source_of-> product``, atomically."""
         produced = list(produced)
-        with self.schema_atomic():
+        with self.atomic():
             if self.store.get_node(id) is None:
                 self._new_nodes([Node(id, type, title, text, metadata or {})])
-            c = self.store.conn
-            self.store.upsert_edges([Edge(id, "source_of", ent.resolve(c, p)) for p in produced])
+            self.store.upsert_edges([Edge(id, "source_of", ent.resolve(self.store, p)) for p in produced])
         return {"id": id, "produced": produced}
 
     def superseded_mask(self, n: int | None = None) -> np.ndarray:
         """Bool per node index: True for superseded entry revisions (for retrieval to leave out).
 
-        ``n`` sizes the mask (e.g. ``len(self._alive)``); by default it covers the graph's
+        ``n`` sizes the mask (e.g. the engine's node count); by default it covers the graph's
         node range.  Cached until the store's sequence number moves (every write takes one).
         """
         seq = self.store.current_seq()
         if self._superseded_cache is None or self._superseded_cache[0] != seq:
-            idx = np.fromiter((r[0] for r in self.store.conn.execute("SELECT node_idx FROM superseded")), np.int64)
-            self._superseded_cache = (seq, idx)
+            self._superseded_cache = (seq, self.store.schema_tables.superseded_nodes())
         idx = self._superseded_cache[1]
         if n is None:
-            n = max(int(idx.max()) + 1 if idx.size else 0, getattr(self.graph, "n_nodes", 0))
+            n = max(int(idx.max()) + 1 if idx.size else 0, self._graph().n_nodes)
         mask = np.zeros(n, bool)
         mask[idx[idx < n]] = True
         return mask
@@ -324,15 +364,15 @@ class SchemaMixin:
         per-hop pattern instead of ``k`` identical hops.  With ``end``: paths reaching it
         within the hops.  Returns ``{"paths": [{nodes, edges}], "count", "truncated"}``.
         """
-        c = self.store.conn
+        st = self.store
         hop_list = hops_from(k, rels, direction, hops)
-        if not self.store.in_transaction:
-            self.refresh()
-        s = ent.node_idx(c, ent.resolve(c, start))
-        e = ent.node_idx(c, ent.resolve(c, end)) if end is not None else None
-        rel_ids = {n: i for i, n in self.store.relation_names().items()}
+        if not st.in_transaction:
+            self._refresh()
+        s = ent.node_idx(st, ent.resolve(st, start))
+        e = ent.node_idx(st, ent.resolve(st, end)) if end is not None else None
+        rel_ids = {n: i for i, n in st.relation_names().items()}
         res = find_paths(
-            self.graph,
+            self._graph(),
             self._schema(),
             rel_ids,
             s,
@@ -343,7 +383,7 @@ class SchemaMixin:
         )
         total = sum(len(b[0]) for b in res["found"])
         return {
-            "paths": paths_to_dicts(c, res["found"], {i: n for n, i in rel_ids.items()}, limit),
+            "paths": paths_to_dicts(st, res["found"], {i: n for n, i in rel_ids.items()}, limit),
             "count": total,
             "truncated": res["truncated"],
         }

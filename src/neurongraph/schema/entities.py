@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from ..errors import InvalidArgument, UnknownNode
 from ..model import check_json_object
+from ..store.base import Store
 from .errors import AliasConflict, EntityExists, NotAnEntity, StaleRevision, SupersededEntry
 
 __all__ = [
@@ -46,48 +47,45 @@ def normalise_alias(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold().strip()
 
 
-def node_idx(c, node_id: str) -> int:
-    r = c.execute("SELECT idx FROM nodes WHERE id = ?", (node_id,)).fetchone()
-    if r is None:
+def node_idx(store: Store, node_id: str) -> int:
+    idx = store.lookup_idx([node_id]).get(node_id)
+    if idx is None:
         raise UnknownNode(f"no node with id {node_id!r}", node_id=node_id)
-    return int(r[0])
+    return int(idx)
 
 
-def resolve(c, name: str) -> str:
+def resolve(store: Store, name: str) -> str:
     """The node id ``name`` refers to: an exact node id first, else an alias."""
     if not isinstance(name, str) or not name:
         raise InvalidArgument(f"a node id or alias must be a non-empty string, got {name!r}")
-    if c.execute("SELECT 1 FROM nodes WHERE id = ?", (name,)).fetchone():
+    if store.lookup_idx([name]):
         return name
-    r = c.execute(
-        "SELECT n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = ?", (normalise_alias(name),)
-    ).fetchone()
+    r = store.schema_tables.alias_target(normalise_alias(name))
     if r is None:
         raise UnknownNode(f"no node with id or alias {name!r}", node_id=name)
-    return r[0]
+    return r[1]
 
 
-def add_aliases(c, node_id: str, names: Iterable[str]) -> list[str]:
+def add_aliases(store: Store, node_id: str, names: Iterable[str]) -> list[str]:
     """Register aliases of a node; an alias already naming another node is a conflict."""
-    idx = node_idx(c, node_id)
+    idx = node_idx(store, node_id)
+    t = store.schema_tables
     added = []
     for name in names:
         key = normalise_alias(name)
-        r = c.execute(
-            "SELECT a.node_idx, n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = ?", (key,)
-        ).fetchone()
+        r = t.alias_target(key)
         if r is not None and r[0] != idx:
             raise AliasConflict(f"alias {name!r} already names {r[1]!r}", alias=name, node_id=r[1])
-        other = c.execute("SELECT id FROM nodes WHERE id = ? AND idx != ?", (name, idx)).fetchone()
-        if other is not None:
+        other = store.lookup_idx([name]).get(name)
+        if other is not None and other != idx:
             raise AliasConflict(f"alias {name!r} is the id of another node", alias=name, node_id=name)
-        c.execute("INSERT OR IGNORE INTO aliases(alias, node_idx) VALUES (?, ?)", (key, idx))
+        t.add_alias(key, idx)
         added.append(key)
     return added
 
 
-def aliases_of(c, idx: int) -> list[str]:
-    return [r[0] for r in c.execute("SELECT alias FROM aliases WHERE node_idx = ? ORDER BY alias", (idx,))]
+def aliases_of(store: Store, idx: int) -> list[str]:
+    return store.schema_tables.aliases_of(idx)
 
 
 def _check_state(state) -> dict:
@@ -96,23 +94,19 @@ def _check_state(state) -> dict:
     return check_json_object(state, "entity state")
 
 
-def create_entity_state(c, node_id: str, state: dict) -> int:
-    idx = node_idx(c, node_id)
-    if c.execute("SELECT 1 FROM entity_state WHERE node_idx = ?", (idx,)).fetchone():
+def create_entity_state(store: Store, node_id: str, state: dict) -> int:
+    idx = node_idx(store, node_id)
+    row = store.schema_tables.entity_row(node_id)
+    exists = row is not None and row[4] is not None
+    if exists or not store.schema_tables.insert_entity_state(
+        idx, json.dumps(_check_state(state), ensure_ascii=False), time.time()
+    ):
         raise EntityExists(f"{node_id!r} is already an entity; update it with update_entity()", node_id=node_id)
-    c.execute(
-        "INSERT INTO entity_state(node_idx, state, revision, updated_at) VALUES (?, ?, 1, ?)",
-        (idx, json.dumps(_check_state(state), ensure_ascii=False), time.time()),
-    )
     return idx
 
 
-def get_entity(c, node_id: str) -> dict:
-    r = c.execute(
-        "SELECT n.idx, n.id, n.type, n.title, es.state, es.revision, es.updated_at FROM nodes n"
-        " LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.id = ?",
-        (node_id,),
-    ).fetchone()
+def get_entity(store: Store, node_id: str) -> dict:
+    r = store.schema_tables.entity_row(node_id)
     if r is None:
         raise UnknownNode(f"no node with id {node_id!r}", node_id=node_id)
     if r[4] is None:
@@ -124,12 +118,12 @@ def get_entity(c, node_id: str) -> dict:
         "state": json.loads(r[4]),
         "revision": r[5],
         "updated_at": r[6],
-        "aliases": aliases_of(c, r[0]),
+        "aliases": aliases_of(store, r[0]),
     }
 
 
 def update_entity_state(
-    c, node_id: str, expected_revision: int, state: dict | None, patch: dict | None
+    store: Store, node_id: str, expected_revision: int, state: dict | None, patch: dict | None
 ) -> tuple[int, dict, int]:
     """Compare-and-set: replace (``state``) or merge (``patch``; a None value deletes a key).
 
@@ -140,7 +134,7 @@ def update_entity_state(
         raise InvalidArgument("give exactly one of state= (replace) and patch= (merge)")
     if isinstance(expected_revision, bool) or not isinstance(expected_revision, int):
         raise InvalidArgument(f"expected_revision must be an integer, got {expected_revision!r}")
-    cur = get_entity(c, node_id)
+    cur = get_entity(store, node_id)
     if cur["revision"] != expected_revision:
         raise StaleRevision(
             f"entity {node_id!r} is at revision {cur['revision']}, not {expected_revision}; "
@@ -158,46 +152,35 @@ def update_entity_state(
                 new[k] = v
     else:
         new = _check_state(state)
-    idx = node_idx(c, node_id)
-    done = c.execute(
-        "UPDATE entity_state SET state = ?, revision = revision + 1, updated_at = ?"
-        " WHERE node_idx = ? AND revision = ?",
-        (json.dumps(new, ensure_ascii=False), time.time(), idx, expected_revision),
-    ).rowcount
-    if done != 1:  # unreachable inside one write transaction; kept as the guard the contract relies on
+    idx = node_idx(store, node_id)
+    done = store.schema_tables.update_entity_state(
+        idx, json.dumps(new, ensure_ascii=False), time.time(), expected_revision
+    )
+    if not done:  # unreachable inside one write transaction; kept as the guard the contract relies on
         raise StaleRevision(f"entity {node_id!r} changed concurrently", node_id=node_id)
     return idx, new, expected_revision + 1
 
 
-def superseded_by(c, node_id: str) -> str | None:
-    r = c.execute(
-        "SELECT b.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
-        " WHERE n.id = ?",
-        (node_id,),
-    ).fetchone()
-    return None if r is None else r[0]
+def superseded_by(store: Store, node_id: str) -> str | None:
+    return store.schema_tables.superseded_by(node_id)
 
 
-def revision_chain(c, node_id: str) -> list[str]:
+def revision_chain(store: Store, node_id: str) -> list[str]:
     """Every revision of the entry ``node_id`` belongs to, oldest first (follows ``supersedes`` both ways)."""
-    node_idx(c, node_id)
+    node_idx(store, node_id)
     older: list[str] = []
     cur, seen = node_id, {node_id}
     while len(seen) < MAX_CHAIN:  # walk back: cur -supersedes-> prev
-        r = c.execute(
-            "SELECT n.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
-            " WHERE b.id = ? ORDER BY s.at LIMIT 1",
-            (cur,),
-        ).fetchone()
-        if r is None or r[0] in seen:
+        prev = store.schema_tables.supersedes(cur)
+        if prev is None or prev in seen:
             break
-        older.append(r[0])
-        seen.add(r[0])
-        cur = r[0]
+        older.append(prev)
+        seen.add(prev)
+        cur = prev
     newer: list[str] = []
     cur = node_id
     while len(seen) < MAX_CHAIN:
-        nxt = superseded_by(c, cur)
+        nxt = superseded_by(store, cur)
         if nxt is None or nxt in seen:
             break
         newer.append(nxt)
@@ -206,11 +189,11 @@ def revision_chain(c, node_id: str) -> list[str]:
     return older[::-1] + [node_id] + newer
 
 
-def check_revisable(c, node_id: str) -> None:
-    node_idx(c, node_id)
-    newer = superseded_by(c, node_id)
+def check_revisable(store: Store, node_id: str) -> None:
+    node_idx(store, node_id)
+    newer = superseded_by(store, node_id)
     if newer is not None:
-        chain = revision_chain(c, node_id)
+        chain = revision_chain(store, node_id)
         raise SupersededEntry(
             f"entry {node_id!r} was superseded by {newer!r}; revise the latest revision {chain[-1]!r} instead",
             node_id=node_id,

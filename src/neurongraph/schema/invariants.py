@@ -30,13 +30,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..store.base import Store
 from .errors import InvalidSchema
 
 __all__ = ["Invariant", "parse_invariant", "Violation", "check_invariants"]
 
 KINDS = ("edge_requires_state", "state_requires_edges")
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
-_CHUNK = 500
 _KEYS = {
     "edge_requires_state": {"name", "kind", "rel", "node", "node_type", "field", "in", "not_in", "description"},
     "state_requires_edges": {
@@ -174,43 +174,16 @@ def _state_of(raw: str, field: str) -> Any:
     return cur
 
 
-def _nodes(c, idxs: list[int]) -> list[tuple[int, str, str, str]]:
-    out = []
-    for i in range(0, len(idxs), _CHUNK):
-        part = idxs[i : i + _CHUNK]
-        out += c.execute(
-            "SELECT n.idx, n.id, n.type, COALESCE(es.state, n.metadata) FROM nodes n"
-            f" LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.idx IN ({','.join('?' * len(part))})",
-            part,
-        ).fetchall()
-    return out
-
-
-def _edge_counts(c, idxs: list[int], rel_id: int, side: str) -> dict[int, int]:
-    """Number of ``rel_id`` edges per node on ``side`` ('src' = outgoing); uses the src and dst indexes."""
-    col = "src" if side == "src" else "dst"
-    out: dict[int, int] = {}
-    for i in range(0, len(idxs), _CHUNK):
-        part = idxs[i : i + _CHUNK]
-        out.update(
-            c.execute(
-                f"SELECT {col}, count(*) FROM edges WHERE {col} IN ({','.join('?' * len(part))})"
-                f" AND rel_id = ? GROUP BY {col}",
-                [*part, rel_id],
-            ).fetchall()
-        )
-    return out
-
-
 def check_invariants(
-    c, invariants: Iterable[Invariant], rel_ids: dict[str, int], touched: Iterable[int], limit: int = 20
+    store: Store, invariants: Iterable[Invariant], rel_ids: dict[str, int], touched: Iterable[int], limit: int = 20
 ) -> list[Violation]:
     """Evaluate every invariant on the ``touched`` node indices, in the current transaction."""
     invariants = list(invariants)
     idxs = sorted(set(int(i) for i in touched))
     if not invariants or not idxs:
         return []
-    rows = _nodes(c, idxs)
+    tables = store.schema_tables
+    rows = tables.node_states(idxs)
     out: list[Violation] = []
     for inv in invariants:
         rel_id = rel_ids.get(inv.rel)
@@ -220,7 +193,7 @@ def check_invariants(
         if inv.kind == "edge_requires_state":
             if rel_id is None:
                 continue  # no such edge exists anywhere yet
-            counts = _edge_counts(c, [r[0] for r in cand], rel_id, inv.node)
+            counts = tables.edge_counts([r[0] for r in cand], rel_id, inv.node)
             for idx, nid, _, raw in cand:
                 if not counts.get(idx):
                     continue
@@ -240,7 +213,7 @@ def check_invariants(
             if not hit:
                 continue
             counts = (
-                _edge_counts(c, [r[0] for r in hit], rel_id, "src" if inv.direction == "out" else "dst")
+                tables.edge_counts([r[0] for r in hit], rel_id, "src" if inv.direction == "out" else "dst")
                 if rel_id is not None
                 else {}
             )

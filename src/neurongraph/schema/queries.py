@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..store.base import Store
 from .entities import node_idx, resolve
 from .registry import RelationSchema
 
@@ -28,7 +29,6 @@ __all__ = ["Hop", "neighbors", "effective_blockers", "find_paths", "hops_from"]
 
 DIRECTIONS = ("out", "in", "both")
 _FLIP = {"out": "in", "in": "out", "both": "both"}
-_CHUNK = 500
 
 
 def _check_direction(direction: str) -> str:
@@ -66,7 +66,7 @@ def plan(schema: RelationSchema, rels: list[str] | None, direction: str) -> dict
 
 # ------------------------------------------------------------------ one hop, from the store
 def neighbors(
-    store,
+    store: Store,
     schema: RelationSchema,
     node: str,
     rels=None,
@@ -85,31 +85,19 @@ def neighbors(
     rels = _rel_list(rels)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise InvalidArgument(f"limit must be a positive integer, got {limit!r}")
-    c = store.conn
-    node = resolve(c, node)
-    idx = node_idx(c, node)
-    ids = dict(c.execute("SELECT name, id FROM relations"))
+    node = resolve(store, node)
+    idx = node_idx(store, node)
+    ids = {name: i for i, name in store.relation_names().items()}
     results: list[dict] = []
     for walk, pairs in plan(schema, rels, direction).items():
-        here, there = ("src", "dst") if walk == "out" else ("dst", "src")
-        sql = (
-            f"SELECT r.name, o.id, o.type, e.weight, e.plastic, e.factuality, e.polarity, e.meta, e.eid"
-            f" FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes o ON o.idx = e.{there}"
-            f" WHERE e.{here} = ?"
-        )
-        params: list = [idx]
         asked_by = {}
         if pairs[0][0] != "*":
             known = [(ids[s], a) for s, a in pairs if s in ids]
             if not known:
                 continue
             asked_by = {rid: a for rid, a in known}
-            sql += f" AND e.rel_id IN ({','.join('?' * len(asked_by))})"
-            params += list(asked_by)
-        if not include_superseded:
-            sql += f" AND NOT EXISTS (SELECT 1 FROM superseded s WHERE s.node_idx = e.{there})"
-        sql += " ORDER BY e.eid"
-        for rel, other, otype, w, plastic, fact, pol, meta, eid in c.execute(sql, params):
+        rows = store.schema_tables.neighbor_rows(idx, walk, list(asked_by) if asked_by else None, include_superseded)
+        for rel, other, otype, w, plastic, fact, pol, meta, eid in rows:
             src, dst = (node, other) if walk == "out" else (other, node)
             asked = asked_by.get(ids.get(rel), rel) if asked_by else rel
             results.append(
@@ -132,7 +120,7 @@ def neighbors(
 
 
 def effective_blockers(
-    store,
+    store: Store,
     schema: RelationSchema,
     task: str,
     blocked_by: str = "blocked_by",
@@ -145,8 +133,7 @@ def effective_blockers(
     Each result: ``id``, ``type``, ``via`` (task, the blocker named, ..., the effective one)
     and ``resolved`` (True when reached through ``resolves_to``).
     """
-    c = store.conn
-    task = resolve(c, task)
+    task = resolve(store, task)
     direct = [r["node"] for r in neighbors(store, schema, task, blocked_by, "out")]
     out: dict[str, dict] = {}
     for b in direct:
@@ -163,16 +150,8 @@ def effective_blockers(
                 continue
             for n in reversed(nxt):
                 stack.append((n, via + [n]))
-    types = _types(c, list(out))
+    types = store.node_types(list(out))
     return [{**v, "type": types.get(k)} for k, v in out.items()]
-
-
-def _types(c, ids: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for i in range(0, len(ids), _CHUNK):
-        part = ids[i : i + _CHUNK]
-        out.update(c.execute(f"SELECT id, type FROM nodes WHERE id IN ({','.join('?' * len(part))})", part).fetchall())
-    return out
 
 
 # ------------------------------------------------------------------ k hops, over CSR arrays
@@ -289,16 +268,13 @@ def find_paths(
     return {"found": found, "truncated": truncated}
 
 
-def paths_to_dicts(c, found: list[tuple], rel_names: dict[int, str], limit: int | None = None) -> list[dict]:
+def paths_to_dicts(store: Store, found: list[tuple], rel_names: dict[int, str], limit: int | None = None) -> list[dict]:
     """Readable paths: node ids and per-hop ``{src, rel, dst, direction}`` (stored edge orientation)."""
     flat = [(n, e, r, d) for block in found for n, e, r, d in zip(*block)]
     if limit is not None:
         flat = flat[:limit]
     want = sorted({int(x) for n, _, _, _ in flat for x in n})
-    ids: dict[int, str] = {}
-    for i in range(0, len(want), _CHUNK):
-        part = want[i : i + _CHUNK]
-        ids.update(c.execute(f"SELECT idx, id FROM nodes WHERE idx IN ({','.join('?' * len(part))})", part).fetchall())
+    ids = store.ids_by_idx(want)
     out = []
     for n, e, r, d in flat:
         names = [ids.get(int(x), str(int(x))) for x in n]

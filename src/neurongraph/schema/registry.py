@@ -15,12 +15,12 @@ arrays carry, so a query can filter CSR edges by type without a lookup table.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..model import MAX_WEIGHT
+from ..store.base import Store
 from .errors import InvalidSchema
 from .invariants import Invariant, parse_invariant
 
@@ -231,67 +231,30 @@ class RelationSchema:
 
 
 # ------------------------------------------------------------------ persistence
-def save_schema(store, schema: RelationSchema) -> int:
+def save_schema(store: Store, schema: RelationSchema) -> int:
     """Replace the stored schema with ``schema`` in one transaction; returns the new generation.
 
     The generation (meta ``schema.generation``) tells every process holding a
     compiled copy to re-read it.
     """
-    with store.transaction() as c:
-        ids = store.relation_ids(schema.relations)
-        c.execute("DELETE FROM relation_types")  # rules cascade
-        c.execute("DELETE FROM invariants")
-        c.executemany(
-            "INSERT INTO relation_types(rel_id, directed, inverse, default_weight, description) VALUES (?,?,?,?,?)",
-            [
-                (ids[r.name], int(r.directed), r.inverse, r.default_weight, r.description)
-                for r in schema.relations.values()
-            ],
-        )
-        c.executemany(
-            "INSERT INTO relation_rules(rel_id, src_type, dst_type, position) VALUES (?,?,?,?)",
-            [(ids[r.name], s, d, k) for r in schema.relations.values() for k, (s, d) in enumerate(r.allow)],
-        )
-        c.executemany(
-            "INSERT INTO invariants(name, position, spec) VALUES (?,?,?)",
-            [(i.name, k, json.dumps(i.to_dict())) for k, i in enumerate(schema.invariants)],
-        )
-        for key, value in (("schema.mode", schema.mode), ("schema.entry_types", json.dumps(list(schema.entry_types)))):
-            c.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-        gen = c.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'schema.generation' RETURNING value"
-        ).fetchone()
-        return int(gen[0])
-
-
-def read_schema(store) -> tuple[int, RelationSchema]:
-    """``(generation, schema)`` as stored; generation 0 = none loaded (built-in relations only)."""
-    c = store.conn
-    gen = int(store.get_meta("schema.generation") or 0)
-    rels: dict[str, RelationType] = {}
-    rules: dict[int, list[tuple[str, str]]] = {}
-    for rel_id, s, d in c.execute("SELECT rel_id, src_type, dst_type FROM relation_rules ORDER BY rel_id, position"):
-        rules.setdefault(rel_id, []).append((s, d))
-    for rel_id, name, directed, inverse, w, desc in c.execute(
-        "SELECT t.rel_id, r.name, t.directed, t.inverse, t.default_weight, t.description"
-        " FROM relation_types t JOIN relations r ON r.id = t.rel_id"
-    ):
-        rels[name] = RelationType(name, bool(directed), inverse, float(w), tuple(rules.get(rel_id, ())), desc)
-    invs = tuple(
-        parse_invariant(json.loads(spec), k)
-        for k, (spec,) in enumerate(c.execute("SELECT spec FROM invariants ORDER BY position"))
+    rels = list(schema.relations.values())
+    return store.schema_tables.save_relation_schema(
+        [(r.name, r.directed, r.inverse, r.default_weight, r.description) for r in rels],
+        [(r.name, s, d) for r in rels for s, d in r.allow],
+        [(i.name, json.dumps(i.to_dict())) for i in schema.invariants],
+        schema.mode,
+        list(schema.entry_types),
     )
+
+
+def read_schema(store: Store) -> tuple[int, RelationSchema]:
+    """``(generation, schema)`` as stored; generation 0 = none loaded (built-in relations only)."""
+    gen = int(store.get_meta("schema.generation") or 0)
+    types, rules, specs = store.schema_tables.relation_schema_rows()
+    rels: dict[str, RelationType] = {
+        name: RelationType(name, directed, inverse, w, tuple(rules.get(name, ())), desc)
+        for name, directed, inverse, w, desc in types
+    }
+    invs = tuple(parse_invariant(json.loads(spec), k) for k, spec in enumerate(specs))
     entry_types = tuple(json.loads(store.get_meta("schema.entry_types") or "[]"))
     return gen, RelationSchema(rels, invs, store.get_meta("schema.mode") or "permissive", entry_types)
-
-
-def relation_names_of(schema: RelationSchema, names: Iterable[str] | str | None) -> list[tuple[str, bool]]:
-    """Resolve user relation names (possibly inverse names) to ``(stored name, flipped)``."""
-    if names is None:
-        return []
-    if isinstance(names, str):
-        names = [names]
-    return [schema.resolve(n) for n in names]

@@ -3,21 +3,31 @@
 In-memory indexes (vectors, CSR graph) are *derived* from a store and follow it
 through ``changes_since(seq)``: every write transaction takes a new sequence
 number, so an engine (this process or another one on the same database) can
-catch up by reading only what changed.  A PostgreSQL implementation satisfies
-the same contract.
+catch up by reading only what changed.
+
+This module is the whole contract: every member of a store that code outside
+``store/`` uses is declared here (``Store`` plus its two sections,
+``LedgerTables`` for the learning loop and ``SchemaTables`` for the relation
+schema).  Nothing outside ``store/`` sees a connection or SQL, so another
+implementation (PostgreSQL) only has to implement these members and pass
+``tests/test_store_contract.py``.
 """
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..model import Edge, Node, body_of
 
-__all__ = ["Store", "NodeRow", "EdgeArrays", "Changes"]
+__all__ = ["Store", "LedgerTables", "SchemaTables", "WriteValidator", "NodeRow", "EdgeArrays", "Changes", "EdgeRecord"]
 
 
 @dataclass
@@ -78,26 +88,316 @@ class Changes:
     node_sources: list = field(default_factory=list)  # source (metadata "source") of each, or None
 
 
+# (eid, src idx, relation name, dst idx, weight, polarity, factuality): an edge as a graph projection copies it
+EdgeRecord = tuple[int, int, str, int, float, int, float]
+
+
+class WriteValidator(Protocol):
+    """A write-time hook (the relation schema's validator) the store calls inside its write transactions,
+    after the rows are written; raising rolls the whole write back.  Why on the store: every write path
+    (engine, ingest, linkers, other processes) ends in the store, so one hook enforces the schema everywhere."""
+
+    def after_nodes(self, seq: int, existing: dict[str, tuple[int, str]]) -> None: ...
+
+    def after_edges(self, seq: int) -> None: ...
+
+    def after_edge_removal(self, touched: set[int]) -> None: ...
+
+
+class LedgerTables(ABC):
+    """The learning loop's ledgers (learning/): per-trace stages, idempotent receipts, the weight-change
+    log, outcomes, failures, node use statistics and the learned part of edges.  Every method runs in the
+    owning store's current transaction (callers wrap them in ``store.transaction()``), so a ledger entry
+    and the weights it changes commit together or not at all."""
+
+    # --- stages and receipts
+    @abstractmethod
+    def stages(self, trace_id: str) -> dict[str, int]:
+        """Stage number of every hit of a trace that advanced (hits never advanced are absent)."""
+
+    @abstractmethod
+    def set_stages(self, trace_id: str, stages: dict[str, int], now: float) -> None:
+        """Insert or overwrite stages of a trace's hits."""
+
+    @abstractmethod
+    def receipt_by_key(self, key: str) -> tuple[str, dict] | None:
+        """``(payload hash, receipt)`` saved under an idempotency key: a replay returns the original."""
+
+    @abstractmethod
+    def save_receipt(self, receipt: dict, key: str | None, payload_hash: str) -> None:
+        """Store a source-use receipt; a second receipt under the same non-null key must be rejected."""
+
+    @abstractmethod
+    def receipts(self, trace_id: str) -> list[dict]:
+        """Receipts of a trace in the order they were saved."""
+
+    # --- weight-change log
+    @abstractmethod
+    def log_weight_changes(self, rows: list[tuple]) -> list[int]:
+        """Append ``(receipt_id, trace_id, node_id, eid, kind, old, new, at)`` rows; their ids, increasing."""
+
+    @abstractmethod
+    def weight_changes(
+        self, trace_id: str, node_id: str | None = None, kinds=None, unreversed: bool = False
+    ) -> list[dict]:
+        """Logged changes of a trace (optionally one node's / some kinds / not yet reversed), by id."""
+
+    @abstractmethod
+    def mark_reversed(self, change_ids: list[int], outcome_id: int) -> None:
+        """Record that an outcome took these changes back (so it never happens twice)."""
+
+    # --- outcomes and failures
+    @abstractmethod
+    def add_failure(self, trace_id: str, reason: str, now: float) -> int:
+        """Append a retrieval failure; its id."""
+
+    @abstractmethod
+    def failures(self, trace_id: str) -> list[dict]:
+        """A trace's failures ``{id, reason, created_at}`` by id."""
+
+    @abstractmethod
+    def add_outcome(
+        self, trace_id: str, node_ids: list[str], outcome: str, summary: str, external_ref, policy: dict, now: float
+    ) -> int:
+        """Append a delayed outcome; its id."""
+
+    @abstractmethod
+    def outcomes(self, trace_id: str) -> list[dict]:
+        """A trace's outcomes by id (node_ids and policy decoded)."""
+
+    # --- node statistics
+    @abstractmethod
+    def traces_after(self, position: int, limit: int) -> list[tuple[int, list[dict]]]:
+        """``(position, hits)`` of up to ``limit`` traces saved after ``position`` (a cursor that only grows),
+        oldest first: how retrieval counts are folded in exactly once."""
+
+    @abstractmethod
+    def add_retrievals(self, counts: dict[int, int]) -> None:
+        """``retrieved_count += n`` per node index."""
+
+    @abstractmethod
+    def node_activation(self, idx: int) -> tuple[float, float | None] | None:
+        """``(activation, activation_at)`` of a node, None when it has no statistics row."""
+
+    @abstractmethod
+    def mark_used(self, idx: int, activation: float, at: float) -> None:
+        """``used_count += 1`` and set the node's activation (computed by the caller) as of ``at``."""
+
+    @abstractmethod
+    def node_stats(self, idxs: list[int] | None = None) -> list[tuple]:
+        """``(idx, retrieved_count, used_count, activation, activation_at)`` rows (all, or of ``idxs``)."""
+
+    @abstractmethod
+    def active_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(idx, activation, activation_at or 0) of nodes with activation > 0: what priming reads."""
+
+    @abstractmethod
+    def used_queries(self) -> list[tuple[str, str]]:
+        """(node id, query text) of every use of an active node: what query-conditioned priming compares to."""
+
+    @abstractmethod
+    def set_activations(self, rows: list[tuple[int, float, float | None]]) -> None:
+        """Overwrite ``(idx, activation, activation_at)`` (explicit decay)."""
+
+    # --- learned edge state
+    @abstractmethod
+    def plastic_edges(self) -> tuple[np.ndarray, ...]:
+        """(eid, base, plastic, plastic_at, dormant) of every edge with learned state."""
+
+    @abstractmethod
+    def edge_id(self, src: str, rel: str, dst: str) -> int | None:
+        """Key of the stored edge ``(src, rel, dst)``, None if absent."""
+
+    @abstractmethod
+    def edge_state(self, eid: int) -> tuple | None:
+        """``(eid, src id, rel, dst id, base, plastic, plastic_at, dormant, reinforce_count)``."""
+
+    @abstractmethod
+    def write_learned(self, rows: list[tuple], seq: int, now: float) -> None:
+        """Set ``(eid, plastic, plastic_at, dormant, reinforce_count)`` and stamp ``seq`` (the change feed
+        then carries the new effective weights)."""
+
+    @abstractmethod
+    def set_plastic(self, rows: list[tuple[int, float, float | None]], seq: int) -> None:
+        """Set ``(eid, plastic, plastic_at)`` and stamp ``seq`` (explicit decay)."""
+
+
+class SchemaTables(ABC):
+    """The relation schema's tables (schema/, graphdb/): relation types and rules, invariants, entity state,
+    aliases, the derived superseded flag, and the set queries the write-time validator needs.  Methods
+    run in the owning store's current transaction."""
+
+    # --- the registry
+    @abstractmethod
+    def save_relation_schema(
+        self,
+        types: list[tuple[str, bool, str | None, float, str]],
+        rules: list[tuple[str, str, str]],
+        invariants: list[tuple[str, str]],
+        mode: str,
+        entry_types: list[str],
+    ) -> int:
+        """Replace the stored schema (relation types ``(name, directed, inverse, default_weight, description)``,
+        allowed ``(name, src_type, dst_type)`` in order, invariants ``(name, spec json)``); the new generation."""
+
+    @abstractmethod
+    def relation_schema_rows(self) -> tuple[list[tuple], dict[str, list[tuple[str, str]]], list[str]]:
+        """As stored: relation type rows ``(name, directed, inverse, default_weight, description)``, allowed
+        pairs per relation name in order, invariant specs in order."""
+
+    # --- aliases and entity state
+    @abstractmethod
+    def alias_target(self, alias: str) -> tuple[int, str] | None:
+        """``(node idx, node id)`` a normalised alias names."""
+
+    @abstractmethod
+    def add_alias(self, alias: str, idx: int) -> None:
+        """Register a normalised alias of a node (idempotent)."""
+
+    @abstractmethod
+    def aliases_of(self, idx: int) -> list[str]:
+        """A node's aliases, sorted."""
+
+    @abstractmethod
+    def entity_row(self, node_id: str) -> tuple | None:
+        """``(idx, id, type, title, state json or None, revision, updated_at)`` of a node, None if no node."""
+
+    @abstractmethod
+    def insert_entity_state(self, idx: int, state_json: str, now: float) -> bool:
+        """Create a node's entity state at revision 1; False if it already has one."""
+
+    @abstractmethod
+    def update_entity_state(self, idx: int, state_json: str, now: float, expected_revision: int) -> bool:
+        """Compare-and-set: write the state and bump the revision only if it is ``expected_revision``."""
+
+    @abstractmethod
+    def node_states(self, idxs: list[int]) -> list[tuple[int, str, str, str]]:
+        """``(idx, id, type, entity state json, else metadata json)``: what invariants judge."""
+
+    # --- revisions (supersedes)
+    @abstractmethod
+    def superseded_by(self, node_id: str) -> str | None:
+        """Id of the revision that supersedes ``node_id``."""
+
+    @abstractmethod
+    def supersedes(self, node_id: str) -> str | None:
+        """Id of the (oldest) revision that ``node_id`` supersedes."""
+
+    @abstractmethod
+    def superseded_nodes(self) -> np.ndarray:
+        """Indices of every superseded node (for retrieval to leave out)."""
+
+    @abstractmethod
+    def mark_superseded(self, seq: int, rel_id: int, now: float) -> None:
+        """Flag the targets of the ``rel_id`` (supersedes) edges stamped ``seq``."""
+
+    @abstractmethod
+    def unmark_superseded(self, idxs: list[int], rel_id: int) -> None:
+        """Clear the flag of those nodes no ``rel_id`` edge points at any more."""
+
+    # --- validator queries
+    @abstractmethod
+    def edges_breaking_rules(
+        self, strict: bool, exempt: list[str], *, seq: int | None = None, nodes: list[int] | None = None
+    ) -> list[tuple[str, str, str, str, str]]:
+        """Up to 20 ``(src id, rel, dst id, src type, dst type)`` edges that break the stored rules: an
+        unregistered relation (only when ``strict``; ``exempt`` names pass) or a registered one with allowed
+        pairs none of which matches (either way round if undirected).  Scope: edges stamped ``seq``, edges
+        touching ``nodes``, or all edges."""
+
+    @abstractmethod
+    def edges_stamped(self, seq: int) -> list[tuple[int, int, int]]:
+        """``(src idx, dst idx, rel id)`` of the edges written by transaction ``seq``."""
+
+    @abstractmethod
+    def nodes_stamped(self, seq: int) -> list[tuple[int, str, str, str]]:
+        """``(idx, id, type, content_hash)`` of the nodes written by transaction ``seq``."""
+
+    @abstractmethod
+    def node_indices(self, node_type: str | None = None) -> list[int]:
+        """Indices of all nodes, or of one type."""
+
+    @abstractmethod
+    def edge_counts(self, idxs: list[int], rel_id: int, side: str) -> dict[int, int]:
+        """Number of ``rel_id`` edges per node, as ``side`` ('src' = outgoing, else incoming)."""
+
+    @abstractmethod
+    def neighbor_rows(self, idx: int, walk: str, rel_ids: list[int] | None, include_superseded: bool) -> list[tuple]:
+        """Edges of one node (``walk`` 'out': it is the source) ordered by key: ``(rel, other id, other type,
+        weight, plastic, factuality, polarity, meta json, eid)``."""
+
+
 class Store(ABC):
-    """Durable nodes, typed edges, lexical index, vector cache and traces."""
+    """Durable nodes, typed edges, lexical index, vector cache, traces, the change feed, and two sections
+    (``ledgers``, ``schema_tables``).  Each write method is one atomic transaction, or joins the caller's
+    ``transaction()``; every write transaction takes the next sequence number and stamps what it touches."""
 
-    # --- writes (each call is one atomic transaction) ---------------------
+    path: str  # where the store lives (a snapshot file sits beside it); ":memory:" for a private one
+    ledgers: LedgerTables
+    schema_tables: SchemaTables
+    validator: WriteValidator | None = None  # the schema hook, attached by schema/validator.py
+    clock: Callable[[], float] = staticmethod(time.time)  # "now" for lazy decay; tests may set it per instance
+
+    # --- transactions, sequence and clock ----------------------------------
     @abstractmethod
-    def upsert_nodes(self, nodes: list[Node]) -> int: ...
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One atomic unit of work; nested calls are savepoints; an exception rolls back everything inside."""
+
+    @property
+    @abstractmethod
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` (callers then defer catching up through the change feed)."""
 
     @abstractmethod
-    def upsert_edges(self, edges: list[Edge]) -> int: ...
+    def next_seq(self) -> int:
+        """Take the next change-feed number inside a transaction (a write that stamps rows itself)."""
 
     @abstractmethod
-    def delete_nodes(self, ids: Iterable[str]) -> int: ...
+    def current_seq(self) -> int:
+        """The newest committed sequence number: one cheap read before every search."""
+
+    @property
+    @abstractmethod
+    def schema_version(self) -> int:
+        """How many migrations the database has (reported by ``stats``)."""
 
     @abstractmethod
-    def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None: ...
+    def close(self) -> None: ...
 
     @abstractmethod
-    def save_trace(self, trace: dict) -> None: ...
+    def copy_to(self, path: str | Path) -> None:
+        """A consistent copy of the whole database (e.g. to try feedback on a scratch copy)."""
 
-    # --- reads -------------------------------------------------------------
+    # --- change feed --------------------------------------------------------
+    @abstractmethod
+    def changes_since(self, seq: int) -> Changes:
+        """Everything written after ``seq`` (one consistent snapshot): how in-memory indexes follow the store."""
+
+    @abstractmethod
+    def change_count_since(self, seq: int) -> int:
+        """Node, edge and tombstone rows written after ``seq`` (to choose patching over rebuilding)."""
+
+    @abstractmethod
+    def tombstones_between(self, after: int, upto: int) -> list[tuple[str, int]]:
+        """``(kind 'node'|'edge', key)`` deleted by transactions ``after < seq <= upto``."""
+
+    @abstractmethod
+    def node_records(self, after: int, upto: int) -> list[tuple[int, str, str, str, str]]:
+        """``(idx, id, type, title, metadata json)`` of nodes written by ``after < seq <= upto``."""
+
+    @abstractmethod
+    def edge_records(self, after: int, upto: int) -> list[EdgeRecord]:
+        """Edges written by ``after < seq <= upto`` (base weight, as a graph projection copies them)."""
+
+    # --- nodes ----------------------------------------------------------------
+    @abstractmethod
+    def upsert_nodes(self, nodes: list[Node]) -> int:
+        """Insert or update by id (a node keeps its index for life); the transaction's sequence number."""
+
+    @abstractmethod
+    def delete_nodes(self, ids: Iterable[str]) -> int:
+        """Delete nodes and their edges, leaving tombstones; an index is never reused."""
+
     @abstractmethod
     def get_node(self, node_id: str) -> NodeRow | None: ...
 
@@ -105,24 +405,119 @@ class Store(ABC):
     def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]: ...
 
     @abstractmethod
-    def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]: ...
+    def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
+        """Node index of each existing id (missing ids are absent)."""
 
+    @abstractmethod
+    def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
+        """Node id of each existing index (cheaper than whole rows, for explanations)."""
+
+    @abstractmethod
+    def node_types(self, ids: Iterable[str]) -> dict[str, str]:
+        """Type of each existing id (missing ids are absent): also the existence check for many ids."""
+
+    @abstractmethod
+    def ids_with_prefix(self, prefix: str, limit: int) -> list[tuple[str, str]]:
+        """``(id, type)`` of up to ``limit`` nodes whose id starts with ``prefix`` (a short commit sha)."""
+
+    @abstractmethod
+    def nodes_titled(self, title: str, limit: int) -> list[tuple[str, str]]:
+        """``(id, type)`` of up to ``limit`` nodes with this title, ASCII case ignored."""
+
+    @abstractmethod
+    def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
+        """Every node in index order, read in batches."""
+
+    @abstractmethod
+    def nodes_failing(self, where: Iterable[tuple[str, object]]) -> np.ndarray:
+        """Sorted indices of nodes a metadata-equality search filter excludes."""
+
+    @abstractmethod
+    def owned_nodes(self, owners: Iterable[str]) -> list[str]:
+        """Ids of nodes whose ``metadata.owner`` is one of ``owners`` (ingest)."""
+
+    @abstractmethod
+    def source_node_ids(self, kind: str, source: str) -> list[str]:
+        """Ids of the nodes an ingest adapter ``kind`` wrote for ``source``."""
+
+    # --- edges -----------------------------------------------------------------
+    @abstractmethod
+    def upsert_edges(self, edges: list[Edge]) -> int:
+        """Insert or update ``(src, rel, dst)`` edges, keeping what was learned; unknown endpoints reject all."""
+
+    @abstractmethod
+    def delete_edges(self, triples: Iterable[tuple[str, str, str]]) -> int:
+        """Delete edges (unknown ones ignored), leaving tombstones; an edge key is never reused."""
+
+    @abstractmethod
+    def get_edge(self, src: str, rel: str, dst: str) -> dict | None: ...
+
+    @abstractmethod
+    def relation_names(self) -> dict[int, str]:
+        """Predicate id -> relation name (ids are what graph arrays carry)."""
+
+    @abstractmethod
+    def relation_ids(self, names: Iterable[str]) -> dict[str, int]:
+        """Predicate ids of relation names, registering new names."""
+
+    @abstractmethod
+    def edges_marked(self, meta_key: str) -> list[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge whose meta has ``meta_key`` (e.g. the linker's)."""
+
+    @abstractmethod
+    def owned_edges(self, owners: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners`` (ingest)."""
+
+    @abstractmethod
+    def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge leaving one of ``src_ids``."""
+
+    @abstractmethod
+    def edge_count(self) -> int:
+        """How many edges the store holds (cheap; to size a rebuild against a patch)."""
+
+    @abstractmethod
+    def edge_pairs(self, rel: str) -> list[tuple[str, str]]:
+        """(src id, dst id) of every edge of one relation."""
+
+    # --- pending edges (ingest: derived edges waiting for an endpoint) ----------------
+    @abstractmethod
+    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None: ...
+
+    @abstractmethod
+    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]: ...
+
+    @abstractmethod
+    def drop_pending_edges(self, owners: Iterable[str]) -> int: ...
+
+    @abstractmethod
+    def pending_edge_count(self) -> int: ...
+
+    # --- lexical and vectors -------------------------------------------------
     @abstractmethod
     def lexical_search(
         self, terms: list[str], k: int, max_postings: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]: ...
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k BM25 node indices and scores (higher = better) of the OR of ``terms``."""
 
     @abstractmethod
-    def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
+    def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Cached embeddings by (content hash, model): nothing is ever embedded twice."""
 
     @abstractmethod
-    def changes_since(self, seq: int) -> Changes: ...
+    def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None: ...
 
     @abstractmethod
-    def current_seq(self) -> int: ...
+    def all_node_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(node indices, matrix) of every node with a cached vector: one scan for an engine's first load."""
 
     @abstractmethod
-    def relation_names(self) -> dict[int, str]: ...
+    def embedding_models(self) -> dict[str, int]:
+        """Cached vectors per embedder model id (to explain a re-embed)."""
+
+    # --- traces, meta, statistics ---------------------------------------------
+    @abstractmethod
+    def save_trace(self, trace: dict) -> None: ...
 
     @abstractmethod
     def get_trace(self, trace_id: str) -> dict | None: ...
@@ -134,10 +529,17 @@ class Store(ABC):
     def set_meta(self, key: str, value: str) -> None: ...
 
     @abstractmethod
-    def iter_nodes(self, batch: int = 1000): ...
+    def stats(self) -> dict:
+        """Counts for ``ngr stats``: nodes, edges, relations, traces, cached vectors, per type and relation."""
 
     @abstractmethod
-    def stats(self) -> dict: ...
+    def node_type_counts(self) -> dict[str, int]:
+        """Nodes per type, most frequent first (graph schema for query generation)."""
 
     @abstractmethod
-    def close(self) -> None: ...
+    def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
+        """(relation, src type, dst type, edges) observed, most frequent first."""
+
+    @abstractmethod
+    def metadata_keys(self, limit: int) -> list[str]:
+        """The ``limit`` most frequent scalar/list metadata keys of nodes, most frequent first."""

@@ -19,11 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import StoreError, UnknownNode
-from ..index.tokenize import fts_match_expression, lexical_text
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
 from .base import Changes, EdgeArrays, NodeRow, Store
+from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
+from .sqlite_ledgers import SQLiteLedgers
+from .sqlite_schema import SQLiteSchemaTables
 
 __all__ = ["SQLiteStore"]
 
@@ -57,6 +59,8 @@ class SQLiteStore(Store):
         self._depth = 0
         self._rel_cache: dict[str, int] = {}
         self._vocab_ready = False
+        self.ledgers = SQLiteLedgers(self)  # the learning loop's tables (store/base.py: LedgerTables)
+        self.schema_tables = SQLiteSchemaTables(self)  # the relation schema's tables (SchemaTables)
         self._migrate()
 
     # ------------------------------------------------------------ plumbing
@@ -212,7 +216,8 @@ class SQLiteStore(Store):
             rows += [(existing[n.id][0], lexical_text(n.body)) for n in changed]
             c.executemany("INSERT INTO nodes_fts(rowid, body) VALUES (?, ?)", rows)
             # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
-            self._validate_nodes(c, seq, existing)
+            if self.validator is not None:
+                self.validator.after_nodes(seq, existing)
         return seq
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
@@ -290,6 +295,32 @@ class SQLiteStore(Store):
                 yield self._row(r)
             last = rows[-1][0]
 
+    def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
+        want = sorted({int(i) for i in idxs})
+        out: dict[int, str] = {}
+        for part in _chunks(want):
+            q = f"SELECT idx, id FROM nodes WHERE idx IN ({','.join('?' * len(part))})"
+            out.update(self.conn.execute(q, part).fetchall())
+        return out
+
+    def node_types(self, ids: Iterable[str]) -> dict[str, str]:
+        want = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
+        for part in _chunks(want):
+            q = f"SELECT id, type FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+            out.update(self.conn.execute(q, part).fetchall())
+        return out
+
+    def ids_with_prefix(self, prefix: str, limit: int) -> list[tuple[str, str]]:
+        return self.conn.execute(
+            "SELECT id, type FROM nodes WHERE id >= ? AND id < ? LIMIT ?", (prefix, prefix + "\uffff", int(limit))
+        ).fetchall()
+
+    def nodes_titled(self, title: str, limit: int) -> list[tuple[str, str]]:
+        return self.conn.execute(
+            "SELECT id, type FROM nodes WHERE title = ? COLLATE NOCASE LIMIT ?", (title, int(limit))
+        ).fetchall()
+
     # ------------------------------------------------------------- edges
     def _rel_ids(self, names: Iterable[str]) -> dict[str, int]:
         missing = [n for n in set(names) if n not in self._rel_cache]
@@ -354,7 +385,8 @@ class SQLiteStore(Store):
                 rows,
             )
             # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
-            self._validate_edges(c, seq)
+            if self.validator is not None:
+                self.validator.after_edges(seq)
         return seq
 
     def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
@@ -383,19 +415,15 @@ class SQLiteStore(Store):
             "updated_at": r[8],
         }
 
-    def edges_by_eid(self, eids: Iterable[int]) -> dict[int, tuple[str, str, str]]:
-        """(src id, rel, dst id) of each edge key, for explanations."""
-        eids = [int(e) for e in eids]
-        out: dict[int, tuple[str, str, str]] = {}
-        for part in _chunks(eids):
-            q = (
-                "SELECT e.eid, s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src"
-                " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
-                f" WHERE e.eid IN ({','.join('?' * len(part))})"
-            )
-            for r in self.conn.execute(q, part):
-                out[r[0]] = (r[1], r[2], r[3])
-        return out
+    def edge_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM edges").fetchone()[0])
+
+    def edge_pairs(self, rel: str) -> list[tuple[str, str]]:
+        return self.conn.execute(
+            "SELECT a.id, b.id FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes a ON a.idx = e.src"
+            " JOIN nodes b ON b.idx = e.dst WHERE r.name = ?",
+            (rel,),
+        ).fetchall()
 
     # ---------------------------------------------------------- lexical
     def lexical_search(
@@ -541,6 +569,32 @@ class SQLiteStore(Store):
             deleted_edges=[k for kind, k in tomb if kind == "edge"],
         )
 
+    def change_count_since(self, seq: int) -> int:
+        return int(
+            self.conn.execute(
+                "SELECT (SELECT count(*) FROM nodes WHERE seq > ?) + (SELECT count(*) FROM edges "
+                "WHERE seq > ?) + (SELECT count(*) FROM tombstones WHERE seq > ?)",
+                (seq, seq, seq),
+            ).fetchone()[0]
+        )
+
+    def tombstones_between(self, after: int, upto: int) -> list[tuple[str, int]]:
+        return self.conn.execute(
+            "SELECT kind, key FROM tombstones WHERE seq > ? AND seq <= ?", (after, upto)
+        ).fetchall()
+
+    def node_records(self, after: int, upto: int) -> list[tuple[int, str, str, str, str]]:
+        return self.conn.execute(
+            "SELECT idx, id, type, title, metadata FROM nodes WHERE seq > ? AND seq <= ?", (after, upto)
+        ).fetchall()
+
+    def edge_records(self, after: int, upto: int) -> list[tuple[int, int, str, int, float, int, float]]:
+        return self.conn.execute(
+            "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
+            " JOIN relations r ON r.id = e.rel_id WHERE e.seq > ? AND e.seq <= ?",
+            (after, upto),
+        ).fetchall()
+
     # ---------------------------------------------------------- search filters
     _WHERE_TYPES = {str: ("'text'",), int: ("'integer'", "'real'"), float: ("'integer'", "'real'")}
 
@@ -646,25 +700,30 @@ class SQLiteStore(Store):
             ),
         }
 
-    # ------------------------------------------------------------ learning
-    clock = staticmethod(time.time)  # "now" for lazy decay; a test or benchmark may set store.clock per instance
+    def node_type_counts(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC").fetchall())
 
+    def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
+        return self.conn.execute(
+            "SELECT r.name, a.type, b.type, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id"
+            " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"
+        ).fetchall()
+
+    def metadata_keys(self, limit: int) -> list[str]:
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT key FROM (SELECT j.key AS key, count(*) AS n FROM nodes, json_each(nodes.metadata) AS j"
+                " WHERE json_valid(nodes.metadata) AND j.type IN ('text','integer','real','true','false','array')"
+                " GROUP BY j.key ORDER BY n DESC LIMIT ?)",
+                (int(limit),),
+            )
+        ]
+
+    # ------------------------------------------------------------ learning
     def next_seq(self) -> int:
         """Take the next change-feed sequence number; call inside :meth:`transaction`."""
         return self._next_seq()
-
-    # ------------------------------------------------------------ relation schema (src/neurongraph/schema)
-    validator = None  # a schema.invariants.Validator once attached; None = no schema checks at all
-
-    def _validate_nodes(self, c: sqlite3.Connection, seq: int, existing: dict[str, tuple[int, str]]) -> None:
-        """Write-time schema checks of the nodes stamped ``seq``; raising rolls the write back."""
-        if self.validator is not None:
-            self.validator.after_nodes(c, seq, existing)
-
-    def _validate_edges(self, c: sqlite3.Connection, seq: int) -> None:
-        """Write-time schema checks of the edges stamped ``seq``; raising rolls the write back."""
-        if self.validator is not None:
-            self.validator.after_edges(c, seq)
 
     @property
     def in_transaction(self) -> bool:
@@ -700,7 +759,7 @@ class SQLiteStore(Store):
             c.executemany("DELETE FROM edges WHERE eid = ?", [(r[0],) for r in found])
             c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, r[0]) for r in found])
             if self.validator is not None:  # removing an edge can break a "needs at least one" invariant
-                self.validator.after_edge_removal(c, {x for r in found for x in (r[1], r[2])})
+                self.validator.after_edge_removal({x for r in found for x in (r[1], r[2])})
         return len(found)
 
     # ------------------------------------------------------------ incremental ingest (ingest/sync.py)
