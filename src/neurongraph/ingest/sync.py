@@ -94,8 +94,8 @@ class _Sync:
         self.nodes = _stamp(batch)
         self.ids = [n.id for n in self.nodes]
         self.in_batch = set(self.ids)
-        self.idx = self.store.lookup_idx(self.ids)
-        self.known = self.in_batch | set(self.idx)
+        self.idx: dict[str, int] = {}
+        self.known: set[str] = set()
         self.by_owner: dict[str, list[Edge]] = {}
         for e in batch.edges:
             if e.src != e.dst:
@@ -111,6 +111,9 @@ class _Sync:
 
     def _diff(self) -> tuple[list[Node], set[str], set[str]]:
         """(nodes to write, owners whose content changed, ids that are new to the store)."""
+        self.counts.clear()
+        self.idx = self.store.lookup_idx(self.ids)
+        self.known = self.in_batch | set(self.idx)
         rows = {r.id: r for r in self.store.nodes_by_idx(self.idx.values()).values()} if self.idx else {}
         write: list[Node] = []
         changed: set[str] = set()
@@ -128,6 +131,7 @@ class _Sync:
         return write, changed, {n.id for n in write if n.id not in rows}
 
     def run(self, t0: float) -> dict:
+        seen_seq = self.store.current_seq()
         write, changed, fresh = self._diff()
         # 1. embeddings first, outside the transaction: only text whose (hash, model) is not cached
         t_embed = time.perf_counter()
@@ -137,6 +141,10 @@ class _Sync:
         t_embed = time.perf_counter() - t_embed
         with self.store.transaction():
             self._stage("writing", 0, 1)
+            if self.store.current_seq() != seen_seq:
+                # another process wrote since the diff: diff again under the write lock, so what is
+                # written and counted is exact (a node that needs a vector it lacks gets it at refresh)
+                write, changed, fresh = self._diff()
             if write:
                 self.store.upsert_nodes(write)
             if changed:
