@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import neurongraph as ngr
+from neurongraph.channels import Spread
 from neurongraph.errors import InvalidArgument
 from neurongraph.graph.strategies import Eager, Mmr
 
@@ -64,7 +65,7 @@ def test_none_channel_is_entry_only(eng):
 def test_per_call_strategy_override_leaves_default(eng):
     before = eng.config
     res = eng.search("adopt PostgreSQL decision", strategy=Mmr(select_k=3, start_k=1, lambda_mult=0.7))
-    assert eng.config is before and eng.config.channel == "spread" and eng.config.strategy is None
+    assert eng.config is before and eng.config.channel == Spread()
     assert eng.get_trace(res.trace_id)["params"]["strategy"]["kind"] == "Mmr"
     assert eng.get_trace(res.trace_id)["params"]["channel"] == "mmr"
 

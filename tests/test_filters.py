@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import neurongraph as ngr
 from neurongraph.cli.main import app
 from neurongraph.errors import InvalidArgument
-from neurongraph.retrieval.pipeline import rank
+from neurongraph.retrieval.pipeline import RankInputs, rank
 
 N = ngr.Node
 DAY = 86400.0
@@ -192,8 +192,8 @@ def test_a_mask_that_hides_nothing_changes_nothing(eng):
                 rel_ids=eng._rel_ids,
                 allowed=eng._type_mask(()),
             )
-            a = rank(q, qv, cfg, **kw)
-            b = rank(q, qv, cfg, **kw, visible=np.ones(eng._alive.shape[0], bool))
+            a = rank(q, qv, cfg, RankInputs(**kw))
+            b = rank(q, qv, cfg, RankInputs(**kw, visible=np.ones(eng._alive.shape[0], bool)))
             assert a.nodes.tolist() == b.nodes.tolist(), (q, ch)
             for k in a.scores:
                 assert np.array_equal(a.scores[k], b.scores[k]), (q, ch, k)

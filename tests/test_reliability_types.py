@@ -162,10 +162,10 @@ def test_search_options_are_bounded_and_finite(tmp_path):
     from neurongraph.config import MAXIMA, SearchConfig
     from neurongraph.errors import InvalidArgument
 
-    for name, top in MAXIMA.items():
-        SearchConfig(**{name: top})
+    for name, top in MAXIMA.items():  # flat option names (from_options: the compatibility path)
+        SearchConfig.from_options(**{name: top})
         with pytest.raises(InvalidArgument):
-            SearchConfig(**{name: top + 1})
+            SearchConfig.from_options(**{name: top + 1})
     for bad in (
         dict(beam_width=0),
         dict(depth_decay=math.nan),
@@ -176,7 +176,7 @@ def test_search_options_are_bounded_and_finite(tmp_path):
         dict(file_overlap_weight=math.inf),
     ):
         with pytest.raises(InvalidArgument):
-            SearchConfig(**bad)
+            SearchConfig.from_options(**bad)
     with ngr.open(tmp_path / "b.db", embedder="hashing") as eng:
         eng.add_nodes([ngr.Node("a", "page", "alpha")])
         with pytest.raises(InvalidArgument):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neurongraph.errors import InvalidArgument
 from neurongraph.graph.arrays import GraphArrays
 from neurongraph.graph.strategies import Eager, EdgeRef, GraphEdges, MetadataEdges, Mmr, Scored, Strategy, traverse
 
@@ -154,7 +155,7 @@ def test_mmr_min_score_stops_selection():
 
 
 def test_mmr_requires_vectors():
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidArgument):
         traverse(Mmr(), [0], [1.0], Q7, None, [GraphEdges(tree())])
 
 
@@ -210,7 +211,7 @@ def test_metadata_id_edges_follow_citations_both_ways():
     back = MetadataEdges(items, [("$id", "cites")], ids=ids)
     r = traverse(Eager(select_k=10, start_k=1), [2], [1.0], q, None, [back])
     assert r.nodes.tolist() == [2, 0, 1]  # who cites c
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidArgument):
         MetadataEdges(items, [("cites", "$id")])
 
 
@@ -234,8 +235,14 @@ def test_per_call_override_leaves_default_untouched():
     assert len(traverse(call, [CAPY], [1.0], QA, animal_vectors(), [edges]).hits) == 2
     assert len(traverse(default, [CAPY], [1.0], QA, animal_vectors(), [edges]).hits) == 5
     assert Strategy() == Strategy(select_k=5, start_k=4, adjacent_k=10, max_depth=None, max_traverse=None)
-    with pytest.raises(ValueError):
-        Eager(select_k=-1)
+    for bad in (dict(select_k=-1), dict(start_k=1.5), dict(max_traverse=True)):
+        with pytest.raises(InvalidArgument) as exc:
+            Eager(**bad)
+        assert exc.value.code == "invalid_argument"
+    with pytest.raises(InvalidArgument):
+        Mmr(lambda_mult=float("nan"))
+    with pytest.raises(InvalidArgument):  # "the search's limit" exists only inside a search
+        traverse(Eager(select_k=None), [CAPY], [1.0], QA, None, [MetadataEdges(ANIMALS, [("origin", "origin")])])
 
 
 @settings(max_examples=60, deadline=None)

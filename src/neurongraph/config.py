@@ -3,6 +3,24 @@
 Every field is a documented knob with a measured default; there are no policy
 flags read by ``getattr``.  ``fingerprint()`` identifies a configuration in traces
 so a ranking can be reproduced and compared later.
+
+``SearchConfig`` holds what every search has (limits, entry fusion, seeds, weights, filters) and one
+graph-channel object, ``channel`` (``channels.py``: ``Spread`` / ``Beam`` / ``Ppr`` / ``NoGraph``, or a
+traversal strategy ``Eager`` / ``Mmr`` / ``Scored``), which carries that channel's own parameters.
+
+Compatibility: the flat option names of earlier versions (``max_depth``, ``direction``,
+``reverse_weight``, ``depth_decay``, ``min_act``, ``beam_width``, ``beam_mode``, ``beam_min_sim``,
+``ppr_damping``, ``strategy``) keep working in :meth:`SearchConfig.from_options` and
+:meth:`SearchConfig.replace` (so in ``Engine.search(**overrides)``, the CLI and the MCP server):
+
+* ``channel="beam"`` (a kind name) selects that channel; flat options the new channel shares with the
+  current one (``max_depth``) carry over, as they did when they were flat fields;
+* a flat option sets that parameter of the selected channel; one that the selected channel does not
+  have is still validated (``beam_width=0`` is an error whatever the channel) and has no effect;
+* ``strategy=Mmr(...)`` is the old spelling of ``channel=Mmr(...)``: it *is* the channel.  Given
+  together with a ``channel`` of another kind it is an error, never a silent rewrite.
+
+``to_dict()`` (trace ``params``, ``fingerprint()``) keeps the flat form, so traces stay comparable.
 """
 
 from __future__ import annotations
@@ -12,27 +30,36 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
+from .channels import BEAM_MODES, CHANNELS, PARAMETRISED, Channel, NoGraph, Spread
+from .checks import MAXIMA, check_choice, check_int, check_number, check_strings
 from .errors import InvalidArgument
+from .times import to_epoch
 
-__all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES"]
+__all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES", "MAXIMA", "LEGACY_OPTIONS"]
 
-# upper bounds of the integer options (a beam of depth 1e5 took 5.9 GB; issue 17)
-MAXIMA = {
-    "limit": 1000,
-    "lexical_k": 10_000,
-    "dense_k": 10_000,
-    "rrf_k": 10_000,
-    "seeds": 100,
-    "max_depth": 10,
-    "explain_paths": 10,
-    "beam_width": 256,
-    "priming_scope": 10_000,
-}
+Fusion = Literal["linear", "rrf"]
+FUSIONS: tuple[str, ...] = get_args(Fusion)
 
-CHANNELS = ("spread", "beam", "ppr", "eager", "mmr", "scored", "none")
-BEAM_MODES = ("mean", "min", "last")
-FUSIONS = ("linear", "rrf")
+# flat option names of the channel parameters (from_options / replace) -> the channel class owning them
+LEGACY_OPTIONS: dict[str, type[Channel]] = {
+    flat: cls for cls in reversed(PARAMETRISED) for flat in cls.LEGACY
+}  # "max_depth" -> Spread (the default channel) though Beam has it too
+_LEGACY_ORDER = ("channel", "max_depth", "direction", "reverse_weight", "depth_decay", "min_act")
+_LEGACY_ORDER_2 = ("beam_width", "beam_mode", "beam_min_sim", "ppr_damping", "strategy")
+
+_COUNTS = ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "explain_paths", "priming_scope")
+_WEIGHTS = (
+    "lexical_weight",
+    "dense_weight",
+    "alpha",
+    "beta",
+    "graph_weight",
+    "priming_weight",
+    "file_overlap_weight",
+    "file_seed_weight",
+)
 
 
 @dataclass(frozen=True)
@@ -43,27 +70,19 @@ class SearchConfig:
     dense_k: int = 100  # dense candidates
     ann_min_nodes: int = 200_000  # from this many vectors, spread/ppr/none use an IVF top-k (0 = always exact)
     ann_nprobe: int = 48  # IVF clusters scored per query (~5% of them at 1M nodes)
-    fusion: str = "linear"  # entry fusion: normalised linear or reciprocal-rank
+    fusion: Fusion = "linear"  # entry fusion: normalised linear or reciprocal-rank
     lexical_weight: float = 0.3  # defaults measured on musique_train200 (docs/benchmarks.md)
     dense_weight: float = 0.7
     rrf_k: int = 60
     seeds: int = 4  # sparse seeds: pattern separation needs few (at most this many ...
     seed_ratio: float = 0.85  # ... and only those whose entry score is >= ratio x the best: adaptive count
     query_links: bool = True  # titles/entities named in the query become extra seeds (linked corpora)
-    channel: str = "spread"  # graph channel ("none" = hybrid entry only)
-    max_depth: int = 2
-    direction: str = "both"  # graph walks: "both" ways along edges (default) or "out" only
-    reverse_weight: float = 0.5  # with "both": weight factor of a step against an edge (measured)
-    depth_decay: float = 0.85
-    min_act: float = 0.01
+    # the graph channel and its own parameters (channels.py); a kind name ("beam") selects its defaults
+    channel: Channel = Spread()
+    # typed-edge attenuation, for every channel that walks typed edges (spread, beam, ppr)
     query_types: tuple[str, ...] = ()  # relation names the question is about (empty = layer off)
     alpha: float = 1.0  # attenuation of typed edges outside query_types
     beta: float = 1.0  # attenuation of negative-polarity typed edges
-    beam_width: int = 4  # beam channel: paths kept per seed and depth
-    beam_mode: str = "mean"  # path score: mean / min / last of per-node query similarity
-    beam_min_sim: float = 0.0  # nodes less similar to the query end a path
-    ppr_damping: float = 0.5  # ppr channel: restart probability 1 - damping (HippoRAG uses 0.5)
-    strategy: object = None  # a traversal Strategy (Eager/Mmr/Scored) for this call; sets the channel
     metadata_edges: tuple = ()  # strategies: ("field", "field") / ("field", "$id") metadata links
     graph_weight: float = 0.7  # final = (1-g)·entry + g·graph
     priming_weight: float = 0.6  # final += w · query-conditioned activation of recently used nodes
@@ -94,97 +113,46 @@ class SearchConfig:
     recency_half_life_days: float = 365.0
     recency_relations: tuple[str, ...] = ("fixes", "follows_up", "reverts")
 
-    def __post_init__(self):
-        def positive(name):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise InvalidArgument(f"{name} must be a non-negative integer, got {v!r}")
-
-        for name in (
-            "limit",
-            "lexical_k",
-            "dense_k",
-            "rrf_k",
-            "seeds",
-            "max_depth",
-            "explain_paths",
-            "beam_width",
-            "priming_scope",
-            "lexical_budget",
-            "ann_min_nodes",
-            "ann_nprobe",
-        ):
-            positive(name)
-        for name, top in MAXIMA.items():  # documented bounds: a search's memory and time stay bounded
-            if getattr(self, name) > top:
-                raise InvalidArgument(f"{name} must be at most {top}, got {getattr(self, name)}")
-        if self.beam_width == 0:
-            raise InvalidArgument("beam_width must be at least 1")
-        if (
-            not isinstance(self.beam_min_sim, (int, float))
-            or isinstance(self.beam_min_sim, bool)
-            or not math.isfinite(self.beam_min_sim)
-        ):
-            raise InvalidArgument(f"beam_min_sim must be a finite number, got {self.beam_min_sim!r}")
-        if self.limit == 0:
-            raise InvalidArgument("limit must be at least 1")
-        if self.ann_nprobe == 0:
-            raise InvalidArgument("ann_nprobe must be at least 1")
-        if self.fusion not in FUSIONS:
-            raise InvalidArgument(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
-        if self.strategy is not None:
-            from .graph.strategies import Strategy
-
-            if not isinstance(self.strategy, Strategy):
-                raise InvalidArgument(f"strategy must be an Eager, Mmr or Scored instance, got {self.strategy!r}")
-            object.__setattr__(self, "channel", type(self.strategy).__name__.lower())
-        if self.direction not in ("out", "both"):
-            raise InvalidArgument(f"direction must be 'out' or 'both', got {self.direction!r}")
-        if self.beam_mode not in BEAM_MODES:
-            raise InvalidArgument(f"beam_mode must be one of {BEAM_MODES}, got {self.beam_mode!r}")
-        if not 0 <= self.ppr_damping < 1:
-            raise InvalidArgument(f"ppr_damping must be within [0, 1), got {self.ppr_damping}")
+    def __post_init__(self) -> None:
+        if isinstance(self.channel, str):  # a kind name: that channel with its defaults
+            object.__setattr__(self, "channel", Channel.named(self.channel))
+        if not isinstance(self.channel, Channel):
+            raise InvalidArgument(
+                f"channel must be one of {CHANNELS} or a channel object (Spread, Beam, Ppr, Eager, Mmr, Scored), "
+                f"got {self.channel!r}"
+            )
+        self._check_counts()
+        self._check_weights()
+        check_choice("fusion", self.fusion, FUSIONS)
         object.__setattr__(self, "metadata_edges", tuple(tuple(m) for m in self.metadata_edges))
         for m in self.metadata_edges:
             if len(m) != 2 or not all(isinstance(x, str) and x for x in m):
                 raise InvalidArgument(f"metadata_edges entries must be (field, field) pairs, got {m!r}")
-        if self.channel not in CHANNELS:
-            raise InvalidArgument(f"channel must be one of {CHANNELS}, got {self.channel!r}")
-        for name in (
-            "lexical_weight",
-            "dense_weight",
-            "depth_decay",
-            "min_act",
-            "alpha",
-            "beta",
-            "graph_weight",
-            "reverse_weight",
-            "priming_weight",
-            "file_overlap_weight",
-        ):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                raise InvalidArgument(f"{name} must be a finite number >= 0, got {v!r}")
-        if (
-            not isinstance(self.seed_ratio, (int, float))
-            or isinstance(self.seed_ratio, bool)
-            or not 0 <= self.seed_ratio <= 1
-        ):
-            raise InvalidArgument(f"seed_ratio must be within 0..1, got {self.seed_ratio!r}")
-        if self.graph_weight > 1:
-            raise InvalidArgument(f"graph_weight must be within 0..1, got {self.graph_weight}")
-        object.__setattr__(self, "recency_relations", tuple(self.recency_relations))
-        if not all(isinstance(r, str) and r for r in self.recency_relations):
-            raise InvalidArgument(f"recency_relations must be relation names, got {self.recency_relations!r}")
-        object.__setattr__(self, "query_types", tuple(self.query_types))
-        object.__setattr__(self, "result_types", tuple(self.result_types))
-        object.__setattr__(self, "entry_types", tuple(self.entry_types))
-        object.__setattr__(self, "exclude_types", tuple(self.exclude_types))
-        self._check_filters()
+        for name in ("query_types", "result_types", "entry_types", "exclude_types", "recency_relations"):
+            object.__setattr__(self, name, check_strings(name, getattr(self, name)))
+        self._check_times()
+        for name in ("sources", "files"):
+            object.__setattr__(self, name, check_strings(name, getattr(self, name)))
+        object.__setattr__(self, "where", _check_where(self.where))
 
-    def _check_filters(self) -> None:
-        from .times import to_epoch
+    def _check_counts(self) -> None:
+        for name in _COUNTS:
+            check_int(name, getattr(self, name), lo=1 if name == "limit" else 0)
+        check_int("lexical_budget", self.lexical_budget, hi=2**62)
+        check_int("ann_min_nodes", self.ann_min_nodes, hi=2**62)
+        check_int("ann_nprobe", self.ann_nprobe, lo=1, hi=2**62)
 
+    def _check_weights(self) -> None:
+        for name in _WEIGHTS:
+            check_number(name, getattr(self, name), lo=0)
+        check_number("seed_ratio", self.seed_ratio, lo=0, hi=1)
+        check_number("graph_weight", self.graph_weight, lo=0, hi=1)
+        check_number("recency_weight", self.recency_weight, lo=0, hi=1)
+        hl = self.recency_half_life_days
+        if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
+            raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")
+
+    def _check_times(self) -> None:
         for name in ("as_of", "since", "until"):
             v = getattr(self, name)
             if v is not None:
@@ -194,51 +162,38 @@ class SearchConfig:
                     raise InvalidArgument(f"{name}: {exc}") from None
         if self.since is not None and self.until is not None and self.since > self.until:
             raise InvalidArgument(f"since ({self.since}) is after until ({self.until}): the range is empty")
-        for name in ("sources", "files"):
-            v = getattr(self, name)
-            if isinstance(v, str):
-                v = (v,)  # one name or path
-            if not isinstance(v, (list, tuple)):
-                raise InvalidArgument(f"{name} must be a list of strings, got {type(v).__name__}")
-            for x in v:
-                if not isinstance(x, str) or not x.strip():
-                    raise InvalidArgument(f"{name} must hold non-empty strings, got {x!r}")
-            object.__setattr__(self, name, tuple(v))
-        w = self.where
-        if isinstance(w, dict):
-            w = list(w.items())
-        if not isinstance(w, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in w):
-            raise InvalidArgument(
-                f"where must be a mapping of metadata keys to values, e.g. {{'state': 'open'}}, got {self.where!r}"
-            )
-        seen = set()
-        for key, value in w:
-            if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
+
+    # ------------------------------------------------------------ compatibility with the flat options
+    @classmethod
+    def from_options(cls, **options: Any) -> SearchConfig:
+        """A configuration from option names, the flat channel options of earlier versions included
+        (``SearchConfig.from_options(channel="beam", beam_width=8, max_depth=3)``)."""
+        return cls().replace(**options)
+
+    def _resolve_channel(self, channel: Any, flat: dict[str, Any]) -> Channel:
+        """The channel of a ``replace``: ``channel`` (object or kind name, or None = the current one) with
+        the flat options applied; see the module docstring for the rules."""
+        strategy = flat.pop("strategy", None)
+        for name, v in flat.items():  # every flat option is valid for its owner, even if unused here
+            owner = LEGACY_OPTIONS[name]
+            owner().with_legacy({name: v})
+        if strategy is not None:
+            if not isinstance(strategy, Channel) or not strategy.is_strategy or not strategy.kind:
+                raise InvalidArgument(f"strategy must be an Eager, Mmr or Scored instance, got {strategy!r}")
+            named = channel.kind if isinstance(channel, Channel) else channel
+            if named is not None and named != strategy.kind:
                 raise InvalidArgument(
-                    f"where: a metadata key must be a non-empty printable string without quotes "
-                    f"or backslashes, got {key!r}"
+                    f"strategy {type(strategy).__name__} and channel {named!r} disagree; give one of them "
+                    "(a strategy is the graph channel)"
                 )
-            if key in seen:
-                raise InvalidArgument(f"where: key {key!r} is given twice")
-            seen.add(key)
-            ok = isinstance(value, (str, bool)) or (
-                isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 2**63
-            )
-            if not ok:
-                raise InvalidArgument(f"where[{key!r}] must be a string, a finite number or a boolean, got {value!r}")
-        object.__setattr__(self, "where", tuple(sorted((k, v) for k, v in w)))
-        if (
-            not isinstance(self.recency_weight, (int, float))
-            or isinstance(self.recency_weight, bool)
-            or not 0 <= self.recency_weight <= 1
-        ):
-            raise InvalidArgument(f"recency_weight must be within 0..1, got {self.recency_weight!r}")
-        hl = self.recency_half_life_days
-        if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == float("inf"):
-            raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")
-        v = self.file_seed_weight
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-            raise InvalidArgument(f"file_seed_weight must be a number >= 0, got {v!r}")
+            return strategy.with_legacy(flat)
+        if isinstance(channel, str):
+            carried = {**self.channel.legacy_params(), **flat}  # shared flat options carry over
+            return Channel.named(channel).with_legacy(carried)
+        base = self.channel if channel is None else channel
+        if not isinstance(base, Channel):
+            raise InvalidArgument(f"channel must be one of {CHANNELS} or a channel object, got {base!r}")
+        return base.with_legacy(flat)
 
     @property
     def filtered(self) -> bool:
@@ -251,34 +206,77 @@ class SearchConfig:
             or bool(self.where)
         )
 
-    def replace(self, **overrides) -> SearchConfig:
-        """A modified copy; unknown names are an error, not silently ignored."""
+    @property
+    def uses_graph(self) -> bool:
+        """Whether this search has a graph step (``channel`` is not ``"none"``)."""
+        return not isinstance(self.channel, NoGraph)
+
+    def replace(self, **overrides: Any) -> SearchConfig:
+        """A modified copy; unknown names are an error, not silently ignored.  The flat channel options
+        of earlier versions are accepted (module docstring)."""
         names = {f.name for f in dataclasses.fields(self)}
-        bad = set(overrides) - names
+        bad = set(overrides) - names - set(LEGACY_OPTIONS) - {"strategy"}
         if bad:
-            raise InvalidArgument(f"unknown search option(s) {sorted(bad)}; known: {sorted(names)}")
+            known = sorted(names | set(LEGACY_OPTIONS) | {"strategy"})
+            raise InvalidArgument(f"unknown search option(s) {sorted(bad)}; known: {known}")
+        flat = {k: overrides.pop(k) for k in list(overrides) if k in LEGACY_OPTIONS or k == "strategy"}
+        if flat or "channel" in overrides:
+            overrides["channel"] = self._resolve_channel(overrides.get("channel"), flat)
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["query_types"] = list(self.query_types)
-        d["result_types"] = list(self.result_types)
-        d["entry_types"] = list(self.entry_types)
-        d["exclude_types"] = list(self.exclude_types)
+        """The flat form (as in earlier versions): trace ``params`` and ``fingerprint`` stay comparable."""
+        d: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "channel":
+                d.update(self._legacy_channel())
+            else:
+                d[f.name] = getattr(self, f.name)
+        for name in ("query_types", "result_types", "entry_types", "exclude_types", "sources", "files"):
+            d[name] = list(d[name])
         d["metadata_edges"] = [list(m) for m in self.metadata_edges]
-        d["sources"] = list(self.sources)
         d["where"] = dict(self.where)
-        d["files"] = list(self.files)
-        d["strategy"] = (
-            None
-            if self.strategy is None
-            else {
-                "kind": type(self.strategy).__name__,
-                **{k: v for k, v in dataclasses.asdict(self.strategy).items() if not callable(v)},
-            }
-        )
+        order = [f.name for f in dataclasses.fields(self)]
+        at = order.index("channel")
+        order[at : at + 1] = list(_LEGACY_ORDER)
+        at = order.index("beta") + 1
+        order[at:at] = list(_LEGACY_ORDER_2)
+        return {k: d[k] for k in order}
+
+    def _legacy_channel(self) -> dict[str, Any]:
+        """``channel`` (kind), every flat channel option (this channel's values, defaults for the rest)
+        and ``strategy`` (None unless the channel is a strategy with its own knobs)."""
+        d: dict[str, Any] = {"channel": self.channel.kind, "strategy": None}
+        for cls in PARAMETRISED:
+            d.update(cls().legacy_params())
+        d.update(self.channel.legacy_params())
         return d
 
     def fingerprint(self, *parts: str) -> str:
         payload = json.dumps([self.to_dict(), *parts], sort_keys=True, default=str)
         return hashlib.blake2b(payload.encode(), digest_size=8).hexdigest()
+
+
+def _check_where(where: Any) -> tuple:
+    """``where`` (a mapping or (key, value) pairs) as sorted pairs; keys printable without quotes or
+    backslashes, values strings, finite numbers or booleans."""
+    w = list(where.items()) if isinstance(where, dict) else where
+    if not isinstance(w, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in w):
+        raise InvalidArgument(
+            f"where must be a mapping of metadata keys to values, e.g. {{'state': 'open'}}, got {where!r}"
+        )
+    seen = set()
+    for key, value in w:
+        if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
+            raise InvalidArgument(
+                f"where: a metadata key must be a non-empty printable string without quotes or backslashes, got {key!r}"
+            )
+        if key in seen:
+            raise InvalidArgument(f"where: key {key!r} is given twice")
+        seen.add(key)
+        ok = isinstance(value, (str, bool)) or (
+            isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 2**63
+        )
+        if not ok:
+            raise InvalidArgument(f"where[{key!r}] must be a string, a finite number or a boolean, got {value!r}")
+    return tuple(sorted((k, v) for k, v in w))

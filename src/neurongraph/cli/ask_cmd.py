@@ -7,8 +7,8 @@ Mounted by ``cli/main.py``::
     app.command("cypher")(cypher_command)
     bench_app.command("ask")(bench_ask)
 
-``ngr cypher`` opens the store only (no embedding model); the FalkorDB child it starts is stopped when
-the command ends.
+The shared helpers come from ``cli/common.py``.  ``ngr cypher`` opens the store only (no embedding
+model); the FalkorDB child it starts is stopped when the command ends.
 """
 
 from __future__ import annotations
@@ -18,14 +18,25 @@ from contextlib import closing
 from pathlib import Path
 
 import typer
+from rich.table import Table
+
+from ..ask.llm import make_llm
+from ..graphdb.projection import CypherProjection
+from ..graphdb.server import falkordb_available
+from .common import (
+    CliError,
+    check_db_path,
+    ctx_of,
+    escape,
+    handled,
+    json_opt,
+    open_engine,
+    out,
+    print_json,
+    quiet_model_loading,
+)
 
 __all__ = ["ask_command", "cypher_command", "bench_ask", "parse_params"]
-
-
-def _m():
-    from . import main
-
-    return main
 
 
 def parse_params(items: list[str] | None) -> dict:
@@ -34,7 +45,7 @@ def parse_params(items: list[str] | None) -> dict:
     for it in items or []:
         k, sep, v = it.partition("=")
         if not sep or not k.strip():
-            raise _m().CliError("invalid_argument", f"--param {it!r}: expected NAME=VALUE")
+            raise CliError("invalid_argument", f"--param {it!r}: expected NAME=VALUE")
         try:
             out[k.strip()] = json.loads(v)
         except json.JSONDecodeError:
@@ -43,12 +54,8 @@ def parse_params(items: list[str] | None) -> dict:
 
 
 def _need_falkordb():
-    from ..graphdb.server import falkordb_available
-
     if not falkordb_available():
-        raise _m().CliError(
-            "missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'"
-        )
+        raise CliError("missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'")
 
 
 def cypher_command(
@@ -56,16 +63,13 @@ def cypher_command(
     query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
     params: list[str] | None = typer.Option(None, "--param", "-p", help="NAME=VALUE for $NAME (repeatable)."),
     timeout_ms: int | None = typer.Option(None, "--timeout-ms", help="Lower the time limit (max 2000)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Run a Cypher query read-only over the store's graph (writes, LOAD CSV: error[read_only])."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         p = parse_params(params)
         _need_falkordb()
-        from ..graphdb.projection import CypherProjection
-
         with closing(c.open_store(c.existing_db_path())) as store:
             proj = CypherProjection(store)
             try:
@@ -73,22 +77,20 @@ def cypher_command(
             finally:
                 proj.close()
     if as_json:
-        m._print_json({"rows": res["rows"], **({"truncated": True} if res["truncated"] else {})})
+        print_json({"rows": res["rows"], **({"truncated": True} if res["truncated"] else {})})
         return
-    from rich.table import Table
-
     t = Table()
     for col in res["columns"]:
-        t.add_column(m.escape(col), overflow="fold")
+        t.add_column(escape(col), overflow="fold")
     for r in res["rows"]:
         t.add_row(
             *(
-                m.escape(json.dumps(r[col], ensure_ascii=False, default=str) if not isinstance(r[col], str) else r[col])
+                escape(json.dumps(r[col], ensure_ascii=False, default=str) if not isinstance(r[col], str) else r[col])
                 for col in res["columns"]
             )
         )
-    m.out.print(t)
-    m.out.print(f"{len(res['rows'])} rows" + (" (truncated at the row cap)" if res["truncated"] else ""))
+    out.print(t)
+    out.print(f"{len(res['rows'])} rows" + (" (truncated at the row cap)" if res["truncated"] else ""))
 
 
 def ask_command(
@@ -102,35 +104,31 @@ def ask_command(
         "or NGR_LLM. Keys from ANTHROPIC_API_KEY / OPENAI_API_KEY.",
     ),
     limit: int = typer.Option(5, "--limit", "-n", help="Search hits to use."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Answer a question from the history: route, read-only Cypher and/or search, cited answer."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         _need_falkordb()
-        from ..ask.llm import make_llm
-
         model = make_llm(llm)
-        with closing(c.open_engine(c.existing_db_path())) as eng:
+        with open_engine(c, c.existing_db_path()) as eng:
             res = eng.ask(question, mode=mode, llm=model, limit=limit)
     if as_json:
-        m._print_json(res)
+        print_json(res)
         return
-    m.out.print(f"[bold]route[/]: {res['route']['mode']} — {m.escape(res['route']['reason'])}")
+    out.print(f"[bold]route[/]: {res['route']['mode']} — {escape(res['route']['reason'])}")
     if res["query"]:
-        m.out.print(
-            f"[bold]query[/]: {m.escape(res['query']['cypher'])} "
-            f" [dim]{m.escape(json.dumps(res['query']['params']))}[/]"
+        out.print(
+            f"[bold]query[/]: {escape(res['query']['cypher'])}  [dim]{escape(json.dumps(res['query']['params']))}[/]"
         )
-        m.out.print(f"[dim]{m.escape(res['query']['explanation'])} — {len(res['rows'])} rows[/]")
+        out.print(f"[dim]{escape(res['query']['explanation'])} — {len(res['rows'])} rows[/]")
     if res["hits"]:
-        m.out.print("[bold]hits[/]: " + ", ".join(m.escape(h["id"]) for h in res["hits"]))
-    m.out.print()
-    m.out.print(m.escape(res["answer"]))
+        out.print("[bold]hits[/]: " + ", ".join(escape(h["id"]) for h in res["hits"]))
+    out.print()
+    out.print(escape(res["answer"]))
     if res.get("dropped_refs"):
-        m.out.print(f"[yellow]dropped refs not retrieved[/]: {m.escape(', '.join(res['dropped_refs']))}")
-    m.out.print(f"[dim]trace {res['trace_id']}[/]")
+        out.print(f"[yellow]dropped refs not retrieved[/]: {escape(', '.join(res['dropped_refs']))}")
+    out.print(f"[dim]trace {res['trace_id']}[/]")
 
 
 def bench_ask(
@@ -149,34 +147,33 @@ def bench_ask(
         None, "--db", help="Store to build/reuse (default: the retrieval benchmark's cache under .ngr/bench)."
     ),
     out_file: Path | None = typer.Option(None, "--out", help="Also write the JSON result here."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """ask on a QA set: answer-support recall and citation precision, against a hybrid-only baseline;
     or (--history DB) the LLM-free NL->Cypher translator's exact-answer accuracy on a real git history."""
-    m = _m()
-    c = m._ctx(ctx)
+    c = ctx_of(ctx)
     if history is not None:
-        with m._handled(as_json):
+        with handled(as_json):
             _need_falkordb()
-            from ..bench import ask as ba
+            from ..bench import ask as ba  # lazy: benchmark code loads only when a benchmark runs
 
-            path = m._check_db_path(history)
+            path = check_db_path(history)
             if not Path(path).exists():
-                raise m.CliError("no_store", f"no store at {path}; build it with `ngr --db {path} ingest git REPO`")
-            with closing(c.open_engine(path)) as eng:  # use the embedder the store was built with
+                raise CliError("no_store", f"no store at {path}; build it with `ngr --db {path} ingest git REPO`")
+            with open_engine(c, path) as eng:  # use the embedder the store was built with
                 res = ba.run_history(eng, per_kind)
             _report(res, ba.history_table, out_file, as_json)  # inside: a bad --out path is error[io_error]
         return
-    with m._handled(as_json):
+    with handled(as_json):
         if dataset is None:
-            raise m.CliError("invalid_argument", "give --dataset FOLDER or --history DB")
+            raise CliError("invalid_argument", "give --dataset FOLDER or --history DB")
         _need_falkordb()
-        from ..bench import ask as ba
+        from ..bench import ask as ba  # lazy: benchmark code loads only when a benchmark runs
         from ..bench import retrieval as br
 
         ds = br.load_dataset(dataset, limit_queries)
-        m._quiet_model_loading()
-        eng = br.open_for_dataset(ds, m._check_db_path(db) if db else None, embedder=c.embedder)
+        quiet_model_loading()
+        eng = br.open_for_dataset(ds, check_db_path(db) if db else None, embedder=c.embedder)
         try:
             br.ingest_dataset(eng, ds, link=True)
             res = ba.run_qa(eng, ds)
@@ -187,10 +184,9 @@ def bench_ask(
 
 def _report(res: dict, table, out_file: Path | None, as_json: bool) -> None:
     """A benchmark result: written to ``--out`` if given, then printed as JSON or as a table."""
-    m = _m()
     if out_file:
         out_file.write_text(json.dumps(res, indent=2))
     if as_json:
-        m._print_json(res)
+        print_json(res)
     else:
-        m.out.print(table(res), markup=False)
+        out.print(table(res), markup=False)

@@ -1,18 +1,20 @@
 """``ngr feedback ...`` and ``ngr trace``: the learning loop from the command line.
 
 Mounted by ``cli/main.py`` (``app.add_typer(feedback_app, name="feedback")``,
-``app.command("trace")(trace_command)``, ``bench_app.command("learning")(bench_learning)``).
-Helpers of main.py are imported lazily, so either module may be imported first.
+``app.command("trace")(trace_command)``, ``bench_app.command("learning")(bench_learning)``);
+the shared helpers come from ``cli/common.py``.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from pathlib import Path
 
 import typer
 
-from ..learning import OUTCOMES, STAGES
+from ..learning import OUTCOMES, STAGES, Learning
+from .common import CliError, ctx_of, err, escape, handled, json_opt, open_engine, out, path_str, print_json
 
 __all__ = ["feedback_app", "trace_command", "bench_learning"]
 
@@ -21,53 +23,17 @@ feedback_app = typer.Typer(
 )
 
 
-def _m():
-    from . import main
-
-    return main
-
-
-def _store_path(c) -> str:
-    return c.existing_db_path()
-
-
 def _on_ledger(c, call):
-    """Run ``call(view)`` with the learning API over a bare store: ledgers need no embedder or index."""
-    from ..learning import LearningMixin
-
-    store = c.open_store(_store_path(c))
-    try:
-        view = type("_View", (LearningMixin,), {})()
-        view.store = store
-        return call(view)
-    finally:
-        store.close()
-
-
-def _engine(c):
-    from ..bench.learning import learning_engine_class
-
-    store = c.open_store(_store_path(c))
-    try:
-        return learning_engine_class()(store, c.make_embedder())
-    except BaseException:
-        store.close()
-        raise
-
-
-class _Ledgers:
-    """Read-only ledger views without loading an embedding model."""
-
-    def __init__(self, store):
-        self.store = store
+    """Run ``call(learning)`` with the learning service over a bare store: ledgers need no embedder or index."""
+    with closing(c.open_store(c.existing_db_path())) as store:
+        return call(Learning(store))
 
 
 def _print_changes(changes: list[dict]) -> None:
-    m = _m()
     for ch in changes:
-        m.out.print(
-            f"  {m.escape(ch['src'])} -\\[{m.escape(ch['rel'])}]-> {m.escape(ch['dst'])}: "
-            f"{ch['old_weight']:.3f} → {ch['new_weight']:.3f} ({ch['kind']}, for {m.escape(ch['node_id'])})"
+        out.print(
+            f"  {escape(ch['src'])} -\\[{escape(ch['rel'])}]-> {escape(ch['dst'])}: "
+            f"{ch['old_weight']:.3f} → {ch['new_weight']:.3f} ({ch['kind']}, for {escape(ch['node_id'])})"
         )
 
 
@@ -78,16 +44,14 @@ def use(
     nodes: list[str] = typer.Argument(..., help="Hits of that trace the answer was based on."),
     upto: str = typer.Option("used", "--upto", help="Walk each node up to this stage: selected | validated | used."),
     key: str | None = typer.Option(None, "--key", help="Idempotency key (a retry returns the same receipt)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Walk each NODE through selected → validated → used, from its current stage, in one atomic request."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         if upto not in STAGES[1:]:
-            raise m.CliError("invalid_argument", f"--upto must be one of {STAGES[1:]}")
-        eng = _engine(c)
-        try:
+            raise CliError("invalid_argument", f"--upto must be one of {STAGES[1:]}")
+        with open_engine(c, c.existing_db_path()) as eng:
             current = eng.trace_stages(trace_id)
             target = STAGES.index(upto)
             events = [
@@ -95,20 +59,18 @@ def use(
             ]
             events = events or [(n, upto) for n in nodes]  # already there: a no-op the ledger still validates
             receipt = eng.record_source_use(trace_id, events, idempotency_key=key)
-        finally:
-            eng.close()
     if as_json:
-        m._print_json(receipt)
+        print_json(receipt)
         return
     for t in receipt["transitions"]:
-        m.out.print(f"{m.escape(t['node_id'])}: {t['from']} → {t['to']}")
+        out.print(f"{escape(t['node_id'])}: {t['from']} → {t['to']}")
     if not receipt["transitions"]:
-        m.out.print("nothing new: every node was already at that stage")
+        out.print("nothing new: every node was already at that stage")
     if receipt["edges_changed"]:
-        m.out.print(f"[bold]{len(receipt['edges_changed'])} edge weight(s) changed[/]:")
+        out.print(f"[bold]{len(receipt['edges_changed'])} edge weight(s) changed[/]:")
         _print_changes(receipt["edges_changed"])
     elif receipt["newly_used"]:
-        m.out.print("no edge changed (the used node(s) were entry seeds: nothing on a path to credit)")
+        out.print("no edge changed (the used node(s) were entry seeds: nothing on a path to credit)")
 
 
 @feedback_app.command("outcome")
@@ -119,22 +81,18 @@ def outcome(
     kind: str = typer.Option(..., "--outcome", help=f"One of {', '.join(OUTCOMES)}."),
     summary: str = typer.Option("", "--summary", help="What happened."),
     ref: str | None = typer.Option(None, "--ref", help="External reference (PR, CI run, commit)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Record a delayed outcome (separate ledger; changes no weight unless the engine's policy opts in)."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
-        eng = _engine(c)
-        try:
+    c = ctx_of(ctx)
+    with handled(as_json):
+        with open_engine(c, c.existing_db_path()) as eng:
             r = eng.record_outcome(trace_id, nodes, kind, summary, external_ref=ref)
-        finally:
-            eng.close()
     if as_json:
-        m._print_json(r)
+        print_json(r)
         return
-    m.out.print(
-        f"outcome #{r['outcome_id']} {r['outcome']} recorded for {', '.join(map(m.escape, r['node_ids']))} "
+    out.print(
+        f"outcome #{r['outcome_id']} {r['outcome']} recorded for {', '.join(map(escape, r['node_ids']))} "
         f"(effect: {r['effect']})"
     )
     _print_changes(r["edges_changed"])
@@ -145,32 +103,30 @@ def failure(
     ctx: typer.Context,
     trace_id: str = typer.Argument(...),
     reason: str = typer.Option(..., "--reason", help="Why nothing usable was found."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Record a retrieval failure (own ledger; punishes no node, changes no weight)."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         r = _on_ledger(c, lambda view: view.record_retrieval_failure(trace_id, reason))
-    m._print_json(r) if as_json else m.out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
+    print_json(r) if as_json else out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
 
 
 def trace_command(
     ctx: typer.Context,
     trace_id: str = typer.Argument(..., help="A trace id printed by `ngr search`."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Show a stored search trace: query, hits with their source-use stage and paths, and what feedback changed."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         rep = _on_ledger(c, lambda view: view.learning_report(trace_id))
     if as_json:  # the stored trace's own fields at the top, the learning state beside them
-        m._print_json({**rep["trace"], **{k: v for k, v in rep.items() if k != "trace"}})
+        print_json({**rep["trace"], **{k: v for k, v in rep.items() if k != "trace"}})
         return
     t = rep["trace"]
-    m.out.print(f"[bold]trace[/] {m.escape(t['id'])}  fingerprint {t['fingerprint']}")
-    m.out.print(f"[bold]query[/]: {m.escape(t['query'])}")
+    out.print(f"[bold]trace[/] {escape(t['id'])}  fingerprint {t['fingerprint']}")
+    out.print(f"[bold]query[/]: {escape(t['query'])}")
     for h in t["hits"]:
         stage = rep["stages"][h["id"]]
         mark = {
@@ -179,20 +135,20 @@ def trace_command(
             "validated": "[yellow]validated[/]",
             "used": "[bold green]used[/]",
         }[stage]
-        m.out.print(f"{h['rank']:>3}. {m.escape(h['id'])}  {h['scores']['final']:.3f}  {mark}")
+        out.print(f"{h['rank']:>3}. {escape(h['id'])}  {h['scores']['final']:.3f}  {mark}")
         for p in h.get("paths") or []:
-            m.out.print(f"       path {m._path_str(p)}")
+            out.print(f"       path {path_str(p)}")
     for r in rep["receipts"]:
-        moves = ", ".join(f"{m.escape(x['node_id'])} {x['from']}→{x['to']}" for x in r["transitions"])
-        m.out.print(f"[bold]receipt[/] {r['receipt_id']}: {moves or 'no change (repeat)'}")
+        moves = ", ".join(f"{escape(x['node_id'])} {x['from']}→{x['to']}" for x in r["transitions"])
+        out.print(f"[bold]receipt[/] {r['receipt_id']}: {moves or 'no change (repeat)'}")
         _print_changes(r["edges_changed"])
     for o in rep["outcomes"]:
-        m.out.print(
-            f"[bold]outcome[/] {o['outcome']} for {', '.join(o['node_ids'])}: {m.escape(o['summary'])}"
-            + (f" ({m.escape(o['external_ref'])})" if o["external_ref"] else "")
+        out.print(
+            f"[bold]outcome[/] {o['outcome']} for {', '.join(o['node_ids'])}: {escape(o['summary'])}"
+            + (f" ({escape(o['external_ref'])})" if o["external_ref"] else "")
         )
     for f in rep["failures"]:
-        m.out.print(f"[bold]retrieval failure[/]: {m.escape(f['reason'])}")
+        out.print(f"[bold]retrieval failure[/]: {escape(f['reason'])}")
 
 
 def bench_learning(
@@ -206,12 +162,12 @@ def bench_learning(
     top: int = typer.Option(20, "--top", help="Hits the simulated consumer reads."),
     rounds: int = typer.Option(3, "--rounds", help="Extra retrieval rounds in the drift check."),
     seed: int = typer.Option(0, "--seed", help="Train/test split seed (transfer)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON to stdout."),
+    as_json: bool = json_opt(),
 ) -> None:
     """Learning benchmark: repeat, transfer, drift and decay (each on a private copy of the store)."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
+        # lazy: benchmark code loads only when a benchmark runs
         from ..bench.learning import run_learning_benchmark
         from ..bench.retrieval import ingest_dataset, load_dataset, open_for_dataset
 
@@ -228,24 +184,24 @@ def bench_learning(
         else:
             embedder = c.make_embedder()
         r = run_learning_benchmark(
-            ds, db, embedder, top=top, rounds=rounds, seed=seed, progress=lambda msg: m.err.print(f"[dim]{msg}[/]")
+            ds, db, embedder, top=top, rounds=rounds, seed=seed, progress=lambda msg: err.print(f"[dim]{msg}[/]")
         )
     if as_json:
         print(json.dumps(r, indent=2))
         return
     rep, tr = r["repeat"], r["transfer"]
-    m.out.print(
+    out.print(
         f"repeat    R@5 {rep['before']['recall@5']:.3f} → {rep['after']['recall@5']:.3f}   "
         f"R@2 {rep['before']['recall@2']:.3f} → {rep['after']['recall@2']:.3f}"
     )
     for g in ("related", "unrelated"):
         if tr[g]["n"]:
-            m.out.print(
+            out.print(
                 f"transfer  {g:<9} (n={tr[g]['n']}) ΔR@5 {tr[g]['delta_recall@5']:+.3f}  "
                 f"ΔR@2 {tr[g]['delta_recall@2']:+.3f}"
             )
-    m.out.print(f"drift     changed rankings {r['drift']['changed_rankings']} over {r['drift']['rounds']} rounds")
-    m.out.print(
+    out.print(f"drift     changed rankings {r['drift']['changed_rankings']} over {r['drift']['rounds']} rounds")
+    out.print(
         f"decay     R@5 after one half-life {r['decay']['after_half_life']['recall@5']:.3f}, "
         f"after the long gap {r['decay']['after_gap']['recall@5']:.3f}"
     )

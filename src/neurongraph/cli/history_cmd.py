@@ -7,17 +7,42 @@ stage (reading, embedding with rate and ETA, writing).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
+from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from ..errors import InvalidArgument
+from ..ingest import sync_source
+from ..ingest.git import GitRepo
+from .common import (
+    CliError,
+    Ctx,
+    check_db_path,
+    choose_systems,
+    ctx_of,
+    err,
+    handled,
+    open_engine,
+    out,
+    print_json,
+    quiet_model_loading,
+)
 
-__all__ = ["ingest_source", "SOURCE_KINDS"]
+__all__ = ["ingest_source", "print_summary", "bench_history", "SOURCE_KINDS"]
 
 SOURCE_KINDS = ("git", "github", "markdown")
 _STAGES = {"reading": "reading {kind}", "embedding": "embedding new text", "writing": "writing (one transaction)"}
@@ -30,8 +55,34 @@ class _Rate(ProgressColumn):
         return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="dim")
 
 
+def _stage_progress(*, transient: bool, disable: bool = False) -> Progress:
+    """The per-stage progress display of a sync (reading, embedding with rate and ETA, writing), on stderr."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=transient,
+        disable=disable,
+    )
+
+
+def _stage_reporter(prog: Progress, kind: str):
+    """``progress(stage, done, total)`` for ``sync_source``: one bar per stage, added when it starts."""
+    tasks: dict[str, TaskID] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind=kind), total=total or None)
+        prog.update(tasks[stage], completed=done, total=total or None)
+
+    return on_progress
+
+
 def ingest_source(
-    c,
+    c: Ctx,
     kind: str,
     path: Path,
     *,
@@ -43,9 +94,6 @@ def ingest_source(
     show_progress: bool = True,
 ) -> dict:
     """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
-    from ..ingest import sync_source
-    from .main import CliError, err
-
     if kind not in SOURCE_KINDS:
         raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {SOURCE_KINDS}")
     if not path.exists():
@@ -54,25 +102,9 @@ def ingest_source(
         raise InvalidArgument("--ref and --full apply to `ngr ingest git` only")
     t0 = time.perf_counter()
     db = c.db_path()
-    eng = c.open_engine(db)
-    try:
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            _Rate(),
-            TimeRemainingColumn(),
-            console=err,
-            transient=False,
-            disable=not show_progress,
-        ) as prog:
-            tasks: dict[str, int] = {}
-
-            def on_progress(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind=kind), total=total or None)
-                prog.update(tasks[stage], completed=done, total=total or None)
-
+    with open_engine(c, db) as eng:
+        with _stage_progress(transient=False, disable=not show_progress) as prog:
+            on_progress = _stage_reporter(prog, kind)
             summary = sync_source(eng, kind, path, refs=refs, name=name, prune=prune, full=full, progress=on_progress)
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
@@ -84,8 +116,6 @@ def ingest_source(
                     if k in info
                 }
         st = eng.store.stats()
-    finally:
-        eng.close()
     summary.update(
         {
             "path": str(path),
@@ -99,7 +129,7 @@ def ingest_source(
     return summary
 
 
-def print_summary(out, s: dict) -> None:
+def print_summary(out: Console, s: dict) -> None:
     a = s.get("adapter", {})
     if s["kind"] == "git" and a.get("up_to_date"):
         out.print(
@@ -146,69 +176,32 @@ def bench_history(
     as_json: bool,
 ) -> None:
     """Body of `ngr bench history` (registered in main.py)."""
-    import json
+    from ..bench import history as bh  # lazy: benchmark code loads only when a benchmark runs
 
-    from ..bench import history as bh
-    from .main import (
-        CliError,
-        _check_db_path,
-        _choose_systems,
-        _ctx,
-        _handled,
-        _print_json,
-        _quiet_model_loading,
-        err,
-        out,
-    )
-
-    c = _ctx(ctx)
-    with _handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         if not repo.exists():
             raise CliError("file_not_found", f"no such repository: {repo}")
         if limit is not None and limit < 1:
             raise InvalidArgument("--limit must be at least 1")
-        chosen = _choose_systems(bh.SYSTEMS, systems)
-        _quiet_model_loading()
-        from ..ingest.git import GitRepo
-
+        chosen = choose_systems(bh.SYSTEMS, systems)
+        quiet_model_loading()
         name = GitRepo(repo).name
-        path = _check_db_path(db) if db else None
+        path = check_db_path(db) if db else None
         emb = c.make_embedder()
         if path is None:
             cache = Path(".ngr/bench/history")
             cache.mkdir(parents=True, exist_ok=True)
             path = str(cache / f"{name}-{emb.model_id.replace(':', '_').replace('/', '_')}.db")
-        from ..engine import Engine
-        from ..store.sqlite import SQLiteStore
-
-        eng = Engine(SQLiteStore(path), emb)
-        try:
-            with Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                _Rate(),
-                TimeRemainingColumn(),
-                console=err,
-                transient=True,
-            ) as prog:
-                tasks: dict[str, int] = {}
-
-                def on_progress(stage: str, done: int, total: int) -> None:
-                    if stage not in tasks:
-                        tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind="git"), total=total or None)
-                    prog.update(tasks[stage], completed=done, total=total or None)
-
-                res = bh.run_history_bench(
-                    repo, eng, systems=chosen, learning=learning, limit=limit, progress=on_progress
-                )
-        finally:
-            eng.close()
+        with open_engine(c, path, embedder=emb) as eng, _stage_progress(transient=True) as prog:
+            res = bh.run_history_bench(
+                repo, eng, systems=chosen, learning=learning, limit=limit, progress=_stage_reporter(prog, "git")
+            )
         res["db"] = path
         if out_file:
             out_file.write_text(json.dumps(res, indent=2))
     if as_json:
-        _print_json({k: v for k, v in res.items() if k != "per_pair"} if not out_file else res)
+        print_json({k: v for k, v in res.items() if k != "per_pair"} if not out_file else res)
     else:
         out.print(bh.markdown_table(res), markup=False)
         if "learning" in res and "before" in res["learning"]:

@@ -10,31 +10,52 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
+from ..model import Edge, Node
+from ..store.sqlite import SQLiteStore
+from .ask_cmd import ask_command, bench_ask, cypher_command
+from .common import (
+    DEFAULT_DB,
+    REEMBED_LIMIT,
+    CliError,
+    Ctx,
+    IngestError,
+    check_db_path,
+    choose_systems,
+    ctx_of,
+    err,
+    escape,
+    handled,
+    int_option,
+    json_opt,
+    open_engine,
+    out,
+    print_json,
+    progress,
+    quiet_model_loading,
+)
+from .common import print_json as _print_json  # noqa: F401  (tests import it from here)
+from .feedback import bench_learning, feedback_app, trace_command
+from .history_cmd import SOURCE_KINDS, bench_history, ingest_source, print_summary
+from .mcp_cmd import mcp_command
+from .schema_cmd import neighbors_command, schema_app
+from .serve_cmd import serve_command
 
 __all__ = ["app", "main"]
 
-DEFAULT_DB = "./.ngr/ngr.db"
-REEMBED_LIMIT = 1000  # nodes a command may embed again on open (another embedder) without --reembed
 EDGE_BATCH = 50_000
-MAX_ERRORS_SHOWN = 100  # text mode; --json lists every bad line
-
 app = typer.Typer(
     name="ngr",
     no_args_is_help=True,
@@ -44,116 +65,6 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: performance (perf) and retrieval quality (retrieval).")
 app.add_typer(bench_app, name="bench")
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-# --------------------------------------------------------------------- errors
-class CliError(NeuronGraphError):
-    """A user mistake the CLI itself detects (bad path, bad file)."""
-
-    def __init__(self, code: str, message: str, **details):
-        super().__init__(message, **details)
-        self.code = code
-
-
-class IngestError(NeuronGraphError):
-    code = "invalid_input"
-
-
-def _fail(exc: NeuronGraphError, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
-    else:
-        err.print(f"[bold red]{escape(f'error[{exc.code}]')}[/]: {escape(exc.message)}")
-    raise typer.Exit(2)
-
-
-@contextmanager
-def _handled(as_json: bool) -> Iterator[None]:
-    """Turn user mistakes into ``error[code]: message`` + exit 2; real bugs still show a traceback."""
-    try:
-        yield
-    except IngestError as exc:  # every bad line, then the one-line summary
-        _report_ingest_errors(exc, as_json)
-    except NeuronGraphError as exc:
-        _fail(exc, as_json)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
-        _fail(CliError("io_error", f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)), as_json)
-    except sqlite3.DatabaseError as exc:
-        _fail(CliError("store_error", f"database error: {exc}"), as_json)
-
-
-def _print_json(obj) -> None:
-    from ..model import strict_dumps
-
-    print(strict_dumps(obj, ensure_ascii=False, indent=2, default=str))  # never NaN/Infinity (not JSON)
-
-
-# --------------------------------------------------------------------- context
-@dataclass
-class Ctx:
-    db: str
-    db_explicit: bool
-    embedder: str | None
-    reembed: bool = False
-
-    def db_path(self) -> str:
-        return _check_db_path(self.db)
-
-    def existing_db_path(self) -> str:
-        """The database path, which must already hold a store (read-only commands)."""
-        path = self.db_path()
-        if not Path(path).exists():
-            raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
-        return path
-
-    def open_store(self, path: str | None = None):
-        from ..store.sqlite import SQLiteStore
-
-        return SQLiteStore(path or self.db_path())
-
-    def make_embedder(self):
-        from ..index.embedder import make_embedder
-
-        spec = self.embedder
-        if spec and spec != "default" and not spec.startswith("hashing") and not Path(spec).expanduser().is_dir():
-            raise CliError(
-                "invalid_argument",
-                f"--embedder {spec!r}: expected 'hashing', 'default' or a local model "
-                "directory (the default is the bundled all-MiniLM-L6-v2)",
-            )
-        _quiet_model_loading()
-        return make_embedder(spec)
-
-    def open_engine(self, path: str | None = None):
-        from ..engine import Engine
-
-        store = self.open_store(path)
-        try:
-            return Engine(store, self.make_embedder(), reembed_limit=None if self.reembed else REEMBED_LIMIT)
-        except BaseException:
-            store.close()
-            raise
-
-
-def _check_db_path(db: str) -> str:
-    if db == ":memory:":
-        raise CliError("invalid_argument", "--db :memory: would be lost when the command exits; give a file path")
-    p = Path(db).expanduser()
-    if p.is_dir():
-        raise CliError("invalid_argument", f"--db {db} is a directory; give a database file path, e.g. {p / 'ngr.db'}")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise CliError("invalid_argument", f"--db {db}: {parent} is not a directory")
-            break
-    return str(p)
-
-
-def _ctx(ctx: typer.Context) -> Ctx:
-    return ctx.find_root().obj
 
 
 @app.callback()
@@ -176,30 +87,21 @@ def _root(
 ) -> None:
     src = ctx.get_parameter_source("db")  # typer may vendor its own click: compare by name
     explicit = src is not None and getattr(src, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
-    ctx.obj = Ctx(db=db, db_explicit=explicit, embedder=embedder or None, reembed=reembed)
-
-
-def _json_opt():
-    return typer.Option(False, "--json", help="Print JSON to stdout.")
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=False,
+    ctx.obj = Ctx(
+        db=db,
+        db_explicit=explicit,
+        embedder=embedder or None,
+        reembed=reembed,
+        reembed_limit=None if reembed else REEMBED_LIMIT,
     )
 
 
 # --------------------------------------------------------------------- init / stats / trace
 @app.command()
-def init(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+def init(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     """Create the store (or open an existing one) and print its path and schema version."""
-    c = _ctx(ctx)
-    with _handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         existed = Path(c.db_path()).exists()
         with closing(c.open_store()) as store:
             info = {
@@ -209,7 +111,7 @@ def init(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
                 "nodes": store.stats()["nodes"],
             }
     if as_json:
-        _print_json(info)
+        print_json(info)
     else:
         verb = "created" if info["created"] else "opened existing"
         out.print(
@@ -218,16 +120,16 @@ def init(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
 
 
 @app.command()
-def stats(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+def stats(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     """Counts of nodes, edges, relations, traces and cached vectors in the store."""
-    c = _ctx(ctx)
-    with _handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         path = c.existing_db_path()
         with closing(c.open_store(path)) as store:
             s = store.stats()
     s["path"] = os.path.abspath(s["path"])
     if as_json:
-        _print_json(s)
+        print_json(s)
         return
     t = Table(title=f"store {s['path']}", show_header=False)
     t.add_column(style="bold")
@@ -287,111 +189,127 @@ def _bounded_lines(fh, limit: int):
             yield raw, len(raw)
 
 
+class _BadLine(Exception):
+    """One line of a JSONL file that cannot be read: its message is reported with the line number."""
+
+
+def _json_object(raw: bytes | None, size: int, max_line: int) -> dict | None:
+    """The JSON object on one line (None for a blank line); raises _BadLine."""
+    if raw is None:
+        raise _BadLine(f"line is {size:,} bytes, over the limit of {max_line:,} (set NGR_MAX_LINE_BYTES to raise it)")
+    try:
+        line = raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise _BadLine(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if not line.strip():
+        return None
+    try:
+        d = json.loads(line, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise _BadLine(f"bad JSON: {exc.msg} (column {exc.pos + 1})") from None
+    except _NonFinite as exc:
+        raise _BadLine(f"non-finite number {exc.args[0]} is not allowed (JSON has no NaN/Infinity)") from None
+    except RecursionError:
+        raise _BadLine("bad JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond Python's 4,300-digit limit
+        raise _BadLine(f"bad JSON: {str(exc)[:200]}") from None
+    if not isinstance(d, dict):
+        raise _BadLine(f"expected a JSON object, got {type(d).__name__}")
+    return d
+
+
+def _kind_of(d: dict) -> str:
+    """ "node" or "edge": the record's "kind", else "id" (node) or "src"/"dst" (edge); raises _BadLine."""
+    kind = d.get("kind")
+    if kind is None:
+        kind = "node" if "id" in d else "edge" if ("src" in d or "dst" in d) else None
+        if kind is None:
+            raise _BadLine('cannot tell a node from an edge: give "kind", or "id" (node) or "src"/"dst" (edge)')
+    if kind not in ("node", "edge"):
+        raise _BadLine(f'unknown kind {kind!r}: expected "node" or "edge"')
+    return kind
+
+
+class _Records:
+    """The nodes and edges of one file, each at most once (a duplicate is an error naming the first line)."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+        self.edges: list[tuple[int, Edge]] = []  # (line, edge)
+        self.node_line: dict[str, int] = {}  # id -> first line
+        self.edge_line: dict[tuple, int] = {}  # (src, rel, dst) -> first line
+
+    def add(self, d: dict, line: int) -> None:
+        """Add the record ``d`` of ``line``; raises _BadLine or a NeuronGraphError / TypeError of the model."""
+        if _kind_of(d) == "node":
+            node = Node.from_dict(d)
+            first = self.node_line.setdefault(node.id, line)
+            if first != line:
+                raise _BadLine(f"duplicate node id {node.id!r} (first on line {first}); one file holds each node once")
+            self.nodes.append(node)
+            return
+        edge = Edge.from_dict(d)
+        first = self.edge_line.setdefault((edge.src, edge.rel, edge.dst), line)
+        if first != line:
+            raise _BadLine(
+                f"duplicate edge ({edge.src}, {edge.rel}, {edge.dst}) (first on line {first}); "
+                "one file holds each edge once"
+            )
+        self.edges.append((line, edge))
+
+    def dangling(self, lookup) -> list[dict]:
+        """Errors for edges whose endpoints are neither in this file nor (``lookup``) in the store."""
+        outside = {x for _, e in self.edges for x in (e.src, e.dst) if x not in self.node_line}
+        known = set(lookup(outside)) if outside else set()
+        errors = []
+        for line_no, e in self.edges:
+            missing = [x for x in dict.fromkeys((e.src, e.dst)) if x not in self.node_line and x not in known]
+            if missing:
+                errors.append(
+                    {
+                        "line": line_no,
+                        "message": f"edge ({e.src}, {e.rel}, {e.dst}) refers to unknown node(s) "
+                        + ", ".join(repr(m) for m in missing)
+                        + " (neither in this file nor in the store)",
+                    }
+                )
+        return errors
+
+
 def _read_jsonl(path: Path, lookup) -> _Parsed:
     """Parse and validate the whole file; nothing is written.
 
     ``lookup(ids)`` returns the subset of ``ids`` already in the store (for edge endpoints).
     """
-    from ..model import Edge, Node
-
-    nodes, edges, errors = [], [], []
-    node_ids: set[str] = set()
-    node_line: dict[str, int] = {}  # id -> first line (duplicates inside one file are errors)
-    edge_line: dict[tuple, int] = {}  # (src, rel, dst) -> first line
+    records = _Records()
+    errors: list[dict] = []
     n_lines = 0
     max_line = _max_line_bytes()
     with open(path, "rb") as fh:
         for n_lines, (raw, size) in enumerate(_bounded_lines(fh, max_line), 1):
-
-            def bad(msg: str, line: int = n_lines) -> None:
-                errors.append({"line": line, "message": msg})
-
-            if raw is None:
-                bad(f"line is {size:,} bytes, over the limit of {max_line:,} (set NGR_MAX_LINE_BYTES to raise it)")
-                continue
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as exc:
-                bad(f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-                continue
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line, parse_constant=_reject_constant)
-            except json.JSONDecodeError as exc:
-                bad(f"bad JSON: {exc.msg} (column {exc.pos + 1})")
-                continue
-            except _NonFinite as exc:
-                bad(f"non-finite number {exc.args[0]} is not allowed (JSON has no NaN/Infinity)")
-                continue
-            except RecursionError:
-                bad("bad JSON: nested too deeply")
-                continue
-            except ValueError as exc:  # e.g. an integer literal beyond Python's 4,300-digit limit
-                bad(f"bad JSON: {str(exc)[:200]}")
-                continue
-            if not isinstance(d, dict):
-                bad(f"expected a JSON object, got {type(d).__name__}")
-                continue
-            kind = d.get("kind")
-            if kind is None:
-                kind = "node" if "id" in d else "edge" if ("src" in d or "dst" in d) else None
-                if kind is None:
-                    bad('cannot tell a node from an edge: give "kind", or "id" (node) or "src"/"dst" (edge)')
-                    continue
-            try:
-                if kind == "node":
-                    node = Node.from_dict(d)
-                    first = node_line.setdefault(node.id, n_lines)
-                    if first != n_lines:
-                        bad(f"duplicate node id {node.id!r} (first on line {first}); one file holds each node once")
-                        continue
-                    nodes.append(node)
-                    node_ids.add(node.id)
-                elif kind == "edge":
-                    edge = Edge.from_dict(d)
-                    first = edge_line.setdefault((edge.src, edge.rel, edge.dst), n_lines)
-                    if first != n_lines:
-                        bad(
-                            f"duplicate edge ({edge.src}, {edge.rel}, {edge.dst}) (first on line {first}); "
-                            "one file holds each edge once"
-                        )
-                        continue
-                    edges.append((n_lines, edge))
-                else:
-                    bad(f'unknown kind {kind!r}: expected "node" or "edge"')
+                d = _json_object(raw, size, max_line)
+                if d is not None:
+                    records.add(d, n_lines)
+            except _BadLine as exc:
+                errors.append({"line": n_lines, "message": str(exc)})
             except NeuronGraphError as exc:
-                bad(exc.message)
+                errors.append({"line": n_lines, "message": exc.message})
             except TypeError as exc:  # e.g. a non-dict 'meta' slipping past a validator
-                bad(str(exc))
-    # endpoints: in this file, or already in the store
-    outside = {x for _, e in edges for x in (e.src, e.dst) if x not in node_ids}
-    known = set(lookup(outside)) if outside else set()
-    for line_no, e in edges:
-        missing = [x for x in dict.fromkeys((e.src, e.dst)) if x not in node_ids and x not in known]
-        if missing:
-            errors.append(
-                {
-                    "line": line_no,
-                    "message": f"edge ({e.src}, {e.rel}, {e.dst}) refers to unknown node(s) "
-                    + ", ".join(repr(m) for m in missing)
-                    + " (neither in this file nor in the store)",
-                }
-            )
+                errors.append({"line": n_lines, "message": str(exc)})
+    errors.extend(records.dangling(lookup))
     errors.sort(key=lambda x: x["line"])
-    return _Parsed(nodes, [e for _, e in edges], errors, n_lines)
+    return _Parsed(records.nodes, [e for _, e in records.edges], errors, n_lines)
 
 
-def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, link: bool = False) -> dict:
-    """Validate ``file`` completely, then write it (nodes, then edges in batches).  Raises IngestError."""
-    from ..engine import Engine
-
+def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, SQLiteStore | None]:
+    """Validate ``file`` completely (nothing is written); returns it and the store if checking edge endpoints
+    opened one (closed again if the file is bad).  Raises IngestError."""
     if not file.exists():
         raise CliError("file_not_found", f"no such file: {file}")
     if file.is_dir():
         raise CliError("invalid_argument", f"{file} is a directory, not a JSONL file")
-    t0 = time.perf_counter()
-    store = None
+    store: SQLiteStore | None = None
 
     def lookup(ids):
         nonlocal store
@@ -411,72 +329,88 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
             )
         if not parsed.nodes and not parsed.edges:
             raise IngestError(f"{file}: no nodes or edges found ({parsed.lines} lines)", file=str(file), errors=[])
-        t_parse = time.perf_counter() - t0
-        store = store or c.open_store(db_path)
-        engine = Engine(store, c.make_embedder(), reembed_limit=None if c.reembed else REEMBED_LIMIT)
     except BaseException:
         if store is not None:
             store.close()
         raise
-    try:
-        before = store.stats()
-        with _progress() as prog:
+    return parsed, store
+
+
+def _write_parsed(engine: Engine, parsed: _Parsed, prog, link: bool) -> dict:
+    """Embed, then write the whole file as one transaction, then link if asked; returns counts and times."""
+    store = engine.store
+    before = store.stats()
+    t1 = time.perf_counter()
+    embedded = 0
+    if parsed.nodes:  # embeddings first, outside the write transaction: a cache, safe to crash in
+        task = prog.add_task("embedding nodes", total=len(parsed.nodes))
+
+        def on_progress(done: int, total: int) -> None:
+            prog.update(task, completed=done, total=total)
+
+        engine.vectors_for([n.body for n in parsed.nodes], on_progress)
+        embedded = engine.last_embedded
+        prog.update(task, description="nodes embedded", completed=prog.tasks[task].total)
+    t2 = time.perf_counter()
+    # the whole file is one transaction: a schema violation in the last edge, a crash or a kill
+    # leaves the store as it was (nested batches are savepoints of it)
+    etask = prog.add_task("writing nodes and edges (one transaction)", total=len(parsed.edges) or None)
+    with store.transaction():
+        if parsed.nodes:
+            engine.add_nodes(parsed.nodes)
+        for i in range(0, len(parsed.edges), EDGE_BATCH):
+            batch = parsed.edges[i : i + EDGE_BATCH]
+            engine.add_edges(batch)
+            prog.advance(etask, len(batch))
+    engine.refresh()
+    prog.update(etask, completed=len(parsed.edges) or 1, total=len(parsed.edges) or 1)
+    t3 = time.perf_counter()
+    ingested = store.stats()  # counts of the file's own writes, before the linker adds its own
+    link_info = None
+    if link:
+        ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
+        link_info = engine.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
+        prog.update(ltask, description="linked", completed=1, total=1)
+    t4 = time.perf_counter()
+    return {
+        "new_nodes": ingested["nodes"] - before["nodes"],
+        "new_edges": ingested["edges"] - before["edges"],
+        "embedded": embedded,
+        "seconds": {
+            "embed": round(t2 - t1, 3),
+            "write": round(t3 - t2, 3),
+            **({"link": round(t4 - t3, 3)} if link else {}),
+        },
+        **({"link": _link_summary(link_info or {})} if link else {}),
+    }
+
+
+def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, link: bool = False) -> dict:
+    """Validate ``file`` completely, then write it (nodes, then edges in batches).  Raises IngestError."""
+    t0 = time.perf_counter()
+    parsed, store = _parse_file(c, file, db_path)
+    t_parse = time.perf_counter() - t0
+    with open_engine(c, db_path, store=store) as engine:
+        with progress() as prog:
             if not show_progress:
                 prog.stop()
-            t1 = time.perf_counter()
-            res_nodes = {"nodes": 0, "embedded": 0}
-            if parsed.nodes:  # embeddings first, outside the write transaction: a cache, safe to crash in
-                task = prog.add_task("embedding nodes", total=len(parsed.nodes))
-
-                def on_progress(done: int, total: int) -> None:
-                    prog.update(task, completed=done, total=total)
-
-                engine.vectors_for([n.body for n in parsed.nodes], on_progress)
-                res_nodes = {"nodes": len(parsed.nodes), "embedded": engine.last_embedded}
-                prog.update(task, description="nodes embedded", completed=prog.tasks[task].total)
-            t2 = time.perf_counter()
-            # the whole file is one transaction: a schema violation in the last edge, a crash or a kill
-            # leaves the store as it was (nested batches are savepoints of it)
-            etask = prog.add_task("writing nodes and edges (one transaction)", total=len(parsed.edges) or None)
-            with store.transaction():
-                if parsed.nodes:
-                    engine.add_nodes(parsed.nodes)
-                for i in range(0, len(parsed.edges), EDGE_BATCH):
-                    batch = parsed.edges[i : i + EDGE_BATCH]
-                    engine.add_edges(batch)
-                    prog.advance(etask, len(batch))
-            engine.refresh()
-            prog.update(etask, completed=len(parsed.edges) or 1, total=len(parsed.edges) or 1)
-            t3 = time.perf_counter()
-            ingested = store.stats()  # counts of the file's own writes, before the linker adds its own
-            link_info = None
-            if link:
-                ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
-                link_info = engine.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
-                prog.update(ltask, description="linked", completed=1, total=1)
-            t4 = time.perf_counter()
-        after = store.stats()
-    finally:
-        engine.close()
+            written = _write_parsed(engine, parsed, prog, link)
+        after = engine.store.stats()
+    seconds = written.pop("seconds")
     return {
         "file": str(file),
         "db": os.path.abspath(db_path),
         "lines": parsed.lines,
         "nodes": len(parsed.nodes),
         "edges": len(parsed.edges),
-        "new_nodes": ingested["nodes"] - before["nodes"],
-        "new_edges": ingested["edges"] - before["edges"],
-        "embedded": res_nodes["embedded"],
+        "new_nodes": written.pop("new_nodes"),
+        "new_edges": written.pop("new_edges"),
+        "embedded": written.pop("embedded"),
         "embedder": engine.embedder.model_id,
         "store_nodes": after["nodes"],
         "store_edges": after["edges"],
-        "seconds": {
-            "validate": round(t_parse, 3),
-            "embed": round(t2 - t1, 3),
-            "write": round(t3 - t2, 3),
-            **({"link": round(t4 - t3, 3)} if link else {}),
-        },
-        **({"link": _link_summary(link_info)} if link else {}),
+        "seconds": {"validate": round(t_parse, 3), **seconds},
+        **written,
     }
 
 
@@ -518,7 +452,7 @@ def ingest(
         help="Afterwards build LLM-free links over the whole store "
         "(title mentions, #refs, shared entities): see `ngr link`.",
     ),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Add nodes and edges from a JSONL file (all or nothing), or sync real history.
 
@@ -533,10 +467,8 @@ def ingest(
     nodes and edges (docs/ingest.md). Re-running the same command syncs: only what changed is
     written and embedded; derived edges follow the text; learned weights are kept.
     """
-    from .history_cmd import SOURCE_KINDS, ingest_source, print_summary
-
-    c = _ctx(ctx)
-    with _handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         if what in SOURCE_KINDS:
             if path is None:
                 raise CliError("invalid_argument", f"`ngr ingest {what}` needs a path, e.g. `ngr ingest {what} .`")
@@ -550,7 +482,7 @@ def ingest(
                 )
             summary = _ingest(c, Path(what), c.db_path(), link=link)
     if as_json:
-        _print_json(summary)
+        print_json(summary)
     elif what in SOURCE_KINDS:
         print_summary(out, summary)
     else:
@@ -568,7 +500,7 @@ def ingest(
 
 
 @app.command()
-def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+def link(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     """Build graph edges without an LLM over everything in the store.
 
     Title/alias mentions become `mentions` edges, `#123` / `issue 123` become
@@ -579,21 +511,17 @@ def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
     upserts, keeping learned weights.  Afterwards, titles and entities named in a
     query become extra seeds.
     """
-    c = _ctx(ctx)
-    with _handled(as_json):
-        path = c.existing_db_path()
-        eng = c.open_engine(path)
-        try:
+    c = ctx_of(ctx)
+    with handled(as_json):
+        with open_engine(c, c.existing_db_path()) as eng:
             t0 = time.perf_counter()
-            with _progress() as prog:
+            with progress() as prog:
                 task = prog.add_task("linking", total=None)
                 info = eng.link(progress=lambda done, total: prog.update(task, completed=done, total=total))
                 prog.update(task, completed=1, total=1)
             summary = {**_link_summary(info), "seconds": round(time.perf_counter() - t0, 3)}
-        finally:
-            eng.close()
     if as_json:
-        _print_json(summary)
+        print_json(summary)
     else:
         out.print(
             f"linked {summary['items']} nodes: {summary['edges']} edges, {summary['entities']} entity nodes "
@@ -602,23 +530,7 @@ def link(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
         )
 
 
-def _report_ingest_errors(exc: IngestError, as_json: bool) -> None:
-    if as_json:
-        _fail(exc, True)
-    errors = exc.details.get("errors") or []
-    for e in errors[:MAX_ERRORS_SHOWN]:
-        err.print(f"  [red]line {e['line']}[/]: {escape(e['message'])}")
-    if len(errors) > MAX_ERRORS_SHOWN:
-        err.print(f"  ... and {len(errors) - MAX_ERRORS_SHOWN} more bad lines (--json lists them all)")
-    _fail(exc, False)
-
-
 # --------------------------------------------------------------------- search
-def _path_str(p: dict) -> str:
-    hops = " ".join(f"-[{e['rel']}]-> {e['dst']}" for e in p["edges"])
-    return f"{p['nodes'][0]} {hops}"
-
-
 def _hits_table(hits: list[dict], title: str | None) -> None:
     t = Table(title=title, show_lines=False)
     t.add_column("#", justify="right", no_wrap=True)
@@ -652,16 +564,6 @@ def _print_explained(res) -> None:
         out.print(f"[bold]{k}. {escape(h.id)}[/] [dim]({escape(h.type)})[/] {escape(h.title)}")
         for line in h.explain().splitlines():
             out.print(f"     {escape(line)}")
-
-
-def _int_option(raw: str, option: str) -> int:
-    """A whole-number option parsed here, so ``--limit ten`` is ``error[invalid_argument]`` (exit 2, --json
-    aware) like every other bad value, not click's usage box; the range is the engine's to check."""
-    import re
-
-    if not re.fullmatch(r"[+-]?[0-9]{1,12}", raw.strip()):
-        raise InvalidArgument(f"{option} {raw!r}: expected a whole number, e.g. {option} 10")
-    return int(raw.strip())
 
 
 def _where_pair(item: str) -> tuple[str, object]:
@@ -729,16 +631,16 @@ def search(
         "--file",
         help="A repository-relative path you are working on (repeatable): its file:<path> node seeds the graph.",
     ),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Explained hybrid + graph search; stores a trace (see `ngr trace`).
 
     Filtered nodes (--as-of, --since, --until, --source, --where) are not in the graph for this search:
     never hits nor seeds, and activation never flows through them. A filter judges only nodes that
     carry its field (files and entities usually have no time)."""
-    c = _ctx(ctx)
-    with _handled(as_json):
-        n = _int_option(limit, "--limit")
+    c = ctx_of(ctx)
+    with handled(as_json):
+        n = int_option(limit, "--limit")
         path = c.existing_db_path()
         overrides = {"channel": channel}
         if types:
@@ -746,10 +648,10 @@ def search(
         if rels:
             overrides["query_types"] = tuple(rels)
         overrides.update(_filter_options(as_of, since, until, sources, where, files))
-        with c.open_engine(path) as eng:
+        with open_engine(c, path) as eng:
             res = eng.search(query, limit=n, **overrides)
     if as_json:
-        _print_json(res.to_dict())
+        print_json(res.to_dict())
         return
     if not res.hits:
         out.print(f"no hits for {escape(query)!s}")
@@ -794,18 +696,6 @@ DEMO_QUERIES = [
 ]
 
 
-def _quiet_model_loading() -> None:
-    """The model libraries print progress bars and notices while loading; keep stderr for our own output."""
-    for k, v in (
-        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
-        ("TRANSFORMERS_VERBOSITY", "error"),
-        ("TOKENIZERS_PARALLELISM", "false"),
-        ("HF_HUB_OFFLINE", "1"),
-        ("TRANSFORMERS_OFFLINE", "1"),
-    ):
-        os.environ.setdefault(k, v)
-
-
 def _demo_corpus_path():
     return resources.files("neurongraph.cli").joinpath("demo_corpus.jsonl")
 
@@ -814,27 +704,27 @@ def _demo_corpus_path():
 def demo(
     ctx: typer.Context,
     db: str | None = typer.Option(None, "--db", help="Database to use (default: a temporary one, deleted afterwards)."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Ingest a small built-in software-history corpus and run explained searches on it.
 
     Each query runs twice: hybrid entry only (--channel none) and with the graph
     channel, to show a graph path bringing up the source the question is after.
     """
-    c = _ctx(ctx)
+    c = ctx_of(ctx)
     tmp = None
-    with _handled(as_json):
+    with handled(as_json):
         if db is None and c.db_explicit:
             db = c.db
         if db is None:
             tmp = tempfile.TemporaryDirectory(prefix="ngr-demo-")
             db = os.path.join(tmp.name, "demo.db")
-        db = _check_db_path(db)
+        db = check_db_path(db)
         try:
             with resources.as_file(_demo_corpus_path()) as corpus:
                 summary = _ingest(c, Path(corpus), db, show_progress=not as_json)
             report = {"db": None if tmp else os.path.abspath(db), "ingest": summary, "queries": []}
-            with c.open_engine(db) as eng:
+            with open_engine(c, db) as eng:
                 for query, target, why in DEMO_QUERIES:
                     qvec = eng.embed_query(query)
                     base = eng.search(query, limit=eng.store.stats()["nodes"], channel="none", qvec=qvec, record=False)
@@ -858,7 +748,7 @@ def demo(
             if tmp is not None:
                 tmp.cleanup()
     if as_json:
-        _print_json(report)
+        print_json(report)
         return
     t = Table(title="where the source the question is after ranks")
     t.add_column("query", overflow="fold", max_width=50)
@@ -916,12 +806,12 @@ def bench_perf(
         "(needs threadpoolctl; default: the library's own choice).",
     ),
     db: str | None = typer.Option(None, "--db", help="Fresh database file to build (default: a temporary one)."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Synthetic ingest and search latency benchmark (embedding excluded; see the output's notes)."""
-    from ..bench.perf import run_perf
+    from ..bench.perf import run_perf  # lazy: benchmark code loads only when a benchmark runs
 
-    with _handled(as_json):
+    with handled(as_json):
         if nodes < 10:
             raise InvalidArgument("--nodes must be at least 10")
         if queries < 1:
@@ -929,7 +819,7 @@ def bench_perf(
         if edges_per_node < 0:
             raise InvalidArgument("--edges-per-node must be >= 0")
         if db is not None:
-            db = _check_db_path(db)
+            db = check_db_path(db)
             if Path(db).exists():
                 raise CliError("invalid_argument", f"--db {db} exists; the benchmark builds a fresh database")
         if blas_threads is not None and blas_threads < 1:
@@ -948,7 +838,7 @@ def bench_perf(
         except RuntimeError as exc:
             raise CliError("unavailable", str(exc)) from None
     if as_json:
-        _print_json(res)
+        print_json(res)
         return
     t = Table(title=f"ngr bench perf: {nodes} nodes", show_header=False)
     t.add_column(style="bold")
@@ -958,16 +848,6 @@ def bench_perf(
             v = ", ".join(f"{a} {b}" for a, b in v.items())
         t.add_row(k, escape(str(v)))
     out.print(t)
-
-
-def _choose_systems(known: dict, wanted: list[str] | None) -> dict:
-    """The benchmark systems named by repeated ``--system`` (all when none); unknown names are an error."""
-    if not wanted:
-        return known
-    unknown = sorted(set(wanted) - set(known))
-    if unknown:
-        raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(known)}")
-    return {k: v for k, v in known.items() if k in wanted}
 
 
 @bench_app.command("retrieval")
@@ -980,7 +860,7 @@ def bench_retrieval(
         None, "--db", help="Store to build/reuse (default: a cache file under .ngr/bench keyed by dataset and model)."
     ),
     out_file: Path | None = typer.Option(None, "--out", help="Also write the JSON result here."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Recall@2/5/10, MRR and cost to full recall of every system on a multi-hop QA set.
 
@@ -988,18 +868,18 @@ def bench_retrieval(
     without an LLM, then runs bm25, dense, hybrid, the default `ngr` configuration,
     the other graph channels and ablations over the whole corpus.
     """
-    from ..bench import retrieval as br
+    from ..bench import retrieval as br  # lazy: benchmark code loads only when a benchmark runs
 
-    c = _ctx(ctx)
-    with _handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         if limit_queries is not None and limit_queries < 1:
             raise InvalidArgument("--limit-queries must be at least 1")
         ds = br.load_dataset(dataset, limit_queries)
-        chosen = _choose_systems(br.SYSTEMS, systems)
-        _quiet_model_loading()
-        eng = br.open_for_dataset(ds, _check_db_path(db) if db else None, embedder=c.embedder)
+        chosen = choose_systems(br.SYSTEMS, systems)
+        quiet_model_loading()
+        eng = br.open_for_dataset(ds, check_db_path(db) if db else None, embedder=c.embedder)
         try:
-            with _progress() as prog:
+            with progress() as prog:
                 t = prog.add_task(f"embedding {ds.name}", total=len(ds.passages))
                 info = br.ingest_dataset(eng, ds, link=True, progress=lambda d, n: prog.update(t, completed=d, total=n))
                 prog.update(t, description=f"ingested + linked {ds.name}", completed=prog.tasks[t].total)
@@ -1016,7 +896,7 @@ def bench_retrieval(
         if out_file:
             out_file.write_text(json.dumps(res, indent=2))
     if as_json:
-        _print_json(res)
+        print_json(res)
     else:
         out.print(br.markdown_table(res), markup=False)
 
@@ -1034,7 +914,7 @@ def bench_history_command(
     systems: list[str] | None = typer.Option(None, "--system", help="Only these systems (repeatable)."),
     learning: bool = typer.Option(True, "--learning/--no-learning", help="Also run the 70/30 feedback split."),
     out_file: Path | None = typer.Option(None, "--out", help="Write the full JSON (with per-pair ranks) here."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Which earlier change is this fix about? Fix → origin retrieval on a real git history.
 
@@ -1043,20 +923,14 @@ def bench_history_command(
     references plus its paths, as of the fix's parent, and scores every system
     (docs/benchmarks.md, "Real history").
     """
-    from .history_cmd import bench_history
-
-    with _handled(as_json):
-        n = None if limit is None else _int_option(limit, "--limit")
+    with handled(as_json):
+        n = None if limit is None else int_option(limit, "--limit")
     bench_history(ctx, repo, db, n, systems, learning, out_file, as_json)
 
 
-from .ask_cmd import ask_command, bench_ask, cypher_command  # noqa: E402  (FalkorDB/LLM SDKs imported lazily)
-from .feedback import bench_learning, feedback_app, trace_command  # noqa: E402  (imports main lazily)
-from .mcp_cmd import mcp_command  # noqa: E402  (the SDK itself is imported only when the server starts)
-from .schema_cmd import neighbors_command, schema_app  # noqa: E402
-
 app.add_typer(feedback_app, name="feedback")
 app.command("mcp")(mcp_command)
+app.command("serve")(serve_command)
 app.add_typer(schema_app, name="schema")
 app.command("neighbors")(neighbors_command)
 app.command("trace")(trace_command)

@@ -9,37 +9,32 @@ errors go to stderr as ``error[code]: message`` with exit status 2.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from pathlib import Path
 
 import typer
 
+from ..engine import Engine
+from .common import CliError, Ctx, build_engine, handled
+
 __all__ = ["mcp_command", "open_for_serving"]
 
 
-def _m():
-    from . import main
-
-    return main
-
-
-def open_for_serving(c):
+def open_for_serving(c: Ctx) -> Engine:
     """Check the SDK and the store, then open the engine (stdout kept clean for the protocol)."""
-    m = _m()
     try:
-        from mcp.server import MCPServer  # noqa: F401  (the SDK 2.x API the server is built on)
+        from mcp.server import MCPServer  # noqa: F401  (lazy: the optional SDK 2.x API the server is built on)
     except ImportError:
-        raise m.CliError(
+        raise CliError(
             "missing_dependency",
             "the MCP server needs the optional extra: "
             "pip install 'neurongraph[mcp]' (the official mcp SDK, version 2.3 or later)",
         ) from None
     path = c.db_path()
     if not Path(path).exists():
-        raise m.CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
+        raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
     with contextlib.redirect_stdout(sys.stderr):  # a model library printing while loading must not corrupt stdio
-        return c.open_engine(path)
+        return build_engine(c, path)
 
 
 def mcp_command(
@@ -59,17 +54,12 @@ def mcp_command(
     Tools: search, get_node, record_source_use, record_retrieval_failure, record_outcome,
     get_trace.  Register the exact command with your MCP client; see docs/mcp.md.
     """
-    m = _m()
     root = ctx.find_root().obj
-    if not isinstance(root, m.Ctx):  # run as `python -m neurongraph.mcp`
-        root = m.Ctx(
-            db=os.environ.get("NGR_DB") or m.DEFAULT_DB,
-            db_explicit="NGR_DB" in os.environ,
-            embedder=os.environ.get("NGR_EMBEDDER") or None,
-        )
-    c = m.Ctx(db=db or root.db, db_explicit=bool(db) or root.db_explicit, embedder=embedder or root.embedder)
-    with m._handled(False):
+    if not isinstance(root, Ctx):  # run as `python -m neurongraph.mcp`
+        root = Ctx.from_env()
+    c = Ctx(db=db or root.db, db_explicit=bool(db) or root.db_explicit, embedder=embedder or root.embedder)
+    with handled(False):
         engine = open_for_serving(c)
-    from ..mcp.server import serve
+    from ..mcp.server import serve  # lazy: the server module needs the optional MCP SDK
 
     serve(engine)

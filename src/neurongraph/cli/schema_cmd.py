@@ -1,6 +1,6 @@
 """``ngr schema ...`` and ``ngr neighbors``: the relation schema and relation queries from the command line.
 
-To be mounted by ``cli/main.py``::
+Mounted by ``cli/main.py``::
 
     from .schema_cmd import neighbors_command, schema_app
     app.add_typer(schema_app, name="schema")
@@ -17,8 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
-from ..schema.api import SchemaMixin
+from ..graphdb.schema import build_schema
+from ..schema import Schema
+from ..schema.invariants import parse_invariant
+from .common import CliError, Ctx, ctx_of, escape, handled, json_opt, out, print_json
 
 __all__ = ["schema_app", "neighbors_command"]
 
@@ -27,48 +31,16 @@ schema_app = typer.Typer(
 )
 
 
-def _m():
-    from . import main
-
-    return main
-
-
-class _StoreView(SchemaMixin):
-    """The schema API over a bare store: CSR graph built from the store, no embedder."""
-
-    def __init__(self, store):
-        from ..graph.arrays import GraphArrays
-
-        self.store = store
-        self.graph = GraphArrays(0)
-        self._seq = -1
-
-    def refresh(self) -> int:
-        from ..graph.arrays import GraphArrays
-
-        seq = self.store.current_seq()
-        if seq == self._seq:
-            return 0
-        e = self.store.changes_since(0).edges
-        n = int(self.store.conn.execute("SELECT coalesce(max(idx), -1) + 1 FROM nodes").fetchone()[0])
-        self.graph = GraphArrays.from_edges(n, e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid)
-        self._seq = seq
-        return len(e)
-
-
 @contextmanager
-def _open_view(c, path: str | None = None) -> Iterator[_StoreView]:
-    """The store at ``path`` (default: the existing database) with its schema validator; closed after."""
-    view = _StoreView(c.open_store(path or c.existing_db_path()))
+def _open_view(c: Ctx, path: str | None = None) -> Iterator[Schema]:
+    """The schema service over the store at ``path`` (default: the existing database), which attaches the
+    store's schema validator; the CSR graph of path queries is rebuilt from the store (``StoreGraph``).
+    The store is closed afterwards."""
+    view = Schema(c.open_store(path or c.existing_db_path()))
     try:
-        view._attach_schema_validator()
         yield view
     finally:
         view.store.close()
-
-
-def _json_opt():
-    return typer.Option(False, "--json", help="Print JSON to stdout.")
 
 
 @schema_app.command("load")
@@ -77,66 +49,58 @@ def load(
     file: Path = typer.Argument(..., help="Schema document (.toml or .json)."),
     mode: str | None = typer.Option(None, "--mode", help="Override the file's mode: strict | permissive."),
     no_check: bool = typer.Option(False, "--no-check", help="Do not check the stored edges and nodes against it."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Replace the store's relation schema with FILE (rejected, changing nothing, if stored data breaks it)."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         if not file.exists():
-            raise m.CliError("file_not_found", f"no such file: {file}")
+            raise CliError("file_not_found", f"no such file: {file}")
         path = c.db_path()
         with _open_view(c, path) as view:
             info = view.load_schema(file, mode=mode, check_existing=not no_check)
     if as_json:
-        m._print_json(info)
+        print_json(info)
     else:
-        m.out.print(
-            f"loaded schema {m.escape(str(file))}: {info['relations']} relations, {info['invariants']} "
+        out.print(
+            f"loaded schema {escape(str(file))}: {info['relations']} relations, {info['invariants']} "
             f"invariants, mode {info['mode']} (generation {info['generation']})"
         )
 
 
 @schema_app.command("show")
-def show(ctx: typer.Context, as_json: bool = _json_opt()) -> None:
+def show(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     """Print the stored schema: relation types, allowed combinations, inverses, invariants, and the graph
     schema that `ngr ask` generates Cypher against (labels, relation type pairs, properties)."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         with _open_view(c) as view:
             doc = view.relation_schema().to_dict()
-            from ..graphdb.schema import build_schema  # labels/relations/properties from the store (issue 13)
-
-            graph = build_schema(view.store)
+            graph = build_schema(view.store)  # labels/relations/properties from the store (issue 13)
     if as_json:
-        m._print_json({**doc, "graph": graph.to_dict()})
+        print_json({**doc, "graph": graph.to_dict()})
         return
-    m.out.print(
+    out.print(
         f"[bold]mode[/]: {doc['mode']}"
         + (f"   [bold]entry types[/]: {', '.join(doc['entry_types'])}" if doc["entry_types"] else "")
     )
-    from rich.table import Table
-
     t = Table(title="relations")
     for col in ("name", "direction", "inverse", "weight", "allowed (src -> dst)"):
         t.add_column(col, overflow="fold")
     for name, r in doc["relations"].items():
         allow = ", ".join(f"{s} -> {d}" for s, d in r["allow"]) or "any"
         t.add_row(
-            m.escape(name),
+            escape(name),
             "directed" if r["directed"] else "symmetric",
-            m.escape(r.get("inverse") or "-"),
+            escape(r.get("inverse") or "-"),
             f"{r['default_weight']:g}",
-            m.escape(allow),
+            escape(allow),
         )
-    m.out.print(t)
-    from ..schema.invariants import parse_invariant
-
+    out.print(t)
     for k, inv in enumerate(doc["invariants"]):
-        m.out.print(f"[bold]invariant[/] {m.escape(inv['name'])}: {m.escape(parse_invariant(inv, k).rule_text())}")
-    m.out.print("[bold]graph schema for ask / cypher[/] (from the store):")
-    m.out.print(m.escape(graph.prompt()))
+        out.print(f"[bold]invariant[/] {escape(inv['name'])}: {escape(parse_invariant(inv, k).rule_text())}")
+    out.print("[bold]graph schema for ask / cypher[/] (from the store):")
+    out.print(escape(graph.prompt()))
 
 
 def neighbors_command(
@@ -149,52 +113,49 @@ def neighbors_command(
     outgoing: bool = typer.Option(False, "--out", help="Only edges leaving the node."),
     no_superseded: bool = typer.Option(False, "--no-superseded", help="Leave out superseded entry revisions."),
     limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many edges."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Edges of a node by relation and direction (both directions unless --in or --out)."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         if incoming and outgoing:
-            raise m.CliError("invalid_argument", "give at most one of --in and --out")
+            raise CliError("invalid_argument", "give at most one of --in and --out")
         direction = "in" if incoming else "out" if outgoing else "both"
         with _open_view(c) as view:
             node = view.resolve(node_id)
             res = view.neighbors(node, rels, direction, include_superseded=not no_superseded, limit=limit)
     if as_json:
-        m._print_json({"node": node, "direction": direction, "neighbors": res})
+        print_json({"node": node, "direction": direction, "neighbors": res})
         return
     if not res:
-        m.out.print(
-            f"no {direction if direction != 'both' else ''} edges of {m.escape(node)}"
+        out.print(
+            f"no {direction if direction != 'both' else ''} edges of {escape(node)}"
             + (f" with relation {', '.join(rels)}" if rels else "")
         )
         return
     for r in res:
         arrow = f"-[{r['rel']}]->" if r["direction"] == "out" else f"<-[{r['rel']}]-"
-        m.out.print(
-            f"{m.escape(node)} {m.escape(arrow)} {m.escape(r['node'])} [dim]({m.escape(r['type'])}, "
-            f"w={r['weight']:.2f})[/]"
+        out.print(
+            f"{escape(node)} {escape(arrow)} {escape(r['node'])} [dim]({escape(r['type'])}, w={r['weight']:.2f})[/]"
         )
 
 
 @schema_app.command("blockers")
 def blockers(
-    ctx: typer.Context, task: str = typer.Argument(..., help="A task id or alias."), as_json: bool = _json_opt()
+    ctx: typer.Context, task: str = typer.Argument(..., help="A task id or alias."), as_json: bool = json_opt()
 ) -> None:
     """Effective blockers of a task: blocked_by targets, conditions expanded along resolves_to."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         with _open_view(c) as view:
             res = view.effective_blockers(task)
     if as_json:
-        m._print_json(res)
+        print_json(res)
         return
     if not res:
-        m.out.print(f"{m.escape(task)} has no blockers")
+        out.print(f"{escape(task)} has no blockers")
     for b in res:
-        m.out.print(f"{m.escape(b['id'])} [dim]({m.escape(str(b['type']))})[/]  via {m.escape(' -> '.join(b['via']))}")
+        out.print(f"{escape(b['id'])} [dim]({escape(str(b['type']))})[/]  via {escape(' -> '.join(b['via']))}")
 
 
 @schema_app.command("evidence")
@@ -203,18 +164,17 @@ def evidence(
     entry: str = typer.Argument(..., help="An entry id."),
     rel: str = typer.Option("evidence_of", "--rel", help="The evidence relation."),
     include_superseded: bool = typer.Option(False, "--include-superseded", help="Also superseded revisions."),
-    as_json: bool = _json_opt(),
+    as_json: bool = json_opt(),
 ) -> None:
     """Evidence chain: entry -evidence_of-> entity <-evidence_of- other entries."""
-    m = _m()
-    c = m._ctx(ctx)
-    with m._handled(as_json):
+    c = ctx_of(ctx)
+    with handled(as_json):
         with _open_view(c) as view:
             res = view.evidence_chain(entry, rel, include_superseded)
     if as_json:
-        m._print_json([{"entity": r["entity"], "entry": r["entry"]} for r in res])
+        print_json([{"entity": r["entity"], "entry": r["entry"]} for r in res])
         return
     if not res:
-        m.out.print(f"no other entries share evidence with {m.escape(entry)}")
+        out.print(f"no other entries share evidence with {escape(entry)}")
     for r in res:
-        m.out.print(f"{m.escape(entry)} -> {m.escape(r['entity'])} <- {m.escape(r['entry'])}")
+        out.print(f"{escape(entry)} -> {escape(r['entity'])} <- {escape(r['entry'])}")

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import check_int, check_number, check_strings
 from .entities import KINDS, CaseStats, extract_raw, resolve
 from .normalize import REF_RE, STOPWORDS, drop_nested, normalize
 from .query import QuerySide, QueryTables, automaton, scan
@@ -135,10 +136,21 @@ class LinkerConfig:
     similarity_k: int = 3
     similarity_kinds: tuple[str, ...] = ("name", "quoted")  # numbers, refs and code are exact, not fuzzy
 
-    def __post_init__(self):
-        bad = set(self.entity_kinds) - set(KINDS)
-        if bad:
-            raise ValueError(f"unknown entity kinds {sorted(bad)}; known: {KINDS}")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entity_kinds", check_strings("entity_kinds", self.entity_kinds, allowed=KINDS))
+        object.__setattr__(self, "similarity_kinds", check_strings("similarity_kinds", self.similarity_kinds))
+        object.__setattr__(self, "ref_prefixes", check_strings("ref_prefixes", self.ref_prefixes))
+        for name in (
+            "min_title_chars",
+            "max_title_targets",
+            "title_max_df",
+            "min_entity_chars",
+            "entity_min_df",
+            "entity_max_df",
+            "similarity_k",
+        ):
+            check_int(name, getattr(self, name), hi=2**62)
+        check_number("similarity_threshold", self.similarity_threshold, lo=-1, hi=1)
 
 
 _NUMERAL = re.compile(r"^(?:\d+|[IVXLCDM]{2,})$")

@@ -18,7 +18,6 @@ and its typed errors; the core never imports this module or the SDK.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from typing import Any
 
@@ -30,6 +29,7 @@ from pydantic import ConfigDict, ValidationError
 
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
+from ..store import DATABASE_ERRORS
 from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS
 
 __all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_NAMES"]
@@ -220,7 +220,7 @@ class NGRTools:
                 return _result(getattr(self, name)(**kwargs))
         except NeuronGraphError as exc:
             return error_result(exc)
-        except sqlite3.DatabaseError as exc:
+        except DATABASE_ERRORS as exc:
             err = NeuronGraphError(f"database error: {exc}")
             err.code = "store_error"
             return error_result(err)

@@ -8,20 +8,20 @@ traces look the same whichever channel a query picks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..channels import Beam, Channel, NoGraph, Ppr, Spread
 from ..config import SearchConfig
 from ..graph.arrays import GraphArrays
 from ..graph.beam import beam_search
 from ..graph.ppr import ppr
 from ..graph.spread import spread
-from ..graph.strategies import Eager, GraphEdges, Mmr, Scored, Strategy, traverse
+from ..graph.strategies import EdgeSource, GraphEdges, Strategy, traverse
 
-__all__ = ["GraphSignal", "Hop", "run_channel", "STRATEGIES"]
-
-STRATEGIES = {"eager": Eager, "mmr": Mmr, "scored": Scored}
+__all__ = ["ChannelInput", "GraphSignal", "Hop", "run_channel"]
 
 
 @dataclass
@@ -37,8 +37,27 @@ class Hop:
 class GraphSignal:
     nodes: np.ndarray  # int64
     score: np.ndarray  # float64, aligned with nodes
-    paths: dict[int, list[Hop]] = field(default_factory=dict)  # filled for requested nodes only
-    explain: object = None  # callable(node) -> list[Hop]
+    explain: Callable[[int], list[Hop]]  # node -> its best path, seed first
+
+
+@dataclass
+class ChannelInput:
+    """What every graph channel gets: the graph, the seeds and the query's signals."""
+
+    cfg: SearchConfig
+    graph: GraphArrays
+    seeds: np.ndarray
+    seed_acts: np.ndarray
+    qsim: np.ndarray  # query similarity per node (may be shorter than the graph, or empty)
+    vectors: np.ndarray | None  # L2-normalised rows (strategies' diversity)
+    qtypes: list[int]  # predicate type ids the query is about ([-2]: named types that do not exist)
+    extra_sources: Sequence[EdgeSource] = ()
+    visible: np.ndarray | None = None
+
+    def padded_qsim(self) -> np.ndarray:
+        """``qsim`` over every node of the graph (0 past its end)."""
+        n, qsim = self.graph.n_nodes, self.qsim
+        return np.zeros(n) if qsim.size == 0 else np.pad(qsim.astype(np.float64), (0, max(0, n - qsim.shape[0])))
 
 
 def _hops_from_triples(graph: GraphArrays, triples) -> list[Hop]:
@@ -48,85 +67,75 @@ def _hops_from_triples(graph: GraphArrays, triples) -> list[Hop]:
     return [Hop(int(s), int(d), int(e), float(wi), int(ti)) for (s, e, d), wi, ti in zip(triples, w, t)]
 
 
-def run_channel(
-    cfg: SearchConfig,
-    graph: GraphArrays,
-    seeds: np.ndarray,
-    seed_acts: np.ndarray,
-    qsim: np.ndarray,
-    vectors,
-    entry_nodes: np.ndarray,
-    entry_scores: np.ndarray,
-    qtypes: list[int],
-    extra_sources=(),
-    visible: np.ndarray | None = None,
-) -> GraphSignal | None:
-    """Run the configured graph channel; ``None`` when there is nothing to do.  ``visible`` (search
-    filters): nodes outside it are not in the graph for this search, whatever the channel."""
-    ch = cfg.channel
-    if ch == "none" or seeds.size == 0:
+def _spread(ch: Spread, x: ChannelInput) -> GraphSignal | None:
+    if not x.graph.n_edges:
         return None
-    n = graph.n_nodes
-    if ch == "spread":
-        if not graph.n_edges:
-            return None
-        r = spread(
-            graph,
-            seeds,
-            seed_acts,
-            max_depth=cfg.max_depth,
-            depth_decay=cfg.depth_decay,
-            min_act=cfg.min_act,
-            query_types=qtypes,
-            alpha=cfg.alpha,
-            beta=cfg.beta,
-            direction=cfg.direction,
-            reverse_weight=cfg.reverse_weight,
-            visible=visible,
-        )
-        return GraphSignal(r.nodes, r.act, explain=lambda node: [Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
-    qs = np.zeros(n) if qsim.size == 0 else np.pad(qsim.astype(np.float64), (0, max(0, n - qsim.shape[0])))
-    if ch == "beam":
-        if not graph.n_edges:
-            return None
-        r = beam_search(
-            graph,
-            seeds[seeds < n],
-            qs,
-            max_depth=cfg.max_depth,
-            beam_width=cfg.beam_width,
-            min_sim=cfg.beam_min_sim,
-            score_mode=cfg.beam_mode,
-            query_types=qtypes,
-            alpha=cfg.alpha,
-            beta=cfg.beta,
-            visible=visible,
-        )
-        return GraphSignal(
-            r.nodes, np.clip(r.score, 0.0, None), explain=lambda node: _hops_from_triples(graph, r.path(node))
-        )
-    if ch == "ppr":
-        if not graph.n_edges:
-            return None
-        ok = seeds < n
-        r = ppr(
-            graph,
-            seeds[ok],
-            seed_acts[ok],
-            damping=cfg.ppr_damping,
-            undirected=True,
-            query_types=qtypes,
-            alpha=cfg.alpha,
-            beta=cfg.beta,
-            top_k=max(cfg.limit * 4, 50),
-            visible=visible,
-        )
-        top = r.top_scores / r.top_scores.max() if r.top_scores.size and r.top_scores.max() > 0 else r.top_scores
-        return GraphSignal(r.nodes, top, explain=lambda node: _hops_from_triples(graph, r.path(node)))
-    # traversal strategies
-    strat: Strategy = cfg.strategy if cfg.strategy is not None else STRATEGIES[ch](select_k=cfg.limit)
-    sources = [GraphEdges(graph, direction="both"), *extra_sources]
-    r = traverse(strat, seeds, seed_acts, qs, vectors, sources, visible=visible)  # start from the sparse seeds
+    r = spread(
+        x.graph,
+        x.seeds,
+        x.seed_acts,
+        max_depth=ch.max_depth,
+        depth_decay=ch.depth_decay,
+        min_act=ch.min_act,
+        query_types=x.qtypes,
+        alpha=x.cfg.alpha,
+        beta=x.cfg.beta,
+        direction=ch.direction,
+        reverse_weight=ch.reverse_weight,
+        visible=x.visible,
+    )
+    return GraphSignal(r.nodes, r.act, explain=lambda node: [Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
+
+
+def _beam(ch: Beam, x: ChannelInput) -> GraphSignal | None:
+    if not x.graph.n_edges:
+        return None
+    graph = x.graph
+    r = beam_search(
+        graph,
+        x.seeds[x.seeds < graph.n_nodes],
+        x.padded_qsim(),
+        max_depth=ch.max_depth,
+        beam_width=ch.width,
+        min_sim=ch.min_sim,
+        score_mode=ch.mode,
+        query_types=x.qtypes,
+        alpha=x.cfg.alpha,
+        beta=x.cfg.beta,
+        visible=x.visible,
+    )
+    return GraphSignal(
+        r.nodes, np.clip(r.score, 0.0, None), explain=lambda node: _hops_from_triples(graph, r.path(node))
+    )
+
+
+def _ppr(ch: Ppr, x: ChannelInput) -> GraphSignal | None:
+    if not x.graph.n_edges:
+        return None
+    graph = x.graph
+    ok = x.seeds < graph.n_nodes
+    r = ppr(
+        graph,
+        x.seeds[ok],
+        x.seed_acts[ok],
+        damping=ch.damping,
+        undirected=True,
+        query_types=x.qtypes,
+        alpha=x.cfg.alpha,
+        beta=x.cfg.beta,
+        top_k=max(x.cfg.limit * 4, 50),
+        visible=x.visible,
+    )
+    top = r.top_scores / r.top_scores.max() if r.top_scores.size and r.top_scores.max() > 0 else r.top_scores
+    return GraphSignal(r.nodes, top, explain=lambda node: _hops_from_triples(graph, r.path(node)))
+
+
+def _strategy(ch: Strategy, x: ChannelInput) -> GraphSignal:
+    """A traversal strategy from the sparse seeds, over graph edges both ways and any extra sources."""
+    graph = x.graph
+    strat = ch if ch.select_k is not None else ch.with_(select_k=x.cfg.limit)  # by name: the search's limit
+    sources = [GraphEdges(graph, direction="both"), *x.extra_sources]
+    r = traverse(strat, x.seeds, x.seed_acts, x.padded_qsim(), x.vectors, sources, visible=x.visible)
     by_node = {h.node: h for h in r.hits}
     # a strategy's own scores are not comparable across strategies (similarity, MMR, custom):
     # its selection order is.  The k-th of n selected nodes gets (n - k) / n.
@@ -147,3 +156,21 @@ def run_channel(
         return hops[::-1]
 
     return GraphSignal(r.nodes, scores, explain=explain)
+
+
+def run_channel(x: ChannelInput) -> GraphSignal | None:
+    """Run the configured graph channel (``x.cfg.channel``); ``None`` when there is nothing to do.
+    ``x.visible`` (search filters): nodes outside it are not in the graph for this search, whatever the
+    channel."""
+    ch: Channel = x.cfg.channel
+    if isinstance(ch, NoGraph) or x.seeds.size == 0:
+        return None
+    if isinstance(ch, Spread):
+        return _spread(ch, x)
+    if isinstance(ch, Beam):
+        return _beam(ch, x)
+    if isinstance(ch, Ppr):
+        return _ppr(ch, x)
+    if isinstance(ch, Strategy):
+        return _strategy(ch, x)
+    raise TypeError(f"no runner for graph channel {type(ch).__name__}")

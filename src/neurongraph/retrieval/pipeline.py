@@ -7,19 +7,22 @@ an edge weight: retrieval never changes what the graph has learned.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..config import SearchConfig
 from ..graph.arrays import GraphArrays, mask_at
+from ..graph.strategies import EdgeSource
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
-from .channels import run_channel
-from .fusion import dense_match, fuse
+from .channels import ChannelInput, GraphSignal, run_channel
+from .fusion import EntryScores, dense_match, fuse
 from .recency import RecencyPrior
 
-__all__ = ["Ranking", "GraphPath", "rank"]
+__all__ = ["Ranking", "GraphPath", "RankInputs", "rank"]
 
 
 @dataclass
@@ -161,100 +164,175 @@ def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
         kk = min(cap, kk * 4)
 
 
-def rank(
-    query: str,
-    qvec: np.ndarray | None,
-    cfg: SearchConfig,
-    *,
-    lexical_search,
-    vectors: VectorIndex,
-    graph: GraphArrays,
-    rel_ids: dict[str, int],
-    allowed: np.ndarray | None,
-    query_seeds: tuple[np.ndarray, np.ndarray] | None = None,
-    extra_sources=(),
-    priming: np.ndarray | None = None,
-    entry_allowed: np.ndarray | None = None,
-    seed_allowed: np.ndarray | None = None,
-    visible: np.ndarray | None = None,
-    extra_seeds: np.ndarray | None = None,
-    event_time: np.ndarray | None = None,
-    recency: RecencyPrior | None = None,
-) -> Ranking:
-    """Rank nodes for ``query``.  ``allowed`` masks nodes that may be returned as hits
-    (they may still carry activation through the graph); ``seed_allowed`` masks entry
-    candidates that may seed the graph.  ``query_seeds`` are ``(nodes, name ids)`` the
-    question names (query-side linking; not filtered by ``seed_allowed``): nodes sharing
-    a name id are the targets of one ambiguous name.
+@dataclass
+class RankInputs:
+    """What a ranking reads besides the query, its vector and the configuration (built by the engine).
 
-    ``visible`` (search filters such as ``as_of``): nodes outside it are not in the graph for this
-    search: never entry candidates, seeds or hits, and no graph channel walks into them.
-    ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.file_seed_weight`` × the
-    best seed's activation.  With neither, nothing here differs from an unfiltered search."""
-    import time
+    ``allowed`` masks nodes that may be returned as hits (they may still carry activation through the
+    graph); ``entry_allowed`` masks nodes that may enter by BM25/dense; ``seed_allowed`` masks entry
+    candidates that may seed the graph.  ``query_seeds`` are ``(nodes, name ids)`` the question names
+    (query-side linking; not filtered by ``seed_allowed``): nodes sharing a name id are the targets of
+    one ambiguous name.  ``visible`` (search filters such as ``as_of``): nodes outside it are not in the
+    graph for this search: never entry candidates, seeds or hits, and no graph channel walks into them.
+    ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.file_seed_weight`` × the best
+    seed's activation.  With neither, nothing differs from an unfiltered search."""
 
-    t0 = time.perf_counter()
-    timings: dict[str, float] = {}
+    lexical_search: Callable  # (terms, k, max_postings) -> (nodes, scores), best first
+    vectors: VectorIndex
+    graph: GraphArrays
+    rel_ids: dict[str, int]
+    allowed: np.ndarray | None = None
+    query_seeds: tuple[np.ndarray, np.ndarray] | None = None
+    extra_sources: Sequence[EdgeSource] = ()
+    priming: np.ndarray | None = None
+    entry_allowed: np.ndarray | None = None
+    seed_allowed: np.ndarray | None = None
+    visible: np.ndarray | None = None
+    extra_seeds: np.ndarray | None = None
+    event_time: np.ndarray | None = None
+    recency: RecencyPrior | None = None
 
-    def admit(nodes, scores, k):
-        if entry_allowed is None or nodes.size == 0:
-            return nodes[:k], scores[:k]
-        ok = (nodes < entry_allowed.shape[0]) & entry_allowed[np.minimum(nodes, entry_allowed.shape[0] - 1)]
-        return nodes[ok][:k], scores[ok][:k]
 
-    over = 1 if entry_allowed is None else 3  # fetch extra so filtering still leaves k candidates
-    vis_entry = None
-    if visible is not None:
-        vis_entry = visible
-        if entry_allowed is not None:
-            m = min(visible.shape[0], entry_allowed.shape[0])
-            vis_entry = visible[:m] & entry_allowed[:m]
-        terms = query_terms(query)
+@dataclass
+class _EntryStep:
+    """Entry retrieval's result: the fused candidates and the query's similarity signals."""
+
+    e: EntryScores  # fused entry candidates (sorted nodes)
+    qsim: np.ndarray  # query similarity (every row, or the candidates' rows under the IVF)
+    dense_nodes: np.ndarray
+    dense_scores: np.ndarray
+    floor: float | None  # the query's typical similarity (the dense match's zero)
+    approx: bool  # the dense top-k came from the IVF: qsim holds the candidates' rows only
+    t_dense: float  # perf_counter() when the dense candidates were in hand (the graph step's timing starts)
+
+
+@dataclass
+class _Union:
+    """The union of entry candidates and graph-reached nodes, and where each is an entry candidate."""
+
+    nodes: np.ndarray
+    pos_e: np.ndarray  # position of each node in the entry candidates ...
+    in_e: np.ndarray  # ... where it is one
+
+    @classmethod
+    def of(cls, entry_nodes: np.ndarray, graph_nodes: np.ndarray) -> _Union:
+        nodes = np.union1d(entry_nodes, graph_nodes)
+        pos_e = np.searchsorted(entry_nodes, nodes)
+        in_e = (
+            (pos_e < entry_nodes.shape[0]) & (entry_nodes[np.minimum(pos_e, max(entry_nodes.shape[0] - 1, 0))] == nodes)
+            if entry_nodes.size
+            else np.zeros(nodes.shape[0], bool)
+        )
+        return cls(nodes, pos_e, in_e)
+
+    def take(self, arr, fill=0.0) -> np.ndarray:
+        """An entry-candidate array spread over ``nodes`` (``fill`` for graph-only nodes)."""
+        out = np.full(self.nodes.shape[0], fill, dtype=np.asarray(arr).dtype if np.asarray(arr).size else float)
+        out[self.in_e] = arr[self.pos_e[self.in_e]]
+        return out
+
+
+@dataclass
+class _Fused:
+    """The final fusion's per-node arrays, aligned with ``u.nodes``."""
+
+    u: _Union
+    entry: np.ndarray
+    dense: np.ndarray
+    graph_score: np.ndarray
+    primed: np.ndarray
+    final: np.ndarray
+    rec: np.ndarray | None
+
+
+def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
+    """The top ``k`` of a candidate list that ``entry_allowed`` admits."""
+    ea = x.entry_allowed
+    if ea is None or nodes.size == 0:
+        return nodes[:k], scores[:k]
+    ok = (nodes < ea.shape[0]) & ea[np.minimum(nodes, ea.shape[0] - 1)]
+    return nodes[ok][:k], scores[ok][:k]
+
+
+def _entry_mask(x: RankInputs) -> np.ndarray | None:
+    """Nodes that may enter under the search filters (None without filters)."""
+    if x.visible is None:
+        return None
+    if x.entry_allowed is None:
+        return x.visible
+    m = min(x.visible.shape[0], x.entry_allowed.shape[0])
+    return x.visible[:m] & x.entry_allowed[:m]
+
+
+def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None):
+    """BM25 candidates (FTS5)."""
+    terms = query_terms(query)
+    if vis_entry is not None:
         # (reading rows back costs more than FTS5's scoring: ask for what the mask's density needs)
-        lex_nodes, lex_scores = _fetch_visible(
-            lambda kk: lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry
+        return _fetch_visible(
+            lambda kk: x.lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry
+        )
+    over = 1 if x.entry_allowed is None else 3  # fetch extra so filtering still leaves k candidates
+    return _admit(x, *x.lexical_search(terms, cfg.lexical_k * over, cfg.lexical_budget or None), cfg.lexical_k)
+
+
+def _dense_approx(qvec, cfg: SearchConfig, x: RankInputs, vis_entry, lex_nodes):
+    """Dense candidates from the IVF (a large corpus); qsim only for the candidates' rows."""
+    vectors = x.vectors
+    shown = np.flatnonzero(vis_entry[: vectors.n]) if vis_entry is not None else None
+    if shown is not None and shown.shape[0] < cfg.ann_min_nodes:
+        # a filter left few enough rows to score them all exactly: cheaper and better than the IVF
+        sims = vectors.similarity_of(qvec, shown)[shown]
+        sims = np.where(vectors.present[shown], sims, -np.inf)
+        top = np.argsort(-sims, kind="stable")[: cfg.dense_k]
+        top = top[np.isfinite(sims[top])]
+        dense_nodes, dense_scores = shown[top].astype(np.int64), sims[top]
+    elif vis_entry is not None:
+        dense_nodes, dense_scores = _fetch_visible(
+            lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry
         )
     else:
-        lex_nodes, lex_scores = admit(
-            *lexical_search(query_terms(query), cfg.lexical_k * over, cfg.lexical_budget or None), cfg.lexical_k
-        )
+        over = 1 if x.entry_allowed is None else 3
+        dense_nodes, dense_scores = _admit(x, *vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
+    qsim = vectors.similarity_of(qvec, np.union1d(lex_nodes, dense_nodes))
+    return qsim, dense_nodes, dense_scores
+
+
+def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
+    """Dense candidates from the similarity of every row."""
+    vectors = x.vectors
+    qsim = vectors.similarity(qvec)
+    if vis_entry is not None:  # exact: hidden rows never compete for the top k
+        shown = mask_at(vis_entry, np.arange(qsim.shape[0]))
+        dense_nodes, dense_scores = vectors.top_k(np.where(shown, qsim, -np.inf), cfg.dense_k)
+        fin = np.isfinite(dense_scores)
+        return qsim, dense_nodes[fin], dense_scores[fin]
+    over = 1 if x.entry_allowed is None else 3
+    dense_nodes, dense_scores = _admit(x, *vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
+    return qsim, dense_nodes, dense_scores
+
+
+def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]) -> _EntryStep:
+    """Step 1, entry: BM25 and dense candidates, fused (normalised linear or RRF)."""
+    t0 = time.perf_counter()
+    vis_entry = _entry_mask(x)
+    lex_nodes, lex_scores = _lexical(query, cfg, x, vis_entry)
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
+    vectors = x.vectors
     # beam and the strategies score every node they visit by query similarity, so they need the
     # full vector; spread, ppr and hybrid-only need it for the entry candidates alone, which on a
     # large corpus an IVF top-k finds without reading the whole matrix
-    approx = cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and cfg.channel in ("spread", "ppr", "none")
+    approx = bool(cfg.ann_min_nodes and vectors.n >= cfg.ann_min_nodes and not cfg.channel.needs_all_similarities)
     if qvec is not None and vectors.n and approx:
-        shown = np.flatnonzero(vis_entry[: vectors.n]) if vis_entry is not None else None
-        if shown is not None and shown.shape[0] < cfg.ann_min_nodes:
-            # a filter left few enough rows to score them all exactly: cheaper and better than the IVF
-            sims = vectors.similarity_of(qvec, shown)[shown]
-            sims = np.where(vectors.present[shown], sims, -np.inf)
-            top = np.argsort(-sims, kind="stable")[: cfg.dense_k]
-            top = top[np.isfinite(sims[top])]
-            dense_nodes, dense_scores = shown[top].astype(np.int64), sims[top]
-        elif vis_entry is not None:
-            dense_nodes, dense_scores = _fetch_visible(
-                lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry
-            )
-        else:
-            dense_nodes, dense_scores = admit(*vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
-        qsim = vectors.similarity_of(qvec, np.union1d(lex_nodes, dense_nodes))
+        qsim, dense_nodes, dense_scores = _dense_approx(qvec, cfg, x, vis_entry, lex_nodes)
     elif qvec is not None and vectors.n:
-        qsim = vectors.similarity(qvec)
-        if vis_entry is not None:  # exact: hidden rows never compete for the top k
-            shown = mask_at(vis_entry, np.arange(qsim.shape[0]))
-            dense_nodes, dense_scores = vectors.top_k(np.where(shown, qsim, -np.inf), cfg.dense_k)
-            fin = np.isfinite(dense_scores)
-            dense_nodes, dense_scores = dense_nodes[fin], dense_scores[fin]
-        else:
-            dense_nodes, dense_scores = admit(*vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
+        qsim, dense_nodes, dense_scores = _dense_exact(qvec, cfg, x, vis_entry)
     else:
         qsim = np.zeros(0, np.float32)
         dense_nodes, dense_scores = np.zeros(0, np.int64), np.zeros(0, np.float32)
     t2 = time.perf_counter()
     timings["dense"] = (t2 - t1) * 1000
-
     floor = vectors.typical_similarity(qvec) if qvec is not None and vectors.n else None
     e = fuse(
         lex_nodes,
@@ -268,148 +346,173 @@ def rank(
         rrf_k=cfg.rrf_k,
         dense_floor=floor,
     )
+    return _EntryStep(e, qsim, dense_nodes, dense_scores, floor, approx, t2)
 
+
+def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
+    """Step 2, seeds: the sparse entry seeds, the nodes the query names, the working files; and the
+    files' overlap share (None without files)."""
     # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
     # A clear winner seeds alone; near-ties (the question's hops scoring alike) all seed.
     order = np.argsort(-e.entry, kind="stable")
-    if seed_allowed is not None and order.size:
+    sa = x.seed_allowed
+    if sa is not None and order.size:
         cand = e.nodes[order]
-        order = order[(cand < seed_allowed.shape[0]) & seed_allowed[np.minimum(cand, seed_allowed.shape[0] - 1)]]
+        order = order[(cand < sa.shape[0]) & sa[np.minimum(cand, sa.shape[0] - 1)]]
     top = order[: cfg.seeds]
     top = top[e.entry[top] > 0]
     if top.size:
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
-    if query_seeds is not None and visible is not None:
-        shown = mask_at(visible, query_seeds[0])
+    query_seeds = x.query_seeds
+    if query_seeds is not None and x.visible is not None:
+        shown = mask_at(x.visible, query_seeds[0])
         query_seeds = (query_seeds[0][shown], query_seeds[1][shown])
     if query_seeds is not None and query_seeds[0].size:
         seeds, seed_acts = _add_query_seeds(seeds, seed_acts, *query_seeds, e)
-    if extra_seeds is not None and visible is not None:
-        extra_seeds = extra_seeds[mask_at(visible, extra_seeds)]
+    extra = x.extra_seeds
+    if extra is not None and x.visible is not None:
+        extra = extra[mask_at(x.visible, extra)]
     overlap = None
-    if extra_seeds is not None and extra_seeds.size:
-        extra_seeds = np.unique(extra_seeds)
+    if extra is not None and extra.size:
+        extra = np.unique(extra)
         use_seeds, use_overlap = cfg.file_seed_weight > 0, cfg.file_overlap_weight > 0
         if (use_seeds and cfg.file_seed_specificity) or use_overlap:
-            file_exp, file_spec = _file_neighbours(graph, extra_seeds, graph.n_nodes)
+            file_exp, file_spec = _file_neighbours(x.graph, extra, x.graph.n_nodes)
         if use_seeds:
             scale = file_spec if cfg.file_seed_specificity else None
-            seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra_seeds, cfg.file_seed_weight, scale)
+            seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra, cfg.file_seed_weight, scale)
         if use_overlap:
-            overlap = _file_overlap(file_exp, file_spec, visible)
+            overlap = _file_overlap(file_exp, file_spec, x.visible)
+    return seeds, seed_acts, overlap
 
-    # graph channel
-    qtypes = [rel_ids[t] for t in cfg.query_types if t in rel_ids]
+
+def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> GraphSignal | None:
+    """Step 3, graph: the configured channel from the seeds."""
+    qtypes = [x.rel_ids[t] for t in cfg.query_types if t in x.rel_ids]
     if cfg.query_types and not qtypes:
         qtypes = [-2]  # named types that do not exist: every typed edge is off-type
-    sig = run_channel(
-        cfg,
-        graph,
-        seeds,
-        seed_acts,
-        qsim,
-        vectors.matrix if vectors.n else None,
-        e.nodes,
-        e.entry,
-        qtypes,
-        extra_sources,
-        visible=visible,
+    vectors = x.vectors
+    return run_channel(
+        ChannelInput(
+            cfg,
+            x.graph,
+            seeds,
+            seed_acts,
+            qsim,
+            vectors.matrix if vectors.n else None,
+            qtypes,
+            x.extra_sources,
+            visible=x.visible,
+        )
     )
+
+
+def _fuse_step(qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: GraphSignal | None, overlap) -> _Fused:
+    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming and the recency prior."""
+    e = ent.e
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
-    t3 = time.perf_counter()
-    timings["graph"] = (t3 - t2) * 1000
-
-    # final fusion over the union of entry candidates and graph-reached nodes
-    nodes = np.union1d(e.nodes, graph_nodes)
-    pos_e = np.searchsorted(e.nodes, nodes)
-    in_e = (
-        (pos_e < e.nodes.shape[0]) & (e.nodes[np.minimum(pos_e, max(e.nodes.shape[0] - 1, 0))] == nodes)
-        if e.nodes.size
-        else np.zeros(nodes.shape[0], bool)
-    )
-
-    def take(arr, fill=0.0):
-        out = np.full(nodes.shape[0], fill, dtype=np.asarray(arr).dtype if np.asarray(arr).size else float)
-        out[in_e] = arr[pos_e[in_e]]
-        return out
-
-    entry = take(e.match)  # the final ranking uses the corpus-anchored query match
-    dense = take(e.dense_abs)
-    if floor is not None and cfg.fusion == "linear" and dense_nodes.size and not in_e.all():
+    u = _Union.of(e.nodes, graph_nodes)
+    nodes, in_e = u.nodes, u.in_e
+    entry = u.take(e.match)  # the final ranking uses the corpus-anchored query match
+    dense = u.take(e.dense_abs)
+    if ent.floor is not None and cfg.fusion == "linear" and ent.dense_nodes.size and not in_e.all():
         # graph-reached nodes outside the candidate lists keep their dense query match instead of 0
         out = np.flatnonzero(~in_e)
-        sims = vectors.similarity_of(qvec, nodes[out])[nodes[out]] if approx else qsim[nodes[out]]
-        dense[out] = dense_match(sims, float(dense_scores[0]), floor)
+        sims = x.vectors.similarity_of(qvec, nodes[out])[nodes[out]] if ent.approx else ent.qsim[nodes[out]]
+        dense[out] = dense_match(sims, float(ent.dense_scores[0]), ent.floor)
         entry[out] = cfg.dense_weight / (cfg.lexical_weight + cfg.dense_weight or 1.0) * dense[out]
     go = np.argsort(graph_nodes)
     graph_score = _values_at(graph_nodes[go], graph_act[go], nodes)
     if overlap is not None and overlap[0].size:
         graph_score = graph_score + cfg.file_overlap_weight * _values_at(*overlap, nodes)
-    g = cfg.graph_weight if cfg.channel != "none" else 0.0
+    g = cfg.graph_weight if cfg.uses_graph else 0.0
     final = (1.0 - g) * entry + g * graph_score
     primed = np.zeros(nodes.shape[0])
-    if priming is not None and priming.size and cfg.priming_weight:
+    if x.priming is not None and x.priming.size and cfg.priming_weight:
         # recent successful use primes a node, but only among candidates this query found anyway
         # scope: only the query's own top candidates (what a consumer would be shown), so a source
         # used for one question cannot pull itself into unrelated answers
         scope = np.argsort(-final, kind="stable")[: cfg.priming_scope]
         scope = scope[final[scope] > 0]
-        inside = scope[nodes[scope] < priming.shape[0]]
-        primed[inside] = priming[nodes[inside]]
+        inside = scope[nodes[scope] < x.priming.shape[0]]
+        primed[inside] = x.priming[nodes[inside]]
         final = final + cfg.priming_weight * primed
-
     rec = None
-    if recency is not None and event_time is not None and nodes.size:
+    if x.recency is not None and x.event_time is not None and nodes.size:
         # the recency prior (retrieval/recency.py): older nodes with an event time weigh less
         t = np.full(nodes.shape[0], np.nan)
-        inside = nodes < event_time.shape[0]
-        t[inside] = event_time[nodes[inside]]
+        inside = nodes < x.event_time.shape[0]
+        t[inside] = x.event_time[nodes[inside]]
         if not np.isnan(t).all():
-            rec = recency.factor(t)
+            rec = x.recency.factor(t)
             final = final * rec
+    return _Fused(u, entry, dense, graph_score, primed, final, rec)
 
-    ok = final > 0
-    if allowed is not None:
-        inside = nodes < allowed.shape[0]
-        ok &= inside & allowed[np.minimum(nodes, allowed.shape[0] - 1)]
+
+def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
+    """Positions (into ``f.u.nodes``) of the hits, best first: positive, allowed, at most ``limit``."""
+    nodes, ok = f.u.nodes, f.final > 0
+    if x.allowed is not None:
+        inside = nodes < x.allowed.shape[0]
+        ok &= inside & x.allowed[np.minimum(nodes, x.allowed.shape[0] - 1)]
     keep = np.flatnonzero(ok)
-    keep = keep[np.argsort(-final[keep], kind="stable")][: cfg.limit]
+    return keep[np.argsort(-f.final[keep], kind="stable")][: cfg.limit]
 
+
+def _explain_step(sig: GraphSignal | None, cfg: SearchConfig, nodes: np.ndarray, graph_scores: np.ndarray):
+    """Step 5, explain: each hit's best graph path (seed first)."""
+    paths: dict[int, list[GraphPath]] = {}
+    if sig is None or not cfg.explain_paths:
+        return paths
+    for n, gs in zip(nodes.tolist(), graph_scores.tolist()):
+        hops = sig.explain(n)
+        if hops:
+            paths[n] = [
+                GraphPath(
+                    nodes=[hops[0].src] + [h.dst for h in hops],
+                    edges=[h.eid for h in hops],
+                    weights=[h.weight for h in hops],
+                    rel_ids=[h.rel for h in hops],
+                    score=gs,
+                )
+            ]
+    return paths
+
+
+def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) -> Ranking:
+    """Rank nodes for ``query``: entry → seeds → graph → fuse → explain (:class:`RankInputs` says what
+    each mask means)."""
+    timings: dict[str, float] = {}
+    ent = _entry_step(query, qvec, cfg, x, timings)
+    seeds, seed_acts, overlap = _seed_step(cfg, x, ent.e)
+    sig = _graph_step(cfg, x, seeds, seed_acts, ent.qsim)
+    t3 = time.perf_counter()
+    timings["graph"] = (t3 - ent.t_dense) * 1000
+    f = _fuse_step(qvec, cfg, x, ent, sig, overlap)
+    keep = _keep(cfg, x, f)
+    e, u = ent.e, f.u
     scores = {
-        "lexical": take(e.lexical)[keep],
-        "dense": dense[keep],
-        "entry": entry[keep],
-        "seed_score": take(e.entry)[keep],
-        "graph": graph_score[keep],
-        "priming": primed[keep],
-        "final": final[keep],
+        "lexical": u.take(e.lexical)[keep],
+        "dense": f.dense[keep],
+        "entry": f.entry[keep],
+        "seed_score": u.take(e.entry)[keep],
+        "graph": f.graph_score[keep],
+        "priming": f.primed[keep],
+        "final": f.final[keep],
     }
-    if rec is not None:
-        scores["recency"] = rec[keep]
+    if f.rec is not None:
+        scores["recency"] = f.rec[keep]
     ranks = {
-        "lexical": take(e.lex_rank, 0)[keep],
-        "dense": take(e.dense_rank, 0)[keep],
-        "entry": _rank_of(entry, entry > 0)[keep],
-        "graph": _rank_of(graph_score, graph_score > 0)[keep],
+        "lexical": u.take(e.lex_rank, 0)[keep],
+        "dense": u.take(e.dense_rank, 0)[keep],
+        "entry": _rank_of(f.entry, f.entry > 0)[keep],
+        "graph": _rank_of(f.graph_score, f.graph_score > 0)[keep],
         "final": np.arange(1, keep.shape[0] + 1),
     }
-    out_nodes = nodes[keep]
-    paths: dict[int, list[GraphPath]] = {}
-    if sig is not None and cfg.explain_paths:
-        for n, gs in zip(out_nodes.tolist(), scores["graph"].tolist()):
-            hops = sig.explain(n)
-            if hops:
-                paths[n] = [
-                    GraphPath(
-                        nodes=[hops[0].src] + [h.dst for h in hops],
-                        edges=[h.eid for h in hops],
-                        weights=[h.weight for h in hops],
-                        rel_ids=[h.rel for h in hops],
-                        score=gs,
-                    )
-                ]
+    out_nodes = u.nodes[keep]
+    paths = _explain_step(sig, cfg, out_nodes, scores["graph"])
     timings["fuse"] = (time.perf_counter() - t3) * 1000
     return Ranking(out_nodes, scores, ranks, seeds, paths, timings)

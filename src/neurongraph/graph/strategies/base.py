@@ -19,9 +19,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
+
+from ...channels import Channel
+from ...checks import check_int
+from ...errors import InvalidArgument
 
 __all__ = ["Adjacent", "EdgeRef", "EdgeSource", "Hit", "Strategy", "Tracker", "TraversalResult", "traverse"]
 
@@ -80,10 +84,16 @@ class EdgeSource(Protocol):
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """Common knobs; ``with_`` returns a modified copy (the default is never mutated)."""
+class Strategy(Channel):
+    """Common knobs; ``with_`` returns a modified copy (the default is never mutated).
 
-    select_k: int = 5
+    A strategy is also a search's graph channel (``SearchConfig(channel=Mmr(...))``); its ``kind`` is
+    its lower-case name.  ``select_k=None`` means "the search's ``limit``": that is the strategy
+    ``channel="eager"`` (by name) selects, and only a search can run it."""
+
+    needs_all_similarities: ClassVar[bool] = True  # every visited node is scored by query similarity
+    is_strategy: ClassVar[bool] = True
+    select_k: int | None = 5
     start_k: int = 4
     adjacent_k: int = 10
     max_depth: int | None = None
@@ -92,11 +102,19 @@ class Strategy:
     def __post_init__(self) -> None:
         for name in ("select_k", "start_k", "adjacent_k", "max_depth", "max_traverse"):
             v = getattr(self, name)
-            if v is not None and v < 0:
-                raise ValueError(f"{name} must be >= 0")
+            if v is not None:
+                check_int(name, v, hi=2**62)
 
-    def with_(self, **overrides) -> Strategy:
-        return dataclasses.replace(self, **overrides)
+    @classmethod
+    def for_search(cls) -> Strategy:
+        return cls(select_k=None)
+
+    def legacy_params(self) -> dict[str, Any]:
+        """The flat form of traces: ``strategy`` is None for the by-name default, else its knobs."""
+        if self == type(self).for_search():
+            return {"strategy": None}
+        knobs = {k: v for k, v in dataclasses.asdict(self).items() if not callable(v)}
+        return {"strategy": {"kind": type(self).__name__, **knobs}}
 
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         raise NotImplementedError
@@ -113,7 +131,12 @@ class Tracker:
         sources: Sequence[EdgeSource],
         visible: np.ndarray | None = None,
     ):
+        if strategy.select_k is None:
+            raise InvalidArgument(
+                "select_k=None (the search's limit) is only meaningful inside a search; give a number"
+            )
         self.strategy = strategy
+        self.select_k: int = strategy.select_k
         self.qsim = qsim
         self.vectors = vectors
         self.sources = list(sources)

@@ -7,6 +7,7 @@ similar neighbours are not de-duplicated (use :class:`Mmr` for that).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -17,13 +18,15 @@ __all__ = ["Eager"]
 
 @dataclass(frozen=True)
 class Eager(Strategy):
+    kind: ClassVar[str] = "eager"
+
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         hits: list[Hit] = []
         level = start
         while level.size:  # one pass per depth level: the whole level expands in one batch
-            take = level[: self.select_k - len(hits)]
+            take = level[: tracker.select_k - len(hits)]
             hits.extend(tracker.hit(n, tracker.qsim[n]) for n in take.tolist())
-            if len(hits) >= self.select_k:
+            if len(hits) >= tracker.select_k:
                 break
             level = tracker.expand(level)
         return hits

@@ -20,6 +20,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ...errors import InvalidArgument
 from ..arrays import GraphArrays
 from .base import Adjacent, EdgeRef
 
@@ -65,7 +66,7 @@ class GraphEdges:
 
     def __init__(self, graph: GraphArrays, rtypes: Iterable[int] | None = None, direction: str = "out"):
         if direction not in ("out", "in", "both"):
-            raise ValueError("direction must be 'out', 'in' or 'both'")
+            raise InvalidArgument("direction must be 'out', 'in' or 'both'")
         self.graph = graph
         self.rtypes = None if rtypes is None else np.asarray(sorted(set(rtypes)), np.int32)
         self.direction = direction
@@ -176,7 +177,7 @@ class MetadataEdges:
         id_of = {int(v): k for k, v in (ids or {}).items()}
         n = 1 + max([i for i, _ in items] + list(id_of), default=-1)
         if any("$id" in s for s in specs) and ids is None:
-            raise ValueError('a "$id" spec needs the ids mapping (caller id -> node index)')
+            raise InvalidArgument('a "$id" spec needs the ids mapping (caller id -> node index)')
         self.specs = [_SpecIndex(items, o, i, id_of, n) for o, i in specs]
 
     def nodes_with(self, value, spec: int = 0) -> np.ndarray:

@@ -10,9 +10,12 @@ max-similarity of the pool with one mat-vec instead of recomputing all pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from ...checks import check_number
+from ...errors import InvalidArgument
 from .base import Hit, Strategy, Tracker
 
 __all__ = ["Mmr"]
@@ -20,19 +23,25 @@ __all__ = ["Mmr"]
 
 @dataclass(frozen=True)
 class Mmr(Strategy):
+    kind: ClassVar[str] = "mmr"
     lambda_mult: float = 0.5
     min_mmr_score: float = float("-inf")  # candidates scoring at or below this are not selected
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_number("lambda_mult", self.lambda_mult)
+        check_number("min_mmr_score", self.min_mmr_score, finite=False)
 
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         V = tracker.vectors
         if V is None:
-            raise ValueError("Mmr needs `vectors` (L2-normalised rows indexed by node)")
+            raise InvalidArgument("Mmr needs `vectors` (L2-normalised rows indexed by node)")
         lam = float(self.lambda_mult)
         pool = start
         red = np.zeros(pool.shape[0])  # max cosine to the selected set
         selected: list[int] = []
         hits: list[Hit] = []
-        while len(hits) < self.select_k and pool.size:
+        while len(hits) < tracker.select_k and pool.size:
             score = lam * tracker.qsim[pool] - (1.0 - lam) * red
             b = int(np.argmax(score))
             if score[b] <= self.min_mmr_score:

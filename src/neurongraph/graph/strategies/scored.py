@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from ...errors import InvalidArgument
 from .base import Hit, Strategy, Tracker
 
 __all__ = ["Scored"]
@@ -26,7 +28,13 @@ def _similarity(nodes: np.ndarray, depths: np.ndarray, qsim: np.ndarray) -> np.n
 
 @dataclass(frozen=True)
 class Scored(Strategy):
+    kind: ClassVar[str] = "scored"
     score_fn: ScoreFn | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.score_fn is not None and not callable(self.score_fn):
+            raise InvalidArgument(f"score_fn must be a function (nodes, depths, qsim) -> scores, got {self.score_fn!r}")
 
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
         fn = self.score_fn or _similarity
@@ -37,7 +45,7 @@ class Scored(Strategy):
 
         pool, sc = start, score(start)
         hits: list[Hit] = []
-        while len(hits) < self.select_k and pool.size:
+        while len(hits) < tracker.select_k and pool.size:
             b = int(np.argmax(sc))
             node = int(pool[b])
             hits.append(tracker.hit(node, sc[b]))

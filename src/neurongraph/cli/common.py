@@ -1,0 +1,262 @@
+"""What every ``ngr`` command shares: the root context, error handling, JSON output, and the one way to
+open a store and build an engine over it.
+
+Command modules (``main.py``, ``feedback.py``, ``schema_cmd.py``, ``ask_cmd.py``, ``history_cmd.py``,
+``mcp_cmd.py``, ``serve_cmd.py``) import this module at the top; none of them imports ``main`` (which
+imports them to mount their commands), so the CLI has no import cycle.
+
+User mistakes never show a traceback: they print one red ``error[code]: message`` line to stderr (or
+``{"error": {...}}`` to stdout with ``--json``) and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..engine import Engine
+from ..errors import InvalidArgument, NeuronGraphError
+from ..index.embedder import Embedder, make_embedder
+from ..model import strict_dumps
+from ..store import DATABASE_ERRORS
+from ..store.sqlite import SQLiteStore
+
+__all__ = [
+    "DEFAULT_DB",
+    "REEMBED_LIMIT",
+    "CliError",
+    "Ctx",
+    "IngestError",
+    "check_db_path",
+    "choose_systems",
+    "build_engine",
+    "ctx_of",
+    "err",
+    "escape",
+    "handled",
+    "int_option",
+    "json_opt",
+    "open_engine",
+    "out",
+    "path_str",
+    "print_json",
+    "progress",
+    "quiet_model_loading",
+]
+
+DEFAULT_DB = "./.ngr/ngr.db"
+REEMBED_LIMIT = 1000  # nodes a command may embed again on open (another embedder) without --reembed
+MAX_ERRORS_SHOWN = 100  # text mode; --json lists every bad line
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+# --------------------------------------------------------------------- errors
+class CliError(NeuronGraphError):
+    """A user mistake the CLI itself detects (bad path, bad file)."""
+
+    def __init__(self, code: str, message: str, **details):
+        super().__init__(message, **details)
+        self.code = code
+
+
+class IngestError(NeuronGraphError):
+    """A JSONL file with bad lines: every bad line is reported, then the one-line summary."""
+
+    code = "invalid_input"
+
+
+def _fail(exc: NeuronGraphError, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+    else:
+        err.print(f"[bold red]{escape(f'error[{exc.code}]')}[/]: {escape(exc.message)}")
+    raise typer.Exit(2)
+
+
+def _report_ingest_errors(exc: IngestError, as_json: bool) -> None:
+    if not as_json:
+        errors = exc.details.get("errors") or []
+        for e in errors[:MAX_ERRORS_SHOWN]:
+            err.print(f"  [red]line {e['line']}[/]: {escape(e['message'])}")
+        if len(errors) > MAX_ERRORS_SHOWN:
+            err.print(f"  ... and {len(errors) - MAX_ERRORS_SHOWN} more bad lines (--json lists them all)")
+    _fail(exc, as_json)
+
+
+@contextmanager
+def handled(as_json: bool) -> Iterator[None]:
+    """Turn user mistakes into ``error[code]: message`` + exit 2; real bugs still show a traceback."""
+    try:
+        yield
+    except IngestError as exc:  # every bad line, then the one-line summary
+        _report_ingest_errors(exc, as_json)
+    except NeuronGraphError as exc:
+        _fail(exc, as_json)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as exc:
+        _fail(CliError("io_error", f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)), as_json)
+    except DATABASE_ERRORS as exc:
+        _fail(CliError("store_error", f"database error: {exc}"), as_json)
+
+
+# --------------------------------------------------------------------- output
+def print_json(obj) -> None:
+    print(strict_dumps(obj, ensure_ascii=False, indent=2, default=str))  # never NaN/Infinity (not JSON)
+
+
+def json_opt():
+    """The ``--json`` option every command takes."""
+    return typer.Option(False, "--json", help="Print JSON to stdout.")
+
+
+def progress() -> Progress:
+    """A progress display on stderr, so ``--json`` output on stdout can be piped."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+
+
+def path_str(p: dict) -> str:
+    """One explanation path of a hit as ``a -[rel]-> b -[rel]-> c``."""
+    hops = " ".join(f"-[{e['rel']}]-> {e['dst']}" for e in p["edges"])
+    return f"{p['nodes'][0]} {hops}"
+
+
+# --------------------------------------------------------------------- options
+def int_option(raw: str, option: str) -> int:
+    """A whole-number option parsed here, so ``--limit ten`` is ``error[invalid_argument]`` (exit 2, --json
+    aware) like every other bad value, not click's usage box; the range is the engine's to check."""
+    if not re.fullmatch(r"[+-]?[0-9]{1,12}", raw.strip()):
+        raise InvalidArgument(f"{option} {raw!r}: expected a whole number, e.g. {option} 10")
+    return int(raw.strip())
+
+
+def choose_systems(known: dict, wanted: list[str] | None) -> dict:
+    """The benchmark systems named by repeated ``--system`` (all when none); unknown names are an error."""
+    if not wanted:
+        return known
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        raise InvalidArgument(f"unknown system(s) {unknown}; known: {sorted(known)}")
+    return {k: v for k, v in known.items() if k in wanted}
+
+
+def check_db_path(db: str) -> str:
+    if db == ":memory:":
+        raise CliError("invalid_argument", "--db :memory: would be lost when the command exits; give a file path")
+    p = Path(db).expanduser()
+    if p.is_dir():
+        raise CliError("invalid_argument", f"--db {db} is a directory; give a database file path, e.g. {p / 'ngr.db'}")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CliError("invalid_argument", f"--db {db}: {parent} is not a directory")
+            break
+    return str(p)
+
+
+def quiet_model_loading() -> None:
+    """The model libraries print progress bars and notices while loading; keep stderr for our own output."""
+    for k, v in (
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TRANSFORMERS_VERBOSITY", "error"),
+        ("TOKENIZERS_PARALLELISM", "false"),
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+    ):
+        os.environ.setdefault(k, v)
+
+
+# --------------------------------------------------------------------- context
+@dataclass
+class Ctx:
+    """The root options (``--db``, ``--embedder``, ``--reembed``), shared by every command."""
+
+    db: str
+    db_explicit: bool
+    embedder: str | None
+    reembed: bool = False
+    reembed_limit: int | None = REEMBED_LIMIT  # nodes an open may embed again (None with --reembed)
+
+    @classmethod
+    def from_env(cls) -> Ctx:
+        """The root options when no ``ngr`` root ran (``python -m neurongraph.mcp``): the environment's."""
+        return cls(
+            db=os.environ.get("NGR_DB") or DEFAULT_DB,
+            db_explicit="NGR_DB" in os.environ,
+            embedder=os.environ.get("NGR_EMBEDDER") or None,
+        )
+
+    def db_path(self) -> str:
+        return check_db_path(self.db)
+
+    def existing_db_path(self) -> str:
+        """The database path, which must already hold a store (read-only commands)."""
+        path = self.db_path()
+        if not Path(path).exists():
+            raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
+        return path
+
+    def open_store(self, path: str | None = None) -> SQLiteStore:
+        return SQLiteStore(path or self.db_path())
+
+    def make_embedder(self) -> Embedder:
+        spec = self.embedder
+        if spec and spec != "default" and not spec.startswith("hashing") and not Path(spec).expanduser().is_dir():
+            raise CliError(
+                "invalid_argument",
+                f"--embedder {spec!r}: expected 'hashing', 'default' or a local model "
+                "directory (the default is the bundled all-MiniLM-L6-v2)",
+            )
+        quiet_model_loading()
+        return make_embedder(spec)
+
+
+def ctx_of(ctx: typer.Context) -> Ctx:
+    """The root options of this invocation."""
+    return ctx.find_root().obj
+
+
+def build_engine(
+    c: Ctx, path: str | None = None, *, store: SQLiteStore | None = None, embedder: Embedder | None = None
+) -> Engine:
+    """The store at ``path`` (default: ``--db``; or an already open ``store``) with an engine over it, built
+    with the command line's embedder (or ``embedder``); if building the engine fails, the store is closed
+    before the error propagates.  The caller owns the engine: :func:`open_engine` is the usual way to
+    hold one."""
+    store = store or c.open_store(path)
+    try:
+        emb = embedder or c.make_embedder()
+        return Engine(store, emb, reembed_limit=None if c.reembed else c.reembed_limit)
+    except BaseException:
+        store.close()
+        raise
+
+
+@contextmanager
+def open_engine(
+    c: Ctx, path: str | None = None, *, store: SQLiteStore | None = None, embedder: Embedder | None = None
+) -> Iterator[Engine]:
+    """``with open_engine(c, path) as eng:`` — :func:`build_engine`, closed (with its store) when the
+    block ends, whether it ends normally or by an error."""
+    eng = build_engine(c, path, store=store, embedder=embedder)
+    try:
+        yield eng
+    finally:
+        eng.close()
