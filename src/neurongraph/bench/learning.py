@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,7 +29,7 @@ import numpy as np
 
 from ..engine import Engine
 from ..learning import LearningPolicy
-from ..store.sqlite import SQLiteStore
+from ..store.sqlite import SQLiteStore, copy_database
 from .retrieval import CAP, Dataset, evaluate, passage_id
 
 __all__ = ["run_learning_benchmark", "related_split", "learning_engine_class"]
@@ -44,13 +43,7 @@ def learning_engine_class() -> type:
 def _copy_store(template: Path, folder: Path, name: str) -> Path:
     """A consistent private copy through SQLite's backup API (WAL included; template opened read-only)."""
     dst = folder / f"{name}.db"
-    src = sqlite3.connect(f"file:{template}?mode=ro", uri=True)
-    out = sqlite3.connect(dst)
-    try:
-        src.backup(out)
-    finally:
-        src.close()
-        out.close()
+    copy_database(template, dst)
     return dst
 
 

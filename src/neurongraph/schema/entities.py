@@ -127,7 +127,7 @@ def update_entity_state(
 ) -> tuple[int, dict, int]:
     """Compare-and-set: replace (``state``) or merge (``patch``; a None value deletes a key).
 
-    Returns ``(node idx, new state, new revision)``.  The UPDATE itself re-checks the
+    Returns ``(node idx, new state, new revision)``.  The compare-and-set itself re-checks the
     revision, so two writers racing through different connections cannot both win.
     """
     if (state is None) == (patch is None):

@@ -27,7 +27,9 @@ from .migrations import MIGRATIONS
 from .sqlite_ledgers import SQLiteLedgers
 from .sqlite_schema import SQLiteSchemaTables
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "copy_database", "SQLITE_VERSION"]
+
+SQLITE_VERSION = sqlite3.sqlite_version  # the linked SQLite library, for benchmark reports
 
 _CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
 
@@ -867,6 +869,18 @@ class SQLiteStore(Store):
 
     def pending_edge_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM pending_edges").fetchone()[0])
+
+
+def copy_database(src: str | Path, dst: str | Path) -> None:
+    """A consistent copy of the database file ``src`` at ``dst`` through SQLite's online backup, WAL
+    included, opening ``src`` read-only (so a template is never written, not even its journal)."""
+    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    out = sqlite3.connect(str(dst))
+    try:
+        source.backup(out)
+    finally:
+        source.close()
+        out.close()
 
 
 def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:

@@ -1,0 +1,390 @@
+"""The store compliance suite (issue 14): what every ``Store`` (store/base.py) must do, through its API only.
+
+Each test runs once per store implementation in ``STORES``.  A factory gets pytest's ``tmp_path`` and
+returns a function that opens a *new handle* on one and the same database (a second handle is how the
+suite checks reopening and two processes sharing a database).  Adding an implementation is one line in
+``STORES``.  No SQL here: a store passes by behaviour.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from neurongraph.errors import UnknownNode
+from neurongraph.learning import Learning
+from neurongraph.model import Edge, Node
+from neurongraph.store.base import Store
+from neurongraph.store.sqlite import SQLiteStore
+
+
+def _sqlite(tmp_path):
+    path = tmp_path / "contract.db"
+    return lambda: SQLiteStore(path)
+
+
+STORES = [
+    pytest.param(_sqlite, id="sqlite"),
+]
+
+
+@pytest.fixture(params=STORES)
+def open_store(request, tmp_path):
+    """``open_store()`` -> a new handle on the test's database; every handle is closed after the test."""
+    make = request.param(tmp_path)
+    handles: list[Store] = []
+
+    def open_() -> Store:
+        s = make()
+        handles.append(s)
+        return s
+
+    yield open_
+    for s in handles:
+        s.close()
+
+
+@pytest.fixture
+def store(open_store) -> Store:
+    return open_store()
+
+
+def _nodes(*ids: str) -> list[Node]:
+    return [Node(i, "note", f"title {i}", f"text of {i}") for i in ids]
+
+
+def _idx(store: Store, node_id: str) -> int:
+    return store.lookup_idx([node_id])[node_id]
+
+
+def _eid(store: Store, src: str, rel: str, dst: str) -> int:
+    e = store.get_edge(src, rel, dst)
+    assert e is not None
+    return int(e["eid"])
+
+
+# ----------------------------------------------------------------------------- transactions
+def test_an_exception_inside_a_transaction_leaves_nothing(store):
+    store.upsert_nodes(_nodes("a"))
+    seq = store.current_seq()
+    with pytest.raises(RuntimeError, match="boom"):
+        with store.transaction():
+            store.upsert_nodes(_nodes("b", "c"))
+            store.upsert_edges([Edge("a", "mentions", "b")])
+            store.set_meta("contract.k", "v")
+            store.save_trace(
+                {"id": "tr_x", "created_at": 1.0, "query": "q", "params": {}, "fingerprint": "f", "hits": []}
+            )
+            assert store.in_transaction
+            raise RuntimeError("boom")
+    assert not store.in_transaction
+    assert store.current_seq() == seq
+    assert store.get_node("b") is None and store.lookup_idx(["b", "c"]) == {}
+    assert store.get_edge("a", "mentions", "b") is None
+    assert store.get_meta("contract.k") is None and store.get_trace("tr_x") is None
+    ch = store.changes_since(seq)
+    assert (ch.seq, ch.nodes, len(ch.edges), ch.deleted_nodes, ch.deleted_edges) == (seq, [], 0, [], [])
+
+
+def test_a_failed_nested_block_rolls_back_only_itself(store):
+    with store.transaction():
+        store.upsert_nodes(_nodes("outer"))
+        with pytest.raises(ValueError):
+            with store.transaction():
+                store.upsert_nodes(_nodes("inner"))
+                raise ValueError("inner fails")
+        store.upsert_nodes(_nodes("after"))
+    assert set(store.lookup_idx(["outer", "inner", "after"])) == {"outer", "after"}
+
+
+def test_a_write_naming_an_unknown_node_is_rejected_whole(store):
+    store.upsert_nodes(_nodes("a", "b"))
+    seq = store.current_seq()
+    with pytest.raises(UnknownNode):
+        store.upsert_edges([Edge("a", "mentions", "b"), Edge("a", "mentions", "ghost")])
+    assert store.get_edge("a", "mentions", "b") is None and store.current_seq() == seq
+
+
+# ----------------------------------------------------------------------------- change feed
+def test_the_change_feed_returns_exactly_what_each_write_added_in_order(store):
+    s0 = store.current_seq()
+    s1 = store.upsert_nodes(_nodes("a", "b"))
+    s2 = store.upsert_nodes(_nodes("c"))
+    s3 = store.upsert_edges([Edge("a", "mentions", "c", weight=0.5)])
+    assert s0 < s1 < s2 < s3 == store.current_seq()
+    assert {r[1] for r in store.changes_since(s0).nodes} == {"a", "b", "c"}
+    after1 = store.changes_since(s1)
+    assert [r[1] for r in after1.nodes] == ["c"] and after1.node_types == ["note"]
+    assert after1.seq == s3 and len(after1.edges) == 1
+    e = store.changes_since(s2).edges
+    assert (int(e.src[0]), int(e.dst[0]), float(e.weight[0])) == (_idx(store, "a"), _idx(store, "c"), 0.5)
+    assert store.relation_names()[int(e.rel_id[0])] == "mentions"
+    assert store.changes_since(s3).nodes == [] and store.change_count_since(s3) == 0
+    assert store.change_count_since(s0) == 4  # three node rows and one edge row
+    # an update is a change again, under a new number; the node keeps its index
+    idx_a = _idx(store, "a")
+    s4 = store.upsert_nodes([Node("a", "note", "new title", "new text")])
+    ch = store.changes_since(s3)
+    assert ch.seq == s4 and [(r[0], r[1]) for r in ch.nodes] == [(idx_a, "a")]
+    assert [r[:3] for r in store.node_records(s3, s4)] == [(idx_a, "a", "note")]
+
+
+def test_tombstones_report_deleted_nodes_and_every_edge_they_took_along(store):
+    store.upsert_nodes(_nodes("a", "b", "c"))
+    store.upsert_edges([Edge("a", "mentions", "b"), Edge("c", "mentions", "a"), Edge("b", "mentions", "c")])
+    ia, e_ab, e_ca, e_bc = (
+        _idx(store, "a"),
+        *(_eid(store, *t) for t in (("a", "mentions", "b"), ("c", "mentions", "a"), ("b", "mentions", "c"))),
+    )
+    seq = store.current_seq()
+    assert store.delete_nodes(["a", "nope"]) == 1
+    ch = store.changes_since(seq)
+    assert ch.deleted_nodes == [ia] and sorted(ch.deleted_edges) == sorted([e_ab, e_ca])
+    assert store.get_node("a") is None and store.get_edge("c", "mentions", "a") is None
+    s2 = store.current_seq()
+    assert store.delete_edges([("b", "mentions", "c"), ("b", "mentions", "zzz")]) == 1
+    assert store.changes_since(s2).deleted_edges == [e_bc]
+    assert sorted(store.tombstones_between(seq, store.current_seq())) == sorted(
+        [("node", ia), ("edge", e_ab), ("edge", e_ca), ("edge", e_bc)]
+    )
+    assert store.delete_nodes(["a"]) == 0 and store.delete_edges([("b", "mentions", "c")]) == 0
+
+
+def test_node_and_edge_keys_are_never_reused_even_after_reopening(open_store):
+    s = open_store()
+    s.upsert_nodes(_nodes("a", "b", "c"))
+    s.upsert_edges([Edge("a", "mentions", "b"), Edge("a", "mentions", "c")])
+    top_idx, top_eid = _idx(s, "c"), _eid(s, "a", "mentions", "c")
+    s.delete_nodes(["c"])  # the highest node index and the highest edge key are gone
+    s.upsert_nodes(_nodes("d"))
+    s.upsert_edges([Edge("a", "mentions", "d")])
+    assert _idx(s, "d") > top_idx and _eid(s, "a", "mentions", "d") > top_eid
+    top_idx, top_eid = _idx(s, "d"), _eid(s, "a", "mentions", "d")
+    s.delete_nodes(["d"])
+    s.close()
+    s = open_store()
+    s.upsert_nodes(_nodes("e"))
+    s.upsert_edges([Edge("b", "mentions", "e")])
+    assert _idx(s, "e") > top_idx and _eid(s, "b", "mentions", "e") > top_eid
+    # an upsert of an existing edge keeps its key and what was learned
+    eid = _eid(s, "a", "mentions", "b")
+    s.upsert_edges([Edge("a", "mentions", "b", weight=0.25)])
+    assert _eid(s, "a", "mentions", "b") == eid and s.get_edge("a", "mentions", "b")["weight"] == 0.25
+
+
+# ----------------------------------------------------------------------------- ledgers
+def _trace(store: Store, trace_id: str, hit_ids: list[str], query: str = "q") -> None:
+    store.save_trace(
+        {
+            "id": trace_id,
+            "created_at": 1.0,
+            "query": query,
+            "params": {},
+            "fingerprint": "f",
+            "hits": [{"rank": k + 1, "id": h, "paths": []} for k, h in enumerate(hit_ids)],
+        }
+    )
+
+
+def test_ledgers_keep_stages_changes_outcomes_failures_and_node_stats(store):
+    t = store.ledgers
+    store.upsert_nodes(_nodes("a", "b"))
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5)])
+    ia, ib, eid = _idx(store, "a"), _idx(store, "b"), _eid(store, "a", "mentions", "b")
+    _trace(store, "tr_1", ["a", "b"], query="first")
+    _trace(store, "tr_2", ["b"], query="second")
+    with store.transaction():
+        t.set_stages("tr_1", {"a": 1, "b": 3}, 10.0)
+        t.set_stages("tr_1", {"a": 2}, 11.0)
+        ids = t.log_weight_changes(
+            [("su_1", "tr_1", "b", eid, "path", 0.5, 0.75, 10.0), ("su_1", "tr_1", "a", eid, "co_use", 0.75, 0.8, 10.0)]
+        )
+        t.mark_reversed(ids[:1], 7)
+        fid = t.add_failure("tr_2", "nothing fit", 12.0)
+        oid = t.add_outcome("tr_1", ["b"], "confirmed", "it held", None, {"confirmed": "record"}, 13.0)
+    assert t.stages("tr_1") == {"a": 2, "b": 3} and t.stages("tr_2") == {}
+    assert ids[0] < ids[1]
+    assert [c["kind"] for c in t.weight_changes("tr_1")] == ["path", "co_use"]
+    assert [c["id"] for c in t.weight_changes("tr_1", unreversed=True)] == [ids[1]]
+    assert t.weight_changes("tr_1", node_id="b")[0]["reversed_by"] == 7
+    assert [c["kind"] for c in t.weight_changes("tr_1", kinds=("co_use",))] == ["co_use"]
+    assert t.failures("tr_2") == [{"id": fid, "reason": "nothing fit", "created_at": 12.0}]
+    (o,) = t.outcomes("tr_1")
+    assert (o["id"], o["node_ids"], o["outcome"], o["policy"]) == (oid, ["b"], "confirmed", {"confirmed": "record"})
+    # traces fold into retrieval counts through a cursor that only grows
+    first = t.traces_after(0, 1)
+    assert [h["id"] for h in first[0][1]] == ["a", "b"]
+    rest = t.traces_after(first[0][0], 10)
+    assert [[h["id"] for h in hits] for _, hits in rest] == [["b"]] and t.traces_after(rest[-1][0], 10) == []
+    with store.transaction():
+        t.add_retrievals({ia: 1, ib: 2})
+        t.add_retrievals({ib: 1})
+        assert t.node_activation(ib) == (0.0, None)
+        t.mark_used(ib, 0.5, 20.0)
+    assert {r[0]: r[1:3] for r in t.node_stats()} == {ia: (1, 0), ib: (3, 1)}
+    assert t.node_activation(ib) == (0.5, 20.0) and t.node_activation(10**9) is None
+    idx, act, at = t.active_nodes()
+    assert idx.tolist() == [ib] and act.tolist() == [0.5] and at.tolist() == [20.0]
+    assert t.used_queries() == [("b", "first")]  # stage 3 (used) of an active node
+    with store.transaction():
+        t.set_activations([(ib, 0.0, None)])
+    assert t.active_nodes()[0].size == 0
+
+
+def test_learned_edge_state_is_stamped_into_the_change_feed(store):
+    t = store.ledgers
+    store.upsert_nodes(_nodes("a", "b"))
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5)])
+    eid = t.edge_id("a", "mentions", "b")
+    assert eid == _eid(store, "a", "mentions", "b") and t.edge_id("b", "mentions", "a") is None
+    assert t.edge_state(eid) == (eid, "a", "mentions", "b", 0.5, 0.0, None, False, 0)
+    assert t.plastic_edges()[0].size == 0
+    seq = store.current_seq()
+    with store.transaction():
+        t.write_learned([(eid, 0.25, store.clock(), False, 1)], store.next_seq(), store.clock())
+    ch = store.changes_since(seq)
+    assert ch.edges.eid.tolist() == [eid] and 0.74 < float(ch.edges.weight[0]) <= 0.75  # base + plastic (decaying)
+    e_ids, base, plastic, _, dormant = t.plastic_edges()
+    assert (e_ids.tolist(), base.tolist(), plastic.tolist(), dormant.tolist()) == ([eid], [0.5], [0.25], [0.0])
+    assert store.get_edge("a", "mentions", "b")["reinforce_count"] == 1
+    s2 = store.current_seq()
+    with store.transaction():
+        t.set_plastic([(eid, 0.0, None)], store.next_seq())
+    assert float(store.changes_since(s2).edges.weight[0]) == 0.5
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5)])  # an upsert keeps what was learned
+    assert t.edge_state(eid)[8] == 1
+
+
+def test_an_idempotency_key_is_applied_once(store):
+    t = store.ledgers
+    _trace(store, "tr_1", ["a"])
+    receipt = {"receipt_id": "su_1", "trace_id": "tr_1", "created_at": 5.0, "n": 1}
+    with store.transaction():
+        t.save_receipt(receipt, "key-1", "hash-1")
+    assert t.receipt_by_key("key-1") == ("hash-1", receipt) and t.receipt_by_key("other") is None
+    with pytest.raises(Exception):  # noqa: B017 - the driver's own error: the key is unique
+        with store.transaction():
+            t.save_receipt({**receipt, "receipt_id": "su_2"}, "key-1", "hash-2")
+    with store.transaction():
+        t.save_receipt({**receipt, "receipt_id": "su_3", "created_at": 6.0}, None, "hash-3")  # no key: no limit
+    assert [r["receipt_id"] for r in t.receipts("tr_1")] == ["su_1", "su_3"]
+
+
+def test_a_replayed_source_use_request_changes_weights_once(store):
+    store.upsert_nodes(_nodes("a", "b"))
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5)])
+    path = {"nodes": ["a", "b"], "edges": [{"src": "a", "rel": "mentions", "dst": "b", "weight": 0.5}]}
+    store.save_trace(
+        {
+            "id": "tr_1",
+            "created_at": 1.0,
+            "query": "q",
+            "params": {},
+            "fingerprint": "f",
+            "hits": [{"rank": 1, "id": "a", "paths": []}, {"rank": 2, "id": "b", "paths": [path]}],
+        }
+    )
+    learning = Learning(store)
+    walk = [("b", s) for s in ("selected", "validated", "used")]
+    first = learning.record_source_use("tr_1", walk, idempotency_key="k1")
+    weight = store.get_edge("a", "mentions", "b")["weight"] + store.get_edge("a", "mentions", "b")["plastic"]
+    again = learning.record_source_use("tr_1", walk, idempotency_key="k1")
+    assert again == first and first["newly_used"] == ["b"] and len(first["edges_changed"]) == 1
+    assert store.get_edge("a", "mentions", "b")["weight"] + store.get_edge("a", "mentions", "b")["plastic"] == weight
+    assert len(store.ledgers.receipts("tr_1")) == 1
+
+
+# ----------------------------------------------------------------------------- schema tables
+def test_schema_tables_round_trip_and_compare_and_set(store):
+    t = store.schema_tables
+    gen = t.save_relation_schema(
+        [("blocked_by", True, "blocks", 1.0, "task waits"), ("related", False, None, 0.5, "")],
+        [("blocked_by", "task", "task"), ("blocked_by", "task", "*")],
+        [("done_unblocked", '{"name": "done_unblocked"}')],
+        "strict",
+        ["decision"],
+    )
+    types, rules, specs = t.relation_schema_rows()
+    assert sorted(types) == [("blocked_by", True, "blocks", 1.0, "task waits"), ("related", False, None, 0.5, "")]
+    assert rules == {"blocked_by": [("task", "task"), ("task", "*")]} and specs == ['{"name": "done_unblocked"}']
+    assert store.get_meta("schema.mode") == "strict" and int(store.get_meta("schema.generation")) == gen
+    assert t.save_relation_schema([], [], [], "permissive", []) == gen + 1 and t.relation_schema_rows()[0] == []
+    store.upsert_nodes(_nodes("t1"))
+    i = _idx(store, "t1")
+    with store.transaction():
+        t.add_alias("first task", i)
+        assert t.insert_entity_state(i, '{"status": "open"}', 1.0)
+        assert not t.insert_entity_state(i, "{}", 2.0)
+        assert t.update_entity_state(i, '{"status": "done"}', 3.0, expected_revision=1)
+        assert not t.update_entity_state(i, '{"status": "lost"}', 4.0, expected_revision=1)  # stale
+    assert t.alias_target("first task") == (i, "t1") and t.aliases_of(i) == ["first task"]
+    row = t.entity_row("t1")
+    assert row is not None and (row[4], row[5]) == ('{"status": "done"}', 2)
+    assert t.node_states([i]) == [(i, "t1", "note", '{"status": "done"}')]
+
+
+# ----------------------------------------------------------------------------- two handles
+def test_a_second_handle_sees_writes_through_its_change_feed(open_store):
+    a, b = open_store(), open_store()
+    seen_b = b.current_seq()
+    a.upsert_nodes(_nodes("x"))
+    ch = b.changes_since(seen_b)
+    assert [r[1] for r in ch.nodes] == ["x"] and ch.seq == a.current_seq() == b.current_seq()
+    b.upsert_edges([Edge("x", "mentions", "x")])
+    a_ch = a.changes_since(ch.seq)
+    assert len(a_ch.edges) == 1 and a.get_edge("x", "mentions", "x") is not None
+    b.delete_nodes(["x"])
+    assert a.changes_since(a_ch.seq).deleted_nodes == [ch.nodes[0][0]]
+
+
+def test_concurrent_writers_on_two_handles_lose_no_write(open_store):
+    a, b = open_store(), open_store()
+    start = a.current_seq()
+    a.set_meta("contract.counter", "0")
+    errors: list[BaseException] = []
+
+    def work(s: Store, name: str) -> None:
+        try:
+            for k in range(25):
+                s.upsert_nodes(_nodes(f"{name}{k}"))
+                with s.transaction():  # read-modify-write: a write transaction sees the latest commit
+                    n = int(s.get_meta("contract.counter") or 0)
+                    s.set_meta("contract.counter", str(n + 1))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s, n)) for s, n in ((a, "a"), (b, "b"))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert not errors and not any(th.is_alive() for th in threads)
+    assert a.get_meta("contract.counter") == b.get_meta("contract.counter") == "50"
+    ch = open_store().changes_since(start)
+    assert sorted(r[1] for r in ch.nodes) == sorted([f"a{k}" for k in range(25)] + [f"b{k}" for k in range(25)])
+    idx = np.array([r[0] for r in ch.nodes])
+    assert np.unique(idx).size == 50  # two writers never got the same key
+
+
+# ----------------------------------------------------------------------------- reads used by the layers above
+def test_lookups_vectors_and_traces(store):
+    store.upsert_nodes([Node("commit:abc123", "commit", "Fix Parser", "fixes it"), *_nodes("file:x.py")])
+    store.upsert_edges([Edge("commit:abc123", "touches", "file:x.py")])
+    ic = _idx(store, "commit:abc123")
+    assert store.node_types(["commit:abc123", "nope"]) == {"commit:abc123": "commit"}
+    assert store.ids_by_idx([ic, 10**9]) == {ic: "commit:abc123"}
+    assert store.ids_with_prefix("commit:abc", 2) == [("commit:abc123", "commit")]
+    assert store.nodes_titled("fix parser", 2) == [("commit:abc123", "commit")]
+    assert store.edge_pairs("touches") == [("commit:abc123", "file:x.py")] and store.edge_count() == 1
+    assert store.node_type_counts() == {"commit": 1, "note": 1}
+    assert store.relation_type_pairs() == [("touches", "commit", "note", 1)]
+    v = np.arange(4, dtype=np.float32)
+    store.put_vectors("m", [("h1", v)])
+    assert np.array_equal(store.get_vectors("m", ["h1", "h2"])["h1"], v) and store.get_vectors("other", ["h1"]) == {}
+    assert store.embedding_models() == {"m": 1}
+    _trace(store, "tr_1", ["commit:abc123"])
+    assert store.get_trace("tr_1")["hits"][0]["id"] == "commit:abc123" and store.get_trace("tr_2") is None
+    nodes, scores = store.lexical_search(["parser"], 5)
+    assert nodes.tolist() == [ic] and scores[0] > 0
