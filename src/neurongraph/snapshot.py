@@ -20,7 +20,7 @@ exactly as an engine that had stayed open would.  The store stays the only sourc
   or a huge allocation;
 * learned edge weights decay with time and carry no change-feed entry for it; the snapshot holds
   them as of ``S`` and the first search re-applies the current effective weights, as it does in
-  a running engine (``LearningMixin.node_priming``).
+  a running engine (``Learning.node_priming``).
 """
 
 from __future__ import annotations
