@@ -20,7 +20,9 @@ import numpy as np
 
 from ..engine import Engine, open_engine
 from ..errors import InvalidArgument
+from ..index.embedder import make_embedder
 from ..model import Node
+from ..store.sqlite import SQLiteStore
 
 __all__ = [
     "load_dataset",
@@ -97,6 +99,7 @@ def _systems() -> dict[str, dict]:
         "ngr-ppr": dict(channel="ppr"),
         "ngr-eager": dict(channel="eager"),
         "ngr-mmr": dict(channel="mmr"),
+        "ngr-scored": dict(channel="scored"),
         "ablate:no-query-links": dict(query_links=False),
         "ablate:mentions-only": dict(query_types=_MENTIONS, alpha=0.0),
         "ablate:entities-only": dict(query_types=_ENTITIES, alpha=0.0),
@@ -229,12 +232,8 @@ def markdown_table(result: dict) -> str:
 
 def open_for_dataset(ds: Dataset, db: str | Path | None, embedder=None, cache_dir: str | Path = ".ngr/bench") -> Engine:
     if db is None:
-        from ..index.embedder import make_embedder
-
         emb = make_embedder(embedder)
         path = default_db_for(ds, emb.model_id, Path(cache_dir))
         path.parent.mkdir(parents=True, exist_ok=True)
-        from ..store.sqlite import SQLiteStore
-
         return Engine(SQLiteStore(path), emb)
     return open_engine(db, embedder=embedder)

@@ -75,10 +75,6 @@ class CaseStats:
         return c > 0 and c >= self.lower[word]
 
 
-def _is_cap(tok: str) -> bool:
-    return tok[0].isupper()
-
-
 def _char_class(pred) -> str:
     """A regex character class of every BMP character satisfying ``pred`` (``re`` lacks ``\\p{Lu}``)."""
     ranges, run = [], None
@@ -118,19 +114,32 @@ def extract_raw(text: str, stats: CaseStats, kinds: frozenset[str]) -> list[RawC
     Regex-driven (the scanning happens in C): a per-token Python loop was most of the link time.
     """
     out: list[RawCandidate] = []
+    _count_case(text, stats)
+    _names(text, stats, "name" in kinds, out)
+    _patterned(text, kinds, out)
+    return out
+
+
+def _count_case(text: str, stats: CaseStats) -> None:
+    """Lower-case and capitalised uses of every word of ``text`` (sentence starts are taken back by
+    :func:`_names`)."""
     lower, cap_mid = stats.lower, stats.cap_mid
     for w, c in Counter(_WORD.findall(text)).items():
         if w[0].islower():
             lower[w.casefold()] += c
         elif w[0].isupper():
             cap_mid[w.casefold()] += c
-    want_names = "name" in kinds
+
+
+def _names(text: str, stats: CaseStats, want_names: bool, out: list[RawCandidate]) -> None:
+    """Capitalised spans (names) into ``out`` when ``want_names``; a span opening a sentence is no
+    evidence of a capitalised word, so its first word's count is taken back either way."""
     for m in _SPAN.finditer(text):
         span = m.group(0)
         initial = _is_initial(text, m.start())
         words = span.split()
         if initial:
-            cap_mid[words[0].casefold()] -= 1  # counted above, but a sentence start is no evidence
+            stats.cap_mid[words[0].casefold()] -= 1  # counted above, but a sentence start is no evidence
         if not want_names:
             continue
         # a possessive ends a name: "Martin's A Song of Ice" is two names, not one
@@ -142,6 +151,10 @@ def extract_raw(text: str, stats: CaseStats, kinds: frozenset[str]) -> list[RawC
                 _emit_span(out, piece, initial)
                 initial, piece = False, []
         _emit_span(out, piece, initial)
+
+
+def _patterned(text: str, kinds: frozenset[str], out: list[RawCandidate]) -> None:
+    """Years, quantities, quoted phrases, #refs and code identifiers (each when its kind is wanted)."""
     if "year" in kinds:
         out.extend(RawCandidate(m.group(1), "year") for m in _YEARS.finditer(text))
     if "quantity" in kinds:
@@ -159,7 +172,6 @@ def extract_raw(text: str, stats: CaseStats, kinds: frozenset[str]) -> list[RawC
         for guard, pat in _CODE:
             if guard is None or (guard in text and (guard != "." or _FILE_EXT.search(text))):
                 out.extend(RawCandidate(m.group(0), "code") for m in pat.finditer(text))
-    return out
 
 
 def _emit_span(out: list[RawCandidate], words: list[str], initial: bool) -> None:

@@ -39,7 +39,8 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,6 +155,19 @@ class LinkerConfig:
 
 
 _NUMERAL = re.compile(r"^(?:\d+|[IVXLCDM]{2,})$")
+
+
+_Hits = dict[int, list[tuple[int, int, str]]]  # doc -> (start, end, key) matches
+
+
+@contextmanager
+def _timed(timings: dict[str, float], name: str) -> Iterator[None]:
+    """Add the block's wall time to ``timings[name]`` (seconds)."""
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = time.perf_counter() - t
 
 
 def _numbers(title: str) -> frozenset[str]:
@@ -277,7 +291,7 @@ class Linker(QuerySide):
 
     # ------------------------------------------------------------------ the work
     def _ingest(self, items: Sequence[LinkInput]) -> LinkResult:
-        cfg = self.config
+        """Link ``items`` against themselves and everything linked before, in six steps."""
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         first = len(self._ids)
@@ -285,8 +299,42 @@ class Linker(QuerySide):
         dup = [i for i, c in Counter(ids).items() if c > 1] + [i for i in ids if i in self._pos]
         if dup:
             raise ValueError(f"item ids already linked or repeated: {sorted(set(dup))[:5]} (re-linking needs fit())")
+        edges: dict[tuple[str, str, str], LinkedEdge] = {}
+        changed_titles = self._register(items)  # 1
+        timings["normalize"] = time.perf_counter() - t0
+        with _timed(timings, "extract"):
+            new_cands = self._candidates(items)  # 2
+        with _timed(timings, "scan"):
+            title_hits, cand_hits = self._scan(first, changed_titles, new_cands)  # 3
+        with _timed(timings, "mentions"):
+            n_skipped_df = self._mention_edges(title_hits, edges)  # 4
+        new_entities: list[EntityNode] = []
+        n_capped = 0
+        with _timed(timings, "entities"):
+            if self.config.entities:
+                new_entities, n_capped = self._entity_edges(self._entity_docs(cand_hits, first), edges)  # 5
+        with _timed(timings, "similarity"):
+            self._similarity_edges(new_entities, edges)  # 6
+        out = list(edges.values())
+        stats = {
+            "items": len(items),
+            "total_items": len(self._ids),
+            "entities_new": len(new_entities),
+            "entities_total": len(self._entities),
+            "edges": len(out),
+            "edges_by_linker": dict(Counter(e.meta["linker"] for e in out)),
+            "title_keys": len(self._title_targets),
+            "title_mentions_skipped_df": n_skipped_df,
+            "title_df_cap": self._title_cap(),
+            "entity_candidates": len(self._surface),
+            "entity_df_cap": self._entity_cap(),
+            "entities_over_cap": n_capped,
+            "seconds": {k: round(v, 4) for k, v in timings.items()} | {"total": round(time.perf_counter() - t0, 4)},
+        }
+        return LinkResult(new_entities, out, stats)
 
-        # 1. normalise, register title keys
+    def _register(self, items: Sequence[LinkInput]) -> set[str]:
+        """Step 1: normalise the items and register their title keys; returns the keys that changed."""
         changed_titles: set[str] = set()
         for it in items:
             d = len(self._ids)
@@ -305,54 +353,56 @@ class Linker(QuerySide):
                 # a key that is both a ref and a title keeps "ref": explicit references win
                 if self._title_kind.get(k) != "ref":
                     self._title_kind[k] = kind
-        new_docs = range(first, len(self._ids))
-        old_docs = range(0, first)
-        timings["normalize"] = time.perf_counter() - t0
+        return changed_titles
 
-        # 2. entity candidates of the new items (also feeds the corpus case statistics first)
-        t1 = time.perf_counter()
+    def _candidates(self, items: Sequence[LinkInput]) -> set[str]:
+        """Step 2: entity candidates of the new items (also feeds the corpus case statistics first);
+        returns the candidate keys seen for the first time."""
+        cfg = self.config
         new_cands: set[str] = set()
         # case statistics are needed by the mention linker too (single-word titles), so always scan
         kinds = frozenset(cfg.entity_kinds) if cfg.entities else frozenset()
         raws = [extract_raw(it.title + ".\n" + it.text, self._case, kinds) for it in items]
-        if cfg.entities:
-            for raw in raws:
-                for key, (surface, kind) in resolve(raw, self._case, cfg.min_entity_chars).items():
-                    if self._title_kind.get(key) == "ref":
-                        continue  # "#12" that names a node is a ref edge, not a shared entity
-                    if key not in self._surface:
-                        self._surface[key] = Counter()
-                        self._kind[key] = kind
-                        self._raw_docs[key] = set()
-                        new_cands.add(key)
-                    self._surface[key][surface] += 1
-        timings["extract"] = time.perf_counter() - t1
+        if not cfg.entities:
+            return new_cands
+        for raw in raws:
+            for key, (surface, kind) in resolve(raw, self._case, cfg.min_entity_chars).items():
+                if self._title_kind.get(key) == "ref":
+                    continue  # "#12" that names a node is a ref edge, not a shared entity
+                if key not in self._surface:
+                    self._surface[key] = Counter()
+                    self._kind[key] = kind
+                    self._raw_docs[key] = set()
+                    new_cands.add(key)
+                self._surface[key][surface] += 1
+        return new_cands
 
-        # 3. scan: new docs against every key, old docs against only the keys that changed
-        t2 = time.perf_counter()
+    def _scan(self, first: int, changed_titles: set[str], new_cands: set[str]) -> tuple[_Hits, _Hits]:
+        """Step 3: title and candidate matches per doc: new docs against every key, old docs against only
+        the keys that changed."""
         if changed_titles:
             self._title_auto = automaton(self._title_targets)
         if new_cands:
             self._cand_auto = automaton(self._surface)
-        title_hits: dict[int, list[tuple[int, int, str]]] = {}
-        cand_hits: dict[int, list[tuple[int, int, str]]] = {}
-        for d in new_docs:
+        title_hits: _Hits = {}
+        cand_hits: _Hits = {}
+        for d in range(first, len(self._ids)):
             title_hits[d] = self._title_scan(self._title_auto, d)
             cand_hits[d] = scan(self._cand_auto, self._norm[d], longest=False)
         if first and (changed_titles or new_cands):
             ta, ca = automaton(changed_titles), automaton(new_cands)
-            for d in old_docs:
+            for d in range(0, first):
                 th = self._title_scan(ta, d)
                 ch = scan(ca, self._norm[d], longest=False)
                 if th:
                     title_hits[d] = th
                 if ch:
                     cand_hits[d] = ch
-        timings["scan"] = time.perf_counter() - t2
+        return title_hits, cand_hits
 
-        # 4. mention / ref edges
-        t3 = time.perf_counter()
-        edges: dict[tuple[str, str, str], LinkedEdge] = {}
+    def _mention_edges(self, title_hits: _Hits, edges: dict[tuple[str, str, str], LinkedEdge]) -> int:
+        """Step 4: mention / ref edges into ``edges``; returns the mentions skipped by the df cap."""
+        cfg = self.config
         n_skipped_df = 0
         for d, hits in title_hits.items():
             for _, _, k in hits:
@@ -360,7 +410,6 @@ class Linker(QuerySide):
         tcap = self._title_cap()
         for d, hits in title_hits.items():
             src = self._ids[d]
-            norm = self._norm[d]
             for s, _e, k in hits:
                 kind = self._title_kind[k]
                 if k in self._own[d] and not (kind == "mention" and cfg.same_title_links):
@@ -375,107 +424,94 @@ class Linker(QuerySide):
                 rel = "references" if kind == "ref" else "mentions"
                 meta = {"linker": kind, "phrase": k, "targets": len(targets), "in_title": s < self._tlen[d]}
                 if kind == "ref":
-                    prev = norm[:s].rsplit(" ", 2)
+                    prev = self._norm[d][:s].rsplit(" ", 2)
                     kw = _CLOSING.get(prev[-2] if len(prev) >= 2 else "")
                     if kw:
                         meta["keyword"] = kw
                 for t in targets:
-                    if t == src:
-                        continue
                     key = (src, rel, t)
-                    if key not in edges or edges[key].weight < w:
+                    if t != src and (key not in edges or edges[key].weight < w):
                         edges[key] = LinkedEdge(src, rel, t, w, meta)
-        timings["mentions"] = time.perf_counter() - t3
+        return n_skipped_df
 
-        # 5. entities: viability (df >= min_df over raw matches), longest-match among viable keys, df cap
-        t4 = time.perf_counter()
+    def _entity_docs(self, cand_hits: _Hits, first: int) -> set[str]:
+        """Step 5a, viability: candidate df over raw matches, then longest match among the viable keys per
+        doc; returns the entity keys whose documents changed."""
+        min_df = self.config.entity_min_df
+        before = {k: len(self._raw_docs[k]) for hits in cand_hits.values() for _, _, k in hits}
+        for d, hits in cand_hits.items():
+            for _, _, k in hits:
+                self._raw_docs[k].add(d)
+        touched: set[str] = set()
+        # a phrase that only now became shared also links the old passages it was seen in
+        for k, n_before in before.items():
+            if n_before < min_df <= len(self._raw_docs[k]):
+                old = [d for d in self._raw_docs[k] if d < first and d not in cand_hits]
+                if old:
+                    self._ent_docs.setdefault(k, set()).update(old)
+                    touched.add(k)
+        for d, hits in cand_hits.items():
+            viable = [h for h in hits if len(self._raw_docs[h[2]]) >= min_df]
+            for _, _, k in drop_nested(viable):
+                docs = self._ent_docs.setdefault(k, set())
+                if d not in docs:
+                    docs.add(d)
+                    touched.add(k)
+        return touched
+
+    def _entity_edges(
+        self, touched: set[str], edges: dict[tuple[str, str, str], LinkedEdge]
+    ) -> tuple[list[EntityNode], int]:
+        """Step 5b: entity nodes and has_entity / entity_in edges of the touched keys within the df range;
+        returns the new entities and the count over the df cap."""
+        cfg = self.config
         new_entities: list[EntityNode] = []
         n_capped = 0
-        if cfg.entities:
-            before = {k: len(self._raw_docs[k]) for hits in cand_hits.values() for _, _, k in hits}
-            for d, hits in cand_hits.items():
-                for _, _, k in hits:
-                    self._raw_docs[k].add(d)
-            touched: set[str] = set()
-            # a phrase that only now became shared also links the old passages it was seen in
-            for k, n_before in before.items():
-                if n_before < cfg.entity_min_df <= len(self._raw_docs[k]):
-                    old = [d for d in self._raw_docs[k] if d < first and d not in cand_hits]
-                    if old:
-                        self._ent_docs.setdefault(k, set()).update(old)
-                        touched.add(k)
-            for d, hits in cand_hits.items():
-                viable = [h for h in hits if len(self._raw_docs[h[2]]) >= cfg.entity_min_df]
-                for _, _, k in drop_nested(viable):
-                    docs = self._ent_docs.setdefault(k, set())
-                    if d not in docs:
-                        docs.add(d)
-                        touched.add(k)
-            ecap = self._entity_cap()
-            for k in sorted(touched):
-                docs = self._ent_docs[k]
-                df = len(docs)
-                if df < cfg.entity_min_df:
-                    continue
-                if df > ecap:
-                    n_capped += 1
-                    continue
-                ent = self._entities.get(k)
-                surfaces = self._surface[k].most_common(3)
-                meta = {"key": k, "kind": self._kind[k], "df": df, "surfaces": [s for s, _ in surfaces]}
-                if ent is None:
-                    ent = EntityNode("entity:" + k, surfaces[0][0], surfaces[0][0], "entity", meta)
-                    self._entities[k] = ent
-                    new_entities.append(ent)
-                else:
-                    ent.metadata.update(meta)
-                w = 1.0 / math.log2(df) if df > 1 else 1.0
-                emeta = {"linker": "entity", "phrase": k, "df": df}
-                for d in sorted(docs):
-                    p = self._ids[d]
-                    edges[(p, "has_entity", ent.id)] = LinkedEdge(p, "has_entity", ent.id, w, emeta)
-                    if cfg.entity_inverse:
-                        edges[(ent.id, "entity_in", p)] = LinkedEdge(ent.id, "entity_in", p, w, emeta)
-            if new_entities:
-                self._entity_auto = automaton(self._entities)
-        timings["entities"] = time.perf_counter() - t4
+        ecap = self._entity_cap()
+        for k in sorted(touched):
+            docs = self._ent_docs[k]
+            df = len(docs)
+            if df < cfg.entity_min_df:
+                continue
+            if df > ecap:
+                n_capped += 1
+                continue
+            ent = self._entities.get(k)
+            surfaces = self._surface[k].most_common(3)
+            meta = {"key": k, "kind": self._kind[k], "df": df, "surfaces": [s for s, _ in surfaces]}
+            if ent is None:
+                ent = EntityNode("entity:" + k, surfaces[0][0], surfaces[0][0], "entity", meta)
+                self._entities[k] = ent
+                new_entities.append(ent)
+            else:
+                ent.metadata.update(meta)
+            w = 1.0 / math.log2(df) if df > 1 else 1.0
+            emeta = {"linker": "entity", "phrase": k, "df": df}
+            for d in sorted(docs):
+                p = self._ids[d]
+                edges[(p, "has_entity", ent.id)] = LinkedEdge(p, "has_entity", ent.id, w, emeta)
+                if cfg.entity_inverse:
+                    edges[(ent.id, "entity_in", p)] = LinkedEdge(ent.id, "entity_in", p, w, emeta)
+        if new_entities:
+            self._entity_auto = automaton(self._entities)
+        return new_entities, n_capped
 
-        # 6. similarity between entities (new ones against all)
-        t5 = time.perf_counter()
-        n_sim = 0
+    def _similarity_edges(self, new_entities: list[EntityNode], edges: dict[tuple[str, str, str], LinkedEdge]) -> None:
+        """Step 6: similar_to edges between entities (the new ones against all), opt-in."""
+        cfg = self.config
         sim_new = [e for e in new_entities if e.metadata["kind"] in cfg.similarity_kinds]
-        if cfg.similarity and self.embed is not None and sim_new:
-            vecs = unit_rows(self.embed([e.title for e in sim_new]))
-            offset = len(self._vec_keys)
-            self._vecs = vecs if self._vecs is None else np.vstack([self._vecs, vecs])
-            self._vec_keys.extend(e.id for e in sim_new)
-            titles = {e.id: e.title for e in self._entities.values()}
-            for i, j, c in similar_pairs(vecs, self._vecs, cfg.similarity_threshold, cfg.similarity_k, offset):
-                a, b = self._vec_keys[i], self._vec_keys[j]
-                if _numbers(titles[a]) != _numbers(titles[b]):
-                    continue  # "Super Bowl XXXIX" vs "Super Bowl XXXVI": close vectors, different things
-                meta = {"linker": "similarity", "cosine": round(c, 4)}
-                for s, t in ((a, b), (b, a)):
-                    if (s, "similar_to", t) not in edges:
-                        edges[(s, "similar_to", t)] = LinkedEdge(s, "similar_to", t, c, meta)
-                        n_sim += 1
-        timings["similarity"] = time.perf_counter() - t5
-
-        out = list(edges.values())
-        by_linker = Counter(e.meta["linker"] for e in out)
-        stats = {
-            "items": len(items),
-            "total_items": len(self._ids),
-            "entities_new": len(new_entities),
-            "entities_total": len(self._entities),
-            "edges": len(out),
-            "edges_by_linker": dict(by_linker),
-            "title_keys": len(self._title_targets),
-            "title_mentions_skipped_df": n_skipped_df,
-            "title_df_cap": tcap,
-            "entity_candidates": len(self._surface),
-            "entity_df_cap": self._entity_cap(),
-            "entities_over_cap": n_capped,
-            "seconds": {k: round(v, 4) for k, v in timings.items()} | {"total": round(time.perf_counter() - t0, 4)},
-        }
-        return LinkResult(new_entities, out, stats)
+        if not (cfg.similarity and self.embed is not None and sim_new):
+            return
+        vecs = unit_rows(self.embed([e.title for e in sim_new]))
+        offset = len(self._vec_keys)
+        self._vecs = vecs if self._vecs is None else np.vstack([self._vecs, vecs])
+        self._vec_keys.extend(e.id for e in sim_new)
+        titles = {e.id: e.title for e in self._entities.values()}
+        for i, j, c in similar_pairs(vecs, self._vecs, cfg.similarity_threshold, cfg.similarity_k, offset):
+            a, b = self._vec_keys[i], self._vec_keys[j]
+            if _numbers(titles[a]) != _numbers(titles[b]):
+                continue  # "Super Bowl XXXIX" vs "Super Bowl XXXVI": close vectors, different things
+            meta = {"linker": "similarity", "cosine": round(c, 4)}
+            for s, t in ((a, b), (b, a)):
+                if (s, "similar_to", t) not in edges:
+                    edges[(s, "similar_to", t)] = LinkedEdge(s, "similar_to", t, c, meta)
