@@ -1,0 +1,238 @@
+"""Request and response models of the HTTP API (they are its OpenAPI schema).
+
+The request bodies are the MCP tools' argument models (``neurongraph.mcp.tools``): the same
+fields, limits, descriptions and ``additionalProperties: false``, so the two interfaces validate
+alike.  Search adds ``rels`` (the CLI's ``--rel``).  Responses are documented here; the search
+response is exactly ``SearchResult.to_dict()``, the JSON of ``ngr search --json``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..mcp.tools import (
+    LIMITS,
+    AskArgs,
+    RecordOutcomeArgs,
+    RecordRetrievalFailureArgs,
+    RecordSourceUseArgs,
+    SearchArgs,
+)
+
+__all__ = [
+    "LIMITS",
+    "SearchBody",
+    "AskBody",
+    "SourceUseBody",
+    "OutcomeBody",
+    "FailureBody",
+    "SearchOut",
+    "NodeOut",
+    "NeighboursOut",
+    "TraceOut",
+    "TraceSummary",
+    "ReceiptOut",
+    "OutcomeOut",
+    "FailureOut",
+    "StatsOut",
+    "AskOut",
+    "JobOut",
+    "HealthOut",
+]
+
+_Name = Annotated[str, Field(min_length=1, max_length=LIMITS["filter_chars"])]
+_Names = Annotated[list[_Name], Field(min_length=1, max_length=LIMITS["filter_items"])]
+
+
+class SearchBody(SearchArgs):
+    """``POST /api/search``: the MCP ``search`` arguments plus ``rels``."""
+
+    rels: _Names | None = Field(
+        None,
+        description="Relation types the question is about (the CLI's --rel): edges of other types are attenuated.",
+    )
+
+
+AskBody = AskArgs
+SourceUseBody = RecordSourceUseArgs
+OutcomeBody = RecordOutcomeArgs
+FailureBody = RecordRetrievalFailureArgs
+
+
+# ----------------------------------------------------------------------------- responses
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PathEdge(_Out):
+    src: str
+    rel: str
+    dst: str
+    weight: float
+
+
+class HitPath(_Out):
+    nodes: list[str]
+    edges: list[PathEdge]
+    score: float
+
+
+class HitOut(_Out):
+    id: str
+    type: str
+    title: str
+    text: str = Field(description="The node's text, cut to 300 characters (+ '…').")
+    seed: bool
+    scores: dict[str, float] = Field(description="lexical, dense, entry, graph, final (and priming when used).")
+    ranks: dict[str, int | None]
+    paths: list[HitPath] = Field(description="The explanation paths: seed → typed weighted edges → this hit.")
+
+
+class SearchOut(_Out):
+    """Exactly the JSON of ``ngr search --json``."""
+
+    trace_id: str
+    query: str
+    seeds: list[str]
+    hits: list[HitOut]
+    timings_ms: dict[str, float]
+    unknown_files: list[str] | None = Field(None, description="Only when `files` was given.")
+
+
+class NodeOut(_Out):
+    id: str
+    type: str
+    title: str
+    text: str
+    metadata: dict[str, Any]
+    confidence: float
+
+
+class Neighbour(_Out):
+    node: str
+    type: str | None
+    direction: Literal["in", "out"]
+    rel: str
+    weight: float = Field(description="The edge's base weight.")
+    plastic: float | None = Field(None, description="The learned part added by feedback (decays over time).")
+
+
+class NeighboursOut(_Out):
+    node: str
+    direction: Literal["in", "out", "both"]
+    neighbours: list[Neighbour]
+
+
+class TraceHit(_Out):
+    rank: int | None
+    id: str
+    type: str | None
+    title: str | None
+    stage: Literal["retrieved", "selected", "validated", "used"]
+    seed: bool
+    scores: dict[str, float]
+    paths: list[HitPath]
+
+
+class TraceOut(_Out):
+    trace_id: str
+    query: str
+    created_at: float
+    hits: list[TraceHit]
+    receipts: list[dict[str, Any]]
+    outcomes: list[dict[str, Any]]
+    failures: list[dict[str, Any]]
+    weight_changes: list[dict[str, Any]] = Field(
+        description="Every edge weight this trace's feedback changed (ledger rows: eid, kind, node_id, old_weight, "
+        "new_weight, at; src/rel/dst where a receipt names the edge)."
+    )
+
+
+class TraceSummary(_Out):
+    trace_id: str
+    query: str
+    kind: Literal["search", "ask"]
+    created_at: float
+    hits: int
+
+
+class EdgeChange(_Out):
+    src: str
+    rel: str
+    dst: str
+    kind: str
+    node_id: str
+    old_weight: float
+    new_weight: float
+
+
+class Transition(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    node_id: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class ReceiptOut(_Out):
+    receipt_id: str
+    trace_id: str
+    idempotency_key: str | None
+    transitions: list[Transition]
+    newly_used: list[str]
+    edges_changed: list[EdgeChange]
+    created_at: float
+
+
+class OutcomeOut(_Out):
+    outcome_id: int
+    trace_id: str
+    node_ids: list[str]
+    outcome: str
+    effect: str | None
+    edges_changed: list[EdgeChange]
+    created_at: float
+
+
+class FailureOut(_Out):
+    failure_id: int
+    trace_id: str
+    reason: str
+    created_at: float
+
+
+class StatsOut(_Out):
+    nodes: int
+    edges: int
+    traces: int
+
+
+class AskOut(_Out):
+    route: dict[str, Any]
+    query: dict[str, Any] | None
+    rows: list[Any]
+    hits: list[dict[str, Any]]
+    answer: str
+    refs: list[str]
+    trace_id: str
+
+
+class JobOut(_Out):
+    """A search or ask running in the background, for the page's progress display."""
+
+    job_id: str
+    kind: Literal["search", "ask"]
+    state: Literal["queued", "running", "done", "error"]
+    phase: str = Field(description="What it is doing now, e.g. 'waiting (2 ahead)', 'embedding the query'.")
+    queue_position: int = Field(description="Engine calls ahead of it (0 once it runs).")
+    elapsed_ms: float
+    result: dict[str, Any] | None = Field(None, description="The search/ask response once state is 'done'.")
+    error: dict[str, Any] | None = Field(None, description="The error body's 'error' once state is 'error'.")
+
+
+class HealthOut(_Out):
+    status: Literal["ok"]
+    version: str
+    token_required: bool = Field(description="Whether POST requests need `Authorization: Bearer <token>`.")
+    limits: dict[str, int]
