@@ -119,3 +119,24 @@ def test_cli_bench_history(hist, tmp_path):
     assert set(res["systems"]) == {"paths", "ngr"} and len(res["per_pair"]) == 4
     r = CliRunner().invoke(app, ["bench", "history", "--repo", str(tmp_path / "none"), "--json"])
     assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "file_not_found"
+
+
+def test_a_fix_in_its_parents_second_is_invisible_to_its_own_question(tmp_path):
+    """git am applies a series within one second: F and its parent share a commit time. F (and its own
+    `fixes` edge, which would lead the graph straight to the answer) must still be invisible."""
+    r = Repo(tmp_path / "series")
+    r.commit("Initial import", {"ip/route.c": "int route;\n"})
+    origin = r.commit("route: add nexthop weights", {"ip/route.c": "int route; int weight;\n"})
+    r.commit("docs: describe weights", {"README": "weights\n"})
+    r.t -= 3600  # the next commit lands in the same second as the previous one
+    fix = r.commit(
+        f'route: weights overflow\n\nFixes: {origin[:12]} ("route: add nexthop weights")', {"ip/route.c": "long w;\n"}
+    )
+    with ngr.open(tmp_path / "s.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        pairs, _ = extract_pairs(eng, GitRepo(r.path))
+        (p,) = [p for p in pairs if p.fix == "commit:" + fix]
+        assert p.as_of < p.time
+        res = eng.search(p.query, as_of=p.as_of, files=tuple(p.files), limit=20, record=False)
+        ids = {h.id for h in res.hits} | {x for h in res.hits for path in h.paths for x in path.get("nodes", [])}
+        assert "commit:" + fix not in ids

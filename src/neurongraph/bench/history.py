@@ -4,8 +4,9 @@ Ground truth is what developers wrote: a fix F names the earlier commit(s) O it 
 (``Fixes: <sha>`` resolving to an ancestor of F) or continues (a follow-up phrase with
 ``#N``/sha resolving to an older commit or PR).  The question is F's subject with every
 explicit reference removed, plus the paths F touches; each question searches the store
-``as_of`` the time of F's parent, so F and everything after it are invisible; F is also
-dropped from the ranking if a clock quirk left it visible.  Every system runs through the
+``as_of`` the time of F's parent — and strictly before F's own time: a patch series applied with
+``git am`` gives F and its parent the same commit second, and F would then be visible (its own
+``fixes`` edge leading the graph straight to the answer). F is also dropped from the ranking.  Every system runs through the
 same engine, store and encoder; only the configuration differs.  Reverts are scored
 separately (their message quotes the origin: trivial by text).
 
@@ -63,7 +64,7 @@ class Pair:
     origins: list[str]  # commit ids of O (gold)
     kind: str  # "fixes" | "follow_up" | "revert"
     time: float  # F's commit time
-    as_of: float  # F's parent's commit time
+    as_of: float  # F's parent's commit time, and at least one second before F's
     subject: str
     files: list[str]
     query: str = ""
@@ -155,7 +156,8 @@ def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> t
         if not keep or not c["parents"]:
             continue
         parent = "commit:" + c["parents"][0]
-        as_of = commits[parent]["time"] if parent in commits else c["time"] - 1
+        # never F's own second: same-second commits (git am) would leave F and its edges visible
+        as_of = min(commits[parent]["time"], c["time"] - 1) if parent in commits else c["time"] - 1
         files = c["files"][:MAX_QUERY_FILES]
         subject = strip_refs(c["title"]) or c["title"]
         pairs.append(Pair(f, keep, kind, c["time"], as_of, c["title"], files, query=subject))
