@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, Self, get_args
 
 from .checks import check_choice, check_int, check_number
 from .errors import InvalidArgument
@@ -82,11 +82,11 @@ class Channel:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {kind!r}")
         return cls.for_search()
 
-    def with_(self, **overrides: Any) -> Channel:
+    def with_(self, **overrides: Any) -> Self:
         """A modified copy (the object itself never changes)."""
         return dataclasses.replace(self, **overrides)
 
-    def with_legacy(self, options: dict[str, Any]) -> Channel:
+    def with_legacy(self, options: dict[str, Any]) -> Self:
         """A copy with the flat options (``beam_width``, ``max_depth``, ...) this channel has applied."""
         mine = {self.LEGACY[k]: v for k, v in options.items() if k in self.LEGACY}
         return self.with_(**mine) if mine else self

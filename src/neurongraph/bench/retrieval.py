@@ -111,7 +111,7 @@ SYSTEMS = _systems()
 
 def evaluate(ranked: list[list[str]], gold: list[list[str]], tokens: dict[str, int]) -> dict:
     """Recall@k, MRR and cost-to-full-recall for ranked id lists against gold id lists."""
-    rec = {k: [] for k in KS}
+    rec: dict[int, list[float]] = {k: [] for k in KS}
     mrr, n_pass, n_tok, never = [], [], [], 0
     for r, g in zip(ranked, gold):
         gs = set(g)

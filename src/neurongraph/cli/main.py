@@ -17,6 +17,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -642,7 +643,7 @@ def search(
     with handled(as_json):
         n = int_option(limit, "--limit")
         path = c.existing_db_path()
-        overrides = {"channel": channel}
+        overrides: dict[str, Any] = {"channel": channel}
         if types:
             overrides["result_types"] = tuple(types)
         if rels:
@@ -723,7 +724,8 @@ def demo(
         try:
             with resources.as_file(_demo_corpus_path()) as corpus:
                 summary = _ingest(c, Path(corpus), db, show_progress=not as_json)
-            report = {"db": None if tmp else os.path.abspath(db), "ingest": summary, "queries": []}
+            queries: list[dict[str, Any]] = []
+            report: dict[str, Any] = {"db": None if tmp else os.path.abspath(db), "ingest": summary, "queries": queries}
             with open_engine(c, db) as eng:
                 for query, target, why in DEMO_QUERIES:
                     qvec = eng.embed_query(query)
@@ -731,7 +733,7 @@ def demo(
                     res = eng.search(query, limit=5, qvec=qvec)
                     base_rank = next((k for k, h in enumerate(base.hits, 1) if h.id == target), None)
                     rank = next((k for k, h in enumerate(res.hits, 1) if h.id == target), None)
-                    report["queries"].append(
+                    queries.append(
                         {
                             "query": query,
                             "target": target,

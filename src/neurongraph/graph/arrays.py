@@ -174,13 +174,14 @@ class GraphArrays:
         b = self._base
         if b.n_edges == 0 or eids.size == 0:
             return np.full(eids.shape[0], -1, np.int64)
-        if self._base_order is None:
+        if self._base_order is None or self._base_sorted is None:
             self._base_order = np.argsort(b.eid, kind="stable")
             self._base_sorted = b.eid[self._base_order]
-        i = np.searchsorted(self._base_sorted, eids)
-        i = np.minimum(i, self._base_sorted.shape[0] - 1)
-        found = self._base_sorted[i] == eids
-        pos = np.where(found, self._base_order[i], -1)
+        order, keys = self._base_order, self._base_sorted
+        i = np.searchsorted(keys, eids)
+        i = np.minimum(i, keys.shape[0] - 1)
+        found = keys[i] == eids
+        pos = np.where(found, order[i], -1)
         pos[pos >= 0] = np.where(b.alive[pos[pos >= 0]], pos[pos >= 0], -1)  # a removed edge's key is gone
         return pos
 

@@ -102,7 +102,7 @@ def transition_matrix(
 ) -> _Transition:
     """Cached normalised transition (rebuilt only when ``graph.version`` changes)."""
     qt = tuple(sorted(int(t) for t in query_types)) if query_types is not None else ()
-    key = (bool(undirected), qt, float(alpha) if qt else 1.0, float(beta) if qt else 1.0)
+    key: tuple = (bool(undirected), qt, float(alpha) if qt else 1.0, float(beta) if qt else 1.0)
     if visible is not None:
         vis = np.asarray(visible, bool)
         key += (vis.shape[0], hashlib.blake2b(np.packbits(vis).tobytes(), digest_size=16).hexdigest())
@@ -187,16 +187,13 @@ def _explain(
         exps = [graph.expand(frontier)]
         if undirected:
             exps.append(graph.expand(frontier, reverse=True))
-        frm, to, eid, val = [], [], [], []
+        parts: list[tuple[np.ndarray, ...]] = []
         for e in exps:
             cur = frontier[e.src_pos]
             # the far end of the edge, whichever way `expand(reverse=True)` orients it
             nxt = np.where(e.src == cur, e.dst, e.src)
-            frm.append(cur)
-            to.append(nxt)
-            eid.append(e.eid)
-            val.append(r[cur] * e.weight * e.fact)
-        frm, to, eid, val = map(np.concatenate, (frm, to, eid, val))
+            parts.append((cur, nxt, e.eid, r[cur] * e.weight * e.fact))
+        frm, to, eid, val = (np.concatenate(col) for col in zip(*parts))
         ok = np.isin(to, pool) & ~np.isin(to, np.fromiter(reached, np.int64, len(reached)))
         frm, to, eid, val = frm[ok], to[ok], eid[ok], val[ok]
         if to.size == 0:
@@ -205,16 +202,17 @@ def _explain(
         first = np.ones(o.shape[0], bool)
         first[1:] = to[o][1:] != to[o][:-1]
         o = o[first]
-        for f, tnode, e in zip(frm[o].tolist(), to[o].tolist(), eid[o].tolist()):
-            parent[tnode] = (f, e)
+        for f, tnode, edge in zip(frm[o].tolist(), to[o].tolist(), eid[o].tolist()):
+            parent[tnode] = (f, edge)
             reached.add(tnode)
         frontier = to[o]
     out: dict[int, list[tuple[int, int, int]]] = {}
     for tnode in targets.tolist():
-        path, cur = [], tnode
+        path: list[tuple[int, int, int]] = []
+        cur = tnode
         while cur in parent:
-            f, e = parent[cur]
-            path.append((f, e, cur))
+            f, edge = parent[cur]
+            path.append((f, edge, cur))
             cur = f
         out[tnode] = path[::-1]
     return out

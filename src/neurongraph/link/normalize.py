@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 __all__ = ["normalize", "strip_leading_stopwords", "find_keys", "pad", "drop_nested", "STOPWORDS", "REF_RE"]
 
@@ -61,7 +62,7 @@ def strip_leading_stopwords(key: str) -> str:
     return " ".join(toks[i:])
 
 
-def find_keys(automaton, text: str, longest: bool = True) -> list[tuple[int, int, object]]:
+def find_keys(automaton, text: str, longest: bool = True) -> list[tuple[int, int, Any]]:
     """Automaton keys found in normalised ``text`` on word boundaries.
 
     The automaton must hold keys padded as ``" key "`` with values ``(len(key), key, ...)`` (see

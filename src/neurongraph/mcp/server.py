@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -27,6 +27,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 
+from .. import __version__
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
 from ..store import DATABASE_ERRORS
@@ -309,16 +310,21 @@ def _make_tool(tools: NGRTools, name: str) -> Tool:
         parameters=_inline_refs(model.model_json_schema(by_alias=True)),
         fn_metadata=FuncMetadata(arg_model=model),
         is_async=False,
+        context_kwarg=None,
         annotations=_ANNOTATIONS[name],
     )
 
 
-def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIPPET_CHARS) -> MCPServer:
-    """An ``MCPServer`` exposing ``engine`` (anything with the Engine's public API) as six tools."""
-    from .. import __version__
+class _Server(MCPServer):
+    """The SDK server plus ``ngr_tools``, the tool implementations (for embedding applications)."""
 
+    ngr_tools: NGRTools
+
+
+def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIPPET_CHARS) -> _Server:
+    """An ``MCPServer`` exposing ``engine`` (anything with the Engine's public API) as six tools."""
     tools = NGRTools(engine, snippet_chars)
-    server = MCPServer(
+    server = _Server(
         name,
         title="Neuron Graph RAG",
         instructions=INSTRUCTIONS,
@@ -326,11 +332,11 @@ def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIP
         log_level="WARNING",
         tools=[_make_tool(tools, n) for n in ARG_MODELS],
     )
-    server.ngr_tools = tools  # for embedding applications
+    server.ngr_tools = tools
     return server
 
 
-def serve(engine, transport: str = "stdio") -> None:
+def serve(engine, transport: Literal["stdio", "sse", "streamable-http"] = "stdio") -> None:
     """Serve ``engine`` over stdio until the client closes the stream; closes the engine afterwards."""
     try:
         build_server(engine).run(transport)

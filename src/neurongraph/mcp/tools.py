@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
-from ..config import CHANNELS
+from ..channels import ChannelName
 from ..engine import MAX_QUERY_CHARS
 from ..learning.api import MAX_REASON_CHARS
 from ..learning.policy import OUTCOMES
@@ -68,7 +68,7 @@ class SearchArgs(_Args):
         ),
     ]
     limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="How many hits to return.")] = 10
-    strategy: Literal[CHANNELS] | None = Field(  # type: ignore[valid-type]
+    strategy: ChannelName | None = Field(
         None,
         description="Graph strategy (default: the engine's, 'spread'). spread: activation spreading over "
         "typed edges; beam: best paths; ppr: personalised PageRank; eager / mmr / scored: "

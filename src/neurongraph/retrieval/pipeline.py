@@ -273,7 +273,8 @@ def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray
             lambda kk: x.lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry
         )
     over = 1 if x.entry_allowed is None else 3  # fetch extra so filtering still leaves k candidates
-    return _admit(x, *x.lexical_search(terms, cfg.lexical_k * over, cfg.lexical_budget or None), cfg.lexical_k)
+    nodes, scores = x.lexical_search(terms, cfg.lexical_k * over, cfg.lexical_budget or None)
+    return _admit(x, nodes, scores, cfg.lexical_k)
 
 
 def _dense_approx(qvec, cfg: SearchConfig, x: RankInputs, vis_entry, lex_nodes):
@@ -427,7 +428,7 @@ def _fuse_step(qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: Gra
     go = np.argsort(graph_nodes)
     graph_score = _values_at(graph_nodes[go], graph_act[go], nodes)
     if overlap is not None and overlap[0].size:
-        graph_score = graph_score + cfg.file_overlap_weight * _values_at(*overlap, nodes)
+        graph_score = graph_score + cfg.file_overlap_weight * _values_at(overlap[0], overlap[1], nodes)
     g = cfg.graph_weight if cfg.uses_graph else 0.0
     final = (1.0 - g) * entry + g * graph_score
     primed = np.zeros(nodes.shape[0])

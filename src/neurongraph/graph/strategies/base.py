@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -75,6 +75,7 @@ class Adjacent:
     key: np.ndarray  # int64 edge id / value id, decoded by ``source.edge_ref``
 
 
+@runtime_checkable
 class EdgeSource(Protocol):
     def neighbors(self, nodes: np.ndarray, qsim: np.ndarray, k: int, seen: np.ndarray) -> Adjacent:
         """Top-``k`` by ``qsim`` unseen neighbours per node and per spec, sorted by
@@ -219,8 +220,9 @@ def traverse(
     """Run ``strategy`` from the entry nodes over the given edge sources (never entering a node
     outside ``visible``, when given)."""
     qsim = np.asarray(qsim, np.float64)
-    if hasattr(edge_sources, "neighbors"):
-        edge_sources = [edge_sources]
-    t = Tracker(strategy, qsim, vectors, edge_sources, visible)
+    sources: Sequence[EdgeSource] = (
+        [edge_sources] if isinstance(edge_sources, EdgeSource) else edge_sources  # one source or several
+    )
+    t = Tracker(strategy, qsim, vectors, sources, visible)
     hits = strategy.run(t, t.start(start_nodes, start_scores))
     return TraversalResult(hits=hits, expanded=np.asarray(t.expanded, np.int64))

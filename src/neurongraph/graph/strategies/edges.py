@@ -85,9 +85,8 @@ class GraphEdges:
             pos.append(sp[keep])
             dst.append(far[keep])
             key.append(e.eid[keep])
-        pos, dst, key = map(np.concatenate, (pos, dst, key))
-        spec = np.zeros(pos.shape[0], np.int64)
-        return _finish(pos, dst, spec, key, qsim, k, seen, nodes)
+        p, d, kk = np.concatenate(pos), np.concatenate(dst), np.concatenate(key)
+        return _finish(p, d, np.zeros(p.shape[0], np.int64), kk, qsim, k, seen, nodes)
 
     def edge_ref(self, src: int, spec: int, key: int) -> EdgeRef:
         return EdgeRef(src, "graph", key)
@@ -194,8 +193,8 @@ class MetadataEdges:
             spec.append(np.full(p.shape[0], s, np.int64))
         if not pos:
             return Adjacent(_EMPTY, _EMPTY, _EMPTY, _EMPTY)
-        pos, dst, spec, key = map(np.concatenate, (pos, dst, spec, key))
-        return _finish(pos, dst, spec, key, qsim, k, seen, nodes)
+        cat = np.concatenate
+        return _finish(cat(pos), cat(dst), cat(spec), cat(key), qsim, k, seen, nodes)
 
     def edge_ref(self, src: int, spec: int, key: int) -> EdgeRef:
         ix = self.specs[spec]
