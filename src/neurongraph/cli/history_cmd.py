@@ -26,8 +26,6 @@ from rich.progress import (
 from rich.text import Text
 
 from ..errors import InvalidArgument
-from ..ingest import sync_source
-from ..ingest.git import GitRepo
 from .common import (
     CliError,
     Ctx,
@@ -94,6 +92,8 @@ def ingest_source(
     show_progress: bool = True,
 ) -> dict:
     """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
+    from ..ingest import sync_source  # lazy: the adapters load only when a source is ingested (start-up time)
+
     if kind not in SOURCE_KINDS:
         raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {SOURCE_KINDS}")
     if not path.exists():
@@ -177,6 +177,7 @@ def bench_history(
 ) -> None:
     """Body of `ngr bench history` (registered in main.py)."""
     from ..bench import history as bh  # lazy: benchmark code loads only when a benchmark runs
+    from ..ingest.git import GitRepo
 
     c = ctx_of(ctx)
     with handled(as_json):
