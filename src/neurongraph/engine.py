@@ -21,10 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from .ask.pipeline import ask as ask_question
 from .config import SearchConfig
 from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
+from .graphdb.projection import CypherProjection
+from .graphdb.schema import build_schema
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
 from .learning.api import Learning
@@ -32,7 +35,7 @@ from .link import Linker, LinkerConfig
 from .link.query import QueryTables
 from .model import Edge, Node, content_hash
 from .query_linker import QueryLinker, link_inputs
-from .retrieval.pipeline import RankInputs, Ranking, rank
+from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
 from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
@@ -130,6 +133,11 @@ class SearchResult:
         return len(self.hits)
 
 
+def _rel_name(rel: int | str, names: dict[int, str]) -> str:
+    """A path hop's relation: a name already (metadata links), or a predicate id to name."""
+    return rel if isinstance(rel, str) else names.get(rel, str(rel))
+
+
 def _as_nodes(items: Iterable[Node | dict]) -> list[Node]:
     return [n if isinstance(n, Node) else Node.from_dict(n) for n in items]
 
@@ -192,9 +200,10 @@ class Engine:
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
         self.last_embedded = 0
-        self._meta_edges = None
+        self._meta_edges: tuple[tuple, MetadataEdges] | None = None  # (specs, seq) -> metadata links
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
-        self._recency_cache = None  # (store state, newest event time, observed repair gaps): retrieval/recency.py
+        # (store state, newest event time, observed repair gaps): retrieval/recency.py
+        self._recency_cache: tuple | None = None
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
@@ -237,7 +246,7 @@ class Engine:
         vec_idx = np.flatnonzero(self.vectors.present)
         # every row present (the usual case): write the matrix itself, not a 1.5 GB copy at 1M nodes
         vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
-        names = sorted(self._type_ids, key=self._type_ids.get)
+        names = sorted(self._type_ids, key=self._type_ids.__getitem__)
         fitted = self.query_linker.tables()  # only a linker equal to a fresh fit at this seq
         tables = fitted.to_arrays() if fitted is not None else None
         st = SnapshotState(
@@ -264,7 +273,7 @@ class Engine:
             ivf=self.vectors.ivf_state(),
             event_time=self._event_time,
             source_of=self._source_of,
-            source_names=sorted(self._source_ids, key=self._source_ids.get),
+            source_names=sorted(self._source_ids, key=self._source_ids.__getitem__),
         )
         token = new_token()
         size = save_snapshot(path, token, st)
@@ -284,6 +293,7 @@ class Engine:
             return False
         self._alive, self._type_of = st.alive, st.type_of
         self._type_ids = {name: i for i, name in enumerate(st.type_names)}
+        assert st.event_time is not None and st.source_of is not None  # SnapshotState fills absent ones
         self._event_time, self._source_of = st.event_time, st.source_of
         self._source_ids = {name: i for i, name in enumerate(st.source_names)}
         self.vectors.set(st.vec_idx, st.vec_mat)
@@ -401,9 +411,9 @@ class Engine:
             bodies = [rows[i].body for i in missing if i in rows]
             for h, v in zip((content_hash(b) for b in bodies), self.vectors_for(bodies, progress)):
                 cached[h] = v
-        have = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
-        if have:
-            self.vectors.set(np.array([i for i, _ in have], np.int64), np.stack([v for _, v in have]))
+        loaded = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
+        if loaded:
+            self.vectors.set(np.array([i for i, _ in loaded], np.int64), np.stack([v for _, v in loaded]))
 
     def vectors_for(self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256) -> np.ndarray:
         """Embeddings of ``texts`` through the store's cache: only unseen (text, model) pairs are embedded."""
@@ -580,7 +590,7 @@ class Engine:
         ids = [self._type_ids[t] for t in types if t in self._type_ids]
         return self._alive & np.isin(self._type_of, ids)
 
-    def _metadata_source(self, specs: tuple) -> object:
+    def _metadata_source(self, specs: tuple) -> MetadataEdges:
         """Metadata links for traversal strategies; the inverted index is rebuilt only when the store changed."""
         key = (specs, self._seq)
         if self._meta_edges is None or self._meta_edges[0] != key:
@@ -746,9 +756,7 @@ class Engine:
                                 "src": ids[k],
                                 "dst": ids[k + 1],
                                 "weight": p.weights[k],
-                                "rel": p.rel_ids[k]
-                                if isinstance(p.rel_ids[k], str)
-                                else rel_names.get(p.rel_ids[k], str(p.rel_ids[k])),
+                                "rel": _rel_name(p.rel_ids[k], rel_names),
                             }
                             for k in range(p.hops)
                         ],
@@ -800,8 +808,6 @@ class Engine:
         """The Cypher projection (a private FalkorDB child), started on first use."""
         proj = self._cypher
         if proj is None:
-            from .graphdb.projection import CypherProjection
-
             proj = self._cypher = CypherProjection(self.store)
         return proj
 
@@ -818,15 +824,11 @@ class Engine:
 
     def graph_schema(self):
         """Labels, relation types (allowed or observed type pairs) and property names, for query generation."""
-        from .graphdb.schema import build_schema
-
         return build_schema(self.store)
 
     def ask(self, question: str, mode: str = "auto", llm=None, limit: int = 5) -> dict:
         """Route a question (graph / vector / hybrid), query read-only, answer with checked ``refs``."""
-        from .ask.pipeline import ask
-
-        return ask(self, question, mode=mode, llm=llm, limit=limit)
+        return ask_question(self, question, mode=mode, llm=llm, limit=limit)
 
     # ------------------------------------------------------------ the services' public API, kept on the engine
     # learning loop (learning/api.py: Learning)

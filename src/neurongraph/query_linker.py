@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,8 @@ class QueryLinker:
             raw = self.store.get_meta("linker_config")
             if raw is None:
                 return None
-            cfg = LinkerConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(raw).items()})
+            fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(raw).items()}
+            cfg = LinkerConfig(**fields)
             items = link_inputs(self.store.iter_nodes())
             linker = Linker(cfg)
             linker.fit(items)

@@ -58,7 +58,8 @@ def evidence_ids(engine, rows: list[dict], hits: list[dict]) -> list[str]:
 def check_refs(answer: str, allowed: list[str]) -> tuple[str, list[str], list[str]]:
     """``(answer with only allowed refs, refs kept, refs dropped)``; ``[refs: …]`` blocks are rewritten."""
     allowed_set = set(allowed)
-    kept, dropped = [], []
+    kept: list[str] = []
+    dropped: list[str] = []
     for m in _REFS.finditer(answer):
         for ref in (x.strip().strip("`'\"") for x in m.group(1).split(",")):
             if not ref:

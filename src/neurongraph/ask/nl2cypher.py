@@ -129,15 +129,15 @@ def type_words(question: str, labels: dict[str, int]) -> list[tuple[str, int]]:
     for t in labels:
         by_stem.setdefault(stem(t.replace("_", " ").split()[-1] if "_" in t else t), t)
     pr = next((t for t in ("pr", "pull_request") if t in labels), None)
-    out = []
+    out: list[tuple[str, int]] = []
     low = question.lower()
     if pr:
         for m in re.finditer(r"\b(prs?|pull requests?)\b", low):
             out.append((pr, m.start()))
     for w, s, _ in _tokens(question):
-        t = by_stem.get(stem(w))
-        if t and t != pr:
-            out.append((t, s))
+        named = by_stem.get(stem(w))
+        if named and named != pr:
+            out.append((named, s))
     return sorted(set(out), key=lambda x: x[1])
 
 

@@ -35,104 +35,24 @@ def _hit_dict(h) -> dict:
 
 
 def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None, limit: int = 5) -> dict:
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidArgument("question must be a non-empty string")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidArgument(f"question is longer than {MAX_QUESTION_CHARS} characters")
-    if mode not in MODES:
-        raise InvalidArgument(f"mode must be one of {list(MODES)}, got {mode!r}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
-        raise InvalidArgument("limit must be an integer in 1..50")
+    """Route the question, retrieve (graph query and/or search), answer citing only retrieved ids, and
+    store one trace with every retrievable id: the four named steps below."""
+    _check_args(question, mode, limit)
     if isinstance(llm, str):
         llm = make_llm(llm)
     t0 = time.perf_counter()
     engine.refresh()
     schema = engine.graph_schema()
     mentions = find_mentions(engine, question)
-    rels = relation_words(question, schema.relations)
-    types = type_words(question, schema.labels)
     notes: list[str] = []
-
-    # 1) route
-    if mode != "auto":
-        chosen, reason = mode, "mode given by the caller"
-    elif llm is not None:
-        try:
-            chosen, reason = llm.route(question)
-            reason = f"{llm.name}: {reason}"
-        except LLMError as exc:
-            chosen, reason = route(question, mentions, rels, types)
-            reason += f" (rules; the model's route failed: {exc.code})"
-    else:
-        chosen, reason = route(question, mentions, rels, types)
-
-    # 2) channels
-    query: dict | None = None
-    rows: list[dict] = []
-    if chosen in ("graph", "hybrid"):
-        q, rows, qnote = _graph(engine, question, schema, mentions, llm)
-        query = q
-        if qnote:
-            notes.append(qnote)
-    hits_objs = []
-    if chosen in ("vector", "hybrid") or (chosen == "graph" and not rows):
-        if chosen == "graph":
-            notes.append("the graph query returned nothing; searched instead")
-        res = engine.search(question, limit, record=False)
-        hits_objs = res.hits
+    chosen, reason = _route_question(question, schema, mentions, mode, llm)
+    query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes)
     hits = [_hit_dict(h) for h in hits_objs]
-
-    # 3) answer, citing only what was retrieved
     allowed = evidence_ids(engine, rows, hits)
-    full = [{"id": h.id, "type": h.type, "title": h.title, "text": h.text} for h in hits_objs]
-    dropped: list[str] = []
-    if not rows and not hits:
-        answer, refs = NOT_FOUND, []
-    elif llm is not None:
-        try:
-            text = llm.synthesize(question, rows, full)
-            answer, refs, dropped = check_refs(text, allowed)
-            if not refs:  # a model answer that cites nothing retrieved is not an answer from the history
-                answer = (answer + "\n" if answer.strip() else "") + "(no retrieved source was cited)"
-        except LLMError as exc:
-            notes.append(f"synthesis by the model failed ({exc.code}); extractive answer")
-            answer, refs = extractive_answer(engine, question, rows, full)
-    else:
-        answer, refs = extractive_answer(engine, question, rows, full)
-
-    # 4) one trace with every retrievable id
-    trace_id = "tr_" + uuid.uuid4().hex[:20]
-    stored_hits = [
-        {
-            "rank": k + 1,
-            "id": h.id,
-            "type": h.type,
-            "title": h.title,
-            "scores": h.scores,
-            "ranks": h.ranks,
-            "paths": h.paths,
-            "seed": h.seed,
-            "via": "search",
-        }
-        for k, h in enumerate(hits_objs)
-    ]
-    seen = {h["id"] for h in stored_hits}
-    for nid in allowed:
-        if nid not in seen:
-            seen.add(nid)
-            stored_hits.append(
-                {
-                    "rank": len(stored_hits) + 1,
-                    "id": nid,
-                    "scores": {},
-                    "ranks": {},
-                    "paths": [],
-                    "seed": False,
-                    "via": "cypher",
-                }
-            )
+    answer, refs, dropped = _answer(engine, question, rows, hits_objs, allowed, llm, notes)
     if notes:
         reason = reason + "; " + "; ".join(notes)
+    trace_id = "tr_" + uuid.uuid4().hex[:20]
     engine.store.save_trace(
         {
             "id": trace_id,
@@ -148,7 +68,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
                 }
             },
             "fingerprint": f"ask:{engine.embedder.model_id}",
-            "hits": stored_hits,
+            "hits": _stored_hits(hits_objs, allowed),
         }
     )
     out = {
@@ -162,9 +82,108 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     }
     if dropped:
         out["dropped_refs"] = dropped
-    out_ms = round((time.perf_counter() - t0) * 1000, 1)
-    engine._last_ask_ms = out_ms
+    engine._last_ask_ms = round((time.perf_counter() - t0) * 1000, 1)
     return out
+
+
+def _check_args(question: str, mode: str, limit: int) -> None:
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidArgument("question must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidArgument(f"question is longer than {MAX_QUESTION_CHARS} characters")
+    if mode not in MODES:
+        raise InvalidArgument(f"mode must be one of {list(MODES)}, got {mode!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
+        raise InvalidArgument("limit must be an integer in 1..50")
+
+
+def _route_question(question: str, schema, mentions: list, mode: str, llm: LLM | None) -> tuple[str, str]:
+    """Step 1: graph, vector or hybrid — the caller's mode, else the model's route, else the rules."""
+    if mode != "auto":
+        return mode, "mode given by the caller"
+    rels = relation_words(question, schema.relations)
+    types = type_words(question, schema.labels)
+    if llm is not None:
+        try:
+            chosen, reason = llm.route(question)
+            return chosen, f"{llm.name}: {reason}"
+        except LLMError as exc:
+            chosen, reason = route(question, mentions, rels, types)
+            return chosen, reason + f" (rules; the model's route failed: {exc.code})"
+    return route(question, mentions, rels, types)
+
+
+def _retrieve(
+    engine, question: str, schema, mentions: list, chosen: str, llm: LLM | None, limit: int, notes: list[str]
+) -> tuple[dict | None, list[dict], list]:
+    """Step 2: the channels — a read-only graph query and/or a search (the search also when the graph
+    query of a graph route returned nothing)."""
+    query: dict | None = None
+    rows: list[dict] = []
+    if chosen in ("graph", "hybrid"):
+        query, rows, qnote = _graph(engine, question, schema, mentions, llm)
+        if qnote:
+            notes.append(qnote)
+    hits_objs: list = []
+    if chosen in ("vector", "hybrid") or (chosen == "graph" and not rows):
+        if chosen == "graph":
+            notes.append("the graph query returned nothing; searched instead")
+        hits_objs = engine.search(question, limit, record=False).hits
+    return query, rows, hits_objs
+
+
+def _answer(
+    engine, question: str, rows: list[dict], hits_objs: list, allowed: list[str], llm: LLM | None, notes: list[str]
+) -> tuple[str, list[str], list[str]]:
+    """Step 3: the answer, citing only what was retrieved (the model's, checked, or an extractive one)."""
+    full = [{"id": h.id, "type": h.type, "title": h.title, "text": h.text} for h in hits_objs]
+    if not rows and not hits_objs:
+        return NOT_FOUND, [], []
+    if llm is not None:
+        try:
+            text = llm.synthesize(question, rows, full)
+            answer, refs, dropped = check_refs(text, allowed)
+            if not refs:  # a model answer that cites nothing retrieved is not an answer from the history
+                answer = (answer + "\n" if answer.strip() else "") + "(no retrieved source was cited)"
+            return answer, refs, dropped
+        except LLMError as exc:
+            notes.append(f"synthesis by the model failed ({exc.code}); extractive answer")
+    answer, refs = extractive_answer(engine, question, rows, full)
+    return answer, refs, []
+
+
+def _stored_hits(hits_objs: list, allowed: list[str]) -> list[dict]:
+    """Step 4: the trace's hits — the search hits, then every other id the answer may cite (via cypher)."""
+    stored = [
+        {
+            "rank": k + 1,
+            "id": h.id,
+            "type": h.type,
+            "title": h.title,
+            "scores": h.scores,
+            "ranks": h.ranks,
+            "paths": h.paths,
+            "seed": h.seed,
+            "via": "search",
+        }
+        for k, h in enumerate(hits_objs)
+    ]
+    seen = {h["id"] for h in stored}
+    for nid in allowed:
+        if nid not in seen:
+            seen.add(nid)
+            stored.append(
+                {
+                    "rank": len(stored) + 1,
+                    "id": nid,
+                    "scores": {},
+                    "ranks": {},
+                    "paths": [],
+                    "seed": False,
+                    "via": "cypher",
+                }
+            )
+    return stored
 
 
 def _graph(engine, question, schema, mentions, llm) -> tuple[dict | None, list[dict], str]:

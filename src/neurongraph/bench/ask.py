@@ -14,9 +14,13 @@ without any graph (``channel="none"``), i.e. the baseline a plain RAG would cite
 
 from __future__ import annotations
 
+import datetime as dt
+import random
 import time
 
 from ..ask.answer import NOT_FOUND, extractive_answer
+from ..ask.nl2cypher import translate
+from ..store.base import Store
 from .retrieval import Dataset, passage_id
 
 __all__ = ["run_qa", "markdown_table"]
@@ -35,7 +39,7 @@ def _support(engine, refs: list[str], answers: list[str]) -> int:
 
 
 def run_qa(engine, ds: Dataset, limit: int = 5) -> dict:
-    per = {"ask": [], "hybrid_only": []}
+    per: dict[str, list[dict]] = {"ask": [], "hybrid_only": []}
     routes: dict[str, int] = {}
     t_ask = t_base = 0.0
     for q in ds.queries:
@@ -60,9 +64,10 @@ def run_qa(engine, ds: Dataset, limit: int = 5) -> dict:
                 }
             )
     n = max(1, len(ds.queries))
-    out = {"dataset": ds.name, "questions": len(ds.queries), "routes": routes, "systems": {}}
+    systems: dict[str, dict] = {}
+    out = {"dataset": ds.name, "questions": len(ds.queries), "routes": routes, "systems": systems}
     for name, rows in per.items():
-        out["systems"][name] = {
+        systems[name] = {
             "answer_support_recall": round(sum(x["support"] for x in rows) / n, 3),
             "citation_precision": round(sum(x["precision"] for x in rows) / n, 3),
             "mean_refs": round(sum(x["n_refs"] for x in rows) / n, 2),
@@ -111,7 +116,7 @@ PHRASES = {
 }
 
 
-def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int = 10) -> list[dict]:
+def history_questions(store: Store, per_kind: int = 100, seed: int = 0, sha_chars: int = 10) -> list[dict]:
     """Questions with exact answers generated from the typed edges of a git-ingested store (issue 8):
 
     * ``fixes``: "Which commit does commit <sha> fix?" — every ``fixes`` target of that commit;
@@ -122,72 +127,43 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
     * ``touched_before``: "What touched <path> before <time>?" — commits with a ``touches`` edge to the file
       and a commit time earlier than a time taken from that file's history (1–25 answers).
     """
-    import datetime as dt
-    import random
-
     rnd = random.Random(seed)
-
-    def edges(rel: str) -> list[tuple[str, str]]:
-        return store.edge_pairs(rel)
 
     def sha(cid: str) -> str:
         return cid.split(":", 1)[1][:sha_chars]
 
-    qs: list[dict] = []
-    fixes = edges("fixes")
+    def sample(kind: str, groups: dict[str, set]) -> list[dict]:
+        """``per_kind`` random keys of ``groups``, each a question about its sha with the group as gold."""
+        return [
+            {"kind": kind, "question": rnd.choice(PHRASES[kind]).format(s=sha(key)), "gold": sorted(groups[key])}
+            for key in rnd.sample(sorted(groups), min(per_kind, len(groups)))
+        ]
+
     by_src: dict[str, set] = {}
     by_dst: dict[str, set] = {}
-    for s, d in fixes:
+    for s, d in store.edge_pairs("fixes"):
         if s.startswith("commit:") and d.startswith("commit:"):
             by_src.setdefault(s, set()).add(d)
             by_dst.setdefault(d, set()).add(s)
-    for s in rnd.sample(sorted(by_src), min(per_kind, len(by_src))):
-        qs.append(
-            {"kind": "fixes", "question": rnd.choice(PHRASES["fixes"]).format(s=sha(s)), "gold": sorted(by_src[s])}
-        )
-    for d in rnd.sample(sorted(by_dst), min(per_kind, len(by_dst))):
-        qs.append(
-            {
-                "kind": "fixed_by",
-                "question": rnd.choice(PHRASES["fixed_by"]).format(s=sha(d)),
-                "gold": sorted(by_dst[d]),
-            }
-        )
     merged: dict[str, set] = {}
-    for s, d in edges("merged_in"):
+    for s, d in store.edge_pairs("merged_in"):
         merged.setdefault(s, set()).add(d)
-    for s in rnd.sample(sorted(merged), min(per_kind, len(merged))):
-        qs.append(
-            {
-                "kind": "merged_in",
-                "question": rnd.choice(PHRASES["merged_in"]).format(s=sha(s)),
-                "gold": sorted(merged[s]),
-            }
-        )
+    follows = store.edge_pairs("follows_up")
     direct: dict[str, set] = {}
-    for y, z in edges("follows_up"):
+    chain: dict[str, set] = {}
+    for y, z in follows:
         if y.startswith("commit:"):
             direct.setdefault(y, set()).add(z)
-    for y in rnd.sample(sorted(direct), min(per_kind, len(direct))):
-        qs.append(
-            {
-                "kind": "follows_up",
-                "question": rnd.choice(PHRASES["follows_up"]).format(s=sha(y)),
-                "gold": sorted(direct[y]),
-            }
-        )
-    chain: dict[str, set] = {}
-    for y, z in edges("follows_up"):
-        if y.startswith("commit:") and z in merged:
-            chain.setdefault(y, set()).update(merged[z])
-    for y in rnd.sample(sorted(chain), min(per_kind, len(chain))):
-        qs.append(
-            {
-                "kind": "follow_up_pr",
-                "question": rnd.choice(PHRASES["follow_up_pr"]).format(s=sha(y)),
-                "gold": sorted(chain[y]),
-            }
-        )
+            if z in merged:
+                chain.setdefault(y, set()).update(merged[z])
+    qs = sample("fixes", by_src) + sample("fixed_by", by_dst) + sample("merged_in", merged)
+    qs += sample("follows_up", direct) + sample("follow_up_pr", chain)
+    return qs + _touched_before(store, rnd, per_kind)
+
+
+def _touched_before(store: Store, rnd: random.Random, per_kind: int) -> list[dict]:
+    """ "What touched <path> before <time>?": commits with a ``touches`` edge to a file and a commit time
+    before a time taken from that file's own history (questions with 1..25 answers)."""
     touched: dict[str, list] = {}
     touches = store.edge_pairs("touches")
     commits = store.nodes_by_idx(store.lookup_idx({cid for cid, _ in touches}).values())
@@ -197,6 +173,7 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
         if "/" in f and t is not None:
             touched.setdefault(f, []).append((int(t), cid))
     files = [f for f, v in touched.items() if len(v) >= 2]
+    qs = []
     for f in rnd.sample(sorted(files), min(per_kind, len(files))):
         v = sorted(touched[f])
         k = rnd.randint(1, min(25, len(v) - 1))
@@ -217,12 +194,10 @@ def history_questions(store, per_kind: int = 100, seed: int = 0, sha_chars: int 
 
 def run_history(engine, per_kind: int = 100, seed: int = 0) -> dict:
     """Exact-answer accuracy of the LLM-free translator (``ask`` in graph mode, no LLM)."""
-    from ..ask.nl2cypher import translate
-
     qs = history_questions(engine.store, per_kind, seed)
     schema = engine.graph_schema()
     kinds: dict[str, dict] = {}
-    fails = []
+    fails: list[dict] = []
     t0 = time.perf_counter()
     for q in qs:
         k = kinds.setdefault(q["kind"], {"questions": 0, "exact": 0, "translated": 0, "example": q["question"]})

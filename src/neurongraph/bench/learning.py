@@ -194,7 +194,7 @@ def run_learning_benchmark(
         later = run.ask(eng, test)
         eng.close()
         pos = {q: k for k, q in enumerate(test)}
-        tr = {"n_train": len(train), "n_test": len(test)}
+        tr: dict[str, object] = {"n_train": len(train), "n_test": len(test)}
         for name, group in (("related", related), ("unrelated", unrelated)):
             b = run.metrics(group, [base[pos[i]] for i in group]) if group else {}
             a = run.metrics(group, [later[pos[i]] for i in group]) if group else {}

@@ -123,7 +123,10 @@ class CypherProjection:
         self._labels: set[str] = set()  # labels with an id index
         self.last_sync: dict = {}
         self.batch = BATCH
-        self._db_w = self._g_w = self._g_r = None
+        # FalkorDB client objects (untyped package), set by _ensure_child
+        self._db_w: Any = None
+        self._g_w: Any = None
+        self._g_r: Any = None
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:

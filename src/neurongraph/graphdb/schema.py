@@ -66,13 +66,13 @@ def build_schema(store: Store) -> GraphSchema:
     rels: dict[str, dict] = {}
     for name, o in observed.items():
         rt = reg.get(name)
-        declared = bool(rt and rt.allow)
+        allow = rt.allow if rt is not None else ()
         rels[name] = {
-            "pairs": [list(p) for p in (rt.allow if declared else o["pairs"])],
+            "pairs": [list(p) for p in (allow if allow else o["pairs"])],
             "count": o["count"],
             "inverse": rt.inverse if rt else None,
             "directed": rt.directed if rt else True,
-            "declared": declared,
+            "declared": bool(allow),
         }
     meta_keys = store.metadata_keys(MAX_META_KEYS * 2)
     ident = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")

@@ -125,7 +125,7 @@ class FalkorChild:
         self.password = secrets.token_hex(16)  # the loader's; never logged, never leaves the process
         self.reader_password = secrets.token_hex(16)
         self.start_s: float | None = None
-        self._finalizer = None
+        self._finalizer: weakref.finalize | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FalkorChild:

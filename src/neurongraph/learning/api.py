@@ -167,7 +167,7 @@ class Learning:
                 eid = book.resolve(e["src"], e["rel"], e["dst"])
                 if eid is None:  # a metadata link, or an edge deleted since the search
                     continue
-                s = book.get(eid)
+                s = book.state(eid)
                 d = diminishing(delta, s.count) if diminish else delta
                 old = s.weight(book.now, book.hl)
                 book.set_weight(eid, bounded_increase(old, d, w_max), node, kind, count_delta=1)
@@ -186,8 +186,8 @@ class Learning:
         triples = [t for a, b in pairs for t in ((a, rel, b), (b, rel, a))]
         led.create_edges([t for t in triples if led.edge_id(*t) is None])
         for s, r, d in triples:
-            eid = led.edge_id(s, r, d)
-            old = book.get(eid).weight(book.now, book.hl)
+            eid = book.resolve_exact(s, r, d)
+            old = book.state(eid).weight(book.now, book.hl)
             book.set_weight(
                 eid, bounded_increase(old, pol.co_use_delta, pol.w_max), d if d in fresh else s, "co_use", count_delta=1
             )
@@ -273,7 +273,7 @@ class Learning:
             if s is not None and (r["node_id"] == node or (r["kind"] == "co_use" and node in (s.src, s.dst))):
                 rows.append(r)
         for r in rows:
-            s = book.get(r["eid"])
+            s = book.state(r["eid"])
             gain = max(r["new_weight"] - r["old_weight"], 0.0) * float(np.exp2(-max(book.now - r["at"], 0.0) / book.hl))
             plastic = max(s.plastic_now(book.now, book.hl) - gain, 0.0)
             book.set_weight(r["eid"], s.base + plastic, node, "reverse", count_delta=-1, wake=False)
@@ -373,9 +373,9 @@ class Learning:
         if self._priming_cache is None or self._priming_cache[0] != seq:
             led = Ledger(self.store)
             idx, act, at = led.active_nodes()
-            uses = led.used_queries() if idx.size else []
-            use_idx = self.store.lookup_idx({n for n, _ in uses})
-            uses = [(use_idx[n], q) for n, q in uses if n in use_idx]
+            by_id = led.used_queries() if idx.size else []
+            use_idx = self.store.lookup_idx({n for n, _ in by_id})
+            uses = [(use_idx[n], q) for n, q in by_id if n in use_idx]
             qmat = self._query_vectors([q for _, q in uses])
             self._priming_cache = (seq, idx, act, at, np.array([i for i, _ in uses], np.int64), qmat)
         _, idx, act, at, use_nodes, qmat = self._priming_cache

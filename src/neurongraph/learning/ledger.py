@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import StoreError
 from ..model import Edge
 from ..store.base import Store
 from .decay import decayed, effective_weight
@@ -208,6 +209,20 @@ class EdgeBook:
             self.states[eid] = s
         return self.states[eid]
 
+    def state(self, eid: int) -> EdgeState:
+        """The working copy of an edge this request knows exists (found, or created, in its transaction)."""
+        s = self.get(eid)
+        if s is None:
+            raise StoreError(f"edge {eid} is not in the store", eid=eid)
+        return s
+
+    def resolve_exact(self, src: str, rel: str, dst: str) -> int:
+        """The key of an edge this request created or found in its transaction, in its stored direction."""
+        eid = self.ledger.edge_id(src, rel, dst)
+        if eid is None:
+            raise StoreError(f"edge ({src}, {rel}, {dst}) is not in the store", edge=[src, rel, dst])
+        return eid
+
     def resolve(self, src: str, rel: str, dst: str) -> int | None:
         """A path hop's stored edge (walks may have crossed an edge backwards)."""
         eid = self.ledger.edge_id(src, rel, dst)
@@ -225,7 +240,7 @@ class EdgeBook:
     ) -> None:
         """Set the effective weight via the plastic part; ``dormant`` silences the edge instead,
         and a reinforcement (``wake``) brings a dormant edge back."""
-        s = self.get(eid)
+        s = self.state(eid)
         old_w = s.weight(self.now, self.hl)
         if dormant:
             s.dormant = True

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InvalidArgument
+from ..model import MAX_WEIGHT
 
 __all__ = ["STAGES", "OUTCOMES", "OutcomePolicy", "LearningPolicy", "stage_index"]
 
@@ -100,7 +101,6 @@ class LearningPolicy:
     def __post_init__(self):
         for name in ("delta", "w_max", "co_use_delta", "activation_boost"):
             _non_negative(name, getattr(self, name))
-        from ..model import MAX_WEIGHT
 
         if self.w_max > MAX_WEIGHT:  # effective weights stay in the documented edge-weight range
             raise InvalidArgument(f"w_max must be at most {MAX_WEIGHT:g}, got {self.w_max!r}")

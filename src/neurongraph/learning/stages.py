@@ -30,8 +30,10 @@ def normalise_events(events) -> list[tuple[str, str]]:
     """Accept ``[(node_id, stage)]`` or ``[{"node_id": .., "stage": ..}]``; validate shape and stage names."""
     if isinstance(events, (str, bytes)) or not isinstance(events, Iterable):
         raise InvalidArgument("events must be a list of (node_id, stage) pairs")
-    out = []
+    out: list[tuple[str, str]] = []
     for e in events:
+        node: object
+        stage: object
         if isinstance(e, Mapping):
             node, stage = e.get("node_id"), e.get("stage")
         elif isinstance(e, (tuple, list)) and len(e) == 2:
@@ -40,8 +42,8 @@ def normalise_events(events) -> list[tuple[str, str]]:
             raise InvalidArgument(f"an event must be (node_id, stage) or {{'node_id', 'stage'}}, got {e!r}")
         if not isinstance(node, str) or not node:
             raise InvalidArgument(f"event node_id must be a non-empty string, got {node!r}")
-        stage_index(stage)
-        out.append((node, stage))
+        stage_index(stage)  # a known stage name, or InvalidArgument
+        out.append((node, str(stage)))
     if not out:
         raise InvalidArgument("events must not be empty")
     return out

@@ -94,6 +94,50 @@ class Invariant:
 
 
 def parse_invariant(d: Any, position: int = 0) -> Invariant:
+    """An invariant from its document form, checked field by field (``InvalidSchema`` naming the field)."""
+    where, name, kind = _header(d, position)
+    rel, field = d.get("rel"), d.get("field")
+    if not isinstance(rel, str) or not rel.strip():
+        raise InvalidSchema(f"{where}: needs 'rel' (a relation name)")
+    if not isinstance(field, str) or not _FIELD.match(field):
+        raise InvalidSchema(f"{where}: 'field' must be a state key such as 'status', got {field!r}")
+    node_type = d.get("node_type")
+    if node_type is not None and (not isinstance(node_type, str) or not node_type.strip()):
+        raise InvalidSchema(f"{where}: 'node_type' must be a non-empty string")
+    desc = d.get("description", "")
+    if not isinstance(desc, str):
+        raise InvalidSchema(f"{where}: description must be a string")
+    if kind == "edge_requires_state":
+        if ("in" in d) == ("not_in" in d):
+            raise InvalidSchema(f"{where}: give exactly one of 'in' and 'not_in'")
+        node = d.get("node", "src")
+        if node not in ("src", "dst"):
+            raise InvalidSchema(f"{where}: 'node' must be 'src' or 'dst', got {node!r}")
+        negate = "not_in" in d
+        vals = _values(d, "not_in" if negate else "in", where)
+        return Invariant(name, kind, rel, field, vals, negate, node, node_type, description=desc)
+    if "in" not in d:
+        raise InvalidSchema(f"{where}: needs 'in' (the state values the rule applies to)")
+    direction = d.get("direction", "out")
+    if direction not in ("out", "in"):
+        raise InvalidSchema(f"{where}: 'direction' must be 'out' or 'in', got {direction!r}")
+    lo, hi = _bounds(d, where)
+    return Invariant(
+        name,
+        kind,
+        rel,
+        field,
+        _values(d, "in", where),
+        node_type=node_type,
+        direction=direction,
+        min=lo,
+        max=hi,
+        description=desc,
+    )
+
+
+def _header(d: Any, position: int) -> tuple[str, str, str]:
+    """``(where, name, kind)``: the invariant is a table with a name, a known kind and only its kind's fields."""
     where = f"invariant #{position + 1}"
     if not isinstance(d, dict):
         raise InvalidSchema(f"{where}: expected a table/object, got {type(d).__name__}")
@@ -109,39 +153,17 @@ def parse_invariant(d: Any, position: int = 0) -> Invariant:
         raise InvalidSchema(
             f"{where}: unknown field(s) {sorted(extra)} for kind {kind}; allowed: {sorted(_KEYS[kind])}"
         )
-    rel, field = d.get("rel"), d.get("field")
-    if not isinstance(rel, str) or not rel.strip():
-        raise InvalidSchema(f"{where}: needs 'rel' (a relation name)")
-    if not isinstance(field, str) or not _FIELD.match(field):
-        raise InvalidSchema(f"{where}: 'field' must be a state key such as 'status', got {field!r}")
-    node_type = d.get("node_type")
-    if node_type is not None and (not isinstance(node_type, str) or not node_type.strip()):
-        raise InvalidSchema(f"{where}: 'node_type' must be a non-empty string")
+    return where, name, kind
 
-    def values(key: str) -> tuple:
-        v = d[key]
-        if not isinstance(v, list) or not v or not all(isinstance(x, (str, int, float, bool)) or x is None for x in v):
-            raise InvalidSchema(f"{where}: '{key}' must be a non-empty list of scalar values")
-        return tuple(v)
 
-    desc = d.get("description", "")
-    if not isinstance(desc, str):
-        raise InvalidSchema(f"{where}: description must be a string")
-    if kind == "edge_requires_state":
-        if ("in" in d) == ("not_in" in d):
-            raise InvalidSchema(f"{where}: give exactly one of 'in' and 'not_in'")
-        node = d.get("node", "src")
-        if node not in ("src", "dst"):
-            raise InvalidSchema(f"{where}: 'node' must be 'src' or 'dst', got {node!r}")
-        negate = "not_in" in d
-        return Invariant(
-            name, kind, rel, field, values("not_in" if negate else "in"), negate, node, node_type, description=desc
-        )
-    if "in" not in d:
-        raise InvalidSchema(f"{where}: needs 'in' (the state values the rule applies to)")
-    direction = d.get("direction", "out")
-    if direction not in ("out", "in"):
-        raise InvalidSchema(f"{where}: 'direction' must be 'out' or 'in', got {direction!r}")
+def _values(d: dict, key: str, where: str) -> tuple:
+    v = d[key]
+    if not isinstance(v, list) or not v or not all(isinstance(x, (str, int, float, bool)) or x is None for x in v):
+        raise InvalidSchema(f"{where}: '{key}' must be a non-empty list of scalar values")
+    return tuple(v)
+
+
+def _bounds(d: dict, where: str) -> tuple[int, int | None]:
     lo, hi = d.get("min", 0), d.get("max")
     if isinstance(lo, bool) or not isinstance(lo, int) or lo < 0:
         raise InvalidSchema(f"{where}: 'min' must be an integer >= 0")
@@ -149,9 +171,7 @@ def parse_invariant(d: Any, position: int = 0) -> Invariant:
         raise InvalidSchema(f"{where}: 'max' must be an integer >= min")
     if lo == 0 and hi is None:
         raise InvalidSchema(f"{where}: give 'min' > 0 or 'max' (otherwise it checks nothing)")
-    return Invariant(
-        name, kind, rel, field, values("in"), node_type=node_type, direction=direction, min=lo, max=hi, description=desc
-    )
+    return lo, hi
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def neighbors(
         rows = store.schema_tables.neighbor_rows(idx, walk, list(asked_by) if asked_by else None, include_superseded)
         for rel, other, otype, w, plastic, fact, pol, meta, eid in rows:
             src, dst = (node, other) if walk == "out" else (other, node)
-            asked = asked_by.get(ids.get(rel), rel) if asked_by else rel
+            asked = asked_by.get(ids.get(rel, -1), rel) if asked_by else rel
             results.append(
                 {
                     "node": other,
@@ -169,7 +169,7 @@ def hops_from(k: int | None, rels=None, direction: str = "out", hops: Sequence |
         out = []
         for h in hops:
             if isinstance(h, Hop):
-                out.append(Hop(tuple(_rel_list(h.rels)) if h.rels else None, _check_direction(h.direction)))
+                out.append(Hop(tuple(_rel_list(h.rels) or ()) if h.rels else None, _check_direction(h.direction)))
             elif isinstance(h, (tuple, list)) and len(h) == 2:
                 r = _rel_list(h[0])
                 out.append(Hop(tuple(r) if r else None, _check_direction(h[1])))

@@ -143,7 +143,7 @@ class RelationSchema:
     mode: str = "permissive"
     entry_types: tuple[str, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise InvalidSchema(f"mode must be one of {list(MODES)}, got {self.mode!r}")
         rels = {**BUILTIN_RELATIONS, **self.relations}

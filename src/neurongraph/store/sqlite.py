@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import StoreError, UnknownNode
-from ..model import Edge, Node
+from ..model import Edge, Node, strict_dumps
 from ..times import event_time_of, source_of
 from .base import Changes, EdgeArrays, NodeRow, Store
 from .lexical import fts_match_expression, lexical_text
@@ -376,7 +376,7 @@ class SQLiteStore(Store):
             ]
             rows.sort(key=lambda r: (r[0], r[1], r[2]))  # B-tree friendly order: ~2x faster bulk upserts
             first = self._take_keys("edges", "eid", len(rows))  # an existing edge keeps its key (gaps are harmless)
-            rows = [(first + k, *r) for k, r in enumerate(rows)]
+            keyed = [(first + k, *r) for k, r in enumerate(rows)]
             c.executemany(
                 "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta,"
                 " created_at, updated_at, seq)"
@@ -384,7 +384,7 @@ class SQLiteStore(Store):
                 " ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity, weight=excluded.weight,"
                 " factuality=excluded.factuality, meta=json_patch(edges.meta, excluded.meta),"
                 " updated_at=excluded.updated_at, seq=excluded.seq",
-                rows,
+                keyed,
             )
             # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
             if self.validator is not None:
@@ -478,8 +478,9 @@ class SQLiteStore(Store):
         per_term: dict[int, int] = {}
         for i, stem in stems:
             per_term[i] = max(per_term.get(i, 0), df.get(stem, 0))
-        kept, total = [], 0
-        for i in sorted(per_term, key=per_term.get):
+        kept: list[int] = []
+        total = 0
+        for i in sorted(per_term, key=lambda t: per_term[t]):
             if kept and total + per_term[i] > max_postings:
                 break
             kept.append(i)
@@ -598,7 +599,11 @@ class SQLiteStore(Store):
         ).fetchall()
 
     # ---------------------------------------------------------- search filters
-    _WHERE_TYPES = {str: ("'text'",), int: ("'integer'", "'real'"), float: ("'integer'", "'real'")}
+    _WHERE_TYPES: dict[type, tuple[str, ...]] = {
+        str: ("'text'",),
+        int: ("'integer'", "'real'"),
+        float: ("'integer'", "'real'"),
+    }
 
     def nodes_failing(self, where: Iterable[tuple[str, object]]) -> np.ndarray:
         """Indices of the nodes a metadata-equality filter excludes (sorted int64): nodes whose
@@ -610,6 +615,7 @@ class SQLiteStore(Store):
             if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
                 raise ValueError(f"bad metadata key {key!r}")
             path = f'$."{key}"'
+            kinds: tuple[str, ...]
             if isinstance(value, bool):  # type names are constants, never user input
                 kinds, test = ("'true'",) if value else ("'false'",), ""
             elif type(value) in self._WHERE_TYPES:
@@ -638,8 +644,6 @@ class SQLiteStore(Store):
 
     # ------------------------------------------------------------ traces
     def save_trace(self, trace: dict) -> None:
-        from ..model import strict_dumps
-
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (?,?,?,?,?,?)",

@@ -7,6 +7,7 @@ themselves (what is allowed, what an invariant means) stay in ``schema/``.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING
 
@@ -53,8 +54,6 @@ class SQLiteSchemaTables(SchemaTables):
         mode: str,
         entry_types: list[str],
     ) -> int:
-        import json
-
         with self._store.transaction() as c:
             ids = self._store.relation_ids(t[0] for t in types)
             c.execute("DELETE FROM relation_types")  # rules cascade
