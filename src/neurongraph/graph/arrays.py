@@ -249,12 +249,6 @@ class GraphArrays:
                 self._delta["eid"][dp] = -1  # tombstone; dropped on compaction
         self._changed()
 
-    def remove_nodes(self, nodes) -> None:
-        """Drop every edge touching these nodes (both directions)."""
-        nodes = np.asarray(nodes, np.int64)
-        eids = np.concatenate([self.expand(nodes).eid, self.expand(nodes, reverse=True).eid])
-        self.remove_edges(np.unique(eids))
-
     def _changed(self) -> None:
         self._delta_csr = None
         self._delta_rev = None
@@ -406,10 +400,3 @@ class GraphArrays:
             if dp is not None:
                 w[k], t[k] = self._delta["weight"][dp], self._delta["rtype"][dp]
         return w, t
-
-    def edge_weight(self, eid: int) -> float | None:
-        pos = self._base_positions(np.asarray([eid], np.int64))[0]
-        if pos >= 0 and self._base.alive[pos]:
-            return float(self._base.weight[pos])
-        dp = self._delta_pos.get(int(eid))
-        return None if dp is None else float(self._delta["weight"][dp])

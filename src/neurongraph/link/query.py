@@ -148,20 +148,3 @@ class QueryTables(QuerySide):
             _unpack(a["entity_keys"], a["entity_keys_off"]),
             _unpack(a["entity_ids"], a["entity_ids_off"]),
         )
-
-
-TABLE_NAMES = (
-    "title_keys",
-    "title_keys_off",
-    "kinds",
-    "kinds_off",
-    "targets",
-    "targets_off",
-    "n_targets",
-    "blocked",
-    "common",
-    "entity_keys",
-    "entity_keys_off",
-    "entity_ids",
-    "entity_ids_off",
-)
