@@ -388,3 +388,54 @@ def test_lookups_vectors_and_traces(store):
     assert store.get_trace("tr_1")["hits"][0]["id"] == "commit:abc123" and store.get_trace("tr_2") is None
     nodes, scores = store.lexical_search(["parser"], 5)
     assert nodes.tolist() == [ic] and scores[0] > 0
+
+
+def test_metadata_filters_and_bulk_reads(store):
+    store.upsert_nodes(
+        [
+            Node("s", "note", "s", "", {"lang": "py", "n": 3, "tags": ["a", "b"], "ok": True}),
+            Node("t", "note", "t", "", {"lang": "go", "n": "3", "tags": ["c"], "ok": False}),
+            Node("u", "note", "u", "", {"lang": None}),
+            Node("v", "note", "v", "", {}),
+        ]
+    )
+    i = {n: _idx(store, n) for n in "stuv"}
+    assert store.nodes_failing([("lang", "py")]).tolist() == [i["t"]]  # no key / null: not judged
+    assert store.nodes_failing([("n", 3)]).tolist() == [i["t"]]  # the string "3" is not the number 3
+    assert store.nodes_failing([("tags", "c")]).tolist() == [i["s"]]  # a list passes when one element equals
+    assert store.nodes_failing([("ok", True)]).tolist() == [i["t"]] and store.nodes_failing([]).size == 0
+    assert set(store.metadata_keys(10)) == {"lang", "n", "tags", "ok"}
+    assert [r.id for r in store.iter_nodes(batch=3)] == ["s", "t", "u", "v"]  # index order, across batches
+    v = np.ones(4, np.float32)
+    store.put_vectors("m", [(store.get_node("s").content_hash, v)])
+    idx, mat = store.all_node_vectors("m", 4)
+    assert idx.tolist() == [i["s"]] and mat.shape == (1, 4) and store.all_node_vectors("m", 8)[0].size == 0
+    st = store.stats()
+    assert (st["nodes"], st["edges"], st["node_types"]) == (4, 0, {"note": 4})
+
+
+def test_ingest_bookkeeping_owned_rows_and_pending_edges(store):
+    store.upsert_nodes(
+        [
+            Node("page", "page", "p", "", {"source": "docs", "ingest": "markdown"}),
+            Node("sec1", "section", "s", "", {"owner": "page"}),
+            Node("sec2", "section", "s", "", {"owner": "other"}),
+        ]
+    )
+    store.upsert_edges(
+        [
+            Edge("page", "contains", "sec1", meta={"owner": "page"}),
+            Edge("sec1", "mentions", "sec2", meta={"linker": "mention"}),
+        ]
+    )
+    assert store.source_node_ids("markdown", "docs") == ["page"] and store.source_node_ids("git", "docs") == []
+    assert store.owned_nodes(["page"]) == ["sec1"]
+    assert store.owned_edges(["page"]) == [("page", "contains", "sec1")]
+    assert store.edges_marked("linker") == [("sec1", "mentions", "sec2")]
+    assert store.edges_from(["page", "sec1"]) == {("page", "contains", "sec1"), ("sec1", "mentions", "sec2")}
+    store.put_pending_edges([("later", "page", {"src": "page", "rel": "links", "dst": "later"})])
+    store.put_pending_edges([("later", "sec2", {"src": "sec2", "rel": "links", "dst": "later"})])
+    assert store.pending_edge_count() == 2 and store.drop_pending_edges(["sec2"]) == 1
+    with store.transaction():
+        assert store.take_pending_edges(["later"]) == [{"src": "page", "rel": "links", "dst": "later"}]
+    assert store.pending_edge_count() == 0
