@@ -21,13 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .ask.pipeline import ask as ask_question
 from .config import SearchConfig
 from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
-from .graphdb.projection import CypherProjection
-from .graphdb.schema import build_schema
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
 from .learning.api import Learning
@@ -808,6 +805,9 @@ class Engine:
         """The Cypher projection (a private FalkorDB child), started on first use."""
         proj = self._cypher
         if proj is None:
+            # ask/ and graphdb/ load on first use only: ~0.1 s of imports a search never needs (cold CLI start)
+            from .graphdb.projection import CypherProjection
+
             proj = self._cypher = CypherProjection(self.store)
         return proj
 
@@ -824,10 +824,14 @@ class Engine:
 
     def graph_schema(self):
         """Labels, relation types (allowed or observed type pairs) and property names, for query generation."""
+        from .graphdb.schema import build_schema  # first use only (see _cypher_projection)
+
         return build_schema(self.store)
 
     def ask(self, question: str, mode: str = "auto", llm=None, limit: int = 5) -> dict:
         """Route a question (graph / vector / hybrid), query read-only, answer with checked ``refs``."""
+        from .ask.pipeline import ask as ask_question  # first use only (see _cypher_projection)
+
         return ask_question(self, question, mode=mode, llm=llm, limit=limit)
 
     # ------------------------------------------------------------ the services' public API, kept on the engine
