@@ -18,8 +18,8 @@ from neurongraph.learning import (
     OutcomePolicy,
     SourceNotUsed,
 )
-from neurongraph.learning.ledger import Ledger
 from neurongraph.store.sqlite import SQLiteStore
+from neurongraph.store.sqlite_ledgers import SQLiteLedgers
 
 WALK = ("selected", "validated", "used")
 HISTORY = [
@@ -180,7 +180,7 @@ def test_a_crash_mid_reinforcement_leaves_nothing_half_applied(eng, monkeypatch)
     def boom(self, rows_):
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(Ledger, "log_changes", boom)  # after the edge UPDATEs, before the receipt
+    monkeypatch.setattr(SQLiteLedgers, "log_weight_changes", boom)  # after the edge writes, before the receipt
     with pytest.raises(RuntimeError):
         eng.record_source_use(res.trace_id, walk("issue:77"), idempotency_key="k")
     monkeypatch.undo()
@@ -450,7 +450,9 @@ def test_learning_service_works_over_a_bare_store_and_is_the_engines(db_path):
         bare = Learning(store)
         f = bare.record_retrieval_failure(tid, "nothing about clock skew")
         rep = bare.learning_report(tid)
-        assert rep["failures"] == [{"id": f["failure_id"], "reason": "nothing about clock skew", "created_at": f["created_at"]}]
+        assert rep["failures"] == [
+            {"id": f["failure_id"], "reason": "nothing about clock skew", "created_at": f["created_at"]}
+        ]
         assert set(rep["stages"].values()) == {"retrieved"}
     finally:
         store.close()

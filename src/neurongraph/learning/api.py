@@ -117,7 +117,7 @@ class Learning:
         led, pol = Ledger(self.store), self.learning_policy
         with self.store.transaction():
             if idempotency_key is not None:
-                prior = led.receipt_by_key(idempotency_key)
+                prior = led.rows.receipt_by_key(idempotency_key)
                 if prior is not None:
                     if prior[0] != payload:
                         raise IdempotencyConflict(
@@ -128,7 +128,7 @@ class Learning:
             trace = led.trace(trace_id)
             led.count_retrievals()
             hits = {h["id"]: h for h in trace["hits"]}
-            stages, moves = apply_events(led.stages(trace_id), set(hits), events)
+            stages, moves = apply_events(led.rows.stages(trace_id), set(hits), events)
             now = self._now()
             receipt_id = "su_" + uuid.uuid4().hex[:20]
             book = EdgeBook(led, now, pol.plastic_half_life_s)
@@ -140,7 +140,7 @@ class Learning:
                 led.mark_used(
                     list(self.store.lookup_idx(fresh).values()), pol.activation_boost, now, pol.activation_half_life_s
                 )
-            led.set_stages(trace_id, {t.node_id: t.new for t in moves}, now)
+            led.rows.set_stages(trace_id, {t.node_id: t.new for t in moves}, now)
             book.flush(receipt_id, trace_id)
             if fresh and not book.log:
                 self.store.next_seq()  # activation changed: other processes re-read priming
@@ -153,7 +153,7 @@ class Learning:
                 "edges_changed": book.log,
                 "created_at": now,
             }
-            led.save_receipt(receipt, idempotency_key, payload)
+            led.rows.save_receipt(receipt, idempotency_key, payload)
         self._refresh()
         return receipt
 
@@ -184,7 +184,7 @@ class Learning:
             return
         rel = pol.co_use_rel
         triples = [t for a, b in pairs for t in ((a, rel, b), (b, rel, a))]
-        led.create_edges([t for t in triples if led.edge_id(*t) is None])
+        led.create_edges([t for t in triples if led.rows.edge_id(*t) is None])
         for s, r, d in triples:
             eid = book.resolve_exact(s, r, d)
             old = book.state(eid).weight(book.now, book.hl)
@@ -201,7 +201,7 @@ class Learning:
         with self.store.transaction():
             led.trace(trace_id)
             now = self._now()
-            fid = led.add_failure(trace_id, reason, now)
+            fid = led.rows.add_failure(trace_id, reason, now)
         return {"failure_id": fid, "trace_id": trace_id, "reason": reason, "created_at": now}
 
     def record_outcome(
@@ -231,7 +231,7 @@ class Learning:
         led = Ledger(self.store)
         with self.store.transaction():
             trace = led.trace(trace_id)
-            stages = led.stages(trace_id)
+            stages = led.rows.stages(trace_id)
             unused = [n for n in node_ids if stages.get(n, 0) != USED]
             if unused:
                 raise SourceNotUsed(
@@ -241,7 +241,7 @@ class Learning:
                     trace_id=trace_id,
                 )
             now = self._now()
-            oid = led.add_outcome(trace_id, node_ids, outcome, summary, external_ref, opol.to_dict(), now)
+            oid = led.rows.add_outcome(trace_id, node_ids, outcome, summary, external_ref, opol.to_dict(), now)
             book = EdgeBook(led, now, pol.plastic_half_life_s)
             effect = opol.effect(outcome)
             hits = {h["id"]: h for h in trace["hits"]}
@@ -268,7 +268,7 @@ class Learning:
     def _reverse(self, book: EdgeBook, led: Ledger, trace_id: str, node: str, oid: int) -> None:
         """Take back exactly what this trace added for ``node`` (each increase decayed like the plastic part)."""
         rows = []
-        for r in led.changes_for(trace_id, kinds=("path", "co_use", "confirm"), unreversed=True):
+        for r in led.rows.weight_changes(trace_id, kinds=("path", "co_use", "confirm"), unreversed=True):
             s = book.get(r["eid"])  # a co-use edge belongs to both of its nodes
             if s is not None and (r["node_id"] == node or (r["kind"] == "co_use" and node in (s.src, s.dst))):
                 rows.append(r)
@@ -277,7 +277,7 @@ class Learning:
             gain = max(r["new_weight"] - r["old_weight"], 0.0) * float(np.exp2(-max(book.now - r["at"], 0.0) / book.hl))
             plastic = max(s.plastic_now(book.now, book.hl) - gain, 0.0)
             book.set_weight(r["eid"], s.base + plastic, node, "reverse", count_delta=-1, wake=False)
-        led.mark_reversed([r["id"] for r in rows], oid)
+        led.rows.mark_reversed([r["id"] for r in rows], oid)
 
     def _make_dormant(self, book: EdgeBook, hit: dict, node: str) -> None:
         for path in hit.get("paths") or []:
@@ -293,21 +293,21 @@ class Learning:
         """Stage of every hit of a trace (hits never advanced are ``retrieved``)."""
         led = Ledger(self.store)
         trace = led.trace(trace_id)
-        st = led.stages(trace_id)
+        st = led.rows.stages(trace_id)
         return {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]}
 
     def learning_report(self, trace_id: str) -> dict:
         """Everything the learning loop knows about one trace: hits with stages, receipts, outcomes, failures."""
         led = Ledger(self.store)
         trace = led.trace(trace_id)
-        st = led.stages(trace_id)
+        st = led.rows.stages(trace_id)
         return {
             "trace": trace,
             "stages": {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]},
-            "receipts": led.receipts(trace_id),
-            "outcomes": led.outcomes(trace_id),
-            "failures": led.failures(trace_id),
-            "weight_changes": led.changes_for(trace_id),
+            "receipts": led.rows.receipts(trace_id),
+            "outcomes": led.rows.outcomes(trace_id),
+            "failures": led.rows.failures(trace_id),
+            "weight_changes": led.rows.weight_changes(trace_id),
         }
 
     def node_stats(self, node_ids=None) -> dict[str, dict]:
@@ -316,12 +316,12 @@ class Learning:
         with self.store.transaction():
             led.count_retrievals()
         if node_ids is None:
-            rows = led.node_stats()
+            rows = led.rows.node_stats()
             ids = {r.idx: r.id for r in self.store.nodes_by_idx([r[0] for r in rows]).values()}
         else:
             node_ids = [node_ids] if isinstance(node_ids, str) else list(node_ids)
             idx = self.store.lookup_idx(node_ids)
-            rows = led.node_stats(list(idx.values()))
+            rows = led.rows.node_stats(list(idx.values()))
             ids = {i: n for n, i in idx.items()}
         now, hl = self._now(), self.learning_policy.activation_half_life_s
         out = {
@@ -372,8 +372,8 @@ class Learning:
         self._apply_weight_decay(seq, now)
         if self._priming_cache is None or self._priming_cache[0] != seq:
             led = Ledger(self.store)
-            idx, act, at = led.active_nodes()
-            by_id = led.used_queries() if idx.size else []
+            idx, act, at = led.rows.active_nodes()
+            by_id = led.rows.used_queries() if idx.size else []
             use_idx = self.store.lookup_idx({n for n, _ in by_id})
             uses = [(use_idx[n], q) for n, q in by_id if n in use_idx]
             qmat = self._query_vectors([q for _, q in uses])
@@ -401,7 +401,7 @@ class Learning:
 
     def _apply_weight_decay(self, seq: int, now: float) -> None:
         if self._plastic_cache is None or self._plastic_cache[0] != seq:
-            self._plastic_cache = (seq, *Ledger(self.store).plastic_edges())
+            self._plastic_cache = (seq, *self.store.ledgers.plastic_edges())
         _, eid, base, plastic, at, dormant = self._plastic_cache
         if eid.size == 0:
             return

@@ -53,12 +53,13 @@ class EdgeState:
 
 
 class Ledger:
-    """The learning loop's view of the store's ledgers: the arithmetic (decay, counting) here, the rows in
-    ``store.ledgers`` (store/base.py: ``LedgerTables``).  Call inside ``store.transaction()``."""
+    """What the learning loop computes over the store's ledgers: retrieval counting, activation and
+    plastic-weight decay, typed edge state.  Plain rows are read and written through ``store.ledgers``
+    (store/base.py ``LedgerTables``) directly.  Call inside ``store.transaction()``."""
 
     def __init__(self, store: Store):
         self.store = store
-        self.t = store.ledgers
+        self.rows = store.ledgers
 
     # ------------------------------------------------------------ meta
     def meta_float(self, key: str, default: float) -> float:
@@ -68,52 +69,12 @@ class Ledger:
     def set_meta(self, key: str, value) -> None:
         self.store.set_meta(key, str(value))
 
-    # ------------------------------------------------------------ traces and stages
+    # ------------------------------------------------------------ traces
     def trace(self, trace_id) -> dict:
         t = self.store.get_trace(trace_id) if isinstance(trace_id, str) else None
         if t is None:
             raise UnknownTrace(f"no trace with id {trace_id!r}", trace_id=trace_id)
         return t
-
-    def stages(self, trace_id: str) -> dict[str, int]:
-        return self.t.stages(trace_id)
-
-    def set_stages(self, trace_id: str, stages: dict[str, int], now: float) -> None:
-        self.t.set_stages(trace_id, stages, now)
-
-    # ------------------------------------------------------------ receipts
-    def receipt_by_key(self, key: str) -> tuple[str, dict] | None:
-        return self.t.receipt_by_key(key)
-
-    def save_receipt(self, receipt: dict, key: str | None, payload_hash: str) -> None:
-        self.t.save_receipt(receipt, key, payload_hash)
-
-    def receipts(self, trace_id: str) -> list[dict]:
-        return self.t.receipts(trace_id)
-
-    # ------------------------------------------------------------ weight changes
-    def log_changes(self, rows: list[tuple]) -> list[int]:
-        """rows: (receipt_id, trace_id, node_id, eid, kind, old, new, at); returns their ids."""
-        return self.t.log_weight_changes(rows)
-
-    def changes_for(self, trace_id: str, node_id: str | None = None, kinds=None, unreversed=False) -> list[dict]:
-        return self.t.weight_changes(trace_id, node_id, kinds, unreversed)
-
-    def mark_reversed(self, change_ids: list[int], outcome_id: int) -> None:
-        self.t.mark_reversed(change_ids, outcome_id)
-
-    # ------------------------------------------------------------ other ledgers
-    def add_failure(self, trace_id: str, reason: str, now: float) -> int:
-        return self.t.add_failure(trace_id, reason, now)
-
-    def failures(self, trace_id: str) -> list[dict]:
-        return self.t.failures(trace_id)
-
-    def add_outcome(self, trace_id, node_ids, outcome, summary, external_ref, policy: dict, now: float) -> int:
-        return self.t.add_outcome(trace_id, node_ids, outcome, summary, external_ref, policy, now)
-
-    def outcomes(self, trace_id: str) -> list[dict]:
-        return self.t.outcomes(trace_id)
 
     # ------------------------------------------------------------ node stats
     def count_retrievals(self, batch: int = 500) -> int:
@@ -122,12 +83,12 @@ class Ledger:
         done = int(self.meta_float("learning.retrieval_counted_rowid", 0))
         total = 0
         while True:
-            rows = self.t.traces_after(done, batch)
+            rows = self.rows.traces_after(done, batch)
             if not rows:
                 break
             counts = Counter(h["id"] for _, hits in rows for h in hits)
             idx = self.store.lookup_idx(counts)
-            self.t.add_retrievals({i: counts[n] for n, i in idx.items()})
+            self.rows.add_retrievals({i: counts[n] for n, i in idx.items()})
             done = rows[-1][0]
             total += len(rows)
         if total:
@@ -137,54 +98,37 @@ class Ledger:
     def mark_used(self, idxs: list[int], boost: float, now: float, half_life: float) -> None:
         """used_count += 1 and activation = min(1, decayed activation + boost), as of ``now``."""
         for i in idxs:
-            r = self.t.node_activation(i)
+            r = self.rows.node_activation(i)
             act = 0.0 if r is None else float(decayed(r[0], np.nan if r[1] is None else r[1], now, half_life))
-            self.t.mark_used(i, min(1.0, act + boost), now)
-
-    def node_stats(self, idxs: list[int] | None = None) -> list[tuple]:
-        return self.t.node_stats(idxs)
-
-    def active_nodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.t.active_nodes()
-
-    def used_queries(self) -> list[tuple[str, str]]:
-        """(node id, query text) of every active node's uses: what query-conditioned priming compares to."""
-        return self.t.used_queries()
+            self.rows.mark_used(i, min(1.0, act + boost), now)
 
     def decay_activation(self, now: float, half_life: float, floor: float = 1e-6) -> int:
-        idx, act, at = self.active_nodes()
+        idx, act, at = self.rows.active_nodes()
         if idx.size == 0:
             return 0
         new = decayed(act, at, now, half_life)
         new[new < floor] = 0.0
-        self.t.set_activations([(int(i), float(v), now if v > 0 else None) for i, v in zip(idx, new)])
+        self.rows.set_activations([(int(i), float(v), now if v > 0 else None) for i, v in zip(idx, new)])
         return int(idx.size)
 
     # ------------------------------------------------------------ edges
-    def plastic_edges(self) -> tuple[np.ndarray, ...]:
-        """(eid, base, plastic, plastic_at, dormant) of every edge with learned state (partial index)."""
-        return self.t.plastic_edges()
-
-    def edge_id(self, src: str, rel: str, dst: str) -> int | None:
-        return self.t.edge_id(src, rel, dst)
-
     def edge_state(self, eid: int) -> EdgeState | None:
-        r = self.t.edge_state(eid)
+        r = self.rows.edge_state(eid)
         return None if r is None else EdgeState(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8])
 
     def write_edges(self, states: list[EdgeState], seq: int, now: float) -> None:
-        self.t.write_learned([(s.eid, s.plastic, s.plastic_at, s.dormant, s.count) for s in states], seq, now)
+        self.rows.write_learned([(s.eid, s.plastic, s.plastic_at, s.dormant, s.count) for s in states], seq, now)
 
     def decay_edges(self, now: float, half_life: float, seq_fn, floor: float = 1e-9) -> int:
         """Materialise lazy decay: plastic := plastic · factor, plastic_at := now (same value a reader saw)."""
-        eid, _, plastic, at, _ = self.plastic_edges()
+        eid, _, plastic, at, _ = self.rows.plastic_edges()
         live = plastic != 0
         if not live.any():
             return 0
         new = decayed(plastic[live], at[live], now, half_life)
         new[np.abs(new) < floor] = 0.0
         seq = seq_fn()
-        self.t.set_plastic([(int(e), float(v), now if v != 0 else None) for e, v in zip(eid[live], new)], seq)
+        self.rows.set_plastic([(int(e), float(v), now if v != 0 else None) for e, v in zip(eid[live], new)], seq)
         return int(live.sum())
 
     def create_edges(self, triples: list[tuple[str, str, str]]) -> None:
@@ -218,15 +162,15 @@ class EdgeBook:
 
     def resolve_exact(self, src: str, rel: str, dst: str) -> int:
         """The key of an edge this request created or found in its transaction, in its stored direction."""
-        eid = self.ledger.edge_id(src, rel, dst)
+        eid = self.ledger.rows.edge_id(src, rel, dst)
         if eid is None:
             raise StoreError(f"edge ({src}, {rel}, {dst}) is not in the store", edge=[src, rel, dst])
         return eid
 
     def resolve(self, src: str, rel: str, dst: str) -> int | None:
         """A path hop's stored edge (walks may have crossed an edge backwards)."""
-        eid = self.ledger.edge_id(src, rel, dst)
-        return eid if eid is not None else self.ledger.edge_id(dst, rel, src)
+        eid = self.ledger.rows.edge_id(src, rel, dst)
+        return eid if eid is not None else self.ledger.rows.edge_id(dst, rel, src)
 
     def set_weight(
         self,
@@ -268,7 +212,7 @@ class EdgeBook:
             return []
         changed = {c["eid"] for c in self.log}
         self.ledger.write_edges([self.states[e] for e in changed], self.ledger.store.next_seq(), self.now)
-        return self.ledger.log_changes(
+        return self.ledger.rows.log_weight_changes(
             [
                 (receipt_id, trace_id, c["node_id"], c["eid"], c["kind"], c["old_weight"], c["new_weight"], self.now)
                 for c in self.log
