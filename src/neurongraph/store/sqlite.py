@@ -26,17 +26,11 @@ from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
 from .sqlite_ledgers import SQLiteLedgers
 from .sqlite_schema import SQLiteSchemaTables
+from .sqlite_util import chunks, marks
 
 __all__ = ["SQLiteStore", "copy_database", "SQLITE_VERSION"]
 
 SQLITE_VERSION = sqlite3.sqlite_version  # the linked SQLite library, for benchmark reports
-
-_CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
-
-
-def _chunks(seq: list, n: int = _CHUNK) -> Iterator[list]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
 
 
 class SQLiteStore(Store):
@@ -161,8 +155,8 @@ class SQLiteStore(Store):
         with self.transaction() as c:
             seq = self._next_seq()
             existing: dict[str, tuple[int, str]] = {}
-            for part in _chunks(list(latest)):
-                q = f"SELECT id, idx, content_hash FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+            for part in chunks(list(latest)):
+                q = f"SELECT id, idx, content_hash FROM nodes WHERE id IN ({marks(len(part))})"
                 existing.update({r[0]: (r[1], r[2]) for r in c.execute(q, part)})
             new = [n for n in latest.values() if n.id not in existing]
             old = [n for n in latest.values() if n.id in existing]
@@ -232,13 +226,12 @@ class SQLiteStore(Store):
             seq = self._next_seq()
             keys = list(idx.values())
             eids: list[int] = []
-            for part in _chunks(keys):
-                marks = ",".join("?" * len(part))
+            for part in chunks(keys):
+                qm = marks(len(part))
                 eids += [
                     r[0]
                     for r in c.execute(
-                        f"SELECT eid FROM edges WHERE src IN ({marks}) UNION SELECT eid FROM edges"
-                        f" WHERE dst IN ({marks})",
+                        f"SELECT eid FROM edges WHERE src IN ({qm}) UNION SELECT eid FROM edges WHERE dst IN ({qm})",
                         part + part,
                     )
                 ]
@@ -251,8 +244,8 @@ class SQLiteStore(Store):
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)
         out: dict[str, int] = {}
-        for part in _chunks(ids):
-            q = f"SELECT id, idx FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+        for part in chunks(ids):
+            q = f"SELECT id, idx FROM nodes WHERE id IN ({marks(len(part))})"
             out.update(dict(self.conn.execute(q, part).fetchall()))
         return out
 
@@ -279,8 +272,8 @@ class SQLiteStore(Store):
     def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
         idxs = [int(i) for i in idxs]
         out: dict[int, NodeRow] = {}
-        for part in _chunks(idxs):
-            q = f"SELECT {self._NODE_COLS} FROM nodes WHERE idx IN ({','.join('?' * len(part))})"
+        for part in chunks(idxs):
+            q = f"SELECT {self._NODE_COLS} FROM nodes WHERE idx IN ({marks(len(part))})"
             for r in self.conn.execute(q, part):
                 out[r[0]] = self._row(r)
         return out
@@ -300,16 +293,16 @@ class SQLiteStore(Store):
     def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
         want = sorted({int(i) for i in idxs})
         out: dict[int, str] = {}
-        for part in _chunks(want):
-            q = f"SELECT idx, id FROM nodes WHERE idx IN ({','.join('?' * len(part))})"
+        for part in chunks(want):
+            q = f"SELECT idx, id FROM nodes WHERE idx IN ({marks(len(part))})"
             out.update(self.conn.execute(q, part).fetchall())
         return out
 
     def node_types(self, ids: Iterable[str]) -> dict[str, str]:
         want = list(dict.fromkeys(ids))
         out: dict[str, str] = {}
-        for part in _chunks(want):
-            q = f"SELECT id, type FROM nodes WHERE id IN ({','.join('?' * len(part))})"
+        for part in chunks(want):
+            q = f"SELECT id, type FROM nodes WHERE id IN ({marks(len(part))})"
             out.update(self.conn.execute(q, part).fetchall())
         return out
 
@@ -328,8 +321,8 @@ class SQLiteStore(Store):
         missing = [n for n in set(names) if n not in self._rel_cache]
         if missing:
             self.conn.executemany("INSERT OR IGNORE INTO relations(name) VALUES (?)", [(n,) for n in missing])
-            for part in _chunks(missing):
-                q = f"SELECT name, id FROM relations WHERE name IN ({','.join('?' * len(part))})"
+            for part in chunks(missing):
+                q = f"SELECT name, id FROM relations WHERE name IN ({marks(len(part))})"
                 self._rel_cache.update(dict(self.conn.execute(q, part).fetchall()))
         return self._rel_cache
 
@@ -469,11 +462,9 @@ class SQLiteStore(Store):
             stems = c.execute("SELECT doc, term FROM temp.q_inst").fetchall()
             if not stems:
                 return terms
-            marks = ",".join("?" * len(stems))
+            qm = marks(len(stems))
             df = dict(
-                c.execute(
-                    f"SELECT term, doc FROM temp.n_vocab WHERE term IN ({marks})", [t for _, t in stems]
-                ).fetchall()
+                c.execute(f"SELECT term, doc FROM temp.n_vocab WHERE term IN ({qm})", [t for _, t in stems]).fetchall()
             )
         per_term: dict[int, int] = {}
         for i, stem in stems:
@@ -491,9 +482,9 @@ class SQLiteStore(Store):
     def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         hashes = list(dict.fromkeys(hashes))
         out: dict[str, np.ndarray] = {}
-        for part in _chunks(hashes):
-            marks = ",".join("?" * len(part))
-            q = f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})"
+        for part in chunks(hashes):
+            qm = marks(len(part))
+            q = f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({qm})"
             for h, blob in self.conn.execute(q, [model, *part]):
                 out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
@@ -773,11 +764,11 @@ class SQLiteStore(Store):
         """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners``."""
         owners = list(dict.fromkeys(owners))
         out: list[tuple[str, str, str]] = []
-        for part in _chunks(owners):
+        for part in chunks(owners):
             q = (
                 "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
                 " JOIN relations r ON r.id = e.rel_id"
-                f" WHERE json_extract(e.meta, '$.owner') IN ({','.join('?' * len(part))})"
+                f" WHERE json_extract(e.meta, '$.owner') IN ({marks(len(part))})"
             )
             out += [tuple(r) for r in self.conn.execute(q, part)]
         return out
@@ -799,8 +790,8 @@ class SQLiteStore(Store):
         """Ids of nodes whose ``metadata.owner`` is one of ``owners`` (e.g. the sections of a page)."""
         owners = list(dict.fromkeys(owners))
         out: list[str] = []
-        for part in _chunks(owners):
-            q = f"SELECT id FROM nodes WHERE json_extract(metadata, '$.owner') IN ({','.join('?' * len(part))})"
+        for part in chunks(owners):
+            q = f"SELECT id FROM nodes WHERE json_extract(metadata, '$.owner') IN ({marks(len(part))})"
             out += [r[0] for r in self.conn.execute(q, part)]
         return out
 
@@ -820,10 +811,10 @@ class SQLiteStore(Store):
         idx = self.lookup_idx(src_ids)
         keys = list(idx.values())
         out: set[tuple[str, str, str]] = set()
-        for part in _chunks(keys):
+        for part in chunks(keys):
             q = (
                 "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-                f" JOIN relations r ON r.id = e.rel_id WHERE e.src IN ({','.join('?' * len(part))})"
+                f" JOIN relations r ON r.id = e.rel_id WHERE e.src IN ({marks(len(part))})"
             )
             out.update(tuple(r) for r in self.conn.execute(q, part))
         return out
@@ -843,13 +834,12 @@ class SQLiteStore(Store):
         ids = list(dict.fromkeys(ids))
         out: list[dict] = []
         with self.transaction() as c:
-            for part in _chunks(ids):
-                marks = ",".join("?" * len(part))
+            for part in chunks(ids):
+                qm = marks(len(part))
                 out += [
-                    json.loads(r[0])
-                    for r in c.execute(f"SELECT edge FROM pending_edges WHERE missing IN ({marks})", part)
+                    json.loads(r[0]) for r in c.execute(f"SELECT edge FROM pending_edges WHERE missing IN ({qm})", part)
                 ]
-                c.execute(f"DELETE FROM pending_edges WHERE missing IN ({marks})", part)
+                c.execute(f"DELETE FROM pending_edges WHERE missing IN ({qm})", part)
         return out
 
     def drop_pending_edges(self, owners: Iterable[str]) -> int:
@@ -857,8 +847,8 @@ class SQLiteStore(Store):
         owners = list(dict.fromkeys(owners))
         n = 0
         with self.transaction() as c:
-            for part in _chunks(owners):
-                n += c.execute(f"DELETE FROM pending_edges WHERE owner IN ({','.join('?' * len(part))})", part).rowcount
+            for part in chunks(owners):
+                n += c.execute(f"DELETE FROM pending_edges WHERE owner IN ({marks(len(part))})", part).rowcount
         return n
 
     def copy_to(self, path: str | Path) -> None:

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .base import LedgerTables
+from .sqlite_util import chunks, marks
 
 if TYPE_CHECKING:
     from .sqlite import SQLiteStore
 
 __all__ = ["SQLiteLedgers"]
-
-_CHUNK = 500
 
 
 class SQLiteLedgers(LedgerTables):
@@ -92,7 +91,7 @@ class SQLiteLedgers(LedgerTables):
             q += " AND node_id = ?"
             args.append(node_id)
         if kinds:
-            q += f" AND kind IN ({','.join('?' * len(kinds))})"
+            q += f" AND kind IN ({marks(len(kinds))})"
             args += list(kinds)
         if unreversed:
             q += " AND reversed_by IS NULL"
@@ -180,10 +179,9 @@ class SQLiteLedgers(LedgerTables):
         if idxs is None:
             return self.c.execute(f"SELECT {cols} FROM node_stats").fetchall()
         out = []
-        for k in range(0, len(idxs), _CHUNK):
-            part = idxs[k : k + _CHUNK]
+        for part in chunks(idxs):
             out += self.c.execute(
-                f"SELECT {cols} FROM node_stats WHERE node_idx IN ({','.join('?' * len(part))})", part
+                f"SELECT {cols} FROM node_stats WHERE node_idx IN ({marks(len(part))})", part
             ).fetchall()
         return out
 

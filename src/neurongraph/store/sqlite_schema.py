@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .base import SchemaTables
+from .sqlite_util import chunks, marks
 
 if TYPE_CHECKING:
     from .sqlite import SQLiteStore
 
 __all__ = ["SQLiteSchemaTables"]
 
-_CHUNK = 500
 
 # edges that break the rules: an unregistered relation (strict mode only), or a registered
 # one with allowed pairs none of which matches (either way round for a symmetric relation)
@@ -137,11 +137,10 @@ class SQLiteSchemaTables(SchemaTables):
 
     def node_states(self, idxs: list[int]) -> list[tuple[int, str, str, str]]:
         out = []
-        for i in range(0, len(idxs), _CHUNK):
-            part = idxs[i : i + _CHUNK]
+        for part in chunks(idxs):
             out += self.c.execute(
                 "SELECT n.idx, n.id, n.type, COALESCE(es.state, n.metadata) FROM nodes n"
-                f" LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.idx IN ({','.join('?' * len(part))})",
+                f" LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.idx IN ({marks(len(part))})",
                 part,
             ).fetchall()
         return out
@@ -174,11 +173,9 @@ class SQLiteSchemaTables(SchemaTables):
         )
 
     def unmark_superseded(self, idxs: list[int], rel_id: int) -> None:
-        part = sorted(idxs)
-        for i in range(0, len(part), _CHUNK):
-            chunk = part[i : i + _CHUNK]
+        for chunk in chunks(sorted(idxs)):
             self.c.execute(
-                f"DELETE FROM superseded WHERE node_idx IN ({','.join('?' * len(chunk))}) AND NOT EXISTS"
+                f"DELETE FROM superseded WHERE node_idx IN ({marks(len(chunk))}) AND NOT EXISTS"
                 " (SELECT 1 FROM edges e WHERE e.dst = superseded.node_idx AND e.rel_id = ?)",
                 [*chunk, rel_id],
             )
@@ -187,15 +184,14 @@ class SQLiteSchemaTables(SchemaTables):
     def edges_breaking_rules(
         self, strict: bool, exempt: list[str], *, seq: int | None = None, nodes: list[int] | None = None
     ) -> list[tuple[str, str, str, str, str]]:
-        exempt_marks = ",".join("?" * len(exempt))
+        exempt_marks = marks(len(exempt))
         if seq is not None:
             scopes: list[tuple[str, list]] = [("e.seq = ?", [seq])]
         elif nodes is not None:
             scopes = []
-            for i in range(0, len(nodes), _CHUNK):
-                part = list(nodes[i : i + _CHUNK])
-                marks = ",".join("?" * len(part))
-                scopes.append((f"(e.src IN ({marks}) OR e.dst IN ({marks}))", part + part))
+            for part in chunks(nodes):
+                m = marks(len(part))
+                scopes.append((f"(e.src IN ({m}) OR e.dst IN ({m}))", part + part))
         else:
             scopes = [("1", [])]
         for scope, params in scopes:
@@ -219,11 +215,10 @@ class SQLiteSchemaTables(SchemaTables):
     def edge_counts(self, idxs: list[int], rel_id: int, side: str) -> dict[int, int]:
         col = "src" if side == "src" else "dst"
         out: dict[int, int] = {}
-        for i in range(0, len(idxs), _CHUNK):
-            part = idxs[i : i + _CHUNK]
+        for part in chunks(idxs):
             out.update(
                 self.c.execute(
-                    f"SELECT {col}, count(*) FROM edges WHERE {col} IN ({','.join('?' * len(part))})"
+                    f"SELECT {col}, count(*) FROM edges WHERE {col} IN ({marks(len(part))})"
                     f" AND rel_id = ? GROUP BY {col}",
                     [*part, rel_id],
                 ).fetchall()
@@ -239,7 +234,7 @@ class SQLiteSchemaTables(SchemaTables):
         )
         params: list = [idx]
         if rel_ids is not None:
-            sql += f" AND e.rel_id IN ({','.join('?' * len(rel_ids))})"
+            sql += f" AND e.rel_id IN ({marks(len(rel_ids))})"
             params += list(rel_ids)
         if not include_superseded:
             sql += f" AND NOT EXISTS (SELECT 1 FROM superseded s WHERE s.node_idx = e.{there})"
