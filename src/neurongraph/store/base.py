@@ -97,11 +97,14 @@ class WriteValidator(Protocol):
     after the rows are written; raising rolls the whole write back.  Why on the store: every write path
     (engine, ingest, linkers, other processes) ends in the store, so one hook enforces the schema everywhere."""
 
-    def after_nodes(self, seq: int, existing: dict[str, tuple[int, str]]) -> None: ...
+    def after_nodes(self, seq: int, existing: dict[str, tuple[int, str]]) -> None:
+        """Nodes stamped ``seq`` were written; ``existing`` maps updated ids to their (idx, old hash)."""
 
-    def after_edges(self, seq: int) -> None: ...
+    def after_edges(self, seq: int) -> None:
+        """Edges stamped ``seq`` were written."""
 
-    def after_edge_removal(self, touched: set[int]) -> None: ...
+    def after_edge_removal(self, touched: set[int]) -> None:
+        """Edges between the node indices ``touched`` were deleted."""
 
 
 class LedgerTables(ABC):
@@ -362,7 +365,8 @@ class Store(ABC):
         """How many migrations the database has (reported by ``stats``)."""
 
     @abstractmethod
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the handle (the database stays)."""
 
     @abstractmethod
     def copy_to(self, path: str | Path) -> None:
@@ -399,10 +403,12 @@ class Store(ABC):
         """Delete nodes and their edges, leaving tombstones; an index is never reused."""
 
     @abstractmethod
-    def get_node(self, node_id: str) -> NodeRow | None: ...
+    def get_node(self, node_id: str) -> NodeRow | None:
+        """One node by id (None if absent)."""
 
     @abstractmethod
-    def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]: ...
+    def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
+        """Whole rows of existing node indices: how ranked array positions become hits."""
 
     @abstractmethod
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
@@ -450,7 +456,8 @@ class Store(ABC):
         """Delete edges (unknown ones ignored), leaving tombstones; an edge key is never reused."""
 
     @abstractmethod
-    def get_edge(self, src: str, rel: str, dst: str) -> dict | None: ...
+    def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
+        """One edge with its learned state (eid, weight, plastic, factuality, meta, reinforce_count, times)."""
 
     @abstractmethod
     def relation_names(self) -> dict[int, str]:
@@ -482,16 +489,20 @@ class Store(ABC):
 
     # --- pending edges (ingest: derived edges waiting for an endpoint) ----------------
     @abstractmethod
-    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None: ...
+    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None:
+        """Keep ``(missing node id, owner, edge dict)``: an edge to add once its endpoint exists."""
 
     @abstractmethod
-    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]: ...
+    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
+        """Remove and return the pending edges waiting for any of ``ids`` (inside the writer's transaction)."""
 
     @abstractmethod
-    def drop_pending_edges(self, owners: Iterable[str]) -> int: ...
+    def drop_pending_edges(self, owners: Iterable[str]) -> int:
+        """Forget the pending edges of ``owners`` (their source changed or went away); how many."""
 
     @abstractmethod
-    def pending_edge_count(self) -> int: ...
+    def pending_edge_count(self) -> int:
+        """How many edges are waiting for an endpoint (reported by ingest and stats)."""
 
     # --- lexical and vectors -------------------------------------------------
     @abstractmethod
@@ -505,7 +516,8 @@ class Store(ABC):
         """Cached embeddings by (content hash, model): nothing is ever embedded twice."""
 
     @abstractmethod
-    def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None: ...
+    def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
+        """Cache ``(content hash, vector)`` pairs of one model (computed before the node transaction)."""
 
     @abstractmethod
     def all_node_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -517,16 +529,20 @@ class Store(ABC):
 
     # --- traces, meta, statistics ---------------------------------------------
     @abstractmethod
-    def save_trace(self, trace: dict) -> None: ...
+    def save_trace(self, trace: dict) -> None:
+        """Store a search trace (id, query, params, fingerprint, hits with paths): what feedback refers to."""
 
     @abstractmethod
-    def get_trace(self, trace_id: str) -> dict | None: ...
+    def get_trace(self, trace_id: str) -> dict | None:
+        """A stored trace as saved (None if absent)."""
 
     @abstractmethod
-    def get_meta(self, key: str) -> str | None: ...
+    def get_meta(self, key: str) -> str | None:
+        """A small shared setting (linker config, schema generation, snapshot token, ...)."""
 
     @abstractmethod
-    def set_meta(self, key: str, value: str) -> None: ...
+    def set_meta(self, key: str, value: str) -> None:
+        """Insert or overwrite a setting (joins the caller's transaction)."""
 
     @abstractmethod
     def stats(self) -> dict:
