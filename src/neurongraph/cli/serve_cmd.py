@@ -42,9 +42,9 @@ def serve_command(
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web page at http://HOST:PORT/.
 
-    Search with every option, explanations drawn as graphs, node and neighbour views, traces, and the
-    learning loop (selected → validated → used, outcomes, retrieval failures).  Loopback only by
-    default; beyond it a token is required.  See docs/http.md.
+    Search, explanation paths drawn as graphs, nodes, traces and the learning loop (selected → validated → used).
+
+    Loopback only by default; beyond it a token is required. See docs/http.md.
     """
     root = ctx.find_root().obj
     if not hasattr(root, "db"):  # not run under the `ngr` root (no --db/--embedder parsed)
