@@ -14,12 +14,14 @@ import json
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 
 import httpx
 import pytest
 
 import neurongraph as ngr
 from http_fixtures import DAY, QUERY, T0, build_store, run_ngr, served
+from neurongraph.http import create_app
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 
@@ -327,22 +329,16 @@ def test_token_guards_every_post(db):
             assert c.get("/api/health", headers={"host": "ngr.internal:8765"}).status_code == 200
 
 
-# ----------------------------------------------------------------------------- the engine queue
-def test_engine_calls_are_queued_and_bounded(tmp_path):
-    """One engine thread, FIFO; a full queue is error[busy] (429); the page's job shows its queue position.
-
-    A real uvicorn server in this process, so the test can hold the engine thread busy through the
-    runner (as a long search would) and release it."""
+# ----------------------------------------------------------------------------- the engine lanes
+@contextmanager
+def _in_process(app):
+    """A real uvicorn server in this process (so a test can hold an engine thread busy through the
+    app's runner, as a long search would), always stopped."""
     import uvicorn
 
-    from neurongraph.http import create_app
-
-    eng = ngr.open(build_store(tmp_path / "q.db"), embedder="hashing")
-    app = create_app(eng, max_waiting=2)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
     t = threading.Thread(target=server.run, daemon=True)
     t.start()
-    gate = threading.Event()
     try:
         for _ in range(200):
             if server.started:
@@ -350,12 +346,31 @@ def test_engine_calls_are_queued_and_bounded(tmp_path):
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
-            runner = app.state.runner
-            holder = runner.submit("search", lambda engine, job: gate.wait(30) and {})  # the engine is busy
-            for _ in range(100):
-                if holder.state == "running":
-                    break
-                time.sleep(0.02)
+            yield c
+    finally:
+        server.should_exit = True
+        t.join(timeout=20)
+    assert not t.is_alive()
+
+
+def _hold(runner, gate: threading.Event):
+    """Occupy the primary engine's thread until ``gate`` is set."""
+    job = runner.submit("ask", lambda engine, job: gate.wait(30) and {})
+    for _ in range(100):
+        if job.state == "running":
+            return job
+        time.sleep(0.02)
+    raise AssertionError("the holding job never started")
+
+
+def test_engine_calls_are_queued_and_bounded(tmp_path):
+    """One engine thread, FIFO; a full queue is error[busy] (429); the page's job shows its queue position."""
+    eng = ngr.open(build_store(tmp_path / "q.db"), embedder="hashing")
+    app = create_app(eng, max_waiting=2)
+    gate = threading.Event()
+    try:
+        with _in_process(app) as c:
+            _hold(app.state.runner, gate)
             job = c.post("/api/search/jobs", json={"query": QUERY}).json()
             assert job["state"] == "queued" and job["queue_position"] == 0
             assert job["phase"] == "waiting for the engine (0 ahead)"
@@ -373,6 +388,56 @@ def test_engine_calls_are_queued_and_bounded(tmp_path):
             assert c.post("/api/search", json={"query": QUERY}).status_code == 200
     finally:
         gate.set()
-        server.should_exit = True
-        t.join(timeout=20)
-    assert not t.is_alive()
+
+
+def test_searches_run_on_extra_engines_and_see_every_write(tmp_path):
+    """With a second (search) engine, a search is answered while the primary engine is busy; feedback
+    written by the primary reaches the second engine's next search through the store's change feed."""
+    path = build_store(tmp_path / "lanes.db")
+    eng, searcher = ngr.open(path, embedder="hashing"), ngr.open(path, embedder="hashing")
+    app = create_app(eng, search_engines=[searcher])
+    runner = app.state.runner
+
+    def path_weight(res: dict, node: str) -> float:
+        hit = next(h for h in res["hits"] if h["id"] == node)
+        return hit["paths"][0]["edges"][-1]["weight"]
+
+    with _in_process(app) as c:
+        gate = threading.Event()
+        try:
+            _hold(runner, gate)
+            first = c.post("/api/search", json={"query": QUERY, "limit": 5})  # the primary is held: engine 2
+            assert first.status_code == 200
+        finally:
+            gate.set()
+        res = first.json()
+        before = path_weight(res, "pr:40")
+        receipt = _walk(c, res["trace_id"], "pr:40").json()  # the primary writes; the trace came from engine 2
+        (change,) = [e for e in receipt["edges_changed"] if e["dst"] == "pr:40"]
+        assert change["old_weight"] == pytest.approx(before) and change["new_weight"] > before
+        gate = threading.Event()
+        try:
+            _hold(runner, gate)
+            again = c.post("/api/search", json={"query": QUERY, "limit": 5}).json()  # engine 2 again
+        finally:
+            gate.set()
+        assert path_weight(again, "pr:40") == pytest.approx(change["new_weight"], rel=1e-3)
+        assert runner.search_lanes[1].finished == 2  # both searches were answered by the second engine
+
+
+def test_search_threads_option(db):
+    r = run_ngr(db, "serve", "--port", "0", "--search-threads", "0")
+    assert r.returncode == 2 and "error[invalid_argument]" in r.stderr
+    with served(db, "--search-threads", "3") as (url, _proc):
+        with httpx.Client(base_url=url, timeout=30) as c:
+            results: list[int] = []
+
+            def one():
+                results.append(c.post("/api/search", json={"query": QUERY, "limit": 3}).status_code)
+
+            threads = [threading.Thread(target=one) for _ in range(9)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            assert results == [200] * 9

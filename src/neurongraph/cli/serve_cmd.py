@@ -15,9 +15,12 @@ from pathlib import Path
 
 import typer
 
+from ..engine import Engine
 from .common import CliError, Ctx, build_engine, handled
 
 __all__ = ["serve_command"]
+
+MAX_SEARCH_THREADS = 16
 
 
 def serve_command(
@@ -37,6 +40,12 @@ def serve_command(
         show_envvar=True,
         help="Every POST (search, ask, feedback) then needs `Authorization: Bearer TOKEN`. Required when --host "
         "is not loopback; at least 16 characters.",
+    ),
+    search_threads: int = typer.Option(
+        1,
+        "--search-threads",
+        help="Searches that may run at once (1..16). Each extra one opens another engine over the store, with its "
+        "own in-memory indexes and embedder (memory grows accordingly); feedback and ask stay on one engine.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the ready line (and errors) as JSON."),
 ) -> None:
@@ -63,13 +72,29 @@ def serve_command(
                 "missing_dependency", "the HTTP server needs the optional extra: pip install 'neurongraph[serve]'"
             ) from None
         check_bind(host, port, token)
+        if not 1 <= search_threads <= MAX_SEARCH_THREADS:
+            raise CliError(
+                "invalid_argument", f"--search-threads must be 1..{MAX_SEARCH_THREADS}, got {search_threads}"
+            )
         path = c.db_path()
         if not Path(path).exists():
             raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
-        engine = build_engine(c, path)
+        engines: list[Engine] = []
+        try:
+            for _ in range(search_threads):
+                engines.append(build_engine(c, path))
+        except BaseException:
+            for e in engines:
+                e.close()
+            raise
 
     def ready(url: str) -> None:
-        info = {"url": url, "db": os.path.abspath(path), "token_required": token is not None}
+        info = {
+            "url": url,
+            "db": os.path.abspath(path),
+            "token_required": token is not None,
+            "search_threads": search_threads,
+        }
         if as_json:
             print(json.dumps(info), flush=True)
         else:
@@ -78,6 +103,6 @@ def serve_command(
 
     with handled(as_json):
         try:
-            serve(engine, host, port, token=token, on_ready=ready)
+            serve(engines[0], host, port, token=token, search_engines=engines[1:], on_ready=ready)
         except OSError as exc:  # the port is taken, the address is not ours
             raise CliError("bind_error", f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any, Literal
@@ -179,6 +180,7 @@ def _do_stats(eng) -> dict:
 def create_app(
     engine,
     *,
+    search_engines: Sequence = (),
     token: str | None = None,
     loopback: bool = True,
     max_body: int = DEFAULT_MAX_BODY,
@@ -187,13 +189,15 @@ def create_app(
 ) -> FastAPI:
     """The API and page over ``engine`` (owned by the app: closed at shutdown unless ``close_engine=False``).
 
-    ``token``: when set, every POST needs ``Authorization: Bearer <token>``.  ``loopback``: the
-    server is bound to a loopback address (then the Host header must name loopback too)."""
+    ``search_engines``: more engines over the same store (each with its own embedder), used only for
+    searches, each on its own thread: that many more searches run at once (see runner.py).
+    ``token``: when set, every POST needs ``Authorization: Bearer <token>``.  ``loopback``: the server
+    is bound to a loopback address (then the Host header must name loopback too)."""
     from .. import __version__
 
     if token is not None and not token:
         raise InvalidArgument("the token must not be empty")
-    runner = EngineRunner(engine, max_waiting=max_waiting)
+    runner = EngineRunner(engine, search_engines, max_waiting=max_waiting)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -340,7 +344,7 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
     async def search(body: m.SearchBody) -> Response:
         """Explained hybrid + graph search; records a trace. The response is ``ngr search --json``'s JSON."""
         _check_text(body.model_dump())
-        res = await runner.call(_do_search, None, body)
+        res = await runner.call_search(_do_search, None, body)
         remember(res, "search")
         return _json(res)
 
@@ -361,7 +365,7 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
             remember(res, "search")
             return res
 
-        return _json(runner.job_view(runner.submit("search", run, body)), status=202)
+        return _json(runner.job_view(runner.submit("search", run, body, search=True)), status=202)
 
     @app.post("/api/ask", response_model=m.AskOut, tags=["search"], dependencies=write, responses=post_errors)
     async def ask(body: m.AskBody) -> Response:

@@ -1,43 +1,95 @@
-"""The concurrency model: every engine call runs on ONE dedicated thread, one at a time.
+"""The concurrency model: each engine is used by ONE dedicated thread, one call at a time.
 
 The engine is not thread-safe: a search first ``refresh()``-es the in-memory arrays from the
 store's change feed (a write to shared state) and then records a trace, and feedback edits edge
-weights.  So the server owns one engine and one single-thread executor; requests wait for it
-in arrival order (FIFO) while the asyncio event loop stays free: the page, the OpenAPI schema,
-job polling and health answer at once even while a long search runs.  Reads and writes are
-therefore serialised alike; what stays concurrent is everything that does not touch the engine,
-and other processes: several ``ngr serve`` (or ``ngr mcp``) processes may share one SQLite file,
-each with its own engine, following each other's writes through the change feed (feedback is one
-``BEGIN IMMEDIATE`` transaction in the core, so concurrent writers lose nothing).
+weights.  So every engine the server holds has its own single-thread executor (a *lane*);
+requests wait for their lane in arrival order (FIFO) while the asyncio event loop stays free: the
+page, the OpenAPI schema, job polling and health answer at once even while a long search runs.
 
-The queue is bounded (``max_waiting``): beyond it a request is refused with ``error[busy]``
-(HTTP 429) instead of piling up.  Background jobs (the page's searches) report their phase and
-queue position so a long search shows progress, not a frozen page.
+* The primary engine's lane runs every write (source use, outcomes, failures), ``ask`` and the
+  reads.  With no extra engines it also runs every search: all engine work is serialised.
+* ``ngr serve --search-threads N`` adds N-1 search engines over the same store file, each with
+  its own connection, in-memory indexes and lane; searches go to the least busy search lane, so
+  N searches run at once.  They stay consistent with the writes the same way separate processes
+  do: each search first catches up with the store's change feed, and a trace recorded by one
+  engine is a committed row every other engine reads.  Each engine has its own embedder object
+  too, so no model is ever called from two threads at once.
+
+Each lane's queue is bounded (``max_waiting``): beyond it a request is refused with
+``error[busy]`` (HTTP 429) instead of piling up.  Background jobs (the page's searches) report
+their phase and queue position so a long search shows progress, not a frozen page.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import NeuronGraphError
-from .errors import ApiError
+from .errors import ApiError, error_payload
 
-__all__ = ["EngineRunner", "Job"]
+__all__ = ["EngineRunner", "Job", "Lane"]
+
+log = logging.getLogger("neurongraph.http")
+
+
+class Lane:
+    """One engine and the one thread allowed to use it, with a FIFO ticket count for queue positions."""
+
+    def __init__(self, engine, name: str, max_waiting: int):
+        self.engine = engine
+        self.name = name
+        self.max_waiting = max_waiting
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"ngr-{name}")
+        self._tickets = itertools.count(1)
+        self.issued = 0
+        self.started = 0  # FIFO: the last started ticket
+        self.finished = 0
+        self._lock = threading.Lock()
+
+    def waiting(self) -> int:
+        """Calls queued, not yet started."""
+        return self.issued - self.started
+
+    def load(self) -> int:
+        """Calls queued or running."""
+        return self.issued - self.finished
+
+    def ticket(self) -> int:
+        with self._lock:
+            if self.issued - self.started >= self.max_waiting:
+                raise ApiError("busy", f"{self.max_waiting} engine calls are already waiting; retry in a moment")
+            self.issued = next(self._tickets)
+            return self.issued
+
+    def run(self, ticket: int, fn: Callable, args: tuple, kwargs: dict):
+        with self._lock:
+            self.started = max(self.started, ticket)
+        try:
+            return fn(self.engine, *args, **kwargs)
+        finally:
+            with self._lock:
+                self.finished += 1
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.engine.close()
 
 
 @dataclass
 class Job:
     id: str
     kind: str
+    lane: Lane
     ticket: int
     created: float = field(default_factory=time.monotonic)
     state: str = "queued"
@@ -48,46 +100,46 @@ class Job:
 
 
 class EngineRunner:
-    """One engine, one thread: ``await runner.call(fn, ...)`` runs ``fn(engine, ...)`` on the engine thread."""
+    """``await runner.call(fn, ...)`` runs ``fn(engine, ...)`` on the primary engine's thread;
+    ``await runner.call_search(fn, ...)`` on the least busy search engine's thread."""
 
-    def __init__(self, engine, *, max_waiting: int = 64, max_jobs: int = 200, max_recent: int = 200):
+    def __init__(
+        self,
+        engine,
+        search_engines: Sequence = (),
+        *,
+        max_waiting: int = 64,
+        max_jobs: int = 200,
+        max_recent: int = 200,
+    ):
         self.engine = engine
-        self.max_waiting = max_waiting
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ngr-engine")
-        self._tickets = itertools.count(1)
-        self._started = 0  # tickets that have started (FIFO: equals the last started ticket)
-        self._issued = 0
-        self._lock = threading.Lock()
+        self.primary = Lane(engine, "engine", max_waiting)
+        extra = [Lane(e, f"search-{k}", max_waiting) for k, e in enumerate(search_engines, 1)]
+        self.search_lanes = [self.primary, *extra]
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.max_jobs = max_jobs
         self.recent: deque[dict] = deque(maxlen=max_recent)  # traces made through this server, newest last
 
-    # ------------------------------------------------------------------ calls
-    def waiting(self) -> int:
-        return self._issued - self._started
+    def _search_lane(self) -> Lane:
+        return min(self.search_lanes, key=lambda lane: lane.load())  # ties: the first (primary) lane
 
-    def _ticket(self) -> int:
-        with self._lock:
-            if self._issued - self._started >= self.max_waiting:
-                raise ApiError("busy", f"{self.max_waiting} engine calls are already waiting; retry in a moment")
-            self._issued = next(self._tickets)
-            return self._issued
-
-    def _run(self, ticket: int, fn: Callable, args: tuple, kwargs: dict):
-        with self._lock:
-            self._started = max(self._started, ticket)
-        return fn(self.engine, *args, **kwargs)
+    @staticmethod
+    async def _on(lane: Lane, fn: Callable[..., Any], args: tuple, kwargs: dict):
+        ticket = lane.ticket()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(lane.pool, lane.run, ticket, fn, args, kwargs)
 
     async def call(self, fn: Callable[..., Any], *args, **kwargs):
-        ticket = self._ticket()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run, ticket, fn, args, kwargs)
+        return await self._on(self.primary, fn, args, kwargs)
+
+    async def call_search(self, fn: Callable[..., Any], *args, **kwargs):
+        return await self._on(self._search_lane(), fn, args, kwargs)
 
     # ------------------------------------------------------------------ jobs
-    def submit(self, kind: str, fn: Callable[..., dict], *args, **kwargs) -> Job:
+    def submit(self, kind: str, fn: Callable[..., dict], *args, search: bool = False, **kwargs) -> Job:
         """Start ``fn(engine, job, ...)`` in the background; its result or error lands on the job."""
-        ticket = self._ticket()
-        job = Job(id="job_" + uuid.uuid4().hex[:16], kind=kind, ticket=ticket)
+        lane = self._search_lane() if search else self.primary
+        job = Job(id="job_" + uuid.uuid4().hex[:16], kind=kind, lane=lane, ticket=lane.ticket())
         self.jobs[job.id] = job
         while len(self.jobs) > self.max_jobs:  # forget the oldest finished jobs
             old = next((j for j in self.jobs.values() if j.state in ("done", "error")), None)
@@ -101,24 +153,20 @@ class EngineRunner:
                 job.result = fn(engine, job, *args, **kwargs)
                 job.state, job.phase = "done", "done"
             except NeuronGraphError as exc:
-                from .errors import error_payload
-
                 job.error = error_payload(exc)["error"]
                 job.state, job.phase = "error", "failed"
             except Exception as exc:  # a bug: reported as internal_error, never a hung page
                 job.error = {"code": "internal_error", "message": f"{type(exc).__name__} (see the server log)"}
                 job.state, job.phase = "error", "failed"
-                import logging
-
-                logging.getLogger("neurongraph.http").exception("job %s failed", job.id)
+                log.exception("job %s failed", job.id)
             finally:
                 job.finished = time.monotonic()
 
-        self._pool.submit(self._run, ticket, work, (), {})
+        lane.pool.submit(lane.run, job.ticket, work, (), {})
         return job
 
     def job_view(self, job: Job) -> dict:
-        ahead = max(job.ticket - self._started - 1, 0) if job.state == "queued" else 0
+        ahead = max(job.ticket - job.lane.started - 1, 0) if job.state == "queued" else 0
         end = job.finished if job.finished is not None else time.monotonic()
         phase = f"waiting for the engine ({ahead} ahead)" if job.state == "queued" else job.phase
         return {
@@ -134,5 +182,12 @@ class EngineRunner:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self.engine.close()
+        """Stop every lane (each finishes its running call) and close every engine; the first error wins."""
+        first: BaseException | None = None
+        for lane in reversed(self.search_lanes):
+            try:
+                lane.close()
+            except BaseException as exc:  # close the others anyway
+                first = first or exc
+        if first is not None:
+            raise first

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..errors import InvalidArgument, NeuronGraphError
 
@@ -64,26 +64,32 @@ def serve(
     port: int = 8765,
     *,
     token: str | None = None,
+    search_engines: Sequence = (),
     on_ready: Callable[[str], None] | None = None,
     log_level: str = "warning",
     **app_kwargs,
 ) -> None:
-    """Serve ``engine`` until interrupted; the engine is closed when the server stops."""
+    """Serve ``engine`` (and ``search_engines``, see :func:`create_app`) until interrupted; every engine
+    is closed when the server stops, or at once when it cannot start."""
     import uvicorn
 
     from .app import create_app
+
+    def close_all() -> None:
+        for e in (engine, *search_engines):
+            e.close()
 
     try:
         check_bind(host, port, token)
         sock = bind(host, port)
     except BaseException:
-        engine.close()
+        close_all()
         raise
     try:
-        app = create_app(engine, token=token, loopback=is_loopback(host), **app_kwargs)
+        app = create_app(engine, search_engines=search_engines, token=token, loopback=is_loopback(host), **app_kwargs)
     except BaseException:
         sock.close()
-        engine.close()
+        close_all()
         raise
     real_port = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
