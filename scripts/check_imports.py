@@ -185,10 +185,7 @@ def main(argv: list[str]) -> int:
         for lineno, t in sorted(lines[mod]):
             if layer_of(t) > mine:
                 bad += 1
-                print(
-                    f"layer: {mod}:{lineno} imports {t} "
-                    f"({LAYERS[mine][0]} may not import {LAYERS[layer_of(t)][0]})"
-                )
+                print(f"layer: {mod}:{lineno} imports {t} ({LAYERS[mine][0]} may not import {LAYERS[layer_of(t)][0]})")
     if "--lazy" in argv:
         for mod in sorted(lazy):
             for lineno, t in sorted(lazy[mod]):
