@@ -40,7 +40,6 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     _check_args(question, mode, limit)
     if isinstance(llm, str):
         llm = make_llm(llm)
-    t0 = time.perf_counter()
     engine.refresh()
     schema = engine.graph_schema()
     mentions = find_mentions(engine, question)
@@ -82,7 +81,6 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     }
     if dropped:
         out["dropped_refs"] = dropped
-    engine._last_ask_ms = round((time.perf_counter() - t0) * 1000, 1)
     return out
 
 

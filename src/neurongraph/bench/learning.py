@@ -27,17 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import SearchConfig
 from ..engine import Engine
 from ..learning import LearningPolicy
 from ..store.sqlite import SQLiteStore, copy_database
 from .retrieval import CAP, Dataset, evaluate, passage_id
 
-__all__ = ["run_learning_benchmark", "related_split", "learning_engine_class"]
-
-
-def learning_engine_class() -> type:
-    """The engine class the benchmark drives (it carries the learning loop)."""
-    return Engine
+__all__ = ["run_learning_benchmark", "related_split"]
 
 
 def _copy_store(template: Path, folder: Path, name: str) -> Path:
@@ -75,19 +71,18 @@ class _Run:
             passage_id(p["id"]): len((p.get("title", "") + " " + p.get("text", "")).split()) for p in ds.passages
         }
         self.n_engines = 0
+        self.cfg: SearchConfig | None = None  # set by engine(): passages only, deep enough for every metric
 
     def engine(self):
         self.n_engines += 1
-        eng = learning_engine_class()(
-            SQLiteStore(_copy_store(self.template, self.folder, f"run{self.n_engines}")), self.embedder
-        )
+        eng = Engine(SQLiteStore(_copy_store(self.template, self.folder, f"run{self.n_engines}")), self.embedder)
         if self.policy is not None:
             eng.set_learning_policy(self.policy)
-        eng._bench_cfg = eng.config.replace(limit=CAP, result_types=("passage",))
+        self.cfg = eng.config.replace(limit=CAP, result_types=("passage",))  # every engine: the same search
         return eng
 
     def ask(self, eng, which: list[int]) -> list:
-        return [eng.search(self.qtext[i], config=eng._bench_cfg, qvec=self.qvecs[i]) for i in which]
+        return [eng.search(self.qtext[i], config=self.cfg, qvec=self.qvecs[i]) for i in which]
 
     def feedback(self, eng, which: list[int], results: list) -> int:
         """The simulated consumer: of the top hits it read, the gold ones are selected, validated and used."""
