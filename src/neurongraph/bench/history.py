@@ -6,8 +6,8 @@ Ground truth is what developers wrote: a fix F names the earlier commit(s) O it 
 explicit reference removed, plus the paths F touches; each question searches the store
 ``as_of`` the time of F's parent — and strictly before F's own time: a patch series applied with
 ``git am`` gives F and its parent the same commit second, and F would then be visible (its own
-``fixes`` edge leading the graph straight to the answer). F is also dropped from the ranking.  Every system runs through the
-same engine, store and encoder; only the configuration differs.  Reverts are scored
+``fixes`` edge leading the graph straight to the answer). F is also dropped from the ranking.
+Every system runs through the same engine, store and encoder; only the configuration differs.  Reverts are scored
 separately (their message quotes the origin: trivial by text).
 
 The learning split replays the product's promise: the earlier 70% of questions (by F's
