@@ -175,8 +175,16 @@ class Engine:
     Use :func:`neurongraph.open`."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, config: SearchConfig | None = None, *, reembed_limit: int | None = None
+        self,
+        store: Store,
+        embedder: Embedder,
+        config: SearchConfig | None = None,
+        *,
+        reembed_limit: int | None = None,
+        progress: Progress | None = None,
     ):
+        """``progress(done, total)`` follows the embedding the first catch-up may do (a store embedded with
+        another model, opened with ``--reembed``)."""
         self.store = store
         # opening a store with another embedder re-embeds every node; above this many nodes that is an
         # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
@@ -207,7 +215,7 @@ class Engine:
         self.learning = Learning(store, embed=self.vectors_for, graph=self._current_graph, refresh=self.refresh)
         self.query_linker = QueryLinker(store)  # fitted by link() or lazily, or tables from a snapshot
         self.opened_from_snapshot = self._load_snapshot()
-        self.refresh()
+        self.refresh(progress)
 
     # ------------------------------------------------------------ lifecycle
     # A snapshot of the derived arrays is written at close() when the store is large enough for a

@@ -69,7 +69,8 @@ class Learning:
         self._graph = graph
         self._refresh = refresh
         self._learning_policy: LearningPolicy | None = None
-        self._priming_cache: tuple | None = None  # (store seq, idx, activation, activation_at, use nodes, qmat)
+        # (store seq, idx, activation, activation_at, use nodes, their queries, query vectors once embedded)
+        self._priming_cache: tuple | None = None
         self._plastic_cache: tuple | None = None  # (store seq, eid, base, plastic, plastic_at, dormant)
         self._decay_applied: tuple | None = None  # (store seq, now) of the last lazy weight refresh
 
@@ -376,9 +377,9 @@ class Learning:
             by_id = led.rows.used_queries() if idx.size else []
             use_idx = self.store.lookup_idx({n for n, _ in by_id})
             uses = [(use_idx[n], q) for n, q in by_id if n in use_idx]
-            qmat = self._query_vectors([q for _, q in uses])
-            self._priming_cache = (seq, idx, act, at, np.array([i for i, _ in uses], np.int64), qmat)
-        _, idx, act, at, use_nodes, qmat = self._priming_cache
+            use_nodes = np.array([i for i, _ in uses], np.int64)
+            self._priming_cache = (seq, idx, act, at, use_nodes, [q for _, q in uses], None)
+        _, idx, act, at, use_nodes, use_queries, qmat = self._priming_cache
         if idx.size == 0:
             return None
         out = np.zeros(max(n_nodes, int(idx.max()) + 1))
@@ -387,14 +388,15 @@ class Learning:
             tau = self.learning_policy.priming_min_query_sim
             assoc = np.zeros(out.shape[0])
             if use_nodes.size:
+                if qmat is None:  # embedded on the first query-conditioned call, then cached with the rest
+                    qmat = self._query_vectors(use_queries)
+                    self._priming_cache = (*self._priming_cache[:6], qmat)
                 sims = np.clip((qmat @ np.asarray(qvec, np.float32) - tau) / max(1.0 - tau, 1e-9), 0.0, 1.0)
                 np.maximum.at(assoc, use_nodes, sims)
             out *= assoc
         return out
 
     def _query_vectors(self, queries: list[str]) -> np.ndarray:
-        if not queries:
-            return np.zeros((0, 0), np.float32)  # never multiplied: no use, no association
         if self._embed is None:
             raise InvalidArgument("query-conditioned priming needs an embedder: build Learning(store, embed=...)")
         return self._embed(queries)
