@@ -32,6 +32,7 @@ import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,7 +137,8 @@ def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
         "ivf_trained_n": int(st.ivf[2]) if st.ivf is not None else None,
         "source_names": st.source_names,
     }
-    arrays = {
+    assert st.event_time is not None and st.source_of is not None  # set by __post_init__
+    arrays: dict[str, Any] = {  # Any: numpy's stub of savez(**arrays) also takes allow_pickle=bool
         "header": np.frombuffer(json.dumps(header).encode(), np.uint8),
         "alive": st.alive,
         "type_of": st.type_of,

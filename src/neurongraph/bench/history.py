@@ -24,10 +24,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..engine import Engine
+from ..engine import Engine, open_engine
 from ..errors import InvalidArgument
 from ..ingest import sync_source
 from ..ingest.git import GitRepo
@@ -117,7 +118,7 @@ def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> t
     hist = hist or _History.read(eng)
     commits, edges, pr_commit = hist.commits, hist.edges, hist.pr_commit
     found: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
-    stats = {
+    stats: dict[str, Any] = {
         "fixes_edges": len(edges["fixes"]),
         "follows_up_edges": len(edges["follows_up"]),
         "reverts_edges": len(edges["reverts"]),
@@ -193,7 +194,7 @@ class _PathsFloor:
             v.sort(reverse=True)
 
     def rank(self, p: Pair) -> list[str]:
-        cands = {}
+        cands: dict[str, float] = {}
         for f in p.files:
             for t, cid in self.by_file.get(f, []):
                 if t <= p.as_of and cid != p.fix:
@@ -268,7 +269,8 @@ def run_history_bench(
     floor = _PathsFloor(commits)
     qvecs = eng.embedder.embed([p.query for p in main + reverts])
     qv = dict(zip([id(p) for p in main + reverts], qvecs))
-    out_systems, per_pair = {}, defaultdict(dict)
+    out_systems: dict[str, dict[str, dict]] = {}
+    per_pair: dict[str, dict[str, int | None]] = defaultdict(dict)
     total, done = len(systems) * (len(main) + len(reverts)), 0
     for name, overrides in systems.items():
         for group, plist in (("main", main), ("reverts", reverts)):
@@ -329,13 +331,13 @@ def _learning(eng: Engine, pairs: list[Pair], qv: dict, pr_commit: dict, tokens:
     past, future = pairs[:cut], pairs[cut:]
     if not past or not future:
         return {"skipped": "too few pairs for a 70/30 split"}
-    out = {"past": len(past), "future": len(future)}
+    out: dict[str, Any] = {"past": len(past), "future": len(future)}
     with tempfile.TemporaryDirectory(prefix="ngr-hist-learn-") as tmp:
         rankings = {}
         for mode in ("feedback", "no-feedback"):
             db = Path(tmp) / f"{mode}.db"
             eng.store.copy_to(db)
-            copy = Engine(type(eng.store)(db), eng.embedder, eng.config)
+            copy = open_engine(db, eng.embedder, eng.config)
             try:
 
                 def score(copy: Engine = copy) -> list[list[str]]:
