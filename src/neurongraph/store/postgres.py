@@ -1,0 +1,994 @@
+"""PostgreSQL + pgvector implementation of the store: many engine processes, one shared history.
+
+Opened by URL (``postgresql://user@host:port/db``).  Psycopg 3 with a small connection pool: reads
+outside a transaction borrow any pooled connection (so threads of one process read in parallel); a
+``transaction()`` pins one connection to the calling thread until it ends; nested calls are SAVEPOINTs.
+Parameterised SQL only.
+
+**Concurrency (why the change feed never skips a number).**  Every outermost ``transaction()`` first
+takes one transaction-scoped advisory lock (``pg_advisory_xact_lock``), held until COMMIT or ROLLBACK,
+in every process on the database.  Write transactions are therefore serial, exactly as SQLite's
+``BEGIN IMMEDIATE``: the sequence number a writer takes (a counter row in ``meta``) is committed before
+the next writer can take the following one, so sequence order is commit order, and a reader whose
+snapshot shows ``seq = n`` sees every row stamped ``<= n`` and none above.  ``changes_since`` reads in one
+REPEATABLE READ snapshot.  Read-modify-write inside ``transaction()`` sees the latest commit (READ
+COMMITTED after the lock), node indices and edge keys come from transactional counters that only grow,
+and an idempotency key is a UNIQUE column, global to the database.  Reads (search) never wait for the
+lock: PostgreSQL's MVCC serves them from the last committed state.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from ..errors import StoreError, UnknownNode
+from ..model import Edge, Node, strict_dumps
+from ..times import event_time_of, source_of
+from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, Store
+from .lexical import lexical_text
+from .postgres_ledgers import PostgresLedgers
+from .postgres_migrations import MIGRATIONS
+from .postgres_schema import PostgresSchemaTables
+
+__all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK"]
+
+WRITE_LOCK = 0x6E6772  # "ngr": the advisory lock every write transaction holds until it ends
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's defaults
+
+
+def is_postgres_url(path: object) -> bool:
+    """True for ``postgresql://...`` / ``postgres://...`` (what opens a :class:`PostgresStore`)."""
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password (what ``path`` and ``stats`` show)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
+
+
+def _vec_bytes(blob: bytes) -> np.ndarray:
+    """pgvector's binary form (``vector_send``): int16 dim, int16 unused, then big-endian float4."""
+    return np.frombuffer(blob, dtype=">f4", offset=4).astype(np.float32)
+
+
+def _tsquery_literal(lexeme: str) -> str:
+    """A lexeme as a quoted tsquery operand (sent as a parameter, never spliced into SQL)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class _Result:
+    """Rows of one statement, fetched (so the pooled connection goes back at once)."""
+
+    def __init__(self, rows: list[tuple], rowcount: int):
+        self.rows, self.rowcount = rows, rowcount
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[tuple]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self.rows)
+
+
+class SQL:
+    """What the store's sections run their statements through: the calling thread's transaction connection
+    inside ``store.transaction()``, else a pooled one.  ``executemany`` (a write) needs a transaction."""
+
+    def __init__(self, store: PostgresStore):
+        self._store = store
+
+    def execute(self, sql: str, params: Any = ()) -> _Result:
+        with self._store._conn() as c:
+            cur = c.execute(sql, params)
+            return _Result(cur.fetchall() if cur.description else [], cur.rowcount)
+
+    def executemany(self, sql: str, rows: list) -> None:
+        self._store._many(sql, rows)
+
+
+class _Local(threading.local):
+    conn: psycopg.Connection | None = None
+    depth: int = 0
+    rels: dict[str, int]
+
+    def __init__(self) -> None:
+        self.rels = {}
+
+
+class PostgresStore(Store):
+    def __init__(self, url: str, *, pool_size: int = 4):
+        if not is_postgres_url(url):
+            raise StoreError(f"not a PostgreSQL URL: {url!r} (expected postgresql://...)")
+        self.url = url
+        self.path = _redacted(url)
+        self._local = _Local()
+        self._rel_cache: dict[str, int] = {}
+        self._closed = False
+        try:
+            self.pool = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=max(1, int(pool_size)),
+                kwargs={"autocommit": True},
+                open=True,
+                timeout=60.0,
+                name="neurongraph",
+            )
+            self.pool.wait(timeout=30.0)
+        except (psycopg.Error, psycopg_pool_errors()) as exc:
+            raise StoreError(f"cannot connect to {self.path}: {exc}") from None
+        self.sql = SQL(self)
+        self.ledgers = PostgresLedgers(self)
+        self.schema_tables = PostgresSchemaTables(self)
+        try:
+            self._migrate()
+        except BaseException:
+            self.pool.close()
+            raise
+
+    # ------------------------------------------------------------ plumbing
+    def _migrate(self) -> None:
+        with self.transaction() as c:
+            c.execute("CREATE TABLE IF NOT EXISTS migrations (name text PRIMARY KEY, applied_at double precision)")
+            done = {r[0] for r in c.execute("SELECT name FROM migrations")}
+            unknown = done - {name for name, _ in MIGRATIONS}
+            if unknown:
+                raise StoreError(
+                    f"{self.path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})"
+                )
+            for name, sql in MIGRATIONS:
+                if name in done:
+                    continue
+                c.execute(sql)  # a constant script, several statements, no parameters
+                c.execute("INSERT INTO migrations(name, applied_at) VALUES (%s, %s)", (name, time.time()))
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        """Atomic unit of work (serialised with every other writer on the database); nested calls are
+        SAVEPOINTs."""
+        loc = self._local
+        if loc.depth == 0:
+            with self.pool.connection() as conn:
+                loc.conn, loc.depth, loc.rels = conn, 1, {}
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                        yield conn
+                    self._rel_cache.update(loc.rels)  # relation ids are shared only once committed
+                finally:
+                    loc.conn, loc.depth, loc.rels = None, 0, {}
+        else:
+            conn = loc.conn
+            assert conn is not None
+            loc.depth += 1
+            try:
+                with conn.transaction():
+                    yield conn
+            except BaseException:
+                loc.rels = {}  # rows this savepoint inserted are gone (re-read on next use)
+                raise
+            finally:
+                loc.depth -= 1
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._local.depth > 0
+
+    def _tx(self) -> psycopg.Connection:
+        """The calling thread's transaction connection (section methods run inside one)."""
+        conn = self._local.conn
+        if conn is None:
+            raise StoreError("this store method must run inside store.transaction()")
+        return conn
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection]:
+        """The thread's transaction connection, else any pooled one (autocommit: each statement sees the
+        latest commit)."""
+        conn = self._local.conn
+        if conn is not None:
+            yield conn
+        else:
+            with self.pool.connection() as c:
+                yield c
+
+    def _all(self, sql: str, params: Any = ()) -> list[tuple]:
+        with self._conn() as c:
+            return c.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Any = ()) -> tuple | None:
+        with self._conn() as c:
+            return c.execute(sql, params).fetchone()
+
+    def _many(self, sql: str, rows: list) -> None:
+        if rows:
+            with self._tx().cursor() as cur:
+                cur.executemany(sql, rows)
+
+    def _next_seq(self) -> int:
+        r = self._tx().execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'seq' RETURNING value")
+        return int(r.fetchone()[0])
+
+    def _take_keys(self, table: str, count: int) -> int:
+        """First of ``count`` fresh keys for ``table`` (nodes or edges), from a transactional counter that
+        only grows: a deleted key is never handed out again, in any process."""
+        column = {"nodes": "idx", "edges": "eid"}[table]  # identifiers are constants, never user input
+        c = self._tx()
+        name = f"next_key.{table}"
+        r = c.execute("SELECT value FROM meta WHERE key = %s", (name,)).fetchone()
+        start = int(r[0]) if r else int(c.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0])
+        c.execute(
+            "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (name, str(start + count)),
+        )
+        return start
+
+    def _bump(self, key: str, delta: int) -> None:
+        if delta:
+            self._tx().execute("UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s", (int(delta), key))
+
+    def next_seq(self) -> int:
+        return self._next_seq()
+
+    def current_seq(self) -> int:
+        r = self._one("SELECT value FROM meta WHERE key = 'seq'")
+        return int(r[0]) if r else 0
+
+    @property
+    def schema_version(self) -> int:
+        r = self._one("SELECT count(*) FROM migrations")
+        return int(r[0]) if r else 0
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.pool.close()
+
+    # ------------------------------------------------------------- nodes
+    def upsert_nodes(self, nodes: list[Node]) -> int:
+        """Insert or update nodes by id (the last occurrence of a duplicate id wins)."""
+        if not nodes:
+            return self.current_seq()
+        latest: dict[str, Node] = {}
+        for n in nodes:
+            latest[n.id] = n
+        now = time.time()
+        with self.transaction() as c:
+            seq = self._next_seq()
+            existing: dict[str, tuple[int, str]] = {}
+            old_dl = 0
+            for r in c.execute("SELECT id, idx, content_hash, dl FROM nodes WHERE id = ANY(%s)", (list(latest),)):
+                existing[r[0]] = (int(r[1]), r[2])
+                old_dl += int(r[3])
+            new = [n for n in latest.values() if n.id not in existing]
+            old = [n for n in latest.values() if n.id in existing]
+            first = self._take_keys("nodes", len(new)) if new else 0
+            lex = {n.id: lexical_text(n.body) for n in latest.values()}
+            dl = {k: len(_TOKEN.findall(v)) for k, v in lex.items()}
+            cols = (
+                "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], %s::text[],"
+                " %s::float8[], %s::text[], %s::text[], %s::int[]"
+            )
+            for part, idxs in ((new, [first + k for k in range(len(new))]), (old, [existing[n.id][0] for n in old])):
+                if not part:
+                    continue
+                arrays = (
+                    idxs,
+                    [n.id for n in part],
+                    [n.type for n in part],
+                    [n.title for n in part],
+                    [n.text for n in part],
+                    [json.dumps(n.metadata, ensure_ascii=False) for n in part],
+                    [float(n.confidence) for n in part],
+                    [n.hash for n in part],
+                    [event_time_of(n.metadata) for n in part],
+                    [source_of(n.metadata) for n in part],
+                    [lex[n.id] for n in part],
+                    [dl[n.id] for n in part],
+                )
+                if part is new:
+                    c.execute(
+                        "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at,"
+                        " updated_at, seq, event_time, source, tsv, dl)"
+                        " SELECT i, id, ty, ti, tx, md, cf, h, %s, %s, %s, et, so, to_tsvector('ngr', lx), dl"
+                        f" FROM unnest({cols}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl)",
+                        (now, now, seq, *arrays),
+                    )
+                else:
+                    c.execute(
+                        "UPDATE nodes n SET type = u.ty, title = u.ti, text = u.tx, metadata = u.md, confidence = u.cf,"
+                        " content_hash = u.h, updated_at = %s, seq = %s, event_time = u.et, source = u.so,"
+                        " tsv = to_tsvector('ngr', u.lx), dl = u.dl"
+                        f" FROM unnest({cols}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl) WHERE n.idx = u.i",
+                        (now, seq, *arrays),
+                    )
+            self._bump("fts.docs", len(new))
+            self._bump("fts.tokens", sum(dl.values()) - old_dl)
+            if self.validator is not None:
+                self.validator.after_nodes(seq, existing)
+        return seq
+
+    def delete_nodes(self, ids: Iterable[str]) -> int:
+        """Delete nodes and every edge touching them; returns how many nodes were deleted."""
+        ids = list(dict.fromkeys(ids))
+        with self.transaction() as c:
+            rows = c.execute("SELECT idx, dl FROM nodes WHERE id = ANY(%s)", (ids,)).fetchall()
+            if not rows:
+                return 0
+            seq = self._next_seq()
+            keys = [int(r[0]) for r in rows]
+            eids = [
+                int(r[0])
+                for r in c.execute(
+                    "SELECT eid FROM edges WHERE src = ANY(%s) UNION SELECT eid FROM edges WHERE dst = ANY(%s)",
+                    (keys, keys),
+                )
+            ]
+            c.execute("DELETE FROM nodes WHERE idx = ANY(%s)", (keys,))  # edges cascade
+            c.execute(
+                "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'node', k FROM unnest(%s::bigint[]) k", (seq, keys)
+            )
+            c.execute(
+                "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'edge', k FROM unnest(%s::bigint[]) k", (seq, eids)
+            )
+            self._bump("fts.docs", -len(keys))
+            self._bump("fts.tokens", -sum(int(r[1]) for r in rows))
+        return len(keys)
+
+    _NODE_COLS = "idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at"
+
+    @staticmethod
+    def _row(r) -> NodeRow:
+        return NodeRow(
+            idx=int(r[0]),
+            id=r[1],
+            type=r[2],
+            title=r[3],
+            text=r[4],
+            metadata=json.loads(r[5]),
+            confidence=r[6],
+            content_hash=r[7],
+            created_at=r[8],
+            updated_at=r[9],
+        )
+
+    def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        return {r[0]: int(r[1]) for r in self._all("SELECT id, idx FROM nodes WHERE id = ANY(%s)", (ids,))}
+
+    def get_node(self, node_id: str) -> NodeRow | None:
+        r = self._one(f"SELECT {self._NODE_COLS} FROM nodes WHERE id = %s", (node_id,))
+        return None if r is None else self._row(r)
+
+    def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
+        want = [int(i) for i in idxs]
+        if not want:
+            return {}
+        rows = self._all(f"SELECT {self._NODE_COLS} FROM nodes WHERE idx = ANY(%s)", (want,))
+        return {int(r[0]): self._row(r) for r in rows}
+
+    def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
+        last = -1
+        while True:
+            rows = self._all(
+                f"SELECT {self._NODE_COLS} FROM nodes WHERE idx > %s ORDER BY idx LIMIT %s", (last, int(batch))
+            )
+            if not rows:
+                return
+            for r in rows:
+                yield self._row(r)
+            last = int(rows[-1][0])
+
+    def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
+        want = sorted({int(i) for i in idxs})
+        if not want:
+            return {}
+        return {int(r[0]): r[1] for r in self._all("SELECT idx, id FROM nodes WHERE idx = ANY(%s)", (want,))}
+
+    def node_types(self, ids: Iterable[str]) -> dict[str, str]:
+        want = list(dict.fromkeys(ids))
+        if not want:
+            return {}
+        return dict(self._all("SELECT id, type FROM nodes WHERE id = ANY(%s)", (want,)))
+
+    def ids_with_prefix(self, prefix: str, limit: int) -> list[tuple[str, str]]:
+        return [
+            (r[0], r[1])
+            for r in self._all(
+                "SELECT id, type FROM nodes WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
+                (prefix, prefix + "\uffff", int(limit)),
+            )
+        ]
+
+    def nodes_titled(self, title: str, limit: int) -> list[tuple[str, str]]:
+        # SQLite's COLLATE NOCASE folds ASCII letters only; so does this
+        return [
+            (r[0], r[1])
+            for r in self._all(
+                "SELECT id, type FROM nodes WHERE translate(title, %s, %s) = translate(%s, %s, %s) ORDER BY idx"
+                " LIMIT %s",
+                (_UPPER, _LOWER, title, _UPPER, _LOWER, int(limit)),
+            )
+        ]
+
+    # ------------------------------------------------------------- edges
+    def _rel_ids(self, names: Iterable[str]) -> dict[str, int]:
+        loc = self._local
+        out: dict[str, int] = {}
+        missing: list[str] = []
+        for n in set(names):
+            rid = self._rel_cache.get(n, loc.rels.get(n))
+            if rid is None:
+                missing.append(n)
+            else:
+                out[n] = rid
+        if missing:
+            c = self._tx()
+            c.execute("INSERT INTO relations(name) SELECT unnest(%s::text[]) ON CONFLICT (name) DO NOTHING", (missing,))
+            for name, rid in c.execute("SELECT name, id FROM relations WHERE name = ANY(%s)", (missing,)):
+                loc.rels[name] = out[name] = int(rid)
+        return out
+
+    def relation_names(self) -> dict[int, str]:
+        return {int(i): n for i, n in self._all("SELECT id, name FROM relations")}
+
+    def relation_ids(self, names: Iterable[str]) -> dict[str, int]:
+        names = list(names)
+        with self.transaction():
+            ids = self._rel_ids(names)
+        return {n: ids[n] for n in names}
+
+    def upsert_edges(self, edges: list[Edge]) -> int:
+        """Insert edges or update existing ``(src, rel, dst)`` ones, all or nothing: an update sets base
+        weight, polarity and factuality, merges ``meta`` (new keys win) and keeps what was learned."""
+        if not edges:
+            return self.current_seq()
+        now = time.time()
+        with self.transaction() as c:
+            idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
+            unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
+            if unknown:
+                shown = ", ".join(repr(u) for u in unknown[:5]) + (
+                    f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+                )
+                raise UnknownNode(
+                    f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50]
+                )
+            rel = self._rel_ids(e.rel for e in edges)
+            seq = self._next_seq()
+            # one row per (src, rel, dst): the last occurrence wins, meta merged in order (as repeated upserts)
+            merged: dict[tuple[int, int, int], list] = {}
+            for e in edges:
+                key = (idx[e.src], rel[e.rel], idx[e.dst])
+                prev = merged.get(key)
+                meta = {**prev[3], **e.meta} if prev else dict(e.meta or {})
+                merged[key] = [e.polarity, e.weight, e.factuality, meta]
+            keys = sorted(merged)
+            first = self._take_keys("edges", len(keys))  # an existing edge keeps its key (gaps are harmless)
+            c.execute(
+                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at,"
+                " seq) SELECT k, s, r, d, p, w, f, m, %s, %s, %s FROM unnest(%s::bigint[], %s::bigint[], %s::int[],"
+                " %s::bigint[], %s::int[], %s::float8[], %s::float8[], %s::jsonb[]) AS u(k, s, r, d, p, w, f, m)"
+                " ON CONFLICT (src, rel_id, dst) DO UPDATE SET polarity = excluded.polarity, weight = excluded.weight,"
+                " factuality = excluded.factuality, meta = edges.meta || excluded.meta,"
+                " updated_at = excluded.updated_at, seq = excluded.seq",
+                (
+                    now,
+                    now,
+                    seq,
+                    [first + k for k in range(len(keys))],
+                    [k[0] for k in keys],
+                    [k[1] for k in keys],
+                    [k[2] for k in keys],
+                    [int(merged[k][0]) for k in keys],
+                    [float(merged[k][1]) for k in keys],
+                    [float(merged[k][2]) for k in keys],
+                    [json.dumps(merged[k][3], ensure_ascii=False) for k in keys],
+                ),
+            )
+            if self.validator is not None:
+                self.validator.after_edges(seq)
+        return seq
+
+    def delete_edges(self, triples: Iterable[tuple[str, str, str]]) -> int:
+        triples = list(dict.fromkeys(triples))
+        if not triples:
+            return 0
+        with self.transaction() as c:
+            found = c.execute(
+                "SELECT DISTINCT e.eid, e.src, e.dst FROM unnest(%s::text[], %s::text[], %s::text[]) AS t(s, r, d)"
+                " JOIN nodes s ON s.id = t.s JOIN nodes d ON d.id = t.d JOIN relations r ON r.name = t.r"
+                " JOIN edges e ON e.src = s.idx AND e.dst = d.idx AND e.rel_id = r.id",
+                ([t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]),
+            ).fetchall()
+            if not found:
+                return 0
+            seq = self._next_seq()
+            eids = [int(r[0]) for r in found]
+            c.execute("DELETE FROM edges WHERE eid = ANY(%s)", (eids,))
+            c.execute(
+                "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'edge', k FROM unnest(%s::bigint[]) k", (seq, eids)
+            )
+            if self.validator is not None:
+                self.validator.after_edge_removal({int(x) for r in found for x in (r[1], r[2])})
+        return len(found)
+
+    _EDGE_JOIN = (
+        " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
+    )
+
+    def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
+        r = self._one(
+            "SELECT e.eid, e.polarity, e.weight, e.plastic, e.factuality, e.meta, e.reinforce_count, e.created_at,"
+            " e.updated_at" + self._EDGE_JOIN + " WHERE s.id = %s AND r.name = %s AND d.id = %s",
+            (src, rel, dst),
+        )
+        if r is None:
+            return None
+        return {
+            "eid": int(r[0]),
+            "src": src,
+            "rel": rel,
+            "dst": dst,
+            "polarity": r[1],
+            "weight": r[2],
+            "plastic": r[3],
+            "factuality": r[4],
+            "meta": r[5],
+            "reinforce_count": r[6],
+            "created_at": r[7],
+            "updated_at": r[8],
+        }
+
+    def edge_count(self) -> int:
+        r = self._one("SELECT count(*) FROM edges")
+        return int(r[0]) if r else 0
+
+    def edge_pairs(self, rel: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._all("SELECT s.id, d.id" + self._EDGE_JOIN + " WHERE r.name = %s", (rel,))]
+
+    def edges_marked(self, meta_key: str) -> list[tuple[str, str, str]]:
+        if not meta_key.isidentifier():
+            raise ValueError(f"bad meta key {meta_key!r}")
+        rows = self._all("SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE jsonb_exists(e.meta, %s)", (meta_key,))
+        return [(a, b, c) for a, b, c in rows]
+
+    def owned_edges(self, owners: Iterable[str]) -> list[tuple[str, str, str]]:
+        owners = list(dict.fromkeys(owners))
+        if not owners:
+            return []
+        rows = self._all(
+            "SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE e.meta ->> 'owner' = ANY(%s)", (owners,)
+        )
+        return [(a, b, c) for a, b, c in rows]
+
+    def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:
+        src_ids = list(dict.fromkeys(src_ids))
+        if not src_ids:
+            return set()
+        rows = self._all("SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE s.id = ANY(%s)", (src_ids,))
+        return {(a, b, c) for a, b, c in rows}
+
+    # ------------------------------------------------------------- ingest bookkeeping
+    def owned_nodes(self, owners: Iterable[str]) -> list[str]:
+        owners = list(dict.fromkeys(owners))
+        if not owners:
+            return []
+        return [r[0] for r in self._all("SELECT id FROM nodes WHERE metadata::jsonb ->> 'owner' = ANY(%s)", (owners,))]
+
+    def source_node_ids(self, kind: str, source: str) -> list[str]:
+        return [
+            r[0]
+            for r in self._all(
+                "SELECT id FROM nodes WHERE metadata::jsonb ->> 'source' = %s AND metadata::jsonb ->> 'ingest' = %s",
+                (source, kind),
+            )
+        ]
+
+    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None:
+        if not rows:
+            return
+        with self.transaction():
+            self._many(
+                "INSERT INTO pending_edges(missing, owner, edge) VALUES (%s, %s, %s)",
+                [(m, o, json.dumps(e, ensure_ascii=False)) for m, o, e in rows],
+            )
+
+    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return []
+        with self.transaction() as c:
+            rows = c.execute("DELETE FROM pending_edges WHERE missing = ANY(%s) RETURNING edge", (ids,)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def drop_pending_edges(self, owners: Iterable[str]) -> int:
+        owners = list(dict.fromkeys(owners))
+        if not owners:
+            return 0
+        with self.transaction() as c:
+            return c.execute("DELETE FROM pending_edges WHERE owner = ANY(%s)", (owners,)).rowcount
+
+    def pending_edge_count(self) -> int:
+        r = self._one("SELECT count(*) FROM pending_edges")
+        return int(r[0]) if r else 0
+
+    # ---------------------------------------------------------- lexical
+    def lexical_search(
+        self, terms: list[str], k: int, max_postings: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k BM25 matches of the OR of ``terms`` (higher = better), computed in SQL as FTS5 does:
+        idf = ln((N - df + 0.5) / (df + 0.5)) (at least 1e-6), k1 = 1.2, b = 0.75, over the ``ngr`` text
+        search configuration (snowball English stems, no stop words) of the CJK-split body.  Document
+        frequencies come from the GIN index; N and the mean length from counters kept by every write.
+        With ``max_postings``, the rarest terms are kept until their postings exceed the budget."""
+        empty = np.zeros(0, np.int64), np.zeros(0)
+        if not terms or k <= 0:
+            return empty
+        with self._conn() as c:
+            lexemes = [
+                r[0]
+                for r in c.execute(
+                    "SELECT DISTINCT u.lexeme FROM unnest(%s::text[]) AS t(term),"
+                    " unnest(to_tsvector('ngr', t.term)) AS u",
+                    (list(terms),),
+                )
+            ]
+            if not lexemes:
+                return empty
+            queries = [_tsquery_literal(x) for x in lexemes]
+            df = [
+                int(r[0])
+                for r in c.execute(
+                    "SELECT (SELECT count(*) FROM nodes WHERE tsv @@ q::tsquery) FROM unnest(%s::text[])"
+                    " WITH ORDINALITY AS t(q, i) ORDER BY i",
+                    (queries,),
+                )
+            ]
+            keep = [i for i in range(len(lexemes)) if df[i] > 0]
+            if max_postings is not None and len(keep) > 1:
+                kept: list[int] = []
+                total = 0
+                for i in sorted(keep, key=lambda j: df[j]):
+                    if kept and total + df[i] > max_postings:
+                        break
+                    kept.append(i)
+                    total += df[i]
+                keep = sorted(kept)
+            if not keep:
+                return empty
+            stats = dict(c.execute("SELECT key, value FROM meta WHERE key IN ('fts.docs', 'fts.tokens')").fetchall())
+            n_docs = max(int(stats.get("fts.docs", 0)), 1)
+            avgdl = max(int(stats.get("fts.tokens", 0)) / n_docs, 1e-9)
+            idf = [max(float(np.log((n_docs - df[i] + 0.5) / (df[i] + 0.5))), 1e-6) for i in keep]
+            rows = c.execute(
+                "WITH q(lexeme, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),"
+                " cand AS (SELECT idx, tsv, dl FROM nodes WHERE tsv @@ %s::tsquery)"
+                " SELECT cand.idx, sum(q.idf * m.tf * (%s + 1) / (m.tf + %s * (1 - %s + %s * cand.dl / %s))) AS score"
+                " FROM cand CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf"
+                " FROM unnest(cand.tsv) AS u) AS m JOIN q ON q.lexeme = m.lexeme"
+                " GROUP BY cand.idx ORDER BY score DESC, cand.idx LIMIT %s",
+                (
+                    [lexemes[i] for i in keep],
+                    idf,
+                    " | ".join(queries[i] for i in keep),
+                    BM25_K1,
+                    BM25_K1,
+                    BM25_B,
+                    BM25_B,
+                    avgdl,
+                    int(k),
+                ),
+            ).fetchall()
+        if not rows:
+            return empty
+        return np.array([int(r[0]) for r in rows], np.int64), np.array([float(r[1]) for r in rows])
+
+    # ---------------------------------------------------------- vectors
+    def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        hashes = list(dict.fromkeys(hashes))
+        if not hashes:
+            return {}
+        rows = self._all(
+            "SELECT content_hash, vector_send(vector) FROM embeddings WHERE model = %s AND content_hash = ANY(%s)",
+            (model, hashes),
+        )
+        return {h: _vec_bytes(b) for h, b in rows}
+
+    def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self.transaction():
+            self._many(
+                "INSERT INTO embeddings(content_hash, model, dim, vector) VALUES (%s, %s, %s, %s::real[]::vector)"
+                " ON CONFLICT (content_hash, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+                [(h, model, int(v.shape[0]), np.asarray(v, np.float32).tolist()) for h, v in items],
+            )
+
+    def all_node_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = self._all(
+            "SELECT n.idx, vector_send(e.vector) FROM nodes n JOIN embeddings e ON e.content_hash = n.content_hash"
+            " AND e.model = %s WHERE e.dim = %s ORDER BY n.idx",
+            (model, int(dim)),
+        )
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
+        idx = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        raw = np.frombuffer(b"".join(bytes(r[1][4:]) for r in rows), dtype=">f4").reshape(len(rows), dim)
+        return idx, raw.astype(np.float32)
+
+    def embedding_models(self) -> dict[str, int]:
+        return {m: int(n) for m, n in self._all("SELECT model, count(*) FROM embeddings GROUP BY model")}
+
+    def vector_search(self, model: str, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k node indices by cosine similarity to ``query`` through pgvector (the HNSW index serves
+        384-dimensional vectors; others are scanned).  Not part of the store contract: engines search their
+        in-memory matrix; this is for a server-side search or a check of the index."""
+        q = np.asarray(query, np.float32).tolist()
+        dim = len(q)
+        cast = "vector(384)" if dim == 384 else "vector"
+        rows = self._all(
+            f"SELECT n.idx, 1 - d FROM (SELECT content_hash, e.vector::{cast} <=> %s::real[]::{cast} AS d"
+            f" FROM embeddings e WHERE e.model = %s AND e.dim = %s ORDER BY e.vector::{cast} <=> %s::real[]::{cast}"
+            " LIMIT %s) AS top JOIN nodes n ON n.content_hash = top.content_hash ORDER BY d, n.idx",
+            (q, model, dim, q, int(k)),
+        )
+        return np.array([int(r[0]) for r in rows], np.int64), np.array([float(r[1]) for r in rows])
+
+    # ---------------------------------------------------------- change feed
+    def changes_since(self, seq: int) -> Changes:
+        if self._local.conn is not None:
+            return self._changes(self._local.conn, seq)
+        with self.pool.connection() as c:
+            with c.transaction():
+                c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # one snapshot
+                return self._changes(c, seq)
+
+    def _changes(self, c: psycopg.Connection, seq: int) -> Changes:
+        now_seq = int(c.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()[0])
+        nrows = c.execute(
+            "SELECT idx, id, content_hash, type, event_time, source FROM nodes WHERE seq > %s ORDER BY idx", (seq,)
+        ).fetchall()
+        hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
+        rows = c.execute(
+            "SELECT eid, src, dst, rel_id, weight, factuality, polarity, plastic, coalesce(plastic_at, 'NaN'),"
+            " dormant FROM edges WHERE seq > %s ORDER BY eid",
+            (seq,),
+        ).fetchall()
+        tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > %s ORDER BY seq, key", (seq,)).fetchall()
+        raw = np.array(rows, dtype=np.float64).reshape(-1, 10)
+        ecols = raw[:, :7]
+        ecols[:, 4] = _effective_weight(
+            raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
+        )
+        edges = EdgeArrays(
+            eid=ecols[:, 0].astype(np.int64),
+            src=ecols[:, 1].astype(np.int64),
+            dst=ecols[:, 2].astype(np.int64),
+            rel_id=ecols[:, 3].astype(np.int32),
+            weight=ecols[:, 4].copy(),
+            fact=ecols[:, 5].copy(),
+            pol=ecols[:, 6].astype(np.int8),
+        )
+        return Changes(
+            seq=now_seq,
+            nodes=[(int(r[0]), r[1], r[2]) for r in nrows],
+            node_types=[r[3] for r in nrows],
+            node_times=[r[4] for r in nrows],
+            node_sources=[r[5] for r in nrows],
+            edges=edges,
+            deleted_nodes=[int(k) for kind, k in tomb if kind == "node"],
+            deleted_edges=[int(k) for kind, k in tomb if kind == "edge"],
+        )
+
+    def change_count_since(self, seq: int) -> int:
+        r = self._one(
+            "SELECT (SELECT count(*) FROM nodes WHERE seq > %s) + (SELECT count(*) FROM edges WHERE seq > %s)"
+            " + (SELECT count(*) FROM tombstones WHERE seq > %s)",
+            (seq, seq, seq),
+        )
+        return int(r[0]) if r else 0
+
+    def tombstones_between(self, after: int, upto: int) -> list[tuple[str, int]]:
+        return [
+            (kind, int(key))
+            for kind, key in self._all(
+                "SELECT kind, key FROM tombstones WHERE seq > %s AND seq <= %s ORDER BY seq, key", (after, upto)
+            )
+        ]
+
+    def node_records(self, after: int, upto: int) -> list[tuple[int, str, str, str, str]]:
+        return [
+            (int(r[0]), r[1], r[2], r[3], r[4])
+            for r in self._all(
+                "SELECT idx, id, type, title, metadata FROM nodes WHERE seq > %s AND seq <= %s ORDER BY idx",
+                (after, upto),
+            )
+        ]
+
+    def edge_records(self, after: int, upto: int) -> list[EdgeRecord]:
+        return [
+            (int(r[0]), int(r[1]), r[2], int(r[3]), float(r[4]), int(r[5]), float(r[6]))
+            for r in self._all(
+                "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
+                " JOIN relations r ON r.id = e.rel_id WHERE e.seq > %s AND e.seq <= %s ORDER BY e.eid",
+                (after, upto),
+            )
+        ]
+
+    # ---------------------------------------------------------- search filters
+    def nodes_failing(self, where: Iterable[tuple[str, object]]) -> np.ndarray:
+        """Indices of the nodes a metadata-equality filter excludes (same rules as the SQLite store: a list
+        passes when one element equals; a string never equals a number, nor a number a boolean; a node
+        without the key, or with JSON null there, is not judged by it)."""
+        conds: list[str] = []
+        params: list[Any] = []
+        for key, value in where:
+            if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
+                raise ValueError(f"bad metadata key {key!r}")
+            arg: Any
+            if isinstance(value, bool):
+                test, arg = "(jsonb_typeof({x}) = 'boolean' AND ({x})::boolean = %s)", value
+            elif isinstance(value, str):
+                test, arg = "(jsonb_typeof({x}) = 'string' AND ({x}) #>> '{{}}' = %s)", value
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                test, arg = "(jsonb_typeof({x}) = 'number' AND ({x})::float8 = %s::float8)", float(value)
+            else:
+                raise ValueError(f"metadata filters values are strings, numbers or booleans, got {value!r}")
+            conds.append(
+                "(m -> %s IS NOT NULL AND jsonb_typeof(m -> %s) <> 'null' AND NOT (CASE WHEN jsonb_typeof(m -> %s)"
+                " = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(m -> %s) AS j(v) WHERE "
+                + test.format(x="j.v")
+                + ") ELSE "
+                + test.format(x="m -> %s")
+                + " END))"
+            )
+            params += [key, key, key, key, arg, key, key, arg]
+        if not conds:
+            return np.zeros(0, np.int64)
+        rows = self._all(
+            "SELECT idx FROM (SELECT idx, metadata::jsonb AS m FROM nodes) AS n WHERE jsonb_typeof(m) = 'object' AND ("
+            + " OR ".join(conds)
+            + ") ORDER BY idx",
+            params,
+        )
+        return np.fromiter((r[0] for r in rows), np.int64, len(rows))
+
+    # ------------------------------------------------------------ traces
+    def save_trace(self, trace: dict) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (%s,%s,%s,%s,%s,%s)",
+                (
+                    trace["id"],
+                    trace["created_at"],
+                    trace["query"],
+                    strict_dumps(trace["params"]),
+                    trace["fingerprint"],
+                    strict_dumps(trace["hits"], ensure_ascii=False),
+                ),
+            )
+
+    def get_trace(self, trace_id: str) -> dict | None:
+        r = self._one("SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = %s", (trace_id,))
+        if r is None:
+            return None
+        return {
+            "id": r[0],
+            "created_at": r[1],
+            "query": r[2],
+            "params": json.loads(r[3]),
+            "fingerprint": r[4],
+            "hits": json.loads(r[5]),
+        }
+
+    # -------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        r = self._one("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if r is None else r[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # ------------------------------------------------------------- stats
+    def stats(self) -> dict:
+        def one(q: str) -> int:
+            r = self._one(q)
+            return int(r[0]) if r else 0
+
+        return {
+            "path": self.path,
+            "schema_version": self.schema_version,
+            "nodes": one("SELECT count(*) FROM nodes"),
+            "edges": one("SELECT count(*) FROM edges"),
+            "relations": one("SELECT count(*) FROM relations"),
+            "traces": one("SELECT count(*) FROM traces"),
+            "cached_vectors": one("SELECT count(*) FROM embeddings"),
+            "pending_edges": one("SELECT count(*) FROM pending_edges"),
+            "node_types": self.node_type_counts(),
+            "edge_relations": {
+                n: int(k)
+                for n, k in self._all(
+                    "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP BY r.name"
+                    " ORDER BY 2 DESC, 1"
+                )
+            },
+        }
+
+    def node_type_counts(self) -> dict[str, int]:
+        return {t: int(n) for t, n in self._all("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC, 1")}
+
+    def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
+        return [
+            (a, b, c, int(n))
+            for a, b, c, n in self._all(
+                "SELECT r.name, s.type, d.type, count(*)"
+                + self._EDGE_JOIN
+                + " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3"
+            )
+        ]
+
+    def metadata_keys(self, limit: int) -> list[str]:
+        return [
+            r[0]
+            for r in self._all(
+                "SELECT j.key FROM (SELECT metadata::jsonb AS m FROM nodes) AS n,"
+                " jsonb_each(CASE WHEN jsonb_typeof(n.m) = 'object' THEN n.m ELSE '{}'::jsonb END) AS j"
+                " WHERE jsonb_typeof(j.value) IN ('string', 'number', 'boolean', 'array')"
+                " GROUP BY j.key ORDER BY count(*) DESC, j.key LIMIT %s",
+                (int(limit),),
+            )
+        ]
+
+    # ------------------------------------------------------------ copies
+    def copy_to(self, path: str | Path) -> None:
+        """A consistent copy of the whole database as a SQLite file at ``path`` (one snapshot), e.g. to
+        try feedback on a scratch copy without touching the shared store."""
+        from .postgres_copy import postgres_to_sqlite
+
+        postgres_to_sqlite(self, str(path))
+
+
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+
+
+def psycopg_pool_errors() -> type[Exception]:
+    from psycopg_pool import PoolTimeout
+
+    return PoolTimeout
+
+
+def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
+    """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
+    age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
+    factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
+    return np.where(dormant != 0, 0.0, base + plastic * factor)

