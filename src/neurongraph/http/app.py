@@ -28,7 +28,7 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -310,15 +310,15 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
         return _json(list(reversed(runner.recent))[:limit])
 
     @app.get("/api/traces/{trace_id}", response_model=m.TraceOut, tags=["traces"], responses=error_responses(400, 404))
-    async def trace(trace_id: str) -> Response:
+    async def trace(
+        trace_id: Annotated[str, Path(min_length=1, max_length=m.LIMITS["id_chars"], description="A trace id.")],
+    ) -> Response:
         """A stored search: its hits with stage, scores and paths, and every receipt (with the edge weights
         it changed), outcome and retrieval failure."""
-        if not trace_id or len(trace_id) > m.LIMITS["id_chars"]:
-            raise InvalidArgument(f"trace_id must be 1..{m.LIMITS['id_chars']} characters")
         return _json(await runner.call(_do_trace, trace_id))
 
     @app.get("/api/jobs/{job_id}", response_model=m.JobOut, tags=["search"], responses=error_responses(404))
-    async def job(job_id: str) -> Response:
+    async def job(job_id: Annotated[str, Path(min_length=1, max_length=64, description="A job id.")]) -> Response:
         """A background search or ask: state, phase, queue position, elapsed time, then its result or error."""
         j = runner.jobs.get(job_id)
         if j is None:

@@ -111,7 +111,7 @@ def serve(
             await startup(sockets=sockets)
             on_ready(url)
 
-        server.startup = announce  # type: ignore[method-assign]
+        server.startup = announce
     try:
         server.run(sockets=[sock])
     finally:
