@@ -29,3 +29,7 @@ def real_embedder():
     from neurongraph.index.embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
+
+
+# the PostgreSQL server fixtures (pg_server: one per session, always stopped; pg_url: a fresh database), issue 15
+from postgres_server import pg_server, pg_url  # noqa: E402, F401
