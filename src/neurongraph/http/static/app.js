@@ -218,10 +218,11 @@ function explainText(h) {
 function pathGraph(h) {
   const path = (h.paths && h.paths[0]) || { nodes: [h.id], edges: [] };
   const nodes = path.nodes.length ? path.nodes : [h.id];
-  const W = 640, H = 92, pad = 70;
+  const W = 640, pad = 70;
+  const H = nodes.length > 1 ? 92 : 66;  // a hit without a path: one node, less room
   const step = nodes.length > 1 ? (W - 2 * pad) / (nodes.length - 1) : 0;
   const x = (i) => (nodes.length > 1 ? pad + i * step : W / 2);
-  const y = 44;
+  const y = nodes.length > 1 ? 44 : 18;
   const g = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "graph", role: "img", "data-testid": "path-graph",
     "aria-label": `explanation path: ${nodes.join(" → ")}` });
   const defs = svg("defs");
