@@ -3,7 +3,9 @@
 Each test runs once per store implementation in ``STORES``.  A factory gets pytest's ``tmp_path`` and
 returns a function that opens a *new handle* on one and the same database (a second handle is how the
 suite checks reopening and two processes sharing a database).  Adding an implementation is one line in
-``STORES``.  No SQL here: a store passes by behaviour.
+``STORES``; a server-backed store's factory makes a fresh, empty database (or schema) per test and returns
+a function connecting to it (``pytest.param(_postgres, id="postgres", marks=...)`` with a skip mark when
+no server is available).  No SQL here: a store passes by behaviour.
 """
 
 from __future__ import annotations
