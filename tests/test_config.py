@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import neurongraph as ngr
 from neurongraph.channels import CHANNELS, Beam, Channel, NoGraph, Ppr, Spread
 from neurongraph.config import MAXIMA, SearchConfig
 from neurongraph.errors import InvalidArgument
+from neurongraph.graph.arrays import GraphArrays
+from neurongraph.graph.beam import beam_search
+from neurongraph.graph.ppr import ppr
 from neurongraph.graph.strategies import Eager, Mmr, Scored
 from neurongraph.link import LinkerConfig
+
+_G = GraphArrays.from_edges(2, [0], [1], [1.0])
 
 # the flat to_dict of the default configuration as the flat SearchConfig (before channel objects) wrote it
 FLAT_DEFAULT_CHANNEL_KEYS = {
@@ -141,6 +147,11 @@ def test_fingerprint_depends_on_channel_parameters():
         lambda: LinkerConfig(entity_kinds=("bogus",)),
         lambda: LinkerConfig(min_title_chars=-1),
         lambda: LinkerConfig(similarity_threshold=math.nan),
+        # the graph algorithms called directly check their options the same way
+        lambda: beam_search(_G, [0], np.zeros(2), score_mode="max"),
+        lambda: beam_search(_G, [0], np.zeros(2), beam_width=0),
+        lambda: ppr(_G, [0], damping=1.5),
+        lambda: _G.expand(np.array([0]), direction="sideways"),
     ],
 )
 def test_every_config_error_is_invalid_argument(make):

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InvalidArgument
+
 __all__ = ["Expansion", "GraphArrays", "mask_at"]
 
 _MERGE_MIN = 4096  # delta edges tolerated regardless of base size
@@ -332,7 +334,7 @@ class GraphArrays:
                     *(np.concatenate([getattr(a, f), getattr(b, f)]) for f in Expansion.__dataclass_fields__)
                 )
             if direction not in ("out", "in"):
-                raise ValueError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
+                raise InvalidArgument(f"direction must be 'out', 'in' or 'both', got {direction!r}")
             reverse = direction == "in"
         if reverse:  # a backward step: the frontier is the stored edge's dst, the step reaches its src
             sources = [(blk, rev.gather, blk.dst, blk.src) for blk, rev in self._reverse_blocks()]

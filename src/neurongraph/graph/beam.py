@@ -39,12 +39,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..channels import BEAM_MODES
+from ..checks import check_choice, check_int
 from .arrays import GraphArrays, mask_at
 from .spread import edge_multipliers
 
 __all__ = ["BeamResult", "SCORE_MODES", "beam_search"]
 
-SCORE_MODES = ("mean", "min", "last")
+SCORE_MODES = BEAM_MODES  # path scores: mean / min / last of per-node query similarity
 
 
 @dataclass
@@ -121,10 +123,8 @@ def beam_search(
     visible: np.ndarray | None = None,
 ) -> BeamResult:
     """Beam search over paths from each seed; see the module docstring for semantics."""
-    if score_mode not in SCORE_MODES:
-        raise ValueError(f"score_mode must be one of {SCORE_MODES}, got {score_mode!r}")
-    if beam_width < 1:
-        raise ValueError("beam_width must be >= 1")
+    check_choice("score_mode", score_mode, SCORE_MODES)
+    check_int("beam_width", beam_width, lo=1, hi=2**62)
     qsim = np.asarray(qsim, np.float64)
     seeds = _unique_in_order(np.asarray(seeds, np.int64).ravel())
     if seeds.size and (seeds.min() < 0 or seeds.max() >= qsim.shape[0]):

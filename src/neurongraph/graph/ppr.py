@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..checks import check_number
 from .arrays import GraphArrays, mask_at
 from .spread import edge_multipliers
 
@@ -135,8 +136,7 @@ def ppr(
     visible: np.ndarray | None = None,
 ) -> PprResult:
     """Power iteration until the L1 change drops below ``tol`` or ``max_iter`` steps."""
-    if not 0.0 <= damping < 1.0:
-        raise ValueError("damping must be in [0, 1)")
+    check_number("damping", damping, lo=0, hi=1, hi_open=True)
     n = graph.n_nodes
     seeds = np.asarray(seeds, np.int64).ravel()
     acts = np.ones(seeds.shape[0]) if seed_acts is None else np.asarray(seed_acts, np.float64).ravel()
