@@ -18,7 +18,16 @@ from ..errors import InvalidArgument, NeuronGraphError
 from ..mcp.tools import HINTS
 from ..model import strict_dumps
 
-__all__ = ["STATUS", "ApiError", "ErrorBody", "error_response", "status_of", "describe_validation", "ERROR_RESPONSES"]
+__all__ = [
+    "STATUS",
+    "ApiError",
+    "ErrorBody",
+    "error_payload",
+    "error_response",
+    "error_responses",
+    "describe_validation",
+    "status_of",
+]
 
 # the HTTP status of every stable code; a code not listed is a server-side failure (500)
 STATUS: dict[str, int] = {
@@ -38,7 +47,6 @@ STATUS: dict[str, int] = {
     "schema_violation": 409,
     "invariant_violation": 409,
     "payload_too_large": 413,
-    "unsupported_media_type": 415,
     "busy": 429,
     "internal_error": 500,
     "store_error": 503,
@@ -127,16 +135,12 @@ def describe_validation(errors: list[dict], fields: tuple[str, ...] = ()) -> Neu
     return InvalidArgument("invalid request: " + "; ".join(problems), problems=problems)
 
 
-def _doc(status: int, description: str) -> dict:
-    return {"model": ErrorBody, "description": description}
-
-
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` entries for the given error statuses (all share :class:`ErrorBody`)."""
     by_status: dict[int, list[str]] = {}
     for code, st in STATUS.items():
         by_status.setdefault(st, []).append(code)
-    return {st: _doc(st, "error codes: " + ", ".join(by_status.get(st, ["internal_error"]))) for st in statuses}
-
-
-ERROR_RESPONSES = error_responses
+    return {
+        st: {"model": ErrorBody, "description": "error codes: " + ", ".join(by_status.get(st, ["internal_error"]))}
+        for st in statuses
+    }
