@@ -67,9 +67,7 @@ def _hops_from_triples(graph: GraphArrays, triples) -> list[Hop]:
     return [Hop(int(s), int(d), int(e), float(wi), int(ti)) for (s, e, d), wi, ti in zip(triples, w, t)]
 
 
-def _spread(ch: Spread, x: ChannelInput) -> GraphSignal | None:
-    if not x.graph.n_edges:
-        return None
+def _spread(ch: Spread, x: ChannelInput) -> GraphSignal:
     r = spread(
         x.graph,
         x.seeds,
@@ -87,9 +85,7 @@ def _spread(ch: Spread, x: ChannelInput) -> GraphSignal | None:
     return GraphSignal(r.nodes, r.act, explain=lambda node: [Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
 
 
-def _beam(ch: Beam, x: ChannelInput) -> GraphSignal | None:
-    if not x.graph.n_edges:
-        return None
+def _beam(ch: Beam, x: ChannelInput) -> GraphSignal:
     graph = x.graph
     r = beam_search(
         graph,
@@ -109,9 +105,7 @@ def _beam(ch: Beam, x: ChannelInput) -> GraphSignal | None:
     )
 
 
-def _ppr(ch: Ppr, x: ChannelInput) -> GraphSignal | None:
-    if not x.graph.n_edges:
-        return None
+def _ppr(ch: Ppr, x: ChannelInput) -> GraphSignal:
     graph = x.graph
     ok = x.seeds < graph.n_nodes
     r = ppr(
@@ -165,12 +159,14 @@ def run_channel(x: ChannelInput) -> GraphSignal | None:
     ch: Channel = x.cfg.channel
     if isinstance(ch, NoGraph) or x.seeds.size == 0:
         return None
+    if isinstance(ch, Strategy):  # walks metadata links too, so it runs on a graph without edges
+        return _strategy(ch, x)
+    if not x.graph.n_edges:
+        return None
     if isinstance(ch, Spread):
         return _spread(ch, x)
     if isinstance(ch, Beam):
         return _beam(ch, x)
     if isinstance(ch, Ppr):
         return _ppr(ch, x)
-    if isinstance(ch, Strategy):
-        return _strategy(ch, x)
     raise TypeError(f"no runner for graph channel {type(ch).__name__}")

@@ -192,6 +192,12 @@ class RankInputs:
     event_time: np.ndarray | None = None
     recency: RecencyPrior | None = None
 
+    @property
+    def overfetch(self) -> int:
+        """Candidates fetched per one wanted: extra when ``entry_allowed`` filters them afterwards, so
+        filtering still leaves k."""
+        return 1 if self.entry_allowed is None else 3
+
 
 @dataclass
 class _EntryStep:
@@ -272,8 +278,7 @@ def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray
         return _fetch_visible(
             lambda kk: x.lexical_search(terms, kk, cfg.lexical_budget or None), cfg.lexical_k, vis_entry
         )
-    over = 1 if x.entry_allowed is None else 3  # fetch extra so filtering still leaves k candidates
-    nodes, scores = x.lexical_search(terms, cfg.lexical_k * over, cfg.lexical_budget or None)
+    nodes, scores = x.lexical_search(terms, cfg.lexical_k * x.overfetch, cfg.lexical_budget or None)
     return _admit(x, nodes, scores, cfg.lexical_k)
 
 
@@ -293,8 +298,9 @@ def _dense_approx(qvec, cfg: SearchConfig, x: RankInputs, vis_entry, lex_nodes):
             lambda kk: vectors.ann_top_k(qvec, kk, cfg.ann_nprobe), cfg.dense_k, vis_entry
         )
     else:
-        over = 1 if x.entry_allowed is None else 3
-        dense_nodes, dense_scores = _admit(x, *vectors.ann_top_k(qvec, cfg.dense_k * over, cfg.ann_nprobe), cfg.dense_k)
+        dense_nodes, dense_scores = _admit(
+            x, *vectors.ann_top_k(qvec, cfg.dense_k * x.overfetch, cfg.ann_nprobe), cfg.dense_k
+        )
     qsim = vectors.similarity_of(qvec, np.union1d(lex_nodes, dense_nodes))
     return qsim, dense_nodes, dense_scores
 
@@ -308,8 +314,7 @@ def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
         dense_nodes, dense_scores = vectors.top_k(np.where(shown, qsim, -np.inf), cfg.dense_k)
         fin = np.isfinite(dense_scores)
         return qsim, dense_nodes[fin], dense_scores[fin]
-    over = 1 if x.entry_allowed is None else 3
-    dense_nodes, dense_scores = _admit(x, *vectors.top_k(qsim, cfg.dense_k * over), cfg.dense_k)
+    dense_nodes, dense_scores = _admit(x, *vectors.top_k(qsim, cfg.dense_k * x.overfetch), cfg.dense_k)
     return qsim, dense_nodes, dense_scores
 
 
