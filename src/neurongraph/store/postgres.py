@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -722,12 +723,21 @@ class PostgresStore(Store):
     def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
         if not items:
             return
-        with self.transaction():
-            self._many(
-                "INSERT INTO embeddings(content_hash, model, dim, vector) VALUES (%s, %s, %s, %s::real[]::vector)"
-                " ON CONFLICT (content_hash, model) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
-                [(h, model, int(v.shape[0]), np.asarray(v, np.float32).tolist()) for h, v in items],
+        latest = {h: np.asarray(v, np.float32) for h, v in items}  # the last vector of a repeated hash wins
+        with self.transaction() as c:
+            c.execute("CREATE TEMP TABLE vec_in (content_hash text, dim integer, vector vector) ON COMMIT DROP")
+            with (
+                c.cursor() as cur,
+                cur.copy("COPY vec_in (content_hash, dim, vector) FROM STDIN (FORMAT BINARY)") as cp,
+            ):
+                cp.write(_copy_binary_vectors(latest))
+            c.execute(
+                "INSERT INTO embeddings(content_hash, model, dim, vector) SELECT content_hash, %s, dim, vector"
+                " FROM vec_in ON CONFLICT (content_hash, model) DO UPDATE SET dim = excluded.dim,"
+                " vector = excluded.vector",
+                (model,),
             )
+            c.execute("DROP TABLE vec_in")
 
     def all_node_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
         rows = self._all(
@@ -985,6 +995,22 @@ def psycopg_pool_errors() -> type[Exception]:
     from psycopg_pool import PoolTimeout
 
     return PoolTimeout
+
+
+def _copy_binary_vectors(vectors: dict[str, np.ndarray]) -> bytes:
+    """``(content_hash, dim, vector)`` rows in COPY's binary format (no per-float text formatting):
+    a 19-byte header, per row a field count and length-prefixed fields, pgvector's binary vector form
+    (int16 dim, int16 0, big-endian float4), and the -1 trailer."""
+    out = [b"PGCOPY\n\xff\r\n\x00", struct.pack("!ii", 0, 0)]
+    for h, v in vectors.items():
+        key = h.encode("utf-8")
+        dim = int(v.shape[0])
+        out.append(struct.pack("!hi", 3, len(key)))
+        out.append(key)
+        out.append(struct.pack("!iiihh", 4, dim, 4 + 4 * dim, dim, 0))
+        out.append(v.astype(">f4").tobytes())
+    out.append(struct.pack("!h", -1))
+    return b"".join(out)
 
 
 def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
