@@ -50,13 +50,18 @@ def _chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("web") / "demo.db"
     corpus = resources.files("neurongraph.cli").joinpath("demo_corpus.jsonl")
     with resources.as_file(corpus) as path:
         r = run_ngr(db, "ingest", str(path), "--json")
     assert r.returncode == 0, r.stderr
-    with served(db) as (url, _proc):
+    return db
+
+
+@pytest.fixture(scope="module")
+def site(site_db):
+    with served(site_db) as (url, _proc):
         yield url
 
 
@@ -227,3 +232,26 @@ def test_progress_and_errors_are_shown(page, site):
     page.get_by_test_id("hit").first.wait_for()
     assert seen == [True] and page.get_by_test_id("progress").is_hidden()
     assert err.is_hidden()
+
+
+def test_a_server_with_a_token_asks_for_it(browser, site_db):
+    """The page of a server with a token shows the token field; without it a search is error[unauthorized],
+    with it the search runs (the token stays in this tab's sessionStorage)."""
+    token = "page-token-0123456789abcdef"
+    with served(site_db, "--token", token) as (url, _proc):
+        ctx = browser.new_context(viewport={"width": 1360, "height": 900})
+        try:
+            pg = ctx.new_page()
+            pg.goto(url + "/")
+            pg.locator("#token").wait_for()  # shown because /api/health says token_required
+            pg.get_by_test_id("query").fill(QUERY)
+            pg.get_by_test_id("search-button").click()
+            err = pg.get_by_test_id("error")
+            err.filter(has_text="error[unauthorized]").wait_for()
+            pg.locator("#token").fill(token)
+            pg.get_by_test_id("search-button").click()
+            pg.get_by_test_id("hit").first.wait_for()
+            assert err.is_hidden()
+            assert pg.evaluate("sessionStorage.getItem('ngr-token')") == token
+        finally:
+            ctx.close()
