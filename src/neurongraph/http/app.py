@@ -163,9 +163,9 @@ def _do_trace(eng, trace_id: str) -> dict:
 
 
 def _do_neighbours(eng, node_id: str, rels: list[str] | None, direction: str, limit: int) -> dict:
-    eng.get_node(node_id)  # unknown_node, with the engine's message
-    res = eng.neighbors(node_id, rels or None, direction, include_superseded=True, limit=limit)
-    return {"node": node_id, "direction": direction, "neighbours": res}
+    node = eng.resolve(node_id)  # an id or an entity alias; unknown_node otherwise
+    res = eng.neighbors(node, rels or None, direction, include_superseded=True, limit=limit)
+    return {"node": node, "direction": direction, "neighbours": res}
 
 
 def _do_stats(eng) -> dict:
@@ -290,7 +290,7 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
 
     @app.get("/api/neighbours", response_model=m.NeighboursOut, tags=["graph"], responses=error_responses(400, 404))
     async def neighbours(
-        id: Annotated[str, Query(min_length=1, max_length=m.LIMITS["id_chars"], description="A node id.")],
+        id: Annotated[str, Query(min_length=1, max_length=m.LIMITS["id_chars"], description="A node id or an entity alias.")],
         rel: Annotated[
             list[Annotated[str, Query(min_length=1, max_length=m.LIMITS["filter_chars"])]] | None,
             Query(max_length=m.LIMITS["filter_items"], description="Only these relations (repeatable)."),

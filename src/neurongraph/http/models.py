@@ -120,7 +120,7 @@ class Neighbour(_Out):
 
 
 class NeighboursOut(_Out):
-    node: str
+    node: str = Field(description="The node's id (an alias in the request is resolved to it).")
     direction: Literal["in", "out", "both"]
     neighbours: list[Neighbour]
 
