@@ -290,7 +290,9 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
 
     @app.get("/api/neighbours", response_model=m.NeighboursOut, tags=["graph"], responses=error_responses(400, 404))
     async def neighbours(
-        id: Annotated[str, Query(min_length=1, max_length=m.LIMITS["id_chars"], description="A node id or an entity alias.")],
+        id: Annotated[
+            str, Query(min_length=1, max_length=m.LIMITS["id_chars"], description="A node id or an entity alias.")
+        ],
         rel: Annotated[
             list[Annotated[str, Query(min_length=1, max_length=m.LIMITS["filter_chars"])]] | None,
             Query(max_length=m.LIMITS["filter_items"], description="Only these relations (repeatable)."),
