@@ -11,7 +11,7 @@ package, which the ``embed`` extra installs; it reads only local files (the ``gt
 package) and writes:
 
 * ``model.onnx``       the transformer (input_ids, attention_mask, token_type_ids -> last_hidden_state),
-  float32, the reference model's weights unchanged;
+  float32, the reference model's weights unchanged, with ONNX Runtime's BERT operator fusions;
 * ``model_int8.onnx``  the same graph with int8 dynamic quantisation of its MatMul weights (onnxruntime);
 * ``manifest.json``    what they were made from (source weights' size and SHA-256, versions): an export
   whose manifest no longer matches the installed weights is stale and is redone.
@@ -25,7 +25,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -37,7 +39,7 @@ FP32_FILE = "model.onnx"
 INT8_FILE = "model_int8.onnx"
 MANIFEST = "manifest.json"
 OPSET = 17
-EXPORT_FORMAT = 1  # bump when the exported graph changes (inputs, outputs, quantisation settings)
+EXPORT_FORMAT = 2  # bump when the exported graph changes (inputs, outputs, quantisation settings)
 
 
 def onnx_dir() -> Path:
@@ -104,7 +106,9 @@ def _export_fp32(model_dir: Path, path: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    # eager attention: the traced graph is the plain BERT pattern that ONNX Runtime's fusion recognises
+    # (the SDPA graph is not); the computation is the same (cosine 1.0 to the reference, tested)
+    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
 
     class _Wrapped(torch.nn.Module):  # keyword arguments: BertModel.forward's positional order varies by version
         def __init__(self, inner):
@@ -132,6 +136,22 @@ def _export_fp32(model_dir: Path, path: Path) -> None:
         )
 
 
+def _fuse(src: Path, dst: Path) -> None:
+    """ONNX Runtime's BERT fusions (embedding + layer norm, attention, bias + GELU, skip + layer norm):
+    graph rewrites only, nothing tuned to this machine; ~25% less CPU per passage than the plain graph."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    config = json.loads((src.parent / "config.json").read_text()) if (src.parent / "config.json").is_file() else {}
+    fused = optimize_model(
+        str(src),
+        model_type="bert",
+        num_heads=int(config.get("num_attention_heads", 12)),
+        hidden_size=int(config.get("hidden_size", 384)),
+        opt_level=0,
+    )
+    fused.save_model_to_file(str(dst))
+
+
 def _quantize(src: Path, dst: Path) -> None:
     """int8 dynamic quantisation, per output channel, of the weight MatMuls except the feed-forward output ones.
 
@@ -155,14 +175,20 @@ def _quantize(src: Path, dst: Path) -> None:
         if not shapes or (len(shapes[0]) == 2 and shapes[0][0] > shapes[0][1]):
             keep_float.append(node.name)  # activation x activation, or a feed-forward output (in > out)
     del model
-    quantize_dynamic(
-        str(src),
-        str(dst),
-        weight_type=QuantType.QInt8,
-        op_types_to_quantize=["MatMul"],
-        per_channel=True,
-        nodes_to_exclude=keep_float,
-    )
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its advice to pre-process (shape inference) does not apply here
+    try:
+        quantize_dynamic(
+            str(src),
+            str(dst),
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            per_channel=True,
+            nodes_to_exclude=keep_float,
+        )
+    finally:
+        root.setLevel(level)
 
 
 def export(out: Path | None = None, model_dir: Path | None = None, force: bool = False) -> Path:
@@ -182,9 +208,11 @@ def export(out: Path | None = None, model_dir: Path | None = None, force: bool =
 
     with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's notes on traced control flow (none applies: fixed graph)
-        fp32, int8 = Path(tmp) / FP32_FILE, Path(tmp) / INT8_FILE
-        _export_fp32(model_dir, fp32)
-        _quantize(fp32, int8)
+        raw, fp32, int8 = Path(tmp) / "raw.onnx", Path(tmp) / FP32_FILE, Path(tmp) / INT8_FILE
+        shutil.copy(model_dir / "config.json", Path(tmp) / "config.json")
+        _export_fp32(model_dir, raw)
+        _fuse(raw, fp32)
+        _quantize(raw, int8)  # from the plain graph: its MatMuls (the fused Attention keeps float weights)
         (out / MANIFEST).unlink(missing_ok=True)
         os.replace(fp32, out / FP32_FILE)
         os.replace(int8, out / INT8_FILE)
@@ -195,7 +223,10 @@ def export(out: Path | None = None, model_dir: Path | None = None, force: bool =
         "opset": OPSET,
         "torch": torch.__version__,
         "onnxruntime": onnxruntime.__version__,
-        "files": {FP32_FILE: "float32", INT8_FILE: "int8 dynamic quantisation, per channel (see _quantize)"},
+        "files": {
+            FP32_FILE: "float32, BERT fusions (onnxruntime.transformers)",
+            INT8_FILE: "int8 dynamic quantisation, per channel (see _quantize)",
+        },
     }
     tmp_manifest = out / (MANIFEST + ".tmp")
     tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
