@@ -39,10 +39,6 @@ _HL_KEYS = ("learning.plastic_half_life_s", "learning.activation_half_life_s")
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-def _nothing() -> None:
-    return None
-
-
 class Learning:
     """Source-use ledger, outcome and failure ledgers, reinforcement, priming and decay over one store.
 
@@ -62,12 +58,12 @@ class Learning:
         *,
         embed: Embed | None = None,
         graph: Callable[[], GraphArrays] | None = None,
-        refresh: Callable[[], object] = _nothing,
+        refresh: Callable[[], object] | None = None,
     ):
         self.store = store
         self._embed = embed
         self._graph = graph
-        self._refresh = refresh
+        self._refresh = refresh or (lambda: None)
         self._learning_policy: LearningPolicy | None = None
         # (store seq, idx, activation, activation_at, use nodes, their queries, query vectors once embedded)
         self._priming_cache: tuple | None = None

@@ -46,10 +46,6 @@ class StoreGraph:
         return self._graph
 
 
-def _nothing() -> None:
-    return None
-
-
 class Schema:
     """Relation schema (strict/permissive, invariants), entities, aliases, entry revisions, events,
     and relation queries in both directions, over one store.
@@ -70,14 +66,14 @@ class Schema:
         *,
         graph: Callable[[], GraphArrays] | None = None,
         embed: Callable[[Sequence[str]], object] | None = None,
-        refresh: Callable[[], object] = _nothing,
+        refresh: Callable[[], object] | None = None,
     ):
         self.store = store
         self._graph = graph if graph is not None else StoreGraph(store)
         self._embed = embed
-        self._refresh = refresh
+        self._refresh = refresh or (lambda: None)
         self._superseded_cache: tuple | None = None  # (store seq, superseded node indices)
-        self.validator = attach(store)  # a loaded relation schema is enforced on every write
+        attach(store)  # a loaded relation schema is enforced on every write, from now on
 
     # ------------------------------------------------------------ plumbing
     @contextmanager
@@ -91,8 +87,7 @@ class Schema:
         with self.store.transaction():
             with v.deferred():
                 yield
-        if not self.store.in_transaction:
-            self._refresh()
+        self._after_write()
 
     def _after_write(self) -> None:
         if not self.store.in_transaction:
