@@ -177,3 +177,17 @@ def postgres_to_sqlite(src: PostgresStore, path: str) -> dict[str, int]:
         return counts
     finally:
         dst.close()
+
+
+def table_counts(store: SQLiteStore | PostgresStore) -> dict[str, int]:
+    """Rows per copied table (``meta`` without the PostgreSQL-only full-text counters): what a copy must
+    reproduce exactly."""
+    out: dict[str, int] = {}
+    for table, _ in TABLES:
+        if isinstance(store, PostgresStore):
+            where = " WHERE key <> ALL(%s)" if table == "meta" else ""
+            r = store.sql.execute(f"SELECT count(*) FROM {table}{where}", (list(_PG_ONLY_META),) if where else ())
+            out[table] = int(r.fetchone()[0])
+        else:
+            out[table] = int(store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    return out
