@@ -243,7 +243,7 @@ class Engine:
     def save_snapshot(self) -> dict | None:
         """Save the derived in-memory state next to a file store (``<db>.snapshot.npz``) so the next
         open loads arrays instead of replaying every row; ``None`` for an in-memory store."""
-        path = snapshot_path(getattr(self.store, "path", ""))
+        path = snapshot_path(self.store.path)
         if path is None:
             return None
         self.refresh()
@@ -288,7 +288,7 @@ class Engine:
 
     def _load_snapshot(self) -> bool:
         """Start from a valid snapshot of this store, if there is one; ``refresh()`` then catches up."""
-        path = snapshot_path(getattr(self.store, "path", ""))
+        path = snapshot_path(self.store.path)
         if path is None:
             return False
         st = load_snapshot(
@@ -338,7 +338,7 @@ class Engine:
 
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
-        if getattr(self.store, "in_transaction", False):
+        if self.store.in_transaction:
             return 0  # inside schema_atomic(): catch up after the outer transaction commits
         if self.store.current_seq() == self._seq:  # one indexed row read: the common case on every search
             return 0
@@ -390,7 +390,7 @@ class Engine:
         return n_changes
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
-        if self.vectors.n == 0 and hasattr(self.store, "all_node_vectors"):  # first load: one bulk scan
+        if self.vectors.n == 0:  # first load: one bulk scan
             have, mat = self.store.all_node_vectors(self.embedder.model_id, self.embedder.dim)
             self.vectors.set(have, mat)
             done = np.zeros(int(max(idx.max(), have.max() if have.size else 0)) + 1, bool)
@@ -621,7 +621,7 @@ class Engine:
         has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
         an imported old history is not "old"; the prior's shape comes from the store's own repair edges
         made before "now" when there are enough of them."""
-        if not cfg.recency_weight or self._event_time.size == 0:
+        if not (cfg.recency_weight or cfg.repair_weight) or self._event_time.size == 0:
             return None
         key = (self._seq, self.graph.version, cfg.recency_relations)
         cache = self._recency_cache
@@ -634,7 +634,7 @@ class Engine:
             if newest is not None and ids:  # a store without times never reads its edges here
                 e = self.graph.all_edges()
                 m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0])
-                gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]])
+                gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]], e.dst[m])
             cache = self._recency_cache = (key, newest, gaps)
         _, newest, gaps = cache
         now = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=newest)
@@ -642,7 +642,12 @@ class Engine:
             return None
         seen = gaps.before(now)
         return RecencyPrior(
-            now, cfg.recency_weight, cfg.recency_half_life_days, seen if seen.shape[0] >= MIN_OBSERVED else None
+            now,
+            cfg.recency_weight,
+            cfg.recency_half_life_days,
+            seen if seen.shape[0] >= MIN_OBSERVED else None,
+            cfg.repair_weight,
+            gaps,
         )
 
     def _visible_mask(self, cfg: SearchConfig) -> np.ndarray | None:

@@ -194,7 +194,7 @@ class Validator:
 
 def attach(store: Store) -> Validator:
     """The store's validator, attaching one if none is (idempotent)."""
-    v = getattr(store, "validator", None)
+    v = store.validator
     if not isinstance(v, Validator):
         v = Validator(store)
         store.validator = v
