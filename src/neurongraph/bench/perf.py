@@ -183,19 +183,40 @@ def _rss_mb() -> float:
     return round(r / (1024 * 1024) if sys.platform == "darwin" else r / 1024, 1)
 
 
+def _rate_column():
+    """Items per second of a task (rich's own speed column formats bytes)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class _Rate(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:>10,.0f}/s" if task.speed else " " * 12, style="progress.data.speed")
+
+    return _Rate()
+
+
 class _Bars:
-    """Rich progress bars on a (stderr) console; no-ops without one."""
+    """Rich progress bars on a (stderr) console, with rate and time left; no-ops without one."""
 
     def __init__(self, console):
         self.prog = None
         if console is not None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.prog = Progress(
                 TextColumn("{task.description:<18}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                _rate_column(),
                 TimeElapsedColumn(),
+                TimeRemainingColumn(),
                 console=console,
             )
 
