@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 import pytest
+import typer
 
 from neurongraph.engine import Engine
 from neurongraph.index.embedder import make_embedder
@@ -321,3 +322,44 @@ def test_a_store_copied_to_postgres_and_back_keeps_rows_rankings_and_learning(pg
             back.close()
     finally:
         pg.close()
+
+
+def _migrate_app():
+    """``migrate`` under a root that sets the options (as ``ngr`` does) with the hashing embedder."""
+    from neurongraph.cli.common import Ctx
+    from neurongraph.cli.migrate_cmd import migrate_command
+
+    app = typer.Typer()
+
+    @app.callback()
+    def root(ctx: typer.Context) -> None:
+        ctx.obj = Ctx(db="unused", db_explicit=False, embedder="hashing")
+
+    app.command("migrate")(migrate_command)
+    return app
+
+
+def test_ngr_migrate_copies_and_verifies_both_ways(pg_url, tmp_path):
+    from typer.testing import CliRunner
+
+    src = tmp_path / "src.db"
+    eng = Engine(SQLiteStore(src), make_embedder("hashing"))
+    _fill(eng)
+    res = eng.search("Mozart Vienna", limit=5)
+    eng.record_source_use(res.trace_id, [(res.hits[0].id, s) for s in ("selected", "validated", "used")])
+    eng.close()
+    app, run = _migrate_app(), CliRunner()
+    r = run.invoke(app, ["migrate", "--from", f"sqlite:{src}", "--to", pg_url, "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["verified"] and report["counts_match"] and report["queries_compared"] == 5
+    assert report["rows"]["nodes"] == len(DOCS) and report["rows"]["source_use_receipts"] == 1
+    back = tmp_path / "back.db"
+    r = run.invoke(app, ["migrate", "--from", pg_url, "--to", f"sqlite:{back}"])
+    assert r.exit_code == 0 and "rankings identical" in r.output, r.output
+    r = run.invoke(app, ["migrate", "--from", f"sqlite:{src}", "--to", pg_url])  # the target is not empty
+    assert r.exit_code == 2 and "error[store_error]" in r.output and "not empty" in r.output
+    r = run.invoke(app, ["migrate", "--from", "nowhere.db", "--to", pg_url])
+    assert r.exit_code == 2 and "error[invalid_argument]" in r.output
+    r = run.invoke(app, ["migrate", "--from", f"sqlite:{src}", "--to", f"sqlite:{back}"])
+    assert r.exit_code == 2 and "one SQLite store and one PostgreSQL store" in r.output
