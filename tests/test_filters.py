@@ -160,7 +160,7 @@ def snapshot_results(eng):
     out = {}
     for q in GOLDEN_QUERIES:
         for ch in CHANNELS:
-            res = eng.search(q, limit=8, channel=ch, record=False, recency_weight=0.0)
+            res = eng.search(q, limit=8, channel=ch, record=False, recency_weight=0.0, repair_weight=0.0)
             out[f"{q}|{ch}"] = [
                 [h.id, {k: float(v) for k, v in h.scores.items()}, h.ranks, [p["nodes"] for p in h.paths], h.seed]
                 for h in res.hits
@@ -172,7 +172,8 @@ def snapshot_results(eng):
 def test_unfiltered_results_are_bit_for_bit_those_of_the_engine_before_filters(eng):
     """tests/filters_golden.json was written by the engine before filters existed (same corpus, same
     queries, every channel); without a filter every id, rank, path and score is exactly equal.  (The
-    recency prior, added after, is switched off here; test_recency covers it.)"""
+    recency and repair priors, added after, are switched off here; test_recency and test_repair_prior cover
+    them.)"""
     golden = json.loads((Path(__file__).parent / "filters_golden.json").read_text())
     assert json.loads(json.dumps(snapshot_results(eng))) == golden
 
@@ -198,9 +199,16 @@ def test_a_mask_that_hides_nothing_changes_nothing(eng):
             for k in a.scores:
                 assert np.array_equal(a.scores[k], b.scores[k]), (q, ch, k)
         # (recency off: a far as_of moves the "now" the recency prior measures age from)
-        base = eng.search(q, limit=8, record=False, recency_weight=0.0)
+        base = eng.search(q, limit=8, record=False, recency_weight=0.0, repair_weight=0.0)
         wide = eng.search(
-            q, limit=8, record=False, as_of=T0 + 999 * DAY, since=0, sources=["shop", "blog"], recency_weight=0.0
+            q,
+            limit=8,
+            record=False,
+            as_of=T0 + 999 * DAY,
+            since=0,
+            sources=["shop", "blog"],
+            recency_weight=0.0,
+            repair_weight=0.0,
         )
         assert [(h.id, h.scores) for h in base] == [(h.id, h.scores) for h in wide]
 

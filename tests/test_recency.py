@@ -42,7 +42,7 @@ def test_newer_wins_a_tie_and_timeless_is_neutral(eng):
 
 
 def test_off_means_unchanged(eng):
-    a = eng.search("vlan tunnel mapping", limit=4, recency_weight=0.0, record=False)
+    a = eng.search("vlan tunnel mapping", limit=4, recency_weight=0.0, repair_weight=0.0, record=False)
     assert all("recency" not in h.scores for h in a.hits)
     assert len({round(h.scores["final"], 12) for h in a.hits if h.id != "page"}) == 1  # a true tie
 

@@ -111,6 +111,9 @@ class SearchConfig:
     # 20 are known.  Timeless nodes are unchanged; no effect on stores without times.
     recency_weight: float = 0.5
     recency_half_life_days: float = 365.0
+    # repair prior (same module): final × (1 + r·ln(1 + k)), k = how many recency_relations edges made before
+    # "now" name the node (a change already repaired tends to need more repairs); no effect without such edges
+    repair_weight: float = 0.3
     recency_relations: tuple[str, ...] = ("fixes", "follows_up", "reverts")
 
     def __post_init__(self) -> None:
@@ -148,6 +151,7 @@ class SearchConfig:
         check_number("seed_ratio", self.seed_ratio, lo=0, hi=1)
         check_number("graph_weight", self.graph_weight, lo=0, hi=1)
         check_number("recency_weight", self.recency_weight, lo=0, hi=1)
+        check_number("repair_weight", self.repair_weight, lo=0, hi=10)
         hl = self.recency_half_life_days
         if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
             raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")

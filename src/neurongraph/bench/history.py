@@ -44,12 +44,13 @@ LEARN_SPLIT = 0.7
 # systems: the same engine and store, different configurations ("paths" is computed, not searched)
 SYSTEMS: dict[str, dict] = {
     "paths": {},
-    "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0, recency_weight=0.0),
-    "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0, recency_weight=0.0),
-    "hybrid": dict(channel="none", recency_weight=0.0),
+    "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0, recency_weight=0.0, repair_weight=0.0),
+    "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0, recency_weight=0.0, repair_weight=0.0),
+    "hybrid": dict(channel="none", recency_weight=0.0, repair_weight=0.0),
     "hybrid+recency": dict(channel="none"),
     "ngr": {},
     "ngr-no-recency": dict(recency_weight=0.0),
+    "ngr-no-repairs": dict(repair_weight=0.0),
     "ngr-no-files": dict(files=None),
     "ngr-beam": dict(channel="beam"),
     "ngr-ppr": dict(channel="ppr"),

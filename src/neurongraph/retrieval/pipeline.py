@@ -453,7 +453,7 @@ def _fuse_step(qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: Gra
         inside = nodes < x.event_time.shape[0]
         t[inside] = x.event_time[nodes[inside]]
         if not np.isnan(t).all():
-            rec = x.recency.factor(t)
+            rec = x.recency.factor(t, nodes)
             final = final * rec
     return _Fused(u, entry, dense, graph_score, primed, final, rec)
 
@@ -510,7 +510,10 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
         "final": f.final[keep],
     }
     if f.rec is not None:
-        scores["recency"] = f.rec[keep]
+        scores["recency"] = f.rec[keep]  # the history prior's factor: age, and earlier repairs below
+        prior = x.recency
+        if prior is not None and prior.repair_weight and prior.repairs is not None:
+            scores["repairs"] = prior.repairs.repairs_before(u.nodes[keep], prior.ref).astype(np.float64)
     ranks = {
         "lexical": u.take(e.lex_rank, 0)[keep],
         "dense": u.take(e.dense_rank, 0)[keep],

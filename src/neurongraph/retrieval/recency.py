@@ -10,6 +10,11 @@ later one is about), counting only repairs made before the search's "now" (no lo
 for a node of age ``a`` is ``(1-w) + w·S(a)``, ``S`` the share of observed gaps at least ``a`` long.
 With fewer than ``MIN_OBSERVED`` such gaps it falls back to a half-life: ``S(a) = 0.5^(a / half-life)``.
 Timeless nodes get factor 1.
+
+The same edges carry a second, independent prior: a change that already needed a repair is more likely
+to need another (on iproute2, 156 of 562 fixes name an origin that an earlier fix had already named).
+A node repaired ``k`` times before "now" weighs ``1 + r·ln(1 + k)`` (``repair_weight`` r); nothing
+repaired later than "now" counts, so a time-scoped search cannot see its own future.
 """
 
 from __future__ import annotations
@@ -25,19 +30,39 @@ MIN_OBSERVED = 20  # fewer observed repair gaps: use the configured half-life in
 MAX_OBSERVED = 5000  # the most recent repairs before "now" describe the project as it is now
 
 
+_TIME_BITS = 36  # seconds since the oldest repair fit in 36 bits (2,100 years): node index in the bits above
+
+
 @dataclass
 class RepairGaps:
-    """Observed (repair time, gap in days) of every repair edge whose two ends have times, by repair time."""
+    """Observed (repair time, gap in days) of every repair edge whose two ends have times, by repair time,
+    and the same repairs keyed by the repaired node, to count a node's repairs made before "now"."""
 
     at: np.ndarray  # float64 epoch seconds of the later (repairing) node, ascending
     gap: np.ndarray  # float64 days between the two ends, aligned with ``at``
+    keys: np.ndarray | None = None  # int64 (repaired node << _TIME_BITS) | (repair second - t0), ascending
+    t0: float = 0.0
 
     @classmethod
-    def from_times(cls, later: np.ndarray, earlier: np.ndarray) -> RepairGaps:
+    def from_times(cls, later: np.ndarray, earlier: np.ndarray, repaired: np.ndarray | None = None) -> RepairGaps:
         ok = ~np.isnan(later) & ~np.isnan(earlier) & (later >= earlier)
         later, earlier = later[ok], earlier[ok]
         order = np.argsort(later, kind="stable")
-        return cls(later[order], (later[order] - earlier[order]) / DAY)
+        out = cls(later[order], (later[order] - earlier[order]) / DAY)
+        if repaired is not None and later.size:
+            out.t0 = float(np.floor(later.min()))
+            # rounded up, and "now" rounded down: a repair within the second after "now" never counts
+            secs = np.minimum(np.ceil(later - out.t0), 2**_TIME_BITS - 1).astype(np.int64)
+            out.keys = np.sort((np.asarray(repaired)[ok].astype(np.int64) << _TIME_BITS) | secs)
+        return out
+
+    def repairs_before(self, nodes: np.ndarray, now: float) -> np.ndarray:
+        """How many repairs made at or before ``now`` name each of ``nodes`` (vectorised: two binary searches)."""
+        if self.keys is None or self.keys.size == 0 or now < self.t0:
+            return np.zeros(nodes.shape[0], np.int64)
+        hi_sec = np.int64(min(np.floor(now - self.t0), 2**_TIME_BITS - 1))
+        base = np.asarray(nodes, np.int64) << _TIME_BITS
+        return np.searchsorted(self.keys, base | hi_sec, side="right") - np.searchsorted(self.keys, base, side="left")
 
     def before(self, now: float) -> np.ndarray:
         """Sorted gaps (days) of the repairs made at or before ``now``, at most MAX_OBSERVED of the latest."""
@@ -51,9 +76,17 @@ class RecencyPrior:
     weight: float  # w
     half_life_days: float  # fallback shape
     gaps: np.ndarray | None = None  # sorted observed gaps (days), when there are enough
+    repair_weight: float = 0.0  # r: a node already repaired k times before now weighs (1 + r·ln(1+k))
+    repairs: RepairGaps | None = None
 
-    def factor(self, t: np.ndarray) -> np.ndarray:
-        """``(1-w) + w·S(age)`` per event time (NaN = timeless → 1)."""
+    def factor(self, t: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
+        """``((1-w) + w·S(age)) · (1 + r·ln(1 + repairs before now))`` per node (NaN time: age part 1)."""
+        out = self._age_factor(t)
+        if self.repair_weight and self.repairs is not None and nodes is not None:
+            out = out * (1.0 + self.repair_weight * np.log1p(self.repairs.repairs_before(nodes, self.ref)))
+        return out
+
+    def _age_factor(self, t: np.ndarray) -> np.ndarray:
         out = np.ones(t.shape[0])
         timed = ~np.isnan(t)
         if not timed.any():
