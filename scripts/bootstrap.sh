@@ -22,9 +22,10 @@ if ! .venv/bin/python -c "import onnx" >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q "onnx>=1.16"
 fi
 HF_HUB_OFFLINE=1 .venv/bin/python -m neurongraph.index.onnx_export
-# The web page's browser tests drive Debian's Chromium (Playwright with executable_path).
-if [ "${NGR_SKIP_SYSTEM_PACKAGES:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
+# The web page's browser tests drive Debian's Chromium (Playwright with executable_path) and check that
+# CJK text renders (Noto CJK fonts).
+if [ "${NGR_SKIP_SYSTEM_PACKAGES:-0}" != 1 ] && { ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; }; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq >/dev/null && \
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
 fi
