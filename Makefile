@@ -10,6 +10,7 @@ demo:
 
 test:
 	./scripts/bootstrap.sh
+	./scripts/lint.sh
 	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -q
 
 bench:

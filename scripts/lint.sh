@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The lint and type gate of `.ci/run`: ruff (rules in pyproject.toml), the formatter's check, and mypy on src/.
-# Seconds, not minutes; a violation fails CI.
+# The lint and type gate that `make test` (and so `.ci/run`) runs before the tests: ruff (rules in
+# pyproject.toml), the formatter's check, mypy on src/, and the import-graph check (no cycle, layer order).
+# Seconds of CPU, not minutes; any violation fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check src tests
-.venv/bin/ruff format --check --quiet src tests
+.venv/bin/ruff check src tests scripts
+.venv/bin/ruff format --check --quiet src tests scripts
 .venv/bin/mypy
+.venv/bin/python scripts/check_imports.py
