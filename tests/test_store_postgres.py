@@ -363,3 +363,35 @@ def test_ngr_migrate_copies_and_verifies_both_ways(pg_url, tmp_path):
     assert r.exit_code == 2 and "error[invalid_argument]" in r.output
     r = run.invoke(app, ["migrate", "--from", f"sqlite:{src}", "--to", f"sqlite:{back}"])
     assert r.exit_code == 2 and "one SQLite store and one PostgreSQL store" in r.output
+
+
+def test_bm25_scores_equal_fts5_and_follow_updates_and_deletes(pg_url, tmp_path):
+    """The SQL BM25 is FTS5's formula: on words both stemmers treat alike the scores agree, also after
+    the document frequencies and lengths changed through updates and deletes."""
+    pg, lite = PostgresStore(pg_url), SQLiteStore(tmp_path / "bm25.db")
+    try:
+        words = "river sea boat harbour island bridge tower castle forest mountain".split()
+        rng = np.random.default_rng(3)
+        nodes = [Node(f"d{i}", "note", "", " ".join(rng.choice(words, int(rng.integers(3, 12))))) for i in range(80)]
+        for s in (pg, lite):
+            s.upsert_nodes(nodes)
+            s.upsert_nodes([Node("d1", "note", "", "castle castle castle tower"), Node("d2", "note", "", "sea")])
+            s.delete_nodes(["d3", "d4", "d5"])
+
+        def scores(s):
+            idx, sc = s.lexical_search(["castle", "tower", "sea"], 20)
+            ids = s.ids_by_idx(idx.tolist())
+            return {ids[int(i)]: float(v) for i, v in zip(idx, sc)}
+
+        a, b = scores(pg), scores(lite)
+        assert a.keys() == b.keys() and len(a) == 20
+        for key in a:
+            assert a[key] == pytest.approx(b[key], rel=1e-9), key
+        kept_pg = pg.lexical_search(["castle", "tower", "sea"], 50, max_postings=1)
+        kept_lite = lite.lexical_search(["castle", "tower", "sea"], 50, max_postings=1)
+        assert sorted(pg.ids_by_idx(kept_pg[0].tolist()).values()) == sorted(
+            lite.ids_by_idx(kept_lite[0].tolist()).values()
+        )  # the budget keeps the same (rarest) term
+    finally:
+        pg.close()
+        lite.close()

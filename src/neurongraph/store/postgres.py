@@ -250,6 +250,17 @@ class PostgresStore(Store):
         if delta:
             self._tx().execute("UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s", (int(delta), key))
 
+    def _count_lexemes(self, idxs: list[int], sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) the lexemes of these nodes' current ``tsv`` to the document
+        frequencies in ``lexemes`` (what BM25's idf reads, one primary-key lookup per query term)."""
+        if not idxs:
+            return
+        self._tx().execute(
+            "INSERT INTO lexemes(lexeme, df) SELECT u.lexeme, %s * count(*) FROM nodes n, unnest(n.tsv) AS u"
+            " WHERE n.idx = ANY(%s) GROUP BY u.lexeme ON CONFLICT (lexeme) DO UPDATE SET df = lexemes.df + excluded.df",
+            (int(sign), idxs),
+        )
+
     def next_seq(self) -> int:
         return self._next_seq()
 
@@ -292,6 +303,7 @@ class PostgresStore(Store):
                 "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], %s::text[],"
                 " %s::float8[], %s::text[], %s::text[], %s::int[]"
             )
+            self._count_lexemes([existing[n.id][0] for n in old], -1)  # their old text leaves the counts
             for part, idxs in ((new, [first + k for k in range(len(new))]), (old, [existing[n.id][0] for n in old])):
                 if not part:
                     continue
@@ -325,6 +337,7 @@ class PostgresStore(Store):
                         f" FROM unnest({cols}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl) WHERE n.idx = u.i",
                         (now, seq, *arrays),
                     )
+            self._count_lexemes([first + k for k in range(len(new))] + [existing[n.id][0] for n in old], +1)
             self._bump("fts.docs", len(new))
             self._bump("fts.tokens", sum(dl.values()) - old_dl)
             if self.validator is not None:
@@ -347,6 +360,7 @@ class PostgresStore(Store):
                     (keys, keys),
                 )
             ]
+            self._count_lexemes(keys, -1)
             c.execute("DELETE FROM nodes WHERE idx = ANY(%s)", (keys,))  # edges cascade
             c.execute(
                 "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'node', k FROM unnest(%s::bigint[]) k", (seq, keys)
@@ -645,63 +659,51 @@ class PostgresStore(Store):
         """Top-k BM25 matches of the OR of ``terms`` (higher = better), computed in SQL as FTS5 does:
         idf = ln((N - df + 0.5) / (df + 0.5)) (at least 1e-6), k1 = 1.2, b = 0.75, over the ``ngr`` text
         search configuration (snowball English stems, no stop words) of the CJK-split body.  Document
-        frequencies come from the GIN index; N and the mean length from counters kept by every write.
+        frequencies come from the ``lexemes`` table, N and the mean length from counters, all kept by every
+        write; the candidates are the nodes whose ``tsv`` matches the OR query.
         With ``max_postings``, the rarest terms are kept until their postings exceed the budget."""
         empty = np.zeros(0, np.int64), np.zeros(0)
         if not terms or k <= 0:
             return empty
         with self._conn() as c:
-            lexemes = [
-                r[0]
-                for r in c.execute(
-                    "SELECT DISTINCT u.lexeme FROM unnest(%s::text[]) AS t(term),"
-                    " unnest(to_tsvector('ngr', t.term)) AS u",
-                    (list(terms),),
-                )
-            ]
-            if not lexemes:
-                return empty
-            queries = [_tsquery_literal(x) for x in lexemes]
-            df = [
-                int(r[0])
-                for r in c.execute(
-                    "SELECT (SELECT count(*) FROM nodes WHERE tsv @@ q::tsquery) FROM unnest(%s::text[])"
-                    " WITH ORDINALITY AS t(q, i) ORDER BY i",
-                    (queries,),
-                )
-            ]
-            keep = [i for i in range(len(lexemes)) if df[i] > 0]
+            # one statement: the query's lexemes, their document frequencies and the corpus counters
+            found = c.execute(
+                "SELECT u.lexeme, coalesce(l.df, 0), (SELECT value FROM meta WHERE key = 'fts.docs'),"
+                " (SELECT value FROM meta WHERE key = 'fts.tokens') FROM (SELECT DISTINCT u.lexeme"
+                " FROM unnest(%s::text[]) AS t(term), unnest(to_tsvector('ngr', t.term)) AS u) AS u"
+                " LEFT JOIN lexemes l ON l.lexeme = u.lexeme ORDER BY u.lexeme",
+                (list(terms),),
+            ).fetchall()
+            keep = [(str(r[0]), int(r[1])) for r in found if int(r[1]) > 0]
             if max_postings is not None and len(keep) > 1:
-                kept: list[int] = []
+                kept: list[tuple[str, int]] = []
                 total = 0
-                for i in sorted(keep, key=lambda j: df[j]):
-                    if kept and total + df[i] > max_postings:
+                for lex, df in sorted(keep, key=lambda x: x[1]):
+                    if kept and total + df > max_postings:
                         break
-                    kept.append(i)
-                    total += df[i]
+                    kept.append((lex, df))
+                    total += df
                 keep = sorted(kept)
             if not keep:
                 return empty
-            stats = dict(c.execute("SELECT key, value FROM meta WHERE key IN ('fts.docs', 'fts.tokens')").fetchall())
-            n_docs = max(int(stats.get("fts.docs", 0)), 1)
-            avgdl = max(int(stats.get("fts.tokens", 0)) / n_docs, 1e-9)
-            idf = [max(float(np.log((n_docs - df[i] + 0.5) / (df[i] + 0.5))), 1e-6) for i in keep]
+            n_docs = max(int(found[0][2] or 0), 1)
+            avgdl = max(int(found[0][3] or 0) / n_docs, 1e-9)
+            idf = [max(float(np.log((n_docs - df + 0.5) / (df + 0.5))), 1e-6) for _, df in keep]
             rows = c.execute(
-                "WITH q(lexeme, idf) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),"
-                " cand AS (SELECT idx, tsv, dl FROM nodes WHERE tsv @@ %s::tsquery)"
-                " SELECT cand.idx, sum(q.idf * m.tf * (%s + 1) / (m.tf + %s * (1 - %s + %s * cand.dl / %s))) AS score"
-                " FROM cand CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf"
-                " FROM unnest(cand.tsv) AS u) AS m JOIN q ON q.lexeme = m.lexeme"
-                " GROUP BY cand.idx ORDER BY score DESC, cand.idx LIMIT %s",
+                "SELECT n.idx, sum(p.idf[array_position(p.lx, u.lexeme)] * coalesce(array_length(u.positions, 1), 1)"
+                " * (%s + 1) / (coalesce(array_length(u.positions, 1), 1) + %s * (1 - %s + %s * n.dl / %s))) AS score"
+                " FROM (SELECT %s::text[] AS lx, %s::float8[] AS idf) AS p, nodes n, unnest(n.tsv) AS u"
+                " WHERE n.tsv @@ %s::tsquery AND u.lexeme = ANY(p.lx) GROUP BY n.idx"
+                " ORDER BY score DESC, n.idx LIMIT %s",
                 (
-                    [lexemes[i] for i in keep],
-                    idf,
-                    " | ".join(queries[i] for i in keep),
                     BM25_K1,
                     BM25_K1,
                     BM25_B,
                     BM25_B,
                     avgdl,
+                    [lex for lex, _ in keep],
+                    idf,
+                    " | ".join(_tsquery_literal(lex) for lex, _ in keep),
                     int(k),
                 ),
             ).fetchall()

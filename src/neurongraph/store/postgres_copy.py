@@ -111,6 +111,10 @@ def sqlite_to_postgres(src: SQLiteStore, dst: PostgresStore) -> dict[str, int]:
                 continue
             if table == "nodes":
                 _pg_nodes(dst, rows)
+                c.execute(
+                    "INSERT INTO lexemes(lexeme, df) SELECT u.lexeme, count(*) FROM nodes, unnest(tsv) AS u"
+                    " GROUP BY u.lexeme ON CONFLICT (lexeme) DO UPDATE SET df = excluded.df"
+                )
                 continue
             vals = []
             for c_name in cols:

@@ -217,4 +217,16 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
 ]
 
+MIGRATIONS.append(
+    (
+        "0004_lexeme_df",
+        """
+    -- document frequency of every lexeme in nodes.tsv, kept by each write: BM25's idf is then one
+    -- primary-key lookup per query term instead of a count over the GIN posting list
+    CREATE TABLE lexemes (lexeme text PRIMARY KEY, df bigint NOT NULL);
+    INSERT INTO lexemes(lexeme, df) SELECT u.lexeme, count(*) FROM nodes, unnest(tsv) AS u GROUP BY u.lexeme;
+    """,
+    )
+)
+
 SCHEMA_VERSION = len(MIGRATIONS)
