@@ -395,3 +395,14 @@ def test_bm25_scores_equal_fts5_and_follow_updates_and_deletes(pg_url, tmp_path)
     finally:
         pg.close()
         lite.close()
+
+
+def test_a_wrong_url_is_a_store_error_at_once(pg_server):
+    from neurongraph.errors import StoreError
+
+    t = time.perf_counter()
+    with pytest.raises(StoreError, match="cannot connect to postgresql://postgres@127.0.0.1:.*/no_such_db"):
+        PostgresStore(pg_server.url("no_such_db"))
+    with pytest.raises(StoreError, match="not a PostgreSQL URL"):
+        PostgresStore("mysql://x")
+    assert time.perf_counter() - t < 10

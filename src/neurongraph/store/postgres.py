@@ -127,6 +127,10 @@ class PostgresStore(Store):
         self._local = _Local()
         self._rel_cache: dict[str, int] = {}
         self._closed = False
+        try:  # one direct connection first: a wrong URL fails at once, not after the pool's timeout
+            psycopg.connect(url, autocommit=True, connect_timeout=15).close()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {self.path}: {str(exc).strip()}") from None
         try:
             self.pool = ConnectionPool(
                 url,
@@ -139,7 +143,7 @@ class PostgresStore(Store):
             )
             self.pool.wait(timeout=30.0)
         except (psycopg.Error, psycopg_pool_errors()) as exc:
-            raise StoreError(f"cannot connect to {self.path}: {exc}") from None
+            raise StoreError(f"cannot open a connection pool on {self.path}: {exc}") from None
         self.sql = SQL(self)
         self.ledgers = PostgresLedgers(self)
         self.schema_tables = PostgresSchemaTables(self)
