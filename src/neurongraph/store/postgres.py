@@ -109,6 +109,18 @@ class SQL:
         self._store._many(sql, rows)
 
 
+class QMark(SQL):
+    """:class:`SQL` for statements written with ``?`` placeholders (the SQL the two stores share, see
+    postgres_ledgers.py): each ``?`` is sent as psycopg's ``%s``.  Such statements hold no ``?`` or ``%``
+    of their own."""
+
+    def execute(self, sql: str, params: Any = ()) -> _Result:
+        return super().execute(sql.replace("?", "%s"), params)
+
+    def executemany(self, sql: str, rows: list) -> None:
+        super().executemany(sql.replace("?", "%s"), rows)
+
+
 class _Local(threading.local):
     conn: psycopg.Connection | None = None
     depth: int = 0
@@ -145,6 +157,7 @@ class PostgresStore(Store):
         except (psycopg.Error, psycopg_pool_errors()) as exc:
             raise StoreError(f"cannot open a connection pool on {self.path}: {exc}") from None
         self.sql = SQL(self)
+        self.qmark = QMark(self)
         self.ledgers = PostgresLedgers(self)
         self.schema_tables = PostgresSchemaTables(self)
         try:

@@ -1,8 +1,10 @@
-"""The relation schema's tables of :class:`~.postgres.PostgresStore` (``store.schema_tables``): parameterised SQL.
+"""The relation schema's tables of :class:`~.postgres.PostgresStore` (``store.schema_tables``).
 
-Relation types and rules, invariants, entity state, aliases, the derived ``superseded`` flag, and the set
-queries the write-time validator (schema/validator.py) runs inside a write transaction.  The rules
-themselves (what is allowed, what an invariant means) stay in ``schema/``.
+The SQL is the SQLite store's (:class:`~.sqlite_schema.SQLiteSchemaTables`, one definition for both stores),
+run through :class:`~.postgres.QMark` (``?`` sent as psycopg's ``%s``).  Overridden here: what PostgreSQL
+spells differently (``ON CONFLICT DO NOTHING`` for ``INSERT OR IGNORE``, booleans and ``<> ALL`` for an
+empty exemption list in the rule check, ``meta`` of ``jsonb`` read back as text) and the schema save, which
+runs on the store's own transaction.
 """
 
 from __future__ import annotations
@@ -11,15 +13,12 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .base import SchemaTables
+from .sqlite_schema import SQLiteSchemaTables
 
 if TYPE_CHECKING:
-    from .postgres import SQL, PostgresStore
+    from .postgres import PostgresStore, QMark
 
 __all__ = ["PostgresSchemaTables"]
-
 
 # edges that break the rules: an unregistered relation (strict mode only), or a registered
 # one with allowed pairs none of which matches (either way round for a symmetric relation)
@@ -28,7 +27,7 @@ SELECT s.id, r.name, d.id, s.type, d.type FROM edges e
 JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id
 LEFT JOIN relation_types t ON t.rel_id = e.rel_id
 WHERE {scope} AND (
-  (t.rel_id IS NULL AND %s AND r.name <> ALL(%s::text[]))
+  (t.rel_id IS NULL AND ? AND r.name <> ALL(?::text[]))
   OR (t.rel_id IS NOT NULL AND EXISTS (SELECT 1 FROM relation_rules q WHERE q.rel_id = e.rel_id)
       AND NOT EXISTS (SELECT 1 FROM relation_rules q WHERE q.rel_id = e.rel_id
           AND ((q.src_type IN (s.type, '*') AND q.dst_type IN (d.type, '*'))
@@ -36,15 +35,16 @@ WHERE {scope} AND (
 LIMIT 20"""
 
 
-class PostgresSchemaTables(SchemaTables):
-    def __init__(self, store: PostgresStore):
-        self._store = store
+class PostgresSchemaTables(SQLiteSchemaTables):
+    def __init__(
+        self, store: PostgresStore
+    ):  # the parent keeps a SQLite handle; this section runs on the PostgreSQL store
+        self._pg = store
 
     @property
-    def c(self) -> SQL:
-        return self._store.sql
+    def c(self) -> QMark:
+        return self._pg.qmark
 
-    # ------------------------------------------------------------ the registry
     def save_relation_schema(
         self,
         types: list[tuple[str, bool, str | None, float, str]],
@@ -53,13 +53,12 @@ class PostgresSchemaTables(SchemaTables):
         mode: str,
         entry_types: list[str],
     ) -> int:
-        with self._store.transaction() as c:
-            ids = self._store.relation_ids(t[0] for t in types)
-            c.execute("DELETE FROM relation_types")  # rules cascade
-            c.execute("DELETE FROM invariants")
+        with self._pg.transaction():
+            ids = self._pg.relation_ids(t[0] for t in types)
+            self.c.execute("DELETE FROM relation_types")  # rules cascade
+            self.c.execute("DELETE FROM invariants")
             self.c.executemany(
-                "INSERT INTO relation_types(rel_id, directed, inverse, default_weight, description)"
-                " VALUES (%s,%s,%s,%s,%s)",
+                "INSERT INTO relation_types(rel_id, directed, inverse, default_weight, description) VALUES (?,?,?,?,?)",
                 [(ids[name], int(directed), inv, w, desc) for name, directed, inv, w, desc in types],
             )
             position: dict[str, int] = {}
@@ -68,172 +67,58 @@ class PostgresSchemaTables(SchemaTables):
                 k = position[name] = position.get(name, -1) + 1
                 rows.append((ids[name], s, d, k))
             self.c.executemany(
-                "INSERT INTO relation_rules(rel_id, src_type, dst_type, position) VALUES (%s,%s,%s,%s)", rows
+                "INSERT INTO relation_rules(rel_id, src_type, dst_type, position) VALUES (?,?,?,?)", rows
             )
             self.c.executemany(
-                "INSERT INTO invariants(name, position, spec) VALUES (%s,%s,%s)",
+                "INSERT INTO invariants(name, position, spec) VALUES (?,?,?)",
                 [(name, k, spec) for k, (name, spec) in enumerate(invariants)],
             )
             for key, value in (("schema.mode", mode), ("schema.entry_types", json.dumps(list(entry_types)))):
-                c.execute(
-                    "INSERT INTO meta(key, value) VALUES (%s, %s)"
-                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                self.c.execute(
+                    "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
-            gen = c.execute(
+            gen = self.c.execute(
                 "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'schema.generation' RETURNING value"
             ).fetchone()
             return int(gen[0])
 
-    def relation_schema_rows(self) -> tuple[list[tuple], dict[str, list[tuple[str, str]]], list[str]]:
-        c = self.c
-        rules: dict[str, list[tuple[str, str]]] = {}
-        for name, s, d in c.execute(
-            "SELECT r.name, q.src_type, q.dst_type FROM relation_rules q JOIN relations r ON r.id = q.rel_id"
-            " ORDER BY q.rel_id, q.position"
-        ):
-            rules.setdefault(name, []).append((s, d))
-        types = c.execute(
-            "SELECT r.name, t.directed, t.inverse, t.default_weight, t.description"
-            " FROM relation_types t JOIN relations r ON r.id = t.rel_id"
-        ).fetchall()
-        specs = [r[0] for r in c.execute("SELECT spec FROM invariants ORDER BY position")]
-        return [(n, bool(d), inv, float(w), desc) for n, d, inv, w, desc in types], rules, specs
-
-    # ------------------------------------------------------------ aliases and entity state
-    def alias_target(self, alias: str) -> tuple[int, str] | None:
-        r = self.c.execute(
-            "SELECT a.node_idx, n.id FROM aliases a JOIN nodes n ON n.idx = a.node_idx WHERE a.alias = %s", (alias,)
-        ).fetchone()
-        return None if r is None else (int(r[0]), r[1])
-
     def add_alias(self, alias: str, idx: int) -> None:
         self.c.execute(
-            "INSERT INTO aliases(alias, node_idx) VALUES (%s, %s) ON CONFLICT (alias) DO NOTHING", (alias, idx)
+            "INSERT INTO aliases(alias, node_idx) VALUES (?, ?) ON CONFLICT (alias) DO NOTHING", (alias, idx)
         )
-
-    def aliases_of(self, idx: int) -> list[str]:
-        return [r[0] for r in self.c.execute("SELECT alias FROM aliases WHERE node_idx = %s ORDER BY alias", (idx,))]
-
-    def entity_row(self, node_id: str) -> tuple | None:
-        r = self.c.execute(
-            "SELECT n.idx, n.id, n.type, n.title, es.state, es.revision, es.updated_at FROM nodes n"
-            " LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.id = %s",
-            (node_id,),
-        ).fetchone()
-        return None if r is None else tuple(r)
-
-    def insert_entity_state(self, idx: int, state_json: str, now: float) -> bool:
-        if self.c.execute("SELECT 1 FROM entity_state WHERE node_idx = %s", (idx,)).fetchone():
-            return False
-        self.c.execute(
-            "INSERT INTO entity_state(node_idx, state, revision, updated_at) VALUES (%s, %s, 1, %s)",
-            (idx, state_json, now),
-        )
-        return True
-
-    def update_entity_state(self, idx: int, state_json: str, now: float, expected_revision: int) -> bool:
-        done = self.c.execute(
-            "UPDATE entity_state SET state = %s, revision = revision + 1, updated_at = %s"
-            " WHERE node_idx = %s AND revision = %s",
-            (state_json, now, idx, expected_revision),
-        ).rowcount
-        return done == 1
-
-    def node_states(self, idxs: list[int]) -> list[tuple[int, str, str, str]]:
-        return [
-            (int(r[0]), r[1], r[2], r[3])
-            for r in self.c.execute(
-                "SELECT n.idx, n.id, n.type, COALESCE(es.state, n.metadata) FROM nodes n"
-                " LEFT JOIN entity_state es ON es.node_idx = n.idx WHERE n.idx = ANY(%s) ORDER BY n.idx",
-                ([int(i) for i in idxs],),
-            )
-        ]
-
-    # ------------------------------------------------------------ revisions
-    def superseded_by(self, node_id: str) -> str | None:
-        r = self.c.execute(
-            "SELECT b.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
-            " WHERE n.id = %s",
-            (node_id,),
-        ).fetchone()
-        return None if r is None else r[0]
-
-    def supersedes(self, node_id: str) -> str | None:
-        r = self.c.execute(
-            "SELECT n.id FROM superseded s JOIN nodes n ON n.idx = s.node_idx JOIN nodes b ON b.idx = s.by_idx"
-            " WHERE b.id = %s ORDER BY s.at LIMIT 1",
-            (node_id,),
-        ).fetchone()
-        return None if r is None else r[0]
-
-    def superseded_nodes(self) -> np.ndarray:
-        return np.fromiter((r[0] for r in self.c.execute("SELECT node_idx FROM superseded")), np.int64)
 
     def mark_superseded(self, seq: int, rel_id: int, now: float | None = None) -> None:
         self.c.execute(
-            "INSERT INTO superseded(node_idx, by_idx, at) SELECT dst, src, %s FROM edges WHERE seq = %s"
-            " AND rel_id = %s ORDER BY eid ON CONFLICT (node_idx) DO NOTHING",
+            "INSERT INTO superseded(node_idx, by_idx, at) SELECT dst, src, ? FROM edges WHERE seq = ?"
+            " AND rel_id = ? ORDER BY eid ON CONFLICT (node_idx) DO NOTHING",
             (time.time() if now is None else now, seq, rel_id),
         )
 
-    def unmark_superseded(self, idxs: list[int], rel_id: int) -> None:
-        self.c.execute(
-            "DELETE FROM superseded WHERE node_idx = ANY(%s) AND NOT EXISTS"
-            " (SELECT 1 FROM edges e WHERE e.dst = superseded.node_idx AND e.rel_id = %s)",
-            (sorted(int(i) for i in idxs), rel_id),
-        )
-
-    # ------------------------------------------------------------ validator queries
     def edges_breaking_rules(
         self, strict: bool, exempt: list[str], *, seq: int | None = None, nodes: list[int] | None = None
     ) -> list[tuple[str, str, str, str, str]]:
         params: list[Any]
         if seq is not None:
-            scope, params = "e.seq = %s", [seq]
+            scope, params = "e.seq = ?", [seq]
         elif nodes is not None:
             keys = [int(i) for i in nodes]
-            scope, params = "(e.src = ANY(%s) OR e.dst = ANY(%s))", [keys, keys]
+            scope, params = "(e.src = ANY(?) OR e.dst = ANY(?))", [keys, keys]
         else:
             scope, params = "TRUE", []
         bad = self.c.execute(_RULE_SQL.format(scope=scope), [*params, bool(strict), list(exempt)]).fetchall()
         return [(a, b, c, d, e) for a, b, c, d, e in bad]
-
-    def edges_stamped(self, seq: int) -> list[tuple[int, int, int]]:
-        return [
-            (int(a), int(b), int(c))
-            for a, b, c in self.c.execute("SELECT src, dst, rel_id FROM edges WHERE seq = %s", (seq,))
-        ]
-
-    def nodes_stamped(self, seq: int) -> list[tuple[int, str, str, str]]:
-        return [
-            (int(a), b, c, d)
-            for a, b, c, d in self.c.execute("SELECT idx, id, type, content_hash FROM nodes WHERE seq = %s", (seq,))
-        ]
-
-    def node_indices(self, node_type: str | None = None) -> list[int]:
-        if node_type is None:
-            return [r[0] for r in self.c.execute("SELECT idx FROM nodes ORDER BY idx")]
-        return [r[0] for r in self.c.execute("SELECT idx FROM nodes WHERE type = %s ORDER BY idx", (node_type,))]
-
-    def edge_counts(self, idxs: list[int], rel_id: int, side: str) -> dict[int, int]:
-        col = "src" if side == "src" else "dst"
-        rows = self.c.execute(
-            f"SELECT {col}, count(*) FROM edges WHERE {col} = ANY(%s) AND rel_id = %s GROUP BY {col}",
-            ([int(i) for i in idxs], rel_id),
-        ).fetchall()
-        return {int(k): int(n) for k, n in rows}
 
     def neighbor_rows(self, idx: int, walk: str, rel_ids: list[int] | None, include_superseded: bool) -> list[tuple]:
         here, there = ("src", "dst") if walk == "out" else ("dst", "src")
         sql = (
             f"SELECT r.name, o.id, o.type, e.weight, e.plastic, e.factuality, e.polarity, e.meta::text, e.eid"
             f" FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes o ON o.idx = e.{there}"
-            f" WHERE e.{here} = %s"
+            f" WHERE e.{here} = ?"
         )
         params: list = [idx]
         if rel_ids is not None:
-            sql += " AND e.rel_id = ANY(%s)"
+            sql += " AND e.rel_id = ANY(?)"
             params.append([int(r) for r in rel_ids])
         if not include_superseded:
             sql += f" AND NOT EXISTS (SELECT 1 FROM superseded s WHERE s.node_idx = e.{there})"
