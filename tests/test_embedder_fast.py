@@ -155,8 +155,11 @@ def test_onnx_spec_without_an_export_is_embedder_unavailable(tmp_path, monkeypat
 def test_spec_model_ids(onnx_files):
     if onnx_files != onnx_export.onnx_dir():
         pytest.skip("specs resolve the installed export; this run made a temporary one")
-    assert make_embedder("onnx").model_id == make_embedder("torch").model_id == DEFAULT_MODEL_ID
-    assert make_embedder("onnx:int8").model_id == "onnx-int8:all-MiniLM-L6-v2:256"
+    onnx, torch, int8 = make_embedder("onnx"), make_embedder("torch"), make_embedder("onnx:int8")
+    assert onnx.model_id == torch.model_id == DEFAULT_MODEL_ID
+    assert int8.model_id == "onnx-int8:all-MiniLM-L6-v2:256"
+    assert (onnx.backend, torch.backend, int8.backend) == ("onnx", "torch", "onnx")
+    assert not torch.loaded  # lazy: naming the torch path imports nothing
 
 
 def test_default_cli_path_never_imports_torch(onnx_files, tmp_path):

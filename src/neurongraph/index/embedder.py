@@ -209,8 +209,15 @@ class LazyEmbedder:
     never embed (a sync of an unchanged repository, stats, feedback on a stored trace).  ``model_id``
     and ``dim`` are known without loading; the loaded model must report the same ones."""
 
-    def __init__(self, factory=default_model, model_id: str = DEFAULT_MODEL_ID, dim: int = DEFAULT_DIM):
+    def __init__(
+        self,
+        factory=default_model,
+        model_id: str = DEFAULT_MODEL_ID,
+        dim: int = DEFAULT_DIM,
+        backend: str | None = None,
+    ):
         self._factory = factory
+        self._backend = backend
         self._inner: Embedder | None = None
         self.model_id = model_id
         self.dim = dim
@@ -224,6 +231,8 @@ class LazyEmbedder:
         """Which implementation is (or would be) loaded: ``onnx`` or ``torch``; for reports."""
         inner = self._inner
         if inner is None:
+            if self._backend is not None:
+                return self._backend
             return "onnx" if self._factory is default_model and _onnx_ready() else "torch"
         return "onnx" if type(inner).__name__ == "OnnxEmbedder" else "torch"
 
@@ -274,12 +283,12 @@ def make_embedder(spec: str | Embedder | None) -> Embedder:
                 )
             return HashingEmbedder(int(dim))
         if spec == "torch":
-            return LazyEmbedder(SentenceTransformerEmbedder)
+            return LazyEmbedder(SentenceTransformerEmbedder, backend="torch")
         if spec in _ONNX_SPECS:
             variant = _ONNX_SPECS[spec]
             from .onnx_embedder import onnx_model_id
 
-            emb = LazyEmbedder(lambda: _onnx_embedder(variant), onnx_model_id(variant))
+            emb = LazyEmbedder(lambda: _onnx_embedder(variant), onnx_model_id(variant), backend="onnx")
             if not _onnx_ready():
                 emb.load()  # raises EmbedderUnavailable now, with what to run, rather than at the first embed
             return emb
