@@ -267,16 +267,26 @@ class PostgresStore(Store):
         if delta:
             self._tx().execute("UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s", (int(delta), key))
 
-    def _count_lexemes(self, idxs: list[int], sign: int) -> None:
-        """Add (``sign`` 1) or take away (-1) the lexemes of these nodes' current ``tsv`` to the document
-        frequencies in ``lexemes`` (what BM25's idf reads, one primary-key lookup per query term)."""
+    def _index_text(self, idxs: list[int], sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) these nodes' current ``tsv`` to the full-text tables BM25 reads:
+        their postings ``(lexeme, idx, tf, dl)`` and the document frequency of each lexeme."""
         if not idxs:
             return
-        self._tx().execute(
+        c = self._tx()
+        c.execute(
             "INSERT INTO lexemes(lexeme, df) SELECT u.lexeme, %s * count(*) FROM nodes n, unnest(n.tsv) AS u"
             " WHERE n.idx = ANY(%s) GROUP BY u.lexeme ON CONFLICT (lexeme) DO UPDATE SET df = lexemes.df + excluded.df",
             (int(sign), idxs),
         )
+        if sign < 0:
+            c.execute("DELETE FROM postings WHERE idx = ANY(%s)", (idxs,))
+        else:
+            c.execute(
+                "INSERT INTO postings(lexeme, idx, tf, dl) SELECT u.lexeme, n.idx,"
+                " coalesce(array_length(u.positions, 1), 1), n.dl FROM nodes n, unnest(n.tsv) AS u"
+                " WHERE n.idx = ANY(%s)",
+                (idxs,),
+            )
 
     def next_seq(self) -> int:
         return self._next_seq()
@@ -320,7 +330,7 @@ class PostgresStore(Store):
                 "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], %s::text[],"
                 " %s::float8[], %s::text[], %s::text[], %s::int[]"
             )
-            self._count_lexemes([existing[n.id][0] for n in old], -1)  # their old text leaves the counts
+            self._index_text([existing[n.id][0] for n in old], -1)  # their old text leaves the counts
             for part, idxs in ((new, [first + k for k in range(len(new))]), (old, [existing[n.id][0] for n in old])):
                 if not part:
                     continue
@@ -354,7 +364,7 @@ class PostgresStore(Store):
                         f" FROM unnest({cols}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl) WHERE n.idx = u.i",
                         (now, seq, *arrays),
                     )
-            self._count_lexemes([first + k for k in range(len(new))] + [existing[n.id][0] for n in old], +1)
+            self._index_text([first + k for k in range(len(new))] + [existing[n.id][0] for n in old], +1)
             self._bump("fts.docs", len(new))
             self._bump("fts.tokens", sum(dl.values()) - old_dl)
             if self.validator is not None:
@@ -377,7 +387,7 @@ class PostgresStore(Store):
                     (keys, keys),
                 )
             ]
-            self._count_lexemes(keys, -1)
+            self._index_text(keys, -1)
             c.execute("DELETE FROM nodes WHERE idx = ANY(%s)", (keys,))  # edges cascade
             c.execute(
                 "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'node', k FROM unnest(%s::bigint[]) k", (seq, keys)
@@ -676,8 +686,9 @@ class PostgresStore(Store):
         """Top-k BM25 matches of the OR of ``terms`` (higher = better), computed in SQL as FTS5 does:
         idf = ln((N - df + 0.5) / (df + 0.5)) (at least 1e-6), k1 = 1.2, b = 0.75, over the ``ngr`` text
         search configuration (snowball English stems, no stop words) of the CJK-split body.  Document
-        frequencies come from the ``lexemes`` table, N and the mean length from counters, all kept by every
-        write; the candidates are the nodes whose ``tsv`` matches the OR query.
+        frequencies come from the ``lexemes`` table, term frequencies and lengths from ``postings`` (an
+        inverted index of ``tsv``: one index-only range scan per query term, as FTS5 reads its posting
+        lists), N and the mean length from counters; every write keeps all of them.
         With ``max_postings``, the rarest terms are kept until their postings exceed the budget."""
         empty = np.zeros(0, np.int64), np.zeros(0)
         if not terms or k <= 0:
@@ -707,22 +718,10 @@ class PostgresStore(Store):
             avgdl = max(int(found[0][3] or 0) / n_docs, 1e-9)
             idf = [max(float(np.log((n_docs - df + 0.5) / (df + 0.5))), 1e-6) for _, df in keep]
             rows = c.execute(
-                "SELECT n.idx, sum(p.idf[array_position(p.lx, u.lexeme)] * coalesce(array_length(u.positions, 1), 1)"
-                " * (%s + 1) / (coalesce(array_length(u.positions, 1), 1) + %s * (1 - %s + %s * n.dl / %s))) AS score"
-                " FROM (SELECT %s::text[] AS lx, %s::float8[] AS idf) AS p, nodes n, unnest(n.tsv) AS u"
-                " WHERE n.tsv @@ %s::tsquery AND u.lexeme = ANY(p.lx) GROUP BY n.idx"
-                " ORDER BY score DESC, n.idx LIMIT %s",
-                (
-                    BM25_K1,
-                    BM25_K1,
-                    BM25_B,
-                    BM25_B,
-                    avgdl,
-                    [lex for lex, _ in keep],
-                    idf,
-                    " | ".join(_tsquery_literal(lex) for lex, _ in keep),
-                    int(k),
-                ),
+                "SELECT p.idx, sum(q.idf * p.tf * (%s + 1) / (p.tf + %s * (1 - %s + %s * p.dl / %s))) AS score"
+                " FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) JOIN postings p ON p.lexeme = q.lexeme"
+                " GROUP BY p.idx ORDER BY score DESC, p.idx LIMIT %s",
+                (BM25_K1, BM25_K1, BM25_B, BM25_B, avgdl, [lex for lex, _ in keep], idf, int(k)),
             ).fetchall()
         if not rows:
             return empty

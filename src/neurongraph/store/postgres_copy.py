@@ -115,6 +115,10 @@ def sqlite_to_postgres(src: SQLiteStore, dst: PostgresStore) -> dict[str, int]:
                     "INSERT INTO lexemes(lexeme, df) SELECT u.lexeme, count(*) FROM nodes, unnest(tsv) AS u"
                     " GROUP BY u.lexeme ON CONFLICT (lexeme) DO UPDATE SET df = excluded.df"
                 )
+                c.execute(
+                    "INSERT INTO postings(lexeme, idx, tf, dl) SELECT u.lexeme, n.idx,"
+                    " coalesce(array_length(u.positions, 1), 1), n.dl FROM nodes n, unnest(n.tsv) AS u"
+                )
                 continue
             vals = []
             for c_name in cols:

@@ -229,4 +229,19 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        "0005_postings",
+        """
+    -- the inverted index BM25 reads: each (lexeme, node) of nodes.tsv with its term frequency and the
+    -- node's length, so a query scans only the posting lists of its terms (index-only)
+    CREATE TABLE postings (lexeme text NOT NULL, idx bigint NOT NULL, tf integer NOT NULL, dl integer NOT NULL);
+    INSERT INTO postings(lexeme, idx, tf, dl) SELECT u.lexeme, n.idx, coalesce(array_length(u.positions, 1), 1),
+        n.dl FROM nodes n, unnest(n.tsv) AS u;
+    CREATE INDEX postings_lexeme ON postings(lexeme) INCLUDE (idx, tf, dl);
+    CREATE INDEX postings_idx ON postings(idx);
+    """,
+    )
+)
+
 SCHEMA_VERSION = len(MIGRATIONS)
