@@ -63,3 +63,26 @@ def test_two_ingest_processes_at_once_count_each_node_new_once(tmp_path):
     total = len({n.id for n in read_markdown(FIX).nodes})
     assert sum(s["new_nodes"] for s in summaries) == total
     assert all(s["new_nodes"] + s["updated_nodes"] + s["unchanged_nodes"] == total for s in summaries)
+
+
+def test_two_jsonl_ingests_at_once_count_each_node_and_edge_new_once(tmp_path):
+    """`ngr ingest FILE.jsonl` counts what is new under the write lock (it printed a before/after difference
+    of store totals, which a concurrent ingest inflates)."""
+    f = tmp_path / "g.jsonl"
+    n = 400
+    lines = [
+        json.dumps({"kind": "node", "id": f"n{i}", "type": "note", "title": f"note {i}", "text": "x"}) for i in range(n)
+    ]
+    lines += [json.dumps({"kind": "edge", "src": f"n{i}", "rel": "next", "dst": f"n{i + 1}"}) for i in range(n - 1)]
+    f.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "j.db"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "--embedder", "hashing", "ingest", str(f)]
+    procs = [subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)]
+    procs.append(subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (_out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    summaries = [json.loads(out) for out, _ in outs]
+    assert sum(s["new_nodes"] for s in summaries) == n
+    assert sum(s["new_edges"] for s in summaries) == n - 1

@@ -337,10 +337,17 @@ def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, SQLiteStore 
     return parsed, store
 
 
+def _new_in_store(store, parsed: _Parsed) -> tuple[int, int]:
+    """How many of the file's node ids and (src, rel, dst) edges the store does not hold yet."""
+    ids = {n.id for n in parsed.nodes}
+    triples = {(e.src, e.rel, e.dst) for e in parsed.edges}
+    have = store.edges_from({t[0] for t in triples}) if triples else set()
+    return len(ids) - len(store.lookup_idx(ids)), len(triples - have)
+
+
 def _write_parsed(engine: Engine, parsed: _Parsed, prog, link: bool) -> dict:
     """Embed, then write the whole file as one transaction, then link if asked; returns counts and times."""
     store = engine.store
-    before = store.stats()
     t1 = time.perf_counter()
     embedded = 0
     if parsed.nodes:  # embeddings first, outside the write transaction: a cache, safe to crash in
@@ -357,6 +364,8 @@ def _write_parsed(engine: Engine, parsed: _Parsed, prog, link: bool) -> dict:
     # leaves the store as it was (nested batches are savepoints of it)
     etask = prog.add_task("writing nodes and edges (one transaction)", total=len(parsed.edges) or None)
     with store.transaction():
+        # counted under the write lock, before writing: exact even while another process ingests too
+        new_nodes, new_edges = _new_in_store(store, parsed)
         if parsed.nodes:
             engine.add_nodes(parsed.nodes)
         for i in range(0, len(parsed.edges), EDGE_BATCH):
@@ -366,7 +375,6 @@ def _write_parsed(engine: Engine, parsed: _Parsed, prog, link: bool) -> dict:
     engine.refresh()
     prog.update(etask, completed=len(parsed.edges) or 1, total=len(parsed.edges) or 1)
     t3 = time.perf_counter()
-    ingested = store.stats()  # counts of the file's own writes, before the linker adds its own
     link_info = None
     if link:
         ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
@@ -374,8 +382,8 @@ def _write_parsed(engine: Engine, parsed: _Parsed, prog, link: bool) -> dict:
         prog.update(ltask, description="linked", completed=1, total=1)
     t4 = time.perf_counter()
     return {
-        "new_nodes": ingested["nodes"] - before["nodes"],
-        "new_edges": ingested["edges"] - before["edges"],
+        "new_nodes": new_nodes,
+        "new_edges": new_edges,
         "embedded": embedded,
         "seconds": {
             "embed": round(t2 - t1, 3),
