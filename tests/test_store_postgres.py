@@ -406,3 +406,24 @@ def test_a_wrong_url_is_a_store_error_at_once(pg_server):
     with pytest.raises(StoreError, match="not a PostgreSQL URL"):
         PostgresStore("mysql://x")
     assert time.perf_counter() - t < 10
+
+
+def test_driver_failures_are_store_errors(pg_url):
+    """What interfaces report as error[store_error], without knowing the driver."""
+    from neurongraph.errors import StoreError
+
+    store = PostgresStore(pg_url)
+    try:
+        with pytest.raises(StoreError, match="database error: .*0x00"):  # PostgreSQL text holds no NUL
+            store.upsert_nodes([Node("nul", "note", "a\x00b", "")])
+        assert store.get_node("nul") is None
+        store.save_trace({"id": "t", "created_at": 1.0, "query": "q", "params": {}, "fingerprint": "f", "hits": []})
+        receipt = {"receipt_id": "r1", "trace_id": "t", "created_at": 1.0}
+        with store.transaction():
+            store.ledgers.save_receipt(receipt, "key", "h")
+        with pytest.raises(StoreError, match="duplicate key"):
+            with store.transaction():
+                store.ledgers.save_receipt({**receipt, "receipt_id": "r2"}, "key", "h")
+        assert [r["receipt_id"] for r in store.ledgers.receipts("t")] == ["r1"]
+    finally:
+        store.close()

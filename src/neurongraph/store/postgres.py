@@ -19,6 +19,8 @@ lock: PostgreSQL's MVCC serves them from the last committed state.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import re
 import struct
@@ -32,7 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node, strict_dumps
@@ -45,6 +47,7 @@ from .postgres_schema import PostgresSchemaTables
 
 __all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK"]
 
+DRIVER_ERRORS = (psycopg.Error, PoolTimeout)  # what this store turns into StoreError
 WRITE_LOCK = 0x6E6772  # "ngr": the advisory lock every write transaction holds until it ends
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's defaults
@@ -154,7 +157,7 @@ class PostgresStore(Store):
                 name="neurongraph",
             )
             self.pool.wait(timeout=30.0)
-        except (psycopg.Error, psycopg_pool_errors()) as exc:
+        except DRIVER_ERRORS as exc:
             raise StoreError(f"cannot open a connection pool on {self.path}: {exc}") from None
         self.sql = SQL(self)
         self.qmark = QMark(self)
@@ -188,15 +191,18 @@ class PostgresStore(Store):
         SAVEPOINTs."""
         loc = self._local
         if loc.depth == 0:
-            with self.pool.connection() as conn:
-                loc.conn, loc.depth, loc.rels = conn, 1, {}
-                try:
-                    with conn.transaction():
-                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-                        yield conn
-                    self._rel_cache.update(loc.rels)  # relation ids are shared only once committed
-                finally:
-                    loc.conn, loc.depth, loc.rels = None, 0, {}
+            try:
+                with self.pool.connection() as conn:
+                    loc.conn, loc.depth, loc.rels = conn, 1, {}
+                    try:
+                        with conn.transaction():
+                            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                            yield conn
+                        self._rel_cache.update(loc.rels)  # relation ids are shared only once committed
+                    finally:
+                        loc.conn, loc.depth, loc.rels = None, 0, {}
+            except DRIVER_ERRORS as exc:  # the commit, or a statement inside: a store_error like any other
+                raise _store_error(exc) from exc
         else:
             conn = loc.conn
             assert conn is not None
@@ -1009,12 +1015,6 @@ _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 
 
-def psycopg_pool_errors() -> type[Exception]:
-    from psycopg_pool import PoolTimeout
-
-    return PoolTimeout
-
-
 def _copy_binary_vectors(vectors: dict[str, np.ndarray]) -> bytes:
     """``(content_hash, dim, vector)`` rows in COPY's binary format (no per-float text formatting):
     a 19-byte header, per row a field count and length-prefixed fields, pgvector's binary vector form
@@ -1031,8 +1031,39 @@ def _copy_binary_vectors(vectors: dict[str, np.ndarray]) -> bytes:
     return b"".join(out)
 
 
+def _store_error(exc: BaseException) -> StoreError:
+    return StoreError(f"database error: {str(exc).strip()}")
+
+
+def _raising_store_errors(fn):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except DRIVER_ERRORS as exc:
+            raise _store_error(exc) from exc
+
+    return call
+
+
+def _driver_errors_as_store_errors(cls: type) -> None:
+    """Every public method of ``cls`` (inherited ones included) reports a driver failure (server gone,
+    constraint, bad data) as :class:`StoreError` (code ``store_error``), which the CLI, MCP server and
+    HTTP API already report as such: no interface needs to know psycopg."""
+    for name in dir(cls):
+        if name.startswith("_") or name == "transaction":
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if inspect.isfunction(attr) and not inspect.isgeneratorfunction(attr):
+            setattr(cls, name, _raising_store_errors(attr))
+
+
 def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
     """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
     age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
     factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
     return np.where(dormant != 0, 0.0, base + plastic * factor)
+
+
+for _cls in (PostgresStore, PostgresLedgers, PostgresSchemaTables):
+    _driver_errors_as_store_errors(_cls)
