@@ -4,6 +4,8 @@ MCP limit "10"/true), and `--limit ten` is error[invalid_argument] rather than a
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -218,3 +220,26 @@ def test_a_query_that_is_not_valid_unicode_is_invalid_argument(tmp_path):
     )
     assert r.returncode == 2, r.stderr.decode(errors="replace")
     assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ask", "what changed?", "--limit", "ten"],
+        ["neighbors", "a", "--limit", "ten"],
+        ["serve", "--port", "eighty"],
+        ["bench", "perf", "--nodes", "1e4"],
+        ["bench", "perf", "--edges-per-node", "three"],
+    ],
+    ids=["ask-limit", "neighbors-limit", "serve-port", "perf-nodes", "perf-float"],
+)
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_every_number_option_that_is_not_a_number_is_invalid_argument(db, args, as_json):
+    """Through a real process (main() turns click's conversion error into error[invalid_argument], exit 2)."""
+    cmd = [sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "--embedder", "hashing", *args]
+    r = subprocess.run([*cmd, *(["--json"] if as_json else [])], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    if as_json:
+        assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"
+    else:
+        assert "error[invalid_argument]" in r.stderr and "Usage" not in r.stderr

@@ -21,6 +21,7 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from typer.rich_utils import rich_format_error
 
 from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
@@ -952,10 +953,34 @@ bench_app.command("ask")(bench_ask)
 
 def main() -> None:
     try:
-        app()
+        rv = app(standalone_mode=False)
+    except typer.BadParameter as exc:
+        if type(exc).__name__ == "MissingParameter":  # a usage mistake, not a bad value: click's own help
+            rich_format_error(exc)
+            sys.exit(exc.exit_code)
+        # a value click could not convert (`--limit ten`): the same error[invalid_argument] as every other
+        # bad value, --json aware, instead of click's usage box
+        name = exc.param.opts[0] if exc.param is not None and exc.param.opts else (exc.param_hint or "option")
+        what = exc.message.rstrip(".")
+        _bad_value(InvalidArgument(f"{name}: {what}"), "--json" in sys.argv[1:])
+    except typer.TyperException as exc:  # usage mistakes (unknown option, missing argument): click's own help
+        rich_format_error(exc)  # a ClickException (typer vendors click)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        err.print("Aborted!")
+        sys.exit(1)
     except KeyboardInterrupt:  # click normally turns this into "Aborted!"; this covers the rest
         err.print(f"[bold red]{escape('error[interrupted]')}[/]: interrupted")
         sys.exit(130)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _bad_value(exc: InvalidArgument, as_json: bool) -> None:
+    try:
+        with handled(as_json):
+            raise exc
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
 
 
 if __name__ == "__main__":
