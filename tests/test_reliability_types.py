@@ -243,3 +243,14 @@ def test_every_number_option_that_is_not_a_number_is_invalid_argument(db, args, 
         assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"
     else:
         assert "error[invalid_argument]" in r.stderr and "Usage" not in r.stderr
+
+
+@pytest.mark.parametrize("args", [["neighbors", b"\xff"], ["trace", b"tr_\xff"], ["ask", b"caf\xe9?"]])
+def test_invalid_utf8_in_any_argument_is_invalid_argument(db, args):
+    """Bytes that are not UTF-8 reach Python as lone surrogates; wherever they are encoded (the store, JSON),
+    the command reports error[invalid_argument] instead of a UnicodeEncodeError traceback."""
+    cmd = [sys.executable.encode(), b"-m", b"neurongraph.cli.main", b"--db", str(db).encode(), b"--embedder"]
+    cmd += [b"hashing", *(a if isinstance(a, bytes) else a.encode() for a in args), b"--json"]
+    r = subprocess.run(cmd, capture_output=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"

@@ -108,6 +108,12 @@ def handled(as_json: bool) -> Iterator[None]:
         _fail(CliError("io_error", f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)), as_json)
     except DATABASE_ERRORS as exc:
         _fail(CliError("store_error", f"database error: {exc}"), as_json)
+    except UnicodeEncodeError as exc:  # a command-line argument that is not UTF-8 (bytes smuggled as surrogates)
+        bad = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+        msg = (
+            f"an argument is not valid Unicode text ({bad.encode('utf-8', 'backslashreplace').decode()!s}); pass UTF-8"
+        )
+        _fail(InvalidArgument(msg), as_json)
 
 
 # --------------------------------------------------------------------- output
