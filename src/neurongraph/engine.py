@@ -801,7 +801,7 @@ class Engine:
             self.store.save_trace(
                 {
                     "id": trace_id,
-                    "created_at": time.time(),
+                    "created_at": self.store.clock(),  # the store's "now", as the ledgers and retention use
                     "query": query,
                     "params": cfg.to_dict(),
                     "fingerprint": cfg.fingerprint(self.embedder.model_id),
@@ -861,6 +861,7 @@ class Engine:
     learning_report = _via("learning", "learning_report")
     node_stats = _via("learning", "node_stats")
     decay = _via("learning", "decay")
+    prune_traces = _via("learning", "prune_traces")
 
     def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
         """Decayed, query-conditioned activation per node index (see ``Learning.node_priming``)."""

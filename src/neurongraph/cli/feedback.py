@@ -8,11 +8,13 @@ the shared helpers come from ``cli/common.py``.
 from __future__ import annotations
 
 import json
+import re
 from contextlib import closing
 from pathlib import Path
 
 import typer
 
+from ..errors import InvalidArgument
 from ..learning import OUTCOMES, STAGES, Learning
 from .common import CliError, ctx_of, err, escape, handled, json_opt, open_engine, out, path_str, print_json
 
@@ -110,6 +112,38 @@ def failure(
     with handled(as_json):
         r = _on_ledger(c, lambda view: view.record_retrieval_failure(trace_id, reason))
     print_json(r) if as_json else out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
+
+
+traces_app = typer.Typer(help="Stored search traces: retention.", no_args_is_help=True)
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(raw: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``45s``, ``2w`` or plain seconds, as seconds; anything else is invalid_argument."""
+    m = re.fullmatch(r"\s*([0-9]{1,9}(?:\.[0-9]{1,6})?)\s*([smhdw]?)\s*", raw)
+    if not m:
+        raise InvalidArgument(f"--older-than {raw!r}: expected an age such as 30d, 12h, 90m or 3600 (seconds)")
+    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+@traces_app.command("prune")
+def traces_prune_command(
+    ctx: typer.Context,
+    older_than: str = typer.Option(..., "--older-than", metavar="AGE", help="e.g. 30d, 12h, 90m (default unit s)."),
+    as_json: bool = json_opt(),
+) -> None:
+    """Delete stored searches older than AGE that carry no feedback (every search stores its hits; traces
+    with a source-use stage, receipt, retrieval failure or outcome are the learning history and stay)."""
+    c = ctx_of(ctx)
+    with handled(as_json):
+        r = _on_ledger(c, lambda view: view.prune_traces(parse_age(older_than)))
+    if as_json:
+        print_json(r)
+    else:
+        out.print(
+            f"deleted {r['deleted']} traces older than {older_than}; kept {r['kept_with_feedback']} with feedback"
+        )
 
 
 def trace_command(

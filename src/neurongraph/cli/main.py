@@ -49,7 +49,7 @@ from .common import (
     quiet_model_loading,
 )
 from .common import print_json as _print_json  # noqa: F401  (tests import it from here)
-from .feedback import bench_learning, feedback_app, trace_command
+from .feedback import bench_learning, feedback_app, trace_command, traces_app
 from .history_cmd import SOURCE_KINDS, bench_history, ingest_source, print_summary
 from .mcp_cmd import mcp_command
 from .schema_cmd import neighbors_command, schema_app
@@ -940,6 +940,7 @@ def bench_history_command(
 
 
 app.add_typer(feedback_app, name="feedback")
+app.add_typer(traces_app, name="traces")
 app.command("mcp")(mcp_command)
 app.command("serve")(serve_command)
 app.add_typer(schema_app, name="schema")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Callable, Sequence
 
@@ -190,6 +191,24 @@ class Learning:
             )
 
     # ------------------------------------------------------------ other ledgers
+    def prune_traces(self, older_than_s: float) -> dict:
+        """Delete stored searches older than ``older_than_s`` seconds (by the store clock) that carry no
+        feedback; traces with any stage, receipt, failure or outcome stay (they are the learning history).
+        Retrieval counts are folded in first, so pruning never changes a node's statistics."""
+        if (
+            not isinstance(older_than_s, (int, float))
+            or isinstance(older_than_s, bool)
+            or not math.isfinite(older_than_s)
+            or older_than_s < 0
+        ):
+            raise InvalidArgument(f"older_than must be a finite number of seconds >= 0, got {older_than_s!r}")
+        before = self._now() - float(older_than_s)
+        led = Ledger(self.store)
+        with self.store.transaction():
+            led.count_retrievals()
+            deleted, kept = self.store.ledgers.prune_traces(before)
+        return {"deleted": deleted, "kept_with_feedback": kept, "before": before}
+
     def record_retrieval_failure(self, trace_id: str, reason: str) -> dict:
         """Nothing usable was found (a fallback was needed): recorded apart, punishes no node, changes no weight."""
         if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON_CHARS:

@@ -168,6 +168,12 @@ class LedgerTables(ABC):
     def outcomes(self, trace_id: str) -> list[dict]:
         """A trace's outcomes by id (node_ids and policy decoded)."""
 
+    # --- retention
+    @abstractmethod
+    def prune_traces(self, before: float) -> tuple[int, int]:
+        """Delete traces created before ``before`` that carry no feedback (no stage, receipt, failure or
+        outcome); returns (deleted, kept because of feedback).  Searches are stored forever otherwise."""
+
     # --- node statistics
     @abstractmethod
     def traces_after(self, position: int, limit: int) -> list[tuple[int, list[dict]]]:

@@ -149,6 +149,24 @@ class SQLiteLedgers(LedgerTables):
         return out
 
     # ------------------------------------------------------------ node statistics
+    _FEEDBACK = (
+        "EXISTS (SELECT 1 FROM trace_stages s WHERE s.trace_id = t.id)"
+        " OR EXISTS (SELECT 1 FROM source_use_receipts r WHERE r.trace_id = t.id)"
+        " OR EXISTS (SELECT 1 FROM retrieval_failures f WHERE f.trace_id = t.id)"
+        " OR EXISTS (SELECT 1 FROM outcomes o WHERE o.trace_id = t.id)"
+    )
+
+    def prune_traces(self, before: float) -> tuple[int, int]:
+        kept = self.c.execute(
+            f"SELECT count(*) FROM traces t WHERE t.created_at < ? AND ({self._FEEDBACK})", (before,)
+        ).fetchone()[0]
+        deleted = self.c.execute(
+            "DELETE FROM traces WHERE id IN"
+            f" (SELECT t.id FROM traces t WHERE t.created_at < ? AND NOT ({self._FEEDBACK}))",
+            (before,),
+        ).rowcount
+        return int(deleted), int(kept)
+
     def traces_after(self, position: int, limit: int) -> list[tuple[int, list[dict]]]:
         rows = self.c.execute(
             "SELECT rowid, hits FROM traces WHERE rowid > ? ORDER BY rowid LIMIT ?", (position, limit)
