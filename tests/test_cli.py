@@ -235,7 +235,8 @@ def test_demo_corpus_is_valid_and_multilingual():
 
 
 def test_bench_perf_small(tmp_path):
-    r = runner.invoke(app, ["bench", "perf", "--nodes", "2000", "--queries", "30", "--json"], catch_exceptions=False)
+    args = ["bench", "perf", "--nodes", "2000", "--queries", "30", "--no-real-model", "--json"]
+    r = runner.invoke(app, args, catch_exceptions=False)
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     for k in (

@@ -116,3 +116,14 @@ def test_a_broken_model_directory_is_invalid_argument(tmp_path):
     (d / "config.json").write_text("{}")
     with pytest.raises(InvalidArgument, match="cannot load"):
         make_embedder(str(d))
+
+
+def test_reembedding_on_open_shows_progress_with_a_rate(tmp_path):
+    """Issue 18 item 5: opening a store with another embedder under --reembed embeds every node again;
+    the CLI shows it as a progress bar (done/total, rate, time left), never silently."""
+    db = tmp_path / "r.db"
+    with ngr.open(db, embedder="hashing:64") as eng:
+        eng.add_nodes([ngr.Node(f"n{i}", "note", f"note {i}", "text") for i in range(300)])
+    r = runner.invoke(app, ["--db", str(db), "--embedder", "hashing:32", "--reembed", "search", "note", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "re-embedding the store" in r.stderr and "300/300" in r.stderr and "left" in r.stderr

@@ -45,7 +45,6 @@ import os
 import platform
 import resource
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -56,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import NeuronGraphError
+from ..store.sqlite import SQLITE_VERSION
 
 __all__ = [
     "RandomUnitEmbedder",
@@ -414,7 +414,7 @@ def _machine() -> dict:
     return {
         "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
+        "sqlite": SQLITE_VERSION,
         "numpy": np.__version__,
         "blas": _blas_info(),
         "platform": platform.platform(),

@@ -22,7 +22,17 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
@@ -126,13 +136,25 @@ def json_opt():
     return typer.Option(False, "--json", help="Print JSON to stdout.")
 
 
+class _Rate(ProgressColumn):
+    """Items per second of a task (embedding, ingest): what tells a user whether to wait or stop."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f}/s", style="progress.data.speed")
+
+
 def progress() -> Progress:
-    """A progress display on stderr, so ``--json`` output on stdout can be piped."""
+    """A progress display on stderr, so ``--json`` output on stdout can be piped: done/total, rate, elapsed
+    and time left."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        _Rate(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=err,
         transient=False,
     )
@@ -223,15 +245,9 @@ class Ctx:
         return SQLiteStore(path or self.db_path())
 
     def make_embedder(self) -> Embedder:
-        spec = self.embedder
-        if spec and spec != "default" and not spec.startswith("hashing") and not Path(spec).expanduser().is_dir():
-            raise CliError(
-                "invalid_argument",
-                f"--embedder {spec!r}: expected 'hashing', 'default' or a local model "
-                "directory (the default is the bundled all-MiniLM-L6-v2)",
-            )
+        """The command line's embedder; ``make_embedder`` validates the spec (error[invalid_argument])."""
         quiet_model_loading()
-        return make_embedder(spec)
+        return make_embedder(self.embedder)
 
 
 def ctx_of(ctx: typer.Context) -> Ctx:
@@ -249,7 +265,15 @@ def build_engine(
     store = store or c.open_store(path)
     try:
         emb = embedder or c.make_embedder()
-        return Engine(store, emb, reembed_limit=None if c.reembed else c.reembed_limit)
+        if not c.reembed:
+            return Engine(store, emb, reembed_limit=c.reembed_limit)
+        with progress() as prog:  # --reembed: opening may embed the whole store again; show it
+            task = prog.add_task("re-embedding the store (--reembed)", total=None)
+
+            def on_embed(done: int, total: int) -> None:
+                prog.update(task, completed=done, total=total)
+
+            return Engine(store, emb, reembed_limit=None, progress=on_embed)
     except BaseException:
         store.close()
         raise

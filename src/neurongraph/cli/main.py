@@ -817,6 +817,14 @@ def bench_perf(
         "(needs threadpoolctl; default: the library's own choice).",
     ),
     db: str | None = typer.Option(None, "--db", help="Fresh database file to build (default: a temporary one)."),
+    real_model: bool = typer.Option(
+        True,
+        "--real-model/--no-real-model",
+        help="Also measure the real model: embedding passages/s and a cold `ngr search` process.",
+    ),
+    compare_embedders: bool = typer.Option(
+        False, "--compare-embedders", help="With the real model: also the torch and int8 paths, same run."
+    ),
     as_json: bool = json_opt(),
 ) -> None:
     """Synthetic ingest and search latency benchmark (embedding excluded; see the output's notes)."""
@@ -845,6 +853,8 @@ def bench_perf(
                 db=db,
                 console=err,
                 blas_threads=blas_threads,
+                real_model=real_model,
+                compare_embedders=compare_embedders,
             )
         except RuntimeError as exc:
             raise CliError("unavailable", str(exc)) from None
