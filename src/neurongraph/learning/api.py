@@ -216,9 +216,16 @@ class Learning:
         led = Ledger(self.store)
         with self.store.transaction():
             led.trace(trace_id)
+            for f in led.rows.failures(trace_id):  # the same report again (a retry): recorded once
+                if f["reason"] == reason:
+                    return {**self._failure(f["id"], trace_id, reason, f["created_at"]), "duplicate": True}
             now = self._now()
             fid = led.rows.add_failure(trace_id, reason, now)
-        return {"failure_id": fid, "trace_id": trace_id, "reason": reason, "created_at": now}
+        return self._failure(fid, trace_id, reason, now)
+
+    @staticmethod
+    def _failure(fid: int, trace_id: str, reason: str, at: float) -> dict:
+        return {"failure_id": fid, "trace_id": trace_id, "reason": reason, "created_at": at}
 
     def record_outcome(
         self,
@@ -256,6 +263,28 @@ class Learning:
                     node_ids=unused,
                     trace_id=trace_id,
                 )
+            # the same verdict about the same external event (its external_ref) again is a retry: recorded and
+            # applied once.  Without an external_ref, a repeated confirmation is a new one (diminishing gains).
+            same = next(
+                (
+                    o
+                    for o in (led.rows.outcomes(trace_id) if external_ref is not None else [])
+                    if sorted(o["node_ids"]) == sorted(node_ids)
+                    and (o["outcome"], o["summary"], o["external_ref"]) == (outcome, summary, external_ref)
+                ),
+                None,
+            )
+            if same is not None:
+                return {
+                    "outcome_id": same["id"],
+                    "trace_id": trace_id,
+                    "node_ids": node_ids,
+                    "outcome": outcome,
+                    "effect": opol.effect(outcome),
+                    "edges_changed": [],
+                    "created_at": same["created_at"],
+                    "duplicate": True,
+                }
             now = self._now()
             oid = led.rows.add_outcome(trace_id, node_ids, outcome, summary, external_ref, opol.to_dict(), now)
             book = EdgeBook(led, now, pol.plastic_half_life_s)
