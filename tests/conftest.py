@@ -32,4 +32,4 @@ def real_embedder():
 
 
 # the PostgreSQL server fixtures (pg_server: one per session, always stopped; pg_url: a fresh database), issue 15
-from postgres_server import pg_server, pg_url  # noqa: E402, F401
+from postgres_server import _stop_shared_server, pg_server, pg_url  # noqa: E402, F401

