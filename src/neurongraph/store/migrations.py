@@ -252,6 +252,26 @@ MIGRATIONS: list[tuple[str, str]] = [
         WHERE json_valid(metadata);
     """,
     ),
+    (
+        "0006_compact_vectors",
+        """
+    -- the vector cache as an ordinary (rowid) table: in a WITHOUT ROWID table a 1.5 KB vector is larger
+    -- than what a b-tree cell holds, so every row spilled into its own overflow page (3x the raw float32
+    -- size on disk; 1.4x now). Same columns and key; the space of the old table is reused by later writes
+    -- (or given back by VACUUM).
+    CREATE TABLE embeddings_rowid (
+        content_hash TEXT NOT NULL,
+        model        TEXT NOT NULL,
+        dim          INTEGER NOT NULL,
+        vector       BLOB NOT NULL,
+        PRIMARY KEY (content_hash, model)
+    );
+    INSERT INTO embeddings_rowid(content_hash, model, dim, vector)
+        SELECT content_hash, model, dim, vector FROM embeddings;
+    DROP TABLE embeddings;
+    ALTER TABLE embeddings_rowid RENAME TO embeddings;
+    """,
+    ),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
