@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,19 @@ from .errors import InvalidArgument
 __all__ = ["Node", "Edge", "content_hash", "body_of", "strict_dumps", "MAX_WEIGHT"]
 
 MAX_ID_LEN = 512
+
+
+def _env_limit(name: str, default: int) -> int:
+    """A size limit, raised or lowered with an environment variable (a positive integer; else the default)."""
+    raw = os.environ.get(name, "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+
+
+# Field sizes (issue 17): one node is a source an agent reads, not a data dump. A longer field is a clear
+# invalid_argument at validation, before any write; the variables raise the limits where a corpus needs it.
+MAX_TITLE_CHARS = _env_limit("NGR_MAX_TITLE_CHARS", 10_000)
+MAX_TEXT_CHARS = _env_limit("NGR_MAX_TEXT_CHARS", 4_000_000)
+MAX_METADATA_BYTES = _env_limit("NGR_MAX_METADATA_BYTES", 1_000_000)  # node metadata and edge meta, as JSON
 # Edge weights live in 0..MAX_WEIGHT: spreading multiplies weights along a path, so a bound keeps every
 # activation finite (1e6 ** 50 hops is still far below float64's 1.8e308).
 MAX_WEIGHT = 1e6
@@ -68,6 +82,13 @@ def _check_text(value: str, what: str) -> str:
     return value
 
 
+def _check_size(value: str, limit: int, what: str, env: str) -> None:
+    if len(value) > limit:
+        raise InvalidArgument(
+            f"{what} is {len(value):,} characters, over the limit of {limit:,} (set {env} to raise it)"
+        )
+
+
 def _check_id(value: Any, what: str) -> str:
     if type(value) is str and 0 < len(value) <= MAX_ID_LEN and not value[0].isspace():
         return _check_text(value, what)  # fast path for the common, valid case (bulk ingest)
@@ -85,7 +106,7 @@ def check_json_object(value: Any, what: str) -> dict:
     if not isinstance(value, dict):
         raise InvalidArgument(f"{what} must be a JSON object, got {type(value).__name__}")
     try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")  # as the store writes it
+        size = len(json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8"))  # as the store writes it
     except UnicodeEncodeError as exc:
         raise InvalidArgument(
             f"{what} contains a lone surrogate ({exc.object[exc.start]!a}); not valid Unicode text"
@@ -100,6 +121,11 @@ def check_json_object(value: Any, what: str) -> dict:
         raise InvalidArgument(f"{what} is not JSON-serialisable: {exc}") from None
     except RecursionError:
         raise InvalidArgument(f"{what} is nested too deeply") from None
+    if size > MAX_METADATA_BYTES:
+        raise InvalidArgument(
+            f"{what} is {size:,} bytes as JSON, over the limit of {MAX_METADATA_BYTES:,} "
+            "(set NGR_MAX_METADATA_BYTES to raise it)"
+        )
     return value
 
 
@@ -151,6 +177,8 @@ class Node:
         self.type = _check_id(self.type, f"node {self.id!r}: type")
         if not isinstance(self.title, str) or not isinstance(self.text, str):
             raise InvalidArgument(f"node {self.id!r}: title and text must be strings")
+        _check_size(self.title, MAX_TITLE_CHARS, f"node {self.id!r}: title", "NGR_MAX_TITLE_CHARS")
+        _check_size(self.text, MAX_TEXT_CHARS, f"node {self.id!r}: text", "NGR_MAX_TEXT_CHARS")
         _check_text(self.title, f"node {self.id!r}: title")
         _check_text(self.text, f"node {self.id!r}: text")
         self.metadata = check_json_object(self.metadata, f"node {self.id!r}: metadata")
