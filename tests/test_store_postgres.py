@@ -206,8 +206,9 @@ _BATCHER = textwrap.dedent(
     from neurongraph.store.postgres import PostgresStore
 
     store = PostgresStore(sys.argv[1])
+    prefix = sys.argv[3] if len(sys.argv) > 3 else "b"
     for b in range(int(sys.argv[2])):
-        ids = [f"b{b}-{k}" for k in range(25)]
+        ids = [f"{prefix}{b}-{k}" for k in range(25)]
         with store.transaction():
             store.upsert_nodes([Node(i, "note", i, "batch text") for i in ids])
             store.upsert_edges([Edge(ids[0], "has", i) for i in ids[1:]])
@@ -234,6 +235,32 @@ def test_a_reader_never_sees_half_a_batch(pg_url):
                 break
         assert writer.returncode == 0, writer.stderr.read()[-2000:] if writer.stderr else ""
         assert nodes == 1000 and edges == 960 and polls > 1
+    finally:
+        store.close()
+
+
+def test_a_reader_following_the_change_feed_misses_nothing_two_writers_commit(pg_url):
+    """Sequence order is commit order: a reader that only ever asks for ``changes_since(its last seq)``
+    while two processes write at once ends with every node, none skipped by a later commit."""
+    store = PostgresStore(pg_url)
+    try:
+        writers = [
+            subprocess.Popen([sys.executable, "-c", _BATCHER, pg_url, "20", p], stderr=subprocess.PIPE, text=True)
+            for p in ("x", "y")
+        ]
+        seen: set[str] = set()
+        seq = 0
+        while True:
+            done = all(w.poll() is not None for w in writers)
+            ch = store.changes_since(seq)
+            seen.update(r[1] for r in ch.nodes)
+            seq = ch.seq
+            if done:
+                break
+        for w in writers:
+            assert w.returncode == 0, w.stderr.read()[-2000:] if w.stderr else ""
+        expected = {f"{p}{b}-{k}" for p in ("x", "y") for b in range(20) for k in range(25)}
+        assert seen == expected and seq == store.current_seq() == 2 * 20 * 2  # two stamps per batch
     finally:
         store.close()
 
