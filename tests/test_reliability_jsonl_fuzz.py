@@ -159,7 +159,7 @@ def test_an_overlong_line_is_a_clear_error_and_the_limit_is_configurable(tmp_pat
     monkeypatch.setenv("NGR_MAX_LINE_BYTES", "1000")
     parsed = _read_jsonl(p, lambda ids: set())
     assert [e["line"] for e in parsed.errors] == [2, 4] and "over the limit of 1,000" in parsed.errors[0]["message"]
-    assert [n.id for n in parsed.nodes] == ["a", "b"] and parsed.lines == 4
+    assert list(parsed.node_ids) == ["a", "b"] and parsed.lines == 4
     r = runner.invoke(app, ["--db", str(tmp_path / "s.db"), "--embedder", "hashing", "ingest", str(p), "--json"])
     assert r.exit_code == 2 and "NGR_MAX_LINE_BYTES" in r.output
     monkeypatch.setenv("NGR_MAX_LINE_BYTES", "100000")

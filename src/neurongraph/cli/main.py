@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -147,10 +147,15 @@ def stats(ctx: typer.Context, as_json: bool = json_opt()) -> None:
 # --------------------------------------------------------------------- ingest
 @dataclass
 class _Parsed:
-    nodes: list
-    edges: list  # (line_no, Edge)
+    """What validating a file keeps: ids and keys, never the records (a file is read again to write it, so
+    memory grows with the number of records, not with their text)."""
+
+    node_ids: dict  # id -> line
+    edge_keys: dict  # (src, rel, dst) -> line
     errors: list  # {"line": n, "message": str}
     lines: int
+    kinds: bytearray = field(default_factory=bytearray)  # per line: 0 blank/bad, 1 node, 2 edge
+    stamp: tuple = ()  # (size, mtime) of the file when it was validated
 
 
 class _NonFinite(ValueError):
@@ -232,50 +237,90 @@ def _kind_of(d: dict) -> str:
     return kind
 
 
+def _record(d: dict) -> Node | Edge:
+    """The validated node or edge of one JSON object; raises _BadLine or a NeuronGraphError of the model."""
+    return Node.from_dict(d) if _kind_of(d) == "node" else Edge.from_dict(d)
+
+
 class _Records:
-    """The nodes and edges of one file, each at most once (a duplicate is an error naming the first line)."""
+    """The ids and keys of one file's records, each at most once (a duplicate is an error naming the first line)."""
 
     def __init__(self) -> None:
-        self.nodes: list[Node] = []
-        self.edges: list[tuple[int, Edge]] = []  # (line, edge)
         self.node_line: dict[str, int] = {}  # id -> first line
         self.edge_line: dict[tuple, int] = {}  # (src, rel, dst) -> first line
+        self.kinds = bytearray()
 
-    def add(self, d: dict, line: int) -> None:
-        """Add the record ``d`` of ``line``; raises _BadLine or a NeuronGraphError / TypeError of the model."""
-        if _kind_of(d) == "node":
-            node = Node.from_dict(d)
-            first = self.node_line.setdefault(node.id, line)
+    def add(self, rec: Node | Edge, line: int) -> None:
+        """Add ``rec`` of ``line``; raises _BadLine for a duplicate."""
+        if isinstance(rec, Node):
+            first = self.node_line.setdefault(rec.id, line)
             if first != line:
-                raise _BadLine(f"duplicate node id {node.id!r} (first on line {first}); one file holds each node once")
-            self.nodes.append(node)
+                raise _BadLine(f"duplicate node id {rec.id!r} (first on line {first}); one file holds each node once")
+            self.kinds[line - 1] = 1
             return
-        edge = Edge.from_dict(d)
-        first = self.edge_line.setdefault((edge.src, edge.rel, edge.dst), line)
+        first = self.edge_line.setdefault((rec.src, rec.rel, rec.dst), line)
         if first != line:
             raise _BadLine(
-                f"duplicate edge ({edge.src}, {edge.rel}, {edge.dst}) (first on line {first}); "
+                f"duplicate edge ({rec.src}, {rec.rel}, {rec.dst}) (first on line {first}); "
                 "one file holds each edge once"
             )
-        self.edges.append((line, edge))
+        self.kinds[line - 1] = 2
 
     def dangling(self, lookup) -> list[dict]:
         """Errors for edges whose endpoints are neither in this file nor (``lookup``) in the store."""
-        outside = {x for _, e in self.edges for x in (e.src, e.dst) if x not in self.node_line}
+        outside = {x for key in self.edge_line for x in (key[0], key[2]) if x not in self.node_line}
         known = set(lookup(outside)) if outside else set()
         errors = []
-        for line_no, e in self.edges:
-            missing = [x for x in dict.fromkeys((e.src, e.dst)) if x not in self.node_line and x not in known]
+        for (src, rel, dst), line_no in self.edge_line.items():
+            missing = [x for x in dict.fromkeys((src, dst)) if x not in self.node_line and x not in known]
             if missing:
                 errors.append(
                     {
                         "line": line_no,
-                        "message": f"edge ({e.src}, {e.rel}, {e.dst}) refers to unknown node(s) "
+                        "message": f"edge ({src}, {rel}, {dst}) refers to unknown node(s) "
                         + ", ".join(repr(m) for m in missing)
                         + " (neither in this file nor in the store)",
                     }
                 )
         return errors
+
+
+def _stamp(path: Path) -> tuple:
+    st = path.stat()
+    return (st.st_size, st.st_mtime_ns)
+
+
+INGEST_CHUNK_CHARS = 8 * 2**20  # bytes of records written (and embedded) at a time: what bounds ingest memory
+
+
+def _stream(parsed: _Parsed, path: Path, kind: int, chunk_chars: int | None = None, chunk_items: int = 5000):
+    """The file's nodes (kind 1) or edges (kind 2) again, in chunks of at most ``chunk_items`` records or about
+    ``chunk_chars`` characters, read from disk: the records are never all in memory.  The file must be the
+    one that was validated (size and mtime), else IngestError."""
+    if _stamp(path) != parsed.stamp:
+        raise IngestError(f"{path} changed while it was being ingested; nothing was written", file=str(path), errors=[])
+    max_line = _max_line_bytes()
+    chunk: list = []
+    size = 0
+    chunk_chars = chunk_chars or INGEST_CHUNK_CHARS
+    with open(path, "rb") as fh:
+        for n, (raw, rsize) in enumerate(_bounded_lines(fh, max_line), 1):
+            if n > len(parsed.kinds) or parsed.kinds[n - 1] != kind:
+                continue  # another kind, blank or (never) bad: not parsed again
+            try:
+                d = _json_object(raw, rsize, max_line)
+                rec = _record(d) if d is not None else None
+            except (_BadLine, NeuronGraphError, TypeError):
+                rec = None
+            if rec is None:  # it validated a moment ago: the file was rewritten in place
+                raise IngestError(f"{path} line {n} changed while it was being ingested", file=str(path), errors=[])
+            chunk.append(rec)
+            size += rsize
+            if len(chunk) >= chunk_items or size >= chunk_chars:
+                yield chunk
+                chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
 def _read_jsonl(path: Path, lookup) -> _Parsed:
@@ -287,12 +332,14 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     errors: list[dict] = []
     n_lines = 0
     max_line = _max_line_bytes()
+    stamp = _stamp(path)
     with open(path, "rb") as fh:
         for n_lines, (raw, size) in enumerate(_bounded_lines(fh, max_line), 1):
+            records.kinds.append(0)
             try:
                 d = _json_object(raw, size, max_line)
                 if d is not None:
-                    records.add(d, n_lines)
+                    records.add(_record(d), n_lines)
             except _BadLine as exc:
                 errors.append({"line": n_lines, "message": str(exc)})
             except NeuronGraphError as exc:
@@ -301,7 +348,7 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
                 errors.append({"line": n_lines, "message": str(exc)})
     errors.extend(records.dangling(lookup))
     errors.sort(key=lambda x: x["line"])
-    return _Parsed(records.nodes, [e for _, e in records.edges], errors, n_lines)
+    return _Parsed(records.node_line, records.edge_line, errors, n_lines, records.kinds, stamp)
 
 
 def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, SQLiteStore | None]:
@@ -329,7 +376,7 @@ def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, SQLiteStore 
                 file=str(file),
                 errors=parsed.errors,
             )
-        if not parsed.nodes and not parsed.edges:
+        if not parsed.node_ids and not parsed.edge_keys:
             raise IngestError(f"{file}: no nodes or edges found ({parsed.lines} lines)", file=str(file), errors=[])
     except BaseException:
         if store is not None:
@@ -340,41 +387,44 @@ def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, SQLiteStore 
 
 def _new_in_store(store, parsed: _Parsed) -> tuple[int, int]:
     """How many of the file's node ids and (src, rel, dst) edges the store does not hold yet."""
-    ids = {n.id for n in parsed.nodes}
-    triples = {(e.src, e.rel, e.dst) for e in parsed.edges}
+    triples = set(parsed.edge_keys)
     have = store.edges_from({t[0] for t in triples}) if triples else set()
-    return len(ids) - len(store.lookup_idx(ids)), len(triples - have)
+    return len(parsed.node_ids) - len(store.lookup_idx(parsed.node_ids)), len(triples - have)
 
 
-def _write_parsed(engine: Engine, parsed: _Parsed, prog, link: bool) -> dict:
-    """Embed, then write the whole file as one transaction, then link if asked; returns counts and times."""
+def _write_parsed(engine: Engine, parsed: _Parsed, path: Path, prog, link: bool) -> dict:
+    """Embed (outside the write transaction: a cache, safe to crash in), then write the whole file as one
+    transaction — nodes, then edges, each streamed from the file in chunks — then link if asked."""
     store = engine.store
     t1 = time.perf_counter()
     embedded = 0
-    if parsed.nodes:  # embeddings first, outside the write transaction: a cache, safe to crash in
-        task = prog.add_task("embedding nodes", total=len(parsed.nodes))
+    n_nodes, n_edges = len(parsed.node_ids), len(parsed.edge_keys)
+    if n_nodes:
+        task = prog.add_task("embedding nodes", total=n_nodes)
+        done = 0
 
-        def on_progress(done: int, total: int) -> None:
-            prog.update(task, completed=done, total=total)
+        def on_embed(d: int, _total: int) -> None:
+            prog.update(task, completed=done + d)  # `done`: the chunks before this one
 
-        engine.vectors_for([n.body for n in parsed.nodes], on_progress)
-        embedded = engine.last_embedded
-        prog.update(task, description="nodes embedded", completed=prog.tasks[task].total)
+        for chunk in _stream(parsed, path, 1):
+            engine.vectors_for([n.body for n in chunk], on_embed)
+            embedded += engine.last_embedded
+            done += len(chunk)
+            prog.update(task, completed=done)
+        prog.update(task, description="nodes embedded", completed=n_nodes)
     t2 = time.perf_counter()
     # the whole file is one transaction: a schema violation in the last edge, a crash or a kill
     # leaves the store as it was (nested batches are savepoints of it)
-    etask = prog.add_task("writing nodes and edges (one transaction)", total=len(parsed.edges) or None)
+    etask = prog.add_task("writing nodes and edges (one transaction)", total=(n_nodes + n_edges) or None)
     with store.transaction():
         # counted under the write lock, before writing: exact even while another process ingests too
         new_nodes, new_edges = _new_in_store(store, parsed)
-        if parsed.nodes:
-            engine.add_nodes(parsed.nodes)
-        for i in range(0, len(parsed.edges), EDGE_BATCH):
-            batch = parsed.edges[i : i + EDGE_BATCH]
-            engine.add_edges(batch)
-            prog.advance(etask, len(batch))
+        for kind, add in ((1, engine.add_nodes), (2, engine.add_edges)):
+            for chunk in _stream(parsed, path, kind, chunk_items=5000 if kind == 1 else EDGE_BATCH):
+                add(chunk)
+                prog.advance(etask, len(chunk))
     engine.refresh()
-    prog.update(etask, completed=len(parsed.edges) or 1, total=len(parsed.edges) or 1)
+    prog.update(etask, completed=(n_nodes + n_edges) or 1, total=(n_nodes + n_edges) or 1)
     t3 = time.perf_counter()
     link_info = None
     if link:
@@ -404,15 +454,15 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
         with progress() as prog:
             if not show_progress:
                 prog.stop()
-            written = _write_parsed(engine, parsed, prog, link)
+            written = _write_parsed(engine, parsed, file, prog, link)
         after = engine.store.stats()
     seconds = written.pop("seconds")
     return {
         "file": str(file),
         "db": os.path.abspath(db_path),
         "lines": parsed.lines,
-        "nodes": len(parsed.nodes),
-        "edges": len(parsed.edges),
+        "nodes": len(parsed.node_ids),
+        "edges": len(parsed.edge_keys),
         "new_nodes": written.pop("new_nodes"),
         "new_edges": written.pop("new_edges"),
         "embedded": written.pop("embedded"),
