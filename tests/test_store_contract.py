@@ -27,8 +27,17 @@ def _sqlite(tmp_path):
     return lambda: SQLiteStore(path)
 
 
+def _postgres(tmp_path):
+    from neurongraph.store.postgres import PostgresStore
+    from postgres_server import fresh_database  # a new database on the session's server; skips without the extra
+
+    url = fresh_database()
+    return lambda: PostgresStore(url)
+
+
 STORES = [
     pytest.param(_sqlite, id="sqlite"),
+    pytest.param(_postgres, id="postgres"),
 ]
 
 

@@ -454,3 +454,34 @@ def test_driver_failures_are_store_errors(pg_url):
         assert [r["receipt_id"] for r in store.ledgers.receipts("t")] == ["r1"]
     finally:
         store.close()
+
+
+def test_the_cli_and_ngr_open_run_on_a_postgresql_url(pg_url, tmp_path):
+    """Same CLI and Python API on either store: ``--db postgresql://…`` and ``ngr.open("postgresql://…")``."""
+    from typer.testing import CliRunner
+
+    import neurongraph as ngr
+    from neurongraph.cli.main import app
+
+    lines = [{"id": i, "type": "note", "title": i.title(), "text": text} for i, text in DOCS]
+    lines += [
+        {"src": "river", "rel": "flows_through", "dst": "vienna"},
+        {"src": "mozart", "rel": "lived_in", "dst": "vienna"},
+    ]
+    f = tmp_path / "h.jsonl"
+    f.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n")
+    run = CliRunner()
+    pre = ["--db", pg_url, "--embedder", "hashing"]
+    r = run.invoke(app, [*pre, "ingest", str(f), "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    r = run.invoke(app, [*pre, "search", "Mozart Vienna", "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    hits = json.loads(r.output)["hits"]
+    assert hits and hits[0]["id"] in {"mozart", "vienna"}
+    r = run.invoke(app, [*pre, "stats", "--json"], catch_exceptions=False)
+    assert r.exit_code == 0 and json.loads(r.output)["path"] == pg_url and json.loads(r.output)["nodes"] == len(DOCS)
+    with ngr.open(pg_url, embedder="hashing") as eng:
+        assert isinstance(eng.store, PostgresStore)
+        assert eng.search("Mozart Vienna", limit=3).hits[0].id == hits[0]["id"]
+    r = run.invoke(app, ["--db", "postgresql://postgres@127.0.0.1:1/none", "stats"], catch_exceptions=False)
+    assert r.exit_code == 2 and "error[store_error]" in r.output

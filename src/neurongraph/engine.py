@@ -36,8 +36,8 @@ from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
 from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
+from .store import open_store
 from .store.base import Store
-from .store.sqlite import SQLiteStore
 
 __all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
 
@@ -893,13 +893,14 @@ class Engine:
 def open_engine(
     path: str | Path = ":memory:", embedder: Embedder | str | None = None, config: SearchConfig | None = None
 ) -> Engine:
-    """Open (creating if needed) a store and the engine over it.
+    """Open (creating if needed) a store and the engine over it: ``path`` is a SQLite file (or
+    ``":memory:"``) or a ``postgresql://`` URL (store/postgres.py, docs/postgres.md).
 
     ``embedder``: None for the real default model, ``"hashing"`` for the fast
     deterministic test embedder (not semantic), a model directory, or an object
     implementing :class:`~neurongraph.index.embedder.Embedder`.
     """
-    store = SQLiteStore(path)
+    store = open_store(path)  # a SQLite file, or a PostgreSQL URL
     try:
         return Engine(store, make_embedder(embedder), config)
     except BaseException:

@@ -80,7 +80,7 @@ class SnapshotState:
 
 def snapshot_path(db_path: str) -> Path | None:
     """Where the snapshot of a file store lives; ``None`` for an in-memory store."""
-    if not db_path or db_path == ":memory:" or db_path.startswith("file:"):
+    if not db_path or db_path == ":memory:" or db_path.startswith("file:") or "://" in db_path:
         return None
     return Path(db_path + ".snapshot.npz")
 

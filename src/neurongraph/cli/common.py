@@ -38,8 +38,8 @@ from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
 from ..index.embedder import Embedder, make_embedder
 from ..model import strict_dumps
-from ..store import DATABASE_ERRORS
-from ..store.sqlite import SQLiteStore
+from ..store import DATABASE_ERRORS, open_store
+from ..store.base import Store
 
 __all__ = [
     "DEFAULT_DB",
@@ -185,7 +185,14 @@ def choose_systems(known: dict, wanted: list[str] | None) -> dict:
     return {k: v for k, v in known.items() if k in wanted}
 
 
+def is_store_url(db: str) -> bool:
+    """``--db postgresql://…``: a server store, not a file."""
+    return db.startswith(("postgresql://", "postgres://"))
+
+
 def check_db_path(db: str) -> str:
+    if is_store_url(db):  # a PostgreSQL store: no file to check
+        return db
     if db == ":memory:":
         raise CliError("invalid_argument", "--db :memory: would be lost when the command exits; give a file path")
     p = Path(db).expanduser()
@@ -237,12 +244,12 @@ class Ctx:
     def existing_db_path(self) -> str:
         """The database path, which must already hold a store (read-only commands)."""
         path = self.db_path()
-        if not Path(path).exists():
+        if not is_store_url(path) and not Path(path).exists():
             raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
         return path
 
-    def open_store(self, path: str | None = None) -> SQLiteStore:
-        return SQLiteStore(path or self.db_path())
+    def open_store(self, path: str | None = None) -> Store:
+        return open_store(path or self.db_path())
 
     def make_embedder(self) -> Embedder:
         """The command line's embedder; ``make_embedder`` validates the spec (error[invalid_argument])."""
@@ -256,7 +263,7 @@ def ctx_of(ctx: typer.Context) -> Ctx:
 
 
 def build_engine(
-    c: Ctx, path: str | None = None, *, store: SQLiteStore | None = None, embedder: Embedder | None = None
+    c: Ctx, path: str | None = None, *, store: Store | None = None, embedder: Embedder | None = None
 ) -> Engine:
     """The store at ``path`` (default: ``--db``; or an already open ``store``) with an engine over it, built
     with the command line's embedder (or ``embedder``); if building the engine fails, the store is closed
@@ -281,7 +288,7 @@ def build_engine(
 
 @contextmanager
 def open_engine(
-    c: Ctx, path: str | None = None, *, store: SQLiteStore | None = None, embedder: Embedder | None = None
+    c: Ctx, path: str | None = None, *, store: Store | None = None, embedder: Embedder | None = None
 ) -> Iterator[Engine]:
     """``with open_engine(c, path) as eng:`` — :func:`build_engine`, closed (with its store) when the
     block ends, whether it ends normally or by an error."""

@@ -26,7 +26,7 @@ from typer.rich_utils import rich_format_error
 from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import Edge, Node
-from ..store.sqlite import SQLiteStore
+from ..store.base import Store
 from .ask_cmd import ask_command, bench_ask, cypher_command
 from .common import (
     DEFAULT_DB,
@@ -41,6 +41,7 @@ from .common import (
     escape,
     handled,
     int_option,
+    is_store_url,
     json_opt,
     open_engine,
     out,
@@ -52,6 +53,7 @@ from .common import print_json as _print_json  # noqa: F401  (tests import it fr
 from .feedback import bench_learning, feedback_app, trace_command, traces_app
 from .history_cmd import SOURCE_KINDS, bench_history, ingest_source, print_summary
 from .mcp_cmd import mcp_command
+from .migrate_cmd import migrate_command
 from .schema_cmd import neighbors_command, schema_app
 from .serve_cmd import serve_command
 
@@ -104,10 +106,10 @@ def init(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     """Create the store (or open an existing one) and print its path and schema version."""
     c = ctx_of(ctx)
     with handled(as_json):
-        existed = Path(c.db_path()).exists()
+        existed = is_store_url(c.db_path()) or Path(c.db_path()).exists()
         with closing(c.open_store()) as store:
             info = {
-                "path": os.path.abspath(store.path),
+                "path": store.path if is_store_url(store.path) else os.path.abspath(store.path),
                 "schema_version": store.schema_version,
                 "created": not existed,
                 "nodes": store.stats()["nodes"],
@@ -129,7 +131,7 @@ def stats(ctx: typer.Context, as_json: bool = json_opt()) -> None:
         path = c.existing_db_path()
         with closing(c.open_store(path)) as store:
             s = store.stats()
-    s["path"] = os.path.abspath(s["path"])
+    s["path"] = s["path"] if is_store_url(s["path"]) else os.path.abspath(s["path"])
     if as_json:
         print_json(s)
         return
@@ -351,18 +353,18 @@ def _read_jsonl(path: Path, lookup) -> _Parsed:
     return _Parsed(records.node_line, records.edge_line, errors, n_lines, records.kinds, stamp)
 
 
-def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, SQLiteStore | None]:
+def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, Store | None]:
     """Validate ``file`` completely (nothing is written); returns it and the store if checking edge endpoints
     opened one (closed again if the file is bad).  Raises IngestError."""
     if not file.exists():
         raise CliError("file_not_found", f"no such file: {file}")
     if file.is_dir():
         raise CliError("invalid_argument", f"{file} is a directory, not a JSONL file")
-    store: SQLiteStore | None = None
+    store: Store | None = None
 
     def lookup(ids):
         nonlocal store
-        if store is None and not Path(db_path).exists():
+        if store is None and not is_store_url(db_path) and not Path(db_path).exists():
             return set()  # no store yet: only the file's own nodes exist (and none is created for a bad file)
         store = store or c.open_store(db_path)
         return store.lookup_idx(ids)
@@ -1003,6 +1005,7 @@ app.add_typer(feedback_app, name="feedback")
 app.add_typer(traces_app, name="traces")
 app.command("mcp")(mcp_command)
 app.command("serve")(serve_command)
+app.command("migrate")(migrate_command)
 app.add_typer(schema_app, name="schema")
 app.command("neighbors")(neighbors_command)
 app.command("trace")(trace_command)

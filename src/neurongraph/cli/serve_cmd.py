@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 
 from ..engine import Engine
-from .common import CliError, Ctx, build_engine, handled
+from .common import CliError, Ctx, build_engine, handled, is_store_url
 
 __all__ = ["serve_command"]
 
@@ -91,7 +91,7 @@ def serve_command(
     def ready(url: str) -> None:
         info = {
             "url": url,
-            "db": os.path.abspath(path),
+            "db": path if is_store_url(path) else os.path.abspath(path),
             "token_required": token is not None,
             "search_threads": search_threads,
         }
