@@ -38,6 +38,7 @@ from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .store import open_store
 from .store.base import Store
+from .store.sqlite import SQLiteStore  # noqa: F401  (ngr.engine.SQLiteStore, as before open_store)
 
 __all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
 
