@@ -57,8 +57,8 @@ def test_two_ingest_processes_at_once_count_each_node_new_once(tmp_path):
         subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)
     ]
     outs = [p.communicate(timeout=120) for p in procs]
-    for p, (_out, err) in zip(procs, outs):
-        assert p.returncode == 0, err
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out + err
     summaries = [json.loads(out) for out, _ in outs]
     total = len({n.id for n in read_markdown(FIX).nodes})
     assert sum(s["new_nodes"] for s in summaries) == total
@@ -81,8 +81,8 @@ def test_two_jsonl_ingests_at_once_count_each_node_and_edge_new_once(tmp_path):
     procs = [subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)]
     procs.append(subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     outs = [p.communicate(timeout=120) for p in procs]
-    for p, (_out, err) in zip(procs, outs):
-        assert p.returncode == 0, err
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out + err
     summaries = [json.loads(out) for out, _ in outs]
     assert sum(s["new_nodes"] for s in summaries) == n
     assert sum(s["new_edges"] for s in summaries) == n - 1

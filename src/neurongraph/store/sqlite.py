@@ -43,7 +43,7 @@ class SQLiteStore(Store):
             p.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            self._enable_wal()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open {self.path} as a SQLite database: {exc}") from None
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -60,6 +60,19 @@ class SQLiteStore(Store):
         self._migrate()
 
     # ------------------------------------------------------------ plumbing
+    def _enable_wal(self, wait_s: float = 30.0) -> None:
+        """Switch a new database to WAL.  Two processes creating the same file at once can find it locked
+        while the other one switches or migrates; that is a wait, not an error."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
     def _migrate(self) -> None:
         with self.transaction():
             self.conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
