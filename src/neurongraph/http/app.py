@@ -35,6 +35,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import InvalidArgument, NeuronGraphError
+from ..mcp.tools import trace_view
 from ..model import strict_dumps
 from ..store import DATABASE_ERRORS
 from . import models as m
@@ -131,35 +132,12 @@ def _do_ask(eng, job: Job | None, body: m.AskBody) -> dict:
 
 def _do_trace(eng, trace_id: str) -> dict:
     rep = eng.learning_report(trace_id)
-    t, stages = rep["trace"], rep["stages"]
-    hits = [
-        {
-            "rank": h.get("rank"),
-            "id": h["id"],
-            "type": h.get("type"),
-            "title": h.get("title"),
-            "stage": stages.get(h["id"], "retrieved"),
-            "seed": bool(h.get("seed", False)),
-            "scores": h.get("scores") or {},
-            "paths": h.get("paths") or [],
-        }
-        for h in t["hits"]
-    ]
     named = {c["eid"]: c for r in rep["receipts"] for c in r.get("edges_changed") or [] if "eid" in c}
     changes = []
     for w in rep.get("weight_changes", []):  # ledger rows name the edge by id: add its ends from the receipts
         edge = named.get(w.get("eid"))
         changes.append({**w, **({k: edge[k] for k in ("src", "rel", "dst")} if edge else {})})
-    return {
-        "trace_id": t["id"],
-        "query": t["query"],
-        "created_at": t["created_at"],
-        "hits": hits,
-        "receipts": rep["receipts"],
-        "outcomes": rep["outcomes"],
-        "failures": rep["failures"],
-        "weight_changes": changes,
-    }
+    return {**trace_view(rep), "weight_changes": changes}
 
 
 def _do_neighbours(eng, node_id: str, rels: list[str] | None, direction: str, limit: int) -> dict:

@@ -31,7 +31,7 @@ from .. import __version__
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
 from ..store import DATABASE_ERRORS
-from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS
+from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS, trace_view
 
 __all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_NAMES"]
 
@@ -180,30 +180,7 @@ class NGRTools:
         return self.engine.record_outcome(trace_id, node_ids, outcome, summary, external_ref)
 
     def get_trace(self, trace_id: str) -> dict:
-        rep = self.engine.learning_report(trace_id)
-        t, stages = rep["trace"], rep["stages"]
-        hits = [
-            {
-                "rank": h.get("rank"),
-                "id": h["id"],
-                "type": h.get("type"),
-                "title": h.get("title"),
-                "stage": stages.get(h["id"], "retrieved"),
-                "seed": h.get("seed", False),
-                "scores": _round(h.get("scores") or {}),
-                "paths": _paths(h.get("paths") or []),
-            }
-            for h in t["hits"]
-        ]
-        return {
-            "trace_id": t["id"],
-            "query": t["query"],
-            "created_at": t["created_at"],
-            "hits": hits,
-            "receipts": rep["receipts"],
-            "outcomes": rep["outcomes"],
-            "failures": rep["failures"],
-        }
+        return trace_view(self.engine.learning_report(trace_id), scores=_round, paths=_paths)
 
     def ask(self, question: str, mode: str = "auto", limit: int = 5) -> dict:
         res = self.engine.ask(question, mode=mode, limit=limit)

@@ -9,6 +9,7 @@ find what was needed is reported as a retrieval failure instead of punishing its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
@@ -18,7 +19,7 @@ from ..engine import MAX_QUERY_CHARS
 from ..learning.api import MAX_REASON_CHARS
 from ..learning.policy import OUTCOMES
 
-__all__ = ["LIMITS", "INSTRUCTIONS", "DESCRIPTIONS", "ARG_MODELS", "HINTS"]
+__all__ = ["LIMITS", "INSTRUCTIONS", "DESCRIPTIONS", "ARG_MODELS", "HINTS", "trace_view"]
 
 LIMITS = {
     "query_chars": MAX_QUERY_CHARS,
@@ -302,3 +303,32 @@ HINTS = {
     "invariant_violation": "The write would break an invariant of the store's schema; nothing from this call "
     "was applied.",
 }
+
+
+def trace_view(report: dict, scores: Callable[[dict], dict] = dict, paths: Callable[[list], list] = list) -> dict:
+    """What an interface shows of ``Engine.learning_report``: the trace's hits with their source-use stage,
+    and its receipts, outcomes and failures.  One view for MCP and HTTP; ``scores``/``paths`` shape the
+    numbers (MCP rounds them)."""
+    t, stages = report["trace"], report["stages"]
+    hits = [
+        {
+            "rank": h.get("rank"),
+            "id": h["id"],
+            "type": h.get("type"),
+            "title": h.get("title"),
+            "stage": stages.get(h["id"], "retrieved"),
+            "seed": bool(h.get("seed", False)),
+            "scores": scores(h.get("scores") or {}),
+            "paths": paths(h.get("paths") or []),
+        }
+        for h in t["hits"]
+    ]
+    return {
+        "trace_id": t["id"],
+        "query": t["query"],
+        "created_at": t["created_at"],
+        "hits": hits,
+        "receipts": report["receipts"],
+        "outcomes": report["outcomes"],
+        "failures": report["failures"],
+    }
