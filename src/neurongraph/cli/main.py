@@ -877,11 +877,21 @@ def bench_perf(
     compare_embedders: bool = typer.Option(
         False, "--compare-embedders", help="With the real model: also the torch and int8 paths, same run."
     ),
+    peers: bool = typer.Option(
+        False,
+        "--peers",
+        help="Instead: search latency of ngr, graph-retriever (extra `bench`) and the numpy/scipy floor "
+        "side by side on one corpus per --peer-sizes, one run (docs/performance.md).",
+    ),
+    peer_sizes: str = typer.Option("1000,10000", "--peer-sizes", help="With --peers: corpus sizes, comma-separated."),
     as_json: bool = json_opt(),
 ) -> None:
     """Synthetic ingest and search latency benchmark (embedding excluded; see the output's notes)."""
     from ..bench.perf import run_perf  # lazy: benchmark code loads only when a benchmark runs
 
+    if peers:
+        _bench_peers(peer_sizes, edges_per_node, queries, seed, as_json)
+        return
     with handled(as_json):
         if nodes < 10:
             raise InvalidArgument("--nodes must be at least 10")
@@ -921,6 +931,22 @@ def bench_perf(
             v = ", ".join(f"{a} {b}" for a, b in v.items())
         t.add_row(k, escape(str(v)))
     out.print(t)
+
+
+def _bench_peers(sizes: str, edges_per_node: float, queries: int, seed: int, as_json: bool) -> None:
+    from ..bench import peers as bp  # lazy, like run_perf
+
+    with handled(as_json):
+        if queries < 1:
+            raise InvalidArgument("--queries must be at least 1")
+        try:
+            res = bp.run_peers(bp.parse_sizes(sizes), edges_per_node, queries, seed=seed, console=err)
+        except bp.MissingPeer as exc:
+            raise CliError("missing_dependency", str(exc)) from None
+    if as_json:
+        print_json(res)
+    else:
+        out.print(bp.render_table(res))
 
 
 @bench_app.command("retrieval")
