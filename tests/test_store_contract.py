@@ -425,6 +425,26 @@ def test_metadata_filters_and_bulk_reads(store):
     assert (st["nodes"], st["edges"], st["node_types"]) == (4, 0, {"note": 4})
 
 
+def test_edge_numbers_reads_numeric_meta_only(store):
+    from neurongraph.errors import InvalidArgument
+
+    store.upsert_nodes(_nodes("c1", "c2", "c3", "c4", "f"))
+    store.upsert_edges(
+        [
+            Edge("c1", "touches", "f", meta={"added": 120, "deleted": 3}),
+            Edge("c2", "touches", "f", meta={"added": 2.5}),
+            Edge("c3", "touches", "f", meta={"added": "12"}),  # a string is not a number
+            Edge("c4", "touches", "f"),  # no meta
+        ]
+    )
+    e = {c: _eid(store, c, "touches", "f") for c in ("c1", "c2", "c3", "c4")}
+    assert store.edge_numbers(list(e.values()) + [10**9], "added") == {e["c1"]: 120.0, e["c2"]: 2.5}
+    assert store.edge_numbers([e["c1"]], "deleted") == {e["c1"]: 3.0} and store.edge_numbers([], "added") == {}
+    for bad in ("a.b", "x') OR 1=1 --", "", "é"):
+        with pytest.raises(InvalidArgument):
+            store.edge_numbers([e["c1"]], bad)
+
+
 def test_ingest_bookkeeping_owned_rows_and_pending_edges(store):
     store.upsert_nodes(
         [

@@ -105,6 +105,10 @@ class SearchConfig:
     file_overlap_weight: float = 0.5  # graph score += w × the share of the files' specificity a node touches
     file_seed_specificity: bool = True  # scale each file seed by how few nodes touch it (idf): a file every
     # change touches says little about which change the question is about
+    # authorship prior (retrieval/pipeline.py): final × (1 + a·ln(1 + lines)), lines = how many lines a node
+    # added to the working files (numeric `added` on its edges to them: git ingest's `touches`) — the change
+    # that wrote the code being worked on is the likelier subject (docs/benchmarks.md, "Real history")
+    authorship_weight: float = 0.3
     # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)), age
     # counted back from as_of/until (else the newest event in the store); S = the share of the store's own
     # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
@@ -152,6 +156,7 @@ class SearchConfig:
         check_number("graph_weight", self.graph_weight, lo=0, hi=1)
         check_number("recency_weight", self.recency_weight, lo=0, hi=1)
         check_number("repair_weight", self.repair_weight, lo=0, hi=10)
+        check_number("authorship_weight", self.authorship_weight, lo=0, hi=10)
         hl = self.recency_half_life_days
         if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
             raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")

@@ -210,6 +210,7 @@ class Engine:
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
         # (store state, newest event time, observed repair gaps): retrieval/recency.py
         self._recency_cache: tuple | None = None
+        self._edge_lines_cache: tuple[int, dict[int, float]] = (-1, {})  # (store seq, eid -> lines added)
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
@@ -617,6 +618,22 @@ class Engine:
             ok[ok] = nodes[ok] < self.vectors.n
         return (nodes, scores) if ok.all() else (nodes[ok], scores[ok])
 
+    def _edge_lines(self, eids: np.ndarray) -> np.ndarray:
+        """Lines each edge's change added (numeric edge meta ``added``; 0 without), for the authorship prior.
+        Read from the store only for edges of the working files, and cached while the store is unchanged."""
+        seq, cache = self._edge_lines_cache
+        if seq != self._seq:
+            cache = {}
+            self._edge_lines_cache = (self._seq, cache)
+        ids = eids.tolist()
+        missing = [e for e in ids if e not in cache]
+        if missing:
+            got = self.store.edge_numbers(missing, "added")
+            for e in missing:
+                v = got.get(e, 0.0)
+                cache[e] = v if 0.0 < v < float("inf") else 0.0
+        return np.fromiter((cache[e] for e in ids), np.float64, len(ids))
+
     def _recency_prior(self, cfg: SearchConfig):
         """The recency prior of this search (retrieval/recency.py), or None when it is off or the store
         has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
@@ -737,6 +754,7 @@ class Engine:
             extra_seeds=file_idx,
             event_time=self._event_time,
             recency=self._recency_prior(cfg),
+            edge_lines=self._edge_lines,
         )
         r = rank(query, qvec, cfg, inputs)
         r.unknown_files = unknown_files

@@ -135,6 +135,23 @@ def _file_overlap(exp, spec: np.ndarray, visible) -> tuple[np.ndarray, np.ndarra
     return nodes, share / spec.sum()
 
 
+def _lines_written(exp, edge_lines: Callable, visible) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes, lines): for every neighbour of the working files, the lines it added to them (summed over
+    its edges to them; ``edge_lines`` reads them per edge id, 0 where an edge has none)."""
+    if not len(exp):
+        return np.zeros(0, np.int64), np.zeros(0)
+    dst, eid = exp.dst, exp.eid
+    if visible is not None:
+        ok = mask_at(visible, dst)
+        dst, eid = dst[ok], eid[ok]
+    # an edge walked both ways (or listed twice) counts once
+    eid, first = np.unique(eid, return_index=True)
+    dst = dst[first]
+    lines = np.asarray(edge_lines(eid), np.float64)
+    nodes, inv = np.unique(dst[lines > 0], return_inverse=True)
+    return nodes, np.bincount(inv, weights=lines[lines > 0], minlength=nodes.shape[0])
+
+
 def _values_at(keys: np.ndarray, values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """``values`` of sorted ``keys`` looked up at ``nodes`` (0 where a node is not a key)."""
     out = np.zeros(nodes.shape[0])
@@ -191,6 +208,7 @@ class RankInputs:
     extra_seeds: np.ndarray | None = None
     event_time: np.ndarray | None = None
     recency: RecencyPrior | None = None
+    edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
 
     @property
     def overfetch(self) -> int:
@@ -249,6 +267,7 @@ class _Fused:
     primed: np.ndarray
     final: np.ndarray
     rec: np.ndarray | None
+    lines: np.ndarray | None = None  # lines each node added to the working files (authorship prior)
 
 
 def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
@@ -357,7 +376,7 @@ def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dic
 
 def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
     """Step 2, seeds: the sparse entry seeds, the nodes the query names, the working files; and the
-    files' overlap share (None without files)."""
+    files' overlap share and the lines each neighbour wrote in them (None without files)."""
     # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
     # A clear winner seeds alone; near-ties (the question's hops scoring alike) all seed.
     order = np.argsort(-e.entry, kind="stable")
@@ -380,18 +399,21 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
     extra = x.extra_seeds
     if extra is not None and x.visible is not None:
         extra = extra[mask_at(x.visible, extra)]
-    overlap = None
+    overlap = written = None
     if extra is not None and extra.size:
         extra = np.unique(extra)
         use_seeds, use_overlap = cfg.file_seed_weight > 0, cfg.file_overlap_weight > 0
-        if (use_seeds and cfg.file_seed_specificity) or use_overlap:
+        use_lines = cfg.authorship_weight > 0 and x.edge_lines is not None
+        if (use_seeds and cfg.file_seed_specificity) or use_overlap or use_lines:
             file_exp, file_spec = _file_neighbours(x.graph, extra, x.graph.n_nodes)
         if use_seeds:
             scale = file_spec if cfg.file_seed_specificity else None
             seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra, cfg.file_seed_weight, scale)
         if use_overlap:
             overlap = _file_overlap(file_exp, file_spec, x.visible)
-    return seeds, seed_acts, overlap
+        if use_lines:
+            written = _lines_written(file_exp, x.edge_lines, x.visible)
+    return seeds, seed_acts, overlap, written
 
 
 def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> GraphSignal | None:
@@ -415,8 +437,10 @@ def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> Gra
     )
 
 
-def _fuse_step(qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: GraphSignal | None, overlap) -> _Fused:
-    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming and the recency prior."""
+def _fuse_step(
+    qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: GraphSignal | None, overlap, written=None
+) -> _Fused:
+    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the recency prior and the authorship prior."""
     e = ent.e
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
@@ -455,7 +479,12 @@ def _fuse_step(qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: Gra
         if not np.isnan(t).all():
             rec = x.recency.factor(t, nodes)
             final = final * rec
-    return _Fused(u, entry, dense, graph_score, primed, final, rec)
+    lines = None
+    if written is not None and written[0].size:
+        # the authorship prior: a change that wrote more of the working files' lines is the likelier subject
+        lines = _values_at(written[0], written[1], nodes)
+        final = final * (1.0 + cfg.authorship_weight * np.log1p(lines))
+    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines)
 
 
 def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
@@ -493,11 +522,11 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     each mask means)."""
     timings: dict[str, float] = {}
     ent = _entry_step(query, qvec, cfg, x, timings)
-    seeds, seed_acts, overlap = _seed_step(cfg, x, ent.e)
+    seeds, seed_acts, overlap, written = _seed_step(cfg, x, ent.e)
     sig = _graph_step(cfg, x, seeds, seed_acts, ent.qsim)
     t3 = time.perf_counter()
     timings["graph"] = (t3 - ent.t_dense) * 1000
-    f = _fuse_step(qvec, cfg, x, ent, sig, overlap)
+    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written)
     keep = _keep(cfg, x, f)
     e, u = ent.e, f.u
     scores = {
@@ -514,6 +543,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
         prior = x.recency
         if prior is not None and prior.repair_weight and prior.repairs is not None:
             scores["repairs"] = prior.repairs.repairs_before(u.nodes[keep], prior.ref).astype(np.float64)
+    if f.lines is not None:
+        scores["lines_written"] = f.lines[keep]  # the authorship prior's input: lines added to the working files
     ranks = {
         "lexical": u.take(e.lex_rank, 0)[keep],
         "dense": u.take(e.dense_rank, 0)[keep],

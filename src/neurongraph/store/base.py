@@ -15,6 +15,7 @@ implementation (PostgreSQL) only has to implement these members and pass
 
 from __future__ import annotations
 
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
@@ -25,9 +26,29 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from ..model import Edge, Node, body_of
 
-__all__ = ["Store", "LedgerTables", "SchemaTables", "WriteValidator", "NodeRow", "EdgeArrays", "Changes", "EdgeRecord"]
+__all__ = [
+    "Store",
+    "LedgerTables",
+    "SchemaTables",
+    "WriteValidator",
+    "NodeRow",
+    "EdgeArrays",
+    "Changes",
+    "EdgeRecord",
+    "check_meta_key",
+]
+
+_META_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def check_meta_key(key: str) -> str:
+    """A metadata key that reads the same in SQLite's JSON path and PostgreSQL's ``->>`` (no quoting needed)."""
+    if not isinstance(key, str) or not _META_KEY.fullmatch(key):
+        raise InvalidArgument(f"metadata key must be an identifier (letters, digits, _), got {key!r}")
+    return key
 
 
 @dataclass
@@ -415,6 +436,12 @@ class Store(ABC):
     @abstractmethod
     def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
         """Whole rows of existing node indices: how ranked array positions become hits."""
+
+    @abstractmethod
+    def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
+        """Numeric ``meta[key]`` of the given edges (edges where it is missing or not a number are absent).
+        Why: the authorship prior reads how many lines a change added to a file (the git ingest's
+        ``touches`` meta), for the edges of the agent's working files only."""
 
     @abstractmethod
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:

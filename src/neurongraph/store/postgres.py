@@ -39,7 +39,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node, strict_dumps
 from ..times import event_time_of, source_of
-from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, Store
+from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, Store, check_meta_key
 from .lexical import lexical_text
 from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
@@ -421,6 +421,18 @@ class PostgresStore(Store):
             created_at=r[8],
             updated_at=r[9],
         )
+
+    def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
+        key = check_meta_key(key)
+        want = [int(e) for e in eids]
+        if not want:
+            return {}
+        rows = self._all(
+            "SELECT eid, (meta->>%s)::double precision FROM edges"
+            " WHERE eid = ANY(%s) AND jsonb_typeof(meta->%s) = 'number'",
+            (key, want, key),
+        )
+        return {int(e): float(v) for e, v in rows}
 
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node, strict_dumps
 from ..times import event_time_of, source_of
-from .base import Changes, EdgeArrays, NodeRow, Store
+from .base import Changes, EdgeArrays, NodeRow, Store, check_meta_key
 from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
 from .sqlite_ledgers import SQLiteLedgers
@@ -253,6 +253,17 @@ class SQLiteStore(Store):
             c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'node', ?)", [(seq, k) for k in keys])
             c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, e) for e in eids])
         return len(keys)
+
+    def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
+        path = "$." + check_meta_key(key)
+        out: dict[int, float] = {}
+        for part in chunks([int(e) for e in eids]):
+            q = (
+                f"SELECT eid, json_extract(meta, ?) AS v FROM edges WHERE eid IN ({marks(len(part))})"
+                " AND json_type(meta, ?) IN ('integer', 'real')"
+            )
+            out.update((int(e), float(v)) for e, v in self.conn.execute(q, [path, *part, path]))
+        return out
 
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)
