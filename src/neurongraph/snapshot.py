@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from .index.bm25 import check_arrays as bm25_arrays_ok
+
 __all__ = [
     "FORMAT",
     "TOKEN_KEY",
@@ -69,6 +71,7 @@ class SnapshotState:
     event_time: np.ndarray | None = None  # float64 event time per node index (NaN = none); None = all NaN
     source_of: np.ndarray | None = None  # int32 source id per node index (-1 = none); None = all -1
     source_names: list[str] = field(default_factory=list)  # source name of each source id, in id order
+    bm25: dict[str, np.ndarray] | None = None  # in-memory BM25 arrays (index/bm25.py, export()), if it was built
 
     def __post_init__(self):
         n = self.alive.shape[0]
@@ -149,6 +152,7 @@ def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
         **{f"edge_{k}": st.edges[k] for k in _EDGE_COLS},
         **{f"linker_{k}": v for k, v in (st.linker or {}).items()},
         **({"ivf_centroids": st.ivf[0], "ivf_assign": st.ivf[1]} if st.ivf is not None else {}),
+        **{f"bm25_{k}": v for k, v in (st.bm25 or {}).items()},
     }
     remove_stale_temporaries(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
@@ -200,6 +204,7 @@ def load_snapshot(path: Path, token: str | None, model_id: str, dim: int, store_
                 event_time=z["event_time"].astype(np.float64),
                 source_of=z["source_of"].astype(np.int32),
                 source_names=list(h["source_names"]),
+                bm25={k[len("bm25_") :]: z[k] for k in z.files if k.startswith("bm25_")} or None,
             )
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         return None  # unreadable or from another version: the store replays instead
@@ -232,6 +237,9 @@ def _consistent(st: SnapshotState, dim: int) -> bool:
         return False
     if not (np.isfinite(e["weight"]).all() and np.isfinite(e["fact"]).all() and _in_range(e["rtype"], 0, 2**31)):
         return False
+    if st.bm25 is not None:  # BM25 postings: of live nodes only, every index in range, docs ascending
+        if not bm25_arrays_ok(st.bm25, n) or not st.alive[st.bm25["rows"].astype(np.int64)].all():
+            return False
     if st.ivf is not None:
         centroids, assign, trained = st.ivf
         if centroids.ndim != 2 or centroids.shape[1] != dim or not np.isfinite(centroids).all():
