@@ -43,6 +43,7 @@ def test_cli_runs_all_three_systems_on_one_corpus():
         assert s["min_hits"] == 10 and s["mean_hits"] == 10, name  # every system, every query: 10 hits
         assert 0 < s["p50_ms"] <= s["p95_ms"], name
     assert size["systems"]["floor"]["top1_is_dense_top1"] == 1.0
+    assert {"lexical", "dense", "graph"} <= set(size["ngr_p50_ms_by_stage"])
     assert set(size["ratios_p50"]) == {"ngr_over_graph_retriever", "ngr_over_floor", "graph_retriever_over_floor"}
     assert res["machine"]["cpus"] >= 1 and "load_avg_1m_end" in res["machine"]
 

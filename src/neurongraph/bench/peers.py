@@ -168,8 +168,17 @@ def _size(n: int, edges_per_node: float, queries: int, warmup: int, dim: int, se
         _phase_ingest_edges(eng, run, bars)
         ngr_build_s = time.perf_counter() - t
         n_edges = eng.store.stats()["edges"]
+        stages: dict[str, list[float]] = {}
+
+        def ngr(q: str, v: np.ndarray) -> list[str]:
+            r = eng.search(q, qvec=v)
+            for k, ms in r.timings_ms.items():
+                if k != "embed_query":
+                    stages.setdefault(k, []).append(ms)
+            return [h.id for h in r.hits]
+
         calls: dict[str, Callable[[str, np.ndarray], list[str]]] = {
-            "ngr": lambda q, v: [h.id for h in eng.search(q, qvec=v).hits],
+            "ngr": ngr,
             "ngr_no_trace": lambda q, v: [h.id for h in eng.search(q, qvec=v, record=False).hits],
             "graph_retriever": lambda q, v: peer.search(q),
             "floor": lambda q, v: floor.search(v),
@@ -189,6 +198,7 @@ def _size(n: int, edges_per_node: float, queries: int, warmup: int, dim: int, se
             "ngr_over_floor": _ratio(p50["ngr"], p50["floor"]),
             "graph_retriever_over_floor": _ratio(p50["graph_retriever"], p50["floor"]),
         },
+        "ngr_p50_ms_by_stage": {k: _pct(v[warmup:], 50) for k, v in stages.items()},
         "build_s": {"ngr_ingest": round(ngr_build_s, 3), "graph_retriever_contents": round(gr_build_s, 3)},
     }
 

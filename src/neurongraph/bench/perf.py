@@ -33,6 +33,9 @@ With the real model (the default; ``real_model=False`` skips it):
 * ``compare_embedders`` (``python -m neurongraph.bench.perf --compare``) adds the same figures for the
   exact torch path and ``onnx:int8``, measured in the same run.
 
+``ngr bench perf --peers`` times the same corpus's search side by side with graph-retriever and the
+numpy/scipy floor instead (:mod:`neurongraph.bench.peers`).
+
 The machine is shared in development: ``machine.load_avg_1m`` (start) and ``load_avg_1m_end`` say how
 busy it was.
 """
