@@ -30,7 +30,9 @@ needs_gr = pytest.mark.skipif(not _has_graph_retriever(), reason="graph-retrieve
 @needs_gr
 def test_cli_runs_all_three_systems_on_one_corpus():
     r = runner.invoke(
-        app, ["bench", "perf", "--peers", "--peer-sizes", "200", "--queries", "12", "--json"], catch_exceptions=False
+        app,
+        ["bench", "perf", "--peers", "--peer-sizes", "200", "--queries", "12", "--blas-threads", "1", "--json"],
+        catch_exceptions=False,
     )
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout[r.stdout.index("{") :])
@@ -46,6 +48,7 @@ def test_cli_runs_all_three_systems_on_one_corpus():
     assert {"lexical", "dense", "graph"} <= set(size["ngr_p50_ms_by_stage"])
     assert set(size["ratios_p50"]) == {"ngr_over_graph_retriever", "ngr_over_floor", "graph_retriever_over_floor"}
     assert res["machine"]["cpus"] >= 1 and "load_avg_1m_end" in res["machine"]
+    assert all(b["threads"] == 1 for b in res["machine"]["blas"])  # --blas-threads reaches every system
 
 
 def test_floor_is_dense_top_k_plus_the_seeds_two_hop_neighbourhood():

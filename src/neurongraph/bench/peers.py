@@ -249,14 +249,26 @@ def run_peers(
     dim: int = 384,
     seed: int = 0,
     console=None,
+    blas_threads: int | None = None,
 ) -> dict:
-    """Time ngr, graph-retriever and the floor on one synthetic corpus per size (module docstring)."""
+    """Time ngr, graph-retriever and the floor on one synthetic corpus per size (module docstring).
+
+    ``blas_threads`` limits BLAS threads for all three (threadpoolctl), as ``run_perf`` does: on a busy
+    shared machine one thread gives steadier figures; ``None`` leaves the library default."""
     _graph_retriever()  # fail before building anything
+    from contextlib import nullcontext
     from importlib.metadata import version
 
-    machine = _machine()
+    limit: Any = nullcontext()
+    if blas_threads is not None:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            raise RuntimeError("blas_threads needs the threadpoolctl package") from None
+        limit = threadpool_limits(limits=blas_threads)
     out = []
-    with _Bars(console) as bars:
+    with limit, _Bars(console) as bars:
+        machine = _machine()  # inside the limit: machine.blas shows the threads used
         for n in sizes:
             out.append(_size(int(n), edges_per_node, queries, warmup, dim, seed, bars))
     return {
@@ -297,7 +309,8 @@ def render_table(res: dict):
             )
         t.add_section()
     m = res["machine"]
-    t.caption = f"load {m.get('load_avg_1m')} → {m.get('load_avg_1m_end')}, {m.get('cpus')} cpus"
+    blas = ", ".join(f"{b['api']} {b['threads']}" for b in m.get("blas", [])) or "?"
+    t.caption = f"load {m.get('load_avg_1m')} → {m.get('load_avg_1m_end')}, {m.get('cpus')} cpus, BLAS threads: {blas}"
     return t
 
 
@@ -324,10 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--edges-per-node", type=float, default=3.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--blas-threads", type=int, default=None)
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     try:
-        res = run_peers(parse_sizes(a.sizes), a.edges_per_node, a.queries, seed=a.seed)
+        res = run_peers(parse_sizes(a.sizes), a.edges_per_node, a.queries, seed=a.seed, blas_threads=a.blas_threads)
     except MissingPeer as exc:
         print(f"error[missing_dependency]: {exc}")
         return 2

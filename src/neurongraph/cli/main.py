@@ -890,7 +890,7 @@ def bench_perf(
     from ..bench.perf import run_perf  # lazy: benchmark code loads only when a benchmark runs
 
     if peers:
-        _bench_peers(peer_sizes, edges_per_node, queries, seed, as_json)
+        _bench_peers(peer_sizes, edges_per_node, queries, seed, blas_threads, as_json)
         return
     with handled(as_json):
         if nodes < 10:
@@ -933,16 +933,24 @@ def bench_perf(
     out.print(t)
 
 
-def _bench_peers(sizes: str, edges_per_node: float, queries: int, seed: int, as_json: bool) -> None:
+def _bench_peers(
+    sizes: str, edges_per_node: float, queries: int, seed: int, blas_threads: int | None, as_json: bool
+) -> None:
     from ..bench import peers as bp  # lazy, like run_perf
 
     with handled(as_json):
         if queries < 1:
             raise InvalidArgument("--queries must be at least 1")
+        if blas_threads is not None and blas_threads < 1:
+            raise InvalidArgument("--blas-threads must be at least 1")
         try:
-            res = bp.run_peers(bp.parse_sizes(sizes), edges_per_node, queries, seed=seed, console=err)
+            res = bp.run_peers(
+                bp.parse_sizes(sizes), edges_per_node, queries, seed=seed, console=err, blas_threads=blas_threads
+            )
         except bp.MissingPeer as exc:
             raise CliError("missing_dependency", str(exc)) from None
+        except RuntimeError as exc:
+            raise CliError("unavailable", str(exc)) from None
     if as_json:
         print_json(res)
     else:
