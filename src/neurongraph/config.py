@@ -37,7 +37,11 @@ from .checks import MAXIMA, check_choice, check_int, check_number, check_strings
 from .errors import InvalidArgument
 from .times import to_epoch
 
-__all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES", "MAXIMA", "LEGACY_OPTIONS"]
+__all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES", "MAXIMA", "LEGACY_OPTIONS", "FRONTIER_CAP"]
+
+# spread: frontier nodes that propagate per hop, highest activation first (graph/spread.py).  Not reached
+# on the QA sets nor at 1M nodes / 10M edges with 4 seeds (~80 nodes at hop 2); it bounds a hub seed's hop.
+FRONTIER_CAP = 1000
 
 Fusion = Literal["linear", "rrf"]
 FUSIONS: tuple[str, ...] = get_args(Fusion)
@@ -70,6 +74,7 @@ class SearchConfig:
     dense_k: int = 100  # dense candidates
     ann_min_nodes: int = 200_000  # from this many vectors, spread/ppr/none use an IVF top-k (0 = always exact)
     ann_nprobe: int = 48  # IVF clusters scored per query (~5% of them at 1M nodes)
+    frontier_cap: int = FRONTIER_CAP  # spread: at most this many frontier nodes propagate per hop (0 = no cap)
     fusion: Fusion = "linear"  # entry fusion: normalised linear or reciprocal-rank
     lexical_weight: float = 0.3  # defaults measured on musique_train200 (docs/benchmarks.md)
     dense_weight: float = 0.7
@@ -148,6 +153,7 @@ class SearchConfig:
         check_int("lexical_budget", self.lexical_budget, hi=2**62)
         check_int("ann_min_nodes", self.ann_min_nodes, hi=2**62)
         check_int("ann_nprobe", self.ann_nprobe, lo=1, hi=2**62)
+        check_int("frontier_cap", self.frontier_cap, hi=2**62)
 
     def _check_weights(self) -> None:
         for name in _WEIGHTS:

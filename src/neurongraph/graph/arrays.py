@@ -141,6 +141,8 @@ class GraphArrays:
         self._delta_pos: dict[int, int] = {}  # store edge id -> delta position (the delta is small)
         self._base_order: np.ndarray | None = None  # argsort of base eids, for vectorised lookups
         self._base_sorted: np.ndarray | None = None
+        self._base_max: int | None = None  # largest base edge key (cached; the base block is replaced, never grown)
+        self._n_live: int | None = None  # live edge count, cached until the next change (read on every search)
         self.version = 0  # bumped on every change; lets callers cache derived matrices
 
     # ------------------------------------------------------------------ build
@@ -156,6 +158,8 @@ class GraphArrays:
         eid = np.arange(m, dtype=np.int64) if eid is None else eid
         g._base = _Csr(g.n_nodes, src, dst, weight, fact, rtype, pol, eid)
         g._base_order = None
+        g._base_max = None
+        g._n_live = None
         return g
 
     def ensure_nodes(self, n_nodes: int) -> None:
@@ -188,7 +192,10 @@ class GraphArrays:
         return pos
 
     def upsert_edges(self, src, dst, weight, fact, rtype, pol, eid) -> None:
-        """Insert new edges or update the attributes of known ones (keyed by store edge id)."""
+        """Insert new edges or update the attributes of known ones (keyed by store edge id).
+
+        Vectorised for bulk loads: store edge keys only grow, so an id above every base key is looked up
+        in the (small) delta only, and new edges are appended to it column by column."""
         eid = np.asarray(eid, np.int64)
         if eid.size == 0:
             return
@@ -196,10 +203,14 @@ class GraphArrays:
         weight, fact = np.asarray(weight, np.float64), np.asarray(fact, np.float64)
         rtype, pol = np.asarray(rtype, np.int32), np.asarray(pol, np.int8)
         self.ensure_nodes(int(max(src.max(), dst.max())) + 1)
-        pos = self._base_positions(eid)
+        b = self._base
+        old = eid <= self._base_max_eid()  # fresh keys are above every base key: no base lookup for them
+        pos = np.full(eid.shape[0], -1, np.int64)
+        if old.any():
+            pos[old] = self._base_positions(eid[old])
         inb = pos >= 0
         if inb.any():
-            b, p = self._base, pos[inb]
+            p = pos[inb]
             b.weight[p], b.fact[p], b.rtype[p], b.pol[p], b.alive[p] = (
                 weight[inb],
                 fact[inb],
@@ -207,25 +218,43 @@ class GraphArrays:
                 pol[inb],
                 True,
             )
-        d = self._delta
-        for k in np.flatnonzero(~inb):
-            e = int(eid[k])
-            dp = self._delta_pos.get(e)
-            if dp is None:
-                self._delta_pos[e] = len(d["eid"])
-                d["src"].append(int(src[k]))
-                d["dst"].append(int(dst[k]))
-                d["eid"].append(e)
-                d["weight"].append(float(weight[k]))
-                d["fact"].append(float(fact[k]))
-                d["rtype"].append(int(rtype[k]))
-                d["pol"].append(int(pol[k]))
-            else:
-                d["weight"][dp], d["fact"][dp] = float(weight[k]), float(fact[k])
-                d["rtype"][dp], d["pol"][dp] = int(rtype[k]), int(pol[k])
+        rest = np.flatnonzero(~inb)
+        d, dpos = self._delta, self._delta_pos
+        keys = eid[rest].tolist()
+        seen = [k in dpos for k in keys]
+        if any(seen):  # an edge already in the delta: update it in place
+            for k, e, s in zip(rest.tolist(), keys, seen):
+                if s:
+                    dp = dpos[e]
+                    d["weight"][dp], d["fact"][dp] = float(weight[k]), float(fact[k])
+                    d["rtype"][dp], d["pol"][dp] = int(rtype[k]), int(pol[k])
+            rest = rest[~np.asarray(seen)]
+        if rest.size:  # new edges: append (a key repeated inside this call keeps its last attributes)
+            new_keys = eid[rest]
+            _, last = np.unique(new_keys[::-1], return_index=True)
+            rest = rest[np.sort(rest.size - 1 - last)]
+            start = len(d["eid"])
+            dpos.update(zip(eid[rest].tolist(), range(start, start + rest.size)))
+            for name, col in (
+                ("src", src),
+                ("dst", dst),
+                ("eid", eid),
+                ("weight", weight),
+                ("fact", fact),
+                ("rtype", rtype),
+                ("pol", pol),
+            ):
+                d[name].extend(col[rest].tolist())
         self._changed()
         if len(d["eid"]) > max(_MERGE_MIN, _MERGE_FRACTION * self._base.n_edges):
             self.compact()
+
+    def _base_max_eid(self) -> int:
+        """Largest store edge key in the base block (-1 when empty)."""
+        b = self._base
+        if self._base_max is None:
+            self._base_max = int(b.eid.max()) if b.n_edges else -1
+        return self._base_max
 
     def set_weights(self, eids, weights) -> None:
         """Update effective weights of known edges in place (learning, decay)."""
@@ -254,6 +283,7 @@ class GraphArrays:
     def _changed(self) -> None:
         self._delta_csr = None
         self._delta_rev = None
+        self._n_live = None
         self.version += 1
 
     def compact(self) -> None:
@@ -280,13 +310,20 @@ class GraphArrays:
         self._delta = {k: [] for k in self._delta}
         self._delta_pos = {}
         self._base_order = None
+        self._base_max = None
         self._base_rev = None
         self._changed()
 
     # ------------------------------------------------------------- reading
     @property
     def n_edges(self) -> int:
-        return int(self._base.alive.sum()) + sum(1 for e in self._delta["eid"] if e >= 0)
+        """Live edges; O(1) between changes (counting is O(E): ~20 ms at 10M edges with a full delta)."""
+        if self._n_live is None:
+            d = self._delta_block()
+            self._n_live = int(np.count_nonzero(self._base.alive)) + (
+                int(np.count_nonzero(d.alive)) if d is not None else 0
+            )
+        return self._n_live
 
     def _delta_block(self) -> _Csr | None:
         if not self._delta["eid"]:

@@ -15,6 +15,11 @@ Semantics (documented because tests check them to the bit):
   lands on an issue reaches the PR that ``fixes`` it;
 * a contribution below ``min_act`` neither counts nor propagates (the prefix of a
   path carries at least as much activation as long as weights ≤ 1);
+* with a ``frontier_cap`` M, at each hop only the M frontier nodes of highest activation
+  propagate (ties: lower node index first); a frontier of at most M nodes is untouched, so
+  where the cap is not reached the result is bit-identical to the uncapped one.  Why: the
+  frontier of hop *k* grows with the degree to the power *k−1* (a hub seed's whole
+  neighbourhood), and its weakest members rarely carry a best path;
 * with a ``visible`` mask (search filters such as ``as_of``), an edge into a node outside
   it is not walked: such a node gets no activation and passes none on.  Without one
   nothing is masked at all (the computation is unchanged bit for bit).
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import FRONTIER_CAP
 from .arrays import Expansion, GraphArrays, mask_at
 
 __all__ = ["SpreadResult", "spread", "edge_multipliers"]
@@ -103,7 +109,10 @@ def spread(
     direction: str = "out",
     reverse_weight: float = 1.0,
     visible: np.ndarray | None = None,
+    frontier_cap: int | None = FRONTIER_CAP,
 ) -> SpreadResult:
+    """Max-product spreading activation (semantics in the module docstring); ``frontier_cap`` None or 0
+    means no cap."""
     seeds = np.asarray(seeds, np.int64)
     seed_acts = np.asarray(seed_acts, np.float64)
     if seeds.shape != seed_acts.shape:
@@ -119,6 +128,10 @@ def spread(
     for hop in range(1, max_depth + 1):
         if frontier.size == 0:
             break
+        if frontier_cap and frontier.size > frontier_cap:
+            top = np.lexsort((frontier, -front_act))[:frontier_cap]
+            top.sort()  # the kept nodes stay in frontier order (ties downstream resolve as uncapped)
+            frontier, front_act = frontier[top], front_act[top]
         exp = graph.expand(frontier, direction=direction, reverse_weight=reverse_weight)
         if len(exp) == 0:
             break
