@@ -34,8 +34,17 @@ def test_newer_wins_a_tie_and_timeless_is_neutral(eng):
     s = {h.id: h.scores for h in res.hits}
     assert s["page"].get("recency", 1.0) == 1.0  # no time: factor 1
     # no repair edges in this store: the configured half-life shapes the prior
-    assert s["new"]["recency"] == pytest.approx(0.5 + 0.5 * 0.5 ** (100 / 365))
-    assert s["old"]["recency"] == pytest.approx(0.5 + 0.5 * 0.5 ** (1000 / 365))
+    # (defaults: weight 0.6, exponent 0.75 — the age part is (1-w) + w·S^g)
+    assert s["new"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (100 / 365)) ** 0.75)
+    assert s["old"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (1000 / 365)) ** 0.75)
+    untempered = {
+        h.id: h.scores
+        for h in eng.search(
+            "vlan tunnel mapping", as_of=2000 * DAY, limit=4, recency_weight=0.5, recency_exponent=1.0
+        ).hits
+    }
+    assert untempered["new"]["recency"] == pytest.approx(0.5 + 0.5 * 0.5 ** (100 / 365))
+    assert untempered["old"]["recency"] == pytest.approx(0.5 + 0.5 * 0.5 ** (1000 / 365))
     # without as_of, age counts back from the newest event in the store (not the wall clock)
     res = eng.search("vlan tunnel mapping", limit=4)
     assert {h.id: h.scores["recency"] for h in res.hits}["future"] == pytest.approx(1.0)
@@ -54,6 +63,9 @@ def test_validation(eng):
         dict(recency_half_life_days=0),
         dict(recency_half_life_days=float("nan")),
         dict(recency_weight=True),
+        dict(recency_exponent=0),
+        dict(recency_exponent=-1.0),
+        dict(recency_exponent=float("inf")),
     ):
         with pytest.raises(InvalidArgument):
             eng.search("x", **bad)
@@ -84,5 +96,5 @@ def test_the_prior_is_read_from_the_store_own_repairs(tmp_path):
         assert prior.describe()["from"] == "observed repair gaps" and prior.describe()["n"] == MIN_OBSERVED
         assert prior.describe()["median_days"] == pytest.approx(10)
         res = {h.id: h.scores["recency"] for h in e.search("vlan tunnel", as_of=500 * DAY, limit=2)}
-        assert res["a"] == pytest.approx(1.0) and res["b"] == pytest.approx(0.5)  # 5 days: all gaps longer; 20: none
+        assert res["a"] == pytest.approx(1.0) and res["b"] == pytest.approx(0.4)  # 5 d: all gaps longer; 20: none
         assert e._recency_prior(e.config.replace(as_of=3000 * DAY)).describe()["n"] == MIN_OBSERVED + 1

@@ -114,11 +114,12 @@ class SearchConfig:
     # added to the working files (numeric `added` on its edges to them: git ingest's `touches`) — the change
     # that wrote the code being worked on is the likelier subject (docs/benchmarks.md, "Real history")
     authorship_weight: float = 0.3
-    # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)), age
+    # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)^g), age
     # counted back from as_of/until (else the newest event in the store); S = the share of the store's own
     # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
     # 20 are known.  Timeless nodes are unchanged; no effect on stores without times.
-    recency_weight: float = 0.5
+    recency_weight: float = 0.6
+    recency_exponent: float = 0.75  # g < 1 tempers S, which is ~0 for every age past the bulk of the gaps
     recency_half_life_days: float = 365.0
     # repair prior (same module): final × (1 + r·ln(1 + k)), k = how many recency_relations edges made before
     # "now" name the node (a change already repaired tends to need more repairs); no effect without such edges
@@ -161,6 +162,7 @@ class SearchConfig:
         check_number("seed_ratio", self.seed_ratio, lo=0, hi=1)
         check_number("graph_weight", self.graph_weight, lo=0, hi=1)
         check_number("recency_weight", self.recency_weight, lo=0, hi=1)
+        check_number("recency_exponent", self.recency_exponent, lo=0.01, hi=10)
         check_number("repair_weight", self.repair_weight, lo=0, hi=10)
         check_number("authorship_weight", self.authorship_weight, lo=0, hi=10)
         hl = self.recency_half_life_days

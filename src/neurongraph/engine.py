@@ -666,6 +666,7 @@ class Engine:
             seen if seen.shape[0] >= MIN_OBSERVED else None,
             cfg.repair_weight,
             gaps,
+            cfg.recency_exponent,
         )
 
     def _visible_mask(self, cfg: SearchConfig) -> np.ndarray | None:

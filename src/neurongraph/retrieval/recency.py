@@ -7,9 +7,11 @@ fix to the change it names is ~230 days on a kernel-style tool and ~3 days on a 
 project).  So the prior is read from the store itself when it can be: the observed gaps of its repair
 edges (``fixes``, ``follows_up``, ``reverts`` — developers' own statements of which earlier change a
 later one is about), counting only repairs made before the search's "now" (no look-ahead).  The factor
-for a node of age ``a`` is ``(1-w) + w·S(a)``, ``S`` the share of observed gaps at least ``a`` long.
+for a node of age ``a`` is ``(1-w) + w·S(a)^g``, ``S`` the share of observed gaps at least ``a`` long.
 With fewer than ``MIN_OBSERVED`` such gaps it falls back to a half-life: ``S(a) = 0.5^(a / half-life)``.
-Timeless nodes get factor 1.
+Timeless nodes get factor 1.  The exponent ``g`` < 1 tempers the prior: ``S`` falls to nearly 0 past the
+bulk of a fast-moving project's gaps (mypy: median 3 days), where it could no longer tell a 30-day-old
+candidate from a 3,000-day-old one; ``S^g`` keeps that order (docs/benchmarks.md, "What helped" 6).
 
 The same edges carry a second, independent prior: a change that already needed a repair is more likely
 to need another (on iproute2, 156 of 562 fixes name an origin that an earlier fix had already named).
@@ -78,9 +80,10 @@ class RecencyPrior:
     gaps: np.ndarray | None = None  # sorted observed gaps (days), when there are enough
     repair_weight: float = 0.0  # r: a node already repaired k times before now weighs (1 + r·ln(1+k))
     repairs: RepairGaps | None = None
+    exponent: float = 1.0  # g: the age part is (1-w) + w·S(age)^g
 
     def factor(self, t: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
-        """``((1-w) + w·S(age)) · (1 + r·ln(1 + repairs before now))`` per node (NaN time: age part 1)."""
+        """``((1-w) + w·S(age)^g) · (1 + r·ln(1 + repairs before now))`` per node (NaN time: age part 1)."""
         out = self._age_factor(t)
         if self.repair_weight and self.repairs is not None and nodes is not None:
             out = out * (1.0 + self.repair_weight * np.log1p(self.repairs.repairs_before(nodes, self.ref)))
@@ -96,6 +99,8 @@ class RecencyPrior:
             surv = 1.0 - np.searchsorted(self.gaps, age, side="left") / self.gaps.shape[0]
         else:
             surv = np.exp2(-age / self.half_life_days)
+        if self.exponent != 1.0:
+            surv = surv**self.exponent
         out[timed] = (1.0 - self.weight) + self.weight * surv
         return out
 
@@ -106,5 +111,11 @@ class RecencyPrior:
                 "n": int(self.gaps.shape[0]),
                 "median_days": float(np.median(self.gaps)),
                 "weight": self.weight,
+                "exponent": self.exponent,
             }
-        return {"from": "half-life", "half_life_days": self.half_life_days, "weight": self.weight}
+        return {
+            "from": "half-life",
+            "half_life_days": self.half_life_days,
+            "weight": self.weight,
+            "exponent": self.exponent,
+        }
