@@ -30,14 +30,14 @@ from .index.vectors import VectorIndex
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
-from .model import Edge, Node, content_hash
+from .model import MAX_WEIGHT, Edge, Node, content_hash
 from .query_linker import QueryLinker, link_inputs
 from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
 from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .store import open_store
-from .store.base import Store
+from .store.base import EdgeArrays, Store
 from .store.sqlite import SQLiteStore  # noqa: F401  (ngr.engine.SQLiteStore, as before open_store)
 
 __all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
@@ -152,6 +152,98 @@ def _as_edges(items: Iterable[Edge | dict | tuple]) -> list[Edge]:
         else:
             raise InvalidArgument(f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}")
     return out
+
+
+def _edge_columns(items: list) -> tuple | None:
+    """Columns of a batch of plain ``(src, rel, dst[, weight])`` tuples (or lists) of one length, or of
+    ``Edge`` objects without meta; None for anything else (dicts, meta, mixed shapes: validated per edge)."""
+    if not items:
+        return None
+    t0 = type(items[0])
+    if t0 is tuple or t0 is list:
+        k = len(items[0])
+        if k not in (3, 4) or not all(type(e) is t0 and len(e) == k for e in items):
+            return None
+        cols = list(zip(*items))
+        return (*map(list, cols[:3]), list(cols[3]) if k == 4 else None, None, None)
+    if t0 is Edge and all(type(e) is Edge and not e.meta for e in items):
+        return (
+            [e.src for e in items],
+            [e.rel for e in items],
+            [e.dst for e in items],
+            [e.weight for e in items],
+            [e.polarity for e in items],
+            [e.factuality for e in items],
+        )
+    return None
+
+
+def _number_column(values: Any, n: int, default: float, dtype: type) -> np.ndarray | None:
+    """A numeric edge column as an array: ``default`` when absent; None when its values need the
+    per-edge checks (not all plain ints / floats, or a non-numeric array)."""
+    if values is None:
+        return np.full(n, default, dtype)
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1 or values.dtype.kind not in ("f", "i", "u"):
+            return None
+        arr = values
+    else:
+        values = list(values)
+        if not all(type(v) is float or type(v) is int for v in values):
+            return None
+        arr = np.array(values, np.float64)
+    if arr.shape[0] != n:
+        raise InvalidArgument(f"edge columns must have one length: {n} sources, {arr.shape[0]} values")
+    if dtype is not np.float64 and not np.array_equal(arr, np.round(arr)):
+        return None
+    return arr.astype(dtype)
+
+
+def _checked_edge_columns(src, rel, dst, weight, polarity, factuality) -> tuple:
+    """Validated edge columns (the checks ``Edge`` makes, vectorised); a batch with a bad value raises the
+    error ``Edge`` raises for its first bad edge."""
+    src, rel, dst = list(src), list(rel), list(dst)
+    n = len(src)
+    if len(rel) != n or len(dst) != n:
+        raise InvalidArgument(
+            f"edge columns must have one length: {n} sources, {len(rel)} relations, {len(dst)} targets"
+        )
+    w = _number_column(weight, n, 1.0, np.float64)
+    p = _number_column(polarity, n, 1, np.int64)
+    f = _number_column(factuality, n, 1.0, np.float64)
+    ok = (
+        w is not None
+        and p is not None
+        and f is not None
+        and all(type(x) is str for x in src)
+        and all(type(x) is str for x in dst)
+        and all(type(x) is str for x in rel)
+    )
+    if ok:
+        assert w is not None and p is not None and f is not None
+        good = (w >= 0) & (w <= MAX_WEIGHT) & ((p == 1) | (p == -1)) & (f >= 0) & (f <= 1)  # NaN fails
+        ok = bool(good.all())
+    if ok:
+        for r in set(rel):  # a relation name is registered by the write: check each once, as Edge would
+            i = rel.index(r)
+            Edge(src[i], r, dst[i])
+        return src, rel, dst, w, p, f
+
+    def col(values, default):
+        return [default] * n if values is None else list(values)
+
+    edges = [
+        Edge(s, r, d, weight=wv, polarity=pv, factuality=fv)  # raises the first bad edge's error
+        for s, r, d, wv, pv, fv in zip(src, rel, dst, col(weight, 1.0), col(polarity, 1), col(factuality, 1.0))
+    ]
+    return (
+        [e.src for e in edges],
+        [e.rel for e in edges],
+        [e.dst for e in edges],
+        np.array([e.weight for e in edges], np.float64),
+        np.array([e.polarity for e in edges], np.int64),
+        np.array([e.factuality for e in edges], np.float64),
+    )
 
 
 def _via(service: str, name: str) -> Any:
@@ -465,11 +557,56 @@ class Engine:
         return self.add_nodes([node if node is not None else Node(**fields)])
 
     def add_edges(self, edges: Iterable[Edge | dict | tuple]) -> dict:
-        """Insert or update typed edges in one transaction; unknown endpoints are rejected."""
-        edges = _as_edges(edges)
-        self.store.upsert_edges(edges)
+        """Insert or update typed edges in one transaction; unknown endpoints are rejected.
+
+        A batch of plain ``(src, rel, dst[, weight])`` tuples, or of ``Edge`` objects without ``meta``,
+        takes the columnar bulk path (:meth:`add_edge_columns`); anything else is validated edge by edge."""
+        items = edges if isinstance(edges, list) else list(edges)
+        cols = _edge_columns(items)
+        if cols is not None:
+            return self.add_edge_columns(*cols)
+        checked = _as_edges(items)
+        self.store.upsert_edges(checked)
         self.refresh()
-        return {"edges": len(edges)}
+        return {"edges": len(checked)}
+
+    def add_edge_columns(
+        self,
+        src: Sequence[str],
+        rel: Sequence[str],
+        dst: Sequence[str],
+        weight: Sequence[float] | np.ndarray | None = None,
+        polarity: Sequence[int] | np.ndarray | None = None,
+        factuality: Sequence[float] | np.ndarray | None = None,
+    ) -> dict:
+        """Insert or update edges given as columns (the bulk path): ``src[i] -[rel[i]]-> dst[i]`` with
+        optional weight (default 1), polarity (1) and factuality (1) columns; no ``meta``.
+
+        The same contract as :meth:`add_edges` (one transaction, all or nothing; an unknown endpoint
+        rejects the batch) with vectorised checks, ids resolved in memory by the store, and the graph
+        updated from the written arrays instead of reading them back."""
+        cols = _checked_edge_columns(src, rel, dst, weight, polarity, factuality)
+        try:
+            seq, written = self.store.upsert_edge_columns(*cols)
+        except UnknownNode as exc:
+            for node_id in exc.details.get("node_ids", []):  # a malformed id is a bad argument, as in add_edges
+                Edge(node_id, "rel", node_id)  # (empty or blank-led ids sort first among the 50 it names)
+            raise
+        self._apply_edge_write(seq, written)
+        return {"edges": len(cols[0])}
+
+    def _apply_edge_write(self, seq: int, written: EdgeArrays | None) -> None:
+        """Bring the graph up to date after an edge write: from the written arrays when that write is
+        the only change since this engine last synced (and is committed), else from the change feed."""
+        if written is None or seq != self._seq + 1 or self.store.in_transaction:
+            self.refresh()
+            return
+        self.graph.upsert_edges(
+            written.src, written.dst, written.weight, written.fact, written.rel_id, written.pol, written.eid
+        )
+        self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
+        self._seq = seq
+        self._changes_unsnapshotted += len(written)
 
     def add_edge(self, src: str, rel: str, dst: str, **attrs) -> dict:
         return self.add_edges([Edge(src, rel, dst, **attrs)])

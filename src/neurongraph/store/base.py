@@ -484,6 +484,29 @@ class Store(ABC):
     def upsert_edges(self, edges: list[Edge]) -> int:
         """Insert or update ``(src, rel, dst)`` edges, keeping what was learned; unknown endpoints reject all."""
 
+    def upsert_edge_columns(
+        self,
+        src: list[str],
+        rel: list[str],
+        dst: list[str],
+        weight: np.ndarray,
+        polarity: np.ndarray,
+        factuality: np.ndarray,
+    ) -> tuple[int, EdgeArrays | None]:
+        """The bulk form of :meth:`upsert_edges`: already validated columns, no ``meta``; the same
+        semantics (one transaction, all or nothing; unknown endpoints reject the whole batch with
+        :class:`~neurongraph.errors.UnknownNode`; a repeated ``(src, rel, dst)`` keeps its last values).
+
+        Returns the sequence number and, where the store can give them cheaply, the written edges as
+        :meth:`changes_since` would report them (effective weights), so an engine that was in step can
+        apply them without reading them back; ``None`` means "read the change feed".  This default goes
+        through :meth:`upsert_edges` (what the PostgreSQL store uses); the SQLite store overrides it."""
+        edges = [
+            Edge(s, r, d, weight=float(w), polarity=int(p), factuality=float(f))
+            for s, r, d, w, p, f in zip(src, rel, dst, weight.tolist(), polarity.tolist(), factuality.tolist())
+        ]
+        return self.upsert_edges(edges), None
+
     @abstractmethod
     def delete_edges(self, triples: Iterable[tuple[str, str, str]]) -> int:
         """Delete edges (unknown ones ignored), leaving tombstones; an edge key is never reused."""

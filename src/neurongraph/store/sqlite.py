@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,10 @@ class SQLiteStore(Store):
         self._lock = threading.RLock()
         self._depth = 0
         self._rel_cache: dict[str, int] = {}
+        # node id -> idx for bulk edge loads (upsert_edge_columns): built on the first large batch, then
+        # caught up from the change feed inside each write transaction, dropped on a rollback
+        self._ids: dict[str, int] | None = None
+        self._ids_seq = -1
         self._vocab_ready = False
         self.ledgers = SQLiteLedgers(self)  # the learning loop's tables (store/base.py: LedgerTables)
         self.schema_tables = SQLiteSchemaTables(self)  # the relation schema's tables (SchemaTables)
@@ -103,6 +108,7 @@ class SQLiteStore(Store):
             except BaseException:
                 self._depth -= 1
                 self._rel_cache.clear()  # relation rows this transaction inserted are gone too
+                self._ids = None  # ... and so are node rows the id map may have read inside it
                 if self._depth == 0:
                     self.conn.execute("ROLLBACK")
                 else:
@@ -368,12 +374,7 @@ class SQLiteStore(Store):
             idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
             unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
             if unknown:
-                shown = ", ".join(repr(u) for u in unknown[:5]) + (
-                    f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-                )
-                raise UnknownNode(
-                    f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50]
-                )
+                raise _unknown_nodes(unknown)
             rel = self._rel_ids(e.rel for e in edges)
             seq = self._next_seq()
             rows = [
@@ -407,6 +408,117 @@ class SQLiteStore(Store):
             if self.validator is not None:
                 self.validator.after_edges(seq)
         return seq
+
+    _BULK_IDS = 2_000  # a batch naming at least this many ids resolves them through the in-memory id map
+
+    def _node_index(self) -> dict[str, int]:
+        """Every node's id -> idx, exact as of the current sequence number; call inside a write transaction
+        (no other writer can change ``nodes`` meanwhile).  Kept from call to call: new and updated nodes
+        since the last call are read through the ``nodes_seq`` index; a node deletion rebuilds it."""
+        c = self.conn
+        now_seq = self.current_seq()
+        if self._ids is not None and now_seq != self._ids_seq:
+            if c.execute(
+                "SELECT 1 FROM tombstones WHERE seq > ? AND kind = 'node' LIMIT 1", (self._ids_seq,)
+            ).fetchone():
+                self._ids = None
+            else:
+                self._ids.update(
+                    c.execute("SELECT id, idx FROM nodes INDEXED BY nodes_seq WHERE seq > ?", (self._ids_seq,))
+                )
+        if self._ids is None:
+            self._ids = dict(c.execute("SELECT id, idx FROM nodes"))
+        self._ids_seq = now_seq
+        return self._ids
+
+    def upsert_edge_columns(
+        self,
+        src: list[str],
+        rel: list[str],
+        dst: list[str],
+        weight: np.ndarray,
+        polarity: np.ndarray,
+        factuality: np.ndarray,
+    ) -> tuple[int, EdgeArrays | None]:
+        """Bulk upsert of validated columns (Store.upsert_edge_columns): ids resolved through an in-memory
+        map, rows deduplicated and sorted in numpy, one ``executemany``; the written edges come back as
+        arrays (only edges that already existed are read back, for their learned weight)."""
+        n = len(src)
+        if n == 0:
+            return self.current_seq(), None
+        now = time.time()
+        with self.transaction() as c:
+            if n >= self._BULK_IDS // 2 or self._ids is not None:
+                ids = self._node_index()
+            else:
+                ids = self.lookup_idx(set(src) | set(dst))
+            get = ids.get
+            s = np.fromiter(map(get, src, repeat(-1)), np.int64, n)
+            d = np.fromiter(map(get, dst, repeat(-1)), np.int64, n)
+            if (s < 0).any() or (d < 0).any():
+                bad = {src[i] for i in np.flatnonzero(s < 0).tolist()} | {
+                    dst[i] for i in np.flatnonzero(d < 0).tolist()
+                }
+                raise _unknown_nodes(sorted(bad))
+            rel_map = self._rel_ids(set(rel))
+            r = np.fromiter(map(rel_map.__getitem__, rel), np.int64, n)
+            order = np.lexsort((d, r, s))  # B-tree friendly order; stable, so equal keys stay in input order
+            s, r, d = s[order], r[order], d[order]
+            last = np.ones(n, bool)  # a repeated (src, rel, dst) keeps its last values
+            last[:-1] = (s[1:] != s[:-1]) | (r[1:] != r[:-1]) | (d[1:] != d[:-1])
+            keep = order[last]
+            s, r, d = s[last], r[last], d[last]
+            w = np.asarray(weight, np.float64)[keep]
+            p = np.asarray(polarity, np.int64)[keep]
+            f = np.asarray(factuality, np.float64)[keep]
+            m = int(s.shape[0])
+            seq = self._next_seq()
+            first = self._take_keys("edges", "eid", m)  # an existing edge keeps its key (gaps are harmless)
+            eid = np.arange(first, first + m, dtype=np.int64)
+            c.executemany(
+                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta,"
+                " created_at, updated_at, seq) VALUES (?,?,?,?,?,?,?,'{}',?,?,?)"
+                " ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity, weight=excluded.weight,"
+                " factuality=excluded.factuality, updated_at=excluded.updated_at, seq=excluded.seq",
+                zip(
+                    eid.tolist(),
+                    s.tolist(),
+                    r.tolist(),
+                    d.tolist(),
+                    p.tolist(),
+                    w.tolist(),
+                    f.tolist(),
+                    repeat(now),
+                    repeat(now),
+                    repeat(seq),
+                ),
+            )
+            # edges that existed keep their key (below `first`) and their learned part: read those back
+            old = c.execute(
+                "SELECT eid, src, rel_id, dst, weight, plastic, plastic_at, dormant FROM edges INDEXED BY edges_seq"
+                " WHERE seq = ? AND eid < ?",
+                (seq, first),
+            ).fetchall()
+            eff = w
+            if old:
+                o = np.array(old, np.float64)
+                hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
+                o_w = _effective_weight(
+                    o[:, 4], o[:, 5], o[:, 6], o[:, 7], float(hl[0]) if hl else np.inf, self.clock()
+                )
+                pos = {
+                    (int(a), int(b), int(c_)): k for k, (a, b, c_) in enumerate(zip(s.tolist(), r.tolist(), d.tolist()))
+                }
+                at = np.array([pos[(int(x[1]), int(x[2]), int(x[3]))] for x in old], np.int64)
+                eid[at] = o[:, 0].astype(np.int64)
+                eff = w.copy()
+                eff[at] = o_w
+            # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
+            if self.validator is not None:
+                self.validator.after_edges(seq)
+        return seq, EdgeArrays(
+            eid=eid, src=s, dst=d, rel_id=r.astype(np.int32), weight=eff, fact=f, pol=p.astype(np.int8)
+        )
 
     def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
         r = self.conn.execute(
@@ -899,6 +1011,11 @@ def copy_database(src: str | Path, dst: str | Path) -> None:
     finally:
         source.close()
         out.close()
+
+
+def _unknown_nodes(unknown: list[str]) -> UnknownNode:
+    shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+    return UnknownNode(f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50])
 
 
 def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
