@@ -81,6 +81,7 @@ def _spread(ch: Spread, x: ChannelInput) -> GraphSignal:
         direction=ch.direction,
         reverse_weight=ch.reverse_weight,
         visible=x.visible,
+        frontier_cap=x.cfg.frontier_cap,
     )
     return GraphSignal(r.nodes, r.act, explain=lambda node: [Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
 
