@@ -26,3 +26,4 @@ bench:
 	done
 	HF_HUB_OFFLINE=1 .venv/bin/ngr bench perf --nodes 10000 --json > .ngr/results/perf-10k.json
 	HF_HUB_OFFLINE=1 .venv/bin/ngr bench perf --nodes 100000 --json > .ngr/results/perf-100k.json
+	HF_HUB_OFFLINE=1 .venv/bin/ngr bench perf --peers --json > .ngr/results/peers.json
