@@ -25,6 +25,7 @@ from .config import SearchConfig
 from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
+from .index.bm25 import BM25Index, LexicalIndex
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex
 from .learning.api import Learning
@@ -308,6 +309,10 @@ class Engine:
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
         self.learning = Learning(store, embed=self.vectors_for, graph=self._current_graph, refresh=self.refresh)
         self.query_linker = QueryLinker(store)  # fitted by link() or lazily, or tables from a snapshot
+        # BM25 in memory (index/bm25.py): FTS5's ranking without an FTS5 query per search; built on the
+        # second search (or loaded from the snapshot), off for a store that cannot tokenize (PostgreSQL)
+        self.lexical = LexicalIndex(store.lexical_tokens, store.lexical_postings, self._known_rows)
+        self._lexical_snapshotted = False  # the last snapshot loaded or saved holds the BM25 arrays
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
 
@@ -323,8 +328,9 @@ class Engine:
     def close(self) -> None:
         try:
             rows = int(self._alive.sum()) + self.graph.n_edges
-            if rows >= self.snapshot_min_rows and self._changes_unsnapshotted >= max(
-                1, self.snapshot_min_changes * rows
+            if rows >= self.snapshot_min_rows and (
+                self._changes_unsnapshotted >= max(1, self.snapshot_min_changes * rows)
+                or (self.lexical.index is not None and not self._lexical_snapshotted)  # built since: keep it
             ):
                 self.save_snapshot()
         except Exception as exc:  # a cache write (full disk, locked meta) must not fail the close;
@@ -373,11 +379,13 @@ class Engine:
             event_time=self._event_time,
             source_of=self._source_of,
             source_names=sorted(self._source_ids, key=self._source_ids.__getitem__),
+            bm25=self.lexical.export(),
         )
         token = new_token()
         size = save_snapshot(path, token, st)
         self.store.set_meta(TOKEN_KEY, token)  # only now does the store vouch for the file
         self._changes_unsnapshotted = 0
+        self._lexical_snapshotted = st.bm25 is not None
         return {"path": str(path), "seq": st.seq, "bytes": size}
 
     def _load_snapshot(self) -> bool:
@@ -413,6 +421,10 @@ class Engine:
         self._seq = st.seq
         if st.linker is not None and st.linker_config == self.store.get_meta("linker_config"):
             self.query_linker.restored(QueryTables.from_arrays(st.linker))
+        bm25 = BM25Index.from_arrays(st.bm25, self._alive.shape[0], checked=True) if st.bm25 is not None else None
+        if bm25 is not None:  # (load_snapshot checked the arrays: a damaged field means a replay)
+            self.lexical.restore(bm25)
+            self._lexical_snapshotted = True
         return True
 
     def __enter__(self) -> Engine:
@@ -458,6 +470,7 @@ class Engine:
                 )
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
             self.query_linker.changed(idx)
+            self.lexical.changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
         if ch.deleted_nodes:
             dead = np.asarray(ch.deleted_nodes, np.int64)
@@ -465,6 +478,7 @@ class Engine:
             self._alive[dead] = False
             self.vectors.remove(dead)
             self.query_linker.changed(None)
+            self.lexical.changed(dead)
         if ch.deleted_edges:
             self.graph.remove_edges(ch.deleted_edges)
         e = ch.edges
@@ -743,11 +757,20 @@ class Engine:
             self._meta_edges = (key, src)
         return self._meta_edges[1]
 
+    def _known_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Which node indices this engine's arrays hold as live nodes (a mask over ``rows``)."""
+        n = self._alive.shape[0]
+        ok = (rows >= 0) & (rows < n)
+        ok[ok] = self._alive[rows[ok]]
+        return ok
+
     def _known_lexical(self, terms, k, max_postings=None):
-        """BM25 rows of nodes this engine's arrays know (live, loaded). Why: another process may commit
-        between this search's refresh and its FTS query; its new rows (or a deletion) would index past
-        or into stale arrays. They are left out of this search and appear in the next one."""
-        nodes, scores = self.store.lexical_search(terms, k, max_postings)
+        """BM25 rows of nodes this engine's arrays know (live, loaded): from the in-memory index (same
+        ranking as the store's) when it answers, else from the store.  Why the filter: another process
+        may commit between this search's refresh and its FTS query; its new rows (or a deletion) would
+        index past or into stale arrays. They are left out of this search and appear in the next one."""
+        got = self.lexical.search(terms, k, max_postings)
+        nodes, scores = got if got is not None else self.store.lexical_search(terms, k, max_postings)
         n = self._alive.shape[0]
         ok = nodes < n
         ok[ok] = self._alive[nodes[ok]]

@@ -1,6 +1,7 @@
 """The engine's derived in-memory state, saved next to a file store so a large store reopens fast.
 
-Opening an engine replays the store into numpy arrays (node table, vector matrix, CSR graph).
+Opening an engine replays the store into numpy arrays (node table, vector matrix, CSR graph;
+the BM25 postings once the engine searches, index/bm25.py).
 At 1M nodes / 10M edges that replay reads every row through SQLite: 106 s.  A snapshot is
 the same arrays *as of* change-feed sequence ``S``, in one ``.npz`` file beside the database;
 opening loads it and then catches up through the ordinary change feed (``changes_since(S)``),

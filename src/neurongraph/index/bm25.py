@@ -54,7 +54,8 @@ class _Segment:
 
 
 class BM25Index:
-    """BM25 postings of a set of rows (node indices), scored like FTS5's ``bm25()``."""
+    """BM25 postings of a set of rows (node indices), scored like FTS5's ``bm25()``.  Not thread-safe (a
+    query uses shared scratch arrays), like the engine that owns it."""
 
     def __init__(self) -> None:
         self.vocab: dict[str, int] = {}
@@ -66,6 +67,8 @@ class BM25Index:
         self._serial = 0
         self._scratch = np.zeros(0, np.float64)
         self._mark = np.zeros(0, bool)
+        self._norm = np.zeros(0, np.float64)  # k1 * (1 - b + b * dl / avgdl) per row, for _norm_key
+        self._norm_key: tuple = ()
 
     # ------------------------------------------------------------ updates
     def _grow(self, n: int) -> None:
@@ -187,7 +190,7 @@ class BM25Index:
     def search(self, phrases: list[str], k: int, max_postings: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows of the OR of single-token ``phrases`` (tokens as the store makes them; repeats
         count again, as repeated phrases do in FTS5): rows and scores, best first, ties by row."""
-        if not phrases or k <= 0:
+        if not phrases or k <= 0 or self.n_tokens == 0:  # (no token anywhere: nothing can match)
             return np.zeros(0, np.int64), np.zeros(0)
         tids = [self.vocab.get(p, -1) for p in phrases]
         dfs = [self.df(t) if t >= 0 else 0 for t in tids]
@@ -206,6 +209,11 @@ class BM25Index:
         n_rows = self.n_rows if self.n_rows > 0 else 1
         avgdl = float(self.n_tokens) / float(n_rows)
         scratch, mark = self._scratch, self._mark
+        key = (self.n_rows, self.n_tokens, self._serial, self.seg_of.shape[0])
+        if self._norm_key != key:  # once per change of the rows, not per query
+            self._norm = K1 * ((1 - B) + B * self.dl.astype(np.float64) / avgdl)  # FTS5's order of operations
+            self._norm_key = key
+        norm = self._norm
         touched = []  # distinct rows, in first-seen order (each phrase lists a row at most once)
         for i in keep:
             if dfs[i] == 0:
@@ -215,8 +223,7 @@ class BM25Index:
             if idf <= 0.0:
                 idf = _IDF_FLOOR
             ff = f.astype(np.float64)
-            dd = self.dl[d].astype(np.float64)
-            scratch[d] += idf * ((ff * (K1 + 1.0)) / (ff + K1 * ((1 - B) + B * dd / avgdl)))
+            scratch[d] += idf * ((ff * (K1 + 1.0)) / (ff + norm[d]))
             touched.append(d[~mark[d]])
             mark[d] = True
         if not touched:
@@ -252,9 +259,10 @@ class BM25Index:
         }
 
     @classmethod
-    def from_arrays(cls, a: dict[str, np.ndarray], n: int) -> BM25Index | None:
-        """An index from ``export()``'s arrays over rows < ``n``, or ``None`` when they do not fit together."""
-        if not check_arrays(a, n):
+    def from_arrays(cls, a: dict[str, np.ndarray], n: int, checked: bool = False) -> BM25Index | None:
+        """An index from ``export()``'s arrays over rows < ``n``, or ``None`` when they do not fit together
+        (``checked``: ``check_arrays`` already said they do, as ``load_snapshot`` does)."""
+        if not checked and not check_arrays(a, n):
             return None
         rows, ptr, docs, tf = (a[k].astype(np.int64) for k in ("rows", "ptr", "docs", "tf"))
         names = _names(a["terms"])

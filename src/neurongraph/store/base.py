@@ -38,6 +38,7 @@ __all__ = [
     "EdgeArrays",
     "Changes",
     "EdgeRecord",
+    "LexicalPostings",
     "check_meta_key",
 ]
 
@@ -107,6 +108,18 @@ class Changes:
     deleted_edges: list[int]
     node_times: list = field(default_factory=list)  # event time (epoch s) of each node in ``nodes``, or None
     node_sources: list = field(default_factory=list)  # source (metadata "source") of each, or None
+
+
+@dataclass
+class LexicalPostings:
+    """Full-text rows as the store's lexical index tokenizes them: term ``terms[i]`` occurs ``tf[j]`` times
+    in row ``docs[j]`` for ``j`` in ``ptr[i]:ptr[i+1]`` (docs ascending within a term)."""
+
+    rows: np.ndarray  # int64 node indices that have a full-text row (a row without tokens still counts)
+    terms: list[str]
+    ptr: np.ndarray  # int64, len(terms) + 1
+    docs: np.ndarray  # int64 node index per posting
+    tf: np.ndarray  # int64 occurrences per posting (>= 1)
 
 
 # (eid, src idx, relation name, dst idx, weight, polarity, factuality): an edge as a graph projection copies it
@@ -566,6 +579,17 @@ class Store(ABC):
         self, terms: list[str], k: int, max_postings: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k BM25 node indices and scores (higher = better) of the OR of ``terms``."""
+
+    def lexical_tokens(self, texts: list[str]) -> list[list[str]] | None:
+        """The tokens ``lexical_search`` makes of each text (same tokenizer, same stemming), or ``None``
+        when the store cannot say.  Why: an in-memory BM25 index (index/bm25.py) ranks exactly like
+        ``lexical_search`` only with the store's own tokens; ``None`` keeps the engine on ``lexical_search``."""
+        return None
+
+    def lexical_postings(self, nodes: list[int] | None = None) -> LexicalPostings | None:
+        """The full-text rows of ``nodes`` (all rows when ``None``) as ``lexical_search`` ranks them, or
+        ``None`` when the store cannot say (see ``lexical_tokens``).  Nodes without a row are left out."""
+        return None
 
     @abstractmethod
     def get_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
