@@ -107,22 +107,38 @@ class BM25Index:
         self._grow(int(rows.max()) + 1)
         tid = np.fromiter((self.vocab.setdefault(t, len(self.vocab)) for t in terms), np.int64, len(terms))
         term = np.repeat(tid, np.diff(ptr))
-        docs = np.asarray(docs, np.int64)
-        keep = np.isin(docs, rows)  # postings of rows not listed are not ours to take
-        seg = self._build(term[keep], docs[keep], np.asarray(tf, np.int64)[keep], rows)
+        docs, tf = np.asarray(docs, np.int64), np.asarray(tf, np.int64)
+        listed = np.zeros(self.seg_of.shape[0] + 1, bool)
+        listed[rows] = True
+        keep = listed[np.minimum(docs, self.seg_of.shape[0])]  # postings of rows not listed are not ours
+        if not keep.all():
+            term, docs, tf = term[keep], docs[keep], tf[keep]
+        del keep, listed
+        seg = self._build(term, docs, tf, rows)
+        del term, docs, tf
         self.seg_of[rows] = seg.serial
-        np.add.at(self.dl, seg.docs, seg.tf)
+        if seg.docs.shape[0] < 100_000:
+            np.add.at(self.dl, seg.docs, seg.tf)
+        else:  # (exact: counts far below 2**53)
+            self.dl += np.bincount(seg.docs, weights=seg.tf, minlength=self.dl.shape[0]).astype(np.int64)
         self.n_rows += int(rows.size)
         self.n_tokens += int(self.dl[rows].sum())
         self._segs.append(seg)
         self._merge()
 
     def _build(self, term: np.ndarray, docs: np.ndarray, tf: np.ndarray, rows: np.ndarray) -> _Segment:
-        order = np.lexsort((docs, term))
         ptr = np.zeros(len(self.vocab) + 1, np.int64)
         np.cumsum(np.bincount(term, minlength=len(self.vocab)), out=ptr[1:])
         self._serial += 1
-        return _Segment(self._serial, ptr, docs[order].astype(np.int32), tf[order].astype(np.int32), rows)
+        if (
+            term.shape[0] > 1
+            and not (  # a whole store's postings arrive in order: no sort then
+                (term[1:] > term[:-1]) | ((term[1:] == term[:-1]) & (docs[1:] > docs[:-1]))
+            ).all()
+        ):
+            order = np.lexsort((docs, term))
+            docs, tf = docs[order], tf[order]
+        return _Segment(self._serial, ptr, docs.astype(np.int32), tf.astype(np.int32), rows)
 
     def _live(self, s: _Segment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(term id, row, tf) of a segment's live postings."""

@@ -614,6 +614,7 @@ class SQLiteStore(Store):
     def lexical_postings(self, nodes: list[int] | None = None) -> LexicalPostings:
         """Postings of ``nodes_fts`` rows.  All rows: read from the index itself (no tokenizing, ~10 µs a
         row); given rows: their stored text tokenized again through ``q_terms``, in batches."""
+        acc = _Groups()
         with self._lock:
             self._ensure_vocab()
             c = self.conn
@@ -623,9 +624,9 @@ class SQLiteStore(Store):
             try:
                 if nodes is None:
                     rows = [r[0] for r in c.execute("SELECT rowid FROM nodes_fts_docsize")]
-                    grouped = c.execute("SELECT term, group_concat(doc, ' ') FROM temp.n_inst GROUP BY term").fetchall()
+                    acc.read(c.execute("SELECT term, group_concat(doc, ' ') FROM temp.n_inst GROUP BY term"))
                 else:
-                    rows, grouped = [], []
+                    rows = []
                     for part in chunks(sorted(set(nodes))):
                         got = c.execute(
                             f"SELECT rowid, body FROM nodes_fts WHERE rowid IN ({marks(len(part))})", part
@@ -635,14 +636,12 @@ class SQLiteStore(Store):
                         rows += [r[0] for r in got]
                         c.execute("DELETE FROM temp.q_terms")
                         c.executemany("INSERT INTO temp.q_terms(rowid, x) VALUES (?, ?)", got)
-                        grouped += c.execute(
-                            "SELECT term, group_concat(doc, ' ') FROM temp.q_inst GROUP BY term"
-                        ).fetchall()
+                        acc.read(c.execute("SELECT term, group_concat(doc, ' ') FROM temp.q_inst GROUP BY term"))
                     c.execute("DELETE FROM temp.q_terms")
             finally:
                 if outer:
                     c.execute("COMMIT")
-        return _postings(rows, grouped)
+        return acc.postings(rows)
 
     def _within_budget(self, terms: list[str], max_postings: int) -> list[str]:
         """Document frequency of each term as FTS5 indexes it (same tokenizer, so same stemming)."""
@@ -1098,23 +1097,38 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
-def _postings(rows: list[int], grouped: list[tuple[str, str]]) -> LexicalPostings:
-    """``(term, 'doc doc doc …')`` groups, one doc per token occurrence (a term may come in several groups)
-    as :class:`LexicalPostings`: (term, doc) pairs with their counts, docs ascending within a term."""
-    terms: list[str] = []
-    ids: dict[str, int] = {}
-    tid = np.fromiter((ids.setdefault(t, len(ids)) for t, _ in grouped), np.int64, len(grouped))
-    terms = list(ids)
-    lens = np.fromiter((s.count(" ") + 1 for _, s in grouped), np.int64, len(grouped))
-    docs = np.array(" ".join(s for _, s in grouped).split(), np.int64) if grouped else np.zeros(0, np.int64)
-    term = np.repeat(tid, lens)
-    order = np.lexsort((docs, term))
-    term, docs = term[order], docs[order]
-    new = np.ones(docs.shape[0], bool)
-    new[1:] = (term[1:] != term[:-1]) | (docs[1:] != docs[:-1])
-    start = np.flatnonzero(new)
-    tf = np.diff(np.append(start, docs.shape[0]))
-    term, docs = term[start], docs[start]
-    ptr = np.zeros(len(terms) + 1, np.int64)
-    np.cumsum(np.bincount(term, minlength=len(terms)), out=ptr[1:])
-    return LexicalPostings(np.array(sorted(rows), np.int64), terms, ptr, docs, tf.astype(np.int64))
+class _Groups:
+    """``(term, 'doc doc doc …')`` groups (one doc per token occurrence; a term may come in several groups)
+    gathered into :class:`LexicalPostings`: (term, doc) pairs with their counts, docs ascending in a term."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.tid: list[int] = []
+        self.docs: list[np.ndarray] = []
+
+    def read(self, groups: Iterable[tuple[str, str]]) -> None:
+        for term, s in groups:  # parsed as they come: no list of every group's text at once
+            self.tid.append(self.ids.setdefault(term, len(self.ids)))
+            self.docs.append(np.fromstring(s, dtype=np.int64, sep=" "))
+
+    def postings(self, rows: list[int]) -> LexicalPostings:
+        terms = list(self.ids)
+        lens = np.fromiter((d.shape[0] for d in self.docs), np.int64, len(self.docs))
+        docs = np.concatenate(self.docs) if self.docs else np.zeros(0, np.int64)
+        self.docs = []
+        term = np.repeat(np.asarray(self.tid, np.int64), lens)
+        # the index lists terms in order and each term's docs ascending: sort only when it did not
+        if (
+            docs.shape[0] > 1
+            and not ((term[1:] > term[:-1]) | ((term[1:] == term[:-1]) & (docs[1:] >= docs[:-1]))).all()
+        ):
+            order = np.lexsort((docs, term))
+            term, docs = term[order], docs[order]
+        new = np.ones(docs.shape[0], bool)
+        new[1:] = (term[1:] != term[:-1]) | (docs[1:] != docs[:-1])
+        start = np.flatnonzero(new)
+        tf = np.diff(np.append(start, docs.shape[0]))
+        term, docs = term[start], docs[start]
+        ptr = np.zeros(len(terms) + 1, np.int64)
+        np.cumsum(np.bincount(term, minlength=len(terms)), out=ptr[1:])
+        return LexicalPostings(np.array(sorted(rows), np.int64), terms, ptr, docs, tf.astype(np.int64))
