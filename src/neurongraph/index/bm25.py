@@ -66,7 +66,7 @@ class BM25Index:
         self._segs: list[_Segment] = []
         self._serial = 0
         self._scratch = np.zeros(0, np.float64)
-        self._mark = np.zeros(0, bool)
+        self._pos = np.zeros(0, np.int64)
         self._norm = np.zeros(0, np.float64)  # k1 * (1 - b + b * dl / avgdl) per row, for _norm_key
         self._norm_key: tuple = ()
 
@@ -77,7 +77,7 @@ class BM25Index:
             self.seg_of = np.concatenate([self.seg_of, np.full(extra, -1, np.int64)])
             self.dl = np.concatenate([self.dl, np.zeros(extra, np.int64)])
             self._scratch = np.zeros(self.seg_of.shape[0], np.float64)
-            self._mark = np.zeros(self.seg_of.shape[0], bool)
+            self._pos = np.zeros(self.seg_of.shape[0], np.int64)
 
     def remove(self, rows: np.ndarray) -> None:
         """Drop rows (absent ones are ignored)."""
@@ -224,30 +224,35 @@ class BM25Index:
             keep = list(range(len(phrases)))
         n_rows = self.n_rows if self.n_rows > 0 else 1
         avgdl = float(self.n_tokens) / float(n_rows)
-        scratch, mark = self._scratch, self._mark
         key = (self.n_rows, self.n_tokens, self._serial, self.seg_of.shape[0])
         if self._norm_key != key:  # once per change of the rows, not per query
             self._norm = K1 * ((1 - B) + B * self.dl.astype(np.float64) / avgdl)  # FTS5's order of operations
             self._norm_key = key
-        norm = self._norm
-        touched = []  # distinct rows, in first-seen order (each phrase lists a row at most once)
-        for i in keep:
-            if dfs[i] == 0:
-                continue
-            d, f = self._postings(tids[i])
-            idf = math.log((n_rows - dfs[i] + 0.5) / (dfs[i] + 0.5))
-            if idf <= 0.0:
-                idf = _IDF_FLOOR
-            ff = f.astype(np.float64)
-            scratch[d] += idf * ((ff * (K1 + 1.0)) / (ff + norm[d]))
-            touched.append(d[~mark[d]])
-            mark[d] = True
-        if not touched:
+        live = [i for i in keep if dfs[i] > 0]
+        if not live:
             return np.zeros(0, np.int64), np.zeros(0)
-        cat = np.concatenate(touched) if len(touched) > 1 else touched[0]
-        scores = scratch[cat]
-        scratch[cat] = 0.0
-        mark[cat] = False
+        idfs = [math.log((n_rows - dfs[i] + 0.5) / (dfs[i] + 0.5)) for i in live]
+        idfs = [x if x > 0.0 else _IDF_FLOOR for x in idfs]
+        parts = [self._postings(tids[i]) for i in live]
+        if len(parts) == 1:
+            d, f = parts[0]
+            w: float | np.ndarray = idfs[0]
+        else:  # every phrase's postings at once, each with its phrase's idf
+            d = np.concatenate([p[0] for p in parts])
+            f = np.concatenate([p[1] for p in parts])
+            w = np.repeat(np.array(idfs), [p[0].shape[0] for p in parts])
+        ff = f.astype(np.float64)
+        contrib = w * ((ff * (K1 + 1.0)) / (ff + self._norm[d]))
+        if len(parts) == 1:  # one phrase: each row once, its score is its contribution
+            cat, scores = d, contrib
+        else:  # sum per row in phrase order (add.at adds in array order, as FTS5 sums its phrases)
+            scratch, pos = self._scratch, self._pos
+            np.add.at(scratch, d, contrib)
+            at = np.arange(d.shape[0])
+            pos[d] = at  # one position per distinct row (whichever write lands) picks it exactly once
+            cat = d[pos[d] == at]
+            scores = scratch[cat]
+            scratch[cat] = 0.0
         if cat.shape[0] > k:
             kth = np.partition(scores, cat.shape[0] - k)[cat.shape[0] - k]
             cand = np.flatnonzero(scores >= kth)
