@@ -207,3 +207,24 @@ def test_sigkill_mid_bulk_load_leaves_whole_batches(tmp_path, mode):
     assert eng.graph.n_edges == n
     eng.add_edge_columns(["n1"], ["r0"], ["n2"])  # and takes writes again
     eng.close()
+
+
+def test_generic_path_on_postgres():
+    """A store without its own bulk method (PostgreSQL) takes Store.upsert_edge_columns' default: the
+    same rows, the same errors; the engine reads the batch back through the change feed."""
+    pytest.importorskip("psycopg")
+    from neurongraph.store.postgres import PostgresStore
+    from postgres_server import fresh_database  # skips without a server
+
+    eng = Engine(PostgresStore(fresh_database()), make_embedder("hashing"))
+    try:
+        eng.add_nodes(_nodes(20))
+        eng.add_edges([("n1", "r", "n2", 0.5), ("n2", "r", "n3", 1.0), ("n1", "r", "n2", 0.7)])
+        eng.add_edge_columns(["n3"], ["s"], ["n4"], polarity=[-1])
+        assert eng.store.get_edge("n1", "r", "n2")["weight"] == 0.7
+        assert eng.store.get_edge("n3", "s", "n4")["polarity"] == -1
+        assert eng.graph.n_edges == eng.store.edge_count() == 3
+        with pytest.raises(UnknownNode):
+            eng.add_edge_columns(["n1"], ["r"], ["zz"])
+    finally:
+        eng.close()
