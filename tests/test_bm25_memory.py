@@ -248,3 +248,28 @@ def test_a_store_without_tokens_keeps_the_store_query():
     for _ in range(3):
         assert lex.search(["graph"], 10, None) is None
     assert not lex.supported and lex.index is None
+
+
+def test_many_small_changes_merge_segments(tmp_path):
+    """Rounds of small writes: segments are added, merged and compacted, and the ranking stays FTS5's."""
+    rng = np.random.default_rng(7)
+    store = SQLiteStore(tmp_path / "m.db")
+    store.upsert_nodes([Node(f"n{i}", "doc", "", " ".join(rng.choice(WORDS[:20], 5))) for i in range(30)])
+    lex = _lexical(store)
+    assert lex.current() is not None
+    for r in range(30):
+        ids = [f"n{i}" for i in rng.choice(45, 3, replace=False)]
+        if r % 3 == 2:
+            touched = store.lookup_idx(ids)
+            store.delete_nodes(ids)
+        else:
+            store.upsert_nodes([Node(i, "doc", "", " ".join(rng.choice(WORDS[:20], rng.integers(0, 6)))) for i in ids])
+            touched = store.lookup_idx(ids)
+        lex.changed(np.array(list(touched.values()), np.int64))
+        index = lex.current()
+        assert index is not None
+        for q in ["run graph", "connected café", "日本語 graphs naive", "unicode"]:
+            _, want, _, got = _fts_and_memory(store, index, lex, q, 10, 12 if r % 2 else None)
+            _assert_same(want, got)
+    assert lex.index is not None and len(lex.index._segs) <= 6
+    store.close()
