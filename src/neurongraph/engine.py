@@ -184,19 +184,18 @@ def _number_column(values: Any, n: int, default: float, dtype: type) -> np.ndarr
     per-edge checks (not all plain ints / floats, or a non-numeric array)."""
     if values is None:
         return np.full(n, default, dtype)
+    integral = dtype is not np.float64  # polarity: integers only, as Edge checks it
     if isinstance(values, np.ndarray):
-        if values.ndim != 1 or values.dtype.kind not in ("f", "i", "u"):
+        if values.ndim != 1 or values.dtype.kind not in (("i", "u") if integral else ("f", "i", "u")):
             return None
         arr = values
     else:
         values = list(values)
-        if not all(type(v) is float or type(v) is int for v in values):
+        if not all(type(v) is int or (type(v) is float and not integral) for v in values):
             return None
         arr = np.array(values, np.float64)
     if arr.shape[0] != n:
         raise InvalidArgument(f"edge columns must have one length: {n} sources, {arr.shape[0]} values")
-    if dtype is not np.float64 and not np.array_equal(arr, np.round(arr)):
-        return None
     return arr.astype(dtype)
 
 
