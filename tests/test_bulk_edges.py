@@ -104,8 +104,9 @@ def test_columns_errors(tmp_path):
         eng.add_edges([("n1", "", "n2")])
     with pytest.raises(InvalidArgument, match="weight must be a finite number"):
         eng.add_edge_columns(["n1"], ["r"], ["n2"], weight=np.array([np.nan]))
-    with pytest.raises(InvalidArgument, match="polarity must be 1 or -1"):
-        eng.add_edge_columns(["n1"], ["r"], ["n2"], polarity=[0])
+    for bad_polarity in ([0], [1.0], [True], np.array([1.0])):
+        with pytest.raises(InvalidArgument, match="polarity must be 1 or -1"):
+            eng.add_edge_columns(["n1"], ["r"], ["n2"], polarity=bad_polarity)
     with pytest.raises(InvalidArgument, match="factuality"):
         eng.add_edge_columns(["n1"], ["r"], ["n2"], factuality=[1.5])
     with pytest.raises(InvalidArgument, match="non-empty string"):
