@@ -68,7 +68,9 @@ def test_without_working_files_or_numbers_nothing_changes(eng, tmp_path):
     # the same store without line counts on its edges: the prior has nothing to read, so no factor
     e2 = ngr.open(tmp_path / "b.db", embedder="hashing")
     try:
-        e2.add_nodes([ngr.Node("c", "commit", "route nexthop weights", ""), ngr.Node("file:" + FILES[0], "file", "r", "")])
+        e2.add_nodes(
+            [ngr.Node("c", "commit", "route nexthop weights", ""), ngr.Node("file:" + FILES[0], "file", "r", "")]
+        )
         e2.add_edges([("c", "touches", "file:" + FILES[0])])
         on, _ = _scores(e2)
         off, _ = _scores(e2, authorship_weight=0.0)

@@ -403,7 +403,8 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
     if extra is not None and extra.size:
         extra = np.unique(extra)
         use_seeds, use_overlap = cfg.file_seed_weight > 0, cfg.file_overlap_weight > 0
-        use_lines = cfg.authorship_weight > 0 and x.edge_lines is not None
+        edge_lines = x.edge_lines if cfg.authorship_weight > 0 else None
+        use_lines = edge_lines is not None
         if (use_seeds and cfg.file_seed_specificity) or use_overlap or use_lines:
             file_exp, file_spec = _file_neighbours(x.graph, extra, x.graph.n_nodes)
         if use_seeds:
@@ -411,8 +412,8 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
             seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra, cfg.file_seed_weight, scale)
         if use_overlap:
             overlap = _file_overlap(file_exp, file_spec, x.visible)
-        if use_lines:
-            written = _lines_written(file_exp, x.edge_lines, x.visible)
+        if edge_lines is not None:
+            written = _lines_written(file_exp, edge_lines, x.visible)
     return seeds, seed_acts, overlap, written
 
 
