@@ -285,18 +285,19 @@ class BM25Index:
         (``checked``: ``check_arrays`` already said they do, as ``load_snapshot`` does)."""
         if not checked and not check_arrays(a, n):
             return None
-        rows, ptr, docs, tf = (a[k].astype(np.int64) for k in ("rows", "ptr", "docs", "tf"))
+        rows, ptr = np.asarray(a["rows"], np.int64), np.asarray(a["ptr"], np.int64)
+        docs, tf = np.asarray(a["docs"], np.int32), np.asarray(a["tf"], np.int32)  # (no copy: export's types)
         names = _names(a["terms"])
         assert names is not None
         ix = cls()
         ix.vocab = {t: i for i, t in enumerate(names)}
         ix._grow(n)
         ix._serial = 1
-        ix._segs = [_Segment(1, ptr, docs.astype(np.int32), tf.astype(np.int32), rows)]
+        ix._segs = [_Segment(1, ptr, docs, tf, rows)]
         ix.seg_of[rows] = 1
-        np.add.at(ix.dl, docs, tf)
+        ix.dl[: ix.dl.shape[0]] = np.bincount(docs, weights=tf, minlength=ix.dl.shape[0]).astype(np.int64)
         ix.n_rows = int(rows.size)
-        ix.n_tokens = int(tf.sum())
+        ix.n_tokens = int(tf.sum(dtype=np.int64))
         return ix
 
 
@@ -322,23 +323,24 @@ def check_arrays(a: dict[str, np.ndarray], n: int) -> bool:
         return False
     if len(set(names)) != len(names) or "" in names:
         return False
-    rows, ptr, docs, tf = (x.astype(np.int64) for x in (rows, ptr, docs, tf))
-    if ptr[0] != 0 or ptr[-1] != docs.shape[0] or (np.diff(ptr) < 0).any():
+    # (comparisons in the arrays' own integer types: no copies, no overflowing differences)
+    if int(ptr[0]) != 0 or int(ptr[-1]) != docs.shape[0] or (ptr[1:] < ptr[:-1]).any():
         return False
-    if rows.size and (rows.min() < 0 or rows.max() >= n or (np.diff(rows) <= 0).any()):
+    if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= n or (rows[1:] <= rows[:-1]).any()):
         return False
-    if tf.size and (tf.min() < 1 or tf.max() >= 2**31):
+    if tf.size and (int(tf.min()) < 1 or int(tf.max()) >= 2**31):
         return False
     if docs.size:
-        if docs.min() < 0 or docs.max() >= n:
+        if int(docs.min()) < 0 or int(docs.max()) >= n:
             return False
         member = np.zeros(n, bool)
         member[rows] = True
         if not member[docs].all():
             return False
-        starts = np.zeros(docs.shape[0], bool)  # first posting of each term
-        starts[ptr[:-1][ptr[:-1] < docs.shape[0]]] = True
-        if (np.diff(docs)[~starts[1:]] <= 0).any():  # ascending within a term: no row twice
+        later = docs[1:] <= docs[:-1]  # not ascending ...
+        heads = ptr[1:-1]
+        later[heads[(heads > 0) & (heads < docs.shape[0])] - 1] = False  # ... except where a term starts
+        if later.any():  # ascending within a term: no row twice
             return False
     return True
 
