@@ -242,7 +242,17 @@ class SearchConfig:
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict:
-        """The flat form (as in earlier versions): trace ``params`` and ``fingerprint`` stay comparable."""
+        """The flat form (as in earlier versions): trace ``params`` and ``fingerprint`` stay comparable.
+        Computed once per (immutable) configuration: every recorded search needs it twice."""
+        flat = self.__dict__.get("_flat")
+        if flat is None:
+            flat = self._flat_dict()
+            object.__setattr__(self, "_flat", flat)
+        out = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v) for k, v in flat.items()}
+        out["metadata_edges"] = [list(m) for m in flat["metadata_edges"]]
+        return out
+
+    def _flat_dict(self) -> dict:
         d: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "channel":
@@ -270,8 +280,11 @@ class SearchConfig:
         return d
 
     def fingerprint(self, *parts: str) -> str:
-        payload = json.dumps([self.to_dict(), *parts], sort_keys=True, default=str)
-        return hashlib.blake2b(payload.encode(), digest_size=8).hexdigest()
+        memo = self.__dict__.setdefault("_fingerprints", {})
+        if parts not in memo:
+            payload = json.dumps([self.to_dict(), *parts], sort_keys=True, default=str)
+            memo[parts] = hashlib.blake2b(payload.encode(), digest_size=8).hexdigest()
+        return memo[parts]
 
 
 def _check_where(where: Any) -> tuple:

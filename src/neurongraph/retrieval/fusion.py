@@ -35,8 +35,15 @@ class EntryScores:
 
 
 def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
-    pos = {int(n): i + 1 for i, n in enumerate(ranked)}
-    return np.fromiter((pos.get(int(n), 0) for n in nodes), np.int64, nodes.shape[0])
+    """1-based position of each of ``nodes`` (sorted, unique) in ``ranked`` (its last one if repeated), 0 if absent."""
+    out = np.zeros(nodes.shape[0], np.int64)
+    if ranked.size and nodes.size:
+        ranked = np.asarray(ranked, np.int64)
+        last = ranked.shape[0] - 1 - np.unique(ranked[::-1], return_index=True)[1]  # last occurrence of each
+        where = np.searchsorted(nodes, ranked[last])
+        ok = (where < nodes.shape[0]) & (nodes[np.minimum(where, nodes.shape[0] - 1)] == ranked[last])
+        out[where[ok]] = last[ok] + 1
+    return out
 
 
 def dense_match(sims, best: float, floor: float) -> np.ndarray:

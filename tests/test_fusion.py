@@ -1,0 +1,17 @@
+"""Entry fusion (retrieval/fusion.py): the vectorised rank lookup equals the plain definition."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from neurongraph.retrieval.fusion import _ranks
+
+
+@given(st.lists(st.integers(0, 60), max_size=40), st.lists(st.integers(0, 60), max_size=40))
+def test_ranks_are_one_based_positions_in_the_list_last_one_wins(ranked, extra):
+    nodes = np.union1d(np.array(ranked, np.int64), np.array(extra, np.int64)).astype(np.int64)
+    pos = {n: i + 1 for i, n in enumerate(ranked)}  # the definition: a repeated node keeps its last position
+    expected = [pos.get(int(n), 0) for n in nodes]
+    assert _ranks(nodes, np.array(ranked, np.int64)).tolist() == expected
