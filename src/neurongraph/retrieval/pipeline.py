@@ -118,15 +118,18 @@ def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
     return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
 
+def _visible_steps(exp, visible):
+    """Which steps of an expansion end at a node the search's filters leave visible (all without filters)."""
+    return slice(None) if visible is None else mask_at(visible, exp.dst)
+
+
 def _file_overlap(exp, spec: np.ndarray, visible) -> tuple[np.ndarray, np.ndarray]:
     """(nodes, share): for every neighbour of the working files, the share of the files' total
     specificity it touches, so a change that touched several of them (or the rare ones) stands out."""
     if not len(exp):
         return np.zeros(0, np.int64), np.zeros(0)
-    src_pos, dst = exp.src_pos, exp.dst
-    if visible is not None:
-        ok = mask_at(visible, dst)
-        src_pos, dst = src_pos[ok], dst[ok]
+    ok = _visible_steps(exp, visible)
+    src_pos, dst = exp.src_pos[ok], exp.dst[ok]
     # one contribution per (file, node) pair even if several edges join them
     key = np.unique(np.stack([src_pos, dst]), axis=1)
     nodes, inv = np.unique(key[1], return_inverse=True)
@@ -140,10 +143,8 @@ def _lines_written(exp, edge_lines: Callable, visible) -> tuple[np.ndarray, np.n
     its edges to them; ``edge_lines`` reads them per edge id, 0 where an edge has none)."""
     if not len(exp):
         return np.zeros(0, np.int64), np.zeros(0)
-    dst, eid = exp.dst, exp.eid
-    if visible is not None:
-        ok = mask_at(visible, dst)
-        dst, eid = dst[ok], eid[ok]
+    ok = _visible_steps(exp, visible)
+    dst, eid = exp.dst[ok], exp.eid[ok]
     # an edge walked both ways (or listed twice) counts once
     eid, first = np.unique(eid, return_index=True)
     dst = dst[first]
