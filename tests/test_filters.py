@@ -332,7 +332,7 @@ def test_filters_are_stored_in_the_trace(eng):
     p = eng.get_trace(res.trace_id)["params"]
     assert p["as_of"] == 1601510400.0 and p["since"] == 0.0 and p["until"] is None
     assert p["sources"] == ["shop"] and p["where"] == {"state": "open"} and p["files"] == ["src/cache.py"]
-    assert p["file_seed_weight"] == 2.0 and p["file_overlap_weight"] == 0.5
+    assert p["file_seed_weight"] == 2.0 and p["file_overlap_weight"] == 0.4
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,9 @@ def test_newer_wins_a_tie_and_timeless_is_neutral(eng):
     s = {h.id: h.scores for h in res.hits}
     assert s["page"].get("recency", 1.0) == 1.0  # no time: factor 1
     # no repair edges in this store: the configured half-life shapes the prior
-    # (defaults: weight 0.6, exponent 0.75 — the age part is (1-w) + w·S^g)
-    assert s["new"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (100 / 365)) ** 0.75)
-    assert s["old"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (1000 / 365)) ** 0.75)
+    # (defaults: weight 0.6, exponent 0.6 — the age part is (1-w) + w·S^g)
+    assert s["new"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (100 / 365)) ** 0.6)
+    assert s["old"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (1000 / 365)) ** 0.6)
     untempered = {
         h.id: h.scores
         for h in eng.search(

@@ -107,7 +107,7 @@ class SearchConfig:
     where: tuple = ()  # metadata equality, {"state": "open"} (kept as sorted (key, value) pairs)
     files: tuple[str, ...] = ()  # the agent's working files: existing `file:<path>` nodes become extra seeds
     file_seed_weight: float = 2.0  # their activation relative to the best entry seed (not hits themselves)
-    file_overlap_weight: float = 0.5  # graph score += w × the share of the files' specificity a node touches
+    file_overlap_weight: float = 0.4  # graph score += w × the share of the files' specificity a node touches
     file_seed_specificity: bool = True  # scale each file seed by how few nodes touch it (idf): a file every
     # change touches says little about which change the question is about
     # authorship prior (retrieval/pipeline.py): final × (1 + a·ln(1 + lines)), lines = how many lines a node
@@ -119,7 +119,7 @@ class SearchConfig:
     # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
     # 20 are known.  Timeless nodes are unchanged; no effect on stores without times.
     recency_weight: float = 0.6
-    recency_exponent: float = 0.75  # g < 1 tempers S, which is ~0 for every age past the bulk of the gaps
+    recency_exponent: float = 0.6  # g < 1 tempers S, which is ~0 for every age past the bulk of the gaps
     recency_half_life_days: float = 365.0
     # repair prior (same module): final × (1 + r·ln(1 + k)), k = how many recency_relations edges made before
     # "now" name the node (a change already repaired tends to need more repairs); no effect without such edges
