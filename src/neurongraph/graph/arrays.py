@@ -88,19 +88,24 @@ class _Csr:
 def _gather(indptr: np.ndarray, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions of every entry in the rows ``frontier`` of a CSR ``indptr``, and the frontier
     position of each.  Entries outside the row range (a node with no edges yet) simply have
-    no entries; positions keep referring to the caller's frontier array."""
+    no entries; positions keep referring to the caller's frontier array.  (A frontier is a few
+    dozen nodes on a search: this runs as few numpy calls as it can, each costs more than its work.)"""
     n = indptr.shape[0] - 1
-    valid = (frontier >= 0) & (frontier < n)
-    safe = np.where(valid, frontier, 0)
-    starts = indptr[safe]
-    counts = np.where(valid, indptr[safe + 1] - starts, 0)
-    total = int(counts.sum())
+    if frontier.shape[0] and frontier.min() >= 0 and frontier.max() < n:  # the common case: every row exists
+        starts = indptr[frontier]
+        counts = indptr[frontier + 1] - starts
+    else:
+        valid = (frontier >= 0) & (frontier < n)
+        safe = np.where(valid, frontier, 0)
+        starts = indptr[safe]
+        counts = np.where(valid, indptr[safe + 1] - starts, 0)
+    ends = np.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0
     if total == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     src_pos = np.repeat(np.arange(frontier.shape[0], dtype=np.int64), counts)
-    # position of each entry = start of its row + offset inside the row
-    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    pos = np.repeat(starts, counts) + offsets
+    # position of each entry = start of its row + offset inside the row (= entry number - entries before the row)
+    pos = (starts - (ends - counts))[src_pos] + np.arange(total, dtype=np.int64)
     return pos, src_pos
 
 
@@ -123,6 +128,46 @@ class _Rev:
         return self.pos[p], src_pos
 
 
+@dataclass(frozen=True)
+class _Steps:
+    """The walk steps one block gives a frontier in one direction: edge positions in ``blk``, the
+    frontier position of each, the column holding the node each step reaches."""
+
+    src_pos: np.ndarray
+    far: np.ndarray  # blk.dst forward, blk.src backward
+    blk: _Csr
+    pos: np.ndarray
+    reverse: bool
+
+
+def _expansion(frontier: np.ndarray, parts: list[_Steps], reverse_weight: float) -> Expansion:
+    """The steps of ``parts`` flattened in order into one :class:`Expansion` (backward steps' weights
+    × ``reverse_weight``).  Parts of one block are gathered with one take per column."""
+    if not parts:
+        return _empty_expansion()
+    src_pos = parts[0].src_pos if len(parts) == 1 else np.concatenate([p.src_pos for p in parts])
+    src = frontier[src_pos]  # the near end of every step is its frontier node
+    dst = parts[0].far[parts[0].pos] if len(parts) == 1 else np.concatenate([p.far[p.pos] for p in parts])
+    blk = parts[0].blk
+    if all(p.blk is blk for p in parts):
+        pos = parts[0].pos if len(parts) == 1 else np.concatenate([p.pos for p in parts])
+        weight, fact, rtype, pol, eid = blk.weight[pos], blk.fact[pos], blk.rtype[pos], blk.pol[pos], blk.eid[pos]
+    else:
+        cat = np.concatenate
+        weight = cat([p.blk.weight[p.pos] for p in parts])
+        fact = cat([p.blk.fact[p.pos] for p in parts])
+        rtype = cat([p.blk.rtype[p.pos] for p in parts])
+        pol = cat([p.blk.pol[p.pos] for p in parts])
+        eid = cat([p.blk.eid[p.pos] for p in parts])
+    if reverse_weight != 1.0:
+        at = 0
+        for p in parts:
+            if p.reverse:
+                weight[at : at + p.pos.shape[0]] *= reverse_weight
+            at += p.pos.shape[0]
+    return Expansion(src_pos, src, dst, weight, fact, rtype, pol, eid)
+
+
 class GraphArrays:
     """Typed, weighted directed graph over integer node indices.
 
@@ -143,7 +188,9 @@ class GraphArrays:
         self._base_sorted: np.ndarray | None = None
         self._base_max: int | None = None  # largest base edge key (cached; the base block is replaced, never grown)
         self._n_live: int | None = None  # live edge count, cached until the next change (read on every search)
+        self._base_alive_all: bool | None = None  # no removed edge in the base block (cached like _n_live)
         self.version = 0  # bumped on every change; lets callers cache derived matrices
+        self._scratch: list[tuple[np.ndarray, np.ndarray]] = []  # per-node buffers for walks (node_buffers)
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -284,6 +331,7 @@ class GraphArrays:
         self._delta_csr = None
         self._delta_rev = None
         self._n_live = None
+        self._base_alive_all = None
         self.version += 1
 
     def compact(self) -> None:
@@ -313,6 +361,25 @@ class GraphArrays:
         self._base_max = None
         self._base_rev = None
         self._changed()
+
+    def node_buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per-node work buffers of at least ``n`` entries, all zero: (float64, int32).  A walk takes them
+        instead of allocating node-sized arrays per query (or dictionaries per visited node), and must
+        hand them back with :meth:`return_buffers` **zeroed again** (it zeroes only what it wrote).  Each
+        taker gets its own pair (a concurrent or nested walk gets a fresh one)."""
+        pool = self._scratch
+        try:
+            a, d = pool.pop()
+        except IndexError:
+            a, d = np.zeros(0), np.zeros(0, np.int32)
+        if a.shape[0] < n:
+            size = max(n, self.n_nodes)
+            a, d = np.zeros(size), np.zeros(size, np.int32)
+        return a, d
+
+    def return_buffers(self, bufs: tuple[np.ndarray, np.ndarray]) -> None:
+        if len(self._scratch) < 2:
+            self._scratch.append(bufs)
 
     # ------------------------------------------------------------- reading
     @property
@@ -357,51 +424,47 @@ class GraphArrays:
         the node the step reaches; for a reverse step the stored edge points
         ``dst -> src`` (its weight, type and id are those of the stored edge).
         ``direction`` ("out", "in", "both") overrides ``reverse``; "both" walks
-        every edge either way, which is how queries follow edges in both directions;
+        every edge either way, which is how queries follow edges in both directions
+        (the forward steps first, then the backward ones);
         ``reverse_weight`` scales the weight of the backward steps of a "both" walk."""
         frontier = np.asarray(frontier, np.int64)
         if frontier.size == 0:
             return _empty_expansion()
         if direction is not None:
             if direction == "both":
-                a, b = self.expand(frontier), self.expand(frontier, reverse=True)
-                if reverse_weight != 1.0:
-                    b = Expansion(b.src_pos, b.src, b.dst, b.weight * reverse_weight, b.fact, b.rtype, b.pol, b.eid)
-                return Expansion(
-                    *(np.concatenate([getattr(a, f), getattr(b, f)]) for f in Expansion.__dataclass_fields__)
-                )
+                parts = self._steps(frontier, False) + self._steps(frontier, True)
+                return _expansion(frontier, parts, reverse_weight)
             if direction not in ("out", "in"):
                 raise InvalidArgument(f"direction must be 'out', 'in' or 'both', got {direction!r}")
             reverse = direction == "in"
+        return _expansion(frontier, self._steps(frontier, reverse), 1.0)
+
+    def _steps(self, frontier: np.ndarray, reverse: bool) -> list[_Steps]:
+        """The live edges of ``frontier`` in each block, one way (block order: base, then delta)."""
         if reverse:  # a backward step: the frontier is the stored edge's dst, the step reaches its src
-            sources = [(blk, rev.gather, blk.dst, blk.src) for blk, rev in self._reverse_blocks()]
+            sources = [(blk, rev.gather, blk.src) for blk, rev in self._reverse_blocks()]
         else:
             sources = [
-                (blk, blk.gather, blk.src, blk.dst)
+                (blk, blk.gather, blk.dst)
                 for blk in (self._base, self._delta_block())
                 if blk is not None and blk.n_edges
             ]
         parts = []
-        for blk, gather, near, far in sources:
+        for blk, gather, far in sources:
             pos, src_pos = gather(frontier)
-            ok = blk.alive[pos]
-            if not ok.all():
-                pos, src_pos = pos[ok], src_pos[ok]
+            if pos.size and not (blk is self._base and self._base_all_alive()):
+                ok = blk.alive[pos]
+                if not ok.all():
+                    pos, src_pos = pos[ok], src_pos[ok]
             if pos.size:
-                parts.append((src_pos, near[pos], far[pos], blk, pos))
-        if not parts:
-            return _empty_expansion()
-        cat = np.concatenate
-        return Expansion(
-            cat([p[0] for p in parts]),
-            cat([p[1] for p in parts]),
-            cat([p[2] for p in parts]),
-            cat([p[3].weight[p[4]] for p in parts]),
-            cat([p[3].fact[p[4]] for p in parts]),
-            cat([p[3].rtype[p[4]] for p in parts]),
-            cat([p[3].pol[p[4]] for p in parts]),
-            cat([p[3].eid[p[4]] for p in parts]),
-        )
+                parts.append(_Steps(src_pos, far, blk, pos, reverse))
+        return parts
+
+    def _base_all_alive(self) -> bool:
+        """No removed edge in the base block (cached until the next change)."""
+        if self._base_alive_all is None:
+            self._base_alive_all = bool(self._base.alive.all())
+        return self._base_alive_all
 
     def all_edges(self) -> Expansion:
         """Every live edge (for whole-graph algorithms such as PageRank)."""

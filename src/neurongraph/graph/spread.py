@@ -27,8 +27,10 @@ Semantics (documented because tests check them to the bit):
 The hop loop is level-synchronous (Jacobi): hop *k* propagates the values that
 changed at hop *k−1*, so after *k* hops each node holds exactly its best path of at
 most *k* edges.  Work per hop is proportional to the frontier's out-edges, never
-to the corpus.  Parent records per hop let the caller rebuild each node's best
-path for explanations.
+to the corpus: activations and depths live in node-sized buffers the graph lends
+(allocated once, only the reached entries are written and zeroed again), not in
+per-node Python dictionaries.  Parent records per hop let the caller rebuild each
+node's best path for explanations.
 """
 
 from __future__ import annotations
@@ -50,27 +52,27 @@ class SpreadResult:
     depth: np.ndarray  # int32 hops of the best path (0 = seed)
     # per hop: (updated nodes, source node, edge id, edge weight, type, pol)
     hops: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    _lookup: tuple | None = field(default=None, init=False, repr=False, compare=False)  # see _index
 
     def as_dict(self) -> dict[int, float]:
         return {int(n): float(a) for n, a in zip(self.nodes, self.act)}
 
     def path(self, node: int) -> list[tuple[int, int, int, float, int]]:
         """Best path to ``node`` as ``[(src, eid, dst, weight, type), ...]`` (empty for a seed)."""
-        where = np.flatnonzero(self.nodes == node)
-        if where.size == 0:
+        depth_of, at_hop, cols = self._index()
+        d = depth_of.get(int(node))
+        if d is None:
             return []
-        d = int(self.depth[where[0]])
         out: list[tuple[int, int, int, float, int]] = []
         cur = int(node)
         # walk back: the value of `cur` that counted was set at hop d; its parent's at an earlier hop
         while d > 0:
             found = None
             for h in range(d, 0, -1):
-                upd, srcs, eids, ws, ts = self.hops[h - 1][:5]
-                k = np.flatnonzero(upd == cur)
-                if k.size:
-                    j = k[-1]
-                    found = (h, int(srcs[j]), int(eids[j]), float(ws[j]), int(ts[j]))
+                j = at_hop[h - 1].get(cur)
+                if j is not None:
+                    srcs, eids, ws, ts = cols[h - 1]
+                    found = (h, srcs[j], eids[j], ws[j], ts[j])
                     break
             if found is None:
                 break
@@ -79,6 +81,17 @@ class SpreadResult:
             cur, d = src, h - 1  # the parent's value that counted stood after hop h-1
         out.reverse()
         return out
+
+    def _index(self):
+        """Lookups behind :meth:`path`, built on its first call: node → depth, and per hop node → its
+        last record and the records' columns as Python numbers."""
+        if self._lookup is None:
+            nodes, depth = self.nodes.tolist(), self.depth.tolist()
+            depth_of = dict(zip(reversed(nodes), reversed(depth)))  # a node listed twice: its first entry
+            at_hop = [{n: j for j, n in enumerate(h[0].tolist())} for h in self.hops]  # ... its last record
+            cols = [tuple(c.tolist() for c in h[1:5]) for h in self.hops]
+            self._lookup = (depth_of, at_hop, cols)
+        return self._lookup
 
 
 def edge_multipliers(exp: Expansion, query_types, alpha: float, beta: float) -> np.ndarray | None:
@@ -94,6 +107,33 @@ def edge_multipliers(exp: Expansion, query_types, alpha: float, beta: float) -> 
     m[off_type] *= alpha
     m[neg] *= beta
     return m
+
+
+def _best_steps(exp: Expansion, front_act, depth_decay, min_act, query_types, alpha, beta, visible):
+    """(node, contribution, step) of the best step into each node one hop reaches, nodes ascending (ties
+    between equal contributions: the earlier step); ``None`` when no step counts."""
+    contrib = front_act[exp.src_pos] * (exp.weight * exp.fact) * depth_decay
+    m = edge_multipliers(exp, query_types, alpha, beta)
+    if m is not None:
+        contrib = contrib * m
+    keep = contrib >= min_act
+    if visible is not None:
+        keep &= mask_at(visible, exp.dst)
+    if not keep.all():
+        exp_idx = np.flatnonzero(keep)
+        contrib = contrib[exp_idx]
+    else:
+        exp_idx = np.arange(contrib.shape[0])
+    if contrib.size == 0:
+        return None
+    dst = exp.dst[exp_idx]
+    # best contribution per destination: sort by (dst, -contrib), take first of each group
+    order = np.lexsort((-contrib, dst))
+    dst_s, c_s, e_s = dst[order], contrib[order], exp_idx[order]
+    first = np.ones(dst_s.shape[0], bool)
+    first[1:] = dst_s[1:] != dst_s[:-1]
+    cand, cval, cedge = dst_s[first], c_s[first], e_s[first]
+    return cand, cval, cedge
 
 
 def spread(
@@ -117,59 +157,52 @@ def spread(
     seed_acts = np.asarray(seed_acts, np.float64)
     if seeds.shape != seed_acts.shape:
         raise ValueError("seeds and seed_acts must have the same length")
-    act: dict[int, float] = {}
-    depth: dict[int, int] = {}
+    if seeds.size and seeds.min() < 0:
+        raise ValueError("seeds must be node indices (>= 0)")
+    best: dict[int, float] = {}  # a repeated seed keeps its best activation, at its first place
     for s, a in zip(seeds.tolist(), seed_acts.tolist()):
-        if a > act.get(s, 0.0):
-            act[s], depth[s] = a, 0
-    frontier = np.fromiter(act.keys(), np.int64, len(act))
-    front_act = np.fromiter(act.values(), np.float64, len(act))
-    hops: list[tuple[np.ndarray, ...]] = []
-    for hop in range(1, max_depth + 1):
-        if frontier.size == 0:
-            break
-        if frontier_cap and frontier.size > frontier_cap:
-            top = np.lexsort((frontier, -front_act))[:frontier_cap]
-            top.sort()  # the kept nodes stay in frontier order (ties downstream resolve as uncapped)
-            frontier, front_act = frontier[top], front_act[top]
-        exp = graph.expand(frontier, direction=direction, reverse_weight=reverse_weight)
-        if len(exp) == 0:
-            break
-        contrib = front_act[exp.src_pos] * (exp.weight * exp.fact) * depth_decay
-        m = edge_multipliers(exp, query_types, alpha, beta)
-        if m is not None:
-            contrib = contrib * m
-        keep = contrib >= min_act
-        if visible is not None:
-            keep &= mask_at(visible, exp.dst)
-        if not keep.all():
-            exp_idx = np.flatnonzero(keep)
-            contrib = contrib[exp_idx]
-        else:
-            exp_idx = np.arange(contrib.shape[0])
-        if contrib.size == 0:
-            break
-        dst = exp.dst[exp_idx]
-        # best contribution per destination: sort by (dst, -contrib), take first of each group
-        order = np.lexsort((-contrib, dst))
-        dst_s, c_s, e_s = dst[order], contrib[order], exp_idx[order]
-        first = np.ones(dst_s.shape[0], bool)
-        first[1:] = dst_s[1:] != dst_s[:-1]
-        cand, cval, cedge = dst_s[first], c_s[first], e_s[first]
-        current = np.fromiter((act.get(int(n), 0.0) for n in cand), np.float64, cand.shape[0])
-        better = cval > current
-        if not better.any():
-            break
-        upd, uval, uedge = cand[better], cval[better], cedge[better]
-        for n, v in zip(upd.tolist(), uval.tolist()):
-            act[n] = v
-            depth[n] = hop
-        hops.append((upd, exp.src[uedge], exp.eid[uedge], exp.weight[uedge], exp.rtype[uedge], exp.pol[uedge]))
-        frontier, front_act = upd, uval
-    nodes = np.fromiter(act.keys(), np.int64, len(act))
-    return SpreadResult(
-        nodes=nodes,
-        act=np.fromiter(act.values(), np.float64, len(act)),
-        depth=np.fromiter((depth[int(n)] for n in nodes), np.int32, len(act)),
-        hops=hops,
-    )
+        if a > best.get(s, 0.0):
+            best[s] = a
+    frontier = np.fromiter(best.keys(), np.int64, len(best))
+    front_act = np.fromiter(best.values(), np.float64, len(best))
+    # activation and depth per node live in two node-sized buffers the graph lends (zero = not reached:
+    # every activation kept is > 0); ``reached`` lists the nodes in the order they were first reached
+    bufs = graph.node_buffers(max(graph.n_nodes, int(frontier.max()) + 1 if frontier.size else 0))
+    act, depth = bufs
+    reached = [frontier]
+    try:
+        act[frontier] = front_act
+        hops: list[tuple[np.ndarray, ...]] = []
+        for hop in range(1, max_depth + 1):
+            if frontier.size == 0:
+                break
+            if frontier_cap and frontier.size > frontier_cap:
+                top = np.lexsort((frontier, -front_act))[:frontier_cap]
+                top.sort()  # the kept nodes stay in frontier order (ties downstream resolve as uncapped)
+                frontier, front_act = frontier[top], front_act[top]
+            exp = graph.expand(frontier, direction=direction, reverse_weight=reverse_weight)
+            if len(exp) == 0:
+                break
+            best_in = _best_steps(exp, front_act, depth_decay, min_act, query_types, alpha, beta, visible)
+            if best_in is None:
+                break
+            cand, cval, cedge = best_in
+            current = act[cand]
+            better = cval > current
+            if not better.any():
+                break
+            upd, uval, uedge = cand[better], cval[better], cedge[better]
+            new = upd[current[better] == 0.0]
+            act[upd] = uval
+            depth[upd] = hop
+            if new.size:
+                reached.append(new)
+            hops.append((upd, exp.src[uedge], exp.eid[uedge], exp.weight[uedge], exp.rtype[uedge], exp.pol[uedge]))
+            frontier, front_act = upd, uval
+        nodes = reached[0] if len(reached) == 1 else np.concatenate(reached)
+        return SpreadResult(nodes=nodes, act=act[nodes], depth=depth[nodes], hops=hops)
+    finally:
+        for part in reached:
+            act[part] = 0.0
+            depth[part] = 0
+        graph.return_buffers(bufs)
