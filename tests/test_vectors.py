@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from neurongraph.index.vectors import VectorIndex
+from neurongraph.index.vectors import VectorIndex, _median
 
 
 def _unit(rng, n, d=16):
@@ -40,3 +42,42 @@ def test_changes_reset_the_sample_and_missing_rows_are_ignored():
     assert vi.typical_similarity(q) == pytest.approx(0.0)  # median of 1, 0, 1, 0, 0
     vi.remove([1, 3, 4])
     assert vi.typical_similarity(q) == pytest.approx(1.0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf + -inf, as np.median warns
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, -0.0, 0.5, -0.25, 1.0, float("inf"), -float("inf"), float("nan")]), max_size=9)
+    | st.lists(st.floats(allow_nan=True, width=32), min_size=1, max_size=40),
+    st.sampled_from([np.float32, np.float64]),
+)
+def test_median_is_numpys_bit_for_bit(values, dtype):
+    """``typical_similarity`` takes its median without ``np.median``'s machinery: same value, same bits
+    (signed zeros, infinities and NaN included)."""
+    if not values:
+        return
+    x = np.array(values, dtype)
+    want, got = float(np.median(x)), _median(x)
+    assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got))
+
+
+def test_top_k_follows_rows_added_and_removed():
+    """The present-row count behind ``top_k`` is cached: every change of the rows must reset it."""
+    rng = np.random.default_rng(3)
+    vi = VectorIndex(16)
+    vi.set(np.arange(10), _unit(rng, 10))
+    q = _unit(rng, 1)[0]
+    nodes, _ = vi.top_k(vi.similarity(q), 50)
+    assert sorted(nodes.tolist()) == list(range(10))
+    vi.remove(np.array([3, 7]))
+    nodes, scores = vi.top_k(vi.similarity(q), 50)
+    assert sorted(nodes.tolist()) == [0, 1, 2, 4, 5, 6, 8, 9] and np.isfinite(scores).all()
+    vi.set(np.array([14]), _unit(rng, 1))  # grows: rows 10..13 are holes
+    nodes, _ = vi.top_k(vi.similarity(q), 50)
+    assert sorted(nodes.tolist()) == [0, 1, 2, 4, 5, 6, 8, 9, 14]
+    vi.set(np.array([3]), _unit(rng, 1))
+    assert 3 in vi.top_k(vi.similarity(q), 50)[0].tolist()
+    sims = vi.similarity(q)
+    full = np.where(vi.present, sims, -np.inf)
+    order = np.argsort(-full, kind="stable")[:4]
+    assert vi.top_k(sims, 4)[0].tolist() == order.tolist()

@@ -132,6 +132,20 @@ class SearchResult:
         return len(self.hits)
 
 
+def _trace_hit(rank: int, h: Hit) -> dict:
+    """A hit as a trace stores it: ``Hit.to_dict()`` without the text, after its rank (same keys, same order)."""
+    return {
+        "rank": rank,
+        "id": h.id,
+        "type": h.type,
+        "title": h.title,
+        "seed": h.seed,
+        "scores": h.scores,
+        "ranks": h.ranks,
+        "paths": h.paths,
+    }
+
+
 def _rel_name(rel: int | str, names: dict[int, str]) -> str:
     """A path hop's relation: a name already (metadata links), or a predicate id to name."""
     return rel if isinstance(rel, str) else names.get(rel, str(rel))
@@ -929,6 +943,8 @@ class Engine:
         rows = self.store.nodes_by_idx(want)
         rel_names = {v: k for k, v in self._rel_ids.items()}
         seed_set = set(r.seeds.tolist())
+        score_cols = {k: v.tolist() for k, v in r.scores.items()}  # Python numbers once, not per hit and key
+        rank_cols = {k: v.tolist() for k, v in r.ranks.items()}
         hits: list[Hit] = []
         for i, n in enumerate(r.nodes.tolist()):
             row = rows.get(n)
@@ -958,8 +974,8 @@ class Engine:
                     type=row.type,
                     title=row.title,
                     text=row.text,
-                    scores={k: float(v[i]) for k, v in r.scores.items()},
-                    ranks={k: (int(v[i]) or None) for k, v in r.ranks.items()},
+                    scores={k: float(v[i]) for k, v in score_cols.items()},
+                    ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
                     paths=paths,
                     seed=n in seed_set,
                 )
@@ -984,10 +1000,7 @@ class Engine:
                     "query": query,
                     "params": cfg.to_dict(),
                     "fingerprint": cfg.fingerprint(self.embedder.model_id),
-                    "hits": [
-                        {"rank": k + 1, **{key: v for key, v in h.to_dict().items() if key != "text"}}
-                        for k, h in enumerate(hits)
-                    ],
+                    "hits": [_trace_hit(k + 1, h) for k, h in enumerate(hits)],
                 }
             )
         return res

@@ -15,6 +15,22 @@ from .ivf import IvfIndex
 __all__ = ["VectorIndex"]
 
 
+def _median(x: np.ndarray) -> float:
+    """``float(np.median(x))`` of a 1-d float array, bit for bit, without its generic machinery (a
+    third of the time on 4,096 values): the middle order statistics by one partition, the mean of the
+    two middle ones in the array's own precision, summed from 0 as ``np.mean`` does (so -0.0 comes out
+    as 0.0), NaN if any value is NaN (NaN sorts last)."""
+    n = x.shape[0]
+    h = n // 2
+    part = np.partition(x, [h - 1, h, n - 1] if n % 2 == 0 else [h, n - 1])
+    if np.isnan(part[-1]):
+        return float("nan")
+    zero = x.dtype.type(0)
+    if n % 2:
+        return float(zero + part[h])
+    return float((zero + part[h - 1] + part[h]) / x.dtype.type(2))
+
+
 class VectorIndex:
     def __init__(self, dim: int):
         self.dim = dim
@@ -25,10 +41,12 @@ class VectorIndex:
         self._ivf_trained_n = 0
         self._sample: np.ndarray | None = None  # sampled rows behind typical_similarity, reset on change
         self._ivf_saved: tuple | None = None  # (centroids, assignments, rows set since) to rebuild lazily
+        self._n_present: int | None = None  # present rows, cached until the next change (read per search)
 
     def _grow(self, n: int) -> None:
         if n <= self._mat.shape[0]:
             self.n = max(self.n, n)
+            self._n_present = None
             return
         cap = max(n, int(self._mat.shape[0] * 1.5) + 1024)
         mat = np.zeros((cap, self.dim), np.float32)
@@ -37,6 +55,7 @@ class VectorIndex:
         present[: self._present.shape[0]] = self._present
         self._mat, self._present = mat, present
         self.n = n
+        self._n_present = None
 
     def set(self, idx: np.ndarray, vecs: np.ndarray) -> None:
         idx = np.asarray(idx, np.int64)
@@ -46,6 +65,7 @@ class VectorIndex:
         self._mat[idx] = vecs
         self._present[idx] = True
         self._sample = None
+        self._n_present = None
         if self.ivf is not None:
             self.ivf.add(idx, self._mat[idx], self.matrix)
         elif self._ivf_saved is not None:
@@ -57,6 +77,7 @@ class VectorIndex:
         self._mat[idx] = 0.0
         self._present[idx] = False
         self._sample = None
+        self._n_present = None
 
     @property
     def matrix(self) -> np.ndarray:
@@ -76,7 +97,7 @@ class VectorIndex:
             self._sample = self._mat[rows]  # a copy: one contiguous read per query
         if self._sample.shape[0] == 0:
             return 0.0
-        return float(np.median(self._sample @ np.asarray(q, np.float32)))
+        return _median(self._sample @ np.asarray(q, np.float32))
 
     def similarity(self, q: np.ndarray) -> np.ndarray:
         """Cosine similarity of every row to ``q`` (rows are normalised)."""
@@ -132,8 +153,11 @@ class VectorIndex:
         """Indices and scores of the k best present rows (argpartition, not a full sort)."""
         if sims.size == 0 or k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        masked = np.where(self.present, sims, -np.inf)
-        k = min(k, int(self.present.sum()))
+        if self._n_present is None:
+            self._n_present = int(np.count_nonzero(self.present))
+        # every row present (the usual case): nothing to mask
+        masked = sims if self._n_present == self.n else np.where(self.present, sims, -np.inf)
+        k = min(k, self._n_present)
         if k == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         part = np.argpartition(-masked, k - 1)[:k]
