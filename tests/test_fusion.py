@@ -15,3 +15,13 @@ def test_ranks_are_one_based_positions_in_the_list_last_one_wins(ranked, extra):
     pos = {n: i + 1 for i, n in enumerate(ranked)}  # the definition: a repeated node keeps its last position
     expected = [pos.get(int(n), 0) for n in nodes]
     assert _ranks(nodes, np.array(ranked, np.int64)).tolist() == expected
+
+
+@given(st.lists(st.integers(0, 60), max_size=40, unique=True), st.lists(st.integers(0, 60), max_size=40))
+def test_ranks_of_unique_lists_and_of_nodes_missing_from_the_union(ranked, other):
+    """Unique lists take the scatter path; a ranked node that ``nodes`` lacks takes the general one."""
+    pos = {n: i + 1 for i, n in enumerate(ranked)}
+    nodes = np.union1d(np.array(ranked, np.int64), np.array(other, np.int64)).astype(np.int64)
+    assert _ranks(nodes, np.array(ranked, np.int64)).tolist() == [pos.get(int(n), 0) for n in nodes]
+    some = np.unique(np.array(other, np.int64))  # not every ranked node is listed here
+    assert _ranks(some, np.array(ranked, np.int64)).tolist() == [pos.get(int(n), 0) for n in some]

@@ -39,6 +39,15 @@ def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
     out = np.zeros(nodes.shape[0], np.int64)
     if ranked.size and nodes.size:
         ranked = np.asarray(ranked, np.int64)
+        where = np.searchsorted(nodes, ranked)
+        if where.max() < nodes.shape[0] and (nodes[where] == ranked).all():
+            # the usual case, every ranked node among ``nodes``: scatter the ranks; the read-back finds a
+            # node listed twice (its slot holds one rank only), which takes the general path below
+            rank = np.arange(1, ranked.shape[0] + 1)
+            out[where] = rank
+            if (out[where] == rank).all():
+                return out
+            out[:] = 0
         last = ranked.shape[0] - 1 - np.unique(ranked[::-1], return_index=True)[1]  # last occurrence of each
         where = np.searchsorted(nodes, ranked[last])
         ok = (where < nodes.shape[0]) & (nodes[np.minimum(where, nodes.shape[0] - 1)] == ranked[last])
@@ -78,11 +87,10 @@ def fuse(
     dense_abs = None
     if dense_scores.size and qsim.size:
         hi, lo = float(dense_scores[0]), float(dense_scores[-1])
-        dense = dense_match(qsim[nodes], hi, lo)
-        if hi <= lo:
-            dense = (dense_rank > 0).astype(np.float64)
+        sims = qsim[nodes].astype(np.float64)
+        dense = dense_match(sims, hi, lo) if hi > lo else (dense_rank > 0).astype(np.float64)
         if dense_floor is not None:
-            dense_abs = dense_match(qsim[nodes], hi, dense_floor)
+            dense_abs = dense_match(sims, hi, dense_floor)
     if method == "rrf":
         entry = np.where(lex_rank > 0, lexical_weight / (rrf_k + lex_rank), 0.0)
         entry += np.where(dense_rank > 0, dense_weight / (rrf_k + dense_rank), 0.0)
