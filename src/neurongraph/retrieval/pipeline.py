@@ -250,10 +250,12 @@ class _Union:
         )
         return cls(nodes, pos_e, in_e)
 
-    def take(self, arr, fill=0.0) -> np.ndarray:
-        """An entry-candidate array spread over ``nodes`` (``fill`` for graph-only nodes)."""
-        out = np.full(self.nodes.shape[0], fill, dtype=np.asarray(arr).dtype if np.asarray(arr).size else float)
-        out[self.in_e] = arr[self.pos_e[self.in_e]]
+    def take(self, arr, fill=0.0, at: np.ndarray | None = None) -> np.ndarray:
+        """An entry-candidate array spread over ``nodes`` (``fill`` for graph-only nodes); with ``at``, only
+        at those positions of ``nodes`` (``take(arr, fill)[at]`` without the full-length array)."""
+        in_e, pos_e = (self.in_e, self.pos_e) if at is None else (self.in_e[at], self.pos_e[at])
+        out = np.full(in_e.shape[0], fill, dtype=np.asarray(arr).dtype if np.asarray(arr).size else float)
+        out[in_e] = arr[pos_e[in_e]]
         return out
 
 
@@ -532,10 +534,10 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     keep = _keep(cfg, x, f)
     e, u = ent.e, f.u
     scores = {
-        "lexical": u.take(e.lexical)[keep],
+        "lexical": u.take(e.lexical, at=keep),
         "dense": f.dense[keep],
         "entry": f.entry[keep],
-        "seed_score": u.take(e.entry)[keep],
+        "seed_score": u.take(e.entry, at=keep),
         "graph": f.graph_score[keep],
         "priming": f.primed[keep],
         "final": f.final[keep],
@@ -548,8 +550,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     if f.lines is not None:
         scores["lines_written"] = f.lines[keep]  # the authorship prior's input: lines added to the working files
     ranks = {
-        "lexical": u.take(e.lex_rank, 0)[keep],
-        "dense": u.take(e.dense_rank, 0)[keep],
+        "lexical": u.take(e.lex_rank, 0, at=keep),
+        "dense": u.take(e.dense_rank, 0, at=keep),
         "entry": _rank_of(f.entry, f.entry > 0)[keep],
         "graph": _rank_of(f.graph_score, f.graph_score > 0)[keep],
         "final": np.arange(1, keep.shape[0] + 1),
