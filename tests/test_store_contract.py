@@ -386,6 +386,7 @@ def test_lookups_vectors_and_traces(store):
     ic = _idx(store, "commit:abc123")
     assert store.node_types(["commit:abc123", "nope"]) == {"commit:abc123": "commit"}
     assert store.ids_by_idx([ic, 10**9]) == {ic: "commit:abc123"}
+    assert store.node_heads([ic, 10**9]) == {ic: ("commit:abc123", "commit", "Fix Parser", "fixes it")}
     assert store.ids_with_prefix("commit:abc", 2) == [("commit:abc123", "commit")]
     assert store.nodes_titled("fix parser", 2) == [("commit:abc123", "commit")]
     assert store.edge_pairs("touches") == [("commit:abc123", "file:x.py")] and store.edge_count() == 1

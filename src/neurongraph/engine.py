@@ -940,19 +940,19 @@ class Engine:
         for ps in r.paths.values():
             for p in ps:
                 want.update(p.nodes)
-        rows = self.store.nodes_by_idx(want)
+        rows = self.store.node_heads(want)  # (id, type, title, text)
         rel_names = {v: k for k, v in self._rel_ids.items()}
         seed_set = set(r.seeds.tolist())
         score_cols = {k: v.tolist() for k, v in r.scores.items()}  # Python numbers once, not per hit and key
         rank_cols = {k: v.tolist() for k, v in r.ranks.items()}
         hits: list[Hit] = []
         for i, n in enumerate(r.nodes.tolist()):
-            row = rows.get(n)
-            if row is None:  # deleted by another process between ranking and reading
+            head = rows.get(n)
+            if head is None:  # deleted by another process between ranking and reading
                 continue
             paths = []
             for p in r.paths.get(n, []):
-                ids = [rows[x].id if x in rows else str(x) for x in p.nodes]
+                ids = [rows[x][0] if x in rows else str(x) for x in p.nodes]
                 paths.append(
                     {
                         "nodes": ids,
@@ -970,17 +970,17 @@ class Engine:
                 )
             hits.append(
                 Hit(
-                    id=row.id,
-                    type=row.type,
-                    title=row.title,
-                    text=row.text,
+                    id=head[0],
+                    type=head[1],
+                    title=head[2],
+                    text=head[3],
                     scores={k: float(v[i]) for k, v in score_cols.items()},
                     ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
                     paths=paths,
                     seed=n in seed_set,
                 )
             )
-        seeds = [rows[s].id for s in r.seeds.tolist() if s in rows]
+        seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
         trace_id = "tr_" + uuid.uuid4().hex[:20]
         r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
         res = SearchResult(

@@ -450,6 +450,11 @@ class Store(ABC):
     def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
         """Whole rows of existing node indices: how ranked array positions become hits."""
 
+    def node_heads(self, idxs: Iterable[int]) -> dict[int, tuple[str, str, str, str]]:
+        """``(id, type, title, text)`` of existing node indices: what a search hit shows, read once per search
+        (``nodes_by_idx`` without the metadata and bookkeeping columns; a store may read just these)."""
+        return {i: (r.id, r.type, r.title, r.text) for i, r in self.nodes_by_idx(idxs).items()}
+
     @abstractmethod
     def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
         """Numeric ``meta[key]`` of the given edges (edges where it is missing or not a number are absent).

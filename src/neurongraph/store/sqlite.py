@@ -308,6 +308,15 @@ class SQLiteStore(Store):
                 out[r[0]] = self._row(r)
         return out
 
+    def node_heads(self, idxs: Iterable[int]) -> dict[int, tuple[str, str, str, str]]:
+        idxs = [int(i) for i in idxs]
+        out: dict[int, tuple[str, str, str, str]] = {}
+        for part in chunks(idxs):
+            q = f"SELECT idx, id, type, title, text FROM nodes WHERE idx IN ({marks(len(part))})"
+            for r in self.conn.execute(q, part):
+                out[r[0]] = (r[1], r[2], r[3], r[4])
+        return out
+
     def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
         last = -1
         while True:
