@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neurongraph.retrieval.fusion import _ranks
+from neurongraph.retrieval.fusion import _ranks, sorted_union
 
 
 @given(st.lists(st.integers(0, 60), max_size=40), st.lists(st.integers(0, 60), max_size=40))
@@ -25,3 +25,10 @@ def test_ranks_of_unique_lists_and_of_nodes_missing_from_the_union(ranked, other
     assert _ranks(nodes, np.array(ranked, np.int64)).tolist() == [pos.get(int(n), 0) for n in nodes]
     some = np.unique(np.array(other, np.int64))  # not every ranked node is listed here
     assert _ranks(some, np.array(ranked, np.int64)).tolist() == [pos.get(int(n), 0) for n in some]
+
+
+@given(st.lists(st.integers(-5, 40), max_size=30), st.lists(st.integers(-5, 40), max_size=30))
+def test_sorted_union_is_union1d(a, b):
+    for x, y in ((np.array(a, np.int64), np.array(b, np.int64)), (np.array(a, np.int32), np.zeros(0, np.int64))):
+        got, want = sorted_union(x, y), np.union1d(x, y)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()

@@ -16,19 +16,21 @@ __all__ = ["VectorIndex"]
 
 
 def _median(x: np.ndarray) -> float:
-    """``float(np.median(x))`` of a 1-d float array, bit for bit, without its generic machinery (a
-    third of the time on 4,096 values): the middle order statistics by one partition, the mean of the
-    two middle ones in the array's own precision, summed from 0 as ``np.mean`` does (so -0.0 comes out
-    as 0.0), NaN if any value is NaN (NaN sorts last)."""
+    """``float(np.median(x))`` of a 1-d float array, bit for bit, in a fraction of its time (in a search,
+    4,096 fresh values: ~45 us for ``np.median``, whose partition around *two* middle positions is numpy's
+    slow multi-pivot path, against ~6 us here): one single-pivot partition at the upper middle, the lower
+    middle as the largest value before it, their mean in the array's precision summed from 0 as
+    ``np.mean`` does (so -0.0 comes out as 0.0); NaN if any value is NaN (NaN sorts last, so a NaN lies at
+    or after the pivot)."""
     n = x.shape[0]
     h = n // 2
-    part = np.partition(x, [h - 1, h, n - 1] if n % 2 == 0 else [h, n - 1])
-    if np.isnan(part[-1]):
+    part = np.partition(x, h)
+    if np.isnan(part[h:].max()):
         return float("nan")
     zero = x.dtype.type(0)
     if n % 2:
         return float(zero + part[h])
-    return float((zero + part[h - 1] + part[h]) / x.dtype.type(2))
+    return float((zero + part[:h].max() + part[h]) / x.dtype.type(2))
 
 
 class VectorIndex:

@@ -19,7 +19,20 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["EntryScores", "fuse", "dense_match"]
+__all__ = ["EntryScores", "fuse", "dense_match", "sorted_union"]
+
+
+def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.union1d(a, b)`` of 1-d arrays by one sort: numpy 2.4's ``unique`` takes a hash path that costs
+    ~10 us on the few hundred candidates of a search, against ~2 us for sort-and-compare."""
+    x = np.concatenate((a, b))
+    x.sort()
+    if x.shape[0] < 2:
+        return x
+    keep = np.empty(x.shape[0], bool)
+    keep[0] = True
+    np.not_equal(x[1:], x[:-1], out=keep[1:])
+    return x[keep]
 
 
 class EntryScores:
@@ -76,7 +89,7 @@ def fuse(
 ) -> EntryScores:
     """``dense_floor`` is the query's typical similarity over the corpus (``VectorIndex.typical_similarity``);
     without it ``match`` equals ``entry``."""
-    nodes = np.union1d(lex_nodes, dense_nodes).astype(np.int64)
+    nodes = sorted_union(lex_nodes, dense_nodes).astype(np.int64)
     lex_rank = _ranks(nodes, lex_nodes)
     dense_rank = _ranks(nodes, dense_nodes)
     lexical = np.zeros(nodes.shape[0])

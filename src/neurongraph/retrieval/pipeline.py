@@ -19,7 +19,7 @@ from ..graph.strategies import EdgeSource
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
 from .channels import ChannelInput, GraphSignal, run_channel
-from .fusion import EntryScores, dense_match, fuse
+from .fusion import EntryScores, dense_match, fuse, sorted_union
 from .recency import RecencyPrior
 
 __all__ = ["Ranking", "GraphPath", "RankInputs", "rank"]
@@ -241,7 +241,7 @@ class _Union:
 
     @classmethod
     def of(cls, entry_nodes: np.ndarray, graph_nodes: np.ndarray) -> _Union:
-        nodes = np.union1d(entry_nodes, graph_nodes)
+        nodes = sorted_union(entry_nodes, graph_nodes)
         pos_e = np.searchsorted(entry_nodes, nodes)
         in_e = (
             (pos_e < entry_nodes.shape[0]) & (entry_nodes[np.minimum(pos_e, max(entry_nodes.shape[0] - 1, 0))] == nodes)
