@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neurongraph.index.vectors import VectorIndex, _median
+from neurongraph.index.vectors import SMALL_MATRIX_ROWS, VectorIndex, _median, one_blas_thread
 
 
 def _unit(rng, n, d=16):
@@ -81,3 +81,25 @@ def test_top_k_follows_rows_added_and_removed():
     full = np.where(vi.present, sims, -np.inf)
     order = np.argsort(-full, kind="stable")[:4]
     assert vi.top_k(sims, 4)[0].tolist() == order.tolist()
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+
+
+def test_a_small_matrix_is_multiplied_on_one_blas_thread():
+    """The query's products over fewer than SMALL_MATRIX_ROWS rows run on one BLAS thread (a second one
+    stalls when another process holds a core); the previous count comes back after, errors included."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        with one_blas_thread(10_000):
+            assert set(_blas_threads()) <= {1}
+        assert _blas_threads() == before
+        with one_blas_thread(SMALL_MATRIX_ROWS):  # a large matrix keeps the library's threads
+            assert _blas_threads() == before
+        with pytest.raises(RuntimeError), one_blas_thread(10):
+            raise RuntimeError("inside")
+        assert _blas_threads() == before

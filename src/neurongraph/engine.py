@@ -27,7 +27,7 @@ from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
 from .index.bm25 import BM25Index, LexicalIndex
 from .index.embedder import Embedder, make_embedder
-from .index.vectors import VectorIndex
+from .index.vectors import VectorIndex, one_blas_thread
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
@@ -930,7 +930,8 @@ class Engine:
             recency=self._recency_prior(cfg),
             edge_lines=self._edge_lines,
         )
-        r = rank(query, qvec, cfg, inputs)
+        with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
+            r = rank(query, qvec, cfg, inputs)
         r.unknown_files = unknown_files
         return r
 

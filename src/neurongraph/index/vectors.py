@@ -4,15 +4,55 @@ Exact search by one matrix-vector product: ~1 ms at 10k and ~5 ms at 100k
 rows of 384 floats on this machine, and it yields the full per-node query
 similarity that beam search and strategies need anyway.  Rows of missing or
 deleted nodes are zero, so they score 0 and are masked out.
+
+A query's products over a small matrix run on **one BLAS thread** (:func:`one_blas_thread`): below
+``SMALL_MATRIX_ROWS`` a second thread saves little, and when another process holds a core a
+two-thread OpenBLAS product stalls on it (10k rows on 2 busy cores: search p50 16 ms instead of
+1.4 ms, docs/performance.md).
 """
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from .ivf import IvfIndex
 
-__all__ = ["VectorIndex"]
+__all__ = ["VectorIndex", "one_blas_thread", "SMALL_MATRIX_ROWS"]
+
+SMALL_MATRIX_ROWS = 50_000  # below this many rows a query's matrix products use one BLAS thread
+
+
+@functools.cache
+def _blas_libraries() -> tuple:
+    """threadpoolctl's controllers of the BLAS libraries loaded (numpy's OpenBLAS), found once; empty
+    without threadpoolctl (then the library keeps its own thread count)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return ()
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+
+
+@contextmanager
+def one_blas_thread(rows: int) -> Iterator[None]:
+    """One BLAS thread inside the block when the matrix has fewer than ``SMALL_MATRIX_ROWS`` rows (the
+    previous count is restored after it; ~1 us).  Process-wide, as BLAS thread counts are."""
+    changed = []
+    if rows < SMALL_MATRIX_ROWS:
+        for lib in _blas_libraries():
+            n = lib.get_num_threads()
+            if n is not None and n > 1:
+                lib.set_num_threads(1)
+                changed.append((lib, n))
+    try:
+        yield
+    finally:
+        for lib, n in changed:
+            lib.set_num_threads(n)
 
 
 def _median(x: np.ndarray) -> float:
