@@ -28,6 +28,10 @@ def test_trace_hits_are_the_hits_without_their_text(engine):
     assert t["hits"] == want and [list(h) for h in t["hits"]] == [list(h) for h in want]  # same keys, same order
     assert t["query"] == "why is login slow" and t["params"] == json.loads(json.dumps(r.config.to_dict()))
     assert t["fingerprint"] == r.config.fingerprint(engine.embedder.model_id)
+    # the params' JSON is kept per configuration: another configuration gets its own
+    for limit in (2, 3):
+        r = engine.search("why is login slow", limit=limit)
+        assert engine.store.get_trace(r.trace_id)["params"]["limit"] == limit
 
 
 def test_feedback_on_a_just_returned_trace_from_another_engine(db_path):

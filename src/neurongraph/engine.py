@@ -31,7 +31,7 @@ from .index.vectors import VectorIndex, one_blas_thread
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
-from .model import MAX_WEIGHT, Edge, Node, content_hash
+from .model import MAX_WEIGHT, Edge, Node, content_hash, strict_dumps
 from .query_linker import QueryLinker, link_inputs
 from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
@@ -316,6 +316,7 @@ class Engine:
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
         # (store state, newest event time, observed repair gaps): retrieval/recency.py
         self._recency_cache: tuple | None = None
+        self._trace_params: tuple | None = None  # (config, its flat form, that as JSON): once per config
         self._edge_lines_cache: tuple[int, dict[int, float]] = (-1, {})  # (store seq, eid -> lines added)
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
@@ -994,17 +995,28 @@ class Engine:
             unknown_files=list(r.unknown_files),
         )
         if record:
+            params, params_json = self._params_of(cfg)
             self.store.save_trace(
                 {
                     "id": trace_id,
                     "created_at": self.store.clock(),  # the store's "now", as the ledgers and retention use
                     "query": query,
-                    "params": cfg.to_dict(),
+                    "params": params,
+                    "params_json": params_json,
                     "fingerprint": cfg.fingerprint(self.embedder.model_id),
                     "hits": [_trace_hit(k + 1, h) for k, h in enumerate(hits)],
                 }
             )
         return res
+
+    def _params_of(self, cfg: SearchConfig) -> tuple[dict, str]:
+        """A trace's ``params`` and their JSON, computed once per configuration object (the default one
+        serves most searches) instead of once per recorded search."""
+        memo = self._trace_params
+        if memo is None or memo[0] is not cfg:
+            params = cfg.to_dict()
+            memo = self._trace_params = (cfg, params, strict_dumps(params))
+        return memo[1], memo[2]
 
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
     def _cypher_projection(self):

@@ -615,7 +615,8 @@ class Store(ABC):
     # --- traces, meta, statistics ---------------------------------------------
     @abstractmethod
     def save_trace(self, trace: dict) -> None:
-        """Store a search trace (id, query, params, fingerprint, hits with paths): what feedback refers to."""
+        """Store a search trace (id, query, params, fingerprint, hits with paths): what feedback refers to.
+        An optional ``params_json`` is ``params`` already serialised (``strict_dumps``): stored as is."""
 
     @abstractmethod
     def get_trace(self, trace_id: str) -> dict | None:

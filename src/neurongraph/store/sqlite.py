@@ -842,7 +842,7 @@ class SQLiteStore(Store):
                     trace["id"],
                     trace["created_at"],
                     trace["query"],
-                    strict_dumps(trace["params"]),
+                    trace.get("params_json") or strict_dumps(trace["params"]),
                     trace["fingerprint"],
                     strict_dumps(trace["hits"], ensure_ascii=False),
                 ),
