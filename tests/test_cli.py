@@ -8,7 +8,10 @@ real embedding model.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -299,3 +302,31 @@ def test_demo_without_db_uses_a_temporary_store(tmp_path, monkeypatch):
 def test_unknown_embedder_is_a_user_error(loaded):
     r = ngr(loaded, "search", "prices", embedder="/no/such/model")
     assert r.exit_code == 2 and "error[invalid_argument]" in r.stderr and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize(
+    "spec, command",
+    [
+        ("bogus", ["stats"]),
+        ("hashing:0", ["init"]),
+        ("onnx:int4", ["traces", "prune", "--older-than", "1d"]),
+        ("hashingx", ["stats", "--json"]),
+    ],
+)
+def test_bad_embedder_is_refused_by_every_command(tmp_path, spec, command):
+    """Also commands that never embed: a typo in --embedder (or NGR_EMBEDDER) is never silently ignored.
+    A real process: the error format comes from the console script's entry point."""
+    db = tmp_path / "s.db"
+    r = subprocess.run(
+        [sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "--embedder", spec, *command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=120,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    if "--json" in command:
+        assert json.loads(r.stdout)["error"]["code"] == "invalid_argument"
+    else:
+        assert "error[invalid_argument]" in r.stderr and "--embedder" in r.stderr, r.stderr
+    assert not db.exists()  # refused before any command ran

@@ -21,10 +21,12 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from typer.core import TyperGroup
 from typer.rich_utils import rich_format_error
 
 from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
+from ..index.embedder import check_embedder_spec
 from ..model import Edge, Node
 from ..store.base import Store
 from .ask_cmd import ask_command, bench_ask, cypher_command
@@ -60,7 +62,19 @@ from .serve_cmd import serve_command
 __all__ = ["app", "main"]
 
 EDGE_BATCH = 50_000
+
+
+class _RootGroup(TyperGroup):
+    """The root group, keeping the command line after the root options in ``ctx.meta["ngr.rest"]``: the root
+    checks ``--embedder`` before any command runs and answers in JSON when that command was given ``--json``."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        ctx.meta["ngr.rest"] = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # click keeps the command apart
+        return super().invoke(ctx)
+
+
 app = typer.Typer(
+    cls=_RootGroup,
     name="ngr",
     no_args_is_help=True,
     add_completion=False,
@@ -89,6 +103,13 @@ def _root(
         f"built with another embedder (refused above {REEMBED_LIMIT} nodes otherwise).",
     ),
 ) -> None:
+    # a bad --embedder (or NGR_EMBEDDER) is refused for every command, also those that never embed; checked
+    # without loading a model, before the command runs, --json aware like every other bad value
+    with handled("--json" in ctx.meta.get("ngr.rest", ())):
+        try:
+            check_embedder_spec(embedder or None)
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"--embedder: {exc}") from None
     src = ctx.get_parameter_source("db")  # typer may vendor its own click: compare by name
     explicit = src is not None and getattr(src, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
     ctx.obj = Ctx(

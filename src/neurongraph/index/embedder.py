@@ -36,6 +36,7 @@ __all__ = [
     "make_embedder",
     "MAX_HASHING_DIM",
     "SPEC_HELP",
+    "check_embedder_spec",
     "Progress",
 ]
 
@@ -263,6 +264,31 @@ def default_embedder() -> Embedder:
 _ONNX_SPECS = {"onnx": "fp32", "onnx:fp32": "fp32", "onnx:int8": "int8"}
 
 
+def check_embedder_spec(spec: str | None) -> str | None:
+    """``spec`` when it names an embedder this build can make, else :class:`InvalidArgument` — without loading
+    any model, so a command line can reject ``--embedder bogus`` before any command runs (also those that
+    never embed).  ``make_embedder`` calls it too: one set of rules."""
+    if spec is None or spec in ("default", "hashing", "torch") or spec in _ONNX_SPECS:
+        return spec
+    if not isinstance(spec, str):
+        raise InvalidArgument(f"embedder spec must be a string, got {type(spec).__name__}")
+    if spec.startswith("hashing"):
+        dim = spec[len("hashing:") :] if spec.startswith("hashing:") else ""
+        if not re.fullmatch(r"[0-9]{1,9}", dim) or not 1 <= int(dim) <= MAX_HASHING_DIM:
+            raise InvalidArgument(
+                f"embedder {spec!r}: expected hashing:DIM with DIM an integer within "
+                f"1..{MAX_HASHING_DIM} (e.g. hashing:256)"
+            )
+        return spec
+    if spec.startswith("onnx"):
+        raise InvalidArgument(f"embedder {spec!r}: expected onnx, onnx:fp32 or onnx:int8")
+    if not spec.strip():
+        raise InvalidArgument(f"embedder spec is empty: expected {SPEC_HELP}")
+    if not Path(spec).expanduser().is_dir():
+        raise InvalidArgument(f"embedder {spec!r}: no such directory; expected {SPEC_HELP}")
+    return spec
+
+
 def make_embedder(spec: str | Embedder | None) -> Embedder:
     """Resolve an embedder spec (see the module docstring): None/'default' -> the bundled model (ONNX when
     exported, else torch; same vectors), 'torch' -> the reference sentence-transformers path, 'onnx[:fp32]'
@@ -272,16 +298,11 @@ def make_embedder(spec: str | Embedder | None) -> Embedder:
     if spec is None or spec == "default":
         return default_embedder()
     if isinstance(spec, str):
+        check_embedder_spec(spec)
         if spec == "hashing":
             return HashingEmbedder()
-        if spec.startswith("hashing"):
-            dim = spec[len("hashing:") :] if spec.startswith("hashing:") else ""
-            if not re.fullmatch(r"[0-9]{1,9}", dim) or not 1 <= int(dim) <= MAX_HASHING_DIM:
-                raise InvalidArgument(
-                    f"embedder {spec!r}: expected hashing:DIM with DIM an integer within "
-                    f"1..{MAX_HASHING_DIM} (e.g. hashing:256)"
-                )
-            return HashingEmbedder(int(dim))
+        if spec.startswith("hashing:"):
+            return HashingEmbedder(int(spec[len("hashing:") :]))
         if spec == "torch":
             return LazyEmbedder(SentenceTransformerEmbedder, backend="torch")
         if spec in _ONNX_SPECS:
@@ -292,12 +313,6 @@ def make_embedder(spec: str | Embedder | None) -> Embedder:
             if not _onnx_ready():
                 emb.load()  # raises EmbedderUnavailable now, with what to run, rather than at the first embed
             return emb
-        if spec.startswith("onnx"):
-            raise InvalidArgument(f"embedder {spec!r}: expected onnx, onnx:fp32 or onnx:int8")
-        if not spec.strip():
-            raise InvalidArgument(f"embedder spec is empty: expected {SPEC_HELP}")
-        if not Path(spec).expanduser().is_dir():
-            raise InvalidArgument(f"embedder {spec!r}: no such directory; expected {SPEC_HELP}")
         return SentenceTransformerEmbedder(str(Path(spec).expanduser()))
     if not all(hasattr(spec, a) for a in ("embed", "dim", "model_id")):
         raise InvalidArgument(
