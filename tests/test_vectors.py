@@ -93,6 +93,10 @@ def test_a_small_matrix_is_multiplied_on_one_blas_thread():
     """The query's products over fewer than SMALL_MATRIX_ROWS rows run on one BLAS thread (a second one
     stalls when another process holds a core); the previous count comes back after, errors included."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
+    with one_blas_thread(10):  # the libraries loaded so far are found ...
+        pass
+    import scipy.linalg  # noqa: F401  (... and one loaded after, scipy's own OpenBLAS, is found too)
+
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         before = _blas_threads()
         with one_blas_thread(10_000):

@@ -13,7 +13,7 @@ two-thread OpenBLAS product stalls on it (10k rows on 2 busy cores: search p50 1
 
 from __future__ import annotations
 
-import functools
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,15 +26,22 @@ __all__ = ["VectorIndex", "one_blas_thread", "SMALL_MATRIX_ROWS"]
 SMALL_MATRIX_ROWS = 50_000  # below this many rows a query's matrix products use one BLAS thread
 
 
-@functools.cache
+_blas_found: list = [-1, ()]  # [len(sys.modules) when looked up, the controllers found]
+
+
 def _blas_libraries() -> tuple:
-    """threadpoolctl's controllers of the BLAS libraries loaded (numpy's OpenBLAS), found once; empty
-    without threadpoolctl (then the library keeps its own thread count)."""
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return ()
-    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+    """threadpoolctl's controllers of every BLAS library loaded (numpy's OpenBLAS, and any that an import
+    loaded since: scipy's, torch's); empty without threadpoolctl (then each keeps its own thread count).
+    Looked up again only after new modules were imported (~1 ms), not per search."""
+    if _blas_found[0] != len(sys.modules):
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            libs: tuple = ()
+        else:
+            libs = tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
+        _blas_found[:] = [len(sys.modules), libs]
+    return _blas_found[1]
 
 
 @contextmanager
