@@ -402,6 +402,29 @@ def test_lookups_vectors_and_traces(store):
     assert nodes.tolist() == [ic] and scores[0] > 0
 
 
+def test_recent_traces_newest_first_with_hit_counts(open_store):
+    a, b = open_store(), open_store()
+    for k, n in enumerate((2, 0, 3)):
+        a.save_trace(
+            {
+                "id": f"tr_{k}",
+                "created_at": 10.0 + (k == 2) * 5,  # tr_0 and tr_1 in the same second: the later write first
+                "query": f"q{k}",
+                "params": {},
+                "fingerprint": "ask:m" if k == 1 else "f",
+                "hits": [{"rank": i + 1, "id": f"n{i}", "paths": []} for i in range(n)],
+            }
+        )
+    got = b.recent_traces(10)  # another handle: traces made by any process
+    assert [(t["id"], t["hits"], t["fingerprint"]) for t in got] == [
+        ("tr_2", 3, "f"),
+        ("tr_1", 0, "ask:m"),
+        ("tr_0", 2, "f"),
+    ]
+    assert got[0]["query"] == "q2" and got[0]["created_at"] == 15.0
+    assert [t["id"] for t in b.recent_traces(1)] == ["tr_2"] and open_store().recent_traces(0) == []
+
+
 def test_metadata_filters_and_bulk_reads(store):
     store.upsert_nodes(
         [

@@ -623,6 +623,11 @@ class Store(ABC):
         """A stored trace as saved (None if absent)."""
 
     @abstractmethod
+    def recent_traces(self, limit: int) -> list[dict]:
+        """``{id, created_at, query, fingerprint, hits}`` of the newest ``limit`` stored traces, newest first
+        (``hits``: how many): a trace list for people (web page, ``ngr traces list``), made by any process."""
+
+    @abstractmethod
     def get_meta(self, key: str) -> str | None:
         """A small shared setting (linker config, schema generation, snapshot token, ...)."""
 

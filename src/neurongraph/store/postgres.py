@@ -952,6 +952,14 @@ class PostgresStore(Store):
             "hits": json.loads(r[5]),
         }
 
+    def recent_traces(self, limit: int) -> list[dict]:
+        rows = self._all(
+            "SELECT id, created_at, query, fingerprint, json_array_length(hits::json) FROM traces"
+            " ORDER BY created_at DESC, pos DESC LIMIT %s",
+            (int(limit),),
+        )
+        return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
+
     # -------------------------------------------------------------- meta
     def get_meta(self, key: str) -> str | None:
         r = self._one("SELECT value FROM meta WHERE key = %s", (key,))

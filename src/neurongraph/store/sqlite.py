@@ -863,6 +863,14 @@ class SQLiteStore(Store):
             "hits": json.loads(r[5]),
         }
 
+    def recent_traces(self, limit: int) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT id, created_at, query, fingerprint, json_array_length(hits) FROM traces"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (int(limit),),
+        ).fetchall()
+        return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
+
     # -------------------------------------------------------------- meta
     def get_meta(self, key: str) -> str | None:
         r = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
