@@ -273,3 +273,27 @@ def test_many_small_changes_merge_segments(tmp_path):
             _assert_same(want, got)
     assert lex.index is not None and len(lex.index._segs) <= 6
     store.close()
+
+
+def test_the_query_tokenizer_table_is_emptied_whole(tmp_path):
+    """``q_terms`` (the temp table that tokenizes query words and changed rows) is contentless and emptied by
+    FTS5's 'delete-all': after re-tokenizing changed rows, a query word's lookup finds an empty index again
+    (a DELETE left delete markers behind, and every later lookup read past them: ~10x slower) and the same
+    tokens as before."""
+    s = SQLiteStore(tmp_path / "t.db")
+    try:
+        s.upsert_nodes(
+            [Node(f"n{i}", "note", f"running notes {i}", "naïve Ünïcödé x-ray " * (i % 3)) for i in range(40)]
+        )
+        before = s.lexical_tokens(["running", "naïve", "x-ray", "Ünïcödé"])
+        s.lexical_postings(list(range(1, 41)))
+        assert (
+            s.lexical_tokens(["running", "naïve", "x-ray", "Ünïcödé"])
+            == before
+            == [["run"], ["naiv"], ["x", "rai"], ["unicod"]]
+        )
+        assert s.conn.execute("SELECT count(*) FROM temp.q_inst").fetchone()[0] == 0
+        s._within_budget(["running", "notes"], 10)
+        assert s.lexical_tokens(["notes"]) == [["note"]]
+    finally:
+        s.close()
