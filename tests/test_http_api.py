@@ -100,6 +100,10 @@ def test_search_is_the_cli_json(server, db):
     assert set(got) == set(want) == {"trace_id", "query", "seeds", "hits", "timings_ms"}
     assert got["hits"] == want["hits"] and got["seeds"] == want["seeds"] and got["query"] == QUERY
     assert got["trace_id"] != want["trace_id"] and got["trace_id"].startswith("tr_")
+    # the trace list is the store's: the CLI process's search is listed beside the server's, newest first
+    listed = server.get("/api/traces", params={"limit": 200}).json()
+    assert [x["trace_id"] for x in listed[:2]] == [got["trace_id"], want["trace_id"]]
+    assert listed[1] == {**listed[1], "query": QUERY, "kind": "search", "hits": len(want["hits"])}
     top = got["hits"][0]
     assert top["id"] == "decision:12" and set(top["scores"]) >= {"lexical", "dense", "entry", "graph", "final"}
     reached = [h for h in got["hits"] if h["paths"] and h["paths"][0]["edges"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def failure(
     print_json(r) if as_json else out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
 
 
-traces_app = typer.Typer(help="Stored search traces: retention.", no_args_is_help=True)
+traces_app = typer.Typer(help="Stored search traces: list, retention.", no_args_is_help=True)
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -125,6 +126,30 @@ def parse_age(raw: str) -> float:
     if not m:
         raise InvalidArgument(f"--older-than {raw!r}: expected an age such as 30d, 12h, 90m or 3600 (seconds)")
     return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+MAX_TRACE_LIST = 10_000
+
+
+@traces_app.command("list")
+def traces_list_command(
+    ctx: typer.Context,
+    limit: int = typer.Option(20, "--limit", min=1, max=MAX_TRACE_LIST, help="At most this many, newest first."),
+    as_json: bool = json_opt(),
+) -> None:
+    """The newest stored searches and asks (from any process): their trace ids are what `ngr trace`,
+    `ngr feedback` and the MCP tools take."""
+    c = ctx_of(ctx)
+    with handled(as_json):
+        items = _on_ledger(c, lambda view: view.recent_traces(limit))
+    if as_json:
+        print_json(items)
+        return
+    if not items:
+        out.print("no stored traces")
+    for t in items:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t["created_at"]))
+        out.print(f"{escape(t['trace_id'])}  {when}  {t['kind']:<6} {t['hits']:>3} hits  {escape(t['query'][:100])}")
 
 
 @traces_app.command("prune")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import time
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -138,6 +137,10 @@ def _do_trace(eng, trace_id: str) -> dict:
         edge = named.get(w.get("eid"))
         changes.append({**w, **({k: edge[k] for k in ("src", "rel", "dst")} if edge else {})})
     return {**trace_view(rep), "weight_changes": changes}
+
+
+def _do_traces(eng, limit: int) -> list[dict]:
+    return eng.learning.recent_traces(limit)
 
 
 def _do_neighbours(eng, node_id: str, rels: list[str] | None, direction: str, limit: int) -> dict:
@@ -285,9 +288,9 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
     async def traces(
         limit: Annotated[int, Query(ge=1, le=200, description="Newest first, at most this many.")] = 50,
     ) -> Response:
-        """Searches and asks made through this server process, newest first (a trace id from anywhere
-        else opens with ``GET /api/traces/{trace_id}``)."""
-        return _json(list(reversed(runner.recent))[:limit])
+        """Stored searches and asks, newest first: every trace in the store, made through this server or by
+        any other process (CLI, MCP, Python)."""
+        return _json(await runner.call(_do_traces, limit))
 
     @app.get("/api/traces/{trace_id}", response_model=m.TraceOut, tags=["traces"], responses=error_responses(400, 404))
     async def trace(
@@ -307,17 +310,6 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
 
 
 def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
-    def remember(result: dict, kind: str) -> None:
-        runner.recent.append(
-            {
-                "trace_id": result["trace_id"],
-                "query": result.get("query") if kind == "search" else result.get("question", ""),
-                "kind": kind,
-                "created_at": time.time(),
-                "hits": len(result.get("hits") or []),
-            }
-        )
-
     post_errors = error_responses(400, 401, 404, 413, 429, 503)
 
     @app.post("/api/search", response_model=m.SearchOut, tags=["search"], dependencies=write, responses=post_errors)
@@ -325,7 +317,6 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         """Explained hybrid + graph search; records a trace. The response is ``ngr search --json``'s JSON."""
         _check_text(body.model_dump())
         res = await runner.call_search(_do_search, None, body)
-        remember(res, "search")
         return _json(res)
 
     @app.post(
@@ -340,19 +331,13 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         """Start a search in the background (the page uses this); poll ``GET /api/jobs/{job_id}``."""
         _check_text(body.model_dump())
 
-        def run(eng, job, b):
-            res = _do_search(eng, job, b)
-            remember(res, "search")
-            return res
-
-        return _json(runner.job_view(runner.submit("search", run, body, search=True)), status=202)
+        return _json(runner.job_view(runner.submit("search", _do_search, body, search=True)), status=202)
 
     @app.post("/api/ask", response_model=m.AskOut, tags=["search"], dependencies=write, responses=post_errors)
     async def ask(body: m.AskBody) -> Response:
         """A cited answer from the history (rule-based route, read-only graph query, extractive answer)."""
         _check_text(body.model_dump())
         res = await runner.call(_do_ask, None, body)
-        remember({**res, "question": body.question}, "ask")
         return _json(res)
 
     @app.post(
@@ -363,12 +348,7 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         """Start an ask in the background; poll ``GET /api/jobs/{job_id}``."""
         _check_text(body.model_dump())
 
-        def run(eng, job, b):
-            res = _do_ask(eng, job, b)
-            remember({**res, "question": b.question}, "ask")
-            return res
-
-        return _json(runner.job_view(runner.submit("ask", run, body)), status=202)
+        return _json(runner.job_view(runner.submit("ask", _do_ask, body)), status=202)
 
 
 def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:

@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 import uuid
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -110,7 +110,6 @@ class EngineRunner:
         *,
         max_waiting: int = 64,
         max_jobs: int = 200,
-        max_recent: int = 200,
     ):
         self.engine = engine
         self.primary = Lane(engine, "engine", max_waiting)
@@ -118,7 +117,6 @@ class EngineRunner:
         self.search_lanes = [self.primary, *extra]
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self.max_jobs = max_jobs
-        self.recent: deque[dict] = deque(maxlen=max_recent)  # traces made through this server, newest last
 
     def _search_lane(self) -> Lane:
         return min(self.search_lanes, key=lambda lane: lane.load())  # ties: the first (primary) lane

@@ -341,6 +341,23 @@ class Learning:
         st = led.rows.stages(trace_id)
         return {h["id"]: STAGES[st.get(h["id"], 0)] for h in trace["hits"]}
 
+    def recent_traces(self, limit: int) -> list[dict]:
+        """The newest stored searches and asks (any process), newest first: ``trace_id``, ``kind`` ("search"
+        or "ask": an ask's trace fingerprint starts with ``ask:``), ``created_at``, ``hits`` (how many),
+        ``query``: what a person picks a trace from before giving feedback on it."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise InvalidArgument(f"limit must be an integer >= 0, got {limit!r}")
+        return [
+            {
+                "trace_id": t["id"],
+                "kind": "ask" if str(t["fingerprint"]).startswith("ask:") else "search",
+                "created_at": t["created_at"],
+                "hits": t["hits"],
+                "query": t["query"],
+            }
+            for t in self.store.recent_traces(limit)
+        ]
+
     def learning_report(self, trace_id: str) -> dict:
         """Everything the learning loop knows about one trace: hits with stages, receipts, outcomes, failures."""
         led = Ledger(self.store)
