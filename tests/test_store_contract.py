@@ -469,6 +469,20 @@ def test_edge_numbers_reads_numeric_meta_only(store):
             store.edge_numbers([e["c1"]], bad)
 
 
+def test_node_flags_read_json_true_only(store):
+    from neurongraph.errors import InvalidArgument
+
+    flags = [{"aggregate": True}, {"aggregate": False}, {"aggregate": "true"}, {"aggregate": 1}, {}]
+    store.upsert_nodes([Node(f"m{k}", "commit", f"merge {k}", "", md) for k, md in enumerate(flags)])
+    idx = {f"m{k}": _idx(store, f"m{k}") for k in range(len(flags))}
+    assert store.node_flags([*idx.values(), 10**9], "aggregate") == {idx["m0"]}
+    assert store.node_flags([], "aggregate") == set() and store.node_flags([idx["m0"]], "other") == set()
+    assert store.node_flags(None, "aggregate") == {idx["m0"]} and store.node_flags(None, "other") == set()
+    for bad in ("a.b", "x') OR 1=1 --", ""):
+        with pytest.raises(InvalidArgument):
+            store.node_flags([idx["m0"]], bad)
+
+
 def test_ingest_bookkeeping_owned_rows_and_pending_edges(store):
     store.upsert_nodes(
         [

@@ -125,6 +125,10 @@ class SearchConfig:
     # "now" name the node (a change already repaired tends to need more repairs); no effect without such edges
     repair_weight: float = 0.3
     recency_relations: tuple[str, ...] = ("fixes", "follows_up", "reverts")
+    # aggregate prior (retrieval/pipeline.py): final × w for nodes an ingest marked `aggregate: true` (metadata):
+    # a merge commit that merged no pull request repeats the commits it merges, which are nodes of their own,
+    # and on files every merge touches it crowds them out (docs/benchmarks.md, "Real history"); 1 = off
+    aggregate_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if isinstance(self.channel, str):  # a kind name: that channel with its defaults
@@ -165,6 +169,7 @@ class SearchConfig:
         check_number("recency_exponent", self.recency_exponent, lo=0.01, hi=10)
         check_number("repair_weight", self.repair_weight, lo=0, hi=10)
         check_number("authorship_weight", self.authorship_weight, lo=0, hi=10)
+        check_number("aggregate_weight", self.aggregate_weight, lo=0, hi=1)
         hl = self.recency_half_life_days
         if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
             raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")

@@ -307,6 +307,7 @@ class Engine:
         self._event_time = np.zeros(0, np.float64)
         self._source_of = np.zeros(0, np.int32)
         self._source_ids: dict[str, int] = {}
+        self._aggregate: np.ndarray | None = None  # nodes marked `aggregate` (the aggregate prior), read lazily
         self._node_epoch = 0  # bumped whenever nodes change: keys the cached metadata-filter masks
         self._where_masks: dict = {}
         self._rel_ids: dict[str, int] = {}
@@ -483,6 +484,7 @@ class Engine:
                     len(ch.nodes),
                 )
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
+            self._flag_changed(idx)
             self.query_linker.changed(idx)
             self.lexical.changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
@@ -808,6 +810,37 @@ class Engine:
                 cache[e] = v if 0.0 < v < float("inf") else 0.0
         return np.fromiter((cache[e] for e in ids), np.float64, len(ids))
 
+    def _aggregate_mask(self, nodes: np.ndarray) -> np.ndarray:
+        """Which of ``nodes`` an ingest marked ``aggregate: true`` (node metadata; the aggregate prior).  Every
+        marked node is read once per engine, on first use (a text prefilter, JSON only where the key occurs:
+        ~15 ms per 25k nodes), then only the nodes the change feed brings (``_flag_changed``)."""
+        if self._aggregate is None:
+            flagged = np.fromiter(self.store.node_flags(None, "aggregate"), np.int64)
+            a = np.zeros(max(self._alive.shape[0], int(flagged.max()) + 1 if flagged.size else 0), bool)
+            a[flagged] = True
+            self._aggregate = a
+        a = self._aggregate
+        out = np.zeros(nodes.shape[0], bool)
+        inside = nodes < a.shape[0]
+        out[inside] = a[nodes[inside]]
+        return out
+
+    def _flag_changed(self, idx: np.ndarray) -> None:
+        """Keep the aggregate marks in step with changed nodes (a large change: read them all again later)."""
+        if self._aggregate is None:
+            return
+        if idx.size > 50_000:
+            self._aggregate = None
+            return
+        if self._aggregate.shape[0] < self._alive.shape[0]:
+            self._aggregate = np.concatenate(
+                [self._aggregate, np.zeros(self._alive.shape[0] - self._aggregate.shape[0], bool)]
+            )
+        self._aggregate[idx] = False
+        flagged = self.store.node_flags(idx.tolist(), "aggregate")
+        if flagged:
+            self._aggregate[np.fromiter(flagged, np.int64)] = True
+
     def _recency_prior(self, cfg: SearchConfig):
         """The recency prior of this search (retrieval/recency.py), or None when it is off or the store
         has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
@@ -930,6 +963,7 @@ class Engine:
             event_time=self._event_time,
             recency=self._recency_prior(cfg),
             edge_lines=self._edge_lines,
+            aggregate=self._aggregate_mask,
         )
         with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)

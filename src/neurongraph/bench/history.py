@@ -41,18 +41,19 @@ MAX_QUERY_FILES = 50  # paths of F given with the question (all of them in pract
 RESULT_TYPES = ("commit", "pull_request")
 LEARN_SPLIT = 0.7
 
-_NO_PRIORS = dict(recency_weight=0.0, repair_weight=0.0, authorship_weight=0.0)  # the history priors, all off
+_NO_PRIORS = dict(recency_weight=0.0, repair_weight=0.0, authorship_weight=0.0, aggregate_weight=1.0)  # all off
 # systems: the same engine and store, different configurations ("paths" is computed, not searched)
 SYSTEMS: dict[str, dict] = {
     "paths": {},
     "bm25": dict(channel="none", lexical_weight=1.0, dense_weight=0.0, **_NO_PRIORS),
     "dense": dict(channel="none", lexical_weight=0.0, dense_weight=1.0, **_NO_PRIORS),
     "hybrid": dict(channel="none", **_NO_PRIORS),
-    "hybrid+recency": dict(channel="none", authorship_weight=0.0),
+    "hybrid+recency": dict(channel="none", authorship_weight=0.0, aggregate_weight=1.0),
     "ngr": {},
     "ngr-no-recency": dict(recency_weight=0.0),
     "ngr-no-repairs": dict(repair_weight=0.0),
     "ngr-no-authorship": dict(authorship_weight=0.0),
+    "ngr-no-aggregate": dict(aggregate_weight=1.0),
     "ngr-no-files": dict(files=None),
     "ngr-beam": dict(channel="beam"),
     "ngr-ppr": dict(channel="ppr"),

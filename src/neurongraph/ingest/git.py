@@ -10,7 +10,9 @@ one per commit.
 What becomes what (docs/ingest.md, "git"):
 - ``commit:<sha>`` (type ``commit``): title = subject (for a PR merge commit, the PR's
   title), text = the body with trailers; metadata: author, times, parents, files with
-  line counts, references found, ``pr``, ``time`` = committer time (epoch seconds);
+  line counts, references found, ``pr``, ``time`` = committer time (epoch seconds),
+  ``aggregate: true`` on a merge commit that merged no pull request ("Merge branch 'net-next'"):
+  its diff repeats the commits it merges, each already a node, so searches weigh it down;
 - ``file:<path>`` (type ``file``), ``touches`` commit → file, ``renamed_to`` old → new;
 - ``fixes`` (``Fixes: <sha> ("subject")``, by sha prefix, else by the quoted subject),
   ``reverts``, ``follows_up`` (phrases + ``#N``/sha), ``refs`` (other ``#N``/sha),
@@ -321,6 +323,8 @@ class _CommitReader:
             md["pr"] = int(pr)
         if merge:
             md["subject"] = c.subject
+        if len(c.parents) > 1 and not pr:
+            md["aggregate"] = True  # the aggregate prior (SearchConfig.aggregate_weight) reads it
         return md
 
     def _file_edges(self, c: _Commit, cid: str) -> None:

@@ -210,6 +210,7 @@ class RankInputs:
     event_time: np.ndarray | None = None
     recency: RecencyPrior | None = None
     edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
+    aggregate: Callable | None = None  # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
 
     @property
     def overfetch(self) -> int:
@@ -271,6 +272,7 @@ class _Fused:
     final: np.ndarray
     rec: np.ndarray | None
     lines: np.ndarray | None = None  # lines each node added to the working files (authorship prior)
+    aggregate: np.ndarray | None = None  # which nodes the aggregate prior weighed down (None: none was)
 
 
 def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
@@ -444,7 +446,7 @@ def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> Gra
 def _fuse_step(
     qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: GraphSignal | None, overlap, written=None
 ) -> _Fused:
-    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the recency prior and the authorship prior."""
+    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the recency, authorship and aggregate priors."""
     e = ent.e
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
@@ -488,7 +490,15 @@ def _fuse_step(
         # the authorship prior: a change that wrote more of the working files' lines is the likelier subject
         lines = _values_at(written[0], written[1], nodes)
         final = final * (1.0 + cfg.authorship_weight * np.log1p(lines))
-    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines)
+    agg = None
+    if x.aggregate is not None and cfg.aggregate_weight < 1.0 and nodes.size:
+        # the aggregate prior: a node that only repeats others (a merge of already-ingested commits) weighs less
+        agg = x.aggregate(nodes)
+        if agg.any():
+            final = np.where(agg, final * cfg.aggregate_weight, final)
+        else:
+            agg = None
+    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg)
 
 
 def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
@@ -549,6 +559,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
             scores["repairs"] = prior.repairs.repairs_before(u.nodes[keep], prior.ref).astype(np.float64)
     if f.lines is not None:
         scores["lines_written"] = f.lines[keep]  # the authorship prior's input: lines added to the working files
+    if f.aggregate is not None:  # the aggregate prior's factor (1 for a node that is not an aggregate)
+        scores["aggregate"] = np.where(f.aggregate[keep], cfg.aggregate_weight, 1.0)
     ranks = {
         "lexical": u.take(e.lex_rank, 0, at=keep),
         "dense": u.take(e.dense_rank, 0, at=keep),

@@ -462,6 +462,12 @@ class Store(ABC):
         ``touches`` meta), for the edges of the agent's working files only."""
 
     @abstractmethod
+    def node_flags(self, idxs: Iterable[int] | None, key: str) -> set[int]:
+        """Which node indices carry ``metadata[key] == true`` (JSON true, nothing else): of ``idxs``, or of
+        every node with ``None``.  Why: the aggregate prior reads which nodes an ingest marked ``aggregate`` (a
+        merge commit that only repeats the commits it merges): all of them once per engine, then the changed."""
+
+    @abstractmethod
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         """Node index of each existing id (missing ids are absent)."""
 

@@ -434,6 +434,19 @@ class PostgresStore(Store):
         )
         return {int(e): float(v) for e, v in rows}
 
+    def node_flags(self, idxs: Iterable[int] | None, key: str) -> set[int]:
+        key = check_meta_key(key)
+        flag = "jsonb_typeof(metadata::jsonb -> %s) = 'boolean' AND (metadata::jsonb ->> %s)::boolean"
+        if idxs is None:  # every node: the quoted key's text first (cheap), JSON only where it occurs
+            rows = self._all(f"SELECT idx FROM nodes WHERE strpos(metadata, %s) > 0 AND {flag}", (f'"{key}"', key, key))
+            return {int(r[0]) for r in rows}
+        want = [int(i) for i in idxs]
+        if not want:
+            return set()
+        # node metadata is text (kept byte for byte): parsed here, for the given rows only
+        rows = self._all(f"SELECT idx FROM nodes WHERE idx = ANY(%s) AND {flag}", (want, key, key))
+        return {int(r[0]) for r in rows}
+
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)
         if not ids:

@@ -274,6 +274,17 @@ class SQLiteStore(Store):
             out.update((int(e), float(v)) for e, v in self.conn.execute(q, [path, *part, path]))
         return out
 
+    def node_flags(self, idxs: Iterable[int] | None, key: str) -> set[int]:
+        path = "$." + check_meta_key(key)
+        if idxs is None:  # every node: the quoted key's text first (cheap), JSON only where it occurs
+            q = "SELECT idx FROM nodes WHERE instr(metadata, ?) > 0 AND json_type(metadata, ?) = 'true'"
+            return {int(r[0]) for r in self.conn.execute(q, (f'"{key}"', path))}
+        out: set[int] = set()
+        for part in chunks([int(i) for i in idxs]):
+            q = f"SELECT idx FROM nodes WHERE idx IN ({marks(len(part))}) AND json_type(metadata, ?) = 'true'"
+            out.update(int(r[0]) for r in self.conn.execute(q, [*part, path]))
+        return out
+
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)
         out: dict[str, int] = {}
