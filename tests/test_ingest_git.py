@@ -13,7 +13,7 @@ import neurongraph as ngr
 from git_fixtures import Repo
 from neurongraph.errors import InvalidArgument
 from neurongraph.ingest import sync_source
-from neurongraph.ingest.git import read_git
+from neurongraph.ingest.git import READER_VERSION, read_git
 
 
 @pytest.fixture
@@ -292,4 +292,27 @@ def test_bare_repository_and_a_named_ref(repo, tmp_path):
     subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
     b = read_git(bare, refs=["main"])
     assert b.source == "widget" and b.stats["commits"] == 9  # 8 on main + the merged branch commit
-    assert b.state == {"ingest.git.widget.main": repo.merge}
+    assert b.state == {"ingest.git.widget.main": repo.merge, "ingest.git-reader.widget": str(READER_VERSION)}
+
+
+def test_a_store_synced_by_another_reader_version_is_read_again_once(repo, tmp_path):
+    """Incremental syncs never revisit old commits, so a store made by an older reader would keep that
+    reader's view of them for good: a changed READER_VERSION makes the next sync a full read (nothing
+    unchanged rewritten or re-embedded), and the one after is incremental again."""
+    from neurongraph.ingest.git import reader_key
+
+    with ngr.open(tmp_path / "v.db", embedder="hashing") as eng:
+        first = sync_source(eng, "git", repo.path)
+        assert first["adapter"]["full_reread"] and eng.store.get_meta(reader_key("widget")) == str(READER_VERSION)
+        assert sync_source(eng, "git", repo.path)["adapter"]["up_to_date"]
+        # as an older reader left it: no version stamp, and a commit's node without what today's reader derives
+        node = eng.get_node("commit:" + repo.c3)
+        eng.store.set_meta(reader_key("widget"), "1")
+        old = ngr.Node(node["id"], node["type"], node["title"], node["text"], {**node["metadata"], "files_total": -1})
+        eng.add_nodes([old])
+        s = sync_source(eng, "git", repo.path)
+        assert s["adapter"]["full_reread"] and s["adapter"]["commits"] > 0 and not s["adapter"]["up_to_date"]
+        assert s["updated_nodes"] == 1 and s["embedded"] == 0  # only the stale node is rewritten
+        assert eng.get_node("commit:" + repo.c3)["metadata"]["files_total"] == 1
+        assert eng.store.get_meta(reader_key("widget")) == str(READER_VERSION)
+        assert sync_source(eng, "git", repo.path)["adapter"]["up_to_date"]  # incremental again

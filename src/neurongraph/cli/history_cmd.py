@@ -141,6 +141,8 @@ def print_summary(out: Console, s: dict) -> None:
         f"[bold]{escape(s['source'])}[/] ({s['kind']}): {s['nodes']} nodes read — {s['new_nodes']} new, "
         f"{s['updated_nodes']} updated, {s['unchanged_nodes']} unchanged; {s['embedded']} embedded"
     )
+    if s["kind"] == "git" and a.get("full_reread") and s["unchanged_nodes"]:
+        out.print("  every commit read again (a new reader version, or --full); unchanged ones were not rewritten")
     if s["written_node_types"]:
         out.print("  nodes written: " + ", ".join(f"{escape(k)} {v}" for k, v in s["written_node_types"].items()))
     out.print(

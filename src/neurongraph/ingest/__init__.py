@@ -30,14 +30,19 @@ def read_source(
     progress: SyncProgress | None = None,
 ) -> IngestBatch:
     """Read one source with its adapter; git reads only what is newer than the last sync (all of it
-    with ``full``: after an upgrade of the adapter, unchanged commits are still not rewritten)."""
+    with ``full``, or when another version of the reader made the last sync: unchanged commits are still
+    not rewritten)."""
     if kind == "git":
-        from .git import GitRepo, read_git, state_key
+        from .git import READER_VERSION, GitRepo, read_git, reader_key, state_key
 
         repo = GitRepo(path)
         source = name or repo.name
-        synced = {} if full else {r: engine.store.get_meta(state_key(source, r)) for r in (refs or ["HEAD"])}
-        return read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress)
+        upgraded = not full and engine.store.get_meta(reader_key(source)) != str(READER_VERSION)
+        synced = {} if full or upgraded else {r: engine.store.get_meta(state_key(source, r)) for r in refs or ["HEAD"]}
+        batch = read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress)
+        batch.stats["reader_version"] = READER_VERSION
+        batch.stats["full_reread"] = bool(full or upgraded)
+        return batch
     if kind == "github":
         from .github import read_github
 

@@ -47,9 +47,21 @@ class GitError(InvalidArgument):
     code = "git_error"
 
 
+# What this reader derives from a commit, versioned: bump it whenever a commit's node or edges change for the
+# same commit (2: merge commits without a PR are marked `aggregate`).  A store synced by another version is
+# read again in full on its next sync (unchanged commits are still not rewritten or re-embedded): incremental
+# syncs otherwise never revisit old commits, and a store would keep an older reader's view of them for good.
+READER_VERSION = 2
+
+
 def state_key(source: str, ref: str) -> str:
     """Store meta key holding the last synced tip of ``ref`` for ``source``."""
     return f"ingest.git.{source}.{ref}"
+
+
+def reader_key(source: str) -> str:
+    """Store meta key holding the :data:`READER_VERSION` that last synced ``source``."""
+    return f"ingest.git-reader.{source}"
 
 
 def _iso(epoch: int) -> str:
@@ -237,7 +249,7 @@ def read_git(
     synced = synced or {}
     tips = {r: g.resolve(r) for r in refs}
     batch = IngestBatch(kind="git", source=source, complete=False)
-    batch.state = {state_key(source, r): sha for r, sha in tips.items()}
+    batch.state = {state_key(source, r): sha for r, sha in tips.items()} | {reader_key(source): str(READER_VERSION)}
     old = {r: synced[r] for r in refs if synced.get(r)}
     if all(old.get(r) == sha for r, sha in tips.items()):
         batch.stats = {"commits": 0, "up_to_date": True, "tips": tips}
