@@ -330,3 +330,14 @@ def test_bad_embedder_is_refused_by_every_command(tmp_path, spec, command):
     else:
         assert "error[invalid_argument]" in r.stderr and "--embedder" in r.stderr, r.stderr
     assert not db.exists()  # refused before any command ran
+
+
+def test_a_long_title_takes_one_short_cell_in_the_table_and_stays_whole_in_json(tmp_path):
+    long_title = "vlan: fix tag parsing on short frames " + "and a very long commit subject " * 8
+    db = tmp_path / "t.db"
+    line = jline(kind="node", id="c:1", type="commit", title=long_title, text="tag parsing")
+    assert ngr(db, "ingest", str(write(tmp_path / "t.jsonl", [line]))).exit_code == 0
+    r = ngr(db, "search", "vlan tag parsing")
+    assert r.exit_code == 0 and "…" in r.stdout and "subject and a very long commit subject and" not in r.stdout
+    r = ngr(db, "search", "vlan tag parsing", "--json")
+    assert json.loads(r.stdout)["hits"][0]["title"] == long_title

@@ -614,6 +614,14 @@ def link(ctx: typer.Context, as_json: bool = json_opt()) -> None:
 
 
 # --------------------------------------------------------------------- search
+TITLE_CHARS = 60  # a table row's title: a long commit subject would fill the screen (the full title: --json, --explain)
+
+
+def _short(title: str) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
+
+
 def _hits_table(hits: list[dict], title: str | None) -> None:
     t = Table(title=title, show_lines=False)
     t.add_column("#", justify="right", no_wrap=True)
@@ -633,7 +641,7 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
             str(h.get("rank", k)),
             escape(h["id"]),
             escape(h["type"]),
-            escape(h["title"]),
+            escape(_short(h["title"])),
             f"{s['final']:.3f}",
             f"{s['entry']:.3f}",
             f"{s['graph']:.3f}",
