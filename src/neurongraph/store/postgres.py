@@ -37,13 +37,14 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError, UnknownNode
-from ..model import Edge, Node, strict_dumps
+from ..model import Edge, Node
 from ..times import event_time_of, source_of
-from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, Store, check_meta_key
+from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, check_meta_key
 from .lexical import lexical_text
 from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
 from .postgres_schema import PostgresSchemaTables
+from .sql_shared import SharedSQLStore
 
 __all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK"]
 
@@ -133,7 +134,12 @@ class _Local(threading.local):
         self.rels = {}
 
 
-class PostgresStore(Store):
+class PostgresStore(SharedSQLStore):
+    @property
+    def _q(self):
+        """The shared statements' connection (sql_shared.py)."""
+        return self.qmark
+
     def __init__(self, url: str, *, pool_size: int = 4):
         if not is_postgres_url(url):
             raise StoreError(f"not a PostgreSQL URL: {url!r} (expected postgresql://...)")
@@ -405,23 +411,6 @@ class PostgresStore(Store):
             self._bump("fts.tokens", -sum(int(r[1]) for r in rows))
         return len(keys)
 
-    _NODE_COLS = "idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at"
-
-    @staticmethod
-    def _row(r) -> NodeRow:
-        return NodeRow(
-            idx=int(r[0]),
-            id=r[1],
-            type=r[2],
-            title=r[3],
-            text=r[4],
-            metadata=json.loads(r[5]),
-            confidence=r[6],
-            content_hash=r[7],
-            created_at=r[8],
-            updated_at=r[9],
-        )
-
     def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
         key = check_meta_key(key)
         want = [int(e) for e in eids]
@@ -453,28 +442,12 @@ class PostgresStore(Store):
             return {}
         return {r[0]: int(r[1]) for r in self._all("SELECT id, idx FROM nodes WHERE id = ANY(%s)", (ids,))}
 
-    def get_node(self, node_id: str) -> NodeRow | None:
-        r = self._one(f"SELECT {self._NODE_COLS} FROM nodes WHERE id = %s", (node_id,))
-        return None if r is None else self._row(r)
-
     def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
         want = [int(i) for i in idxs]
         if not want:
             return {}
         rows = self._all(f"SELECT {self._NODE_COLS} FROM nodes WHERE idx = ANY(%s)", (want,))
         return {int(r[0]): self._row(r) for r in rows}
-
-    def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
-        last = -1
-        while True:
-            rows = self._all(
-                f"SELECT {self._NODE_COLS} FROM nodes WHERE idx > %s ORDER BY idx LIMIT %s", (last, int(batch))
-            )
-            if not rows:
-                return
-            for r in rows:
-                yield self._row(r)
-            last = int(rows[-1][0])
 
     def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
         want = sorted({int(i) for i in idxs})
@@ -525,9 +498,6 @@ class PostgresStore(Store):
             for name, rid in c.execute("SELECT name, id FROM relations WHERE name = ANY(%s)", (missing,)):
                 loc.rels[name] = out[name] = int(rid)
         return out
-
-    def relation_names(self) -> dict[int, str]:
-        return {int(i): n for i, n in self._all("SELECT id, name FROM relations")}
 
     def relation_ids(self, names: Iterable[str]) -> dict[str, int]:
         names = list(names)
@@ -938,33 +908,6 @@ class PostgresStore(Store):
         return np.fromiter((r[0] for r in rows), np.int64, len(rows))
 
     # ------------------------------------------------------------ traces
-    def save_trace(self, trace: dict) -> None:
-        with self.transaction() as c:
-            c.execute(
-                "INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (%s,%s,%s,%s,%s,%s)",
-                (
-                    trace["id"],
-                    trace["created_at"],
-                    trace["query"],
-                    trace.get("params_json") or strict_dumps(trace["params"]),
-                    trace["fingerprint"],
-                    strict_dumps(trace["hits"], ensure_ascii=False),
-                ),
-            )
-
-    def get_trace(self, trace_id: str) -> dict | None:
-        r = self._one("SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = %s", (trace_id,))
-        if r is None:
-            return None
-        return {
-            "id": r[0],
-            "created_at": r[1],
-            "query": r[2],
-            "params": json.loads(r[3]),
-            "fingerprint": r[4],
-            "hits": json.loads(r[5]),
-        }
-
     def recent_traces(self, limit: int) -> list[dict]:
         rows = self._all(
             "SELECT id, created_at, query, fingerprint, json_array_length(hits::json) FROM traces"
@@ -974,17 +917,6 @@ class PostgresStore(Store):
         return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
 
     # -------------------------------------------------------------- meta
-    def get_meta(self, key: str) -> str | None:
-        r = self._one("SELECT value FROM meta WHERE key = %s", (key,))
-        return None if r is None else r[0]
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction() as c:
-            c.execute(
-                "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
     # ------------------------------------------------------------- stats
     def stats(self) -> dict:
         def one(q: str) -> int:
@@ -1009,9 +941,6 @@ class PostgresStore(Store):
                 )
             },
         }
-
-    def node_type_counts(self) -> dict[str, int]:
-        return {t: int(n) for t, n in self._all("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC, 1")}
 
     def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
         return [

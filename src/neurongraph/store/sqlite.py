@@ -20,11 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import StoreError, UnknownNode
-from ..model import Edge, Node, strict_dumps
+from ..model import Edge, Node
 from ..times import event_time_of, source_of
-from .base import Changes, EdgeArrays, LexicalPostings, NodeRow, Store, check_meta_key
+from .base import Changes, EdgeArrays, LexicalPostings, NodeRow, check_meta_key
 from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
+from .sql_shared import SharedSQLStore
 from .sqlite_ledgers import SQLiteLedgers
 from .sqlite_schema import SQLiteSchemaTables
 from .sqlite_util import chunks, marks
@@ -37,7 +38,12 @@ SQLITE_VERSION = sqlite3.sqlite_version  # the linked SQLite library, for benchm
 _CLEAR_Q_TERMS = "INSERT INTO temp.q_terms(q_terms) VALUES ('delete-all')"  # empties the contentless q_terms
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SharedSQLStore):
+    @property
+    def _q(self):
+        """The shared statements' connection (sql_shared.py)."""
+        return self.conn
+
     def __init__(self, path: str | Path):
         self.path = str(path)
         if self.path != ":memory:":
@@ -293,26 +299,6 @@ class SQLiteStore(Store):
             out.update(dict(self.conn.execute(q, part).fetchall()))
         return out
 
-    def _row(self, r) -> NodeRow:
-        return NodeRow(
-            idx=r[0],
-            id=r[1],
-            type=r[2],
-            title=r[3],
-            text=r[4],
-            metadata=json.loads(r[5]),
-            confidence=r[6],
-            content_hash=r[7],
-            created_at=r[8],
-            updated_at=r[9],
-        )
-
-    _NODE_COLS = "idx, id, type, title, text, metadata, confidence, content_hash, created_at, updated_at"
-
-    def get_node(self, node_id: str) -> NodeRow | None:
-        r = self.conn.execute(f"SELECT {self._NODE_COLS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
-        return None if r is None else self._row(r)
-
     def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
         idxs = [int(i) for i in idxs]
         out: dict[int, NodeRow] = {}
@@ -330,18 +316,6 @@ class SQLiteStore(Store):
             for r in self.conn.execute(q, part):
                 out[r[0]] = (r[1], r[2], r[3], r[4])
         return out
-
-    def iter_nodes(self, batch: int = 1000) -> Iterator[NodeRow]:
-        last = -1
-        while True:
-            rows = self.conn.execute(
-                f"SELECT {self._NODE_COLS} FROM nodes WHERE idx > ? ORDER BY idx LIMIT ?", (last, batch)
-            ).fetchall()
-            if not rows:
-                return
-            for r in rows:
-                yield self._row(r)
-            last = rows[-1][0]
 
     def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
         want = sorted({int(i) for i in idxs})
@@ -378,9 +352,6 @@ class SQLiteStore(Store):
                 q = f"SELECT name, id FROM relations WHERE name IN ({marks(len(part))})"
                 self._rel_cache.update(dict(self.conn.execute(q, part).fetchall()))
         return self._rel_cache
-
-    def relation_names(self) -> dict[int, str]:
-        return {i: n for i, n in self.conn.execute("SELECT id, name FROM relations")}
 
     def upsert_edges(self, edges: list[Edge]) -> int:
         """Insert edges or update existing ``(src, rel, dst)`` ones, all or nothing.
@@ -849,35 +820,6 @@ class SQLiteStore(Store):
         return np.fromiter((r[0] for r in rows), np.int64, len(rows))
 
     # ------------------------------------------------------------ traces
-    def save_trace(self, trace: dict) -> None:
-        with self.transaction() as c:
-            c.execute(
-                "INSERT INTO traces(id, created_at, query, params, fingerprint, hits) VALUES (?,?,?,?,?,?)",
-                (
-                    trace["id"],
-                    trace["created_at"],
-                    trace["query"],
-                    trace.get("params_json") or strict_dumps(trace["params"]),
-                    trace["fingerprint"],
-                    strict_dumps(trace["hits"], ensure_ascii=False),
-                ),
-            )  # never NaN/Infinity
-
-    def get_trace(self, trace_id: str) -> dict | None:
-        r = self.conn.execute(
-            "SELECT id, created_at, query, params, fingerprint, hits FROM traces WHERE id = ?", (trace_id,)
-        ).fetchone()
-        if r is None:
-            return None
-        return {
-            "id": r[0],
-            "created_at": r[1],
-            "query": r[2],
-            "params": json.loads(r[3]),
-            "fingerprint": r[4],
-            "hits": json.loads(r[5]),
-        }
-
     def recent_traces(self, limit: int) -> list[dict]:
         rows = self.conn.execute(
             "SELECT id, created_at, query, fingerprint, json_array_length(hits) FROM traces"
@@ -887,17 +829,6 @@ class SQLiteStore(Store):
         return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
 
     # -------------------------------------------------------------- meta
-    def get_meta(self, key: str) -> str | None:
-        r = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if r is None else r[0]
-
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction() as c:
-            c.execute(
-                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
     # ------------------------------------------------------------- stats
     def stats(self) -> dict:
         c = self.conn
@@ -919,9 +850,6 @@ class SQLiteStore(Store):
                 ).fetchall()
             ),
         }
-
-    def node_type_counts(self) -> dict[str, int]:
-        return dict(self.conn.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC").fetchall())
 
     def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
         return self.conn.execute(
