@@ -85,7 +85,10 @@ class HitOut(_Out):
     title: str
     text: str = Field(description="The node's text, cut to 300 characters (+ '…').")
     seed: bool
-    scores: dict[str, float] = Field(description="lexical, dense, entry, graph, final (and priming when used).")
+    scores: dict[str, float] = Field(
+        description="lexical, dense, entry, graph, final; where they apply: priming, recency, repairs, lines_written, "
+        "aggregate."
+    )
     ranks: dict[str, int | None]
     paths: list[HitPath] = Field(description="The explanation paths: seed → typed weighted edges → this hit.")
 

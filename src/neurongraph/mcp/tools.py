@@ -203,7 +203,8 @@ DESCRIPTIONS: dict[str, str] = {
 Search the knowledge graph for the few original sources relevant to a question.
 
 Returns a `trace_id` and ranked hits. Each hit has `id`, `type`, `title`, a text `snippet`, \
-`scores` (lexical, dense, entry, graph, final), `paths` (the typed edges, with their weights, \
+`scores` (lexical, dense, entry, graph, final; and where they apply priming, recency, repairs, lines_written, \
+aggregate), `paths` (the typed edges, with their weights, \
 that led to it) and a one-line-per-path `explanation`. Every hit starts at stage `retrieved`.
 
 A hit is only a CANDIDATE, not evidence: the snippet is truncated and ranking can be wrong. \
