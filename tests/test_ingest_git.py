@@ -247,6 +247,9 @@ def test_bad_repository_is_a_clear_error(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidArgument):
         read_git(tmp_path / "file")
+    (tmp_path / "history.bundle").write_text("x")  # a bundle is cloned first: the message says how
+    with pytest.raises(InvalidArgument, match="git clone .*history.bundle DIR"):
+        read_git(tmp_path / "history.bundle")
 
 
 def test_source_name_from_a_github_origin_and_full_resync(repo, tmp_path):

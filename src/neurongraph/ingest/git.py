@@ -76,7 +76,8 @@ class GitRepo:
         if not p.exists():
             raise InvalidArgument(f"no such repository path: {p}")
         if not p.is_dir():
-            raise InvalidArgument(f"{p} is not a directory (expected a git working tree or a bare repository)")
+            hint = f"; a git bundle is read after `git clone {p} DIR`, as DIR" if p.suffix == ".bundle" else ""
+            raise InvalidArgument(f"{p} is not a directory (expected a git working tree or a bare repository){hint}")
         self.path = p.resolve()
         try:
             out = self._git("rev-parse", "--git-dir", check=False)
