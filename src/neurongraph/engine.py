@@ -456,6 +456,9 @@ class Engine:
             self._type_of = np.concatenate([self._type_of, np.full(extra, -1, np.int32)])
             self._event_time = np.concatenate([self._event_time, np.full(extra, np.nan)])
             self._source_of = np.concatenate([self._source_of, np.full(extra, -1, np.int32)])
+        a = self._aggregate  # read lazily, possibly already longer (marks of nodes this engine has not seen yet)
+        if a is not None and n > a.shape[0]:
+            self._aggregate = np.concatenate([a, np.zeros(n - a.shape[0], bool)])
 
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
@@ -832,11 +835,7 @@ class Engine:
         if idx.size > 50_000:
             self._aggregate = None
             return
-        if self._aggregate.shape[0] < self._alive.shape[0]:
-            self._aggregate = np.concatenate(
-                [self._aggregate, np.zeros(self._alive.shape[0] - self._aggregate.shape[0], bool)]
-            )
-        self._aggregate[idx] = False
+        self._aggregate[idx] = False  # sized by _grow, which refresh runs first
         flagged = self.store.node_flags(idx.tolist(), "aggregate")
         if flagged:
             self._aggregate[np.fromiter(flagged, np.int64)] = True

@@ -828,7 +828,6 @@ class SQLiteStore(SharedSQLStore):
         ).fetchall()
         return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
 
-    # -------------------------------------------------------------- meta
     # ------------------------------------------------------------- stats
     def stats(self) -> dict:
         c = self.conn
