@@ -18,7 +18,6 @@ searches *without* feedback (drift: must be identical).
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import Engine, open_engine
+from ..engine import Engine
 from ..errors import InvalidArgument
 from ..ingest import sync_source
 from ..ingest.git import GitRepo
@@ -325,65 +324,10 @@ def run_history_bench(
         ],
     }
     if learning and "ngr" in systems:
+        from .history_learning import _learning  # after this module is loaded: it imports its helpers
+
         result["learning"] = _learning(eng, main, qv, pr_commit, tokens, progress)
     return result
-
-
-def _learning(eng: Engine, pairs: list[Pair], qv: dict, pr_commit: dict, tokens: dict, progress) -> dict:
-    """Feedback on the earlier 70% of questions, scored on the later 30%, on copies of the store."""
-    cut = int(len(pairs) * LEARN_SPLIT)
-    past, future = pairs[:cut], pairs[cut:]
-    if not past or not future:
-        return {"skipped": "too few pairs for a 70/30 split"}
-    out: dict[str, Any] = {"past": len(past), "future": len(future)}
-    with tempfile.TemporaryDirectory(prefix="ngr-hist-learn-") as tmp:
-        rankings = {}
-        for mode in ("feedback", "no-feedback"):
-            db = Path(tmp) / f"{mode}.db"
-            eng.store.copy_to(db)
-            copy = open_engine(db, eng.embedder, eng.config)
-            try:
-
-                def score(copy: Engine = copy) -> list[list[str]]:
-                    return [
-                        _canonical(
-                            [
-                                h.id
-                                for h in copy.search(
-                                    p.query, config=_config(copy, p, {}), qvec=qv[id(p)], record=False
-                                ).hits
-                            ],
-                            pr_commit,
-                            p.fix,
-                        )
-                        for p in future
-                    ]
-
-                before = score()
-                used = 0
-                for k, p in enumerate(past):
-                    res = copy.search(p.query, config=_config(copy, p, {}), qvec=qv[id(p)], record=True)
-                    hits = {h.id for h in res.hits}
-                    if mode == "feedback":
-                        gold = [h for h in hits if pr_commit.get(h, h) in set(p.origins)]
-                        for g in gold:
-                            copy.record_source_use(res.trace_id, [(g, s) for s in ("selected", "validated", "used")])
-                            used += 1
-                    if progress:
-                        progress(f"learning ({mode})", k + 1, len(past))
-                after = score()
-            finally:
-                copy.close()
-            rankings[mode] = (before, after)
-            if mode == "feedback":
-                out["used_reports"] = used
-                out["before"] = _metrics(before, future, tokens)
-                out["after"] = _metrics(after, future, tokens)
-                out["delta_recall@10"] = out["after"]["recall@10"] - out["before"]["recall@10"]
-                out["delta_mrr"] = out["after"]["mrr"] - out["before"]["mrr"]
-        b, a = rankings["no-feedback"]
-        out["drift_changed_rankings"] = sum(1 for x, y in zip(b, a) if x != y)
-    return out
 
 
 def markdown_table(result: dict) -> str:
