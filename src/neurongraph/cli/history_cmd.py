@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -34,13 +35,15 @@ from .common import (
     ctx_of,
     err,
     handled,
+    int_option,
+    json_opt,
     open_engine,
     out,
     print_json,
     quiet_model_loading,
 )
 
-__all__ = ["ingest_source", "print_summary", "bench_history", "SOURCE_KINDS"]
+__all__ = ["ingest_source", "print_summary", "bench_history", "bench_code", "SOURCE_KINDS"]
 
 SOURCE_KINDS = ("git", "github", "markdown")
 _STAGES = {"reading": "reading {kind}", "embedding": "embedding new text", "writing": "writing (one transaction)"}
@@ -216,3 +219,52 @@ def bench_history(
                 f"{lr['drift_changed_rankings']} changed rankings",
                 markup=False,
             )
+
+
+def _bench_store(db: str | None, name: str, model_id: str) -> str:
+    """The benchmark store: ``--db``, else the history benchmarks' cache file for this repository and model."""
+    if db:
+        return check_db_path(db)
+    cache = Path(".ngr/bench/history")
+    cache.mkdir(parents=True, exist_ok=True)
+    return str(cache / f"{name}-{model_id.replace(':', '_').replace('/', '_')}.db")
+
+
+def bench_code(
+    ctx: typer.Context,
+    repo: Path = typer.Option(..., "--repo", help="A git repository with its code (working tree or bare)."),
+    db: str | None = typer.Option(
+        None,
+        "--db",
+        help="Store to build/reuse (default: the history benchmark's cache file for this repository and model).",
+    ),
+    n: str = typer.Option("200", "--n", metavar="N", help="Identifiers to sample."),
+    seed: str = typer.Option("0", "--seed", metavar="S", help="Sampling seed."),
+    out_file: Path | None = typer.Option(None, "--out", help="Write the full JSON (with per-identifier ranks) here."),
+    as_json: bool = json_opt(),
+) -> None:
+    """Which commit introduced X? Identifiers sampled from the code at HEAD, gold from `git log -S`.
+
+    Asks `which commit introduced X` and plain `X` with what `ngr search` runs with no flags; scores
+    rank 1, recall@5 and MRR (docs/benchmarks.md, "Real history: code").
+    """
+    from ..bench import code_bench as bc  # lazy: benchmark code loads only when a benchmark runs
+    from ..ingest.git import GitRepo
+
+    c = ctx_of(ctx)
+    with handled(as_json):
+        if not repo.exists():
+            raise CliError("file_not_found", f"no such repository: {repo}")
+        count, s = int_option(n, "--n"), int_option(seed, "--seed")
+        quiet_model_loading()
+        emb = c.make_embedder()
+        path = _bench_store(db, GitRepo(repo).name, emb.model_id)
+        with open_engine(c, path, embedder=emb) as eng, _stage_progress(transient=True) as prog:
+            res = bc.run_code_bench(repo, eng, n=count, seed=s, progress=_stage_reporter(prog, "git"))
+        res["db"] = path
+        if out_file:
+            out_file.write_text(json.dumps(res, indent=2))
+    if as_json:
+        print_json({k: v for k, v in res.items() if k != "per_identifier"} if not out_file else res)
+    else:
+        out.print(bc.markdown_table(res), markup=False)

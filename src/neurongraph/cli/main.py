@@ -53,7 +53,7 @@ from .common import (
 )
 from .common import print_json as _print_json  # noqa: F401  (tests import it from here)
 from .feedback import bench_learning, feedback_app, trace_command, traces_app
-from .history_cmd import SOURCE_KINDS, bench_history, ingest_source, print_summary
+from .history_cmd import SOURCE_KINDS, bench_code, bench_history, ingest_source, print_summary
 from .mcp_cmd import mcp_command
 from .migrate_cmd import migrate_command
 from .schema_cmd import neighbors_command, schema_app
@@ -1073,6 +1073,7 @@ app.add_typer(schema_app, name="schema")
 app.command("neighbors")(neighbors_command)
 app.command("trace")(trace_command)
 bench_app.command("learning")(bench_learning)
+bench_app.command("code")(bench_code)
 app.command("ask")(ask_command)
 app.command("cypher")(cypher_command)
 bench_app.command("ask")(bench_ask)
