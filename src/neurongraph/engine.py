@@ -949,7 +949,7 @@ class Engine:
         inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=self.vectors,
-            graph=self.graph,
+            graph=self.learned_graph(qvec),  # base graph + learned weights near this query (learning)
             rel_ids=self._rel_ids,
             allowed=allowed,
             extra_sources=extra,
@@ -1104,6 +1104,11 @@ class Engine:
     def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
         """Decayed, query-conditioned activation per node index (see ``Learning.node_priming``)."""
         return self.learning.node_priming(qvec, self._alive.shape[0])
+
+    def learned_graph(self, qvec: np.ndarray | None = None) -> GraphArrays:
+        """The graph a search for ``qvec`` walks: ``self.graph`` itself unless edges learned for near
+        questions add their learned part (see ``Learning.conditioned_graph``, docs/learning.md)."""
+        return self.learning.conditioned_graph(qvec, self._alive.shape[0]) or self.graph
 
     # relation schema (schema/api.py: Schema)
     schema_atomic = _via("schema", "atomic")

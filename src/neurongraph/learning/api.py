@@ -23,8 +23,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..graph.arrays import GraphArrays
+from ..graph.learned import LearnedView
 from ..store.base import Store
-from .decay import decayed, effective_weight
+from .contextual import EdgeContext
+from .decay import decayed
 from .errors import IdempotencyConflict, InvalidArgument, SourceNotUsed
 from .ledger import EdgeBook, Ledger
 from .policy import OUTCOMES, STAGES, USED, LearningPolicy, OutcomePolicy
@@ -69,7 +71,9 @@ class Learning:
         # (store seq, idx, activation, activation_at, use nodes, their queries, query vectors once embedded)
         self._priming_cache: tuple | None = None
         self._plastic_cache: tuple | None = None  # (store seq, eid, base, plastic, plastic_at, dormant)
-        self._decay_applied: tuple | None = None  # (store seq, now) of the last lazy weight refresh
+        self._decay_applied: tuple | None = None  # (store seq, graph version) of the last push of base weights
+        self._edge_context: tuple | None = None  # (store seq, EdgeContext, its query matrix or None)
+        self._qvec_cache: dict[str, np.ndarray] = {}  # learning query text -> vector (queries never change)
 
     # ------------------------------------------------------------ policy and clock
     @property
@@ -92,7 +96,7 @@ class Learning:
             led.set_meta(_HL_KEYS[1], policy.activation_half_life_s)
             self.store.next_seq()  # every process re-reads effective weights
         self._learning_policy = policy
-        self._priming_cache = self._plastic_cache = self._decay_applied = None
+        self._priming_cache = self._plastic_cache = self._decay_applied = self._edge_context = None
         self._refresh()
 
     def _now(self) -> float:
@@ -158,17 +162,24 @@ class Learning:
     def _credit_paths(
         self, book: EdgeBook, hit: dict, node: str, delta: float, kind: str, diminish: bool = False
     ) -> None:
-        """Reinforce each stored explanation path of ``hit`` (zero-hop paths hold no edge: nothing)."""
+        """Reinforce the last hop of each stored explanation path of ``hit``: the edge that reached the used
+        source (issue 26: credit goes to the source, not to the hub the path crossed on the way; zero-hop
+        paths hold no edge: nothing).  Searches apply it only towards ``node`` (graph/learned.py)."""
         w_max = self.learning_policy.w_max
+        seen: set[int] = set()
         for path in hit.get("paths") or []:
-            for e in path.get("edges") or []:
-                eid = book.resolve(e["src"], e["rel"], e["dst"])
-                if eid is None:  # a metadata link, or an edge deleted since the search
-                    continue
-                s = book.state(eid)
-                d = diminishing(delta, s.count) if diminish else delta
-                old = s.weight(book.now, book.hl)
-                book.set_weight(eid, bounded_increase(old, d, w_max), node, kind, count_delta=1)
+            edges = path.get("edges") or []
+            if not edges:
+                continue
+            e = edges[-1]
+            eid = book.resolve(e["src"], e["rel"], e["dst"])
+            if eid is None or eid in seen:  # a metadata link, an edge deleted since the search, or credited
+                continue
+            seen.add(eid)
+            s = book.state(eid)
+            d = diminishing(delta, s.count) if diminish else delta
+            old = s.weight(book.now, book.hl)
+            book.set_weight(eid, bounded_increase(old, d, w_max), node, kind, count_delta=1)
 
     def _co_use(
         self, book: EdgeBook, led: Ledger, trace: dict, stages: dict, fresh: list[str], pol: LearningPolicy
@@ -458,21 +469,57 @@ class Learning:
         return out
 
     def _query_vectors(self, queries: list[str]) -> np.ndarray:
+        """Vectors of learning queries; each text is embedded once per process (a store change re-reads
+        the ledgers, not the vectors)."""
         if self._embed is None:
-            raise InvalidArgument("query-conditioned priming needs an embedder: build Learning(store, embed=...)")
-        return self._embed(queries)
+            raise InvalidArgument("query-conditioned learning needs an embedder: build Learning(store, embed=...)")
+        cache = self._qvec_cache
+        todo = list(dict.fromkeys(q for q in queries if q not in cache))
+        if todo:
+            cache.update(zip(todo, np.asarray(self._embed(todo), np.float32)))
+        if not queries:
+            return np.zeros((0, 0), np.float32)
+        return np.stack([cache[q] for q in queries]).astype(np.float32, copy=False)
+
+    def conditioned_graph(self, qvec: np.ndarray | None, n_nodes: int = 0) -> GraphArrays | None:
+        """The graph this query walks: the base graph with the learned weights of edges whose learning
+        queries are near ``qvec`` added (graph/learned.py ``LearnedView``).  Unrelated queries, and every
+        search before anything was learned, get the graph itself.  None without a graph."""
+        if self._graph is None:
+            return None
+        seq, now = self.store.current_seq(), self._now()
+        self._apply_weight_decay(seq, now)
+        graph = self._graph()
+        if qvec is None:
+            return graph
+        if self._edge_context is None or self._edge_context[0] != seq:
+            _, eid, _, plastic, at, dormant = self._plastic_cache or (seq, *self.store.ledgers.plastic_edges())
+            live = {int(e): (float(p), float(a)) for e, p, a, d in zip(eid, plastic, at, dormant) if p != 0 and not d}
+            ctx = EdgeContext.build(self.store.ledgers.learned_edge_queries() if live else [], live)
+            self._edge_context = (seq, ctx, None)
+        _, ctx, qmat = self._edge_context
+        if len(ctx) == 0:
+            return graph
+        if qmat is None:  # embedded on the first search after a change (texts seen before come from memory)
+            qmat = self._query_vectors(ctx.queries)
+            self._edge_context = (seq, ctx, qmat)
+        pol = self.learning_policy
+        ov = ctx.overlay(
+            qmat, qvec, pol.priming_min_query_sim, now, pol.plastic_half_life_s, max(n_nodes, graph.n_nodes)
+        )
+        return graph if ov is None else LearnedView(graph, ov)
 
     def _apply_weight_decay(self, seq: int, now: float) -> None:
+        """Keep the in-memory graph at the *base* weights of learned edges (0 while dormant): the change feed
+        brings effective weights, but a learned part belongs only to the questions it was learned for and
+        is added per search (``conditioned_graph``), decayed to that moment.  Once per store change."""
         if self._plastic_cache is None or self._plastic_cache[0] != seq:
             self._plastic_cache = (seq, *self.store.ledgers.plastic_edges())
         _, eid, base, plastic, at, dormant = self._plastic_cache
-        if eid.size == 0:
+        if eid.size == 0 or self._graph is None:
+            return  # nothing learned, or no in-memory graph to keep in step (a bare store)
+        graph = self._graph()
+        if self._decay_applied == (seq, id(graph), graph.version):
             return
-        hl = self.learning_policy.plastic_half_life_s
-        last = self._decay_applied
-        if last is not None and last[0] == seq and now - last[1] < hl / 1000:
-            return  # weights move < 0.07 % between applications: don't churn the graph per search
-        if self._graph is None:
-            return  # no in-memory graph to keep in step (a bare store: readers decay lazily themselves)
-        self._graph().set_weights(eid, effective_weight(base, plastic, at, dormant, hl, now))
-        self._decay_applied = (seq, now)
+        graph.set_weights(eid, np.where(dormant != 0, 0.0, base))
+        self._decay_applied = (seq, id(graph), graph.version)

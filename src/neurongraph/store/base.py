@@ -239,6 +239,12 @@ class LedgerTables(ABC):
         """(node id, query text) of every use of an active node: what query-conditioned priming compares to."""
 
     @abstractmethod
+    def learned_edge_queries(self) -> list[tuple[int, str, int, int, str]]:
+        """``(eid, kind, credited node idx, edge dst idx, query text)`` of every change not reversed that
+        reinforced an edge still carrying a plastic part (kinds path, co_use, confirm), distinct: which
+        questions each learned edge was learned for (contextual plasticity, learning/contextual.py)."""
+
+    @abstractmethod
     def set_activations(self, rows: list[tuple[int, float, float | None]]) -> None:
         """Overwrite ``(idx, activation, activation_at)`` (explicit decay)."""
 

@@ -217,6 +217,14 @@ class SQLiteLedgers(LedgerTables):
             " WHERE ts.stage = 3 AND s.activation > 0"
         ).fetchall()
 
+    def learned_edge_queries(self) -> list[tuple[int, str, int, int, str]]:
+        return self.c.execute(
+            "SELECT DISTINCT w.eid, w.kind, n.idx, e.dst, t.query FROM weight_changes w"
+            " JOIN traces t ON t.id = w.trace_id JOIN edges e ON e.eid = w.eid JOIN nodes n ON n.id = w.node_id"
+            " WHERE w.kind IN ('path', 'co_use', 'confirm') AND w.reversed_by IS NULL AND e.plastic != 0"
+            " ORDER BY w.eid, n.idx, t.query"
+        ).fetchall()
+
     def set_activations(self, rows: list[tuple[int, float, float | None]]) -> None:
         self.c.executemany(
             "UPDATE node_stats SET activation = ?, activation_at = ? WHERE node_idx = ?",
