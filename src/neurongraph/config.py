@@ -53,6 +53,7 @@ LEGACY_OPTIONS: dict[str, type[Channel]] = {
 _LEGACY_ORDER = ("channel", "max_depth", "direction", "reverse_weight", "depth_decay", "min_act")
 _LEGACY_ORDER_2 = ("beam_width", "beam_mode", "beam_min_sim", "ppr_damping", "strategy")
 
+_TYPE_LISTS = ("query_types", "result_types", "entry_types", "exclude_types", "structural_types")
 _COUNTS = ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "explain_paths", "priming_scope")
 _WEIGHTS = (
     "lexical_weight",
@@ -94,6 +95,10 @@ class SearchConfig:
     priming_scope: int = 50  # ... applied only within the query's top candidates
     result_types: tuple[str, ...] = ()  # only return nodes of these types (empty = all)
     exclude_types: tuple[str, ...] = ("entity",)  # never hits nor entry seeds: linker entities are bridges, not sources
+    # structural nodes carry activation, seed and explain, but are hits only when result_types asks for them or
+    # the query names one exactly (its path or title): a question about a change wants the change, not every
+    # file it touched (issue 25).  Empty = every type may be a hit.  (Linker entities are in exclude_types.)
+    structural_types: tuple[str, ...] = ("file", "directory", "person", "author")
     entry_types: tuple[str, ...] = ()  # only these types enter by BM25/dense and seed (empty = all)
     include_superseded: bool = False  # also return entry revisions that a newer one supersedes
     explain_paths: int = 1  # best paths kept per hit
@@ -117,7 +122,8 @@ class SearchConfig:
     # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)^g), age
     # counted back from as_of/until (else the newest event in the store); S = the share of the store's own
     # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
-    # 20 are known.  Timeless nodes are unchanged; no effect on stores without times.
+    # 20 are known.  A timeless node gets the median factor of the timed candidates (neutral); no effect on
+    # stores without times.
     recency_weight: float = 0.6
     recency_exponent: float = 0.6  # g < 1 tempers S, which is ~0 for every age past the bulk of the gaps
     recency_half_life_days: float = 365.0
@@ -129,6 +135,15 @@ class SearchConfig:
     # a merge commit that merged no pull request repeats the commits it merges, which are nodes of their own,
     # and on files every merge touches it crowds them out (docs/benchmarks.md, "Real history"); 1 = off
     aggregate_weight: float = 0.5
+    # code evidence (retrieval/code_evidence.py, issue 24): the working set (retrieval/changes.py WorkingSet: the
+    # files and old-side lines the agent changes, or its diff) and the identifiers the question names.
+    # final += blame_weight × the share of the changed lines a commit last touched as of the search's time
+    # (blame) + code_weight × the idf-weighted share of the named identifiers a commit added or removed; the
+    # blamed commits also seed the graph at blame_seed_weight × share × the best seed's activation.
+    changes: Any = None  # a WorkingSet (or None); its paths seed the graph like `files`
+    blame_weight: float = 1.0
+    blame_seed_weight: float = 0.5
+    code_weight: float = 0.5
 
     def __post_init__(self) -> None:
         if isinstance(self.channel, str):  # a kind name: that channel with its defaults
@@ -145,7 +160,7 @@ class SearchConfig:
         for m in self.metadata_edges:
             if len(m) != 2 or not all(isinstance(x, str) and x for x in m):
                 raise InvalidArgument(f"metadata_edges entries must be (field, field) pairs, got {m!r}")
-        for name in ("query_types", "result_types", "entry_types", "exclude_types", "recency_relations"):
+        for name in (*_TYPE_LISTS, "recency_relations"):
             object.__setattr__(self, name, check_strings(name, getattr(self, name)))
         self._check_times()
         for name in ("sources", "files"):
@@ -170,6 +185,10 @@ class SearchConfig:
         check_number("repair_weight", self.repair_weight, lo=0, hi=10)
         check_number("authorship_weight", self.authorship_weight, lo=0, hi=10)
         check_number("aggregate_weight", self.aggregate_weight, lo=0, hi=1)
+        for name in ("blame_weight", "blame_seed_weight", "code_weight"):
+            check_number(name, getattr(self, name), lo=0, hi=100)
+        if self.changes is not None and not hasattr(self.changes, "to_dict"):
+            raise InvalidArgument("changes must be a WorkingSet (neurongraph.retrieval.changes), or None")
         hl = self.recency_half_life_days
         if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
             raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")
@@ -264,10 +283,11 @@ class SearchConfig:
                 d.update(self._legacy_channel())
             else:
                 d[f.name] = getattr(self, f.name)
-        for name in ("query_types", "result_types", "entry_types", "exclude_types", "sources", "files"):
+        for name in (*_TYPE_LISTS, "sources", "files"):
             d[name] = list(d[name])
         d["metadata_edges"] = [list(m) for m in self.metadata_edges]
         d["where"] = dict(self.where)
+        d["changes"] = self.changes.to_dict() if self.changes is not None else None
         order = [f.name for f in dataclasses.fields(self)]
         at = order.index("channel")
         order[at : at + 1] = list(_LEGACY_ORDER)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 import time
 import uuid
 import warnings
@@ -26,6 +27,7 @@ from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
 from .index.bm25 import BM25Index, LexicalIndex
+from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex, one_blas_thread
 from .learning.api import Learning
@@ -33,6 +35,8 @@ from .link import Linker, LinkerConfig
 from .link.query import QueryTables
 from .model import MAX_WEIGHT, Edge, Node, content_hash, strict_dumps
 from .query_linker import QueryLinker, link_inputs
+from .retrieval.changes import WorkingSet
+from .retrieval.code_evidence import code_evidence
 from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
 from .schema.api import Schema
@@ -40,10 +44,14 @@ from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_s
 from .store import open_store
 from .store.base import EdgeArrays, Store
 from .store.sqlite import SQLiteStore  # noqa: F401  (ngr.engine.SQLiteStore, as before open_store)
+from .times import to_epoch
 
 __all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
 
 MAX_QUERY_CHARS = 4000
+HIT_META_KEYS = ("sha", "author")  # node metadata a hit shows (Hit.meta; its date comes from the event time)
+_WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key (_named_structural)
+_QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
 
 
 class ReembedRequired(NeuronGraphError):
@@ -65,6 +73,8 @@ class Hit:
     ranks: dict[str, int | None]
     paths: list[dict] = field(default_factory=list)
     seed: bool = False  # a sparse seed of the graph channel (its graph score is its own activation)
+    meta: dict[str, str] = field(default_factory=dict)  # what a reader needs to place it: sha (12), date, author
+    evidence: list[str] = field(default_factory=list)  # code evidence: "last changed lines 120–131 of f.c before this"
 
     @property
     def score(self) -> float:
@@ -80,16 +90,45 @@ class Hit:
             "title": self.title,
             "text": text,
             "seed": self.seed,
+            "meta": self.meta,
+            "evidence": self.evidence,
             "scores": self.scores,
             "ranks": self.ranks,
             "paths": self.paths,
         }
 
-    def explain(self) -> str:
+    def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
+        """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
+        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``."""
+        cfg = cfg or SearchConfig()
+        s = self.scores
+        g = cfg.graph_weight if cfg.uses_graph else 0.0
+        value = (1.0 - g) * s["entry"] + g * s["graph"]
+        text = f"(({1.0 - g:.2f}·entry {s['entry']:.3f} + {g:.2f}·graph {s['graph']:.3f}"
+        if s.get("priming"):
+            value += cfg.priming_weight * s["priming"]
+            text += f" + {cfg.priming_weight:.2f}·primed {s['priming']:.3f}"
+        text += ")"
+        if "recency" in s:
+            value *= s["recency"]
+            why = f"; {int(s['repairs'])} earlier repair(s)" if s.get("repairs") else ""
+            text += f" × recency {s['recency']:.3f}{why}"
+        if "lines_written" in s:
+            factor = 1.0 + cfg.authorship_weight * float(np.log1p(s["lines_written"]))
+            value *= factor
+            text += f" × authorship {factor:.3f} ({s['lines_written']:.0f} lines of the working files)"
+        if "aggregate" in s:
+            value *= s["aggregate"]
+            text += f" × aggregate {s['aggregate']:.2f}"
+        return f"final {s['final']:.3f} = {text}", value
+
+    def explain(self, cfg: SearchConfig | None = None) -> str:
+        """Every factor of the final score (so the line adds up), the entry parts and the best graph path."""
         s = self.scores
         parts = [
-            f"final {s['final']:.3f} from entry {s['entry']:.3f} (lexical {s['lexical']:.3f}, dense {s['dense']:.3f})"
-            f" and graph {s['graph']:.3f}" + (f", primed {s['priming']:.3f}" if s.get("priming") else "")
+            self.formula(cfg)[0],
+            f"entry {s['entry']:.3f} from lexical {s['lexical']:.3f} and dense {s['dense']:.3f}"
+            + (f" ({cfg.fusion} fusion)" if cfg is not None and cfg.fusion != "linear" else ""),
         ]
         for p in self.paths:
             hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
@@ -308,6 +347,7 @@ class Engine:
         self._source_of = np.zeros(0, np.int32)
         self._source_ids: dict[str, int] = {}
         self._aggregate: np.ndarray | None = None  # nodes marked `aggregate` (the aggregate prior), read lazily
+        self._structural_memo: tuple | None = None  # (key, live non-structural nodes): _result_mask
         self._node_epoch = 0  # bumped whenever nodes change: keys the cached metadata-filter masks
         self._where_masks: dict = {}
         self._rel_ids: dict[str, int] = {}
@@ -328,6 +368,9 @@ class Engine:
         # second search (or loaded from the snapshot), off for a store that cannot tokenize (PostgreSQL)
         self.lexical = LexicalIndex(store.lexical_tokens, store.lexical_postings, self._known_rows)
         self._lexical_snapshotted = False  # the last snapshot loaded or saved holds the BM25 arrays
+        # blame and identifier postings from the git ingest's per-commit code facts (index/code_history.py),
+        # read on first use and kept in step with the change feed
+        self.code_history = CodeHistory(self._code_rows)
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
 
@@ -490,6 +533,7 @@ class Engine:
             self._flag_changed(idx)
             self.query_linker.changed(idx)
             self.lexical.changed(idx)
+            self.code_history.changed(idx)
             self.graph.ensure_nodes(self._alive.shape[0])
         if ch.deleted_nodes:
             dead = np.asarray(ch.deleted_nodes, np.int64)
@@ -498,6 +542,7 @@ class Engine:
             self.vectors.remove(dead)
             self.query_linker.changed(None)
             self.lexical.changed(dead)
+            self.code_history.changed(dead)
         if ch.deleted_edges:
             self.graph.remove_edges(ch.deleted_edges)
         e = ch.edges
@@ -749,9 +794,12 @@ class Engine:
         cfg = config or self.config
         if limit is not None:
             overrides["limit"] = limit
+        if "changes" in overrides:  # a diff text, PATH[:A-B] specs or a JSON object: parsed once, here
+            overrides["changes"] = WorkingSet.coerce(overrides["changes"])
         if overrides:
             cfg = cfg.replace(**overrides)
         self.refresh()
+        self._check_result_types(cfg.result_types)
         t0 = time.perf_counter()
         if qvec is None:
             qvec = self.embed_query(query)
@@ -759,6 +807,55 @@ class Engine:
         r = self._rank(query, qvec, cfg)
         r.timings_ms["embed_query"] = t_embed
         return self._result(query, cfg, r, record)
+
+    def _result_mask(self, query: str, cfg: SearchConfig) -> np.ndarray:
+        """Live nodes that may be hits: of ``result_types`` when given; else every type but the structural
+        ones (``structural_types``: files, directories, people), except a structural node the query names."""
+        if cfg.result_types or not cfg.structural_types:
+            return self._type_mask(cfg.result_types)
+        ids = tuple(self._type_ids[t] for t in cfg.structural_types if t in self._type_ids)
+        if not ids:
+            return self._alive
+        key = (ids, self._node_epoch, self._alive.shape[0])
+        memo = self._structural_memo
+        if memo is None or memo[0] != key:  # once per node change, not per search
+            memo = self._structural_memo = (key, self._alive & ~np.isin(self._type_of, ids))
+        named = self._named_structural(query, cfg.structural_types)
+        if not named.size:
+            return memo[1]
+        mask = memo[1].copy()
+        mask[named] = self._alive[named]
+        return mask
+
+    def _named_structural(self, query: str, types: tuple[str, ...]) -> np.ndarray:
+        """Indices of structural nodes the query names exactly: ``<type>:<word>`` ids of its words (a path
+        ``src/x/app.py`` names ``file:src/x/app.py``) and quoted phrases equal to a node's title."""
+        words = {w.strip(_WORD_EDGES) for w in query.split()}
+        words.update(m.strip() for m in _QUOTED.findall(query))
+        words.discard("")
+        present = [t for t in types if t in self._type_ids]
+        if not words or not present:
+            return np.zeros(0, np.int64)
+        found = set(self.store.lookup_idx([f"{t}:{w}" for t in present for w in sorted(words)]).values())
+        for phrase in _QUOTED.findall(query):
+            if phrase.strip():
+                hits = self.store.nodes_titled(phrase.strip(), 20)
+                found.update(self.store.lookup_idx([i for i, t in hits if t in present]).values())
+        idx = np.fromiter(found, np.int64, len(found))
+        return idx[idx < self._alive.shape[0]]
+
+    def _check_result_types(self, types: tuple[str, ...]) -> None:
+        """A ``result_types`` naming no type the store holds would find nothing, silently: an error that
+        lists the store's types instead (``--type pr`` where the type is ``pull_request``)."""
+        if not types or not self._type_ids or any(t in self._type_ids for t in types):
+            return
+        counts = self.store.node_type_counts()
+        listed = ", ".join(f"{t} ({n})" for t, n in counts.items())
+        raise InvalidArgument(
+            f"no node of type {', '.join(repr(t) for t in types)} in this store; its types: {listed or 'none'}",
+            types=list(types),
+            store_types=sorted(counts),
+        )
 
     def _type_mask(self, types: tuple[str, ...]) -> np.ndarray:
         """Live nodes of the given types (all live nodes when ``types`` is empty)."""
@@ -924,13 +1021,30 @@ class Engine:
         )
         return idx, [p for i, p in want.items() if i not in found]
 
+    def _code_rows(self, idxs: list[int] | None):
+        """(idx, type, metadata) of the given nodes (None: every node) for the code-history index."""
+        rows = self.store.iter_nodes() if idxs is None else self.store.nodes_by_idx(idxs).values()
+        for r in rows:
+            yield r.idx, r.type, r.metadata
+
+    def blame(self, path: str, lines: Sequence[int], as_of: float | str | None = None) -> list[str | None]:
+        """The commit (node id) that last touched each old-side line of ``path`` as of ``as_of`` (None: now),
+        from the hunks the git ingest stored (no git run); None where the stored history does not say."""
+        self.refresh()
+        when = to_epoch(as_of) if as_of is not None else None
+        got = self.code_history.blame_lines(path, [int(x) for x in lines], when)
+        ids = self.store.ids_by_idx({int(i) for i in got.tolist() if i >= 0})
+        return [ids.get(int(i)) if i >= 0 else None for i in got.tolist()]
+
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
-        allowed = self._type_mask(cfg.result_types)
+        allowed = self._result_mask(query, cfg)
         visible = self._visible_mask(cfg) if cfg.filtered else None
         if visible is not None:  # filtered nodes are not in the graph at all: no hit, seed or bridge
             allowed = allowed & visible
-        file_idx, unknown_files = self._file_nodes(cfg.files) if cfg.files else (None, [])
+        ws = cfg.changes
+        files = tuple(dict.fromkeys(cfg.files + (ws.paths if ws is not None else ())))
+        file_idx, unknown_files = self._file_nodes(files) if files else (None, [])
         if file_idx is not None and file_idx.size:
             allowed = allowed.copy()
             allowed[file_idx] = False  # the agent's own files seed the search; they are not news to it
@@ -963,6 +1077,7 @@ class Engine:
             recency=self._recency_prior(cfg),
             edge_lines=self._edge_lines,
             aggregate=self._aggregate_mask,
+            code=code_evidence(self.code_history, query, cfg, ws, visible) if "commit" in self._type_ids else None,
         )
         with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)
@@ -1013,8 +1128,10 @@ class Engine:
                     ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
                     paths=paths,
                     seed=n in seed_set,
+                    evidence=r.evidence.get(n, []),
                 )
             )
+        self._hit_meta(hits, [n for n in r.nodes.tolist() if n in rows])
         seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
         trace_id = "tr_" + uuid.uuid4().hex[:20]
         r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
@@ -1041,6 +1158,25 @@ class Engine:
                 }
             )
         return res
+
+    def _hit_meta(self, hits: list[Hit], idx: list[int]) -> None:
+        """Each hit's short sha (12), ISO date (its event time, UTC) and author, where the node has them: the
+        date from the in-memory event times, sha and author read from the store for these nodes only."""
+        values = self.store.node_meta_values(idx, HIT_META_KEYS) if idx else {}
+        t = self._event_time
+        for h, n in zip(hits, idx):
+            m: dict[str, str] = {}
+            v = values.get(n, {})
+            if isinstance(v.get("sha"), str) and v["sha"]:
+                m["sha"] = v["sha"][:12]
+            if n < t.shape[0] and not np.isnan(t[n]):
+                try:
+                    m["date"] = time.strftime("%Y-%m-%d", time.gmtime(float(t[n])))
+                except (OverflowError, OSError, ValueError):  # a time past what the platform can print
+                    pass
+            if isinstance(v.get("author"), str) and v["author"]:
+                m["author"] = v["author"]
+            h.meta = m
 
     def _params_of(self, cfg: SearchConfig) -> tuple[dict, str]:
         """A trace's ``params`` and their JSON, computed once per configuration object (the default one

@@ -19,6 +19,7 @@ from ..graph.strategies import EdgeSource
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
 from .channels import ChannelInput, GraphSignal, run_channel
+from .code_evidence import CodeEvidence
 from .fusion import EntryScores, dense_match, fuse, sorted_union
 from .recency import RecencyPrior
 
@@ -49,6 +50,7 @@ class Ranking:
     paths: dict[int, list[GraphPath]] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     unknown_files: list[str] = field(default_factory=list)  # set by the engine: `files` without a node
+    evidence: dict[int, list[str]] = field(default_factory=dict)  # hit -> code evidence phrases (blame, identifiers)
 
 
 def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -211,6 +213,7 @@ class RankInputs:
     recency: RecencyPrior | None = None
     edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
     aggregate: Callable | None = None  # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
+    code: CodeEvidence | None = None  # blame of the working set's lines and identifier matches (code_evidence.py)
 
     @property
     def overfetch(self) -> int:
@@ -273,6 +276,8 @@ class _Fused:
     rec: np.ndarray | None
     lines: np.ndarray | None = None  # lines each node added to the working files (authorship prior)
     aggregate: np.ndarray | None = None  # which nodes the aggregate prior weighed down (None: none was)
+    blame: np.ndarray | None = None  # share of the working set's changed lines each node last touched
+    code: np.ndarray | None = None  # identifier match (the question's and the diff's identifiers)
 
 
 def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
@@ -419,6 +424,11 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
             overlap = _file_overlap(file_exp, file_spec, x.visible)
         if edge_lines is not None:
             written = _lines_written(file_exp, edge_lines, x.visible)
+    code = x.code
+    if code is not None and cfg.blame_seed_weight > 0 and code.blame.any():
+        # the commits that last touched the changed lines seed the graph (their PRs, the issues they fix)
+        on = code.blame > 0
+        seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, code.nodes[on], cfg.blame_seed_weight, code.blame[on])
     return seeds, seed_acts, overlap, written
 
 
@@ -450,7 +460,9 @@ def _fuse_step(
     e = ent.e
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
-    u = _Union.of(e.nodes, graph_nodes)
+    code = x.code
+    reached = sorted_union(graph_nodes, code.nodes) if code is not None else graph_nodes
+    u = _Union.of(e.nodes, reached)
     nodes, in_e = u.nodes, u.in_e
     entry = u.take(e.match)  # the final ranking uses the corpus-anchored query match
     dense = u.take(e.dense_abs)
@@ -498,7 +510,14 @@ def _fuse_step(
             final = np.where(agg, final * cfg.aggregate_weight, final)
         else:
             agg = None
-    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg)
+    blame = code_score = None
+    if code is not None:
+        # code evidence is added after the priors: the commit that wrote the changed lines is the likely
+        # subject however old it is (SZZ), and the text/graph score orders the blamed commits among themselves
+        blame = _values_at(code.nodes, code.blame, nodes)
+        code_score = _values_at(code.nodes, code.code, nodes)
+        final = final + cfg.blame_weight * blame + cfg.code_weight * code_score
+    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg, blame, code_score)
 
 
 def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
@@ -561,6 +580,9 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
         scores["lines_written"] = f.lines[keep]  # the authorship prior's input: lines added to the working files
     if f.aggregate is not None:  # the aggregate prior's factor (1 for a node that is not an aggregate)
         scores["aggregate"] = np.where(f.aggregate[keep], cfg.aggregate_weight, 1.0)
+    if f.blame is not None and f.code is not None:  # code evidence (added to final: blame_weight, code_weight)
+        scores["blame"] = f.blame[keep]
+        scores["code"] = f.code[keep]
     ranks = {
         "lexical": u.take(e.lex_rank, 0, at=keep),
         "dense": u.take(e.dense_rank, 0, at=keep),
@@ -571,4 +593,7 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     out_nodes = u.nodes[keep]
     paths = _explain_step(sig, cfg, out_nodes, scores["graph"])
     timings["fuse"] = (time.perf_counter() - t3) * 1000
-    return Ranking(out_nodes, scores, ranks, seeds, paths, timings)
+    evidence = {}
+    if x.code is not None and x.code.why:
+        evidence = {n: x.code.why[n] for n in out_nodes.tolist() if n in x.code.why}
+    return Ranking(out_nodes, scores, ranks, seeds, paths, timings, evidence=evidence)
