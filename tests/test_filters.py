@@ -160,7 +160,9 @@ def snapshot_results(eng):
     out = {}
     for q in GOLDEN_QUERIES:
         for ch in CHANNELS:
-            res = eng.search(q, limit=8, channel=ch, record=False, recency_weight=0.0, repair_weight=0.0)
+            res = eng.search(
+                q, limit=8, channel=ch, record=False, recency_weight=0.0, repair_weight=0.0, structural_types=()
+            )
             out[f"{q}|{ch}"] = [
                 [h.id, {k: float(v) for k, v in h.scores.items()}, h.ranks, [p["nodes"] for p in h.paths], h.seed]
                 for h in res.hits
@@ -172,8 +174,8 @@ def snapshot_results(eng):
 def test_unfiltered_results_are_bit_for_bit_those_of_the_engine_before_filters(eng):
     """tests/filters_golden.json was written by the engine before filters existed (same corpus, same
     queries, every channel); without a filter every id, rank, path and score is exactly equal.  (The
-    recency and repair priors, added after, are switched off here; test_recency and test_repair_prior cover
-    them.)"""
+    recency and repair priors and the structural-types rule, added after, are switched off here;
+    test_recency, test_repair_prior and test_search_as_user cover them.)"""
     golden = json.loads((Path(__file__).parent / "filters_golden.json").read_text())
     assert json.loads(json.dumps(snapshot_results(eng))) == golden
 
@@ -235,7 +237,9 @@ def test_as_of_a_later_node_is_no_seed_even_when_it_matches_best(eng):
 
 
 def test_nodes_without_a_time_are_always_visible(eng):
-    before_all = eng.search("page cache redis caching guide", limit=10, as_of=T0 - 1, record=False)
+    before_all = eng.search(  # files as hits too (structural_types=()): they are the timeless nodes here
+        "page cache redis caching guide", limit=10, as_of=T0 - 1, record=False, structural_types=()
+    )
     assert set(ids(before_all)) <= {"wiki:cache", "file:src/cache.py", "file:src/boot.py"}
     assert {"wiki:cache", "file:src/cache.py"} <= set(ids(before_all))
 

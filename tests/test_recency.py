@@ -1,5 +1,6 @@
 """The recency prior: among otherwise equal nodes with event times, the more recent one (relative to
-as_of, else the newest event in the store) ranks first; timeless nodes and stores are unaffected."""
+as_of, else the newest event in the store) ranks first; a timeless node gets the timed candidates' median
+factor (neutral); stores without times are unaffected."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def test_newer_wins_a_tie_and_timeless_is_neutral(eng):
     assert "future" not in order  # as_of hides it
     assert order.index("new") < order.index("old")
     s = {h.id: h.scores for h in res.hits}
-    assert s["page"].get("recency", 1.0) == 1.0  # no time: factor 1
+    # no time: neutral, the median factor of the timed candidates (factor 1 lifted timeless nodes above all)
+    assert s["page"]["recency"] == pytest.approx((s["new"]["recency"] + s["old"]["recency"]) / 2)
     # no repair edges in this store: the configured half-life shapes the prior
     # (defaults: weight 0.6, exponent 0.6 — the age part is (1-w) + w·S^g)
     assert s["new"]["recency"] == pytest.approx(0.4 + 0.6 * (0.5 ** (100 / 365)) ** 0.6)

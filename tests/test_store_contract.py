@@ -15,7 +15,7 @@ import threading
 import numpy as np
 import pytest
 
-from neurongraph.errors import UnknownNode
+from neurongraph.errors import InvalidArgument, UnknownNode
 from neurongraph.learning import Learning
 from neurongraph.model import Edge, Node
 from neurongraph.store.base import Store
@@ -508,3 +508,34 @@ def test_ingest_bookkeeping_owned_rows_and_pending_edges(store):
     with store.transaction():
         assert store.take_pending_edges(["later"]) == [{"src": "page", "rel": "links", "dst": "later"}]
     assert store.pending_edge_count() == 0
+
+
+def test_hit_metadata_values_and_short_id_resolution(store):
+    """A hit's sha and author are read for the given nodes only (scalars; a key a node lacks is absent), and a
+    short sha resolves to the one node whose id starts with it (issue 25)."""
+    sha_a, sha_b = "abc1234" + "0" * 33, "abc1239" + "f" * 33
+    store.upsert_nodes(
+        [
+            Node("commit:" + sha_a, "commit", "a", "", {"sha": sha_a, "author": "Ada", "time": 5, "files": [1]}),
+            Node("commit:" + sha_b, "commit", "b", "", {"sha": sha_b}),
+            Node("file:x.py", "file", "x.py", ""),
+        ]
+    )
+    ia, ib, ix = (_idx(store, i) for i in ("commit:" + sha_a, "commit:" + sha_b, "file:x.py"))
+    got = store.node_meta_values([ia, ib, ix, 10**9], ("sha", "author", "time"))
+    assert got == {ia: {"sha": sha_a, "author": "Ada", "time": 5}, ib: {"sha": sha_b}, ix: {}}
+    assert store.node_meta_values([], ("sha",)) == {} and store.node_meta_values([ia], ()) == {}
+    with pytest.raises(InvalidArgument):
+        store.node_meta_values([ia], ("bad key",))
+    assert store.resolve_node_id("file:x.py") == "file:x.py"
+    assert store.resolve_node_id("abc12340") == "commit:" + sha_a  # bare hex, 7+ digits
+    assert store.resolve_node_id("commit:abc1239") == "commit:" + sha_b
+    assert store.resolve_node_id("ABC1239F") == "commit:" + sha_b  # git prints lower case; either is accepted
+    with pytest.raises(UnknownNode):
+        store.resolve_node_id("abc123")  # 6 digits: too short for a bare sha
+    with pytest.raises(UnknownNode):
+        store.resolve_node_id("commit:ffff")
+    with pytest.raises(InvalidArgument) as amb:
+        store.resolve_node_id("commit:abc123")  # both start with it
+    assert amb.value.details["candidates"] == sorted(["commit:" + sha_a, "commit:" + sha_b])
+    assert "ambiguous" in str(amb.value)

@@ -9,9 +9,12 @@ edges (``fixes``, ``follows_up``, ``reverts`` — developers' own statements of 
 later one is about), counting only repairs made before the search's "now" (no look-ahead).  The factor
 for a node of age ``a`` is ``(1-w) + w·S(a)^g``, ``S`` the share of observed gaps at least ``a`` long.
 With fewer than ``MIN_OBSERVED`` such gaps it falls back to a half-life: ``S(a) = 0.5^(a / half-life)``.
-Timeless nodes get factor 1.  The exponent ``g`` < 1 tempers the prior: ``S`` falls to nearly 0 past the
-bulk of a fast-moving project's gaps (mypy: median 3 days), where it could no longer tell a 30-day-old
-candidate from a 3,000-day-old one; ``S^g`` keeps that order (docs/benchmarks.md, "What helped" 6).
+A timeless node (a file, a person) gets the median factor of the timed nodes it is ranked with: neutral,
+neither lifted above the typical change for lacking a time (factor 1 did that: on real histories files
+outranked the commits a question was about) nor sunk below it.  The exponent ``g`` < 1 tempers the prior:
+``S`` falls to nearly 0 past the bulk of a fast-moving project's gaps (mypy: median 3 days), where it could
+no longer tell a 30-day-old candidate from a 3,000-day-old one; ``S^g`` keeps that order (docs/benchmarks.md,
+"What helped" 6).
 
 The same edges carry a second, independent prior: a change that already needed a repair is more likely
 to need another (on iproute2, 156 of 562 fixes name an origin that an earlier fix had already named).
@@ -83,7 +86,8 @@ class RecencyPrior:
     exponent: float = 1.0  # g: the age part is (1-w) + w·S(age)^g
 
     def factor(self, t: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
-        """``((1-w) + w·S(age)^g) · (1 + r·ln(1 + repairs before now))`` per node (NaN time: age part 1)."""
+        """``((1-w) + w·S(age)^g) · (1 + r·ln(1 + repairs before now))`` per node (NaN time: the age part is
+        the median of the timed nodes' in ``t``; 1 when none is timed)."""
         out = self._age_factor(t)
         if self.repair_weight and self.repairs is not None and nodes is not None:
             out = out * (1.0 + self.repair_weight * np.log1p(self.repairs.repairs_before(nodes, self.ref)))
@@ -102,6 +106,8 @@ class RecencyPrior:
         if self.exponent != 1.0:
             surv = surv**self.exponent
         out[timed] = (1.0 - self.weight) + self.weight * surv
+        if not timed.all():  # neutral: what the typical timed node it competes with gets
+            out[~timed] = float(np.median(out[timed]))
         return out
 
     def describe(self) -> dict:

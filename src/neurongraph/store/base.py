@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, UnknownNode
 from ..model import Edge, Node, body_of
 
 __all__ = [
@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 _META_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_BARE_SHA = re.compile(r"[0-9a-fA-F]{7,64}")  # a short commit sha given without its "commit:" prefix
+_HEX_KEY = re.compile(r"[0-9a-fA-F]{4,64}")  # the key of a short ``commit:abc1`` id
 
 
 def check_meta_key(key: str) -> str:
@@ -472,6 +474,40 @@ class Store(ABC):
         """Which node indices carry ``metadata[key] == true`` (JSON true, nothing else): of ``idxs``, or of
         every node with ``None``.  Why: the aggregate prior reads which nodes an ingest marked ``aggregate`` (a
         merge commit that only repeats the commits it merges): all of them once per engine, then the changed."""
+
+    @abstractmethod
+    def node_meta_values(self, idxs: Iterable[int], keys: Sequence[str]) -> dict[int, dict[str, Any]]:
+        """``{idx: {key: value}}`` of the given metadata keys (scalars; a key a node lacks is absent) for the
+        given nodes only.  Why: a search shows each hit's sha and author without reading whole metadata."""
+
+    def resolve_node_id(self, text: str, candidates: int = 5) -> str:
+        """The node id ``text`` names: the id itself; else, for a short sha (``commit:abc123``, at least 4
+        hex digits after the type, or a bare ``abc1234``, at least 7, read as ``commit:abc1234``), the one node
+        whose id starts with it.  No such node is ``UnknownNode``; several are ``InvalidArgument`` naming up
+        to ``candidates`` of them.  Why: people copy the short shas git prints."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidArgument("a node id must be a non-empty string")
+        text = text.strip()
+        if self.lookup_idx([text]):
+            return text
+        kind, sep, key = text.partition(":")
+        if not sep and _BARE_SHA.fullmatch(text):
+            prefix = "commit:" + text.lower()
+        elif sep and kind and _HEX_KEY.fullmatch(key):
+            prefix = f"{kind}:{key.lower()}"
+        else:
+            raise UnknownNode(f"no node with id {text!r}", node_id=text)
+        rows = self.ids_with_prefix(prefix, candidates + 1)
+        if not rows:
+            raise UnknownNode(f"no node with id {text!r} (nor one starting with {prefix!r})", node_id=text)
+        if len(rows) > 1:
+            shown = [r[0] for r in rows[:candidates]]
+            more = " and more" if len(rows) > candidates else ""
+            raise InvalidArgument(
+                f"{text!r} is ambiguous: {', '.join(shown)}{more}; give more of the id",
+                candidates=shown,
+            )
+        return rows[0][0]
 
     @abstractmethod
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:

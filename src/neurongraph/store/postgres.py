@@ -26,7 +26,7 @@ import re
 import struct
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -435,6 +435,19 @@ class PostgresStore(SharedSQLStore):
         # node metadata is text (kept byte for byte): parsed here, for the given rows only
         rows = self._all(f"SELECT idx FROM nodes WHERE idx = ANY(%s) AND {flag}", (want, key, key))
         return {int(r[0]) for r in rows}
+
+    def node_meta_values(self, idxs: Iterable[int], keys: Sequence[str]) -> dict[int, dict[str, Any]]:
+        keys = [check_meta_key(k) for k in keys]
+        want = sorted({int(i) for i in idxs})
+        if not keys or not want:
+            return {}
+        # jsonb values (psycopg decodes them): numbers stay numbers; the metadata text is parsed for these rows only
+        cols = ", ".join("metadata::jsonb -> %s" for _ in keys)
+        rows = self._all(f"SELECT idx, {cols} FROM nodes WHERE idx = ANY(%s)", (*keys, want))
+        return {
+            int(r[0]): {k: v for k, v in zip(keys, r[1:]) if v is not None and not isinstance(v, (dict, list))}
+            for r in rows
+        }
 
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
         ids = list(ids)

@@ -12,10 +12,11 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -289,6 +290,18 @@ class SQLiteStore(SharedSQLStore):
         for part in chunks([int(i) for i in idxs]):
             q = f"SELECT idx FROM nodes WHERE idx IN ({marks(len(part))}) AND json_type(metadata, ?) = 'true'"
             out.update(int(r[0]) for r in self.conn.execute(q, [*part, path]))
+        return out
+
+    def node_meta_values(self, idxs: Iterable[int], keys: Sequence[str]) -> dict[int, dict[str, Any]]:
+        keys = [check_meta_key(k) for k in keys]
+        out: dict[int, dict[str, Any]] = {}
+        if not keys:
+            return out
+        cols = ", ".join(f"json_extract(metadata, '$.{k}')" for k in keys)  # identifiers only: checked above
+        for part in chunks(sorted({int(i) for i in idxs})):
+            q = f"SELECT idx, {cols} FROM nodes WHERE idx IN ({marks(len(part))})"
+            for r in self.conn.execute(q, part):
+                out[int(r[0])] = {k: v for k, v in zip(keys, r[1:]) if v is not None}  # (objects: JSON text)
         return out
 
     def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
