@@ -622,11 +622,21 @@ def _short(title: str) -> str:
     return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
 
 
+def _shown_id(h: dict) -> str:
+    """A hit's id as the table shows it: a commit by its short sha (every command taking an id resolves it)."""
+    sha = (h.get("meta") or {}).get("sha")
+    if sha and h["id"].startswith("commit:") and h["id"][7:].startswith(sha):
+        return "commit:" + sha
+    return h["id"]
+
+
 def _hits_table(hits: list[dict], title: str | None) -> None:
     t = Table(title=title, show_lines=False)
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("id", overflow="fold", max_width=28)
     t.add_column("type", overflow="fold", max_width=10)
+    t.add_column("date", no_wrap=True)
+    t.add_column("author", overflow="ellipsis", max_width=18, no_wrap=True)
     t.add_column("title", overflow="fold", ratio=1)
     for name in ("final", "entry", "graph"):
         t.add_column(name, justify="right", no_wrap=True)
@@ -637,10 +647,13 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
         if h.get("paths"):
             p = h["paths"][0]
             via = f"{len(p['edges'])} hop(s) from {p['nodes'][0]}" if p["edges"] else "seed"
+        meta = h.get("meta") or {}
         t.add_row(
             str(h.get("rank", k)),
-            escape(h["id"]),
+            escape(_shown_id(h)),
             escape(h["type"]),
+            meta.get("date", ""),
+            escape(meta.get("author", "")),
             escape(_short(h["title"])),
             f"{s['final']:.3f}",
             f"{s['entry']:.3f}",
@@ -653,7 +666,9 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
 def _print_explained(res) -> None:
     for k, h in enumerate(res.hits, 1):
         out.print(f"[bold]{k}. {escape(h.id)}[/] [dim]({escape(h.type)})[/] {escape(h.title)}")
-        for line in h.explain().splitlines():
+        if h.meta:
+            out.print(f"     [dim]{escape('  '.join(h.meta[f] for f in ('sha', 'date', 'author') if f in h.meta))}[/]")
+        for line in h.explain(res.config).splitlines():
             out.print(f"     {escape(line)}")
 
 
