@@ -10,7 +10,8 @@ owns its own and nothing outlives the engine that started it:
   ``PR_SET_PDEATHSIG = SIGKILL``, so the kernel kills it when the parent goes.  The death signal follows
   the *thread* that forked, so every child is forked from one long-lived spawner thread.
 
-The server gets no TCP port (``--port 0``), a socket in a fresh ``0700`` directory, no persistence,
+The server gets no TCP port (``--port 0``), a socket in a fresh ``0700`` directory, no automatic saves
+(the projection asks for one ``SAVE`` into its cache folder, see :mod:`.projection`),
 an empty import folder (``LOAD CSV FROM 'file://…'`` reads nothing) and caps that a query cannot lift:
 ``TIMEOUT_MAX`` (a query's own ``TIMEOUT`` may only be lower), ``RESULTSET_SIZE``,
 ``QUERY_MEM_CAPACITY``.  Two users: ``default`` with a random password (the projection's loader) and
@@ -117,8 +118,9 @@ def _stop_all() -> None:
 class FalkorChild:
     """One running ``redis-server --loadmodule falkordb.so`` owned by this process."""
 
-    def __init__(self, limits: Limits = Limits()):
+    def __init__(self, limits: Limits = Limits(), persist_dir: str | None = None):
         self.limits = limits
+        self.persist_dir = persist_dir  # holds graph.rdb: loaded at start, written by save()
         self.proc: subprocess.Popen | None = None
         self.dir: str | None = None
         self.socket: str | None = None
@@ -152,7 +154,9 @@ class FalkorChild:
             "--appendonly",
             "no",
             "--dir",
-            self.dir,
+            self.persist_dir or self.dir,
+            "--dbfilename",
+            "graph.rdb",
             "--loglevel",
             "warning",
             "--logfile",
@@ -199,6 +203,11 @@ class FalkorChild:
             try:
                 conn.ping()
                 break
+            except redis.BusyLoadingError:  # loading graph.rdb
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise GraphDBUnavailable(f"the FalkorDB child did not load within {START_TIMEOUT_S} s") from None
+                time.sleep(0.003)
             except (redis.ConnectionError, FileNotFoundError, OSError):
                 if time.monotonic() > deadline:
                     self.stop()
