@@ -9,7 +9,7 @@ import pytest
 
 import neurongraph as ngr
 from git_fixtures import Repo
-from neurongraph.bench.history import SYSTEMS, extract_pairs, run_history_bench
+from neurongraph.bench.history import DIFF_SYSTEMS, SYSTEMS, extract_pairs, run_history_bench
 from neurongraph.ingest import sync_source
 from neurongraph.ingest.git import GitRepo
 from neurongraph.ingest.refs import strip_refs
@@ -140,3 +140,45 @@ def test_a_fix_in_its_parents_second_is_invisible_to_its_own_question(tmp_path):
         res = eng.search(p.query, as_of=p.as_of, files=tuple(p.files), limit=20, record=False)
         ids = {h.id for h in res.hits} | {x for h in res.hits for path in h.paths for x in path.get("nodes", [])}
         assert "commit:" + fix not in ids
+
+
+def test_diff_protocol(hist, tmp_path):
+    """--input diff: szz from git blame, ngr with the fix's diff as changes, szz-then-ngr-text composed,
+    pure additions apart, stored-hunk blame compared with git blame."""
+    with ngr.open(tmp_path / "d.db", embedder="hashing") as eng:
+        res = run_history_bench(hist.path, eng, input="diff", szz_cache=tmp_path / "szz.json", exactness=50)
+    assert res["input"] == "diff" and set(res["systems"]) == set(DIFF_SYSTEMS)
+    # every fix here rewrites a line: nothing is a pure addition.  B-SZZ blames f1's and f2's origins; f3's
+    # line was written by the branch commit its origin (the merge of #41) merged, f4's by f1 (B-SZZ's limits)
+    assert res["pairs"] == 4 and res["pure_addition_pairs"] == 0
+    szz = {pp["fix"][7:]: pp["rank"]["szz"] for pp in res["per_pair"]}
+    assert szz == {hist.f1: 1, hist.f2: 1, hist.f3: None, hist.f4: None}
+    assert res["systems"]["szz"]["hit@1"] == 0.5
+    both = {pp["fix"][7:]: pp["rank"]["szz-then-ngr-text"] for pp in res["per_pair"]}
+    text = {pp["fix"][7:]: pp["rank"]["ngr-text"] for pp in res["per_pair"]}
+    assert both[hist.f1] == both[hist.f2] == 1 and both[hist.f4] is not None and both[hist.f4] >= text[hist.f4]
+    for m in res["systems"].values():
+        assert 0 <= m["hit@1"] <= m["recall@5"] <= m["recall@10"] <= 1
+    ex = res["blame_exactness"]
+    assert ex["cases"] == 4 and ex["git_failed"] == 0 and 0 <= ex["agree_git_blame_w"] <= 1
+    assert (tmp_path / "szz.json").exists()
+    assert "learning" not in res
+    json.dumps(res, allow_nan=False)
+
+
+def test_diff_protocol_pure_additions_apart(tmp_path):
+    r = Repo(tmp_path / "add")
+    r.commit("Initial import", {"ip/route.c": "int route;\n"})
+    origin = r.commit("route: add weights", {"ip/route.c": "int route;\nint weight;\n"})
+    fix = r.commit(f"route: check weights\n\nFixes: {origin[:12]}", {"ip/route.c": "int route;\nint weight;\nint c;\n"})
+    fix2 = r.commit(
+        f"route: wider weights\n\nFixes: {origin[:12]}", {"ip/route.c": "int route;\nlong weight;\nint c;\n"}
+    )
+    with ngr.open(tmp_path / "a.db", embedder="hashing") as eng:
+        res = run_history_bench(r.path, eng, input="diff", exactness=0)
+    assert res["pairs"] == 1 and res["pure_addition_pairs"] == 1
+    kinds = {pp["fix"]: pp["pure_addition"] for pp in res["per_pair"]}
+    assert kinds == {"commit:" + fix: True, "commit:" + fix2: False}
+    assert res["pure_additions"]["szz"]["hit@1"] == 0.0  # nothing to blame: a miss, as B-SZZ scores it
+    assert res["systems"]["szz"]["hit@1"] == 1.0
+    assert "blame_exactness" not in res

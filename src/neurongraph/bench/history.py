@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,18 @@ from ..errors import InvalidArgument
 from ..ingest import sync_source
 from ..ingest.git import GitRepo
 from ..ingest.refs import strip_refs
+from .szz import FixDiff, SzzCache, read_diffs
 
-__all__ = ["Pair", "extract_pairs", "run_history_bench", "SYSTEMS", "markdown_table"]
+__all__ = [
+    "Pair",
+    "Prepared",
+    "prepare",
+    "extract_pairs",
+    "run_history_bench",
+    "SYSTEMS",
+    "DIFF_SYSTEMS",
+    "markdown_table",
+]
 
 K = 20  # hits every system returns (the simulated agent reads at most these)
 MAX_QUERY_FILES = 50  # paths of F given with the question (all of them in practice; a cap for vendor imports)
@@ -59,6 +69,20 @@ SYSTEMS: dict[str, dict] = {
     "ngr-eager": dict(channel="eager"),
     "ngr-mmr": dict(channel="mmr"),
     "ngr-scored": dict(channel="scored"),
+    "ngr-as-user": dict(result_types=()),  # exactly `ngr search` with no flags (issue 25): no type restriction
+}
+INPUTS = ("text", "diff")
+# the diff protocol (--input diff): the question is the subject plus the fix's own diff as `changes`;
+# "szz" is computed from git blame (bench/szz.py), "szz-then-ngr-text" composed, "ngr-text" is the text protocol
+DIFF_SYSTEMS: dict[str, dict] = {
+    "szz": {},
+    "ngr": {},
+    "ngr-text": dict(changes=None),
+    "szz-then-ngr-text": {},
+    "ngr-no-blame": dict(blame_weight=0.0),
+    "ngr-no-code": dict(code_weight=0.0),
+    "ngr-as-user": dict(result_types=()),
+    "ngr-as-user-text": dict(result_types=(), changes=None),
 }
 
 
@@ -238,10 +262,160 @@ def _metrics(ranked: list[list[str]], pairs: list[Pair], tokens: dict[str, int])
     }
 
 
-def _config(eng: Engine, p: Pair, overrides: dict):
+def _config(eng: Engine, p: Pair, overrides: dict, changes=None):
+    """The search of one question: the engine's defaults, the protocol's fields, then ``overrides``
+    (``result_types=()`` is the unrestricted search a user gets; ``changes=None`` the text protocol)."""
     o = dict(overrides)
     files = o.pop("files", tuple(p.files))
-    return eng.config.replace(limit=K, result_types=RESULT_TYPES, as_of=p.as_of, files=tuple(files or ()), **o)
+    rt = o.pop("result_types", RESULT_TYPES)
+    ws = o.pop("changes", changes)
+    extra = {"changes": ws} if ws is not None else {}
+    return eng.config.replace(limit=K, result_types=rt, as_of=p.as_of, files=tuple(files or ()), **extra, **o)
+
+
+@dataclass
+class Prepared:
+    """One history made ready to search many configurations (the benchmark, the leave-one-out grid):
+    the question groups, their query vectors, and for the diff protocol each fix's working set (its own
+    first-parent diff) and its B-SZZ ranking.  Rankings are memoised per configuration."""
+
+    repo: GitRepo
+    input: str
+    hist: _History
+    groups: dict[str, list[Pair]]
+    qv: dict[int, np.ndarray]
+    changes: dict[int, Any] = field(default_factory=dict)
+    szz: dict[int, list[str]] = field(default_factory=dict)
+    diffs: dict[int, FixDiff] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    _memo: dict[str, tuple[dict[str, list[list[str]]], list[float]]] = field(default_factory=dict)
+
+    @property
+    def pairs(self) -> list[Pair]:
+        return [p for g in self.groups.values() for p in g]
+
+    def rank(
+        self, eng: Engine, name: str, overrides: dict, progress: Callable[[str, int, int], None] | None = None
+    ) -> tuple[dict[str, list[list[str]]], list[float]]:
+        """Per group, each question's canonical ranking (top K) under one system, and the search latencies."""
+        key = name + repr(sorted(overrides.items(), key=lambda kv: kv[0]))
+        if key in self._memo:
+            return self._memo[key]
+        pr_commit = self.hist.pr_commit
+        out: dict[str, list[list[str]]] = {}
+        lat: list[float] = []
+        if name == "szz-then-ngr-text":
+            base, _ = self.rank(eng, "ngr-text", DIFF_SYSTEMS["ngr-text"])
+            for g, plist in self.groups.items():
+                out[g] = [list(dict.fromkeys(self.szz.get(id(p), []) + b))[:K] for p, b in zip(plist, base[g])]
+            self._memo[key] = (out, lat)
+            return out, lat
+        floor = _PathsFloor(self.hist.commits) if name == "paths" else None
+        total, done = len(self.pairs), 0
+        for g, plist in self.groups.items():
+            ranked = []
+            for p in plist:
+                if floor is not None:
+                    r = floor.rank(p)
+                elif name == "szz":
+                    r = self.szz.get(id(p), [])
+                else:
+                    t = time.perf_counter()
+                    cfg = _config(eng, p, overrides, self.changes.get(id(p)))
+                    res = eng.search(p.query, config=cfg, qvec=self.qv[id(p)], record=False)
+                    lat.append((time.perf_counter() - t) * 1000)
+                    r = [h.id for h in res.hits]
+                ranked.append(_canonical(r, pr_commit, p.fix)[:K])
+                done += 1
+                if progress:
+                    progress(f"searching ({name})", done, total)
+            out[g] = ranked
+        self._memo[key] = (out, lat)
+        return out, lat
+
+
+def prepare(
+    repo_dir: str | Path,
+    eng: Engine,
+    *,
+    input: str = "text",
+    limit: int | None = None,
+    szz_cache: str | Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Prepared:
+    """Ingest (incrementally) ``repo_dir`` into ``eng``'s store, extract the questions, embed them, and for
+    ``input="diff"`` read every fix's diff (one git process) and blame it (B-SZZ, cached per fix)."""
+    if input not in INPUTS:
+        raise InvalidArgument(f"--input must be one of {INPUTS}, got {input!r}")
+    repo = GitRepo(repo_dir)
+    t0 = time.perf_counter()
+    ingest = sync_source(eng, "git", repo.path, progress=progress)
+    stats: dict[str, Any] = {
+        "ingest": {k: ingest[k] for k in ("new_nodes", "embedded", "edges_written", "seconds") if k in ingest},
+        "ingest_seconds": round(time.perf_counter() - t0, 2),
+    }
+    hist = _History.read(eng)
+    pairs, stats["pair_stats"] = extract_pairs(eng, repo, hist)
+    main = [p for p in pairs if p.kind != "revert"]
+    reverts = [p for p in pairs if p.kind == "revert"]
+    if limit:
+        main, reverts = main[:limit], reverts[:limit]
+    if not main:
+        raise InvalidArgument(f"{repo_dir}: no fix → origin pairs found (no `Fixes:` trailers or follow-up references)")
+    qvecs = eng.embedder.embed([p.query for p in main + reverts])
+    qv = dict(zip([id(p) for p in main + reverts], qvecs))
+    if input == "text":
+        return Prepared(repo, input, hist, {"main": main, "reverts": reverts}, qv, stats=stats)
+    prep = Prepared(repo, input, hist, {}, qv, stats=stats)
+    _read_changes(prep, eng, main + reverts, szz_cache, progress)
+    with_old = [p for p in main if prep.diffs[id(p)].old_lines]
+    prep.groups = {
+        "main": with_old,
+        "pure_additions": [p for p in main if not prep.diffs[id(p)].old_lines],
+        "reverts": reverts,
+    }
+    if not with_old:
+        raise InvalidArgument(f"{repo_dir}: every fix is a pure addition (nothing for blame to read)")
+    return prep
+
+
+def _read_changes(prep: Prepared, eng: Engine, plist: list[Pair], szz_cache, progress) -> None:
+    """Each fix's own diff as its working set, and its B-SZZ ranking at its first parent."""
+    from ..retrieval.changes import WorkingSet  # the diff protocol only
+
+    commits = prep.hist.commits
+    t0 = time.perf_counter()
+    diffs = read_diffs(prep.repo, [commits[p.fix]["sha"] for p in plist])
+    read_s = time.perf_counter() - t0
+    times = {c["sha"]: c["time"] for c in commits.values()}
+    cache = SzzCache(szz_cache)
+    refused: list[str] = []
+    t0 = time.perf_counter()
+    for k, p in enumerate(plist):
+        c = commits[p.fix]
+        fd = diffs.get(c["sha"]) or FixDiff(c["sha"], "")
+        prep.diffs[id(p)] = fd
+        try:
+            prep.changes[id(p)] = WorkingSet.from_diff(fd.text) if fd.text.strip() else None
+        except InvalidArgument as exc:  # e.g. a vendor import over the working set's file cap
+            prep.changes[id(p)] = None
+            refused.append(f"{c['sha'][:12]}: {exc}")
+        prep.szz[id(p)] = ["commit:" + s for s, _ in cache.rank(prep.repo, fd, c["parents"][0], times)]
+        if progress:
+            progress("blaming (szz)", k + 1, len(plist))
+    cache.save()
+    sizes = [
+        sum(1 for ln in d.text.split("\n") if ln[:1] in "+-" and ln[:3] not in ("+++", "---")) for d in diffs.values()
+    ]
+    prep.stats["diff_protocol"] = {
+        "diffs_read_seconds": round(read_s, 3),
+        "szz_seconds": round(time.perf_counter() - t0, 2),
+        "szz_blamed_now": cache.computed,
+        "szz_blame_seconds": round(cache.seconds, 2),
+        "changed_lines_p50": float(np.median(sizes)) if sizes else 0.0,
+        "changed_lines_p90": float(np.percentile(sizes, 90)) if sizes else 0.0,
+        "working_set_refused": refused,
+    }
 
 
 def run_history_bench(
@@ -251,63 +425,41 @@ def run_history_bench(
     systems: dict[str, dict] | None = None,
     learning: bool = True,
     limit: int | None = None,
+    input: str = "text",
+    szz_cache: str | Path | None = None,
+    exactness: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
-    """Ingest (incrementally) ``repo_dir`` into ``eng``'s store, extract pairs, run every system."""
-    systems = systems or SYSTEMS
-    repo = GitRepo(repo_dir)
-    t0 = time.perf_counter()
-    ingest = sync_source(eng, "git", repo.path, progress=progress)
-    ingest_s = time.perf_counter() - t0
-    hist = _History.read(eng)
-    pairs, pstats = extract_pairs(eng, repo, hist)
-    main = [p for p in pairs if p.kind != "revert"]
-    reverts = [p for p in pairs if p.kind == "revert"]
-    if limit:
-        main, reverts = main[:limit], reverts[:limit]
-    if not main:
-        raise InvalidArgument(f"{repo_dir}: no fix → origin pairs found (no `Fixes:` trailers or follow-up references)")
-    commits, pr_commit = hist.commits, hist.pr_commit
+    """Ingest (incrementally) ``repo_dir`` into ``eng``'s store, extract pairs, run every system of the
+    protocol (``input``: "text" = subject + paths, "diff" = subject + the fix's own diff)."""
+    prep = prepare(repo_dir, eng, input=input, limit=limit, szz_cache=szz_cache, progress=progress)
+    systems = systems or (SYSTEMS if input == "text" else DIFF_SYSTEMS)
+    commits = prep.hist.commits
     tokens = {cid: c["tokens"] for cid, c in commits.items()}
-    floor = _PathsFloor(commits)
-    qvecs = eng.embedder.embed([p.query for p in main + reverts])
-    qv = dict(zip([id(p) for p in main + reverts], qvecs))
     out_systems: dict[str, dict[str, dict]] = {}
     per_pair: dict[str, dict[str, int | None]] = defaultdict(dict)
-    total, done = len(systems) * (len(main) + len(reverts)), 0
     for name, overrides in systems.items():
-        for group, plist in (("main", main), ("reverts", reverts)):
-            ranked, lat = [], []
-            for p in plist:
-                if name == "paths":
-                    r = floor.rank(p)
-                else:
-                    t = time.perf_counter()
-                    res = eng.search(p.query, config=_config(eng, p, overrides), qvec=qv[id(p)], record=False)
-                    lat.append((time.perf_counter() - t) * 1000)
-                    r = [h.id for h in res.hits]
-                r = _canonical(r, pr_commit, p.fix)
-                ranked.append(r)
-                if group == "main":
-                    g = set(p.origins)
-                    per_pair[p.fix][name] = next((i + 1 for i, x in enumerate(r) if x in g), None)
-                done += 1
-                if progress:
-                    progress(f"searching ({name})", done, total)
-            m = _metrics(ranked, plist, tokens)
+        ranked, lat = prep.rank(eng, name, overrides, progress)
+        for group, plist in prep.groups.items():
+            m = _metrics(ranked[group], plist, tokens)
             if lat:
                 m["latency_ms_p50"] = float(np.median(lat))
                 m["latency_ms_p95"] = float(np.percentile(lat, 95))
             out_systems.setdefault(name, {})[group] = m
+            if group != "reverts":
+                for r, p in zip(ranked[group], plist):
+                    g = set(p.origins)
+                    per_pair[p.fix][name] = next((i + 1 for i, x in enumerate(r) if x in g), None)
+    main = prep.groups["main"]
+    asked = [p for g, pl in prep.groups.items() if g != "reverts" for p in pl]
     result = {
-        "repo": repo.name,
-        "commits": sum(1 for c in commits),
+        "repo": prep.repo.name,
+        "input": input,
+        "commits": len(commits),
         "embedder": eng.embedder.model_id,
         "pairs": len(main),
-        "revert_pairs": len(reverts),
-        "pair_stats": pstats,
-        "ingest": {k: ingest[k] for k in ("new_nodes", "embedded", "edges_written", "seconds") if k in ingest},
-        "ingest_seconds": round(ingest_s, 2),
+        "revert_pairs": len(prep.groups["reverts"]),
+        **prep.stats,
         "systems": {n: v["main"] for n, v in out_systems.items()},
         "reverts": {n: v["reverts"] for n, v in out_systems.items()},
         "per_pair": [
@@ -320,27 +472,28 @@ def run_history_bench(
                 "as_of": p.as_of,
                 "rank": per_pair[p.fix],
             }
-            for p in main
+            | ({"pure_addition": not prep.diffs[id(p)].old_lines} if input == "diff" else {})
+            for p in asked
         ],
     }
-    if learning and "ngr" in systems:
+    if input == "diff":
+        result["pure_addition_pairs"] = len(prep.groups["pure_additions"])
+        result["pure_additions"] = {n: v["pure_additions"] for n, v in out_systems.items()}
+        if exactness:
+            from .blame_exactness import blame_exactness
+
+            result["blame_exactness"] = blame_exactness(prep, eng, n=exactness, progress=progress)
+    if learning and input == "text" and "ngr" in systems:
         from .history_learning import _learning  # after this module is loaded: it imports its helpers
 
+        qv, pr_commit = prep.qv, prep.hist.pr_commit
         result["learning"] = _learning(eng, main, qv, pr_commit, tokens, progress)
     return result
 
 
-def markdown_table(result: dict) -> str:
-    cols = ["hit@1", "recall@5", "recall@10", "mrr", f"found@{K}", "tokens_to_origin_mean", "latency_ms_p50"]
-    lines = [
-        f"**{result['repo']}** — {result['pairs']} fix → origin questions "
-        f"({', '.join(f'{k} {v}' for k, v in result['pair_stats']['by_kind'].items())}), "
-        f"{result['commits']} commits, encoder `{result['embedder']}`",
-        "",
-        "| system | " + " | ".join(cols) + " |",
-        "|---" * (len(cols) + 1) + "|",
-    ]
-    for name, m in result["systems"].items():
+def _rows(table: dict[str, dict], cols: list[str]) -> list[str]:
+    lines = ["| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, m in table.items():
         cells = []
         for c in cols:
             v = m.get(c)
@@ -350,4 +503,31 @@ def markdown_table(result: dict) -> str:
                 else (f"{v:.3f}" if c in cols[:5] else f"{v:.0f}" if c.startswith("tokens") else f"{v:.1f}")
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown_table(result: dict) -> str:
+    cols = ["hit@1", "recall@5", "recall@10", "mrr", f"found@{K}", "tokens_to_origin_mean", "latency_ms_p50"]
+    diff = result.get("input") == "diff"
+    lines = [
+        f"**{result['repo']}** ({'subject + the fix' + chr(39) + 's diff' if diff else 'subject + paths'}) — "
+        f"{result['pairs']} fix → origin questions"
+        + (f" with deleted/modified lines ({result['pure_addition_pairs']} pure additions apart)" if diff else "")
+        + f" ({', '.join(f'{k} {v}' for k, v in result['pair_stats']['by_kind'].items())}), "
+        f"{result['commits']} commits, encoder `{result['embedder']}`",
+        "",
+        *_rows(result["systems"], cols),
+    ]
+    if diff and result.get("pure_addition_pairs"):
+        lines += ["", f"pure additions ({result['pure_addition_pairs']} questions):", ""]
+        lines += _rows(result["pure_additions"], cols[:5])
+    ex = result.get("blame_exactness")
+    if ex and ex.get("cases"):
+        lines += [
+            "",
+            f"stored-hunk blame vs git blame -w at the fix's parent: {ex['cases']} lines, agreement "
+            f"{ex['agree_git_blame_w']:.3f} (plain git blame {ex['agree_git_blame']:.3f}, unknown "
+            f"{ex['engine_unknown']:.3f}); cost per file: engine {ex['engine_ms_per_file']:.2f} ms, "
+            f"git blame -w {ex['git_ms_per_file']:.1f} ms",
+        ]
     return "\n".join(lines)

@@ -30,12 +30,13 @@ _SEP = "\x01"
 class FixDiff:
     """One fix's first-parent diff (-U0) and its old side: per old path, the deleted or modified
     non-blank line numbers (1-based, as of the parent); ``old_lines`` counts every such line, blank or not
-    (zero = a pure addition)."""
+    (zero = a pure addition), ``added_lines`` the added ones."""
 
     sha: str
     text: str
     lines: dict[str, list[int]] = field(default_factory=dict)
     old_lines: int = 0
+    added_lines: int = 0
 
 
 def _path(header: str) -> str | None:
@@ -45,6 +46,19 @@ def _path(header: str) -> str | None:
     if len(p) >= 2 and p[0] == '"' and p[-1] == '"':
         p = p[1:-1]
     return p[2:] if p[:2] in ("a/", "b/") else p
+
+
+def _hunk_lines(diff: str) -> list[str]:
+    """The +/- lines inside hunks (not the ---/+++ file headers)."""
+    out, in_hunk = [], False
+    for raw in diff.split("\n"):
+        if raw.startswith("diff --git "):
+            in_hunk = False
+        elif raw.startswith("@@"):
+            in_hunk = True
+        elif in_hunk and raw[:1] in "+-":
+            out.append(raw)
+    return out
 
 
 def old_side(diff: str) -> tuple[dict[str, list[int]], int]:
@@ -93,7 +107,8 @@ def read_diffs(repo: GitRepo, shas: list[str]) -> dict[str, FixDiff]:
     for chunk in res.stdout.decode("utf-8", "replace").split(_SEP)[1:]:
         sha, _, text = chunk.partition("\n")
         lines, total = old_side(text)
-        out[sha] = FixDiff(sha, text.strip("\n") + "\n", lines, total)
+        added = sum(1 for ln in _hunk_lines(text) if ln.startswith("+"))
+        out[sha] = FixDiff(sha, text.strip("\n") + "\n", lines, total, added)
     return out
 
 

@@ -179,6 +179,8 @@ def bench_history(
     learning: bool,
     out_file: Path | None,
     as_json: bool,
+    input: str = "text",
+    exactness: int = 500,
 ) -> None:
     """Body of `ngr bench history` (registered in main.py)."""
     from ..bench import history as bh  # lazy: benchmark code loads only when a benchmark runs
@@ -190,18 +192,25 @@ def bench_history(
             raise CliError("file_not_found", f"no such repository: {repo}")
         if limit is not None and limit < 1:
             raise InvalidArgument("--limit must be at least 1")
-        chosen = choose_systems(bh.SYSTEMS, systems)
+        if exactness < 0:
+            raise InvalidArgument("--exactness must be 0 (off) or more")
+        if input not in bh.INPUTS:
+            raise InvalidArgument(f"--input must be one of {', '.join(bh.INPUTS)}, got {input!r}")
+        chosen = choose_systems(bh.SYSTEMS if input == "text" else bh.DIFF_SYSTEMS, systems)
         quiet_model_loading()
-        name = GitRepo(repo).name
-        path = check_db_path(db) if db else None
         emb = c.make_embedder()
-        if path is None:
-            cache = Path(".ngr/bench/history")
-            cache.mkdir(parents=True, exist_ok=True)
-            path = str(cache / f"{name}-{emb.model_id.replace(':', '_').replace('/', '_')}.db")
+        path = _bench_store(db, GitRepo(repo).name, emb.model_id)
         with open_engine(c, path, embedder=emb) as eng, _stage_progress(transient=True) as prog:
             res = bh.run_history_bench(
-                repo, eng, systems=chosen, learning=learning, limit=limit, progress=_stage_reporter(prog, "git")
+                repo,
+                eng,
+                systems=chosen,
+                learning=learning,
+                limit=limit,
+                input=input,
+                szz_cache=str(Path(path).with_suffix("")) + "-szz.json",
+                exactness=exactness,
+                progress=_stage_reporter(prog, "git"),
             )
         res["db"] = path
         if out_file:

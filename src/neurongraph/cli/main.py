@@ -1065,18 +1065,25 @@ def bench_history_command(
     systems: list[str] | None = typer.Option(None, "--system", help="Only these systems (repeatable)."),
     learning: bool = typer.Option(True, "--learning/--no-learning", help="Also run the 70/30 feedback split."),
     out_file: Path | None = typer.Option(None, "--out", help="Write the full JSON (with per-pair ranks) here."),
+    input_kind: str = typer.Option(
+        "text", "--input", help="text: subject + paths; diff: subject + the fix's own diff (with szz)."
+    ),
+    exactness: str = typer.Option(
+        "500", "--exactness", metavar="N", help="With --input diff: stored-hunk blame vs git blame on N lines."
+    ),
     as_json: bool = json_opt(),
 ) -> None:
     """Which earlier change is this fix about? Fix → origin retrieval on a real git history.
 
     Ingests the repository (incrementally), takes every fix that names its origin
     (`Fixes: <sha>`, "follow-up to #N", ...), asks with the fix's subject stripped of
-    references plus its paths, as of the fix's parent, and scores every system
-    (docs/benchmarks.md, "Real history").
+    references plus its paths (or, --input diff, plus its own diff), as of the fix's parent,
+    and scores every system (docs/benchmarks.md, "Real history").
     """
     with handled(as_json):
         n = None if limit is None else int_option(limit, "--limit")
-    bench_history(ctx, repo, db, n, systems, learning, out_file, as_json)
+        ex = int_option(exactness, "--exactness")
+    bench_history(ctx, repo, db, n, systems, learning, out_file, as_json, input_kind, ex)
 
 
 app.add_typer(feedback_app, name="feedback")
