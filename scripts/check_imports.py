@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ask", ("ask",)),
     ("ingest", ("ingest",)),
     ("engine", ("query_linker", "snapshot", "engine")),
+    ("request model", ("service",)),
     ("interfaces", ("cli", "mcp", "bench", "http", "__init__", "__main__")),
 ]
 

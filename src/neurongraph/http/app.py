@@ -34,14 +34,14 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import InvalidArgument, NeuronGraphError
-from ..mcp.tools import trace_view
 from ..model import strict_dumps
+from ..service.contract import trace_view
 from ..store import DATABASE_ERRORS
 from . import models as m
 from .errors import ApiError, describe_validation, error_payload, error_response, error_responses
 from .runner import EngineRunner, Job
 
-__all__ = ["create_app", "DEFAULT_MAX_BODY", "STATIC_FILES", "search_overrides"]
+__all__ = ["create_app", "DEFAULT_MAX_BODY", "STATIC_FILES"]
 
 log = logging.getLogger("neurongraph.http")
 
@@ -86,26 +86,6 @@ def _check_text(value: Any, where: str = "body") -> None:
             _check_text(v, f"{where}[{i}]")
 
 
-def search_overrides(body: m.SearchBody) -> dict:
-    """``Engine.search`` keyword overrides from a request (SearchConfig converts and checks times)."""
-    o: dict[str, Any] = {"channel": body.strategy} if body.strategy else {}
-    for name in ("as_of", "since", "until"):
-        v = getattr(body, name)
-        if v is not None:
-            o[name] = v
-    if body.types:
-        o["result_types"] = tuple(body.types)
-    if body.rels:
-        o["query_types"] = tuple(body.rels)
-    if body.sources:
-        o["sources"] = tuple(body.sources)
-    if body.where:
-        o["where"] = dict(body.where)
-    if body.files:
-        o["files"] = tuple(body.files)
-    return o
-
-
 def _load_static() -> dict[str, tuple[bytes, str]]:
     root = resources.files("neurongraph.http").joinpath("static")
     return {name: (root.joinpath(name).read_bytes(), media) for name, media in STATIC_FILES.items()}
@@ -113,20 +93,19 @@ def _load_static() -> dict[str, tuple[bytes, str]]:
 
 # ----------------------------------------------------------------------------- engine work (engine thread)
 def _do_search(eng, job: Job | None, body: m.SearchBody) -> dict:
-    overrides = search_overrides(body)
+    req = body.to_request()
     if job is not None:
         job.phase = "embedding the query"
     qvec = eng.embed_query(body.query) if isinstance(body.query, str) and body.query.strip() else None
     if job is not None:
         job.phase = "ranking and explaining"
-    res = eng.search(body.query, body.limit, qvec=qvec, **overrides)
-    return res.to_dict()
+    return req.run(eng, qvec=qvec).to_dict()
 
 
 def _do_ask(eng, job: Job | None, body: m.AskBody) -> dict:
     if job is not None:
         job.phase = "routing, querying and answering"
-    return eng.ask(body.question, mode=body.mode, limit=body.limit)
+    return body.run(eng)
 
 
 def _do_trace(eng, trace_id: str) -> dict:
@@ -363,12 +342,7 @@ def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         transitions and every edge weight changed (old → new); a retry with the same idempotency key
         returns the same receipt."""
         _check_text(body.model_dump())
-        events = [{"node_id": e.node_id, "stage": e.stage} for e in body.events]
-        return _json(
-            await runner.call(
-                lambda eng: eng.record_source_use(body.trace_id, events, idempotency_key=body.idempotency_key)
-            )
-        )
+        return _json(await runner.call(body.run))
 
     @app.post(
         "/api/outcome", response_model=m.OutcomeOut, tags=["feedback"], dependencies=write, responses=feedback_errors
@@ -376,13 +350,7 @@ def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
     async def outcome(body: m.OutcomeBody) -> Response:
         """A delayed verdict (confirmed, corrected, rolled_back, superseded) on sources that reached 'used'."""
         _check_text(body.model_dump())
-        return _json(
-            await runner.call(
-                lambda eng: eng.record_outcome(
-                    body.trace_id, body.node_ids, body.outcome, body.summary, body.external_ref
-                )
-            )
-        )
+        return _json(await runner.call(body.run))
 
     @app.post(
         "/api/retrieval-failure",
@@ -394,7 +362,7 @@ def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
     async def retrieval_failure(body: m.FailureBody) -> Response:
         """The search did not give what was needed: its own ledger, changes no weight, punishes no hit."""
         _check_text(body.model_dump())
-        return _json(await runner.call(lambda eng: eng.record_retrieval_failure(body.trace_id, body.reason)))
+        return _json(await runner.call(body.run))
 
 
 # ----------------------------------------------------------------------------- guards and handlers

@@ -4,7 +4,8 @@ Every error response, whatever raised it, has one shape (the MCP server's struct
 
     {"error": {"code": "unknown_trace", "message": "...", "hint": "...", "details": {...}}}
 
-``hint`` comes from the MCP server's table (``neurongraph.mcp.tools.HINTS``): one table for both.
+``hint`` comes from the JSON interfaces' table (``neurongraph.service.contract.HINTS``): one table for
+MCP and HTTP.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InvalidArgument, NeuronGraphError
-from ..mcp.tools import HINTS
 from ..model import strict_dumps
+from ..service.contract import HINTS
 
 __all__ = [
     "STATUS",

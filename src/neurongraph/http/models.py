@@ -1,9 +1,9 @@
 """Request and response models of the HTTP API (they are its OpenAPI schema).
 
-The request bodies are the MCP tools' argument models (``neurongraph.mcp.tools``): the same
-fields, limits, descriptions and ``additionalProperties: false``, so the two interfaces validate
-alike.  Search adds ``rels`` (the CLI's ``--rel``).  Responses are documented here; the search
-response is exactly ``SearchResult.to_dict()``, the JSON of ``ngr search --json``.
+The request bodies are the JSON interfaces' shared argument models (``neurongraph.service.contract``,
+which the MCP tools publish too): the same fields, limits, descriptions and ``additionalProperties:
+false``, so the two interfaces validate alike.  Search adds ``rels`` (the CLI's ``--rel``).  Responses
+are documented here; the search response is exactly ``SearchResult.to_dict()``, the JSON of ``ngr search --json``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..mcp.tools import (
+from ..service.contract import (
     LIMITS,
     AskArgs,
     RecordOutcomeArgs,

@@ -30,6 +30,7 @@ from pydantic import ConfigDict, ValidationError
 from .. import __version__
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
+from ..service.contract import AskArgs, GetNodeArgs, GetTraceArgs, SearchArgs
 from ..store import DATABASE_ERRORS
 from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS, trace_view
 
@@ -105,39 +106,17 @@ def _paths(paths: list[dict]) -> list[dict]:
 
 
 class NGRTools:
-    """The six tools over one engine.  Each method takes validated keyword arguments and returns a dict."""
+    """The tools over one engine.  ``search``, ``get_node``, ``get_trace`` and ``ask`` shape their
+    results for an agent; the feedback tools return the engine's receipt as it is."""
 
     def __init__(self, engine, snippet_chars: int = SNIPPET_CHARS):
         self.engine = engine
         self.snippet_chars = snippet_chars
         self.lock = threading.Lock()
 
-    def search(
-        self,
-        query: str,
-        limit: int = 10,
-        strategy: str | None = None,
-        as_of=None,
-        since=None,
-        until=None,
-        types: list[str] | None = None,
-        sources: list[str] | None = None,
-        where: dict | None = None,
-        files: list[str] | None = None,
-    ) -> dict:
-        overrides: dict = {"channel": strategy} if strategy else {}
-        for name, v in (("as_of", as_of), ("since", since), ("until", until)):
-            if v is not None:
-                overrides[name] = v  # SearchConfig converts ISO-8601 and rejects bad values
-        if types:
-            overrides["result_types"] = tuple(types)
-        if sources:
-            overrides["sources"] = tuple(sources)
-        if where:
-            overrides["where"] = dict(where)
-        if files:
-            overrides["files"] = tuple(files)
-        res = self.engine.search(query, limit, **overrides)
+    def search(self, args: SearchArgs) -> dict:
+        req = args.to_request()
+        res = req.run(self.engine)
         hits = []
         for h in res.hits:
             d = h.to_dict(self.snippet_chars)
@@ -154,7 +133,7 @@ class NGRTools:
                     "explanation": h.explain(),
                 }
             )
-        extra = {"unknown_files": res.unknown_files} if files else {}
+        extra = {"unknown_files": res.unknown_files} if req.scoped else {}
         return {
             "trace_id": res.trace_id,
             "query": res.query,
@@ -164,26 +143,14 @@ class NGRTools:
             "with record_source_use (trace_id above), or record_retrieval_failure if none fits.",
         }
 
-    def get_node(self, node_id: str) -> dict:
-        return self.engine.get_node(node_id)
+    def get_node(self, args: GetNodeArgs) -> dict:
+        return self.engine.get_node(args.node_id)
 
-    def record_source_use(self, trace_id: str, events: list, idempotency_key: str) -> dict:
-        evs = [{"node_id": e.node_id, "stage": e.stage} for e in events]
-        return self.engine.record_source_use(trace_id, evs, idempotency_key=idempotency_key)
+    def get_trace(self, args: GetTraceArgs) -> dict:
+        return trace_view(self.engine.learning_report(args.trace_id), scores=_round, paths=_paths)
 
-    def record_retrieval_failure(self, trace_id: str, reason: str) -> dict:
-        return self.engine.record_retrieval_failure(trace_id, reason)
-
-    def record_outcome(
-        self, trace_id: str, node_ids: list[str], outcome: str, summary: str, external_ref: str | None = None
-    ) -> dict:
-        return self.engine.record_outcome(trace_id, node_ids, outcome, summary, external_ref)
-
-    def get_trace(self, trace_id: str) -> dict:
-        return trace_view(self.engine.learning_report(trace_id), scores=_round, paths=_paths)
-
-    def ask(self, question: str, mode: str = "auto", limit: int = 5) -> dict:
-        res = self.engine.ask(question, mode=mode, limit=limit)
+    def ask(self, args: AskArgs) -> dict:
+        res = args.run(self.engine)
         res["next"] = (
             "Read cited sources with get_node; report the ones your answer rests on with "
             "record_source_use (trace_id above), or record_retrieval_failure if none fits."
@@ -192,10 +159,14 @@ class NGRTools:
 
     # ------------------------------------------------------------------ dispatch
     def call(self, name: str, **kwargs) -> CallToolResult:
-        """Run one tool under the engine lock; typed errors become MCP tool errors."""
+        """Run one tool under the engine lock; typed errors become MCP tool errors.  ``kwargs`` are the
+        tool's arguments (validated again here, so an embedding application may call this directly); the
+        feedback tools are their request model's own engine call."""
         try:
+            args = ARG_MODELS[name].model_validate(kwargs)
+            handler = getattr(self, name, None)
             with self.lock:
-                return _result(getattr(self, name)(**kwargs))
+                return _result(handler(args) if handler else args.run(self.engine))  # type: ignore[attr-defined]
         except NeuronGraphError as exc:
             return error_result(exc)
         except DATABASE_ERRORS as exc:
