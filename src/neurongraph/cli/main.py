@@ -28,6 +28,7 @@ from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
 from ..index.embedder import check_embedder_spec
 from ..model import Edge, Node
+from ..service import SearchRequest, where_pairs
 from ..store.base import Store
 from .ask_cmd import ask_command, bench_ask, cypher_command
 from .common import (
@@ -672,34 +673,19 @@ def _print_explained(res) -> None:
             out.print(f"     {escape(line)}")
 
 
-def _where_pair(item: str) -> tuple[str, object]:
-    """``KEY=VALUE`` of ``--where``: a JSON number, true/false or "quoted string" keeps its type, anything
-    else is text (so ``number=12`` matches the integer 12 and ``number='"12"'`` the string)."""
-    key, sep, raw = item.partition("=")
-    if not sep or not key.strip():
-        raise InvalidArgument(f"--where {item!r}: expected KEY=VALUE, e.g. --where state=open")
+def _read_diff(spec: str | None) -> str | None:
+    """``--diff FILE``'s text, or stdin's for ``-`` (``git diff | ngr search ... --diff -``)."""
+    if spec is None:
+        return None
+    if spec == "-":
+        return sys.stdin.read()
+    p = Path(spec)
+    if not p.is_file():
+        raise CliError("file_not_found", f"no such file: {spec}")
     try:
-        value = json.loads(raw)
-    except ValueError:
-        value = raw
-    if not isinstance(value, (str, int, float, bool)):
-        value = raw
-    return key.strip(), value
-
-
-def _filter_options(as_of, since, until, sources, where, files) -> dict:
-    """Search-filter overrides from the command line (SearchConfig validates and converts times)."""
-    o: dict = {}
-    for name, v in (("as_of", as_of), ("since", since), ("until", until)):
-        if v is not None:
-            o[name] = v
-    if sources:
-        o["sources"] = tuple(sources)
-    if where:
-        o["where"] = tuple(_where_pair(w) for w in where)
-    if files:
-        o["files"] = tuple(files)
-    return o
+        return p.read_text(encoding="utf-8", errors="replace")  # a diff is parsed, not stored
+    except OSError as exc:
+        raise CliError("file_not_found", f"cannot read {spec}: {exc.strerror}") from None
 
 
 @app.command()
@@ -735,7 +721,16 @@ def search(
     files: list[str] | None = typer.Option(
         None,
         "--file",
-        help="A repository-relative path you are working on (repeatable): its file:<path> node seeds the graph.",
+        metavar="PATH[:A-B]",
+        help="A repository-relative path you are working on (repeatable): its file:<path> node seeds the graph. "
+        "With lines (src/a.c:120-131, src/a.c:7; 1-based, inclusive) the commits that last changed them rank first.",
+    ),
+    diff: str | None = typer.Option(
+        None,
+        "--diff",
+        metavar="FILE|-",
+        help="Your change as a unified diff (a file, or - for stdin: git diff | ngr search Q --diff -): the lines it "
+        "edits find the commits that last changed them.",
     ),
     as_json: bool = json_opt(),
 ) -> None:
@@ -748,14 +743,22 @@ def search(
     with handled(as_json):
         n = int_option(limit, "--limit")
         path = c.existing_db_path()
-        overrides: dict[str, Any] = {"channel": channel}
-        if types:
-            overrides["result_types"] = tuple(types)
-        if rels:
-            overrides["query_types"] = tuple(rels)
-        overrides.update(_filter_options(as_of, since, until, sources, where, files))
+        req = SearchRequest(
+            query,
+            limit=n,
+            strategy=channel,
+            as_of=as_of,
+            since=since,
+            until=until,
+            types=types,
+            rels=rels,
+            sources=sources,
+            where=where_pairs(where or ()),
+            files=files,
+            diff=_read_diff(diff),
+        )
         with open_engine(c, path) as eng:
-            res = eng.search(query, limit=n, **overrides)
+            res = req.run(eng)
     if as_json:
         print_json(res.to_dict())
         return
