@@ -10,6 +10,7 @@ import pytest
 
 import neurongraph as ngr
 from git_fixtures import Repo
+from neurongraph.engine import Hit
 from neurongraph.errors import InvalidArgument
 from neurongraph.ingest import sync_source
 from neurongraph.retrieval.recency import RecencyPrior
@@ -78,7 +79,8 @@ def test_hits_show_short_sha_date_and_author(eng, repo):
 
 
 def test_the_explained_formula_adds_up(eng, repo):
-    for kw in ({}, {"channel": "none"}, {"files": ("src/app/json.py",)}, {"aggregate_weight": 0.5}):
+    cases = ({}, {"channel": "none"}, {"files": ("src/app/json.py",)}, {"changes": ["src/app/json.py:1-1"]})
+    for kw in cases:
         res = eng.search(QUESTION, limit=5, record=False, **kw)
         cfg = res.config
         for h in res.hits:
@@ -96,3 +98,16 @@ def test_an_unknown_result_type_lists_the_store_types(eng):
     assert exc.value.details["store_types"] == ["commit", "file"]
     # one known type among them is fine (a history without pull requests still searches commits)
     assert eng.search(QUESTION, record=False, result_types=("commit", "pull_request")).hits
+
+
+def test_the_formula_covers_priming_and_code_evidence():
+    scores = {"entry": 0.5, "graph": 0.2, "priming": 0.1, "recency": 0.8, "repairs": 2.0, "lines_written": 3.0}
+    scores |= {"aggregate": 0.5, "blame": 0.25, "code": 0.4, "lexical": 0.5, "dense": 0.5}
+    cfg = ngr.SearchConfig()
+    want = ((0.3 * 0.5 + 0.7 * 0.2 + cfg.priming_weight * 0.1) * 0.8 * (1 + 0.3 * np.log1p(3.0)) * 0.5) + (
+        cfg.blame_weight * 0.25 + cfg.code_weight * 0.4
+    )
+    hit = Hit("commit:x", "commit", "t", "", {**scores, "final": want}, {})
+    text, value = hit.formula(cfg)
+    assert value == pytest.approx(want)
+    assert "primed 0.100" in text and "2 earlier repair(s)" in text and "blame 0.250" in text and "code 0.400" in text

@@ -99,12 +99,13 @@ class Hit:
 
     def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
         """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
-        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``."""
+        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate
+        + blame_weight·blame + code_weight·code``."""
         cfg = cfg or SearchConfig()
         s = self.scores
         g = cfg.graph_weight if cfg.uses_graph else 0.0
         value = (1.0 - g) * s["entry"] + g * s["graph"]
-        text = f"(({1.0 - g:.2f}·entry {s['entry']:.3f} + {g:.2f}·graph {s['graph']:.3f}"
+        text = f"({1.0 - g:.2f}·entry {s['entry']:.3f} + {g:.2f}·graph {s['graph']:.3f}"
         if s.get("priming"):
             value += cfg.priming_weight * s["priming"]
             text += f" + {cfg.priming_weight:.2f}·primed {s['priming']:.3f}"
@@ -120,6 +121,9 @@ class Hit:
         if "aggregate" in s:
             value *= s["aggregate"]
             text += f" × aggregate {s['aggregate']:.2f}"
+        if "blame" in s and "code" in s:  # code evidence, added after the priors
+            value += cfg.blame_weight * s["blame"] + cfg.code_weight * s["code"]
+            text += f" + {cfg.blame_weight:.2f}·blame {s['blame']:.3f} + {cfg.code_weight:.2f}·code {s['code']:.3f}"
         return f"final {s['final']:.3f} = {text}", value
 
     def explain(self, cfg: SearchConfig | None = None) -> str:

@@ -40,6 +40,27 @@ def _print_changes(changes: list[dict]) -> None:
         )
 
 
+def _hit_ids(eng, nodes: list[str], hits) -> list[str]:
+    """The node ids given on the command line: a hit's id as is, else resolved (a short sha, as the search
+    table prints commits; an ambiguous one is an error naming candidates)."""
+    return [n if n in hits else eng.store.resolve_node_id(n) for n in nodes]
+
+
+def _stages_before(eng, trace_id: str, key: str | None) -> dict[str, str]:
+    """The trace's stages as they were before the request keyed ``key`` (now, without a key or before its
+    first use).  Why: the events sent are derived from the stages, so a retry derived from the stages the
+    first try moved would be another request (``idempotency_conflict``); derived from the stages before it,
+    the retry is the same request and the ledger returns the stored receipt, as ``--key`` promises."""
+    current = dict(eng.trace_stages(trace_id))
+    if key is None:
+        return current
+    for r in eng.learning_report(trace_id)["receipts"]:
+        if r.get("idempotency_key") == key:
+            for t in reversed(r["transitions"]):
+                current[t["node_id"]] = t["from"]
+    return current
+
+
 @feedback_app.command("use")
 def use(
     ctx: typer.Context,
@@ -55,7 +76,8 @@ def use(
         if upto not in STAGES[1:]:
             raise CliError("invalid_argument", f"--upto must be one of {STAGES[1:]}")
         with open_engine(c, c.existing_db_path()) as eng:
-            current = eng.trace_stages(trace_id)
+            current = _stages_before(eng, trace_id, key)
+            nodes = _hit_ids(eng, nodes, current)
             target = STAGES.index(upto)
             events = [
                 (n, STAGES[s]) for n in nodes for s in range(STAGES.index(current.get(n, "retrieved")) + 1, target + 1)
@@ -90,6 +112,7 @@ def outcome(
     c = ctx_of(ctx)
     with handled(as_json):
         with open_engine(c, c.existing_db_path()) as eng:
+            nodes = _hit_ids(eng, nodes, eng.trace_stages(trace_id))
             r = eng.record_outcome(trace_id, nodes, kind, summary, external_ref=ref)
     if as_json:
         print_json(r)

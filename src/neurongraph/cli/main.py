@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -59,6 +60,7 @@ from .mcp_cmd import mcp_command
 from .migrate_cmd import migrate_command
 from .schema_cmd import neighbors_command, schema_app
 from .serve_cmd import serve_command
+from .show_cmd import show_command
 
 __all__ = ["app", "main"]
 
@@ -623,27 +625,26 @@ def _short(title: str) -> str:
     return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-def _shown_id(h: dict) -> str:
-    """A hit's id as the table shows it: a commit by its short sha (every command taking an id resolves it)."""
-    sha = (h.get("meta") or {}).get("sha")
-    if sha and h["id"].startswith("commit:") and h["id"][7:].startswith(sha):
-        return "commit:" + sha
-    return h["id"]
+_FULL_SHA_ID = re.compile(r"\bcommit:([0-9a-f]{12})[0-9a-f]{28}(?:[0-9a-f]{24})?\b")
+
+
+def _short_ids(text: str) -> str:
+    """Commit ids in ``text`` by their 12-character short sha (every command taking an id resolves one)."""
+    return _FULL_SHA_ID.sub(r"commit:\1", text)
 
 
 def _hits_table(hits: list[dict], title: str | None) -> None:
+    """The hits as a table that fits 80 columns: who and when beside each, the full ids in --json; the score
+    parts in --explain."""
     t = Table(title=title, show_lines=False)
     t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("id", overflow="fold", max_width=28)
-    t.add_column("type", overflow="fold", max_width=10)
+    t.add_column("id", overflow="fold", min_width=19, max_width=28)  # commit:<12> on one line
     t.add_column("date", no_wrap=True)
-    t.add_column("author", overflow="ellipsis", max_width=18, no_wrap=True)
-    t.add_column("title", overflow="fold", ratio=1)
-    for name in ("final", "entry", "graph"):
-        t.add_column(name, justify="right", no_wrap=True)
-    t.add_column("via", overflow="fold", max_width=30)
+    t.add_column("author", overflow="ellipsis", max_width=14, no_wrap=True)
+    t.add_column("title", overflow="fold", ratio=1, min_width=16)
+    t.add_column("score", justify="right", no_wrap=True)
+    t.add_column("via", overflow="fold", max_width=18)
     for k, h in enumerate(hits, 1):
-        s = h["scores"]
         via = "seed" if h.get("seed") else "entry"
         if h.get("paths"):
             p = h["paths"][0]
@@ -651,15 +652,12 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
         meta = h.get("meta") or {}
         t.add_row(
             str(h.get("rank", k)),
-            escape(_shown_id(h)),
-            escape(h["type"]),
+            escape(_short_ids(h["id"])),
             meta.get("date", ""),
             escape(meta.get("author", "")),
             escape(_short(h["title"])),
-            f"{s['final']:.3f}",
-            f"{s['entry']:.3f}",
-            f"{s['graph']:.3f}",
-            escape(via),
+            f"{h['scores']['final']:.3f}",
+            escape(_short_ids(via)),
         )
     out.print(t)
 
@@ -772,7 +770,7 @@ def search(
         err.print(f"[yellow]no file node for: {escape(', '.join(res.unknown_files))}[/] (ignored)")
     ms = res.timings_ms
     out.print(
-        f"[dim]trace {res.trace_id}  seeds: {', '.join(res.seeds) or '-'}  "
+        f"[dim]trace {res.trace_id}  seeds: {_short_ids(', '.join(res.seeds)) or '-'}  "
         + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items())
         + "[/]"
     )
@@ -1100,6 +1098,7 @@ app.command("trace")(trace_command)
 bench_app.command("learning")(bench_learning)
 bench_app.command("code")(bench_code)
 app.command("ask")(ask_command)
+app.command("show")(show_command)
 app.command("cypher")(cypher_command)
 bench_app.command("ask")(bench_ask)
 

@@ -55,14 +55,17 @@ def node_idx(store: Store, node_id: str) -> int:
 
 
 def resolve(store: Store, name: str) -> str:
-    """The node id ``name`` refers to: an exact node id first, else an alias."""
+    """The node id ``name`` refers to: an exact node id first, else an alias, else a short sha."""
     if not isinstance(name, str) or not name:
         raise InvalidArgument(f"a node id or alias must be a non-empty string, got {name!r}")
     if store.lookup_idx([name]):
         return name
     r = store.schema_tables.alias_target(normalise_alias(name))
     if r is None:
-        raise UnknownNode(f"no node with id or alias {name!r}", node_id=name)
+        try:  # a short commit sha (abc1234, commit:abc1234): the one node whose id starts with it
+            return store.resolve_node_id(name)
+        except UnknownNode:
+            raise UnknownNode(f"no node with id or alias {name!r}", node_id=name) from None
     return r[1]
 
 
