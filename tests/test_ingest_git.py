@@ -295,7 +295,12 @@ def test_bare_repository_and_a_named_ref(repo, tmp_path):
     subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
     b = read_git(bare, refs=["main"])
     assert b.source == "widget" and b.stats["commits"] == 9  # 8 on main + the merged branch commit
-    assert b.state == {"ingest.git.widget.main": repo.merge, "ingest.git-reader.widget": str(READER_VERSION)}
+    roots = {k: v for k, v in b.state.items() if k.startswith("ingest.git-root.")}
+    assert len(roots) == 1 and set(roots.values()) == {"widget"}  # the root commit names the source
+    assert {k: v for k, v in b.state.items() if k not in roots} == {
+        "ingest.git.widget.main": repo.merge,
+        "ingest.git-reader.widget": str(READER_VERSION),
+    }
 
 
 def test_a_store_synced_by_another_reader_version_is_read_again_once(repo, tmp_path):

@@ -33,10 +33,10 @@ def read_source(
     with ``full``, or when another version of the reader made the last sync: unchanged commits are still
     not rewritten)."""
     if kind == "git":
-        from .git import READER_VERSION, GitRepo, read_git, reader_key, state_key
+        from .git import READER_VERSION, GitRepo, read_git, reader_key, source_name, state_key
 
         repo = GitRepo(path)
-        source = name or repo.name
+        source = name or source_name(repo, engine.store, refs)
         upgraded = not full and engine.store.get_meta(reader_key(source)) != str(READER_VERSION)
         synced = {} if full or upgraded else {r: engine.store.get_meta(state_key(source, r)) for r in refs or ["HEAD"]}
         batch = read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress)

@@ -3,29 +3,32 @@
 Why the git executable and not a binding: measured here, one ``git log --numstat -M``
 process reads iproute2's 7k commits with rename detection in ~2 s and mypy's 13.7k in
 ~1.5 s; pygit2/dulwich would need a diff per commit in Python to get the same numstat
-and renames.  Two processes per sync in all (the log of what is new, and a cheap
-``sha/time/subject`` listing of everything reachable to resolve references), never
-one per commit.
+and renames.  Two processes per sync in all (the log of what is new, with its ``-U0``
+patch streamed through ``git_log.py``, and a cheap ``sha/parents/time/subject`` listing
+of everything reachable to resolve references), never one per commit.
 
 What becomes what (docs/ingest.md, "git"):
 - ``commit:<sha>`` (type ``commit``): title = subject (for a PR merge commit, the PR's
   title), text = the body with trailers; metadata: author, times, parents, files with
   line counts, references found, ``pr``, ``time`` = committer time (epoch seconds),
+  ``hunks`` (``-U0`` hunk headers per new path), ``renames``, ``code`` (the identifiers whose
+  count the commit raised / lowered, pickaxe semantics; ``index/code_terms.py``),
   ``aggregate: true`` on a merge commit that merged no pull request ("Merge branch 'net-next'"):
   its diff repeats the commits it merges, each already a node, so searches weigh it down;
 - ``file:<path>`` (type ``file``), ``touches`` commit → file, ``renamed_to`` old → new;
 - ``fixes`` (``Fixes: <sha> ("subject")``, by sha prefix, else by the quoted subject),
   ``reverts``, ``follows_up`` (phrases + ``#N``/sha), ``refs`` (other ``#N``/sha),
-  ``merged_in`` commit → ``pr:N`` for squash ``(#N)`` and merge commits.
+  ``merged_in`` commit → ``pr:N`` for squash ``(#N)`` and merge commits, ``part_of`` from each
+  commit of a merged PR's branch (``M^1..M^2``) to ``pr:N``.
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,12 +37,14 @@ from ..errors import InvalidArgument
 from ..model import Node
 from . import refs as R
 from .batch import IngestBatch, derived_edge
+from .git_log import Commit as _Commit
+from .git_log import read_log
 
-__all__ = ["read_git", "GitRepo", "state_key", "MAX_FILES_LISTED"]
+__all__ = ["read_git", "GitRepo", "state_key", "root_key", "source_name", "MAX_FILES_LISTED"]
 
 MAX_FILES_LISTED = 200  # files listed in a commit's metadata (all of them still get `touches` edges)
 MAX_TOUCHES = 2000  # a vendor import touching more files gets no `touches` edges (counted as skipped)
-_LOG_FORMAT = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
+MAX_PR_RANGE = 5000  # a merged branch with more commits than this gets no part_of edges (counted)
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
@@ -48,10 +53,12 @@ class GitError(InvalidArgument):
 
 
 # What this reader derives from a commit, versioned: bump it whenever a commit's node or edges change for the
-# same commit (2: merge commits without a PR are marked `aggregate`).  A store synced by another version is
-# read again in full on its next sync (unchanged commits are still not rewritten or re-embedded): incremental
-# syncs otherwise never revisit old commits, and a store would keep an older reader's view of them for good.
-READER_VERSION = 2
+# same commit (2: merge commits without a PR are marked `aggregate`; 3: hunks, renames and code terms in the
+# metadata, line counts from the -U0 diff, `part_of` edges from a merged PR's branch commits).  A store synced
+# by another version is read again in full on its next sync (unchanged commits are still not rewritten or
+# re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
+# view of them for good.
+READER_VERSION = 3
 
 
 def state_key(source: str, ref: str) -> str:
@@ -62,6 +69,11 @@ def state_key(source: str, ref: str) -> str:
 def reader_key(source: str) -> str:
     """Store meta key holding the :data:`READER_VERSION` that last synced ``source``."""
     return f"ingest.git-reader.{source}"
+
+
+def root_key(root: str) -> str:
+    """Store meta key naming the source first ingested from the repository whose root commit is ``root``."""
+    return f"ingest.git-root.{root}"
 
 
 def _iso(epoch: int) -> str:
@@ -99,14 +111,34 @@ class GitRepo:
 
     @property
     def name(self) -> str:
-        """``owner/repo`` when the origin remote is on GitHub (the name a GitHub export of the same
-        repository gets, so both land under one source), else the folder's name."""
+        """The name the repository itself gives: ``owner/repo`` for a GitHub origin (the name a GitHub
+        export of the same repository gets, so both land under one source), else the last path part of
+        any remote's URL (``.git`` / ``.bundle`` stripped), else the folder's name."""
+        return self.remote_name() or self.path.name.removesuffix(".git")
+
+    def remote_name(self) -> str | None:
+        """``owner/repo`` of a GitHub origin, else the last path part of a remote's URL (origin first)."""
+        urls = []
         res = self._git("remote", "get-url", "origin", check=False)
-        m = _GITHUB_REMOTE.search(res.stdout.decode(errors="replace").strip()) if res.returncode == 0 else None
+        if res.returncode == 0:
+            urls.append(res.stdout.decode(errors="replace").strip())
+        m = _GITHUB_REMOTE.search(urls[0]) if urls else None
         if m:
             return f"{m.group(1)}/{m.group(2).removesuffix('.git')}"
-        n = self.path.name
-        return n[:-4] if n.endswith(".git") else n
+        if not urls:
+            res = self._git("config", "--get-regexp", r"^remote\..*\.url$", check=False)
+            urls = sorted(ln.split(" ", 1)[1] for ln in res.stdout.decode(errors="replace").splitlines() if " " in ln)
+        for url in urls:
+            last = re.split(r"[/:\\]", url.rstrip("/\\"))[-1]
+            last = last.removesuffix(".git").removesuffix(".bundle")
+            if last and last not in (".", ".."):
+                return last
+        return None
+
+    def roots(self, tips: list[str]) -> list[str]:
+        """The root commits (no parent) reachable from ``tips``, sorted."""
+        out = self._git("rev-list", "--max-parents=0", *tips, "--", check=False)
+        return sorted(out.stdout.decode().split()) if out.returncode == 0 else []
 
     def resolve(self, ref: str) -> str:
         if not ref or ref.startswith("-"):
@@ -131,63 +163,6 @@ class GitRepo:
             if len(parts) == 3:
                 rows.append((parts[0], int(parts[1]), parts[2]))
         return rows
-
-    def log(self, rev_args: list[str]) -> bytes:
-        return self._git(
-            "log", "-z", "--numstat", "-M", "--diff-merges=first-parent", f"--format={_LOG_FORMAT}", *rev_args, "--"
-        ).stdout
-
-
-@dataclass
-class _Commit:
-    sha: str
-    parents: list[str]
-    author: str
-    email: str
-    author_time: int
-    commit_time: int
-    subject: str
-    body: str
-    files: list[tuple[str, int | None, int | None]] = field(default_factory=list)  # path, added, deleted
-    renames: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _count(x: bytes) -> int | None:
-    return None if x == b"-" else int(x)
-
-
-def _parse_log(raw: bytes) -> list[_Commit]:
-    commits = []
-    for rec in raw.split(b"\x1e"):
-        if not rec.strip(b"\0\n"):
-            continue
-        parts = rec.split(b"\x1f")
-        if len(parts) < 8:
-            continue
-        sha, parents, an, ae, at, ct, message = (p.decode("utf-8", "replace") for p in parts[:7])
-        tail = parts[7] if len(parts) > 7 else b""
-        subject, _, body = message.strip("\n").partition("\n")
-        c = _Commit(sha, parents.split(), an, ae, int(at or 0), int(ct or 0), subject.strip(), body.strip("\n"))
-        toks = tail.lstrip(b"\0\n").split(b"\0")
-        i = 0
-        while i < len(toks):
-            t = toks[i]
-            if not t.strip():
-                i += 1
-                continue
-            f = t.split(b"\t", 2)
-            if len(f) == 3 and f[2] == b"" and i + 2 < len(toks):  # a rename: "a\td\t\0old\0new\0"
-                old, new = toks[i + 1].decode("utf-8", "replace"), toks[i + 2].decode("utf-8", "replace")
-                c.files.append((new, _count(f[0]), _count(f[1])))
-                c.renames.append((old, new))
-                i += 3
-            elif len(f) == 3:
-                c.files.append((f[2].decode("utf-8", "replace"), _count(f[0]), _count(f[1])))
-                i += 1
-            else:
-                i += 1
-        commits.append(c)
-    return commits
 
 
 class _Resolver:
@@ -231,6 +206,27 @@ def _pr_title(c: _Commit, merge: tuple[str, str | None] | None) -> str:
     return first or c.subject
 
 
+def source_name(repo: GitRepo, store=None, refs: list[str] | None = None) -> str:
+    """A git source's default name: the repository's own (GitHub ``owner/repo``, else a remote URL's last
+    part); with no remote, the name ``store`` recorded for the repository's root commit (meta
+    :func:`root_key`, else the source of that commit's node), so a copy in another folder is the same
+    source; only for a repository the store has never seen, the folder's name."""
+    named = repo.remote_name()
+    if named:
+        return named
+    if store is not None:
+        roots = repo.roots([repo.resolve(r) for r in dict.fromkeys(refs or ["HEAD"])])
+        for root in roots:
+            known = store.get_meta(root_key(root))
+            if known:
+                return known
+        for root in roots:
+            row = store.get_node("commit:" + root)
+            if row is not None and row.metadata.get("ingest") == "git" and row.metadata.get("source"):
+                return str(row.metadata["source"])
+    return repo.path.name.removesuffix(".git")
+
+
 def read_git(
     repo: str | os.PathLike | GitRepo,
     refs: list[str] | None = None,
@@ -261,15 +257,21 @@ def read_git(
     ]
     if progress:
         progress("reading", 0, 1)
-    commits = _parse_log(g.log(sorted(set(tips.values())) + ["^" + s for s in exclude]))
+    commits, lost = read_log(g.path, sorted(set(tips.values())) + ["^" + s for s in exclude])
     resolver = _Resolver(g.listing(sorted(set(tips.values()))))
+    for root in g.roots(sorted(set(tips.values()))):
+        batch.state[root_key(root)] = source  # a later ingest from another folder finds the name (source_name)
     reader = _CommitReader(batch, source, resolver)
     for k, c in enumerate(commits):
         if progress and k % 500 == 0:
             progress("reading", k, len(commits))
         reader.read(c)
+    reader.branch_edges(commits)
     for p in reader.files:
         batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
+    unreadable = [c.sha for c in commits if c.unreadable]
+    for sha in lost:
+        batch.skip("commit:" + sha, "unreadable: not even the commit's header could be read")
     batch.stats = {
         "commits": len(commits),
         "files": len(reader.files),
@@ -277,6 +279,8 @@ def read_git(
         "tips": tips,
         "force_pushed": force_pushed,
         **reader.counts,
+        "unreadable_commits": len(unreadable) + len(lost),
+        "unreadable": (unreadable + lost)[:200],
     }
     if progress:
         progress("reading", len(commits), len(commits))
@@ -299,7 +303,10 @@ class _CommitReader:
             "refs": 0,
             "merged_in": 0,
             "renames": 0,
+            "part_of": 0,
+            "part_of_skipped": 0,
         }
+        self.merges: list[tuple[_Commit, str]] = []  # PR merge commits of the batch, with their PR
 
     def read(self, c: _Commit) -> None:
         cid = "commit:" + c.sha
@@ -311,6 +318,10 @@ class _CommitReader:
         iss = R.issue_refs(message, self.source)
         shas = R.sha_refs(c.body)
         self.batch.nodes.append(Node(cid, "commit", title, c.body, self._metadata(c, pr, merge, iss, shas)))
+        if c.unreadable:
+            self.batch.skip(cid, f"diff not read ({c.unreadable}): no line counts, hunks or code terms")
+        if merge:
+            self.merges.append((c, merge[0]))
         self._file_edges(c, cid)
         if pr:
             self._pull_request(c, cid, pr, title, merge is not None)
@@ -338,6 +349,17 @@ class _CommitReader:
             md["subject"] = c.subject
         if len(c.parents) > 1 and not pr:
             md["aggregate"] = True  # the aggregate prior (SearchConfig.aggregate_weight) reads it
+        if c.hunks:
+            md["hunks"] = c.hunks
+        if c.renames:
+            md["renames"] = [[o, n] for o, n in c.renames]
+        if c.code_added or c.code_removed:
+            md["code"] = {"added": c.code_added, "removed": c.code_removed}
+        for flag in ("code_truncated", "hunks_truncated", "code_skipped"):
+            if c.flags.get(flag):
+                md[flag] = c.flags[flag]
+        if c.unreadable:
+            md["unreadable"] = c.unreadable
         return md
 
     def _file_edges(self, c: _Commit, cid: str) -> None:
@@ -356,6 +378,33 @@ class _CommitReader:
                 )
             )
             self.counts["renames"] += 1
+
+    def branch_edges(self, commits: list[_Commit]) -> None:
+        """``part_of`` from each commit a PR merge brought in (``M^1..M^2``, computed from the batch's
+        parent lists) to the PR; owned by the merge commit.  A range over :data:`MAX_PR_RANGE` is skipped."""
+        if not self.merges:
+            return
+        parents = {c.sha: c.parents for c in commits}
+        gen = _generations(parents)
+        for m, pr in self.merges:
+            branch = _branch(m.parents[0], m.parents[1], parents, gen, MAX_PR_RANGE)
+            if branch is None:
+                self.counts["part_of_skipped"] += 1
+                self.batch.skip("commit:" + m.sha, f"merged branch of PR #{pr} has over {MAX_PR_RANGE} commits")
+                continue
+            for sha in branch:
+                self.batch.edges.append(
+                    derived_edge(
+                        "commit:" + sha,
+                        "part_of",
+                        "pr:" + pr,
+                        by="git",
+                        owner="commit:" + m.sha,
+                        evidence=m.subject,
+                        merge=m.sha,
+                    )
+                )
+                self.counts["part_of"] += 1
 
     def _pull_request(self, c: _Commit, cid: str, pr: str, title: str, merge: bool) -> None:
         """A placeholder ``pr:N`` (a GitHub export brings the real one) and the commit ``merged_in`` it."""
@@ -407,6 +456,71 @@ class _CommitReader:
                 continue  # the commit's own PR number
             for t in _targets(r, resolver, pr):
                 link("refs", t, r.evidence)
+
+
+def _generations(parents: dict[str, list[str]]) -> dict[str, int]:
+    """Each commit's generation within the batch: 1 + the largest of its parents' (0 outside the batch),
+    so a commit always comes after its descendants when walked by decreasing generation."""
+    gen: dict[str, int] = {}
+    for start in parents:
+        stack = [start]
+        while stack:
+            c = stack[-1]
+            if c in gen:
+                stack.pop()
+                continue
+            todo = [p for p in parents[c] if p in parents and p not in gen]
+            if todo:
+                stack.extend(todo)
+            else:
+                gen[c] = 1 + max((gen[p] for p in parents[c] if p in parents), default=0)
+                stack.pop()
+    return gen
+
+
+def _branch(p1: str, p2: str, parents: dict[str, list[str]], gen: dict[str, int], limit: int) -> list[str] | None:
+    """The batch commits reachable from ``p2`` and not from ``p1`` (``git rev-list p1..p2``), newest
+    generation first; None past ``limit`` of them (or ``50 * limit`` steps).  One walk of both sides by
+    decreasing generation, painting reachability bits (1: from p1, 2: from p2); it stops as soon as no
+    commit reachable only from p2 is left to visit."""
+    if p2 not in parents:
+        return []
+    color: dict[str, int] = {p2: 2}
+    heap = [(-gen[p2], p2)]
+    if p1 in parents:
+        color[p1] = color.get(p1, 0) | 1
+        if p1 != p2:
+            heap.append((-gen[p1], p1))
+    heapq.heapify(heap)
+    only2 = 1 if color[p2] == 2 else 0
+    out: list[str] = []
+    steps = 0
+    while heap and only2:
+        _, c = heapq.heappop(heap)
+        col = color[c]
+        steps += 1
+        if col == 2:
+            only2 -= 1
+            out.append(c)
+            if len(out) > limit:
+                return None
+        if steps > 50 * limit:
+            return None
+        for p in parents[c]:
+            if p not in parents:
+                continue
+            old = color.get(p, 0)
+            new = old | col
+            if new == old:
+                continue
+            color[p] = new
+            if old == 0:
+                heapq.heappush(heap, (-gen[p], p))
+            if new == 2:
+                only2 += 1
+            elif old == 2:
+                only2 -= 1
+    return out
 
 
 _ISSUE_ONLY = re.compile(r"^\d+$")

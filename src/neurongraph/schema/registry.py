@@ -83,6 +83,11 @@ BUILTIN_RELATIONS: dict[str, RelationType] = {
     "co_used": RelationType(
         "co_used", description="learning loop: two sources used together in one trace (both directions)"
     ),
+    "part_of": RelationType(
+        "part_of",
+        description="a part -> the whole it belongs to: a commit of a merged PR's branch -> the PR (git ingest), "
+        "a comment -> its thread (GitHub), a section -> its page (Markdown)",
+    ),
 }
 
 
