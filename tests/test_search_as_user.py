@@ -111,3 +111,17 @@ def test_the_formula_covers_priming_and_code_evidence():
     text, value = hit.formula(cfg)
     assert value == pytest.approx(want)
     assert "primed 0.100" in text and "2 earlier repair(s)" in text and "blame 0.250" in text and "code 0.400" in text
+
+
+def test_the_ingest_summary_counts_what_the_store_holds(tmp_path):
+    """Two commits renaming a file the same way derive the same ``renamed_to`` edge twice: the store holds one,
+    and the summary says so (it counted two, the store's count silently differed)."""
+    r = Repo(tmp_path / "renames")
+    r.commit("add a", {"a.py": "x = 1\n" * 20})
+    for k, (old, new) in enumerate((("a.py", "b.py"), ("b.py", "a.py"), ("a.py", "b.py"))):
+        r.git("mv", old, new)
+        r.commit(f"rename {k}")
+    with ngr.open(tmp_path / "r.db", embedder="hashing") as e:
+        s = sync_source(e, "git", r.path)
+        assert s["edges_merged"] >= 1
+        assert s["edges_written"] == e.store.stats()["edges"]

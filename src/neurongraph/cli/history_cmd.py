@@ -149,7 +149,9 @@ def print_summary(out: Console, s: dict) -> None:
     if s["written_node_types"]:
         out.print("  nodes written: " + ", ".join(f"{escape(k)} {v}" for k, v in s["written_node_types"].items()))
     out.print(
-        f"  edges: {s['edges_written']} written, {s['edges_retracted']} retracted, "
+        f"  edges: {s['edges_written']} written"
+        + (f" ({s['edges_merged']} repeats merged into them)" if s.get("edges_merged") else "")
+        + f", {s['edges_retracted']} retracted, "
         f"{s['edges_pending']} waiting for a node not ingested yet, {s['pending_resolved']} earlier ones resolved"
         + (f"; {s['nodes_pruned']} nodes pruned" if s["nodes_pruned"] else "")
     )

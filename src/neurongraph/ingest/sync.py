@@ -173,13 +173,18 @@ class _Sync:
             placeholders_kept=c["placeholders_kept"],
             embedded=embedded,
             edges=len(self.edge_set),
-            edges_written=len(self.ready),
+            # what the store holds from this write: one edge per (src, rel, dst); a repeat (two owners deriving the
+            # same edge, a resolved pending edge the batch also has) is merged by the upsert, and counted as such
+            edges_written=len({(e.src, e.rel, e.dst) for e in self.ready}),
+            edges_merged=len(self.ready) - len({(e.src, e.rel, e.dst) for e in self.ready}),
             edges_retracted=c["edges_retracted"],
             edges_pending=len(self.parked),
             pending_resolved=c["pending_resolved"],
             nodes_pruned=c["nodes_pruned"],
             written_node_types=dict(Counter(n.type for n in write).most_common()),
-            written_edge_relations=dict(Counter(e.rel for e in self.ready).most_common()),
+            written_edge_relations=dict(
+                Counter(r for _, r, _ in {(e.src, e.rel, e.dst) for e in self.ready}).most_common()
+            ),
             embed_seconds=round(t_embed, 3),
         )
 
@@ -256,6 +261,7 @@ def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
         "embedded": 0,
         "edges": 0,
         "edges_written": 0,
+        "edges_merged": 0,
         "edges_retracted": 0,
         "edges_pending": 0,
         "pending_resolved": 0,
