@@ -37,6 +37,7 @@ from rich.text import Text
 from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
 from ..index.embedder import Embedder, make_embedder
+from ..ingest.jsonl import IngestError  # a JSONL file with bad lines: every one is reported
 from ..model import strict_dumps
 from ..store import DATABASE_ERRORS, open_store
 from ..store.base import Store
@@ -79,12 +80,6 @@ class CliError(NeuronGraphError):
     def __init__(self, code: str, message: str, **details):
         super().__init__(message, **details)
         self.code = code
-
-
-class IngestError(NeuronGraphError):
-    """A JSONL file with bad lines: every bad line is reported, then the one-line summary."""
-
-    code = "invalid_input"
 
 
 def _fail(exc: NeuronGraphError, as_json: bool) -> None:

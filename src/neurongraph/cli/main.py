@@ -15,7 +15,6 @@ import sys
 import tempfile
 import time
 from contextlib import closing
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,10 +24,9 @@ from rich.table import Table
 from typer.core import TyperGroup
 from typer.rich_utils import rich_format_error
 
-from ..engine import Engine
-from ..errors import InvalidArgument, NeuronGraphError
+from ..errors import InvalidArgument
 from ..index.embedder import check_embedder_spec
-from ..model import Edge, Node
+from ..ingest.jsonl import Parsed, read_jsonl, stream, validate_file, write_jsonl
 from ..service import SearchRequest, where_pairs
 from ..store.base import Store
 from .ask_cmd import ask_command, bench_ask, cypher_command
@@ -37,7 +35,6 @@ from .common import (
     REEMBED_LIMIT,
     CliError,
     Ctx,
-    IngestError,
     check_db_path,
     choose_systems,
     ctx_of,
@@ -63,8 +60,6 @@ from .serve_cmd import serve_command
 from .show_cmd import show_command
 
 __all__ = ["app", "main"]
-
-EDGE_BATCH = 50_000
 
 
 class _RootGroup(TyperGroup):
@@ -171,219 +166,16 @@ def stats(ctx: typer.Context, as_json: bool = json_opt()) -> None:
 
 
 # --------------------------------------------------------------------- ingest
-@dataclass
-class _Parsed:
-    """What validating a file keeps: ids and keys, never the records (a file is read again to write it, so
-    memory grows with the number of records, not with their text)."""
-
-    node_ids: dict  # id -> line
-    edge_keys: dict  # (src, rel, dst) -> line
-    errors: list  # {"line": n, "message": str}
-    lines: int
-    kinds: bytearray = field(default_factory=bytearray)  # per line: 0 blank/bad, 1 node, 2 edge
-    stamp: tuple = ()  # (size, mtime) of the file when it was validated
+_read_jsonl = read_jsonl  # the JSONL reader lives in ingest/jsonl.py; tests import these names from here
+_stream = stream
+_JSONL_STAGES = {"embedding": "embedding nodes", "writing": "writing nodes and edges (one transaction)"}
 
 
-class _NonFinite(ValueError):
-    pass
-
-
-def _reject_constant(name: str):
-    """``parse_constant`` hook: Python's json reads NaN/Infinity/-Infinity, which JSON does not have."""
-    raise _NonFinite(name)
-
-
-MAX_LINE_BYTES = 16 * 2**20  # one JSONL record; NGR_MAX_LINE_BYTES overrides (a 50 MB line took 49 s, 2.6 GB)
-
-
-def _max_line_bytes() -> int:
-    raw = os.environ.get("NGR_MAX_LINE_BYTES")
-    if raw is None:
-        return MAX_LINE_BYTES
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise InvalidArgument(f"NGR_MAX_LINE_BYTES={raw!r}: expected a positive whole number of bytes")
-    return int(raw)
-
-
-def _bounded_lines(fh, limit: int):
-    """``(raw line, size)`` per line, with ``raw`` None for a line over ``limit`` bytes (read past in
-    1 MiB chunks, never held whole), so one huge line costs neither memory nor minutes."""
-    while True:
-        raw = fh.readline(limit + 1)
-        if not raw:
-            return
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            size = len(raw)
-            while raw and not raw.endswith(b"\n"):
-                raw = fh.readline(2**20)
-                size += len(raw)
-            yield None, size
-        else:
-            yield raw, len(raw)
-
-
-class _BadLine(Exception):
-    """One line of a JSONL file that cannot be read: its message is reported with the line number."""
-
-
-def _json_object(raw: bytes | None, size: int, max_line: int) -> dict | None:
-    """The JSON object on one line (None for a blank line); raises _BadLine."""
-    if raw is None:
-        raise _BadLine(f"line is {size:,} bytes, over the limit of {max_line:,} (set NGR_MAX_LINE_BYTES to raise it)")
-    try:
-        line = raw.decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError as exc:
-        raise _BadLine(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if not line.strip():
-        return None
-    try:
-        d = json.loads(line, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise _BadLine(f"bad JSON: {exc.msg} (column {exc.pos + 1})") from None
-    except _NonFinite as exc:
-        raise _BadLine(f"non-finite number {exc.args[0]} is not allowed (JSON has no NaN/Infinity)") from None
-    except RecursionError:
-        raise _BadLine("bad JSON: nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer literal beyond Python's 4,300-digit limit
-        raise _BadLine(f"bad JSON: {str(exc)[:200]}") from None
-    if not isinstance(d, dict):
-        raise _BadLine(f"expected a JSON object, got {type(d).__name__}")
-    return d
-
-
-def _kind_of(d: dict) -> str:
-    """ "node" or "edge": the record's "kind", else "id" (node) or "src"/"dst" (edge); raises _BadLine."""
-    kind = d.get("kind")
-    if kind is None:
-        kind = "node" if "id" in d else "edge" if ("src" in d or "dst" in d) else None
-        if kind is None:
-            raise _BadLine('cannot tell a node from an edge: give "kind", or "id" (node) or "src"/"dst" (edge)')
-    if kind not in ("node", "edge"):
-        raise _BadLine(f'unknown kind {kind!r}: expected "node" or "edge"')
-    return kind
-
-
-def _record(d: dict) -> Node | Edge:
-    """The validated node or edge of one JSON object; raises _BadLine or a NeuronGraphError of the model."""
-    return Node.from_dict(d) if _kind_of(d) == "node" else Edge.from_dict(d)
-
-
-class _Records:
-    """The ids and keys of one file's records, each at most once (a duplicate is an error naming the first line)."""
-
-    def __init__(self) -> None:
-        self.node_line: dict[str, int] = {}  # id -> first line
-        self.edge_line: dict[tuple, int] = {}  # (src, rel, dst) -> first line
-        self.kinds = bytearray()
-
-    def add(self, rec: Node | Edge, line: int) -> None:
-        """Add ``rec`` of ``line``; raises _BadLine for a duplicate."""
-        if isinstance(rec, Node):
-            first = self.node_line.setdefault(rec.id, line)
-            if first != line:
-                raise _BadLine(f"duplicate node id {rec.id!r} (first on line {first}); one file holds each node once")
-            self.kinds[line - 1] = 1
-            return
-        first = self.edge_line.setdefault((rec.src, rec.rel, rec.dst), line)
-        if first != line:
-            raise _BadLine(
-                f"duplicate edge ({rec.src}, {rec.rel}, {rec.dst}) (first on line {first}); "
-                "one file holds each edge once"
-            )
-        self.kinds[line - 1] = 2
-
-    def dangling(self, lookup) -> list[dict]:
-        """Errors for edges whose endpoints are neither in this file nor (``lookup``) in the store."""
-        outside = {x for key in self.edge_line for x in (key[0], key[2]) if x not in self.node_line}
-        known = set(lookup(outside)) if outside else set()
-        errors = []
-        for (src, rel, dst), line_no in self.edge_line.items():
-            missing = [x for x in dict.fromkeys((src, dst)) if x not in self.node_line and x not in known]
-            if missing:
-                errors.append(
-                    {
-                        "line": line_no,
-                        "message": f"edge ({src}, {rel}, {dst}) refers to unknown node(s) "
-                        + ", ".join(repr(m) for m in missing)
-                        + " (neither in this file nor in the store)",
-                    }
-                )
-        return errors
-
-
-def _stamp(path: Path) -> tuple:
-    st = path.stat()
-    return (st.st_size, st.st_mtime_ns)
-
-
-INGEST_CHUNK_CHARS = 8 * 2**20  # bytes of records written (and embedded) at a time: what bounds ingest memory
-
-
-def _stream(parsed: _Parsed, path: Path, kind: int, chunk_chars: int | None = None, chunk_items: int = 5000):
-    """The file's nodes (kind 1) or edges (kind 2) again, in chunks of at most ``chunk_items`` records or about
-    ``chunk_chars`` characters, read from disk: the records are never all in memory.  The file must be the
-    one that was validated (size and mtime), else IngestError."""
-    if _stamp(path) != parsed.stamp:
-        raise IngestError(f"{path} changed while it was being ingested; nothing was written", file=str(path), errors=[])
-    max_line = _max_line_bytes()
-    chunk: list = []
-    size = 0
-    chunk_chars = chunk_chars or INGEST_CHUNK_CHARS
-    with open(path, "rb") as fh:
-        for n, (raw, rsize) in enumerate(_bounded_lines(fh, max_line), 1):
-            if n > len(parsed.kinds) or parsed.kinds[n - 1] != kind:
-                continue  # another kind, blank or (never) bad: not parsed again
-            try:
-                d = _json_object(raw, rsize, max_line)
-                rec = _record(d) if d is not None else None
-            except (_BadLine, NeuronGraphError, TypeError):
-                rec = None
-            if rec is None:  # it validated a moment ago: the file was rewritten in place
-                raise IngestError(f"{path} line {n} changed while it was being ingested", file=str(path), errors=[])
-            chunk.append(rec)
-            size += rsize
-            if len(chunk) >= chunk_items or size >= chunk_chars:
-                yield chunk
-                chunk, size = [], 0
-    if chunk:
-        yield chunk
-
-
-def _read_jsonl(path: Path, lookup) -> _Parsed:
-    """Parse and validate the whole file; nothing is written.
-
-    ``lookup(ids)`` returns the subset of ``ids`` already in the store (for edge endpoints).
-    """
-    records = _Records()
-    errors: list[dict] = []
-    n_lines = 0
-    max_line = _max_line_bytes()
-    stamp = _stamp(path)
-    with open(path, "rb") as fh:
-        for n_lines, (raw, size) in enumerate(_bounded_lines(fh, max_line), 1):
-            records.kinds.append(0)
-            try:
-                d = _json_object(raw, size, max_line)
-                if d is not None:
-                    records.add(_record(d), n_lines)
-            except _BadLine as exc:
-                errors.append({"line": n_lines, "message": str(exc)})
-            except NeuronGraphError as exc:
-                errors.append({"line": n_lines, "message": exc.message})
-            except TypeError as exc:  # e.g. a non-dict 'meta' slipping past a validator
-                errors.append({"line": n_lines, "message": str(exc)})
-    errors.extend(records.dangling(lookup))
-    errors.sort(key=lambda x: x["line"])
-    return _Parsed(records.node_line, records.edge_line, errors, n_lines, records.kinds, stamp)
-
-
-def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, Store | None]:
+def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[Parsed, Store | None]:
     """Validate ``file`` completely (nothing is written); returns it and the store if checking edge endpoints
     opened one (closed again if the file is bad).  Raises IngestError."""
     if not file.exists():
         raise CliError("file_not_found", f"no such file: {file}")
-    if file.is_dir():
-        raise CliError("invalid_argument", f"{file} is a directory, not a JSONL file")
     store: Store | None = None
 
     def lookup(ids):
@@ -394,16 +186,7 @@ def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, Store | None
         return store.lookup_idx(ids)
 
     try:
-        parsed = _read_jsonl(file, lookup)
-        if parsed.errors:
-            raise IngestError(
-                f"{file}: {len(parsed.errors)} bad line(s); nothing was written. First: "
-                f"line {parsed.errors[0]['line']}: {parsed.errors[0]['message']}",
-                file=str(file),
-                errors=parsed.errors,
-            )
-        if not parsed.node_ids and not parsed.edge_keys:
-            raise IngestError(f"{file}: no nodes or edges found ({parsed.lines} lines)", file=str(file), errors=[])
+        parsed = validate_file(file, lookup)
     except BaseException:
         if store is not None:
             store.close()
@@ -411,64 +194,16 @@ def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[_Parsed, Store | None
     return parsed, store
 
 
-def _new_in_store(store, parsed: _Parsed) -> tuple[int, int]:
-    """How many of the file's node ids and (src, rel, dst) edges the store does not hold yet."""
-    triples = set(parsed.edge_keys)
-    have = store.edges_from({t[0] for t in triples}) if triples else set()
-    return len(parsed.node_ids) - len(store.lookup_idx(parsed.node_ids)), len(triples - have)
+def _stage_bars(prog):
+    """``progress(stage, done, total)`` for ``write_jsonl``: one bar per stage, added when it starts."""
+    tasks: dict = {}
 
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = prog.add_task(_JSONL_STAGES.get(stage, stage), total=total or None)
+        prog.update(tasks[stage], completed=done, total=total or None)
 
-def _write_parsed(engine: Engine, parsed: _Parsed, path: Path, prog, link: bool) -> dict:
-    """Embed (outside the write transaction: a cache, safe to crash in), then write the whole file as one
-    transaction — nodes, then edges, each streamed from the file in chunks — then link if asked."""
-    store = engine.store
-    t1 = time.perf_counter()
-    embedded = 0
-    n_nodes, n_edges = len(parsed.node_ids), len(parsed.edge_keys)
-    if n_nodes:
-        task = prog.add_task("embedding nodes", total=n_nodes)
-        done = 0
-
-        def on_embed(d: int, _total: int) -> None:
-            prog.update(task, completed=done + d)  # `done`: the chunks before this one
-
-        for chunk in _stream(parsed, path, 1):
-            engine.vectors_for([n.body for n in chunk], on_embed)
-            embedded += engine.last_embedded
-            done += len(chunk)
-            prog.update(task, completed=done)
-        prog.update(task, description="nodes embedded", completed=n_nodes)
-    t2 = time.perf_counter()
-    # the whole file is one transaction: a schema violation in the last edge, a crash or a kill
-    # leaves the store as it was (nested batches are savepoints of it)
-    etask = prog.add_task("writing nodes and edges (one transaction)", total=(n_nodes + n_edges) or None)
-    with store.transaction():
-        # counted under the write lock, before writing: exact even while another process ingests too
-        new_nodes, new_edges = _new_in_store(store, parsed)
-        for kind, add in ((1, engine.add_nodes), (2, engine.add_edges)):
-            for chunk in _stream(parsed, path, kind, chunk_items=5000 if kind == 1 else EDGE_BATCH):
-                add(chunk)
-                prog.advance(etask, len(chunk))
-    engine.refresh()
-    prog.update(etask, completed=(n_nodes + n_edges) or 1, total=(n_nodes + n_edges) or 1)
-    t3 = time.perf_counter()
-    link_info = None
-    if link:
-        ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
-        link_info = engine.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
-        prog.update(ltask, description="linked", completed=1, total=1)
-    t4 = time.perf_counter()
-    return {
-        "new_nodes": new_nodes,
-        "new_edges": new_edges,
-        "embedded": embedded,
-        "seconds": {
-            "embed": round(t2 - t1, 3),
-            "write": round(t3 - t2, 3),
-            **({"link": round(t4 - t3, 3)} if link else {}),
-        },
-        **({"link": _link_summary(link_info or {})} if link else {}),
-    }
+    return on_progress
 
 
 def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, link: bool = False) -> dict:
@@ -480,7 +215,14 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
         with progress() as prog:
             if not show_progress:
                 prog.stop()
-            written = _write_parsed(engine, parsed, file, prog, link)
+            written = write_jsonl(engine, parsed, file, _stage_bars(prog))
+            if link:
+                t3 = time.perf_counter()
+                ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
+                info = engine.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))
+                prog.update(ltask, description="linked", completed=1, total=1)
+                written["seconds"]["link"] = round(time.perf_counter() - t3, 3)
+                written["link"] = _link_summary(info or {})
         after = engine.store.stats()
     seconds = written.pop("seconds")
     return {
