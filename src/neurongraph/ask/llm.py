@@ -14,6 +14,7 @@ Configuration: ``--llm anthropic[:MODEL]`` / ``--llm openai[:MODEL]`` or ``NGR_L
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from typing import Any
@@ -107,12 +108,47 @@ def _context(rows: list[dict], hits: list[dict]) -> str:
 
 
 class LLM:
-    provider = "none"
+    """A hosted model behind its official SDK: route, write Cypher, answer.  A provider names its SDK
+    module and the environment variables it reads; the constructor (shared) imports the SDK, resolves
+    key and base URL, and refuses clearly when either is missing."""
 
-    def __init__(self, model: str, timeout: float = 30.0, max_retries: int = 2):
-        self.model = model
+    provider = "none"
+    sdk_module = ""  # the official SDK's import name
+    key_env = ""  # the environment variable holding the API key
+    base_url_env = ""  # the environment variable naming another endpoint
+    missing_key = ""  # what to tell a user without a key
+
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+    ):
+        self.model = model or DEFAULT_MODELS[self.provider]
         self.timeout = timeout
         self.max_retries = max_retries
+        try:
+            sdk = importlib.import_module(self.sdk_module)
+        except ImportError:
+            raise InvalidArgument(
+                f"--llm {self.provider} needs the official SDK: pip install 'neurongraph[ask]'"
+            ) from None
+        base_url = base_url or os.environ.get(self.base_url_env)
+        key = api_key or os.environ.get(self.key_env) or self._keyless(base_url)
+        if not key:
+            raise InvalidArgument(f"--llm {self.provider} needs {self.missing_key}")
+        self._sdk = sdk
+        self._client = self._connect(sdk, key, base_url)
+
+    def _keyless(self, base_url: str | None) -> str | None:
+        """The key to send when none is set (None: a key is required)."""
+        return None
+
+    def _connect(self, sdk, key: str, base_url: str | None):
+        """The SDK's client."""
+        raise NotImplementedError
 
     @property
     def name(self) -> str:
@@ -132,31 +168,16 @@ class LLM:
 
 
 class AnthropicLLM(LLM):
-    provider = "anthropic"
+    """Claude through the ``anthropic`` SDK (tool use for route and Cypher)."""
 
-    def __init__(
-        self,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 30.0,
-        max_retries: int = 2,
-    ):
-        super().__init__(model or DEFAULT_MODELS["anthropic"], timeout, max_retries)
-        try:
-            import anthropic
-        except ImportError:
-            raise InvalidArgument("--llm anthropic needs the official SDK: pip install 'neurongraph[ask]'") from None
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise InvalidArgument("--llm anthropic needs ANTHROPIC_API_KEY in the environment")
-        self._sdk = anthropic
-        self._client = anthropic.Anthropic(
-            api_key=key,
-            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"),
-            timeout=timeout,
-            max_retries=max_retries,
-        )
+    provider = "anthropic"
+    sdk_module = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    missing_key = "ANTHROPIC_API_KEY in the environment"
+
+    def _connect(self, sdk, key: str, base_url: str | None):
+        return sdk.Anthropic(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=self.max_retries)
 
     def _create(self, **kw):
         try:
@@ -231,27 +252,20 @@ class AnthropicLLM(LLM):
 
 
 class OpenAILLM(LLM):
-    provider = "openai"
+    """An OpenAI-compatible chat endpoint through the ``openai`` SDK: OpenAI itself, or a local server
+    (``NGR_LLM_BASE_URL``), which needs no key."""
 
-    def __init__(
-        self,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 30.0,
-        max_retries: int = 2,
-    ):
-        super().__init__(model or DEFAULT_MODELS["openai"], timeout, max_retries)
-        try:
-            import openai
-        except ImportError:
-            raise InvalidArgument("--llm openai needs the official SDK: pip install 'neurongraph[ask]'") from None
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
-        if not key:
-            raise InvalidArgument("--llm openai needs OPENAI_API_KEY, or NGR_LLM_BASE_URL for a local server")
-        self._sdk = openai
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+    provider = "openai"
+    sdk_module = "openai"
+    key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    missing_key = "OPENAI_API_KEY, or NGR_LLM_BASE_URL for a local server"
+
+    def _keyless(self, base_url: str | None) -> str | None:
+        return "not-needed" if base_url else None
+
+    def _connect(self, sdk, key: str, base_url: str | None):
+        return sdk.OpenAI(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=self.max_retries)
 
     @staticmethod
     def _fn(tool: dict) -> dict:
