@@ -209,6 +209,8 @@ class WorkingSet:
         for s in specs:
             if not isinstance(s, str) or not s.strip():
                 raise InvalidArgument(f"bad file spec {s!r}: expected PATH or PATH:A-B")
+            if s.strip().startswith(":"):
+                raise InvalidArgument(f"bad file spec {s!r}: the path is missing (PATH:A-B)")
             m = _SPEC.match(s.strip())
             if m:
                 a = int(m.group("a"))
