@@ -166,3 +166,18 @@ def test_code_history_follows_the_change_feed(fixed_repo, tmp_path):
     sync_source(eng, "git", repo.path, refs=["main"])
     assert eng.blame("net/route.c", [12]) == ["commit:" + fix]
     eng.close()
+
+
+def test_ask_answers_line_and_identifier_questions_from_the_code_history(fixed_repo, tmp_path):
+    repo, origin, fix, diff, parent_t = fixed_repo
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    sync_source(eng, "git", repo.path)
+    out = eng.ask("which commit last changed lines 12-12 of net/route.c?")
+    assert out["result"]["shape"] == "lines_last_changed" and out["refs"] == ["commit:" + fix]
+    before = eng.ask(f"who last changed line 12 of net/route.c as of {int(parent_t)}")
+    assert before["result"]["items"] == ["Ada Dev"] and before["refs"] == ["commit:" + origin]
+    intro = eng.ask("which commit introduced route_flush_cache?")
+    assert intro["result"]["value"] == "commit:" + origin and "[refs: commit:" + origin in intro["answer"]
+    missing = eng.ask("which commit introduced no_such_identifier_anywhere?")
+    assert missing["refs"] == [] and missing["answer"].startswith("Not found")
+    eng.close()

@@ -263,6 +263,15 @@ class CodeHistory:
             self._post_sorted[(side, term)] = got
         return got
 
+    def changes_of(self, term: str, side: str, as_of: float | None = None) -> tuple[list[int], list[float]]:
+        """Commit indices (oldest first) that ``side`` (``"added"`` / ``"removed"``) the identifier, with times."""
+        self._ensure()
+        idx, t = self._posting(side, term.lower())
+        if as_of is not None:
+            cut = int(np.searchsorted(t, as_of, side="right"))
+            idx, t = idx[:cut], t[:cut]
+        return idx.tolist(), t.tolist()
+
     def document_frequency(self, term: str) -> int:
         self._ensure()
         t = term.lower()
