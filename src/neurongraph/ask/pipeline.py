@@ -17,7 +17,9 @@ import uuid
 
 from ..errors import InvalidArgument
 from ..graphdb.errors import CypherError
+from . import devq
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
+from .code_questions import answer_code_question
 from .llm import LLM, LLMError, make_llm
 from .names import find_mentions
 from .nl2cypher import CypherQuery, relation_words, translate, type_words
@@ -43,12 +45,37 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     engine.refresh()
     schema = engine.graph_schema()
     mentions = find_mentions(engine, question)
+    # lines of a file, an identifier's introduction or removal: the code history answers exactly (no graph query)
+    code = answer_code_question(engine, question) if mode in ("auto", "graph") else None
+    dev, said = (
+        devq.plan(engine, question, schema, mentions) if code is None and mode in ("auto", "graph") else (None, [])
+    )
     notes: list[str] = []
-    chosen, reason = _route_question(question, schema, mentions, mode, llm)
-    query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes)
+    result = None
+    dropped: list[str] = []
+    if code is not None:
+        chosen, reason = "graph", f"code history ({code.shape}): {code.explanation}"
+        query = {"cypher": None, "params": {}, "explanation": code.explanation}
+        rows, result, answer, refs = code.rows, code.result, code.answer, code.refs
+        hits_objs = []
+    elif dev is not None:  # a developer question (scoped list, count, who, PR files/commits): answered exactly
+        chosen, reason = "graph", f"developer question ({dev.shape}): {dev.explanation}"
+        query = dev.to_dict()
+        try:
+            rows, result, answer, refs = devq.run_plan(engine, dev)
+        except CypherError as exc:
+            rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
+        hits_objs: list = []
+    else:
+        chosen, reason = _route_question(question, schema, mentions, mode, llm)
+        query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes)
     hits = [_hit_dict(h) for h in hits_objs]
     allowed = evidence_ids(engine, rows, hits)
-    answer, refs, dropped = _answer(engine, question, rows, hits_objs, allowed, llm, notes)
+    if dev is None and code is None:
+        answer, refs, dropped = _answer(engine, question, rows, hits_objs, allowed, llm, notes)
+    if said:  # phrases not understood and names not found are said in the answer, never dropped
+        answer = answer + "\nNote: " + "; ".join(said) + "."
+        notes += said
     if notes:
         reason = reason + "; " + "; ".join(notes)
     trace_id = "tr_" + uuid.uuid4().hex[:20]
@@ -79,6 +106,8 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
         "refs": refs,
         "trace_id": trace_id,
     }
+    if result is not None:
+        out["result"] = result
     if dropped:
         out["dropped_refs"] = dropped
     return out
