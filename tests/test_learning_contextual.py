@@ -79,7 +79,7 @@ def test_learned_weight_reaches_near_questions_only_and_only_towards_the_used_so
 
 def test_the_view_matches_the_graph_step_for_step_and_is_read_only():
     g = GraphArrays.from_edges(4, [0, 0, 1, 2], [1, 2, 3, 3], [0.5, 0.25, 1.0, 0.75], eid=[10, 11, 12, 13])
-    v = LearnedView(g, EdgeOverlay(np.array([12]), np.array([3]), np.array([0.4]), 4))
+    v = LearnedView(g, EdgeOverlay.of([12], [3], [0.4]))
     for kw in ({}, {"reverse": True}, {"direction": "both", "reverse_weight": 0.5}):
         a, b = g.expand([0, 1, 3], **kw), v.expand([0, 1, 3], **kw)
         assert a.eid.tolist() == b.eid.tolist() and a.dst.tolist() == b.dst.tolist()

@@ -1248,7 +1248,7 @@ class Engine:
     def learned_graph(self, qvec: np.ndarray | None = None) -> GraphArrays:
         """The graph a search for ``qvec`` walks: ``self.graph`` itself unless edges learned for near
         questions add their learned part (see ``Learning.conditioned_graph``, docs/learning.md)."""
-        return self.learning.conditioned_graph(qvec, self._alive.shape[0]) or self.graph
+        return self.learning.conditioned_graph(qvec) or self.graph
 
     # relation schema (schema/api.py: Schema)
     schema_atomic = _via("schema", "atomic")

@@ -492,6 +492,10 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
                 eng.close()  # a store this size writes its snapshot here (snapshot.py)
                 close_s = time.perf_counter() - t
             reopened = _phase_reopen(db, run)
+            from .perf_learning import learned_on_store  # issue 26: latency with 1,000 learned queries
+
+            w = run.warmup
+            learned = learned_on_store(db, run.emb, run.queries[w:], run.qvecs[w:], make_queries(1000, seed + 1))
         db_bytes = sum(os.path.getsize(p) for p in (db, db + "-wal") if os.path.exists(p))
         n_edges = st["edges"]
         return {
@@ -515,6 +519,7 @@ def _run_perf(nodes, edges_per_node, queries, dim, seed, db, console, warmup) ->
             f"{BULK_EDGE_BATCH:,} into a copy of the node-only store",
             **searched,
             **{k: v for k, v in reopened.items() if k != "snapshot_mb"},
+            **learned,
             "close_s": round(close_s, 3),
             "snapshot_mb": reopened["snapshot_mb"],
             "db_mb": round(db_bytes / 2**20, 1),

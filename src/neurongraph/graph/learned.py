@@ -18,37 +18,45 @@ import numpy as np
 
 from .arrays import Expansion, GraphArrays
 
-__all__ = ["EdgeOverlay", "LearnedView"]
+__all__ = ["EdgeOverlay", "LearnedView", "step_keys"]
+
+
+SHIFT = 31  # a step's key: eid << SHIFT | reached node (node indices stay below 2**31)
+
+
+def step_keys(eid: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """The overlay key of steps over stored edges ``eid`` reaching ``node``."""
+    return (np.asarray(eid, np.int64) << SHIFT) | np.asarray(node, np.int64)
 
 
 @dataclass(frozen=True)
 class EdgeOverlay:
-    """Per-search additions to edge weights: ``extra[k]`` on stored edge ``eid[k]`` when a step reaches
-    ``toward[k]``.  Rows are sorted by the key ``eid * n + toward`` (``n`` = node count), unique."""
+    """Per-search additions to edge weights: ``extra[k]`` on a step with key ``key[k]`` (``step_keys``:
+    the stored edge and the node the step reaches).  ``key`` is sorted and unique."""
 
-    eid: np.ndarray  # int64
-    toward: np.ndarray  # int64 node index
+    key: np.ndarray  # int64, sorted
     extra: np.ndarray  # float64, > 0
-    n: int
 
-    def __post_init__(self):
-        key = self.eid * self.n + self.toward
-        order = np.argsort(key, kind="stable")
-        for name in ("eid", "toward", "extra"):
-            object.__setattr__(self, name, getattr(self, name)[order])
-        object.__setattr__(self, "_key", key[order])
+    @classmethod
+    def of(cls, eid, toward, extra) -> EdgeOverlay:
+        """From unsorted rows (tests, callers without pre-sorted keys); a repeated key keeps its largest."""
+        key = step_keys(eid, toward)
+        extra = np.asarray(extra, np.float64)
+        order = np.lexsort((extra, key))
+        key, extra = key[order], extra[order]
+        last = np.r_[key[1:] != key[:-1], True] if key.size else np.zeros(0, bool)
+        return cls(key[last], extra[last])
 
     def __len__(self) -> int:
-        return int(self.eid.shape[0])
+        return int(self.key.shape[0])
 
     def added(self, eid: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
         """What each step ``(eid, dst)`` gains (0 for most), or None when no step is learned."""
-        if eid.shape[0] == 0:
+        if eid.shape[0] == 0 or self.key.shape[0] == 0:
             return None
-        keys = self._key  # type: ignore[attr-defined]
-        want = eid * self.n + dst
-        i = np.minimum(np.searchsorted(keys, want), keys.shape[0] - 1)
-        hit = keys[i] == want
+        want = step_keys(eid, dst)
+        i = np.minimum(np.searchsorted(self.key, want), self.key.shape[0] - 1)
+        hit = self.key[i] == want
         if not hit.any():
             return None
         return np.where(hit, self.extra[i], 0.0)

@@ -448,7 +448,7 @@ class Learning:
             idx, act, at = led.rows.active_nodes()
             by_id = led.rows.used_queries() if idx.size else []
             use_idx = self.store.lookup_idx({n for n, _ in by_id})
-            uses = [(use_idx[n], q) for n, q in by_id if n in use_idx]
+            uses = sorted((use_idx[n], q) for n, q in by_id if n in use_idx)  # by node: one reduceat per search
             use_nodes = np.array([i for i, _ in uses], np.int64)
             self._priming_cache = (seq, idx, act, at, use_nodes, [q for _, q in uses], None)
         _, idx, act, at, use_nodes, use_queries, qmat = self._priming_cache
@@ -464,7 +464,8 @@ class Learning:
                     qmat = self._query_vectors(use_queries)
                     self._priming_cache = (*self._priming_cache[:6], qmat)
                 sims = np.clip((qmat @ np.asarray(qvec, np.float32) - tau) / max(1.0 - tau, 1e-9), 0.0, 1.0)
-                np.maximum.at(assoc, use_nodes, sims)
+                first = np.flatnonzero(np.r_[True, use_nodes[1:] != use_nodes[:-1]])
+                assoc[use_nodes[first]] = np.maximum.reduceat(sims, first)  # max over a node's queries
             out *= assoc
         return out
 
@@ -481,7 +482,7 @@ class Learning:
             return np.zeros((0, 0), np.float32)
         return np.stack([cache[q] for q in queries]).astype(np.float32, copy=False)
 
-    def conditioned_graph(self, qvec: np.ndarray | None, n_nodes: int = 0) -> GraphArrays | None:
+    def conditioned_graph(self, qvec: np.ndarray | None) -> GraphArrays | None:
         """The graph this query walks: the base graph with the learned weights of edges whose learning
         queries are near ``qvec`` added (graph/learned.py ``LearnedView``).  Unrelated queries, and every
         search before anything was learned, get the graph itself.  None without a graph."""
@@ -504,9 +505,7 @@ class Learning:
             qmat = self._query_vectors(ctx.queries)
             self._edge_context = (seq, ctx, qmat)
         pol = self.learning_policy
-        ov = ctx.overlay(
-            qmat, qvec, pol.priming_min_query_sim, now, pol.plastic_half_life_s, max(n_nodes, graph.n_nodes)
-        )
+        ov = ctx.overlay(qmat, qvec, pol.priming_min_query_sim, now, pol.plastic_half_life_s)
         return graph if ov is None else LearnedView(graph, ov)
 
     def _apply_weight_decay(self, seq: int, now: float) -> None:

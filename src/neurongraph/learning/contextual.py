@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..graph.learned import EdgeOverlay
+from ..graph.learned import EdgeOverlay, step_keys
 from .decay import decayed
 
 __all__ = ["EdgeContext"]
@@ -28,13 +28,16 @@ __all__ = ["EdgeContext"]
 
 @dataclass(frozen=True)
 class EdgeContext:
-    """Learned edges and the questions they were learned for, as arrays (rebuilt per store change)."""
+    """Learned edges and the questions they were learned for, as arrays (rebuilt per store change).
 
-    pair_eid: np.ndarray  # int64, one row per (edge, credited node, learning query)
-    pair_toward: np.ndarray  # int64 node index a step must reach to gain
+    One row per (edge, credited node, learning query), sorted by step key so that a search's best
+    association per learned step is one ``maximum.reduceat`` over the rows (no sort, no Python loop)."""
+
     pair_query: np.ndarray  # int64 row of ``queries``
     pair_plastic: np.ndarray  # float64 the edge's stored plastic part
     pair_at: np.ndarray  # float64 when it was set (NaN = never)
+    starts: np.ndarray  # int64 first row of each step key
+    keys: np.ndarray  # int64 the distinct step keys (graph/learned.py ``step_keys``), sorted
     queries: list[str]  # distinct learning queries (rows of the matrix the caller embeds)
 
     @classmethod
@@ -50,32 +53,29 @@ class EdgeContext:
             e.append(int(eid))
             t.append(int(dst if kind == "co_use" else node))
             q.append(qrow.setdefault(query, len(qrow)))
-        eid_a = np.asarray(e, np.int64)
-        pa = np.array([plastic[x] for x in e], np.float64).reshape(-1, 2)
-        return cls(eid_a, np.asarray(t, np.int64), np.asarray(q, np.int64), pa[:, 0], pa[:, 1], list(qrow))
+        key = step_keys(np.asarray(e, np.int64), np.asarray(t, np.int64))
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        pa = np.array([plastic[x] for x in e], np.float64).reshape(-1, 2)[order]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, np.int64)
+        return cls(np.asarray(q, np.int64)[order], pa[:, 0], pa[:, 1], first, key[first], list(qrow))
 
     def __len__(self) -> int:
-        return int(self.pair_eid.shape[0])
+        return int(self.pair_query.shape[0])
 
     def overlay(
-        self, qmat: np.ndarray, qvec: np.ndarray, tau: float, now: float, half_life: float, n_nodes: int
+        self, qmat: np.ndarray, qvec: np.ndarray, tau: float, now: float, half_life: float
     ) -> EdgeOverlay | None:
         """This query's additions (None when no learning query is near: the search walks the base graph)."""
         if len(self) == 0 or qmat.shape[0] == 0:
             return None
         sims = np.clip((qmat @ np.asarray(qvec, np.float32) - tau) / max(1.0 - tau, 1e-9), 0.0, 1.0)
         assoc = sims[self.pair_query]
-        near = np.flatnonzero(assoc > 0)
-        if near.size == 0:
+        if not assoc.any():
             return None
-        extra = decayed(self.pair_plastic[near], self.pair_at[near], now, half_life) * assoc[near]
-        n = max(int(n_nodes), int(self.pair_toward[near].max()) + 1)
-        key = self.pair_eid[near] * n + self.pair_toward[near]
-        uniq, inv = np.unique(key, return_inverse=True)
-        best = np.zeros(uniq.shape[0])
-        np.maximum.at(best, inv, extra)  # max over an edge's learning queries, not their sum
+        extra = decayed(self.pair_plastic, self.pair_at, now, half_life) * assoc
+        best = np.maximum.reduceat(extra, self.starts)  # max over a step's learning queries, not their sum
         keep = best > 0
         if not keep.any():
             return None
-        uniq, best = uniq[keep], best[keep]
-        return EdgeOverlay(uniq // n, uniq % n, best, n)
+        return EdgeOverlay(self.keys[keep], best[keep])
