@@ -53,11 +53,12 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     notes: list[str] = []
     result = None
     dropped: list[str] = []
+    hits_objs: list = []
+    query: dict | None
     if code is not None:
         chosen, reason = "graph", f"code history ({code.shape}): {code.explanation}"
         query = {"cypher": None, "params": {}, "explanation": code.explanation}
         rows, result, answer, refs = code.rows, code.result, code.answer, code.refs
-        hits_objs = []
     elif dev is not None:  # a developer question (scoped list, count, who, PR files/commits): answered exactly
         chosen, reason = "graph", f"developer question ({dev.shape}): {dev.explanation}"
         query = dev.to_dict()
@@ -65,7 +66,6 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
             rows, result, answer, refs = devq.run_plan(engine, dev)
         except CypherError as exc:
             rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
-        hits_objs: list = []
     else:
         chosen, reason = _route_question(question, schema, mentions, mode, llm)
         query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes)
