@@ -66,7 +66,9 @@ def _refs(store: Store, question: str, found: _Found) -> None:
 def _shas(store: Store, question: str, found: _Found) -> None:
     """A commit sha prefix naming exactly one commit (a number only right after the word "commit")."""
     for m in _SHA.finditer(question):
-        if m.group(1).isdigit() and not question[: m.start()].rstrip().lower().endswith("commit"):
+        before = question[: m.start()].rstrip().lower()
+        # a number is a sha only right after "commit", or when it is long (8+ digits: no PR or issue number)
+        if m.group(1).isdigit() and not before.endswith("commit") and (len(m.group(1)) < 8 or before.endswith("#")):
             continue
         rows = store.ids_with_prefix(f"commit:{m.group(1)}", 2)
         if len(rows) == 1:
@@ -106,7 +108,7 @@ def find_mentions(engine, question: str) -> list[Mention]:
     """Every mention in the question, in order of position; earlier kinds win an overlap."""
     store: Store = engine.store
     found = _Found()
-    for step in (_ids, _refs, _shas, _paths, _quoted):
+    for step in (_quoted, _ids, _refs, _shas, _paths):
         step(store, question, found)
     linker = engine.query_linker.get()
     if linker is not None:

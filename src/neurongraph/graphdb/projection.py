@@ -88,6 +88,11 @@ def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | d
                     del props["time"]
                     continue
                 break
+        ren = meta.get("renames")
+        if isinstance(ren, list) and ren and all(isinstance(r, list) and len(r) == 2 for r in ren):
+            # a git commit's [[old, new], ...]: as two scalar lists, so a query can ask which commit renamed a path
+            props["renamed_from"] = [str(o)[:MAX_PROP_CHARS] for o, _ in ren[:100]]
+            props["renamed_into"] = [str(n)[:MAX_PROP_CHARS] for _, n in ren[:100]]
         for k, v in meta.items():
             if not isinstance(k, str) or not _IDENT.match(k) or k in RESERVED:
                 continue
@@ -144,6 +149,7 @@ class CypherProjection:
         self._dirty = False  # changed since the dump was written
         self._types: dict[int, str] = {}  # projected node idx -> type label (a loaded dump: only those looked up)
         self._n_nodes = 0
+        self._memo: dict[str, tuple[int, Any]] = {}  # derived answers (ask's author list) per store sequence
         self._labels: set[str] = set()  # labels with an id index
         self.last_sync: dict = {}
         self.batch = BATCH
@@ -397,6 +403,14 @@ class CypherProjection:
         cols = [c.decode() if isinstance(c, bytes) else str(c) for c in cols]
         rows = [{c: _convert(v) for c, v in zip(cols, r)} for r in res.result_set]
         return {"columns": cols, "rows": rows, "truncated": len(rows) >= self.limits.resultset_size}
+
+    def memo(self, key: str, compute):
+        """``compute()`` once per projection state: recomputed only after the store's nodes or edges change."""
+        self.sync()
+        hit = self._memo.get(key)
+        if hit is None or hit[0] != self.seq:
+            hit = self._memo[key] = (self.seq, compute())
+        return hit[1]
 
     def counts(self) -> dict:
         self.sync()

@@ -1,0 +1,513 @@
+"""Developer questions over a git history: scoped lists, counts, "who", PR → commits → files, file history.
+
+Why a planner of its own next to :mod:`.nl2cypher`: those questions combine *filters* (a path scope — file,
+directory, prefix or glob —, a time window, an author, a PR) with an *intent* (list, count, who, who last,
+created, renamed, files of, PR of), and the answer must hold for the whole scoped set: a count counts it,
+a list says "showing N of M".  The one-hop translator answers relation questions ("which commit fixes X")
+and stays in charge of them.
+
+What git would count is what is counted: with a path scope, merge commits are left out (their first-parent
+diff repeats their branch's commits, and ``git log -- PATH`` shows the branch commits); without one,
+merges count.  Commits of a PR are the commits ``part_of`` it (its merged branch, from the ingest) and the
+commit ``merged_in`` it (the merge or the squash); its files are those the merging commit touches (a merge's
+first-parent diff: ``git diff M^1 M``).  Every value the user typed goes in as a ``$param``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+from .names import Mention
+from .timephrase import TimeWindow, parse_time
+
+__all__ = ["DevPlan", "plan", "run_plan"]
+
+MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
+SHOW = 10  # items written out in the answer text
+_PR_NUM = re.compile(r"\b(?:PR|pull request|pull|merge request)\s*#?\s*(\d{1,7})\b", re.I)
+_HASHNUM = re.compile(r"(?<![\w/])#(\d{1,7})\b")
+_WHO = re.compile(r"\b(who|whom|whose|which (?:person|people|author|authors|developer|developers))\b", re.I)
+_COUNT = re.compile(r"\b(how many|number of|count)\b", re.I)
+_LAST = re.compile(r"\b(last|latest|most recent(?:ly)?|newest)\b", re.I)
+_FIRST = re.compile(r"\b(first|oldest|earliest)\b", re.I)
+_N = re.compile(
+    r"\b(?:last|latest|newest|first|oldest|earliest|top|recent)\s+(\d{1,3})\b|\b(\d{1,3})\s+(?:most recent|latest|newest|last|oldest|first)\b",
+    re.I,
+)
+_CREATED = re.compile(r"\b(created|added|introduced|first (?:added|appeared|committed)|creat\w*|born)\b", re.I)
+_RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)
+_FILES = re.compile(r"\bfiles?\b|\bpaths?\b", re.I)
+_COMMITS = re.compile(r"\b(commits?|changes?|changed|committed|patch(?:es)?|made|touch\w*|modif\w*)\b", re.I)
+_PRS = re.compile(r"\b(prs?|pull requests?|merge requests?)\b", re.I)
+_AUTHORED = re.compile(r"\b(author\w*|wrote|written|made|committed|who)\b", re.I)
+_LISTY = re.compile(r"\b(which|what|list|show|give|find|all)\b", re.I)
+_RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|mention\w*)\b", re.I)
+
+
+@dataclass
+class Scope:
+    kind: str  # "file" | "dir" | "set" (a glob's matching files)
+    value: str | list[str]  # file id, "file:<dir>/" prefix, or the file ids a glob matches
+    phrase: str
+
+
+@dataclass
+class DevPlan:
+    shape: str
+    kind: str  # what the result holds: commits | files | prs | count | author | authors
+    cypher: str
+    params: dict
+    explanation: str
+    count_cypher: str | None = None
+    fallback: tuple[str, str] | None = None  # (cypher, explanation) when the first query returns nothing
+    extra: str | None = None  # commits that renamed a path of the scope away (their touches are on the new path)
+    notes: list[str] = field(default_factory=list)
+    filters: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"cypher": self.cypher, "params": self.params, "explanation": self.explanation}
+
+
+# ---------------------------------------------------------------------- what the question names
+def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str]) -> list[Scope]:
+    """Paths the question names: a file node, a directory (some file below it), a glob; else a note."""
+    cands = []
+    for m in re.finditer(r"\S+", question):
+        if any(s < m.end() and m.start() < e for s, e in taken):
+            continue
+        p = m.group(0).strip("`'\"()[]{}<>“”‘’").rstrip(".,;:!?")
+        if p and not p.startswith(("#", "http")) and ":" not in p:
+            cands.append(p)
+    if not cands:
+        return []
+    found = engine.store.node_types([f"file:{p}" for p in cands])
+    out: list[Scope] = []
+    for p in cands:
+        if f"file:{p}" in found:
+            out.append(Scope("file", f"file:{p}", p))
+        elif "*" in p or ("[" in p and "]" in p):
+            prefix = re.split(r"[*?\[]", p, maxsplit=1)[0]
+            files = [
+                i for i, _ in engine.store.ids_with_prefix(f"file:{prefix}", 200_000) if fnmatch.fnmatchcase(i[5:], p)
+            ]
+            if files:
+                out.append(Scope("set", files, p))
+            else:
+                notes.append(f"no file matches '{p}' in the store")
+        elif "/" in p and re.fullmatch(r"[\w.@~+/-]+", p):
+            d = p.strip("/")
+            if d and engine.store.ids_with_prefix(f"file:{d}/", 1):
+                out.append(Scope("dir", f"file:{d}/", p))
+            else:
+                notes.append(f"no file or directory '{p}' in the store")
+        elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
+            notes.append(f"no file '{p}' in the store")
+    return out
+
+
+def _authors(engine) -> list[str]:
+    """Every commit author, longest names first (cached on the projection until the store changes)."""
+
+    def load() -> list[str]:
+        names: list[str] = []
+        while True:
+            rows = engine.cypher(
+                "MATCH (c:commit) WHERE c.author IS NOT NULL RETURN DISTINCT c.author AS a ORDER BY a SKIP $s LIMIT 900",
+                {"s": len(names)},
+            )["rows"]
+            names += [r["a"] for r in rows if isinstance(r["a"], str)]
+            if len(rows) < 900:
+                break
+        return sorted(names, key=len, reverse=True)
+
+    return engine._cypher_projection().memo("authors", load)
+
+
+def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    low = question.lower()
+    for name in _authors(engine):
+        if len(name) < 3:
+            continue
+        for m in re.finditer(re.escape(name.lower()), low):
+            s, e = m.start(), m.end()
+            if (s == 0 or not low[s - 1].isalnum()) and (e == len(low) or not low[e].isalnum()):
+                if not any(a < e and s < b for a, b in taken):
+                    return name, (s, e)
+    return None
+
+
+def _tag_time(engine):
+    def resolve(name: str) -> str | None:
+        ids = [
+            f"{p}:{n}"
+            for p in ("tag", "release", "version")
+            for n in (name, name.lstrip("vV"), "v" + name.lstrip("vV"))
+        ]
+        rows = engine.cypher("MATCH (t:Node) WHERE t.id IN $ids RETURN t.time AS t LIMIT 1", {"ids": ids})["rows"]
+        return rows[0]["t"] if rows and rows[0]["t"] else None
+
+    return resolve
+
+
+# ---------------------------------------------------------------------- Cypher pieces
+def _commit_match(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> tuple[str, list[str]]:
+    """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words."""
+    where, said = [], []
+    if scope is not None:
+        m = "MATCH (c:commit)-[:touches]->(f:file)"
+        if scope.kind == "file":
+            m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
+        elif scope.kind == "dir":
+            where.append("f.id STARTS WITH $f")
+        else:
+            where.append("f.id IN $f")
+        params["f"] = scope.value
+        where.append("size(coalesce(c.parents, [])) < 2")
+        said.append(f"touching {scope.phrase} (merge commits left out)")
+    else:
+        m = "MATCH (c:commit)"
+    if tw.since:
+        where.append("c.time >= $since")
+        params["since"] = tw.since
+    if tw.until:
+        where.append("c.time < $until")
+        params["until"] = tw.until
+    if tw.active:
+        said.append(tw.describe())
+    if author:
+        where.append("c.author = $author")
+        params["author"] = author
+        said.append(f"by {author}")
+    return m + (" WHERE " + " AND ".join(where) if where else ""), said
+
+
+_C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
+
+
+def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> str | None:
+    """Commits that renamed a path of the scope to a path outside it (the ingest's rename metadata)."""
+    if scope is None:
+        return None
+    if scope.kind == "file":
+        params["p"] = str(scope.value)[5:]
+        cond, fcond = "o = $p", "f.id = $f"
+    elif scope.kind == "dir":
+        cond, fcond = "('file:' + o) STARTS WITH $f", "f.id STARTS WITH $f"
+    else:
+        cond, fcond = "('file:' + o) IN $f", "f.id IN $f"
+    where = [f"any(o IN coalesce(c.renamed_from, []) WHERE {cond})", "size(coalesce(c.parents, [])) < 2"]
+    where += [f"c.time {'>=' if k == 'since' else '<'} ${k}" for k in ("since", "until") if getattr(tw, k)]
+    if author:
+        where.append("c.author = $author")
+    return (
+        f"MATCH (c:commit) WHERE {' AND '.join(where)} OPTIONAL MATCH (c)-[:touches]->(f:file) WHERE {fcond} "
+        f"WITH c, count(f) AS k WHERE k = 0 RETURN {_C_RET}"
+    )
+
+
+def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: int | None) -> DevPlan:
+    lim = n if n else MAX_ITEMS
+    cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {_C_RET}"
+    cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
+    what = (f"the {'latest' if order == 'DESC' else 'first'} {n} commits" if n else "commits") + (
+        " " + ", ".join(said) if said else ""
+    )
+    return DevPlan(shape, "commits", cy, params, what, cnt, filters=said)
+
+
+# ---------------------------------------------------------------------- planning
+def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPlan | None, list[str]]:
+    """A plan when the question is a developer question this module answers; always the notes (phrases
+    not understood, names not found), which the caller must say in its answer."""
+    notes: list[str] = []
+    tw = parse_time(question, tag_time=_tag_time(engine))
+    notes += [f"not understood: {p}" for p in tw.not_understood]
+    taken = list(tw.spans) + [(m.start, m.end) for m in mentions]
+    commit = next((m for m in mentions if m.type == "commit"), None)
+    quoted_or_named = [m for m in mentions if m.type != "commit"]
+    pr = _pr_anchor(engine, question, mentions, notes)
+    scopes = _scopes(engine, question, taken, notes)
+    scope = scopes[0] if scopes else None
+    for m in mentions:
+        if m.type == "file" and scope is None:
+            scope = Scope("file", m.node, m.phrase)
+    taken += [(question.find(s.phrase), question.find(s.phrase) + len(s.phrase)) for s in scopes]
+    hit = _author(engine, question, taken)
+    author = hit[0] if hit else None
+    params: dict = {}
+    who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
+    wants_prs = bool(_PRS.search(question))
+
+    if commit is not None:
+        params["a"] = commit.node
+        if who or re.search(r"\bauthor", question, re.I):
+            return (
+                DevPlan(
+                    "author_of",
+                    "author",
+                    f"MATCH (c:Node {{id: $a}}) RETURN {_C_RET}",
+                    params,
+                    f"the author of {commit.node}",
+                ),
+                notes,
+            )
+        if wants_prs and not _RELATION.search(question.replace(commit.phrase, "")):
+            return (
+                DevPlan(
+                    "pr_of_commit",
+                    "prs",
+                    "MATCH (c:Node {id: $a})-[r]->(p:pull_request) WHERE type(r) IN ['merged_in', 'part_of'] "
+                    "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time, c.id AS anchor",
+                    params,
+                    f"the PR {commit.node} was merged in (merged_in, part_of)",
+                ),
+                notes,
+            )
+        return None, notes
+    if pr is not None:
+        params["pr"] = pr
+        merging = "MATCH (m:commit)-[:merged_in]->(p:Node {id: $pr}) WITH m ORDER BY m.time LIMIT 1 "
+        if _FILES.search(question):
+            return (
+                DevPlan(
+                    "pr_files",
+                    "files",
+                    merging + "MATCH (m)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
+                    "f.type AS type, m.id AS via ORDER BY id",
+                    params,
+                    f"files the commit that merged {pr} touches (a merge: its first-parent diff)",
+                ),
+                notes,
+            )
+        if who:
+            return (
+                DevPlan("pr_author", "author", merging + "WITH m AS c RETURN " + _C_RET, params, f"who merged {pr}"),
+                notes,
+            )
+        if _COMMITS.search(question) or count:
+            cy = (
+                "MATCH (c:commit)-[r]->(p:Node {id: $pr}) WHERE type(r) IN ['merged_in', 'part_of'] "
+                f"WITH DISTINCT c ORDER BY c.time, c.id RETURN {_C_RET}"
+            )
+            return DevPlan("pr_commits", "commits", cy, params, f"commits part_of or merged_in {pr}"), notes
+        return None, notes
+    if quoted_or_named and not scope:
+        return None, notes  # a named node (title, issue): the translator's shapes
+    if author and wants_prs:
+        params["author"] = author
+        where = ["c.author = $author"]
+        for k in ("since", "until"):
+            if getattr(tw, k):
+                params[k] = getattr(tw, k)
+                where.append(f"c.time {'>=' if k == 'since' else '<'} ${k}")
+        cy = (
+            f"MATCH (c:commit)-[:merged_in]->(p:pull_request) WHERE {' AND '.join(where)} "
+            "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
+        )
+        return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}"), notes
+    if scope is not None and scope.kind == "file" and not who and not count:
+        params["f"] = scope.value
+        if _RENAMED.search(question):
+            params["p"] = str(scope.value)[5:]
+            direct = (
+                "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
+                f"RETURN {_C_RET} ORDER BY time"
+            )
+            # a store without rename metadata: the first non-merge commit touching each new path
+            by_edge = (
+                "MATCH (o:file {id: $f})-[:renamed_to]->(n:file) MATCH (c:commit)-[:touches]->(n) "
+                "WHERE size(coalesce(c.parents, [])) < 2 WITH n, c ORDER BY c.time, c.id "
+                f"WITH n, collect(c)[0] AS c RETURN {_C_RET}, n.id AS renamed_to"
+            )
+            expl = f"the commit that renamed {scope.phrase}"
+            fb = (by_edge, "no rename metadata: the first commit touching the new path")
+            return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb), notes
+        if _CREATED.search(question) and not tw.active:
+            cy = (
+                "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
+                f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 5 RETURN {_C_RET}, c.parents AS parents"
+            )
+            return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}"), notes
+    if _RELATION.search(question) and not (scope or tw.active or author):
+        return None, notes
+    has_filter = scope is not None or tw.active or author is not None
+    rest = _blank(question, tw.spans)  # "last" in "last month" is time, not "the latest"
+    nm = _N.search(rest)
+    n = int(nm.group(1) or nm.group(2)) if nm else None
+    first = bool(_FIRST.search(rest)) and not _LAST.search(rest)
+    order = "ASC" if first else "DESC"
+    if who:
+        return (_who(scope, tw, author, params, first, bool(_LAST.search(rest))) if has_filter else None), notes
+    if count:
+        return _count(question, scope, tw, author, params, wants_prs), notes
+    if n is not None or has_filter and (_LISTY.search(question) or _COMMITS.search(question)):
+        if _FILES.search(question) and not _COMMITS.search(question.replace("changed", "")) and scope is None:
+            match, said = _commit_match(None, tw, author, params)
+            cy = (
+                f"{match} MATCH (c)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
+                f"f.type AS type ORDER BY id LIMIT {MAX_ITEMS}"
+            )
+            expl = "files touched by commits " + ", ".join(said)
+            return DevPlan("files_changed", "files", cy, params, expl, filters=said), notes
+        match, said = _commit_match(scope, tw, author, params)
+        listed = _list("latest_n" if n else "commits", match, params, said, order, n)
+        listed.extra = None if n else _renamed_away(scope, tw, author, params)
+        return listed, notes
+    return None, notes
+
+
+def _blank(question: str, spans: list[tuple[int, int]]) -> str:
+    out = list(question)
+    for a, b in spans:
+        out[a:b] = " " * (b - a)
+    return "".join(out)
+
+
+def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
+    """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors."""
+    match, said = _commit_match(scope, tw, author, params)
+    if first or last:
+        order = "ASC" if first else "DESC"
+        cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT 1 RETURN {_C_RET}"
+        expl = f"the author of the {'first' if first else 'latest'} commit " + ", ".join(said)
+        return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)
+    cy = (
+        f"{match} WITH DISTINCT c RETURN c.author AS author, count(c) AS commits, max(c.time) AS last "
+        "ORDER BY commits DESC, author LIMIT 50"
+    )
+    return DevPlan("who", "authors", cy, params, "authors of the commits " + ", ".join(said), filters=said)
+
+
+def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> DevPlan:
+    """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run."""
+    if wants_prs and scope is None:
+        where = []
+        for k in ("since", "until"):
+            if getattr(tw, k):
+                params[k] = getattr(tw, k)
+                where.append(f"p.time {'>=' if k == 'since' else '<'} ${k}")
+        cy = "MATCH (p:pull_request)" + (" WHERE " + " AND ".join(where) if where else "") + " RETURN count(p) AS count"
+        return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
+    match, said = _commit_match(scope, tw, author, params)
+    if _FILES.search(question) and not _COMMITS.search(question) and scope is not None:
+        cy = f"{match} RETURN count(DISTINCT f) AS count"
+        return DevPlan("count_files", "count", cy, params, "files " + ", ".join(said), filters=said)
+    cy = f"{match} RETURN count(DISTINCT c) AS count"
+    out = DevPlan("count", "count", cy, params, "commits " + ", ".join(said) if said else "all commits", filters=said)
+    out.extra = _renamed_away(scope, tw, author, params)
+    return out
+
+
+def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) -> str | None:
+    """``pr:N`` the question names ("PR #12", "pull request 12", "#12" when no issue 12 exists)."""
+    for m in mentions:
+        if m.type in ("pull_request", "pr"):
+            return m.node
+    num = _PR_NUM.search(question)
+    if num:
+        node = f"pr:{int(num.group(1))}"
+        if engine.store.node_types([node]):
+            return node
+        notes.append(f"no PR #{num.group(1)} in the store")
+        return None
+    for h in _HASHNUM.finditer(question):
+        n = h.group(1)
+        if not engine.store.node_types([f"issue:{n}", f"pr:{n}", f"pull_request:{n}"]):
+            notes.append(f"no issue or PR #{n} in the store (no issue export ingested?)")
+    return None
+
+
+# ---------------------------------------------------------------------- running and answering
+def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
+    """``(rows, result, answer, refs)`` for a plan."""
+    rows = engine.cypher(p.cypher, p.params)["rows"]
+    if not rows and p.fallback:
+        rows = engine.cypher(p.fallback[0], p.params)["rows"]
+        p.explanation += f" ({p.fallback[1]})"
+    if p.extra:
+        rows = _add_renamed_away(engine, p, rows)
+    if p.shape == "file_created":
+        rows = _earliest(rows)
+    scope = ("; ".join(p.filters)) if p.filters else ""
+    if p.kind == "count":
+        n = rows[0]["count"] if rows else 0
+        result = {"kind": "count", "shape": p.shape, "value": int(n)}
+        return rows, result, f"{n} — {p.explanation}.", []
+    if p.kind == "author":
+        if not rows or not rows[0].get("author"):
+            return (
+                rows,
+                {"kind": "author", "shape": p.shape, "value": None},
+                "Not found: no commit matches " + p.explanation + ".",
+                [],
+            )
+        r = rows[0]
+        result = {"kind": "author", "shape": p.shape, "value": r["author"], "items": [r["id"]]}
+        line = f"{r['author']} — {p.explanation}: {_short(r)}"
+        return rows, result, f"{line}\n[refs: {r['id']}]", [r["id"]]
+    if p.kind == "authors":
+        result = {
+            "kind": "authors",
+            "shape": p.shape,
+            "items": [r["author"] for r in rows],
+            "total": len(rows),
+        }
+        if not rows:
+            return rows, result, f"No commits {scope or 'match'}.", []
+        lines = [f"- {r['author']}: {r['commits']} commits (last {str(r.get('last') or '')[:10]})" for r in rows[:SHOW]]
+        head = f"{len(rows)} authors of the commits {scope}" + (
+            f" (showing {SHOW} of {len(rows)})" if len(rows) > SHOW else ""
+        )
+        return rows, result, head + ":\n" + "\n".join(lines), []
+    total = len(rows)
+    if p.count_cypher and len(rows) >= MAX_ITEMS:
+        total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
+    ids = [r["id"] for r in rows]
+    result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
+    noun = {"commits": "commits", "files": "files", "prs": "PRs"}[p.kind]
+    if not rows:
+        return rows, result, f"No {noun}: {p.explanation} — none in the store.", []
+    shown = rows[:SHOW]
+    head = (
+        f"{total} {noun} — {p.explanation}"
+        + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")
+        + ":"
+    )
+    lines = [f"- {_short(r)} [{r['id']}]" for r in shown]
+    refs = [r["id"] for r in shown]
+    return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
+
+
+def _short(r: dict) -> str:
+    rid = r.get("id", "")
+    if rid.startswith("commit:"):
+        bits = [rid[7:17], str(r.get("time") or "")[:10], r.get("author") or "", r.get("title") or ""]
+        return " ".join(b for b in bits if b)
+    return f"{r.get('title') or rid} ({rid})" if r.get("title") and r.get("title") != rid else rid
+
+
+def _earliest(rows: list[dict]) -> list[dict]:
+    """The first commit of rows ordered by time: among commits of the same second, the one that is no other's
+    child (a parent and its child often share a commit time: ``git am``, rebases)."""
+    if not rows:
+        return rows
+    tied = [r for r in rows if r.get("time") == rows[0].get("time")]
+    shas = {r["id"][7:] for r in tied}
+    roots = [r for r in tied if not shas & set(r.get("parents") or [])]
+    return [(roots or tied)[0]]
+
+
+def _add_renamed_away(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """Commits that moved a path of the scope elsewhere touch only the new path, yet ``git log -- SCOPE``
+    lists them: add those that touch nothing in the scope (a count adds their number)."""
+    extra = engine.cypher(p.extra or "", p.params)["rows"]
+    if not extra:
+        return rows
+    if p.kind == "count":
+        return [{"count": int(rows[0]["count"] if rows else 0) + len(extra)}]
+    seen = {r["id"] for r in rows}
+    merged = rows + [r for r in extra if r["id"] not in seen]
+    merged.sort(key=lambda r: (str(r.get("time") or ""), r["id"]), reverse=" DESC" in p.cypher)
+    return merged
