@@ -28,6 +28,7 @@ from rich.progress import (
     Progress,
     ProgressColumn,
     Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -39,7 +40,7 @@ from ..errors import InvalidArgument, NeuronGraphError
 from ..index.embedder import Embedder, make_embedder
 from ..ingest.jsonl import IngestError  # a JSONL file with bad lines: every one is reported
 from ..model import strict_dumps
-from ..store import DATABASE_ERRORS, open_store
+from ..store import DATABASE_ERRORS, is_postgres_url, open_store
 from ..store.base import Store
 
 __all__ = [
@@ -62,6 +63,8 @@ __all__ = [
     "path_str",
     "print_json",
     "progress",
+    "RateColumn",
+    "stage_reporter",
     "quiet_model_loading",
 ]
 
@@ -131,7 +134,7 @@ def json_opt():
     return typer.Option(False, "--json", help="Print JSON to stdout.")
 
 
-class _Rate(ProgressColumn):
+class RateColumn(ProgressColumn):
     """Items per second of a task (embedding, ingest): what tells a user whether to wait or stop."""
 
     def render(self, task: Task) -> Text:
@@ -146,13 +149,26 @@ def progress() -> Progress:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        _Rate(),
+        RateColumn(),
         TimeElapsedColumn(),
         TextColumn("left"),
         TimeRemainingColumn(),
         console=err,
         transient=False,
     )
+
+
+def stage_reporter(prog: Progress, labels: dict[str, str]):
+    """``progress(stage, done, total)`` for an ingest (``sync_source``, ``write_jsonl``): one bar per stage,
+    added when it starts, labelled from ``labels`` (the stage name otherwise)."""
+    tasks: dict[str, TaskID] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = prog.add_task(labels.get(stage, stage), total=total or None)
+        prog.update(tasks[stage], completed=done, total=total or None)
+
+    return on_progress
 
 
 def path_str(p: dict) -> str:
@@ -180,9 +196,7 @@ def choose_systems(known: dict, wanted: list[str] | None) -> dict:
     return {k: v for k, v in known.items() if k in wanted}
 
 
-def is_store_url(db: str) -> bool:
-    """``--db postgresql://…``: a server store, not a file."""
-    return db.startswith(("postgresql://", "postgres://"))
+is_store_url = is_postgres_url  # ``--db postgresql://…``: a server store, not a file
 
 
 def check_db_path(db: str) -> str:

@@ -19,17 +19,16 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
-    ProgressColumn,
-    TaskID,
     TextColumn,
     TimeRemainingColumn,
 )
-from rich.text import Text
 
 from ..errors import InvalidArgument
+from ..ingest.batch import KINDS
 from .common import (
     CliError,
     Ctx,
+    RateColumn,
     check_db_path,
     choose_systems,
     ctx_of,
@@ -41,19 +40,13 @@ from .common import (
     out,
     print_json,
     quiet_model_loading,
+    stage_reporter,
 )
 
 __all__ = ["ingest_source", "print_summary", "bench_history", "bench_code", "SOURCE_KINDS"]
 
-SOURCE_KINDS = ("git", "github", "markdown")
+SOURCE_KINDS = KINDS  # the adapters' kinds, named once in ingest/batch.py
 _STAGES = {"reading": "reading {kind}", "embedding": "embedding new text", "writing": "writing (one transaction)"}
-
-
-class _Rate(ProgressColumn):
-    """Items per second, once there is a measured speed."""
-
-    def render(self, task) -> Text:
-        return Text(f"{task.speed:,.0f}/s" if task.speed else "", style="dim")
 
 
 def _stage_progress(*, transient: bool, disable: bool = False) -> Progress:
@@ -62,7 +55,7 @@ def _stage_progress(*, transient: bool, disable: bool = False) -> Progress:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        _Rate(),
+        RateColumn(),
         TimeRemainingColumn(),
         console=err,
         transient=transient,
@@ -72,14 +65,7 @@ def _stage_progress(*, transient: bool, disable: bool = False) -> Progress:
 
 def _stage_reporter(prog: Progress, kind: str):
     """``progress(stage, done, total)`` for ``sync_source``: one bar per stage, added when it starts."""
-    tasks: dict[str, TaskID] = {}
-
-    def on_progress(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = prog.add_task(_STAGES.get(stage, stage).format(kind=kind), total=total or None)
-        prog.update(tasks[stage], completed=done, total=total or None)
-
-    return on_progress
+    return stage_reporter(prog, {stage: label.format(kind=kind) for stage, label in _STAGES.items()})
 
 
 def ingest_source(

@@ -49,6 +49,7 @@ from .common import (
     print_json,
     progress,
     quiet_model_loading,
+    stage_reporter,
 )
 from .common import print_json as _print_json  # noqa: F401  (tests import it from here)
 from .feedback import bench_learning, feedback_app, trace_command, traces_app
@@ -194,18 +195,6 @@ def _parse_file(c: Ctx, file: Path, db_path: str) -> tuple[Parsed, Store | None]
     return parsed, store
 
 
-def _stage_bars(prog):
-    """``progress(stage, done, total)`` for ``write_jsonl``: one bar per stage, added when it starts."""
-    tasks: dict = {}
-
-    def on_progress(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = prog.add_task(_JSONL_STAGES.get(stage, stage), total=total or None)
-        prog.update(tasks[stage], completed=done, total=total or None)
-
-    return on_progress
-
-
 def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, link: bool = False) -> dict:
     """Validate ``file`` completely, then write it (nodes, then edges in batches).  Raises IngestError."""
     t0 = time.perf_counter()
@@ -215,7 +204,7 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
         with progress() as prog:
             if not show_progress:
                 prog.stop()
-            written = write_jsonl(engine, parsed, file, _stage_bars(prog))
+            written = write_jsonl(engine, parsed, file, stage_reporter(prog, _JSONL_STAGES))
             if link:
                 t3 = time.perf_counter()
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)

@@ -16,6 +16,7 @@ import typer
 
 from ..engine import Engine
 from ..errors import StoreError
+from ..store import is_postgres_url
 from .common import CliError, Ctx, ctx_of, handled, json_opt, out, print_json
 
 __all__ = ["migrate_command", "parse_store_spec"]
@@ -23,7 +24,7 @@ __all__ = ["migrate_command", "parse_store_spec"]
 
 def parse_store_spec(spec: str, option: str) -> tuple[str, str]:
     """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgres", url)`` for ``postgresql://…``."""
-    if spec.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(spec):
         return "postgres", spec
     if spec.startswith("sqlite:") and len(spec) > len("sqlite:"):
         return "sqlite", os.path.expanduser(spec[len("sqlite:") :])

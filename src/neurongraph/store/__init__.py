@@ -4,14 +4,14 @@ and the PostgreSQL one (:mod:`.postgres`, opened by URL); :func:`open_store` cho
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from .base import Store
 
-__all__ = ["DATABASE_ERRORS", "open_store"]
+__all__ = ["DATABASE_ERRORS", "open_store", "is_postgres_url"]
 
 # Driver exceptions that mean "the database itself failed" (a corrupt file, disk I/O), not a caller's
 # mistake: interfaces (CLI, MCP, HTTP) report them as ``store_error`` without naming a driver.  Each
@@ -19,10 +19,16 @@ __all__ = ["DATABASE_ERRORS", "open_store"]
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
 
 
+def is_postgres_url(path: object) -> TypeGuard[str]:
+    """True for ``postgresql://...`` / ``postgres://...``: a server store, not a file (the one test every
+    interface uses)."""
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
 def open_store(path: str | Path) -> Store:
     """The store at ``path``: a ``postgresql://`` URL opens a PostgresStore (its driver errors are
     StoreError), anything else a SQLite file; psycopg is imported only for a URL."""
-    if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(path):
         from .postgres import PostgresStore
 
         return PostgresStore(path)

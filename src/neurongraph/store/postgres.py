@@ -39,6 +39,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
+from . import is_postgres_url  # one URL test for every interface (re-exported here)
 from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, check_meta_key
 from .lexical import lexical_text
 from .postgres_ledgers import PostgresLedgers
@@ -52,11 +53,6 @@ DRIVER_ERRORS = (psycopg.Error, PoolTimeout)  # what this store turns into Store
 WRITE_LOCK = 0x6E6772  # "ngr": the advisory lock every write transaction holds until it ends
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's defaults
-
-
-def is_postgres_url(path: object) -> bool:
-    """True for ``postgresql://...`` / ``postgres://...`` (what opens a :class:`PostgresStore`)."""
-    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
 
 
 def _redacted(url: str) -> str:
