@@ -216,6 +216,15 @@ def bench_history(
                 f"{lr['drift_changed_rankings']} changed rankings",
                 markup=False,
             )
+            so = lr.get("shared_origin") or {}
+            if "before" in so:  # issue 26: later fixes of an origin an earlier fix of the replay shares
+                out.print(
+                    f"shared origin: {so['later']} later fixes of {so['origins']} origins with >= 2 fixes "
+                    f"({so['used_reports']} sources reported used): recall@10 {so['before']['recall@10']:.3f} → "
+                    f"{so['after']['recall@10']:.3f}, MRR {so['before']['mrr']:.3f} → {so['after']['mrr']:.3f}; "
+                    f"drift without feedback: {so['drift_changed_rankings']} changed rankings",
+                    markup=False,
+                )
 
 
 def _bench_store(db: str | None, name: str, model_id: str) -> str:
