@@ -2,8 +2,12 @@
 
 The engine answers "which commit last touched this line as of T" from the -U0 hunks the git ingest
 stored, with no repository at hand; git answers it from the objects.  The cases are real: old-side lines
-the benchmark's fixes delete or modify (non-blank), sampled with a seed, each asked as of the fix's
-question time (``Pair.as_of``) and of git at the fix's parent.  Agreement is reported against
+the benchmark's fixes delete or modify (non-blank), sampled with a seed, each asked of the engine as of the
+commit time of the fix's parent, and of git at the parent.  Time is not topology: where the fix (a patch
+of a ``git am`` series, a mirror's sync batch) shares its parent's commit second, "as of that second"
+already includes the fix, and one second earlier (the search's ``as_of``) excludes the parent; both are
+reported, and the cases whose fix is a second or more after its parent (where the two agree) apart
+(``agree_distinct_second``): that is the stored hunks' own exactness.  Agreement is reported against
 ``git blame -w`` (the issue's reference: whitespace-only rewrites do not count as touching a line) and
 plain ``git blame`` (what hunks can see), with the cost of both per file asked.
 """
@@ -46,16 +50,19 @@ def blame_exactness(
     for p, path, ln in picked:
         by_file[(id(p), path)].append(ln)
         pair_of[id(p)] = p
-    agree_w = agree = unknown = failed = 0
+    agree_w = agree = unknown = failed = agree_q = 0
+    distinct = [0, 0]  # cases whose fix is at least a second after its parent, and their agreement
     t_eng = t_git = 0.0
     mismatches: list[dict[str, Any]] = []
     for k, ((pid, path), lines) in enumerate(sorted(by_file.items(), key=lambda kv: (kv[0][1], kv[1]))):
         p = pair_of[pid]
         parent = commits[p.fix]["parents"][0]
+        parent_time = commits.get("commit:" + parent, {}).get("time", p.as_of)
         lines = sorted(set(lines))
         t = time.perf_counter()
-        got = eng.blame(path, lines, as_of=p.as_of)
+        got = eng.blame(path, lines, as_of=parent_time)
         t_eng += time.perf_counter() - t
+        got_q = eng.blame(path, lines, as_of=p.as_of) if p.as_of != parent_time else got
         t = time.perf_counter()
         ref_w = blame_lines(prep.repo, parent, path, lines, ignore_ws=True)
         t_git += time.perf_counter() - t
@@ -63,11 +70,15 @@ def blame_exactness(
         if ref_w is None or ref is None:
             failed += len(lines)
             continue
-        for ln, g in zip(lines, got):
+        for ln, g, gq in zip(lines, got, got_q):
             want_w, want = "commit:" + ref_w.get(ln, ""), "commit:" + ref.get(ln, "")
+            agree_q += gq == want_w
             agree_w += g == want_w
             agree += g == want
             unknown += g is None
+            if p.time > parent_time:
+                distinct[0] += 1
+                distinct[1] += g == want_w
             if g != want_w and len(mismatches) < 20:
                 mismatches.append({"fix": p.fix, "path": path, "line": ln, "engine": g, "git_blame_w": want_w})
         if progress:
@@ -81,7 +92,10 @@ def blame_exactness(
         "seed": seed,
         "agree_git_blame_w": agree_w / max(1, asked),
         "agree_git_blame": agree / max(1, asked),
+        "agree_git_blame_w_question_time": agree_q / max(1, asked),
         "engine_unknown": unknown / max(1, asked),
+        "distinct_second_cases": distinct[0],
+        "agree_distinct_second": distinct[1] / max(1, distinct[0]),
         "engine_ms_per_file": t_eng * 1000 / files,
         "git_ms_per_file": t_git * 1000 / files,
         "mismatch_examples": mismatches,

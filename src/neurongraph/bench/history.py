@@ -459,6 +459,7 @@ def run_history_bench(
         "embedder": eng.embedder.model_id,
         "pairs": len(main),
         "revert_pairs": len(prep.groups["reverts"]),
+        "asked_by_kind": {k: sum(1 for p in asked if p.kind == k) for k in ("fixes", "follow_up")},
         **prep.stats,
         "systems": {n: v["main"] for n, v in out_systems.items()},
         "reverts": {n: v["reverts"] for n, v in out_systems.items()},
@@ -509,11 +510,12 @@ def _rows(table: dict[str, dict], cols: list[str]) -> list[str]:
 def markdown_table(result: dict) -> str:
     cols = ["hit@1", "recall@5", "recall@10", "mrr", f"found@{K}", "tokens_to_origin_mean", "latency_ms_p50"]
     diff = result.get("input") == "diff"
+    kinds = result.get("asked_by_kind", result["pair_stats"]["by_kind"])
     lines = [
         f"**{result['repo']}** ({'subject + the fix' + chr(39) + 's diff' if diff else 'subject + paths'}) — "
         f"{result['pairs']} fix → origin questions"
         + (f" with deleted/modified lines ({result['pure_addition_pairs']} pure additions apart)" if diff else "")
-        + f" ({', '.join(f'{k} {v}' for k, v in result['pair_stats']['by_kind'].items())}), "
+        + f" ({', '.join(f'{k} {v}' for k, v in kinds.items())}), "
         f"{result['commits']} commits, encoder `{result['embedder']}`",
         "",
         *_rows(result["systems"], cols),
@@ -525,8 +527,10 @@ def markdown_table(result: dict) -> str:
     if ex and ex.get("cases"):
         lines += [
             "",
-            f"stored-hunk blame vs git blame -w at the fix's parent: {ex['cases']} lines, agreement "
-            f"{ex['agree_git_blame_w']:.3f} (plain git blame {ex['agree_git_blame']:.3f}, unknown "
+            f"stored-hunk blame (as of the parent's time) vs git blame -w at the fix's parent: {ex['cases']} lines, "
+            f"agreement {ex['agree_git_blame_w']:.3f} (plain git blame {ex['agree_git_blame']:.3f}; as of the "
+            f"question's time {ex['agree_git_blame_w_question_time']:.3f}; fixes a second or more after their "
+            f"parent: {ex['agree_distinct_second']:.3f} of {ex['distinct_second_cases']}; unknown "
             f"{ex['engine_unknown']:.3f}); cost per file: engine {ex['engine_ms_per_file']:.2f} ms, "
             f"git blame -w {ex['git_ms_per_file']:.1f} ms",
         ]
