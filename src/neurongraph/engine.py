@@ -33,7 +33,7 @@ from .index.vectors import VectorIndex, one_blas_thread
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
-from .model import MAX_WEIGHT, Edge, Node, content_hash, strict_dumps
+from .model import MAX_WEIGHT, Edge, Node, as_edges, content_hash, strict_dumps
 from .query_linker import QueryLinker, link_inputs
 from .retrieval.changes import WorkingSet
 from .retrieval.code_evidence import code_evidence
@@ -198,18 +198,7 @@ def _as_nodes(items: Iterable[Node | dict]) -> list[Node]:
     return [n if isinstance(n, Node) else Node.from_dict(n) for n in items]
 
 
-def _as_edges(items: Iterable[Edge | dict | tuple]) -> list[Edge]:
-    out = []
-    for e in items:
-        if isinstance(e, Edge):
-            out.append(e)
-        elif isinstance(e, dict):
-            out.append(Edge.from_dict(e))
-        elif isinstance(e, (tuple, list)) and len(e) in (3, 4):
-            out.append(Edge(*e))
-        else:
-            raise InvalidArgument(f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}")
-    return out
+_as_edges = as_edges  # an Edge, a dict or a (src, rel, dst[, weight]) tuple (model.py, shared with the schema)
 
 
 def _edge_columns(items: list) -> tuple | None:

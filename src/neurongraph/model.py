@@ -12,6 +12,7 @@ import json
 import math
 import numbers
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,3 +279,21 @@ class Edge:
             "factuality": self.factuality,
             "meta": self.meta,
         }
+
+
+def edge_fields(e: Any) -> dict:
+    """An edge given any way the API takes one (an Edge, a dict, a ``(src, rel, dst[, weight])`` tuple) as
+    :meth:`Edge.from_dict`'s fields: the relation schema resolves aliases and default weights on these
+    before an Edge exists; everyone else builds the Edge (:func:`as_edges`)."""
+    if isinstance(e, Edge):
+        return e.to_dict()
+    if isinstance(e, dict):
+        return dict(e)
+    if isinstance(e, (tuple, list)) and len(e) in (3, 4):
+        return dict(zip(("src", "rel", "dst", "weight"), e))
+    raise InvalidArgument(f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}")
+
+
+def as_edges(items: Iterable[Any]) -> list[Edge]:
+    """Edges given any way :func:`edge_fields` takes them, validated."""
+    return [e if isinstance(e, Edge) else Edge.from_dict(edge_fields(e)) for e in items]

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..graph.arrays import GraphArrays
-from ..model import Edge, Node
+from ..model import Edge, Node, edge_fields
 from ..store.base import Store
 from . import entities as ent
 from .queries import Hop, effective_blockers, find_paths, hops_from, neighbors, paths_to_dicts
@@ -148,16 +148,7 @@ class Schema:
         schema = self._schema()
         out = []
         for e in edges:
-            if isinstance(e, Edge):
-                d = e.to_dict()
-            elif isinstance(e, dict):
-                d = dict(e)
-            elif isinstance(e, (tuple, list)) and len(e) in (3, 4):
-                d = dict(zip(("src", "rel", "dst", "weight"), e))
-            else:
-                raise InvalidArgument(
-                    f"an edge must be an Edge, a dict or a (src, rel, dst[, weight]) tuple, got {e!r}"
-                )
+            d = edge_fields(e)
             for k in ("src", "rel", "dst"):
                 if k not in d:
                     raise InvalidArgument(f"edge is missing {k!r}")
