@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from .names import Mention
+from .nl2cypher import type_words
 from .timephrase import TimeWindow, parse_time
 
 __all__ = ["DevPlan", "plan", "run_plan"]
@@ -33,7 +34,8 @@ _COUNT = re.compile(r"\b(how many|number of|count)\b", re.I)
 _LAST = re.compile(r"\b(last|latest|most recent(?:ly)?|newest)\b", re.I)
 _FIRST = re.compile(r"\b(first|oldest|earliest)\b", re.I)
 _N = re.compile(
-    r"\b(?:last|latest|newest|first|oldest|earliest|top|recent)\s+(\d{1,3})\b|\b(\d{1,3})\s+(?:most recent|latest|newest|last|oldest|first)\b",
+    r"\b(?:last|latest|newest|first|oldest|earliest|top|recent)\s+(\d{1,3})\b"
+    r"|\b(\d{1,3})\s+(?:most recent|latest|newest|last|oldest|first)\b",
     re.I,
 )
 _CREATED = re.compile(r"\b(created|added|introduced|first (?:added|appeared|committed)|creat\w*|born)\b", re.I)
@@ -79,7 +81,9 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
             continue
         p = m.group(0).strip("`'\"()[]{}<>“”‘’").rstrip(".,;:!?")
         if p and not p.startswith(("#", "http")) and ":" not in p:
-            cands.append(p)
+            # a bare directory name counts after "under / inside / within / below" ("under docs")
+            after_in = bool(re.search(r"\b(?:under|inside|within|below|beneath)\s+$", question[: m.start()], re.I))
+            cands.append(p + "/" if after_in and "/" not in p and "." not in p else p)
     if not cands:
         return []
     found = engine.store.node_types([f"file:{p}" for p in cands])
@@ -114,7 +118,8 @@ def _authors(engine) -> list[str]:
         names: list[str] = []
         while True:
             rows = engine.cypher(
-                "MATCH (c:commit) WHERE c.author IS NOT NULL RETURN DISTINCT c.author AS a ORDER BY a SKIP $s LIMIT 900",
+                "MATCH (c:commit) WHERE c.author IS NOT NULL "
+                "RETURN DISTINCT c.author AS a ORDER BY a SKIP $s LIMIT 900",
                 {"s": len(names)},
             )["rows"]
             names += [r["a"] for r in rows if isinstance(r["a"], str)]
@@ -241,95 +246,17 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     wants_prs = bool(_PRS.search(question))
 
     if commit is not None:
-        params["a"] = commit.node
-        if who or re.search(r"\bauthor", question, re.I):
-            return (
-                DevPlan(
-                    "author_of",
-                    "author",
-                    f"MATCH (c:Node {{id: $a}}) RETURN {_C_RET}",
-                    params,
-                    f"the author of {commit.node}",
-                ),
-                notes,
-            )
-        if wants_prs and not _RELATION.search(question.replace(commit.phrase, "")):
-            return (
-                DevPlan(
-                    "pr_of_commit",
-                    "prs",
-                    "MATCH (c:Node {id: $a})-[r]->(p:pull_request) WHERE type(r) IN ['merged_in', 'part_of'] "
-                    "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time, c.id AS anchor",
-                    params,
-                    f"the PR {commit.node} was merged in (merged_in, part_of)",
-                ),
-                notes,
-            )
-        return None, notes
+        return _plan_commit(question, commit, params, who, wants_prs), notes
     if pr is not None:
-        params["pr"] = pr
-        merging = "MATCH (m:commit)-[:merged_in]->(p:Node {id: $pr}) WITH m ORDER BY m.time LIMIT 1 "
-        if _FILES.search(question):
-            return (
-                DevPlan(
-                    "pr_files",
-                    "files",
-                    merging + "MATCH (m)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
-                    "f.type AS type, m.id AS via ORDER BY id",
-                    params,
-                    f"files the commit that merged {pr} touches (a merge: its first-parent diff)",
-                ),
-                notes,
-            )
-        if who:
-            return (
-                DevPlan("pr_author", "author", merging + "WITH m AS c RETURN " + _C_RET, params, f"who merged {pr}"),
-                notes,
-            )
-        if _COMMITS.search(question) or count:
-            cy = (
-                "MATCH (c:commit)-[r]->(p:Node {id: $pr}) WHERE type(r) IN ['merged_in', 'part_of'] "
-                f"WITH DISTINCT c ORDER BY c.time, c.id RETURN {_C_RET}"
-            )
-            return DevPlan("pr_commits", "commits", cy, params, f"commits part_of or merged_in {pr}"), notes
-        return None, notes
+        return _plan_pr(question, pr, params, who, count), notes
     if quoted_or_named and not scope:
         return None, notes  # a named node (title, issue): the translator's shapes
     if author and wants_prs:
-        params["author"] = author
-        where = ["c.author = $author"]
-        for k in ("since", "until"):
-            if getattr(tw, k):
-                params[k] = getattr(tw, k)
-                where.append(f"c.time {'>=' if k == 'since' else '<'} ${k}")
-        cy = (
-            f"MATCH (c:commit)-[:merged_in]->(p:pull_request) WHERE {' AND '.join(where)} "
-            "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
-        )
-        return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}"), notes
+        return _prs_by(author, tw, params), notes
     if scope is not None and scope.kind == "file" and not who and not count:
-        params["f"] = scope.value
-        if _RENAMED.search(question):
-            params["p"] = str(scope.value)[5:]
-            direct = (
-                "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
-                f"RETURN {_C_RET} ORDER BY time"
-            )
-            # a store without rename metadata: the first non-merge commit touching each new path
-            by_edge = (
-                "MATCH (o:file {id: $f})-[:renamed_to]->(n:file) MATCH (c:commit)-[:touches]->(n) "
-                "WHERE size(coalesce(c.parents, [])) < 2 WITH n, c ORDER BY c.time, c.id "
-                f"WITH n, collect(c)[0] AS c RETURN {_C_RET}, n.id AS renamed_to"
-            )
-            expl = f"the commit that renamed {scope.phrase}"
-            fb = (by_edge, "no rename metadata: the first commit touching the new path")
-            return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb), notes
-        if _CREATED.search(question) and not tw.active:
-            cy = (
-                "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
-                f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 5 RETURN {_C_RET}, c.parents AS parents"
-            )
-            return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}"), notes
+        fp = _plan_file(question, scope, tw, params)
+        if fp is not None:
+            return fp, notes
     if _RELATION.search(question) and not (scope or tw.active or author):
         return None, notes
     has_filter = scope is not None or tw.active or author is not None
@@ -342,6 +269,9 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         return (_who(scope, tw, author, params, first, bool(_LAST.search(rest))) if has_filter else None), notes
     if count:
         return _count(question, scope, tw, author, params, wants_prs), notes
+    others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]
+    if others and not has_filter or wants_prs:
+        return None, notes  # "latest 2 pull requests", "issues after 2023": the translator's list shape
     if n is not None or has_filter and (_LISTY.search(question) or _COMMITS.search(question)):
         if _FILES.search(question) and not _COMMITS.search(question.replace("changed", "")) and scope is None:
             match, said = _commit_match(None, tw, author, params)
@@ -356,6 +286,94 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         listed.extra = None if n else _renamed_away(scope, tw, author, params)
         return listed, notes
     return None, notes
+
+
+def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
+    """The PRs merged by commits of ``author`` (a squash's author wrote the PR; a merge's clicked merge)."""
+    params["author"] = author
+    where = ["c.author = $author"]
+    for k in ("since", "until"):
+        if getattr(tw, k):
+            params[k] = getattr(tw, k)
+            where.append(f"c.time {'>=' if k == 'since' else '<'} ${k}")
+    cy = (
+        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
+        "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
+    )
+    return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}")
+
+
+def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
+    """A question about one named commit: its author, the PR it was merged in."""
+    params["a"] = commit.node
+    if who or re.search(r"\bauthor", question, re.I):
+        return DevPlan(
+            "author_of",
+            "author",
+            f"MATCH (c:Node {{id: $a}}) RETURN {_C_RET}",
+            params,
+            f"the author of {commit.node}",
+        )
+    if wants_prs and not _RELATION.search(question.replace(commit.phrase, "")):
+        return DevPlan(
+            "pr_of_commit",
+            "prs",
+            "MATCH (c:Node {id: $a})-[r]->(p) WHERE type(r) IN ['merged_in', 'part_of'] "
+            "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time, c.id AS anchor",
+            params,
+            f"the PR {commit.node} was merged in (merged_in, part_of)",
+        )
+    return None
+
+
+def _plan_pr(question: str, pr: str, params: dict, who: bool, count: bool) -> DevPlan | None:
+    """A question about one PR: its files, its commits, who merged it."""
+    params["pr"] = pr
+    merging = "MATCH (m:commit)-[:merged_in]->(p:Node {id: $pr}) WITH m ORDER BY m.time LIMIT 1 "
+    if _FILES.search(question):
+        return DevPlan(
+            "pr_files",
+            "files",
+            merging + "MATCH (m)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
+            "f.type AS type, m.id AS via ORDER BY id",
+            params,
+            f"files the commit that merged {pr} touches (a merge: its first-parent diff)",
+        )
+    if who:
+        return DevPlan("pr_author", "author", merging + "WITH m AS c RETURN " + _C_RET, params, f"who merged {pr}")
+    if _COMMITS.search(question) or count:
+        cy = (
+            "MATCH (c:commit)-[r]->(p:Node {id: $pr}) WHERE type(r) IN ['merged_in', 'part_of'] "
+            f"WITH DISTINCT c ORDER BY c.time, c.id RETURN {_C_RET}"
+        )
+        return DevPlan("pr_commits", "commits", cy, params, f"commits part_of or merged_in {pr}")
+    return None
+
+
+def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
+    """A question about one file's history: when it was renamed or created."""
+    params["f"] = scope.value
+    if _RENAMED.search(question):
+        params["p"] = str(scope.value)[5:]
+        direct = (
+            "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
+            f"RETURN {_C_RET} ORDER BY time"
+        )
+        # a store without rename metadata: the first non-merge commit touching each new path
+        by_edge = (
+            "MATCH (o:file {id: $f})-[:renamed_to]->(n:file) MATCH (c:commit)-[:touches]->(n) "
+            "WHERE size(coalesce(c.parents, [])) < 2 WITH n, c ORDER BY c.time, c.id "
+            f"WITH n, collect(c)[0] AS c RETURN {_C_RET}, n.id AS renamed_to"
+        )
+        expl = f"the commit that renamed {scope.phrase}"
+        fb = (by_edge, "no rename metadata: the first commit touching the new path")
+        return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb)
+    if _CREATED.search(question) and not tw.active:
+        cy = (
+            "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
+            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 5 RETURN {_C_RET}, c.parents AS parents"
+        )
+        return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}")
 
 
 def _blank(question: str, spans: list[tuple[int, int]]) -> str:
@@ -388,7 +406,8 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> D
             if getattr(tw, k):
                 params[k] = getattr(tw, k)
                 where.append(f"p.time {'>=' if k == 'since' else '<'} ${k}")
-        cy = "MATCH (p:pull_request)" + (" WHERE " + " AND ".join(where) if where else "") + " RETURN count(p) AS count"
+        where.append("p.type IN ['pull_request', 'pr']")
+        cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
         return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
     match, said = _commit_match(scope, tw, author, params)
     if _FILES.search(question) and not _COMMITS.search(question) and scope is not None:

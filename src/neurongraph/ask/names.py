@@ -17,7 +17,6 @@ _SHA = re.compile(r"\b([0-9a-f]{7,40})\b")
 _PATH = re.compile(
     r"(?<![\w:])((?:[\w.@~+-]+/)+[\w.@~+-]*\w|[\w-]+\.(?:py|pyi|c|h|md|rs|go|js|ts|toml|json|yaml|yml|txt|sh|cfg|ini))"
 )
-_QUOTED = re.compile(r"[\"“'‘]([^\"”'’]{3,200})[\"”'’]")
 REF_TYPES = ("issue", "pr", "pull_request")
 
 
@@ -83,12 +82,26 @@ def _paths(store: Store, question: str, found: _Found) -> None:
             found.add(f"file:{m.group(1)}", hit[f"file:{m.group(1)}"], m.start(), m.end(), m.group(0))
 
 
+_OPEN_CLOSE = {'"': '"”', "“": '"”', "'": "'’", "‘": "'’"}
+
+
 def _quoted(store: Store, question: str, found: _Found) -> None:
-    """A quoted phrase that is exactly one node's title (ASCII case ignored)."""
-    for m in _QUOTED.finditer(question):
-        rows = store.nodes_titled(m.group(1).strip(), 2)
+    """A quoted phrase that is exactly one node's title (ASCII case ignored), widest quotes first, so a title
+    that itself holds quotes (``"Keep the "raw" flag (#2222)"``) is read whole, before ``#2222``."""
+    marks = [(i, ch) for i, ch in enumerate(question) if ch in "\"“”'‘’"]
+    pairs = [
+        (i, j)
+        for a, (i, ch) in enumerate(marks)
+        if ch in _OPEN_CLOSE
+        for j, ch2 in marks[a + 1 :]
+        if ch2 in _OPEN_CLOSE[ch] and 3 <= j - i - 1 <= 300
+    ]
+    for i, j in sorted(pairs, key=lambda p: p[0] - p[1])[:40]:
+        if any(s < j + 1 and i < e for s, e in found.taken):
+            continue
+        rows = store.nodes_titled(question[i + 1 : j].strip(), 2)
         if len(rows) == 1:
-            found.add(rows[0][0], rows[0][1], m.start(), m.end(), m.group(0))
+            found.add(rows[0][0], rows[0][1], i, j + 1, question[i : j + 1])
 
 
 def _linked(store: Store, linker, question: str, found: _Found) -> None:

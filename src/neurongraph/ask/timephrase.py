@@ -93,18 +93,20 @@ def _iso(d: dt.date) -> str:
     return d.isoformat()
 
 
-def parse_time(question: str, now: dt.datetime | None = None, tag_time=None) -> TimeWindow:
-    """The window the question's time phrases ask for.  ``tag_time(name) -> ISO | None`` resolves tags."""
-    now = now or dt.datetime.now(dt.UTC)
-    today = now.date()
-    w = TimeWindow()
-    taken: list[tuple[int, int]] = []
+class _Reader:
+    """One pass per kind of phrase over the question; a span read once is never read again."""
 
-    def free(m: re.Match) -> bool:
-        return not any(s < m.end() and m.start() < e for s, e in taken)
+    def __init__(self, question: str, today: dt.date, tag_time):
+        self.q, self.today, self.tag_time = question, today, tag_time
+        self.w = TimeWindow()
+        self.taken: list[tuple[int, int]] = []
 
-    def take(m: re.Match, since: dt.date | str | None, until: dt.date | str | None) -> None:
-        taken.append((m.start(), m.end()))
+    def free(self, m: re.Match) -> bool:
+        return not any(s < m.end() and m.start() < e for s, e in self.taken)
+
+    def take(self, m: re.Match, since: dt.date | str | None, until: dt.date | str | None) -> None:
+        w = self.w
+        self.taken.append((m.start(), m.end()))
         w.phrases.append(m.group(0))
         if since is not None:
             s = since if isinstance(since, str) else _iso(since)
@@ -113,76 +115,97 @@ def parse_time(question: str, now: dt.datetime | None = None, tag_time=None) -> 
             u = until if isinstance(until, str) else _iso(until)
             w.until = min(w.until, u) if w.until else u
 
-    for m in _TAG.finditer(question):
-        if re.fullmatch(r"\d{4}", m.group(2)) or not free(m):
-            continue
-        name = m.group(2)
-        t = tag_time(name) if tag_time else None
-        if t is None:
-            taken.append((m.start(), m.end()))
-            w.not_understood.append(f"'{m.group(0)}' (no tag or release {name} in the store; not applied)")
-        elif m.group(1).lower() in ("since", "after"):
-            take(m, t, None)
-        else:
-            take(m, None, t)
-    for m in _BETWEEN.finditer(question):
-        if free(m):
+    def tags(self) -> None:
+        for m in _TAG.finditer(self.q):
+            if re.fullmatch(r"\d{4}", m.group(2)) or not self.free(m):
+                continue
+            name = m.group(2)
+            t = self.tag_time(name) if self.tag_time else None
+            if t is None:
+                self.taken.append((m.start(), m.end()))
+                self.w.not_understood.append(f"'{m.group(0)}' (no tag or release {name} in the store; not applied)")
+            elif m.group(1).lower() in ("since", "after"):
+                self.take(m, t, None)
+            else:
+                self.take(m, None, t)
+
+    def between(self) -> None:
+        for m in _BETWEEN.finditer(self.q):
+            if self.free(m):
+                try:
+                    a, _ = _start_end(m.group(1))
+                    _, b = _start_end(m.group(2))
+                except ValueError:
+                    continue
+                self.take(m, a, b)
+
+    def relative(self) -> None:
+        today = self.today
+        for m in _REL.finditer(self.q):
+            if self.free(m):
+                self.take(m, _minus(today, int(m.group(1)), m.group(2).lower()), today + dt.timedelta(days=1))
+        for m in _REL1.finditer(self.q):
+            if self.free(m):
+                self.take(m, *_calendar_span(today, m.group(1).lower(), m.group(2).lower()))
+        for m in _DAYWORD.finditer(self.q):
+            if self.free(m):
+                d = today - dt.timedelta(days=1 if m.group(1).lower() == "yesterday" else 0)
+                self.take(m, d, d + dt.timedelta(days=1))
+
+    def bounds(self) -> None:
+        for m in _BOUND.finditer(self.q):
+            if not self.free(m):
+                continue
             try:
-                a, _ = _start_end(m.group(1))
-                _, b = _start_end(m.group(2))
+                a, b = _start_end(m.group(2))
             except ValueError:
                 continue
-            take(m, a, b)
-    for m in _REL.finditer(question):
-        if free(m):
-            take(m, _minus(today, int(m.group(1)), m.group(2).lower()), today + dt.timedelta(days=1))
-    for m in _REL1.finditer(question):
-        if not free(m):
-            continue
-        which, unit = m.group(1).lower(), m.group(2).lower()
-        if unit == "week":
-            start = today - dt.timedelta(days=today.weekday())
-            span = (start - dt.timedelta(weeks=1), start) if which == "last" else (start, today + dt.timedelta(days=1))
-        elif unit == "month":
-            start = today.replace(day=1)
-            prev = _minus(start, 1, "month")
-            span = (prev, start) if which == "last" else (start, today + dt.timedelta(days=1))
-        else:
-            start = dt.date(today.year, 1, 1)
-            span = (dt.date(today.year - 1, 1, 1), start) if which == "last" else (start, today + dt.timedelta(days=1))
-        if which == "past":
-            span = (_minus(today, 1, unit), today + dt.timedelta(days=1))
-        take(m, *span)
-    for m in _DAYWORD.finditer(question):
-        if free(m):
-            d = today - dt.timedelta(days=1 if m.group(1).lower() == "yesterday" else 0)
-            take(m, d, d + dt.timedelta(days=1))
-    for m in _BOUND.finditer(question):
-        if not free(m):
-            continue
-        try:
-            a, b = _start_end(m.group(2))
-        except ValueError:
-            continue
-        op = m.group(1).lower()
-        if op in ("before", "prior to"):
-            take(m, None, a)
-        elif op in ("until", "till", "as of"):
-            take(m, None, b)
-        elif op == "after":
-            take(m, b, None)
-        else:  # since
-            take(m, a, None)
-    for m in _IN.finditer(question):
-        if free(m):
-            try:
-                a, b = _start_end(m.group(1))
-            except ValueError:
-                continue
-            if 1970 <= a.year <= 2100:
-                take(m, a, b)
-    for m in _TIMEY.finditer(question):
-        if free(m) and not _ISO.search(m.group(0)):
-            w.not_understood.append(f"'{m.group(0)}' (not read as a time filter)")
-    w.spans = taken
-    return w
+            op = m.group(1).lower()
+            if op in ("before", "prior to"):
+                self.take(m, None, a)
+            elif op in ("until", "till", "as of"):
+                self.take(m, None, b)
+            else:  # after: from the period's end; since: from its start
+                self.take(m, b if op == "after" else a, None)
+
+    def periods(self) -> None:
+        for m in _IN.finditer(self.q):
+            if self.free(m):
+                try:
+                    a, b = _start_end(m.group(1))
+                except ValueError:
+                    continue
+                if 1970 <= a.year <= 2100:
+                    self.take(m, a, b)
+
+    def leftovers(self) -> None:
+        for m in _TIMEY.finditer(self.q):
+            if self.free(m) and not _ISO.search(m.group(0)):
+                self.w.not_understood.append(f"'{m.group(0)}' (not read as a time filter)")
+
+
+def _calendar_span(today: dt.date, which: str, unit: str) -> tuple[dt.date, dt.date]:
+    """ "last/this/past week|month|year": the calendar period before this one, this one so far, or a
+    rolling period ending today."""
+    end = today + dt.timedelta(days=1)
+    if which == "past":
+        return _minus(today, 1, unit), end
+    if unit == "week":
+        start = today - dt.timedelta(days=today.weekday())
+        prev = start - dt.timedelta(weeks=1)
+    elif unit == "month":
+        start = today.replace(day=1)
+        prev = _minus(start, 1, "month")
+    else:
+        start = dt.date(today.year, 1, 1)
+        prev = dt.date(today.year - 1, 1, 1)
+    return (prev, start) if which == "last" else (start, end)
+
+
+def parse_time(question: str, now: dt.datetime | None = None, tag_time=None) -> TimeWindow:
+    """The window the question's time phrases ask for.  ``tag_time(name) -> ISO | None`` resolves tags."""
+    r = _Reader(question, (now or dt.datetime.now(dt.UTC)).date(), tag_time)
+    for step in (r.tags, r.between, r.relative, r.bounds, r.periods, r.leftovers):
+        step()
+    r.w.spans = r.taken
+    return r.w

@@ -142,6 +142,14 @@ def bench_ask(
         "generated from its typed edges.",
     ),
     per_kind: int = typer.Option(100, "--per-kind", help="With --history: questions per kind."),
+    repo: Path | None = typer.Option(
+        None,
+        "--repo",
+        help="Instead: a git checkout already ingested into --db; developer questions whose exact answers "
+        "git computes (who last changed F, commits touching F in YEAR, files of PR N, ...), accuracy per shape.",
+    ),
+    per_shape: int = typer.Option(20, "--per-shape", help="With --repo: questions per shape."),
+    seed: int = typer.Option(0, "--seed", help="With --repo: the wording and sampling seed."),
     limit_queries: int | None = typer.Option(None, "--limit-queries", help="Only the first N questions."),
     db: str | None = typer.Option(
         None, "--db", help="Store to build/reuse (default: the retrieval benchmark's cache under .ngr/bench)."
@@ -150,8 +158,23 @@ def bench_ask(
     as_json: bool = json_opt(),
 ) -> None:
     """ask on a QA set: answer-support recall and citation precision, against a hybrid-only baseline;
-    or (--history DB) the LLM-free NL->Cypher translator's exact-answer accuracy on a real git history."""
+    or (--history DB) the LLM-free NL->Cypher translator's exact-answer accuracy on a real git history;
+    or (--repo DIR) developer questions with answers computed by git, exact accuracy per shape."""
     c = ctx_of(ctx)
+    if repo is not None:
+        with handled(as_json):
+            _need_falkordb()
+            from ..bench import ask_git as bg  # lazy: benchmark code loads only when a benchmark runs
+
+            if per_shape < 1:
+                raise CliError("invalid_argument", "--per-shape must be at least 1")
+            path = check_db_path(db) if db else c.existing_db_path()
+            if not Path(path).exists():
+                raise CliError("no_store", f"no store at {path}; build it with `ngr --db {path} ingest git {repo}`")
+            with open_engine(c, path) as eng:
+                res = bg.run_repo(eng, repo, per_shape, seed, limit_queries)
+            _report(res, bg.repo_table, out_file, as_json)
+        return
     if history is not None:
         with handled(as_json):
             _need_falkordb()

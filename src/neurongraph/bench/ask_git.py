@@ -1,0 +1,495 @@
+"""``ngr bench ask --repo DIR``: developer questions whose exact answers git itself computes.
+
+Why git and not the store: the store is what is being tested, so the gold answer of every question comes
+from a ``git`` command run on the repository (``git log`` with ``--since/--until/--author/-- PATH``,
+``git diff M^1 M --name-only``, ``--diff-filter=A/R``, ``--grep``), never from the ingested nodes.  The
+store is read only to check that the ingest saw the same repository (the head commit is a node).
+
+Each shape has 2–3 wordings, drawn with a seeded random generator, and a scorer: a *set* shape is exact
+when the answer's set of commits / files / PRs equals git's; a *count* shape when the number is equal; an
+*author* shape when the author name is equal.  The answer read is ``ask``'s ``result`` (``items`` /
+``value``), else the ids of its graph rows.  A shape a history has no data for (no PRs, no reverts) is
+reported as n/a.
+
+What git counts, so the ask is held to git's own defaults: a path-limited question counts non-merge commits
+(``git log --no-merges --full-history -- PATH``: a merge's first-parent diff repeats its branch); an
+unscoped one (``latest N``, ``between dates``, ``in YEAR``, ``by AUTHOR``) counts merges too.  Dates are
+committer dates, UTC.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import re
+import subprocess
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InvalidArgument
+
+__all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
+
+SHA_CHARS = 10
+MAX_SET = 150  # questions whose gold set is larger are not asked (an answer lists at most this many)
+MAX_FILES_PER_COMMIT = 200
+_SQUASH = re.compile(r"\(#(\d+)\)\s*$")
+_MERGE = re.compile(r"^Merge pull request #(\d+) from ")
+_FIXES = re.compile(r"^\s*Fixes:\s*([0-9a-f]{7,40})\b", re.M)
+
+WORDINGS: dict[str, list[str]] = {
+    "author_of": ["Who authored commit {sha}?", "Who wrote commit {sha}?", "Which person is the author of {sha}?"],
+    "last_changed_by": [
+        "Who last changed {path}?",
+        "Who made the most recent change to {path}?",
+        "Who touched {path} last?",
+    ],
+    "file_in_year": [
+        "Which commits touched {path} in {year}?",
+        "What changed {path} during {year}?",
+        "List the commits to {path} from {year}.",
+    ],
+    "count_dir": [
+        "How many commits touched {dir}?",
+        "How many commits changed files under {dir}?",
+        "Count the commits that modified {dir}.",
+    ],
+    "count_dir_year": ["How many commits touched {dir} in {year}?", "In {year}, how many commits changed {dir}?"],
+    "latest_n": ["What are the latest {n} commits?", "Show the {n} most recent commits.", "List the last {n} commits."],
+    "latest_n_file": ["What are the last {n} commits to {path}?", "Show the {n} most recent changes to {path}."],
+    "between_dates": [
+        "Which commits were made between {a} and {b}?",
+        "List the commits from {a} to {b}.",
+        "What was committed between {a} and {b}?",
+    ],
+    "author_in_year": [
+        "Which commits did {author} make in {year}?",
+        "What did {author} commit in {year}?",
+        "List the commits by {author} in {year}.",
+    ],
+    "count_year": ["How many commits were made in {year}?", "How many commits landed in {year}?"],
+    "reverted_by": ["Which commit reverted {sha}?", "What reverted commit {sha}?", "Which commit reverts {sha}?"],
+    "fixed_by": ["Which commit fixes {sha}?", "Which commits fixed commit {sha}?", "What fixed {sha}?"],
+    "file_created": ["When was {path} created?", "Which commit added {path}?", "Which commit first added {path}?"],
+    "file_renamed": ["Which commit renamed {path}?", "When was {path} renamed?", "In which commit was {path} moved?"],
+    "pr_files": [
+        "Which files did PR #{pr} change?",
+        "What files were touched by pull request #{pr}?",
+        "List the files of PR #{pr}.",
+    ],
+    "pr_commits": [
+        "Which commits are in PR #{pr}?",
+        "What commits did pull request #{pr} bring?",
+        "List the commits of PR #{pr}.",
+    ],
+    "pr_of_commit": [
+        "Which PR merged commit {sha}?",
+        "Which pull request brought in {sha}?",
+        "In which PR did commit {sha} land?",
+    ],
+    "prs_by_author": [
+        "Which PRs did {author} merge?",
+        "What pull requests by {author} were merged?",
+        "List the PRs {author} landed.",
+    ],
+}
+SHAPES = list(WORDINGS)
+KIND = {
+    "author_of": "author",
+    "last_changed_by": "author",
+    "count_dir": "count",
+    "count_dir_year": "count",
+    "count_year": "count",
+    "pr_files": "files",
+    "prs_by_author": "prs",
+}  # every other shape: a set of commits
+
+
+class GitFacts:
+    """The repository's git data: one listing for sampling; every gold answer from its own git command."""
+
+    def __init__(self, repo: str | Path):
+        self.repo = str(repo)
+        if not os.path.isdir(os.path.join(self.repo, ".git")) and not os.path.isfile(os.path.join(self.repo, "HEAD")):
+            raise InvalidArgument(f"{self.repo} is not a git repository")
+        self.commits: list[tuple[str, list[str], str, int, str]] = []  # sha, parents, author, time, subject
+        for line in self.git("log", "--format=%H%x1f%P%x1f%an%x1f%ct%x1f%s").splitlines():
+            sha, parents, an, ct, subj = line.split("\x1f", 4)
+            self.commits.append((sha, parents.split(), an, int(ct), subj))
+        self.by_sha = {c[0]: c for c in self.commits}
+        self.file_commits: dict[str, list[str]] = defaultdict(list)  # non-merge commits per path, newest first
+        self.big: set[str] = set()
+        sha = ""
+        for line in self.git("log", "--no-merges", "--no-renames", "--format=%x1e%H", "--name-only").split("\n"):
+            if line.startswith("\x1e"):
+                sha = line[1:]
+            elif line.strip():
+                self.file_commits[line].append(sha)
+        per_commit = Counter(s for shas in self.file_commits.values() for s in shas)
+        self.big = {s for s, n in per_commit.items() if n > MAX_FILES_PER_COMMIT}
+        self.renamed: dict[str, list[tuple[str, str]]] = defaultdict(list)  # old path -> [(commit, new)]
+        self.rename_paths: set[str] = set()
+        sha = ""
+        for line in self.git("log", "--no-merges", "-M", "--diff-filter=R", "--format=%x1e%H", "--name-status").split(
+            "\n"
+        ):
+            if line.startswith("\x1e"):
+                sha = line[1:]
+            elif line.startswith("R"):
+                _, old, new = line.split("\t")
+                self.renamed[old].append((sha, new))
+                self.rename_paths |= {old, new}
+
+    def git(self, *args: str) -> str:
+        env = {**os.environ, "TZ": "UTC", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "1", "GIT_PAGER": "cat"}
+        res = subprocess.run(["git", "-C", self.repo, *args], capture_output=True, env=env, check=True)
+        return res.stdout.decode("utf-8", "replace")
+
+    def shas(self, *args: str) -> list[str]:
+        return self.git("log", "--format=%H", *args).split()
+
+    # ------------------------------------------------------------------ PR data (from subjects)
+    def pr_commit(self) -> dict[int, str]:
+        """PR number -> the commit that merged it: a ``Merge pull request #N`` merge or a ``(#N)`` squash."""
+        out: dict[int, str] = {}
+        for sha, parents, _, _, subj in reversed(self.commits):  # oldest first: the first one wins
+            m = _MERGE.match(subj) if len(parents) > 1 else _SQUASH.search(subj) if len(parents) == 1 else None
+            if m:
+                out.setdefault(int(m.group(1)), sha)
+        return out
+
+
+def _year_bounds(year: int) -> tuple[str, str]:
+    return f"{year}-01-01 00:00:00", f"{year}-12-31 23:59:59"
+
+
+def _year(t: int) -> int:
+    return dt.datetime.fromtimestamp(t, dt.UTC).year
+
+
+def _dir_of(path: str) -> str | None:
+    return path.rsplit("/", 1)[0] + "/" if "/" in path else None
+
+
+@dataclass
+class Question:
+    shape: str
+    question: str
+    gold: object  # set[str] | int | str
+    kind: str = "commits"
+    facts: dict = field(default_factory=dict)
+
+
+class _Gen:
+    """One shape at a time: candidates drawn at random, the gold computed by git for each."""
+
+    def __init__(self, facts: GitFacts, rnd: random.Random, per_shape: int):
+        self.f, self.rnd, self.n = facts, rnd, per_shape
+        self.out: list[Question] = []
+        self.pr = facts.pr_commit()
+        self.files = sorted(
+            p
+            for p, shas in facts.file_commits.items()
+            if p not in facts.rename_paths and not any(s in facts.big for s in shas) and "\t" not in p
+        )
+
+    def ask(self, shape: str, gold, **kw) -> None:
+        text = self.rnd.choice(WORDINGS[shape]).format(**kw)
+        self.out.append(Question(shape, text, gold, KIND.get(shape, "commits"), kw))
+
+    def count(self, shape: str) -> int:
+        return sum(q.shape == shape for q in self.out)
+
+    def sample(self, seq, k: int | None = None) -> list:
+        seq = list(seq)
+        self.rnd.shuffle(seq)
+        return seq[: k if k is not None else 20 * self.n]
+
+    # ------------------------------------------------------------------ shapes
+    def author_of(self) -> None:
+        for sha, *_ in self.sample(self.f.commits, self.n):
+            self.ask("author_of", self.f.git("log", "-1", "--format=%an", sha).strip(), sha=sha[:SHA_CHARS])
+
+    def last_changed_by(self) -> None:
+        for p in self.sample(self.files):
+            if self.count("last_changed_by") >= self.n:
+                return
+            shas = self.f.file_commits[p][:2]
+            if len(shas) == 2 and self.f.by_sha[shas[0]][3] == self.f.by_sha[shas[1]][3]:
+                continue  # a tie on the newest time: "last" is not defined
+            gold = self.f.git("log", "-1", "--no-merges", "--full-history", "--format=%an", "--", p).strip()
+            self.ask("last_changed_by", gold, path=p)
+
+    def file_in_year(self) -> None:
+        for p in self.sample(self.files):
+            if self.count("file_in_year") >= self.n:
+                return
+            years = sorted({_year(self.f.by_sha[s][3]) for s in self.f.file_commits[p]})
+            y = self.rnd.choice(years)
+            a, b = _year_bounds(y)
+            gold = set(self.f.shas("--no-merges", "--full-history", f"--since={a}", f"--until={b}", "--", p))
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("file_in_year", gold, path=p, year=y)
+
+    def _dirs(self) -> list[str]:
+        return sorted({d for p in self.files if (d := _dir_of(p))})
+
+    def count_dir(self) -> None:
+        for d in self.sample(self._dirs(), self.n):
+            gold = len(self.f.shas("--no-merges", "--full-history", "--", d))
+            self.ask("count_dir", gold, dir=d)
+
+    def count_dir_year(self) -> None:
+        for d in self.sample(self._dirs(), self.n):
+            shas = self.f.shas("--no-merges", "--full-history", "--", d)
+            y = _year(self.f.by_sha[self.rnd.choice(shas)][3]) if shas else 2020
+            a, b = _year_bounds(y)
+            gold = len(self.f.shas("--no-merges", "--full-history", f"--since={a}", f"--until={b}", "--", d))
+            self.ask("count_dir_year", gold, dir=d, year=y)
+
+    def latest_n(self) -> None:
+        times = [c[3] for c in self.f.commits]
+        for _ in range(4 * self.n):
+            if self.count("latest_n") >= self.n:
+                return
+            n = self.rnd.randint(2, 12)
+            gold = self.f.shas(f"-{n}")
+            if sorted(times, reverse=True)[n - 1] == sorted(times, reverse=True)[n]:
+                continue  # a tie at the cut
+            self.ask("latest_n", set(gold), n=n)
+
+    def latest_n_file(self) -> None:
+        for p in self.sample(self.files):
+            if self.count("latest_n_file") >= self.n:
+                return
+            shas = self.f.file_commits[p]
+            if len(shas) < 3:
+                continue
+            n = self.rnd.randint(2, min(8, len(shas) - 1))
+            ts = sorted((self.f.by_sha[s][3] for s in shas), reverse=True)
+            if ts[n - 1] == ts[n]:
+                continue
+            self.ask("latest_n_file", set(self.f.shas(f"-{n}", "--no-merges", "--full-history", "--", p)), path=p, n=n)
+
+    def between_dates(self) -> None:
+        for sha, *_ in self.sample(self.f.commits):
+            if self.count("between_dates") >= self.n:
+                return
+            d0 = dt.datetime.fromtimestamp(self.f.by_sha[sha][3], dt.UTC).date()
+            d1 = d0 + dt.timedelta(days=self.rnd.randint(0, 10))
+            gold = set(self.f.shas(f"--since={d0} 00:00:00", f"--until={d1} 23:59:59"))
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("between_dates", gold, a=d0.isoformat(), b=d1.isoformat())
+
+    def _authors(self) -> list[str]:
+        names = sorted({c[2] for c in self.f.commits})
+        # a name that ends another name ("Li" in "Yan Li") cannot be told apart by `git log --author`
+        return [a for a in names if len(a) >= 4 and not any(b != a and b.endswith(a) for b in names)]
+
+    def author_in_year(self) -> None:
+        authors = self._authors()
+        for a in self.sample(authors):
+            if self.count("author_in_year") >= self.n:
+                return
+            years = sorted({_year(c[3]) for c in self.f.commits if c[2] == a})
+            y = self.rnd.choice(years)
+            s, e = _year_bounds(y)
+            gold = set(self.f.shas("-F", f"--author={a} <", f"--since={s}", f"--until={e}"))
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("author_in_year", gold, author=a, year=y)
+
+    def count_year(self) -> None:
+        years = sorted({_year(c[3]) for c in self.f.commits})
+        for y in self.sample(years, self.n):
+            s, e = _year_bounds(y)
+            self.ask("count_year", len(self.f.shas(f"--since={s}", f"--until={e}")), year=y)
+
+    def reverted_by(self) -> None:
+        reverting = self.f.shas("--grep=This reverts commit")
+        targets = set()
+        for sha in reverting:
+            body = self.f.git("log", "-1", "--format=%B", sha)
+            targets |= {m for m in re.findall(r"This reverts commit ([0-9a-f]{40})", body) if m in self.f.by_sha}
+        for t in self.sample(sorted(targets), self.n):
+            gold = set(self.f.shas("-F", f"--grep=This reverts commit {t}"))
+            self.ask("reverted_by", gold, sha=t[:SHA_CHARS])
+
+    def fixed_by(self) -> None:
+        raw = self.f.git("log", "-E", "--grep=^[[:space:]]*Fixes:[[:space:]]*[0-9a-f]{7,40}", "--format=%x1e%H%x1f%B")
+        fixes: dict[str, set[str]] = defaultdict(set)
+        shas = sorted(self.f.by_sha)
+        import bisect
+
+        for rec in raw.split("\x1e")[1:]:
+            sha, _, body = rec.partition("\x1f")
+            for pre in _FIXES.findall(body):
+                i = bisect.bisect_left(shas, pre)
+                hits = [s for s in shas[i : i + 2] if s.startswith(pre)]
+                if len(hits) == 1 and hits[0] != sha:
+                    fixes[hits[0]].add(sha)
+        for t in self.sample(sorted(fixes), self.n):
+            self.ask("fixed_by", fixes[t], sha=t[:SHA_CHARS])
+
+    def file_created(self) -> None:
+        for p in self.sample(self.files):
+            if self.count("file_created") >= self.n:
+                return
+            gold = self.f.shas("--no-merges", "--full-history", "--no-renames", "--diff-filter=A", "--", p)
+            if len(gold) == 1:
+                self.ask("file_created", set(gold), path=p)
+
+    def file_renamed(self) -> None:
+        once = [o for o, v in self.f.renamed.items() if len(v) == 1 and not self.f.renamed.get(v[0][1])]
+        for o in self.sample(sorted(once), self.n):
+            self.ask("file_renamed", {self.f.renamed[o][0][0]}, path=o)
+
+    def pr_files(self) -> None:
+        for n, sha in self.sample(sorted(self.pr.items())):
+            if self.count("pr_files") >= self.n:
+                return
+            parents = self.f.by_sha[sha][1]
+            gold = set(self.f.git("diff", "--name-only", "-M", parents[0], sha).split("\n")) - {""}
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("pr_files", gold, pr=n)
+
+    def pr_commits(self) -> None:
+        for n, sha in self.sample(sorted(self.pr.items())):
+            if self.count("pr_commits") >= self.n:
+                return
+            gold = set(self.f.shas(f"{sha}^1..{sha}"))
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("pr_commits", gold, pr=n)
+
+    def pr_of_commit(self) -> None:
+        owner: dict[str, set[int]] = defaultdict(set)
+        for n, sha in self.pr.items():
+            for c in self.f.shas(f"{sha}^1..{sha}"):
+                owner[c].add(n)
+        merges = [c for c in owner if len(self.f.by_sha[c][1]) == 1 and not _SQUASH.search(self.f.by_sha[c][4])]
+        squashes = [c for c in owner if c not in merges]
+        # half from merged branches (when the history has them), half squash commits
+        picks = self.sample(merges, self.n // 2) + self.sample(squashes, self.n)
+        for c in picks[: self.n]:
+            self.ask("pr_of_commit", {str(x) for x in owner[c]}, sha=c[:SHA_CHARS])
+
+    def prs_by_author(self) -> None:
+        if not self.pr:
+            return
+        for a in self.sample(self._authors()):
+            if self.count("prs_by_author") >= self.n:
+                return
+            subjects = self.f.git("log", "-F", f"--author={a} <", "--format=%P%x1f%s").splitlines()
+            gold = set()
+            for line in subjects:
+                parents, subj = line.split("\x1f", 1)
+                m = _MERGE.match(subj) if len(parents.split()) > 1 else _SQUASH.search(subj)
+                if m and self.pr.get(int(m.group(1))) is not None:
+                    gold.add(m.group(1))
+            # a PR counts for the author of the commit that merged it (first merge or squash of that number)
+            gold = {g for g in gold if self.f.by_sha[self.pr[int(g)]][2] == a}
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("prs_by_author", gold, author=a)
+
+
+def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Question]:
+    """Up to ``per_shape`` questions of every shape the history has data for."""
+    g = _Gen(facts, random.Random(seed), per_shape)
+    for shape in SHAPES:
+        getattr(g, shape)()
+    return g.out
+
+
+# ---------------------------------------------------------------------- scoring
+def _norm_id(x: str) -> str:
+    for pre in ("commit:", "file:", "pr:", "pull_request:"):
+        if x.startswith(pre):
+            return x[len(pre) :]
+    return x
+
+
+def answer_value(res: dict, kind: str):
+    """What an ask answered: its ``result`` (items / value), else the ids of its graph rows."""
+    r = res.get("result") or {}
+    if kind in ("count", "author"):
+        return r.get("value")
+    if "items" in r:
+        return {_norm_id(x) for x in r["items"]}
+    want = {"commits": "commit:", "files": "file:", "prs": "pr:"}[kind]
+    return {_norm_id(row["id"]) for row in res.get("rows", []) if str(row.get("id", "")).startswith(want)}
+
+
+def exact(q: Question, got) -> bool:
+    if q.kind in ("count", "author"):
+        return got == q.gold
+    if not isinstance(got, set):
+        return False
+    gold = q.gold if isinstance(q.gold, set) else set()
+    if q.kind == "commits":  # an answer may give full or short shas
+        return len(got) == len(gold) and all(any(g.startswith(x) or x.startswith(g) for g in gold) for x in got)
+    return got == gold
+
+
+def run_repo(engine, repo: str | Path, per_shape: int = 20, seed: int = 0, limit: int | None = None) -> dict:
+    """Ask every generated question; accuracy per shape (n/a for shapes with no data) and overall."""
+    facts = GitFacts(repo)
+    head = facts.commits[0][0] if facts.commits else None
+    if head and not engine.store.node_types(["commit:" + head]):
+        raise InvalidArgument(f"the store does not hold {repo}'s head commit {head[:10]}: ingest it first")
+    qs = generate(facts, per_shape, seed)
+    if limit:
+        qs = qs[:limit]
+    per: dict[str, list[int]] = {s: [] for s in SHAPES}
+    examples: dict[str, str] = {}
+    failures: list[dict] = []
+    t0 = time.perf_counter()
+    for q in qs:
+        res = engine.ask(q.question, mode="graph")
+        got = answer_value(res, q.kind)
+        ok = exact(q, got)
+        per[q.shape].append(int(ok))
+        examples.setdefault(q.shape, q.question)
+        if not ok and len(failures) < 200:
+            g = sorted(q.gold) if isinstance(q.gold, set) else q.gold
+            w = sorted(got) if isinstance(got, set) else got
+            failures.append(
+                {
+                    "shape": q.shape,
+                    "question": q.question,
+                    "gold": g[:20] if isinstance(g, list) else g,
+                    "got": w[:20] if isinstance(w, list) else w,
+                }
+            )
+    secs = time.perf_counter() - t0
+    shapes = {
+        s: ({"questions": len(v), "exact": round(sum(v) / len(v), 3), "example": examples[s]} if v else "n/a")
+        for s, v in per.items()
+    }
+    n = sum(len(v) for v in per.values())
+    return {
+        "repo": str(repo),
+        "questions": n,
+        "shapes_with_data": sum(1 for v in per.values() if v),
+        "exact": round(sum(sum(v) for v in per.values()) / max(1, n), 3),
+        "ms_per_question": round(1000 * secs / max(1, n), 1),
+        "shapes": shapes,
+        "failures": failures,
+    }
+
+
+def repo_table(res: dict) -> str:
+    lines = [
+        f"{res['repo']}: {res['questions']} questions over {res['shapes_with_data']} shapes, exact {res['exact']:.3f}"
+        f" ({res['ms_per_question']} ms/question)",
+        "",
+        "| shape | questions | exact | example |",
+        "|---|---|---|---|",
+    ]
+    for s, v in res["shapes"].items():
+        if v == "n/a":
+            lines.append(f"| {s} | 0 | n/a | |")
+        else:
+            lines.append(f"| {s} | {v['questions']} | {v['exact']:.3f} | {v['example']} |")
+    return "\n".join(lines)

