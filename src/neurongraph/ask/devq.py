@@ -374,6 +374,7 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
             f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 5 RETURN {_C_RET}, c.parents AS parents"
         )
         return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}")
+    return None
 
 
 def _blank(question: str, spans: list[tuple[int, int]]) -> str:
