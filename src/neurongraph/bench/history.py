@@ -76,6 +76,9 @@ INPUTS = ("text", "diff")
 # "szz" is computed from git blame (bench/szz.py), "szz-then-ngr-text" composed, "ngr-text" is the text protocol
 DIFF_SYSTEMS: dict[str, dict] = {
     "szz": {},
+    # szz's candidates a search as of the question's time can see: the protocol hides the parent's own second
+    # (git am series, mirror sync batches), git blame at the parent does not
+    "szz-visible": {},
     "ngr": {},
     "ngr-text": dict(changes=None),
     "szz-then-ngr-text": {},
@@ -319,6 +322,8 @@ class Prepared:
                     r = floor.rank(p)
                 elif name == "szz":
                     r = self.szz.get(id(p), [])
+                elif name == "szz-visible":  # only what a search as of p.as_of can see (same corpus as ngr)
+                    r = [c for c in self.szz.get(id(p), []) if self.hist.commits.get(c, {}).get("time", 0) <= p.as_of]
                 else:
                     t = time.perf_counter()
                     cfg = _config(eng, p, overrides, self.changes.get(id(p)))
@@ -364,6 +369,10 @@ def prepare(
         raise InvalidArgument(f"{repo_dir}: no fix → origin pairs found (no `Fixes:` trailers or follow-up references)")
     qvecs = eng.embedder.embed([p.query for p in main + reverts])
     qv = dict(zip([id(p) for p in main + reverts], qvecs))
+    # origins in the fix's own second (a sync batch): no search as of p.as_of can find them
+    stats["origin_invisible_at_as_of"] = sum(
+        1 for p in main if all(hist.commits[o]["time"] > p.as_of for o in p.origins)
+    )
     if input == "text":
         return Prepared(repo, input, hist, {"main": main, "reverts": reverts}, qv, stats=stats)
     prep = Prepared(repo, input, hist, {}, qv, stats=stats)
