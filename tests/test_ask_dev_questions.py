@@ -168,3 +168,13 @@ def test_projection_survives_between_engines(repo, tmp_path):
         (tmp_path / "q.db.graphdb").mkdir(mode=0o700)
         (tmp_path / "q.db.graphdb" / "graph.rdb").write_bytes((tmp_path / "p.db.graphdb" / "graph.rdb").read_bytes())
         assert e.cypher("MATCH (n:note) RETURN n.id AS id")["rows"] == [{"id": "note:2"}]
+
+
+def test_open_questions_read_every_retrieved_change(eng):
+    from neurongraph.ask.answer import NOT_FOUND, extractive_answer
+
+    files = [{"id": f"file:src/f{k}.c", "type": "file", "title": f"src/f{k}.c", "text": ""} for k in range(4)]
+    change = {"id": "commit:abc", "type": "commit", "title": "Deprecate the json provider", "text": "It was slow."}
+    answer, refs = extractive_answer(eng, "why was the json provider deprecated?", [], files + [change])
+    assert refs == ["commit:abc"] and "Deprecate the json provider" in answer  # the 5th hit, read by its title
+    assert extractive_answer(eng, "zebra migration?", [], files)[0] == NOT_FOUND  # nothing shares a word

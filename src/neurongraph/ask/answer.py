@@ -123,25 +123,35 @@ def _best_sentence(text: str, qwords: set[str]) -> tuple[float, str]:
     return best
 
 
+SOURCE_TYPES = ("commit", "pull_request", "pr", "issue", "document", "doc", "decision", "page", "section")
+
+
 def extractive_answer(
-    engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10, max_hits: int = 3
+    engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10, max_hits: int = 5
 ) -> tuple[str, list[str]]:
-    """Facts from the graph rows, then the best sentence of each of the top hits; ``(answer, refs)``."""
+    """Facts from the graph rows, then the best sentence (title included) of every retrieved hit, changes
+    and documents before structural nodes; ``(answer, refs)``.  "Not found" only when no retrieved source
+    shares a content word with the question (the answer once read only the top 3 hits, often files)."""
     lines, refs = [], []
     for r in rows[:max_rows]:
         ids = evidence_ids(engine, [r], [])
         lines.append(f"- {render_row(r)}" + (f" [{', '.join(ids[:4])}]" if ids else ""))
         refs += ids
     if len(rows) > max_rows:
-        lines.append(f"- … and {len(rows) - max_rows} more rows")
+        lines.append(f"- (showing {max_rows} of {len(rows)} rows)")
     qwords = {x.lower() for x in _WORD.findall(question)} - STOP
-    for h in hits[:max_hits]:
-        score, sent = _best_sentence(h.get("text") or h.get("snippet") or "", qwords)
+    ordered = sorted(hits, key=lambda h: h.get("type") not in SOURCE_TYPES)  # stable: rank kept within each
+    scored = []
+    for h in ordered:
+        text = (h.get("title") or "") + ".\n" + (h.get("text") or h.get("snippet") or "")
+        score, sent = _best_sentence(text, qwords)
         if sent and score > 0:
-            lines.append(f"- {h.get('title') or h['id']}: {sent} [{h['id']}]")
-            refs.append(h["id"])
+            scored.append((h, sent))
+    for h, sent in scored[:max_hits]:
+        lines.append(f"- {h.get('title') or h['id']}: {sent} [{h['id']}]")
+        refs.append(h["id"])
     refs = list(dict.fromkeys(refs))
-    if not lines:
+    if not lines:  # nothing retrieved shares a word with the question: no source answers it
         return NOT_FOUND, []
-    head = "From the graph:" if rows else "From the best-matching sources:"
+    head = "From the graph:" if rows else "From the retrieved sources:"
     return head + "\n" + "\n".join(lines) + (f"\n[refs: {', '.join(refs)}]" if refs else ""), refs
