@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The lint and type gate that `make test` (and so `.ci/run`) runs before the tests: ruff (rules in
-# pyproject.toml), the formatter's check, mypy on src/, and the import-graph check (no cycle, layer order).
+# pyproject.toml, including a docstring on every public module and class: D100/D101), the formatter's
+# check, mypy on src/, and the import-graph check (no cycle, layer order).
 # Seconds of CPU, not minutes; any violation fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."

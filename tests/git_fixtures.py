@@ -8,6 +8,8 @@ from pathlib import Path
 
 
 class Repo:
+    """A real git repository built commit by commit, with deterministic dates."""
+
     def __init__(self, path: Path):
         self.path = path
         self.t = 1_700_000_000

@@ -45,6 +45,8 @@ ENGINE = Engine
 
 
 class Clock:
+    """A settable clock, so decay can be tested without waiting."""
+
     def __init__(self, t=1_000_000.0):
         self.t = t
 

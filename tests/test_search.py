@@ -10,6 +10,8 @@ from neurongraph.index.embedder import HashingEmbedder
 
 
 class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting calls: shows which searches embed."""
+
     def __init__(self):
         super().__init__(128)
         self.calls = 0

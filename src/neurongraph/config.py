@@ -69,6 +69,8 @@ _WEIGHTS = (
 
 @dataclass(frozen=True)
 class SearchConfig:
+    """Every knob of one search, frozen and validated once, so a trace can record exactly what ran."""
+
     limit: int = 10  # hits returned
     lexical_k: int = 100  # BM25 candidates
     lexical_budget: int = 10_000  # postings one query may read; most frequent terms dropped first (0 = no limit)

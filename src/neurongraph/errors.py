@@ -7,6 +7,8 @@ from __future__ import annotations
 
 
 class NeuronGraphError(Exception):
+    """The base of every user-facing error: a stable ``code`` interfaces print, a message and details."""
+
     code = "error"
 
     def __init__(self, message: str, **details):
@@ -19,20 +21,30 @@ class NeuronGraphError(Exception):
 
 
 class InvalidArgument(NeuronGraphError):
+    """The caller passed something unusable; the message says what to pass instead."""
+
     code = "invalid_argument"
 
 
 class UnknownNode(NeuronGraphError):
+    """No node has that id (or alias)."""
+
     code = "unknown_node"
 
 
 class UnknownTrace(NeuronGraphError):
+    """No stored search has that trace id."""
+
     code = "unknown_trace"
 
 
 class SchemaError(NeuronGraphError):
+    """The relation schema refused a write or a definition."""
+
     code = "schema_error"
 
 
 class StoreError(NeuronGraphError):
+    """The database itself failed (I/O, a dropped connection), not the caller."""
+
     code = "store_error"

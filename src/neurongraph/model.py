@@ -166,6 +166,8 @@ def content_hash(body: str) -> str:
 
 @dataclass
 class Node:
+    """A source (commit, issue, page, ...) as the user gives it; validated on construction."""
+
     id: str
     type: str = "node"
     title: str = ""
@@ -218,6 +220,8 @@ class Node:
 
 @dataclass
 class Edge:
+    """A typed, weighted relation between two nodes; validated on construction."""
+
     src: str
     rel: str
     dst: str

@@ -56,6 +56,8 @@ _EDGE_COLS = ("src", "dst", "weight", "fact", "rtype", "pol", "eid")
 
 @dataclass
 class SnapshotState:
+    """What a snapshot file holds of the engine's derived arrays, tied to the store sequence it was taken at."""
+
     seq: int
     model_id: str
     dim: int

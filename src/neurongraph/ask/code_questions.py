@@ -45,6 +45,8 @@ _WHEN = re.compile(
 
 @dataclass
 class CodeAnswer:
+    """What a code-history question got: the shape it was read as, the rows used and the cited answer."""
+
     shape: str
     explanation: str
     rows: list[dict]

@@ -57,6 +57,8 @@ class Scope:
 
 @dataclass
 class DevPlan:
+    """A developer question read as one Cypher query: its shape, what the rows hold, and the query with its params."""
+
     shape: str
     kind: str  # what the result holds: commits | files | prs | count | author | authors
     cypher: str

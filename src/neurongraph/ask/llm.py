@@ -71,6 +71,8 @@ as [refs: id1, id2]."""
 
 
 class LLMError(NeuronGraphError):
+    """A hosted model call failed (network, quota, API error), reported under the provider's name."""
+
     code = "llm_error"
 
 

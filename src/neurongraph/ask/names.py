@@ -22,6 +22,8 @@ REF_TYPES = ("issue", "pr", "pull_request")
 
 @dataclass
 class Mention:
+    """A node the question names, where it names it: ask turns these into query parameters."""
+
     node: str  # node id
     type: str
     phrase: str

@@ -71,6 +71,8 @@ def stem(w: str) -> str:
 
 @dataclass
 class CypherQuery:
+    """A generated read-only query with its parameters and a one-line explanation a user can check."""
+
     cypher: str
     params: dict
     explanation: str
@@ -83,6 +85,8 @@ class CypherQuery:
 
 @dataclass
 class RelWord:
+    """A relation word found in the question (possibly through its inverse name) and where it stands."""
+
     rel: str  # stored relation name
     flipped: bool  # matched through its inverse name
     start: int

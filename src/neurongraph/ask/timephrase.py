@@ -39,6 +39,8 @@ _TIMEY = re.compile(
 
 @dataclass
 class TimeWindow:
+    """The time bounds a question's words give ("last month", "before 2024"), and what could not be read."""
+
     since: str | None = None  # inclusive, ISO text
     until: str | None = None  # exclusive, ISO text
     phrases: list[str] = field(default_factory=list)  # what was read

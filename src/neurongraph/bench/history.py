@@ -91,6 +91,8 @@ DIFF_SYSTEMS: dict[str, dict] = {
 
 @dataclass
 class Pair:
+    """One benchmark question: a fix and the earlier commit(s) it names, the gold the ranking is scored on."""
+
     fix: str  # commit id of F
     origins: list[str]  # commit ids of O (gold)
     kind: str  # "fixes" | "follow_up" | "revert"

@@ -41,6 +41,8 @@ KS = (2, 5, 10)
 
 @dataclass
 class Dataset:
+    """One QA benchmark set as read from disk: its passages and its questions with their gold passages."""
+
     name: str
     passages: list[dict]
     queries: list[dict]

@@ -52,6 +52,8 @@ _cache: weakref.WeakKeyDictionary[GraphArrays, tuple[int, dict]] = weakref.WeakK
 
 @dataclass
 class PprResult:
+    """Personalised PageRank's scores and its top nodes, with the iterations it took to converge."""
+
     scores: np.ndarray  # float64 (n_nodes,), sums to 1
     nodes: np.ndarray  # int64 top nodes, best first
     top_scores: np.ndarray  # float64 their scores

@@ -47,6 +47,8 @@ __all__ = ["SpreadResult", "spread", "edge_multipliers"]
 
 @dataclass
 class SpreadResult:
+    """Activation reached per node and the per-hop record that rebuilds each node's best path."""
+
     nodes: np.ndarray  # int64 node indices with activation > 0
     act: np.ndarray  # float64 their activation
     depth: np.ndarray  # int32 hops of the best path (0 = seed)

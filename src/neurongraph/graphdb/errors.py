@@ -8,6 +8,8 @@ __all__ = ["CypherError", "ReadOnlyViolation", "QueryTimeout", "QueryError"]
 
 
 class CypherError(NeuronGraphError):
+    """A graph query failed; the subclasses say whether it was refused, too slow or malformed."""
+
     code = "query_error"
 
 
@@ -18,6 +20,8 @@ class ReadOnlyViolation(CypherError):
 
 
 class QueryTimeout(CypherError):
+    """The graph query ran past its time limit and was stopped by the graph engine."""
+
     code = "query_timeout"
 
 

@@ -23,6 +23,8 @@ MAX_META_KEYS = 40
 
 @dataclass
 class GraphSchema:
+    """What the projected graph holds (labels, relations, properties): what generated queries are written against."""
+
     labels: dict[str, int]  # node type -> count
     relations: dict[str, dict] = field(default_factory=dict)  # name -> {pairs, count, inverse, directed, declared}
     node_properties: list[str] = field(default_factory=list)

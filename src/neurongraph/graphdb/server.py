@@ -45,11 +45,15 @@ START_TIMEOUT_S = 5.0
 
 
 class GraphDBUnavailable(NeuronGraphError):
+    """The FalkorDB binary or client is not installed, so graph queries cannot run."""
+
     code = "missing_dependency"
 
 
 @dataclass(frozen=True)
 class Limits:
+    """Caps every graph query runs under (time, rows, memory, threads), enforced by the graph engine itself."""
+
     timeout_ms: int = 2000  # TIMEOUT_MAX and TIMEOUT_DEFAULT: no query runs longer
     resultset_size: int = 1000  # rows a query may return at most (the server truncates)
     mem_bytes: int = 256 << 20  # QUERY_MEM_CAPACITY per query

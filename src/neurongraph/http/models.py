@@ -105,6 +105,8 @@ class SearchOut(_Out):
 
 
 class NodeOut(_Out):
+    """``GET /api/node``: one node in full."""
+
     id: str
     type: str
     title: str
@@ -123,6 +125,8 @@ class Neighbour(_Out):
 
 
 class NeighboursOut(_Out):
+    """``GET /api/neighbours``: a node's typed edges, with base and learned weights."""
+
     node: str = Field(description="The node's id (an alias in the request is resolved to it).")
     direction: Literal["in", "out", "both"]
     neighbours: list[Neighbour]
@@ -140,6 +144,8 @@ class TraceHit(_Out):
 
 
 class TraceOut(_Out):
+    """``GET /api/traces/{id}``: one stored search, its feedback and every weight it changed."""
+
     trace_id: str
     query: str
     created_at: float
@@ -154,6 +160,8 @@ class TraceOut(_Out):
 
 
 class TraceSummary(_Out):
+    """One row of ``GET /api/traces``."""
+
     trace_id: str
     query: str
     kind: Literal["search", "ask"]
@@ -179,6 +187,8 @@ class Transition(BaseModel):
 
 
 class ReceiptOut(_Out):
+    """``POST /api/source-use``: the transitions applied and the edge weights they changed."""
+
     receipt_id: str
     trace_id: str
     idempotency_key: str | None
@@ -189,6 +199,8 @@ class ReceiptOut(_Out):
 
 
 class OutcomeOut(_Out):
+    """``POST /api/outcome``: the recorded verdict and any weight it changed."""
+
     outcome_id: int
     trace_id: str
     node_ids: list[str]
@@ -199,6 +211,8 @@ class OutcomeOut(_Out):
 
 
 class FailureOut(_Out):
+    """``POST /api/retrieval-failure``: the recorded failure (it changes no weight)."""
+
     failure_id: int
     trace_id: str
     reason: str
@@ -206,12 +220,16 @@ class FailureOut(_Out):
 
 
 class StatsOut(_Out):
+    """``GET /api/stats``: the store's counts."""
+
     nodes: int
     edges: int
     traces: int
 
 
 class AskOut(_Out):
+    """``POST /api/ask``: the route, the graph query, rows, hits and the cited answer."""
+
     route: dict[str, Any]
     query: dict[str, Any] | None
     rows: list[Any]
@@ -235,6 +253,8 @@ class JobOut(_Out):
 
 
 class HealthOut(_Out):
+    """``GET /api/health``: liveness, version, whether POSTs need a token, and the input limits."""
+
     status: Literal["ok"]
     version: str
     token_required: bool = Field(description="Whether POST requests need `Authorization: Bearer <token>`.")

@@ -87,6 +87,8 @@ class Lane:
 
 @dataclass
 class Job:
+    """A search or ask queued or running on an engine lane, with the phase the page shows."""
+
     id: str
     kind: str
     lane: Lane

@@ -13,6 +13,8 @@ __all__ = ["is_loopback", "check_bind", "bind", "serve", "TokenRequired"]
 
 
 class TokenRequired(NeuronGraphError):
+    """Serving beyond loopback without a token would let anyone write; refused at start."""
+
     code = "token_required"
 
 

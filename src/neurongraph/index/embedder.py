@@ -49,10 +49,14 @@ _MODEL_FILES = ("modules.json", "config_sentence_transformers.json", "config.jso
 
 
 class EmbedderUnavailable(NeuronGraphError):
+    """The requested embedding model cannot be loaded (not installed, not exported)."""
+
     code = "embedder_unavailable"
 
 
 class Embedder(Protocol):
+    """What the engine needs of an embedding model: an id (part of the vector cache key), a dimension, embed()."""
+
     model_id: str  # part of the vector cache key: change it and vectors are recomputed
     dim: int
 

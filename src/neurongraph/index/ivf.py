@@ -22,6 +22,8 @@ _REGROUP_FRACTION = 0.05
 
 
 class IvfIndex:
+    """Inverted-file index over the vector matrix: a large store's dense top-k scans a few clusters, not all rows."""
+
     def __init__(self, centroids: np.ndarray, assign: np.ndarray, matrix: np.ndarray):
         self.centroids = np.asarray(centroids, np.float32)
         self._assign = np.asarray(assign, np.int32)  # cluster of each node index, -1 = none

@@ -81,6 +81,8 @@ def _median(x: np.ndarray) -> float:
 
 
 class VectorIndex:
+    """The dense vectors as one float32 matrix indexed by node row, so a query is one matrix product."""
+
     def __init__(self, dim: int):
         self.dim = dim
         self._mat = np.zeros((0, dim), np.float32)

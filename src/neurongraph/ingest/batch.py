@@ -71,6 +71,8 @@ class EdgeSet:
 
 @dataclass
 class IngestBatch:
+    """One source's read, handed to ``apply_batch``: adapters describe, the sync step writes."""
+
     kind: str  # adapter kind, one of KINDS
     source: str  # source name recorded on every node (metadata["source"])
     nodes: list[Node] = field(default_factory=list)

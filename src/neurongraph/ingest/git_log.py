@@ -51,6 +51,8 @@ _UNREADABLE = re.compile(r"unable to read ([0-9a-f]{7,64})|missing (?:blob|tree|
 
 @dataclass
 class Commit:
+    """One commit as the streaming ``git log`` reader parses it."""
+
     sha: str
     parents: list[str]
     author: str

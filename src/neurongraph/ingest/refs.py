@@ -29,6 +29,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Ref:
+    """A reference found in text (``#N`` or a sha prefix) with the words that matched it."""
+
     kind: str  # "issue" (#N) or "sha"
     value: str  # the number as a string, or the (lower-case) sha prefix
     evidence: str  # the matched text

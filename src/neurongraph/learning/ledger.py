@@ -24,6 +24,9 @@ __all__ = ["Ledger", "EdgeState", "EdgeBook"]
 
 @dataclass
 class EdgeState:
+    """An edge's learned state as the ledger reads and writes it (base weight, learned plastic part and when it was
+    set, dormancy, use count)."""
+
     eid: int
     src: str
     rel: str

@@ -18,6 +18,8 @@ __all__ = ["Transition", "apply_events", "normalise_events"]
 
 @dataclass(frozen=True)
 class Transition:
+    """One node's stage change in a source-use report (old and new stage)."""
+
     node_id: str
     old: int
     new: int

@@ -101,6 +101,8 @@ class EntityNode:
 
 @dataclass
 class LinkResult:
+    """What one linking run made: entity nodes, edges and counts per linker."""
+
     entities: list[EntityNode]
     edges: list[LinkedEdge]
     stats: dict

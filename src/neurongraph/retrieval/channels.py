@@ -26,6 +26,8 @@ __all__ = ["ChannelInput", "GraphSignal", "Hop", "run_channel"]
 
 @dataclass
 class Hop:
+    """One edge of an explanation path (store edge id, weight, relation)."""
+
     src: int
     dst: int
     eid: int  # store edge id, -1 for a metadata link
@@ -35,6 +37,8 @@ class Hop:
 
 @dataclass
 class GraphSignal:
+    """What a graph channel returns: scored nodes and a way to rebuild each one's best path."""
+
     nodes: np.ndarray  # int64
     score: np.ndarray  # float64, aligned with nodes
     explain: Callable[[int], list[Hop]]  # node -> its best path, seed first

@@ -36,6 +36,8 @@ def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class EntryScores:
+    """The lexical and dense scores and ranks of the entry candidates, aligned by node, before graph work."""
+
     def __init__(self, nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs=None, match=None):
         self.nodes = nodes  # int64 candidate node indices
         self.lexical = lexical  # normalised BM25 (0 where not a lexical candidate)

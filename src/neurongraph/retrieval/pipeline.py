@@ -43,6 +43,8 @@ class GraphPath:
 
 @dataclass
 class Ranking:
+    """The pipeline's final order with every channel's scores and ranks, what the engine turns into hits."""
+
     nodes: np.ndarray  # final order, best first (int64 node indices)
     scores: dict[str, np.ndarray]  # per channel, aligned with nodes
     ranks: dict[str, np.ndarray]  # 1-based per channel, 0 = not ranked by that channel

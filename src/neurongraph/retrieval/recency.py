@@ -77,6 +77,8 @@ class RepairGaps:
 
 @dataclass
 class RecencyPrior:
+    """How much a candidate's age counts, shaped by the store's own observed fix-to-origin gaps."""
+
     ref: float  # "now" (epoch seconds)
     weight: float  # w
     half_life_days: float  # fallback shape

@@ -47,6 +47,8 @@ class StaleRevision(SchemaError):
 
 
 class AliasConflict(SchemaError):
+    """A relation alias is already taken by another relation."""
+
     code = "alias_conflict"
 
 
@@ -63,8 +65,12 @@ class SupersededEntry(SchemaError):
 
 
 class NotAnEntity(SchemaError):
+    """An entity operation named a node that is not an entity."""
+
     code = "not_an_entity"
 
 
 class EntityExists(SchemaError):
+    """An entity with that id already exists."""
+
     code = "entity_exists"

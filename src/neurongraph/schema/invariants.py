@@ -56,6 +56,9 @@ _KEYS = {
 
 @dataclass(frozen=True)
 class Invariant:
+    """A rule the store's typed edges and node states must keep (an edge requires a node state, or a state requires
+    edges)."""
+
     name: str
     kind: str
     rel: str
@@ -176,6 +179,8 @@ def _bounds(d: dict, where: str) -> tuple[int, int | None]:
 
 @dataclass(frozen=True)
 class Violation:
+    """A node that breaks an invariant, with the message a user can act on."""
+
     invariant: str
     node_id: str
     message: str

@@ -35,6 +35,8 @@ _TOP_KEYS = {"mode", "entry_types", "relations", "invariants"}
 
 @dataclass(frozen=True)
 class RelationType:
+    """One relation's definition: direction, inverse name, default weight and allowed endpoint types."""
+
     name: str
     directed: bool = True
     inverse: str | None = None

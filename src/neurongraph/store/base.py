@@ -56,6 +56,8 @@ def check_meta_key(key: str) -> str:
 
 @dataclass
 class NodeRow:
+    """A stored node as the store returns it (row index, timestamps), not the user's ``Node``."""
+
     idx: int
     id: str
     type: str
@@ -102,6 +104,8 @@ class EdgeArrays:
 
 @dataclass
 class Changes:
+    """The change feed since a sequence number: what an engine applies to stay in step with other writers."""
+
     seq: int  # the store's sequence number these changes bring us to
     nodes: list[tuple[int, str, str]]  # (idx, id, content_hash) of inserted/updated nodes
     node_types: list[str]

@@ -131,6 +131,8 @@ class _Local(threading.local):
 
 
 class PostgresStore(SharedSQLStore):
+    """The store on PostgreSQL + pgvector, for several processes and machines sharing one history."""
+
     @property
     def _q(self):
         """The shared statements' connection (sql_shared.py)."""

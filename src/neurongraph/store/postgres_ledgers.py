@@ -21,6 +21,8 @@ __all__ = ["PostgresLedgers"]
 
 
 class PostgresLedgers(SQLiteLedgers):
+    """The learning ledgers on PostgreSQL: the SQLite section's logic over the PostgreSQL connection."""
+
     def __init__(
         self, store: PostgresStore
     ):  # the parent keeps a SQLite handle; this section runs on the PostgreSQL store

@@ -36,6 +36,8 @@ LIMIT 20"""
 
 
 class PostgresSchemaTables(SQLiteSchemaTables):
+    """The relation-schema tables on PostgreSQL: the SQLite section's logic over the PostgreSQL connection."""
+
     def __init__(
         self, store: PostgresStore
     ):  # the parent keeps a SQLite handle; this section runs on the PostgreSQL store

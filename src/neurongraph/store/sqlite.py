@@ -40,6 +40,8 @@ _CLEAR_Q_TERMS = "INSERT INTO temp.q_terms(q_terms) VALUES ('delete-all')"  # em
 
 
 class SQLiteStore(SharedSQLStore):
+    """The default store: one SQLite file (WAL, FTS5), safe for several processes on one machine."""
+
     @property
     def _q(self):
         """The shared statements' connection (sql_shared.py)."""

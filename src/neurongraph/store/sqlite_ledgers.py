@@ -22,6 +22,8 @@ __all__ = ["SQLiteLedgers"]
 
 
 class SQLiteLedgers(LedgerTables):
+    """The learning ledgers (source use, outcomes, failures, weight changes) on SQLite."""
+
     def __init__(self, store: SQLiteStore):
         self._store = store
 

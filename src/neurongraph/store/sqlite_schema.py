@@ -38,6 +38,8 @@ LIMIT 20"""
 
 
 class SQLiteSchemaTables(SchemaTables):
+    """The relation-schema tables (relations, invariants, entities) on SQLite."""
+
     def __init__(self, store: SQLiteStore):
         self._store = store
 

@@ -41,6 +41,8 @@ class EdgeRef:
 
 @dataclass(frozen=True)
 class Hit:
+    """A node a traversal strategy selected, with the edge that first reached it (its path back)."""
+
     node: int
     score: float  # the strategy's score (qsim for Eager, MMR score, score_fn)
     sim: float  # query similarity qsim[node]
@@ -50,6 +52,8 @@ class Hit:
 
 @dataclass
 class TraversalResult:
+    """A traversal's selected nodes in order and the nodes it expanded (its cost)."""
+
     hits: list[Hit]
     expanded: np.ndarray  # int64 nodes expanded, in order
 
@@ -77,6 +81,8 @@ class Adjacent:
 
 @runtime_checkable
 class EdgeSource(Protocol):
+    """Where a traversal gets neighbours from (graph edges or shared metadata values): one method to implement."""
+
     def neighbors(self, nodes: np.ndarray, qsim: np.ndarray, k: int, seen: np.ndarray) -> Adjacent:
         """Top-``k`` by ``qsim`` unseen neighbours per node and per spec, sorted by
         (src_pos, spec, rank)."""

@@ -18,6 +18,8 @@ __all__ = ["Eager"]
 
 @dataclass(frozen=True)
 class Eager(Strategy):
+    """Breadth-first traversal: selects every node as soon as it is discovered (graph-retriever's Eager)."""
+
     kind: ClassVar[str] = "eager"
 
     def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:

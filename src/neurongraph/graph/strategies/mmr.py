@@ -23,6 +23,8 @@ __all__ = ["Mmr"]
 
 @dataclass(frozen=True)
 class Mmr(Strategy):
+    """Traversal that picks by maximal marginal relevance, so near-duplicate neighbours do not crowd out others."""
+
     kind: ClassVar[str] = "mmr"
     lambda_mult: float = 0.5
     min_mmr_score: float = float("-inf")  # candidates scoring at or below this are not selected

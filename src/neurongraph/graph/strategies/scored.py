@@ -28,6 +28,8 @@ def _similarity(nodes: np.ndarray, depths: np.ndarray, qsim: np.ndarray) -> np.n
 
 @dataclass(frozen=True)
 class Scored(Strategy):
+    """Traversal ranked by a caller's score function over the candidates."""
+
     kind: ClassVar[str] = "scored"
     score_fn: ScoreFn | None = None
 
