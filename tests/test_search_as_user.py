@@ -125,3 +125,11 @@ def test_the_ingest_summary_counts_what_the_store_holds(tmp_path):
         s = sync_source(e, "git", r.path)
         assert s["edges_merged"] >= 1
         assert s["edges_written"] == e.store.stats()["edges"]
+
+
+def test_a_hit_explains_itself_with_its_search_config_and_traces_take_short_shas(eng, repo):
+    res = eng.search(QUESTION, limit=3, channel="none")
+    h = res.hits[0]
+    assert h.formula()[1] == pytest.approx(h.score)  # the hit's own config (channel none: no graph weight)
+    assert "1.00·entry" in h.explain()
+    assert eng.explain(res.trace_id, repo.change[:8])["id"] == "commit:" + repo.change

@@ -76,6 +76,7 @@ class Hit:
     paths: list[dict] = field(default_factory=list)
     seed: bool = False  # a sparse seed of the graph channel (its graph score is its own activation)
     meta: dict[str, str] = field(default_factory=dict)  # what a reader needs to place it: sha (12), date, author
+    config: SearchConfig | None = field(default=None, repr=False, compare=False)  # the search's: explain()'s weights
     evidence: list[str] = field(default_factory=list)  # code evidence: "last changed lines 120–131 of f.c before this"
 
     @property
@@ -103,7 +104,7 @@ class Hit:
         """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
         value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate
         + blame_weight·blame + code_weight·code``."""
-        cfg = cfg or SearchConfig()
+        cfg = cfg or self.config or SearchConfig()
         s = self.scores
         g = cfg.graph_weight if cfg.uses_graph else 0.0
         value = (1.0 - g) * s["entry"] + g * s["graph"]
@@ -131,10 +132,11 @@ class Hit:
     def explain(self, cfg: SearchConfig | None = None) -> str:
         """Every factor of the final score (so the line adds up), the entry parts and the best graph path."""
         s = self.scores
+        cfg = cfg or self.config or SearchConfig()
         parts = [
             self.formula(cfg)[0],
             f"entry {s['entry']:.3f} from lexical {s['lexical']:.3f} and dense {s['dense']:.3f}"
-            + (f" ({cfg.fusion} fusion)" if cfg is not None and cfg.fusion != "linear" else ""),
+            + (f" ({cfg.fusion} fusion)" if cfg.fusion != "linear" else ""),
         ]
         for p in self.paths:
             hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
@@ -745,6 +747,11 @@ class Engine:
         t = self.get_trace(trace_id)
         if node_id is None:
             return t["hits"]
+        if not any(h["id"] == node_id for h in t["hits"]):
+            try:  # a short sha, as the search table shows commits
+                node_id = self.store.resolve_node_id(node_id)
+            except UnknownNode:
+                pass
         for h in t["hits"]:
             if h["id"] == node_id:
                 return h
@@ -1126,6 +1133,7 @@ class Engine:
                     paths=paths,
                     seed=n in seed_set,
                     evidence=r.evidence.get(n, []),
+                    config=cfg,
                 )
             )
         self._hit_meta(hits, [n for n in r.nodes.tolist() if n in rows])
