@@ -152,6 +152,15 @@ class LLM:
         """The SDK's client."""
         raise NotImplementedError
 
+    def _request(self, create, **kw):
+        """One SDK call; the SDK's API errors (both SDKs name their base ``APIError``) become ``LLMError``."""
+        try:
+            return create(**kw)
+        except self._sdk.APIError as exc:
+            raise LLMError(
+                f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}"
+            ) from None
+
     @property
     def name(self) -> str:
         return f"{self.provider}:{self.model}"
@@ -182,12 +191,7 @@ class AnthropicLLM(LLM):
         return sdk.Anthropic(api_key=key, base_url=base_url, timeout=self.timeout, max_retries=self.max_retries)
 
     def _create(self, **kw):
-        try:
-            return self._client.messages.create(model=self.model, max_tokens=1024, **kw)
-        except self._sdk.APIError as exc:
-            raise LLMError(
-                f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}"
-            ) from None
+        return self._request(self._client.messages.create, model=self.model, max_tokens=1024, **kw)
 
     @staticmethod
     def _tool_input(resp, name: str):
@@ -277,12 +281,7 @@ class OpenAILLM(LLM):
         }
 
     def _create(self, **kw):
-        try:
-            return self._client.chat.completions.create(model=self.model, **kw)
-        except self._sdk.APIError as exc:
-            raise LLMError(
-                f"{self.name}: {type(exc).__name__}: {getattr(exc, 'message', '') or 'request failed'}"
-            ) from None
+        return self._request(self._client.chat.completions.create, model=self.model, **kw)
 
     @staticmethod
     def _call(resp, name: str):
