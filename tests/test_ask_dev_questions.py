@@ -15,6 +15,7 @@ import neurongraph as ngr  # noqa: E402
 from git_fixtures import Repo  # noqa: E402
 from neurongraph.ask.names import find_mentions  # noqa: E402
 from neurongraph.ask.timephrase import parse_time  # noqa: E402
+from neurongraph.graphdb.schema import build_schema  # noqa: E402
 from neurongraph.ingest import sync_source  # noqa: E402
 
 Y2023 = int(dt.datetime(2023, 3, 1, tzinfo=dt.UTC).timestamp())
@@ -161,6 +162,9 @@ def test_projection_survives_between_engines(repo, tmp_path):
         assert proj.last_sync["mode"] == "patch"
     with ngr.open(db, embedder="hashing") as e:
         assert e.cypher("MATCH (n:note) RETURN n.id AS id")["rows"] == [{"id": "note:1"}]
+        first = build_schema(e.store)  # written to the cache folder, then read back while the store is unchanged
+        assert (tmp_path / "p.db.graphdb" / "schema.json").exists()
+        assert build_schema(e.store).to_dict() == first.to_dict() and "note" in first.labels
     # a dump of another store is not adopted
     other = tmp_path / "q.db"
     with ngr.open(other, embedder="hashing") as e:

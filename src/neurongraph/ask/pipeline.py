@@ -17,6 +17,7 @@ import uuid
 
 from ..errors import InvalidArgument
 from ..graphdb.errors import CypherError
+from ..graphdb.schema import build_schema
 from . import devq
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
 from .code_questions import answer_code_question
@@ -42,8 +43,10 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     _check_args(question, mode, limit)
     if isinstance(llm, str):
         llm = make_llm(llm)
+    if mode in ("auto", "graph", "hybrid"):
+        engine._cypher_projection().prefetch()  # the child loads its dump while the question is read
     engine.refresh()
-    schema = engine.graph_schema()
+    schema = build_schema(engine.store, lazy=True)  # property names only if a model's prompt needs them
     mentions = find_mentions(engine, question)
     # lines of a file, an identifier's introduction or removal: the code history answers exactly (no graph query)
     code = answer_code_question(engine, question) if mode in ("auto", "graph") else None
