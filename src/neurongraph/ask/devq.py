@@ -306,8 +306,25 @@ def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
 
 
 def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
-    """A question about one named commit: its author, the PR it was merged in."""
+    """A question about one named commit: its author, the PR it was merged in, what reverted it."""
     params["a"] = commit.node
+    if re.search(r"\brevert(?:s|ed|ing)?\b", question, re.I) and not wants_prs:
+        # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes
+        cy = (
+            "MATCH (c:commit)-[e]->(a:Node {id: $a}) WHERE type(e) = 'reverts' OR "
+            "(type(e) IN ['fixes', 'refs', 'follows_up'] AND c.title STARTS WITH 'Revert') "
+            f"RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+        )
+        if re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I) and not re.search(
+            r"\bdid\b", question, re.I
+        ):
+            return DevPlan("reverted_by", "commits", cy, params, f"commits that revert {commit.node}")
+        fwd = (
+            "MATCH (a:Node {id: $a})-[e]->(c:commit) WHERE type(e) = 'reverts' OR "
+            "(type(e) IN ['fixes', 'refs', 'follows_up'] AND a.title STARTS WITH 'Revert') "
+            f"RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+        )
+        return DevPlan("reverts", "commits", fwd, params, f"commits {commit.node} reverts")
     if who or re.search(r"\bauthor", question, re.I):
         return DevPlan(
             "author_of",
