@@ -38,7 +38,7 @@ _N = re.compile(
     r"|\b(\d{1,3})\s+(?:most recent|latest|newest|last|oldest|first)\b",
     re.I,
 )
-_CREATED = re.compile(r"\b(created|added|introduced|first (?:added|appeared|committed)|creat\w*|born)\b", re.I)
+_CREATED = re.compile(r"\b(created|added|introduc\w*|first (?:added|committed)|appear\w*|creat\w*|born)\b", re.I)
 _RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)
 _FILES = re.compile(r"\bfiles?\b|\bpaths?\b", re.I)
 _COMMITS = re.compile(r"\b(commits?|changes?|changed|committed|patch(?:es)?|made|touch\w*|modif\w*)\b", re.I)
@@ -413,7 +413,7 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)
     cy = (
         f"{match} WITH DISTINCT c RETURN c.author AS author, count(c) AS commits, max(c.time) AS last "
-        "ORDER BY commits DESC, author LIMIT 50"
+        f"ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
     )
     return DevPlan("who", "authors", cy, params, "authors of the commits " + ", ".join(said), filters=said)
 
