@@ -31,7 +31,8 @@ _TAG = re.compile(r"\b(since|after|before|until)\s+(v?\d+(?:\.\d+)+\w*|v\d+\w*|[
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 # words that say "time" even when no rule above read them
 _TIMEY = re.compile(
-    r"\b(?:(?<!most )recent(?:ly)?(?!\s+\d)|lately|ago|quarter|last\s+(?:release|tag|version|sprint)|this\s+(?:quarter|release)|"
+    r"\b(?:(?<!most )recent(?:ly)?(?!\s+\d)|lately|ago|quarter|"
+    r"last\s+(?:release|tag|version|sprint)|this\s+(?:quarter|release)|"
     r"(?:since|before|after|until|during)\s+(?!the\b)[\w.-]+)",
     re.I,
 )
