@@ -16,6 +16,7 @@ first-parent diff: ``git diff M^1 M``).  Every value the user typed goes in as a
 from __future__ import annotations
 
 import fnmatch
+import heapq
 import re
 from dataclasses import dataclass, field
 
@@ -216,7 +217,7 @@ def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, param
 
 def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: int | None) -> DevPlan:
     lim = n if n else MAX_ITEMS
-    cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {_C_RET}"
+    cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {_C_RET}, c.parents AS parents"
     cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
     what = (f"the {'latest' if order == 'DESC' else 'first'} {n} commits" if n else "commits") + (
         " " + ", ".join(said) if said else ""
@@ -390,7 +391,8 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
     if _CREATED.search(question) and not tw.active:
         cy = (
             "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
-            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 5 RETURN {_C_RET}, c.parents AS parents"
+            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 8 RETURN {_C_RET}, c.parents AS parents, "
+            "c.author_time AS author_time"
         )
         return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}")
     return None
@@ -469,6 +471,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         rows = _add_renamed_away(engine, p, rows)
     if p.shape == "file_created":
         rows = _earliest(rows)
+    if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
+        rows = _walk_from_tip(engine, len(rows), rows)
     scope = ("; ".join(p.filters)) if p.filters else ""
     if p.kind == "count":
         n = rows[0]["count"] if rows else 0
@@ -528,14 +532,43 @@ def _short(r: dict) -> str:
 
 
 def _earliest(rows: list[dict]) -> list[dict]:
-    """The first commit of rows ordered by time: among commits of the same second, the one that is no other's
-    child (a parent and its child often share a commit time: ``git am``, rebases)."""
+    """The first commit of rows ordered by time: among commits of the same second (a rebase or ``git am``
+    gives a series one commit time), one that is no other's child, the earliest authored first."""
     if not rows:
         return rows
     tied = [r for r in rows if r.get("time") == rows[0].get("time")]
     shas = {r["id"][7:] for r in tied}
-    roots = [r for r in tied if not shas & set(r.get("parents") or [])]
-    return [(roots or tied)[0]]
+    tied.sort(key=lambda r: (bool(shas & set(r.get("parents") or [])), r.get("author_time") or 0, r["id"]))
+    return [tied[0]]
+
+
+def _walk_from_tip(engine, n: int, rows: list[dict]) -> list[dict]:
+    """ "The latest N commits" as ``git log -N`` lists them: from the newest commit, always the newest
+    commit whose child was already listed.  Committer times are not monotonic along history (a commit
+    dated after its own child: clock skew, mirrors), so the N newest by time can differ."""
+    if not rows or n < 2:
+        return rows
+    seen = {rows[0]["id"]}
+    heap: list = []
+    out: list[dict] = []
+    nxt: dict | None = rows[0]
+    while nxt is not None and len(out) < n:
+        out.append(nxt)
+        parents = [f"commit:{p}" for p in (nxt.get("parents") or []) if f"commit:{p}" not in seen]
+        if parents:
+            seen.update(parents)
+            got = engine.cypher(
+                f"MATCH (c:commit) WHERE c.id IN $ids RETURN {_C_RET}, c.parents AS parents", {"ids": parents}
+            )["rows"]
+            for g in got:
+                heapq.heappush(heap, (_newest_first(g.get("time")), g["id"], g))
+        nxt = heapq.heappop(heap)[2] if heap else None
+    return out
+
+
+def _newest_first(t) -> tuple:
+    """A heap key that pops the newest ISO time first."""
+    return tuple(-ord(ch) for ch in str(t or ""))
 
 
 def _add_renamed_away(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
