@@ -25,6 +25,7 @@ __all__ = [
     "expand",
     "query_identifiers",
     "STOP",
+    "STOP_BYTES",
 ]
 
 # language keywords and builtin type names of C, Python, Rust, Go, JS (length >= 3: shorter never match),
@@ -52,8 +53,11 @@ _TOKEN_SRC = r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|\b[A-Za-z_]\w{
 _ESCAPE = re.compile(_ESCAPE_SRC, re.ASCII)
 _TOKEN = re.compile(_TOKEN_SRC, re.ASCII)
 _ESCAPE_B = re.compile(_ESCAPE_SRC.encode())
-_TOKEN_B = re.compile(_TOKEN_SRC.encode())
-_STOP_B = frozenset(w.encode() for w in STOP)
+# the bytes hot path scans words and options separately: each pattern alone starts with something the
+# regex engine can search for fast ("--" literally), which the alternation above hides (~2.5x slower)
+_WORD_B = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
+_OPTION_B = re.compile(rb"--(?<![\w-]--)[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+STOP_BYTES = _STOP_B = frozenset(w.encode() for w in STOP)  # STOP as bytes, for the ingest hot path
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 _SPLIT = re.compile(r"[_\-]+")
 # in a question: a backtick-quoted span, or a whitespace-delimited word
@@ -82,7 +86,15 @@ def count_identifiers_bytes(data: bytes) -> Counter[bytes]:
     :func:`is_term` tokens only (``identifiers`` = these minus :data:`STOP`, decoded)."""
     if b"\\" in data:
         data = _ESCAPE_B.sub(b" ", data)
-    return Counter(_TOKEN_B.findall(data))
+    c = Counter(_WORD_B.findall(data))
+    if b"--" in data:
+        for opt in _OPTION_B.findall(data):  # an option is one token, not also its words
+            c[opt] += 1
+            for w in _WORD_B.findall(opt):
+                c[w] -= 1
+                if not c[w]:
+                    del c[w]
+    return c
 
 
 def is_term(token: bytes) -> bool:

@@ -66,6 +66,11 @@ def state_key(source: str, ref: str) -> str:
     return f"ingest.git.{source}.{ref}"
 
 
+def path_key(source: str) -> str:
+    """Store meta key holding the repository path ``source`` was last synced from."""
+    return f"ingest.git-path.{source}"
+
+
 def reader_key(source: str) -> str:
     """Store meta key holding the :data:`READER_VERSION` that last synced ``source``."""
     return f"ingest.git-reader.{source}"
@@ -246,7 +251,10 @@ def read_git(
     synced = synced or {}
     tips = {r: g.resolve(r) for r in refs}
     batch = IngestBatch(kind="git", source=source, complete=False)
-    batch.state = {state_key(source, r): sha for r, sha in tips.items()} | {reader_key(source): str(READER_VERSION)}
+    batch.state = {state_key(source, r): sha for r, sha in tips.items()} | {
+        reader_key(source): str(READER_VERSION),
+        path_key(source): str(g.path),  # where exact provenance (git blame) can be read later, if still there
+    }
     old = {r: synced[r] for r in refs if synced.get(r)}
     if all(old.get(r) == sha for r, sha in tips.items()):
         batch.stats = {"commits": 0, "up_to_date": True, "tips": tips}
