@@ -300,6 +300,7 @@ def test_bare_repository_and_a_named_ref(repo, tmp_path):
     assert {k: v for k, v in b.state.items() if k not in roots} == {
         "ingest.git.widget.main": repo.merge,
         "ingest.git-reader.widget": str(READER_VERSION),
+        "ingest.git-path.widget": str(bare.resolve()),
     }
 
 
