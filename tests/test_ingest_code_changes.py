@@ -164,3 +164,14 @@ def test_a_store_of_the_previous_reader_is_read_once_without_reembedding(repo, t
         assert again["embedded"] == 0 and again["new_nodes"] == 0
         assert eng.store.get_meta(reader_key("gadget")) == str(READER_VERSION)
         assert sync_source(eng, "git", repo.path)["adapter"]["up_to_date"]
+
+
+def test_many_failures_read_the_rest_by_names_in_one_stream(repo, monkeypatch):
+    blob = repo.git("rev-parse", f"{repo.c1}:src/core.c")
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    monkeypatch.setattr(git_log, "MAX_RESTARTS", 0)
+    commits, lost = git_log.read_log(repo.path, ["HEAD"])
+    assert [c.sha for c in commits] == repo.git("rev-list", "HEAD").split() and lost == []
+    failed = [c for c in commits if c.unreadable]
+    assert failed and all(c.unreadable.startswith("diffs not read after repeated failures") for c in failed)
+    assert all(c.files and c.files[0][1] is None for c in failed)  # names from the trees, no counts
