@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 import re
 import time
 import uuid
@@ -30,6 +31,8 @@ from .index.bm25 import BM25Index, LexicalIndex
 from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
 from .index.vectors import VectorIndex, one_blas_thread
+from .ingest.git import GitRepo, path_key
+from .ingest.git_blame import blame_with_git
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
@@ -369,7 +372,8 @@ class Engine:
         self._lexical_snapshotted = False  # the last snapshot loaded or saved holds the BM25 arrays
         # blame and identifier postings from the git ingest's per-commit code facts (index/code_history.py),
         # read on first use and kept in step with the change feed
-        self.code_history = CodeHistory(self._code_rows)
+        self.code_history = CodeHistory(self._code_rows, self._git_blame)
+        self._git_repos: dict[str, GitRepo | None] = {}  # source -> its repository on disk (exact blame)
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
 
@@ -1031,12 +1035,32 @@ class Engine:
         for r in rows:
             yield r.idx, r.type, r.metadata
 
-    def blame(self, path: str, lines: Sequence[int], as_of: float | str | None = None) -> list[str | None]:
-        """The commit (node id) that last touched each old-side line of ``path`` as of ``as_of`` (None: now),
-        from the hunks the git ingest stored (no git run); None where the stored history does not say."""
+    def _git_blame(self, source: str, sha: str, path: str, lines: list[int]) -> dict[int, str] | None:
+        """The repository's own ``git blame`` (ingest/git_blame.py) when the source's last synced path is
+        still a repository holding ``sha``; None otherwise (the stored hunks answer instead)."""
+        if source not in self._git_repos:
+            where = self.store.get_meta(path_key(source))
+            try:
+                self._git_repos[source] = GitRepo(where) if where and os.path.isdir(where) else None
+            except InvalidArgument:
+                self._git_repos[source] = None
+        repo = self._git_repos[source]
+        return blame_with_git(repo, sha, path, lines) if repo is not None else None
+
+    def blame(
+        self,
+        path: str,
+        lines: Sequence[int],
+        as_of: float | str | None = None,
+        base: str | None = None,
+        exact: bool = False,
+    ) -> list[str | None]:
+        """The commit (node id) that last touched each old-side line of ``path`` in commit ``base`` (a sha), else
+        in the newest mainline commit at or before ``as_of`` (None: now), from the hunks the git ingest
+        stored (no git run); None where the stored history does not say."""
         self.refresh()
         when = to_epoch(as_of) if as_of is not None else None
-        got = self.code_history.blame_lines(path, [int(x) for x in lines], when)
+        got = self.code_history.blame_lines(path, [int(x) for x in lines], when, base, exact)
         ids = self.store.ids_by_idx({int(i) for i in got.tolist() if i >= 0})
         return [ids.get(int(i)) if i >= 0 else None for i in got.tolist()]
 

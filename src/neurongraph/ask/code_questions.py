@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..times import to_epoch
 
@@ -132,7 +133,7 @@ def _term_answer(engine, term: str, verb: str) -> CodeAnswer:
     nodes, _t = ch.changes_of(term, side)
     expl = f"the commit that {'last removed' if removed else 'first added'} `{term}` (git log -S at token level)"
     if not nodes:
-        res = {"kind": "commit", "shape": shape, "value": None}
+        res: dict[str, Any] = {"kind": "commit", "shape": shape, "value": None}
         return CodeAnswer(shape, expl, [], res, f"Not found: no ingested commit {side} `{term}`.")
     pick = nodes[-1] if removed else nodes[0]
     ids = engine.store.ids_by_idx([pick] + nodes[:20])

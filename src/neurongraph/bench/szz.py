@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..ingest.git import GitRepo
+from ..ingest.git_blame import blame_with_git
 
 __all__ = ["FixDiff", "read_diffs", "old_side", "blame_lines", "szz_rank", "SzzCache"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
-_PORCELAIN = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: \d+)?$")
 _SEP = "\x01"
 
 
@@ -112,34 +112,12 @@ def read_diffs(repo: GitRepo, shas: list[str]) -> dict[str, FixDiff]:
     return out
 
 
-def _ranges(lines: list[int]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return [(a, b) for a, b in out]
-
-
 def blame_lines(
     repo: GitRepo, rev: str, path: str, lines: list[int], *, ignore_ws: bool = False
 ) -> dict[int, str] | None:
-    """``{line: sha}`` for ``lines`` of ``path`` as of ``rev``: one ``git blame --porcelain`` with every
-    range as its own ``-L`` (None when git cannot blame: the path is absent at ``rev``, a range is past
-    its end)."""
-    args = ["blame", "--porcelain"] + (["-w"] if ignore_ws else [])
-    for a, b in _ranges(lines):
-        args += ["-L", f"{a},{b}"]
-    res = repo._git(*args, rev, "--", path, check=False)
-    if res.returncode != 0:
-        return None
-    got: dict[int, str] = {}
-    for raw in res.stdout.decode("utf-8", "replace").split("\n"):
-        m = _PORCELAIN.match(raw)
-        if m:
-            got[int(m.group(2))] = m.group(1)
-    return got
+    """``{line: sha}`` for ``lines`` of ``path`` as of ``rev`` (``ingest/git_blame.py``: the call the engine's
+    exact provenance makes too)."""
+    return blame_with_git(repo, rev, path, lines, ignore_ws=ignore_ws)
 
 
 def szz_rank(repo: GitRepo, fix: FixDiff, parent: str, times: dict[str, float]) -> list[tuple[str, int]]:

@@ -4,11 +4,16 @@ The git ingest stores, in each commit node's metadata, the ``-U0`` hunks per fil
 renames, and the identifiers whose count it raised or lowered (``code``: ``added`` / ``removed``;
 docs/ingest.md).  This index holds them in memory so a search can answer, without running git:
 
-* **blame** — which commit last touched each old-side line of a file as of a time T: walk the file's
-  commits from the newest one at or before T back in time, mapping the tracked line numbers through
-  each commit's hunks (a line inside a hunk's new side was written by that commit; the others shift by
-  the hunk sizes before them), following renames.  Merge commits are skipped: their first-parent
-  diff repeats the branch's own commits, which are nodes with their own hunks.
+* **blame** — which commit last touched each old-side line of a file as of a commit S (by default the
+  newest mainline commit at or before the search's time): walk S's first-parent chain back, mapping the
+  tracked line numbers through each commit's hunks (a line inside a hunk's new side was written by that
+  commit; the others shift by the hunk sizes before them), following renames.  Along the first-parent
+  chain every stored diff is exact.  A merge's first-parent hunks are the lines its branch brought: those
+  lines walk the branch's own commits (the ones that merge landed, newest first; approximate where the
+  mainline changed the file after the fork) and fall to the merge itself if none wrote them.  Commits a
+  time filter would show but S does not contain (a side branch merged later) never take part: that
+  was the largest error of a walk by time on iproute2 (top blamed commit agreeing with ``git blame`` in
+  425 of 499 fixes by time, 456 with ancestry).
 * **code terms** — which commits added or removed an identifier (``ensure_sync``, ``--json``): the
   commit that first added it introduced it (``git log -S`` semantics at token level).
 
@@ -40,12 +45,16 @@ class _Entry:
     idx: int
     hunks: np.ndarray  # (k, 4): old_start, old_count, new_start, new_count, sorted by new_start
     renamed_from: str | None = None
+    merge: bool = False
 
 
 @dataclass
 class _Commit:
     time: float
     merge: bool
+    sha: str = ""
+    parents: list[str] = field(default_factory=list)
+    repo: str = ""
     paths: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -93,12 +102,140 @@ def _hunks(raw: Any) -> np.ndarray:
     return h[np.argsort(h[:, 2], kind="stable")]
 
 
+def _map(h: np.ndarray, ln: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the (new-side) line numbers ``ln`` lie inside hunks ``h``, and every line's old-side number
+    (meaningful for the others): a line after a hunk shifts by that hunk's old minus new size."""
+    ns, nc, oc = h[:, 2], h[:, 3], h[:, 1]
+    j = np.searchsorted(ns, ln, side="right") - 1
+    jj = np.maximum(j, 0)
+    has = j >= 0
+    inside = has & (nc[jj] > 0) & (ln >= ns[jj]) & (ln <= ns[jj] + nc[jj] - 1)
+    cum = np.cumsum(oc - nc)
+    before = has & np.where(nc[jj] > 0, ns[jj] + nc[jj] - 1 < ln, ns[jj] < ln)
+    prev = np.where(j - 1 >= 0, cum[np.maximum(j - 1, 0)], 0)
+    shift = np.where(before, cum[jj], np.where(has, prev, 0))
+    return inside, ln + shift
+
+
+def _apply(e: _Entry, tracked: np.ndarray, origin: np.ndarray, active: np.ndarray, who: int) -> np.ndarray:
+    """One commit's hunks over the tracked lines: the lines it wrote are blamed on ``who``; the rest move to
+    their numbers before it.  Returns the rows still unresolved."""
+    if not e.hunks.shape[0] or not active.size:
+        return active
+    inside, shifted = _map(e.hunks, tracked[active])
+    origin[active[inside]] = who
+    keep = ~inside
+    tracked[active[keep]] = shifted[keep]
+    return active[keep]
+
+
+@dataclass
+class _Topology:
+    """The mainline (the first-parent chain of the newest tip) with positions, and for every commit the
+    mainline position that first contains it (``landed``: its own for a mainline commit, the merge's for a
+    branch commit)."""
+
+    main: list[int]  # commit idx by position, oldest first
+    pos: dict[int, int]
+    landed: dict[int, int]
+    merged_by: dict[int, int]  # branch commit idx -> the mainline merge idx that landed it
+    max_time: list[float]  # running max of the mainline's times (bisect for "newest at or before T")
+
+    @classmethod
+    def of(cls, commits: dict[int, _Commit], by_sha: dict[str, int]) -> _Topology:
+        if not commits:
+            return cls([], {}, {}, {}, [])
+        is_parent: set[int] = set()
+        for c in commits.values():
+            for p in c.parents:
+                if p in by_sha:
+                    is_parent.add(by_sha[p])
+        tips = [i for i in commits if i not in is_parent]
+        tip = max(tips or list(commits), key=lambda i: (commits[i].time, -i))
+        chain: list[int] = []
+        seen: set[int] = set()
+        cur: int | None = tip
+        while cur is not None and cur not in seen:
+            seen.add(cur)
+            chain.append(cur)
+            ps = commits[cur].parents
+            cur = by_sha.get(ps[0]) if ps else None
+        chain.reverse()
+        pos = {c: k for k, c in enumerate(chain)}
+        landed: dict[int, int] = dict(pos)
+        merged_by: dict[int, int] = {}
+        for k, m in enumerate(chain):
+            stack = [by_sha[p] for p in commits[m].parents[1:] if p in by_sha]
+            while stack:
+                x = stack.pop()
+                if x in landed:
+                    continue
+                landed[x] = k
+                merged_by[x] = m
+                stack.extend(by_sha[p] for p in commits[x].parents if p in by_sha)
+        run, best = [], -math.inf
+        for ci in chain:
+            best = max(best, commits[ci].time)
+            run.append(best)
+        return cls(chain, pos, landed, merged_by, run)
+
+    def at(self, as_of: float | None) -> int | None:
+        """The newest mainline commit at or before ``as_of`` (the tip when None)."""
+        if not self.main:
+            return None
+        if as_of is None:
+            return self.main[-1]
+        k = bisect.bisect_right(self.max_time, float(as_of)) - 1
+        return self.main[k] if k >= 0 else None
+
+    def chain_from(self, start: int, commits: dict[int, _Commit], by_sha: dict[str, int]) -> tuple[list[int], int]:
+        """``start``'s first-parent commits before it reaches the mainline, and the mainline position it joins."""
+        side: list[int] = []
+        cur: int | None = start
+        seen: set[int] = set()
+        while cur is not None and cur not in self.pos and cur not in seen:
+            seen.add(cur)
+            side.append(cur)
+            ps = commits[cur].parents if cur in commits else []
+            cur = by_sha.get(ps[0]) if ps else None
+        return side, (self.pos[cur] if cur is not None and cur in self.pos else -1)
+
+
+@dataclass
+class _PathWalk:
+    """One path's commits for a blame walk: mainline ones by position, branch ones under the merge that
+    landed them (newest first)."""
+
+    main: list[_Entry]
+    main_pos: list[int]
+    branch: dict[int, list[_Entry]]
+
+    @classmethod
+    def of(cls, entries: list[_Entry], topo: _Topology) -> _PathWalk:
+        on_main = sorted((e for e in entries if e.idx in topo.pos), key=lambda e: topo.pos[e.idx])
+        branch: dict[int, list[_Entry]] = {}
+        for e in entries:
+            m = topo.merged_by.get(e.idx)
+            if m is not None and not e.merge:
+                branch.setdefault(m, []).append(e)
+        for v in branch.values():
+            v.sort(key=lambda e: (e.time, e.order), reverse=True)
+        return cls(on_main, [topo.pos[e.idx] for e in on_main], branch)
+
+
 class CodeHistory:
     """The index (module docstring).  ``read_rows(idx or None)`` yields ``(idx, type, metadata)`` of the
     given node indices (None: every node); the engine passes a store reader, so SQL stays in store/."""
 
-    def __init__(self, read_rows: Callable[[list[int] | None], Iterable[tuple[int, str, dict]]]):
+    def __init__(
+        self,
+        read_rows: Callable[[list[int] | None], Iterable[tuple[int, str, dict]]],
+        exact_blame: Callable[[str, str, str, list[int]], dict[int, str] | None] | None = None,
+    ):
+        """``exact_blame(source, sha, path, lines) -> {line: sha}`` (or None when it cannot answer) is the
+        repository's own ``git blame``, used instead of the stored hunks when a blame asks for it."""
         self._read = read_rows
+        self._exact = exact_blame
         self._commits: dict[int, _Commit] = {}
         self._files: dict[str, dict[int, _Entry]] = {}
         self._sorted: dict[str, tuple[list[tuple[float, int]], list[_Entry]]] = {}
@@ -106,6 +243,9 @@ class CodeHistory:
         self._post_sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._built = False
         self._dirty: set[int] = set()
+        self._by_sha: dict[str, int] = {}
+        self._topo: _Topology | None = None  # mainline positions and where each commit landed; rebuilt on change
+        self._walks: dict[str, _PathWalk] = {}
 
     # ------------------------------------------------------------ keeping in step
     def changed(self, idx: np.ndarray | None) -> None:
@@ -129,8 +269,12 @@ class CodeHistory:
             self._post_sorted.clear()
             self._built = True
             self._dirty.clear()
+            self._topo = None
+            self._walks.clear()
             return
         if self._dirty:
+            self._topo = None
+            self._walks.clear()
             dirty, self._dirty = sorted(self._dirty), set()
             for i in dirty:
                 self._remove(i)
@@ -145,24 +289,27 @@ class CodeHistory:
 
     def _add(self, idx: int, md: dict) -> None:
         try:
-            t = float(md.get("time"))
+            t = float(md.get("time", "nan"))
         except (TypeError, ValueError):
             return
         if not math.isfinite(t):
             return
-        c = _Commit(t, len(md.get("parents") or []) > 1)
+        parents = [p for p in md.get("parents") or [] if isinstance(p, str)]
+        c = _Commit(t, len(parents) > 1, str(md.get("sha") or ""), parents, str(md.get("repo") or ""))
+        if c.sha:
+            self._by_sha[c.sha] = idx
         hunks = md.get("hunks")
         renames = {new: old for old, new in (md.get("renames") or []) if isinstance(old, str) and isinstance(new, str)}
-        if isinstance(hunks, dict) and not c.merge:
+        if isinstance(hunks, dict):
             for path, raw in hunks.items():
                 if not isinstance(path, str):
                     continue
-                self._files.setdefault(path, {})[idx] = _Entry(t, -idx, idx, _hunks(raw), renames.get(path))
+                self._files.setdefault(path, {})[idx] = _Entry(t, -idx, idx, _hunks(raw), renames.get(path), c.merge)
                 self._sorted.pop(path, None)
                 c.paths.append(path)
             for new, old in renames.items():  # a pure rename has no hunk, but the line history moves
                 if new not in hunks:
-                    self._files.setdefault(new, {})[idx] = _Entry(t, -idx, idx, _EMPTY, old)
+                    self._files.setdefault(new, {})[idx] = _Entry(t, -idx, idx, _EMPTY, old, c.merge)
                     self._sorted.pop(new, None)
                     c.paths.append(new)
         code = md.get("code")
@@ -180,6 +327,8 @@ class CodeHistory:
         c = self._commits.pop(idx, None)
         if c is None:
             return
+        if self._by_sha.get(c.sha) == idx:
+            del self._by_sha[c.sha]
         for p in c.paths:
             self._files.get(p, {}).pop(idx, None)
             self._sorted.pop(p, None)
@@ -197,42 +346,124 @@ class CodeHistory:
         return got
 
     # ------------------------------------------------------------ blame
-    def blame_lines(self, path: str, lines: list[int] | np.ndarray, as_of: float | None) -> np.ndarray:
-        """For each old-side line (1-based) of ``path`` as of ``as_of`` (None: now), the index of the commit
-        that last touched it; -1 where the history does not say (no hunks stored, line past the end)."""
+    def _topology(self) -> _Topology:
+        if self._topo is None:
+            self._topo = _Topology.of(self._commits, self._by_sha)
+        return self._topo
+
+    def _walk(self, path: str) -> _PathWalk:
+        w = self._walks.get(path)
+        if w is None:
+            w = self._walks[path] = _PathWalk.of(list(self._files.get(path, {}).values()), self._topology())
+        return w
+
+    def start_of(self, as_of: float | None, base: str | None = None) -> int | None:
+        """The commit a blame reads the files of: ``base`` (a sha or unique prefix) if given and known, else
+        the newest mainline commit at or before ``as_of`` (None: the mainline tip)."""
+        self._ensure()
+        topo = self._topology()
+        if base:
+            i = self._by_sha.get(base)
+            if i is None:
+                hits = [v for k, v in self._by_sha.items() if k.startswith(base.lower())] if len(base) >= 4 else []
+                i = hits[0] if len(hits) == 1 else None
+            if i is not None:
+                return i
+        return topo.at(as_of)
+
+    def blame_lines(
+        self,
+        path: str,
+        lines: list[int] | np.ndarray,
+        as_of: float | None,
+        base: str | None = None,
+        exact: bool = False,
+    ) -> np.ndarray:
+        """For each old-side line (1-based) of ``path`` in the commit :meth:`start_of` picks, the index of the
+        commit that last touched it; -1 where the history does not say.  ``exact``: ask the repository's
+        ``git blame`` first (when this index was given one and it answers), else the stored hunks."""
         self._ensure()
         tracked = np.asarray(lines, np.int64).copy()
         origin = np.full(tracked.shape[0], -1, np.int64)
+        start = self.start_of(as_of, base)
+        if start is None or not tracked.size:
+            return origin
+        if exact and self._exact is not None:
+            c = self._commits[start]
+            got = self._exact(c.repo, c.sha, path, [int(x) for x in tracked.tolist()])
+            if got is not None:
+                for k, ln in enumerate(tracked.tolist()):
+                    origin[k] = self._by_sha.get(got.get(int(ln), ""), -1)
+                return origin
+        topo = self._topology()
+        chain, k = topo.chain_from(start, self._commits, self._by_sha)
         active = np.arange(tracked.shape[0])
-        keys, entries = self._timeline(path)
-        i = len(keys) if as_of is None else bisect.bisect_right(keys, (float(as_of), math.inf))
-        seen_paths = {path}
+        cur = path
+        # the side part of the start's first-parent chain (a start off the mainline): its own commits, in order
+        on_chain = set(chain)
+        for ci in chain:
+            if not active.size:
+                return origin
+            e = self._files.get(cur, {}).get(ci)
+            if e is None:
+                continue
+            if e.merge:  # what it brought: the other commits of the same unmerged line of work, newest first
+                here = topo.landed.get(e.idx)
+                others = [
+                    x
+                    for x in self._files.get(cur, {}).values()
+                    if not x.merge and x.idx not in on_chain and topo.landed.get(x.idx) == here and x.time <= e.time
+                ]
+                others.sort(key=lambda x: (x.time, x.order), reverse=True)
+                active = self._merge_step(e, _PathWalk([], [], {e.idx: others}), tracked, origin, active)
+            else:
+                active = _apply(e, tracked, origin, active, e.idx)
+            cur = e.renamed_from or cur
+        seen = {cur}
+        w = self._walk(cur)
+        i = bisect.bisect_right(w.main_pos, k)
         while active.size and i > 0:
             i -= 1
-            e = entries[i]
-            h = e.hunks
-            if h.shape[0]:
-                ln = tracked[active]
-                ns, nc, oc = h[:, 2], h[:, 3], h[:, 1]
-                j = np.searchsorted(ns, ln, side="right") - 1
-                jj = np.maximum(j, 0)
-                has = j >= 0
-                inside = has & (nc[jj] > 0) & (ln <= ns[jj] + nc[jj] - 1) & (ln >= ns[jj])
-                origin[active[inside]] = e.idx
-                cum = np.cumsum(oc - nc)
-                before = has & np.where(nc[jj] > 0, ns[jj] + nc[jj] - 1 < ln, ns[jj] < ln)
-                prev = np.where(j - 1 >= 0, cum[np.maximum(j - 1, 0)], 0)
-                shift = np.where(before, cum[jj], np.where(has, prev, 0))
-                keep = ~inside
-                tracked[active[keep]] = ln[keep] + shift[keep]
-                active = active[keep]
-            if e.renamed_from and e.renamed_from not in seen_paths:
-                seen_paths.add(e.renamed_from)
-                keys, entries = self._timeline(e.renamed_from)
-                i = bisect.bisect_left(keys, (e.time, e.order))
+            e = w.main[i]
+            if e.merge:
+                active = self._merge_step(e, w, tracked, origin, active)
+            else:
+                active = _apply(e, tracked, origin, active, e.idx)
+            if e.renamed_from and e.renamed_from not in seen:
+                seen.add(e.renamed_from)
+                pos = w.main_pos[i]
+                w = self._walk(e.renamed_from)
+                i = bisect.bisect_left(w.main_pos, pos)
         return origin
 
-    def blame(self, files: Iterable[tuple[str, list[int]]], as_of: float | None, visible=None) -> Blame:
+    def _merge_step(self, m: _Entry, w: _PathWalk, tracked, origin, active) -> np.ndarray:
+        """A mainline merge: lines inside its first-parent hunks came with its branch (walk that branch's own
+        commits for them, newest first; the merge itself if none wrote them); the others shift past it."""
+        h = m.hunks
+        if not h.shape[0]:
+            return active
+        ln = tracked[active]
+        inside, shifted = _map(h, ln)
+        branch_rows = active[inside]
+        keep = ~inside
+        tracked[active[keep]] = shifted[keep]
+        if branch_rows.size:
+            b_active = branch_rows
+            for e in w.branch.get(m.idx, ()):
+                if not b_active.size:
+                    break
+                b_active = _apply(e, tracked, origin, b_active, e.idx)
+            origin[b_active] = m.idx  # brought by the merge with no branch commit that wrote them (or a fixup)
+        return active[keep]
+
+    def blame(
+        self,
+        files: Iterable[tuple[str, list[int]]],
+        as_of: float | None,
+        visible=None,
+        base: str | None = None,
+        exact: bool = False,
+    ) -> Blame:
         """Provenance of several files' lines (``visible``: a node mask; a commit outside it is skipped as if
         absent — it cannot be, as of ``as_of``, except for filters on other fields)."""
         lines: dict[int, int] = {}
@@ -242,7 +473,7 @@ class CodeHistory:
             if not ls:
                 continue
             asked += len(ls)
-            got = self.blame_lines(path, ls, as_of)
+            got = self.blame_lines(path, ls, as_of, base, exact)
             for ln, c in zip(ls, got.tolist()):
                 if c < 0 or (visible is not None and (c >= visible.shape[0] or not visible[c])):
                     continue

@@ -26,6 +26,7 @@ MAX_TERMS = 200  # identifiers kept per side and file, most frequent first
 MAX_DIFF_CHARS = 5_000_000
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
 _SPEC = re.compile(r"^(?P<path>.+?):(?P<a>\d+)(?:-(?P<b>\d+))?$")
 
 
@@ -200,6 +201,9 @@ class WorkingSet:
     """The files and lines an agent is changing (see the module docstring)."""
 
     files: tuple[FileChange, ...] = field(default_factory=tuple)
+    base: str | None = (
+        None  # the commit the old-side lines are of (a sha or prefix); None: the mainline as of the search
+    )
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -261,7 +265,10 @@ class WorkingSet:
                 )
             except (TypeError, ValueError):
                 raise InvalidArgument(f"bad working-set entry for {f.get('path')!r}") from None
-        return cls(tuple(out)).merged()
+        base = d.get("base")
+        if base is not None and (not isinstance(base, str) or not _SHA.match(base)):
+            raise InvalidArgument(f"working-set base must be a commit sha (4-40 hex digits), got {base!r}")
+        return cls(tuple(out), base).merged()
 
     @classmethod
     def coerce(cls, value: Any) -> WorkingSet | None:
@@ -289,7 +296,8 @@ class WorkingSet:
         if len(by) > MAX_FILES:
             raise InvalidArgument(f"the working set names {len(by)} files (at most {MAX_FILES})")
         return WorkingSet(
-            tuple(
+            base=self.base,
+            files=tuple(
                 FileChange(
                     p,
                     _ranges(e["old"]),
@@ -298,11 +306,11 @@ class WorkingSet:
                     tuple(e["removed"]),
                 )
                 for p, e in by.items()
-            )
+            ),
         )
 
     def merge(self, other: WorkingSet | None) -> WorkingSet:
-        return self if other is None else WorkingSet(self.files + other.files).merged()
+        return self if other is None else WorkingSet(self.files + other.files, self.base or other.base).merged()
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -323,8 +331,17 @@ class WorkingSet:
         add = list(dict.fromkeys(t for f in self.files for t in f.added))
         return rem, add
 
+    def with_base(self, base: str | None) -> WorkingSet:
+        """The same lines, read as of commit ``base``."""
+        if base is not None and not _SHA.match(base):
+            raise InvalidArgument(f"working-set base must be a commit sha (4-40 hex digits), got {base!r}")
+        return WorkingSet(self.files, base)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"files": [f.to_dict() for f in self.files]}
+        d: dict[str, Any] = {"files": [f.to_dict() for f in self.files]}
+        if self.base:
+            d["base"] = self.base
+        return d
 
     def __bool__(self) -> bool:
         return bool(self.files)

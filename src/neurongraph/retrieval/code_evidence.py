@@ -84,8 +84,9 @@ def code_evidence(
     pure = False
     if use_blame and ws is not None:
         pure = ws.pure_addition
-        files = [(f.path, f.old_lines or list(f.anchors)) for f in ws.files]
-        bl = history.blame(files, as_of, visible)
+        # anchors stand in for changed lines only when nothing old-side changed anywhere (a pure addition)
+        files = [(f.path, list(f.anchors) if pure else f.old_lines) for f in ws.files]
+        bl = history.blame(files, as_of, visible, ws.base, exact=cfg.blame_source == "auto")
         b_nodes, b_share = bl.share()
         blamed, asked = bl.total, bl.asked
         for n, where in bl.where.items():
