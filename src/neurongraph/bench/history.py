@@ -407,7 +407,8 @@ def _read_changes(prep: Prepared, eng: Engine, plist: list[Pair], szz_cache, pro
         fd = diffs.get(c["sha"]) or FixDiff(c["sha"], "")
         prep.diffs[id(p)] = fd
         try:
-            prep.changes[id(p)] = WorkingSet.from_diff(fd.text) if fd.text.strip() else None
+            # the agent's working tree is the fix's parent: its lines are read as of that commit (WorkingSet.base)
+            prep.changes[id(p)] = WorkingSet.from_diff(fd.text).with_base(c["parents"][0]) if fd.text.strip() else None
         except InvalidArgument as exc:  # e.g. a vendor import over the working set's file cap
             prep.changes[id(p)] = None
             refused.append(f"{c['sha'][:12]}: {exc}")
