@@ -227,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions per history")
     ap.add_argument("--grid", default=None, help="JSON {weight: [values]} replacing the default grid")
     ap.add_argument("--selection", choices=[*SELECTIONS, "both"], default="both")
+    ap.add_argument("--only", default=None, help="comma-separated histories (default: all four)")
     ap.add_argument("--cache", type=Path, default=ROOT / ".ngr/bench/loo/cache.json")
     ap.add_argument("--out-md", type=Path, default=None)
     ap.add_argument("--out-json", type=Path, default=None)
@@ -234,9 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     grid = json.loads(args.grid) if args.grid else GRID
     grid_points = points(grid)
     sels = list(SELECTIONS) if args.selection == "both" else [args.selection]
+    only = set(args.only.split(",")) if args.only else set(HISTORIES)
+    selections = {s: {h: p for h, p in SELECTIONS[s].items() if h in only} for s in sels}
     needed: dict[str, set[str]] = {}
     for s in sels:
-        for h, p in SELECTIONS[s].items():
+        for h, p in selections[s].items():
             needed.setdefault(h, set()).add(p)
     model = make_embedder(args.embedder).model_id
     cache = Cache(args.cache, model, args.limit)
@@ -246,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         "limit": args.limit,
         "grid": grid,
         "grid_points": len(grid_points),
-        "selections": {s: leave_one_out(SELECTIONS[s], grid_points, cache) for s in sels},
-        "best_on_all": {s: all_histories_best(SELECTIONS[s], grid_points, cache) for s in sels},
+        "selections": {s: leave_one_out(selections[s], grid_points, cache) for s in sels},
+        "best_on_all": {s: all_histories_best(selections[s], grid_points, cache) for s in sels},
     }
     md = markdown(result)
     print(md)
