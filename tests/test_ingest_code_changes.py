@@ -175,3 +175,12 @@ def test_many_failures_read_the_rest_by_names_in_one_stream(repo, monkeypatch):
     failed = [c for c in commits if c.unreadable]
     assert failed and all(c.unreadable.startswith("diffs not read after repeated failures") for c in failed)
     assert all(c.files and c.files[0][1] is None for c in failed)  # names from the trees, no counts
+
+
+def test_a_missing_commit_object_ends_the_history_there_and_is_named(repo, tmp_path):
+    (repo.path / ".git" / "objects" / repo.c1[:2] / repo.c1[2:]).unlink()
+    with ngr.open(tmp_path / "c.db", embedder="hashing") as eng:
+        s = sync_source(eng, "git", repo.path)  # no exception: a sync never fails for unreadable objects
+        assert s["adapter"]["unreadable_commits"] >= 1
+        assert any(f"unable to read object {repo.c1}" in i["reason"] for i in s["skipped_items"])
+        assert eng.get_node("commit:" + repo.c4) is not None

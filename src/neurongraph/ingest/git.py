@@ -160,8 +160,9 @@ class GitRepo:
         return self._git("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
     def listing(self, tips: list[str]) -> list[tuple[str, int, str]]:
-        """(sha, committer time, subject) of every commit reachable from ``tips``."""
-        out = self._git("log", "--format=%H%x1f%ct%x1f%s", *tips, "--").stdout.decode("utf-8", "replace")
+        """(sha, committer time, subject) of every commit reachable from ``tips`` (those git could read,
+        when the object store is damaged: git stops there, the reader names what it could not read)."""
+        out = self._git("log", "--format=%H%x1f%ct%x1f%s", *tips, "--", check=False).stdout.decode("utf-8", "replace")
         rows = []
         for line in out.splitlines():
             parts = line.split("\x1f", 2)
@@ -277,9 +278,9 @@ def read_git(
     reader.branch_edges(commits)
     for p in reader.files:
         batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
-    unreadable = [c.sha for c in commits if c.unreadable]
-    for sha in lost:
-        batch.skip("commit:" + sha, "unreadable: not even the commit's header could be read")
+    unreadable = [c.sha for c in commits if c.unreadable] + [sha for sha, _ in lost]
+    for sha, why in lost:
+        batch.skip("commit:" + sha, "unreadable: " + why)
     batch.stats = {
         "commits": len(commits),
         "files": len(reader.files),
@@ -287,8 +288,8 @@ def read_git(
         "tips": tips,
         "force_pushed": force_pushed,
         **reader.counts,
-        "unreadable_commits": len(unreadable) + len(lost),
-        "unreadable": (unreadable + lost)[:200],
+        "unreadable_commits": len(unreadable),
+        "unreadable": unreadable[:200],
     }
     if progress:
         progress("reading", len(commits), len(commits))

@@ -52,7 +52,9 @@ _PLUS_PATH = re.compile(rb"^\+\+\+ (.*)$", re.M)
 _MINUS_PATH = re.compile(rb"^--- (.*)$", re.M)
 _RENAME_FROM = re.compile(rb"^rename from (.*)$", re.M)
 _RENAME_TO = re.compile(rb"^rename to (.*)$", re.M)
-_UNREADABLE = re.compile(r"unable to read ([0-9a-f]{7,64})|missing (?:blob|tree|commit) ([0-9a-f]{7,64})")
+_UNREADABLE = re.compile(
+    r"(?:unable to|could not) read ([0-9a-f]{7,64})|missing (?:blob|tree|commit) ([0-9a-f]{7,64})", re.IGNORECASE
+)
 
 
 @dataclass
@@ -263,7 +265,7 @@ def _feed(proc: subprocess.Popen, data: bytes) -> None:
 def _records(stream) -> Iterator[bytes]:
     """The bytes between consecutive :data:`MARK` s, read in chunks (one record in memory at a time)."""
     buf = bytearray()
-    start = 0  # where the current record begins in buf (-1: before the first mark)
+    start = 0  # where the current record begins in buf
     started = False
     scan = 0
     while True:
@@ -293,21 +295,24 @@ _NAMES = ["-z", "--name-only", "--no-renames", "--diff-merges=first-parent", f"-
 _HEADER = [f"--format={LOG_FORMAT}"]
 
 
-def read_log(path: Path, rev_args: list[str]) -> tuple[list[Commit], list[str]]:
+def read_log(path: Path, rev_args: list[str]) -> tuple[list[Commit], list[tuple[str, str]]]:
     """(every commit of ``rev_args`` that could be read, in ``git log`` order, those read without their
-    diff with ``unreadable`` set; the ids of commits not even their header could be read of).  Streams;
-    see the module docstring."""
+    diff with ``unreadable`` set; (id, why) of the commits left out: not even their header could be
+    read).  Streams; see the module docstring."""
     git = _Git(path)
     out: list[Commit] = []
     failed = git.stream(["log", *_DIFF, *rev_args, "--"], None, out)
     if failed is None:
         return out, []
-    lost: list[str] = []
+    lost: list[tuple[str, str]] = []
     listed = git.run("rev-list", *rev_args, "--")
-    order = listed.stdout.decode().split() if listed.returncode == 0 else [c.sha for c in out]
+    if listed.returncode != 0:  # not even the commit graph: what streamed is all there is
+        culprit, _, msg = failed.partition("\n")
+        return out, [(culprit or "?", "history from here on unreadable: " + _reason(msg))]
+    order = listed.stdout.decode().split()
     restarts = 0
     while failed is not None:
-        done = {c.sha for c in out} | set(lost)
+        done = {c.sha for c in out} | {s for s, _ in lost}
         rest = [s for s in order if s not in done]
         culprit, _, msg = failed.partition("\n")
         if culprit not in rest:
@@ -321,12 +326,14 @@ def read_log(path: Path, rev_args: list[str]) -> tuple[list[Commit], list[str]]:
             for g in got:
                 g.unreadable = "diffs not read after repeated failures: " + _reason(msg)
             out += got
+            seen = {g.sha for g in got}
+            lost += [(s, "not read: " + _reason(msg)) for s in rest if s not in seen]
             break
         one = _without_diff(git, culprit, _reason(msg))
         if one is not None:
             out.append(one)
         else:
-            lost.append(culprit)  # not even its header
+            lost.append((culprit, "not even the commit's header could be read: " + _reason(msg)))
         rest = [s for s in rest if s != culprit]
         if not rest:
             break
