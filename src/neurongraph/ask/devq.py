@@ -134,13 +134,21 @@ def _authors(engine) -> list[str]:
 
 
 def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
-    low = question.lower()
-    for name in _authors(engine):
-        if len(name) < 3:
-            continue
-        for m in re.finditer(re.escape(name.lower()), low):
+    """The longest author name in the question: written as recorded first, then ignoring case."""
+    names = [n for n in _authors(engine) if len(n) >= 3]
+    for text, keyed in ((question, names), (question.lower(), [(n.lower(), n) for n in names])):
+        hit = _find_name(text, keyed, taken)
+        if hit:
+            return hit
+    return None
+
+
+def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    for item in names:
+        key, name = item if isinstance(item, tuple) else (item, item)
+        for m in re.finditer(re.escape(key), text):
             s, e = m.start(), m.end()
-            if (s == 0 or not low[s - 1].isalnum()) and (e == len(low) or not low[e].isalnum()):
+            if (s == 0 or not text[s - 1].isalnum()) and (e == len(text) or not text[e].isalnum()):
                 if not any(a < e and s < b for a, b in taken):
                     return name, (s, e)
     return None
@@ -310,16 +318,20 @@ def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_
     """A question about one named commit: its author, the PR it was merged in, what reverted it."""
     params["a"] = commit.node
     if re.search(r"\brevert(?:s|ed|ing)?\b", question, re.I) and not wants_prs:
-        # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes
-        cy = (
-            "MATCH (c:commit)-[e]->(a:Node {id: $a}) WHERE type(e) = 'reverts' OR "
-            "(type(e) IN ['fixes', 'refs', 'follows_up'] AND c.title STARTS WITH 'Revert') "
-            f"RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+        # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes,
+        # so revert commits linked by fixes/refs count when no reverts edge names X
+        by_rel = (
+            f"MATCH (c:commit)-[e:reverts]->(a:Node {{id: $a}}) RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+        )
+        by_title = (
+            "MATCH (c:commit)-[e]->(a:Node {id: $a}) WHERE type(e) IN ['fixes', 'refs', 'follows_up'] "
+            f"AND c.title STARTS WITH 'Revert' RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
         )
         if re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I) and not re.search(
             r"\bdid\b", question, re.I
         ):
-            return DevPlan("reverted_by", "commits", cy, params, f"commits that revert {commit.node}")
+            fb = (by_title, "no reverts edge: revert commits that name it as fixed or referenced")
+            return DevPlan("reverted_by", "commits", by_rel, params, f"commits that revert {commit.node}", fallback=fb)
         fwd = (
             "MATCH (a:Node {id: $a})-[e]->(c:commit) WHERE type(e) = 'reverts' OR "
             "(type(e) IN ['fixes', 'refs', 'follows_up'] AND a.title STARTS WITH 'Revert') "
