@@ -176,10 +176,12 @@ def _commit_match(scope: Scope | None, tw: TimeWindow, author: str | None, param
         if scope.kind == "file":
             m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
         elif scope.kind == "dir":
-            where.append("f.id STARTS WITH $f")
+            where.append("(f.id STARTS WITH $f OR f.id = $fx)")  # "dir/" also names an entry "dir" (a submodule)
         else:
             where.append("f.id IN $f")
         params["f"] = scope.value
+        if scope.kind == "dir":
+            params["fx"] = str(scope.value).rstrip("/")
         where.append("size(coalesce(c.parents, [])) < 2")
         said.append(f"touching {scope.phrase} (merge commits left out)")
     else:
@@ -210,7 +212,8 @@ def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, param
         params["p"] = str(scope.value)[5:]
         cond, fcond = "o = $p", "f.id = $f"
     elif scope.kind == "dir":
-        cond, fcond = "('file:' + o) STARTS WITH $f", "f.id STARTS WITH $f"
+        params["fx"] = str(scope.value).rstrip("/")
+        cond, fcond = "(('file:' + o) STARTS WITH $f OR ('file:' + o) = $fx)", "(f.id STARTS WITH $f OR f.id = $fx)"
     else:
         cond, fcond = "('file:' + o) IN $f", "f.id IN $f"
     where = [f"any(o IN coalesce(c.renamed_from, []) WHERE {cond})", "size(coalesce(c.parents, [])) < 2"]
