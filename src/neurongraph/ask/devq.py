@@ -144,13 +144,17 @@ def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, t
 
 
 def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    """The first name (longest first) found in ``text`` as whole words, outside the spans already read
+    (``str.find``, no regex: a store has thousands of author names)."""
     for item in names:
         key, name = item if isinstance(item, tuple) else (item, item)
-        for m in re.finditer(re.escape(key), text):
-            s, e = m.start(), m.end()
+        s = text.find(key)
+        while s >= 0:
+            e = s + len(key)
             if (s == 0 or not text[s - 1].isalnum()) and (e == len(text) or not text[e].isalnum()):
                 if not any(a < e and s < b for a, b in taken):
                     return name, (s, e)
+            s = text.find(key, s + 1)
     return None
 
 
