@@ -1066,7 +1066,7 @@ class Engine:
 
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
-        allowed = self._result_mask(query, cfg)
+        allowed = result_ok = self._result_mask(query, cfg)
         visible = self._visible_mask(cfg) if cfg.filtered else None
         if visible is not None:  # filtered nodes are not in the graph at all: no hit, seed or bridge
             allowed = allowed & visible
@@ -1088,6 +1088,14 @@ class Engine:
             if old.any():
                 allowed = allowed & ~old
                 entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
+        code = code_evidence(self.code_history, query, cfg, ws, visible) if "commit" in self._type_ids else None
+        if code is not None and visible is not None and code.blame.any():
+            # the commits that last wrote the working set's lines are ancestors of its commit: never hidden by time
+            blamed = code.nodes[code.blame > 0]
+            blamed = blamed[blamed < allowed.shape[0]]
+            ok = result_ok[blamed] & self._alive[blamed]
+            allowed = allowed.copy()
+            allowed[blamed[ok]] = True
         inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=self.vectors,
@@ -1105,7 +1113,7 @@ class Engine:
             recency=self._recency_prior(cfg),
             edge_lines=self._edge_lines,
             aggregate=self._aggregate_mask,
-            code=code_evidence(self.code_history, query, cfg, ws, visible) if "commit" in self._type_ids else None,
+            code=code,
         )
         with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)

@@ -86,7 +86,9 @@ def code_evidence(
         pure = ws.pure_addition
         # anchors stand in for changed lines only when nothing old-side changed anywhere (a pure addition)
         files = [(f.path, list(f.anchors) if pure else f.old_lines) for f in ws.files]
-        bl = history.blame(files, as_of, visible, ws.base, exact=cfg.blame_source == "auto")
+        # no visibility filter: the blamed commits are ancestors of the commit the lines are read in, so they
+        # existed then, whatever a time filter says (a patch series applied in one second shares its time)
+        bl = history.blame(files, as_of, None, ws.base, exact=cfg.blame_source == "auto")
         b_nodes, b_share = bl.share()
         blamed, asked = bl.total, bl.asked
         for n, where in bl.where.items():

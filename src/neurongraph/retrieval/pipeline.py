@@ -516,9 +516,12 @@ def _fuse_step(
     if code is not None:
         # code evidence is added after the priors: the commit that wrote the changed lines is the likely
         # subject however old it is (SZZ), and the text/graph score orders the blamed commits among themselves
+        # Both parts are relative to the best score without them, so they weigh the same against a prior that
+        # multiplies (a commit that wrote a whole working file has authorship x3) as against a plain match.
         blame = _values_at(code.nodes, code.blame, nodes)
         code_score = _values_at(code.nodes, code.code, nodes)
-        final = final + cfg.blame_weight * blame + cfg.code_weight * code_score
+        ref = float(final.max()) if final.size and final.max() > 0 else 1.0
+        final = final + ref * (cfg.blame_weight * blame + cfg.code_weight * code_score)
     return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg, blame, code_score)
 
 
