@@ -44,10 +44,10 @@ SELECTIONS = {
     "brief": {"iproute2": "diff", "ovs": "diff", "libbpf": "diff", "mypy-paths-only": "text"},
     "text": dict.fromkeys(HISTORIES, "text"),
 }
-GRID: dict[str, list[float]] = {
+GRID: dict[str, list[float]] = {  # 36 points; the defaults (1.0, 0.5, 0.5, 0.6) are among them
     "blame_weight": [0.5, 1.0, 2.0],
-    "blame_seed_weight": [0.25, 0.5, 1.0],
-    "code_weight": [0.25, 0.5, 1.0],
+    "blame_seed_weight": [0.5, 1.0],
+    "code_weight": [0.5, 1.0],
     "recency_weight": [0.45, 0.6, 0.75],
 }
 TEXT_INERT = ("blame_weight", "blame_seed_weight")  # no working set in the text protocol: these cannot act
