@@ -26,6 +26,7 @@ from .timephrase import TimeWindow, parse_time
 
 __all__ = ["DevPlan", "plan", "run_plan"]
 
+FILE_SHAPES = ("file_created", "file_renamed")  # questions about a file node (before identifier questions)
 MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
 SHOW = 10  # items written out in the answer text
 _PR_NUM = re.compile(r"\b(?:PR|pull request|pull|merge request)\s*#?\s*(\d{1,7})\b", re.I)
@@ -272,7 +273,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     if author and wants_prs:
         return _prs_by(author, tw, params), notes
     if scope is not None and scope.kind == "file" and not who and not count:
-        fp = _plan_file(question, scope, tw, params)
+        fp = _plan_file(_blank(question, taken), scope, tw, params)  # a path's own words ("Move") are no intent
         if fp is not None:
             return fp, notes
     if _RELATION.search(question) and not (scope or tw.active or author):
@@ -489,7 +490,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     if p.extra:
         rows = _add_renamed_away(engine, p, rows)
     if p.shape == "file_created":
-        rows = _earliest(rows)
+        rows = _earliest(engine, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
     scope = ("; ".join(p.filters)) if p.filters else ""
@@ -550,15 +551,34 @@ def _short(r: dict) -> str:
     return f"{r.get('title') or rid} ({rid})" if r.get("title") and r.get("title") != rid else rid
 
 
-def _earliest(rows: list[dict]) -> list[dict]:
-    """The first commit of rows ordered by time: among commits of the same second (a rebase or ``git am``
-    gives a series one commit time), one that is no other's child, the earliest authored first."""
+def _earliest(engine, rows: list[dict]) -> list[dict]:
+    """The first commit of rows ordered by time.  Commits of the same second (a rebase, ``git am``, an
+    import) are told apart by ancestry: one that reaches another through same-second parents comes after
+    it; then by author time."""
     if not rows:
         return rows
     tied = [r for r in rows if r.get("time") == rows[0].get("time")]
-    shas = {r["id"][7:] for r in tied}
-    tied.sort(key=lambda r: (bool(shas & set(r.get("parents") or [])), r.get("author_time") or 0, r["id"]))
+    if len(tied) > 1:
+        ids = {r["id"] for r in tied}
+        later = {r["id"] for r in tied if _reaches(engine, r, ids - {r["id"]}, rows[0].get("time"))}
+        tied = [r for r in tied if r["id"] not in later] or tied
+    tied.sort(key=lambda r: (r.get("author_time") or 0, r["id"]))
     return [tied[0]]
+
+
+def _reaches(engine, row: dict, targets: set[str], t, limit: int = 64) -> bool:
+    """Does ``row`` reach one of ``targets`` through parents committed in the same second ``t``?"""
+    frontier = [f"commit:{p}" for p in row.get("parents") or []]
+    seen: set[str] = set()
+    while frontier and len(seen) < limit:
+        if targets & set(frontier):
+            return True
+        seen.update(frontier)
+        got = engine.cypher(
+            "MATCH (c:commit) WHERE c.id IN $ids AND c.time = $t RETURN c.parents AS parents", {"ids": frontier, "t": t}
+        )["rows"]
+        frontier = [f"commit:{p}" for g in got for p in (g["parents"] or []) if f"commit:{p}" not in seen]
+    return False
 
 
 def _walk_from_tip(engine, n: int, rows: list[dict]) -> list[dict]:

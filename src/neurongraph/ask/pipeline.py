@@ -49,10 +49,12 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     schema = build_schema(engine.store, lazy=True)  # property names only if a model's prompt needs them
     mentions = find_mentions(engine, question)
     # lines of a file, an identifier's introduction or removal: the code history answers exactly (no graph query)
-    code = answer_code_question(engine, question) if mode in ("auto", "graph") else None
-    dev, said = (
-        devq.plan(engine, question, schema, mentions) if code is None and mode in ("auto", "graph") else (None, [])
-    )
+    dev, said = devq.plan(engine, question, schema, mentions) if mode in ("auto", "graph") else (None, [])
+    code = None
+    if dev is None or dev.shape not in devq.FILE_SHAPES:  # "which commit added F": F a file of the store
+        code = answer_code_question(engine, question) if mode in ("auto", "graph") else None
+        if code is not None:
+            dev = None
     notes: list[str] = []
     result = None
     dropped: list[str] = []
