@@ -85,10 +85,9 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
             continue
         p = m.group(0).strip("`'\"()[]{}<>“”‘’").rstrip(".,;:!?")
         if p and not p.startswith(("#", "http")) and ":" not in p:
-            # a bare directory name counts after "under / inside / within / below" ("under docs")
-            after_in = bool(re.search(r"\b(?:under|inside|within|below|beneath)\s+$", question[: m.start()], re.I))
-            cands.append(p + "/" if after_in and "/" not in p and "." not in p else p)
-    if not cands:
+            cands.append(p)
+    bare = _bare_dirs(question, taken)
+    if not cands and not bare:
         return []
     found = engine.store.node_types([f"file:{p}" for p in cands])
     out: list[Scope] = []
@@ -112,6 +111,26 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             notes.append(f"no file '{p}' in the store")
+    for d, phrase in bare:  # "under docs", "the bridge directory": only when the store has files below it
+        if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
+            out.append(Scope("dir", f"file:{d}/", phrase))
+    return out
+
+
+_BARE_DIR = re.compile(
+    r"\b(?:under|inside|within|below|beneath|in)\s+(?:the\s+)?([\w.@~+-]+)(?:\s+(?:directory|folder|dir|tree))?\b"
+    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:directory|folder|dir)\b",
+    re.I,
+)
+
+
+def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str]]:
+    """Directory names written without a slash: after "under/inside/in (the)", or before "directory"."""
+    out = []
+    for m in _BARE_DIR.finditer(question):
+        name = m.group(1) or m.group(2)
+        if name and not name.isdigit() and not any(s < m.end() and m.start() < e for s, e in taken):
+            out.append((name, m.group(0)))
     return out
 
 
