@@ -3,11 +3,11 @@
 The engine answers "which commit last touched this line as of T" from the -U0 hunks the git ingest
 stored, with no repository at hand; git answers it from the objects.  The cases are real: old-side lines
 the benchmark's fixes delete or modify (non-blank), sampled with a seed, each asked of the engine as of the
-commit time of the fix's parent, and of git at the parent.  Time is not topology: where the fix (a patch
-of a ``git am`` series, a mirror's sync batch) shares its parent's commit second, "as of that second"
-already includes the fix, and one second earlier (the search's ``as_of``) excludes the parent; both are
-reported, and the cases whose fix is a second or more after its parent (where the two agree) apart
-(``agree_distinct_second``): that is the stored hunks' own exactness.  Agreement is reported against
+parent commit (``base``: the stored hunks walked along its first-parent ancestry, what a search with the
+fix's working set does), and of git at the parent.  Also reported: the engine asked by time only, as of
+the parent's commit time and as of the question's time.  Time is not topology: where the fix (a patch of
+a ``git am`` series, a mirror's sync batch) shares its parent's commit second, "as of that second"
+already includes the fix and one second earlier excludes the parent.  Agreement is reported against
 ``git blame -w`` (the issue's reference: whitespace-only rewrites do not count as touching a line) and
 plain ``git blame`` (what hunks can see), with the cost of both per file asked.
 """
@@ -50,7 +50,7 @@ def blame_exactness(
     for p, path, ln in picked:
         by_file[(id(p), path)].append(ln)
         pair_of[id(p)] = p
-    agree_w = agree = unknown = failed = agree_q = 0
+    agree_w = agree = unknown = failed = agree_q = agree_t = 0
     distinct = [0, 0]  # cases whose fix is at least a second after its parent, and their agreement
     t_eng = t_git = 0.0
     mismatches: list[dict[str, Any]] = []
@@ -60,9 +60,10 @@ def blame_exactness(
         parent_time = commits.get("commit:" + parent, {}).get("time", p.as_of)
         lines = sorted(set(lines))
         t = time.perf_counter()
-        got = eng.blame(path, lines, as_of=parent_time)
+        got = eng.blame(path, lines, base=parent)
         t_eng += time.perf_counter() - t
-        got_q = eng.blame(path, lines, as_of=p.as_of) if p.as_of != parent_time else got
+        got_t = eng.blame(path, lines, as_of=parent_time)
+        got_q = eng.blame(path, lines, as_of=p.as_of) if p.as_of != parent_time else got_t
         t = time.perf_counter()
         ref_w = blame_lines(prep.repo, parent, path, lines, ignore_ws=True)
         t_git += time.perf_counter() - t
@@ -70,9 +71,10 @@ def blame_exactness(
         if ref_w is None or ref is None:
             failed += len(lines)
             continue
-        for ln, g, gq in zip(lines, got, got_q):
+        for ln, g, gt, gq in zip(lines, got, got_t, got_q):
             want_w, want = "commit:" + ref_w.get(ln, ""), "commit:" + ref.get(ln, "")
             agree_q += gq == want_w
+            agree_t += gt == want_w
             agree_w += g == want_w
             agree += g == want
             unknown += g is None
@@ -92,6 +94,7 @@ def blame_exactness(
         "seed": seed,
         "agree_git_blame_w": agree_w / max(1, asked),
         "agree_git_blame": agree / max(1, asked),
+        "agree_git_blame_w_parent_time": agree_t / max(1, asked),
         "agree_git_blame_w_question_time": agree_q / max(1, asked),
         "engine_unknown": unknown / max(1, asked),
         "distinct_second_cases": distinct[0],

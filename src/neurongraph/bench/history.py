@@ -84,6 +84,7 @@ DIFF_SYSTEMS: dict[str, dict] = {
     "szz-then-ngr-text": {},
     "ngr-no-blame": dict(blame_weight=0.0),
     "ngr-no-code": dict(code_weight=0.0),
+    "ngr-hunks": dict(blame_source="hunks"),  # line provenance from the stored hunks only (no git blame run)
     "ngr-as-user": dict(result_types=()),
     "ngr-as-user-text": dict(result_types=(), changes=None),
 }
@@ -539,10 +540,11 @@ def markdown_table(result: dict) -> str:
     if ex and ex.get("cases"):
         lines += [
             "",
-            f"stored-hunk blame (as of the parent's time) vs git blame -w at the fix's parent: {ex['cases']} lines, "
-            f"agreement {ex['agree_git_blame_w']:.3f} (plain git blame {ex['agree_git_blame']:.3f}; as of the "
-            f"question's time {ex['agree_git_blame_w_question_time']:.3f}; fixes a second or more after their "
-            f"parent: {ex['agree_distinct_second']:.3f} of {ex['distinct_second_cases']}; unknown "
+            f"stored-hunk blame at the fix's parent vs git blame -w there: {ex['cases']} lines, agreement "
+            f"{ex['agree_git_blame_w']:.3f} (plain git blame {ex['agree_git_blame']:.3f}; by time only, as of the "
+            f"parent's {ex['agree_git_blame_w_parent_time']:.3f}, the question's "
+            f"{ex['agree_git_blame_w_question_time']:.3f}; fixes a second or more after their parent: "
+            f"{ex['agree_distinct_second']:.3f} of {ex['distinct_second_cases']}; unknown "
             f"{ex['engine_unknown']:.3f}); cost per file: engine {ex['engine_ms_per_file']:.2f} ms, "
             f"git blame -w {ex['git_ms_per_file']:.1f} ms",
         ]
