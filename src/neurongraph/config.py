@@ -149,6 +149,7 @@ class SearchConfig:
     blame_weight: float = 1.0
     blame_seed_weight: float = 0.5
     code_weight: float = 0.5
+    code_intent_weight: float = 2.0  # code_weight for a question that asks which change introduced / removed X
 
     def __post_init__(self) -> None:
         if isinstance(self.channel, str):  # a kind name: that channel with its defaults
@@ -191,7 +192,7 @@ class SearchConfig:
         check_number("authorship_weight", self.authorship_weight, lo=0, hi=10)
         check_number("aggregate_weight", self.aggregate_weight, lo=0, hi=1)
         check_choice("blame_source", self.blame_source, BLAME_SOURCES)
-        for name in ("blame_weight", "blame_seed_weight", "code_weight"):
+        for name in ("blame_weight", "blame_seed_weight", "code_weight", "code_intent_weight"):
             check_number(name, getattr(self, name), lo=0, hi=100)
         if self.changes is not None and not hasattr(self.changes, "to_dict"):
             raise InvalidArgument("changes must be a WorkingSet (neurongraph.retrieval.changes), or None")

@@ -524,7 +524,11 @@ class CodeHistory:
         removers ``side_weights[1]``.  Returns (nodes sorted, scores, node -> the evidence phrases)."""
         self._ensure()
         n_docs = max(len(self._commits), 1)
-        want = list(dict.fromkeys(t.lower() for t in terms if t))
+        shown = {}
+        for t in terms:
+            if t:
+                shown.setdefault(t.lower(), t)  # explanations name the identifier as the caller wrote it
+        want = list(shown)
         scored: list[tuple[float, str]] = []
         for t in want:
             df = len(self._postings["added"].get(t, {})) + len(self._postings["removed"].get(t, {}))
@@ -562,7 +566,7 @@ class CodeHistory:
                 verb = "added" if side == "added" else "removed"
                 for n, v in zip(idx.tolist(), weights.tolist()):
                     acc[n] = acc.get(n, 0.0) + w * v
-                    why.setdefault(n, []).append(f"{verb} `{t}`")
+                    why.setdefault(n, []).append(f"{verb} `{shown[t]}`")
         nodes = np.array(sorted(acc), np.int64)
         scores = np.array([acc[n] for n in nodes.tolist()], np.float64) / norm
         return nodes, np.minimum(scores, 1.0), why

@@ -37,10 +37,10 @@ __all__ = ["Commit", "read_log", "LOG_FORMAT", "MAX_CODE_LINES", "MAX_HUNKS_FILE
 
 MARK = b"\x1e\x1dngr\x1f"
 LOG_FORMAT = "%x1e%x1dngr%x1f%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
-MAX_CODE_LINES = 5000  # a file with more changed lines (a vendor import, generated code) gets no code terms
+MAX_CODE_LINES = 20000  # a file with more changed lines (a vendor import, generated code) gets no code terms
 MAX_HUNKS_FILE = 2000  # hunks kept per file ...
 MAX_HUNKS_COMMIT = 20000  # ... and per commit (metadata["hunks_truncated"] when cut)
-MAX_CODE_TERMS = 400  # tokens kept per side (the largest count changes; metadata["code_truncated"] when cut)
+MAX_CODE_TERMS = 4000  # tokens kept per side (the largest count changes; metadata["code_truncated"] when cut)
 MAX_RESTARTS = 20  # failing commits read one by one before the rest is read by file names only
 _CHUNK = 1 << 20
 

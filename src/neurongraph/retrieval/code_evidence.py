@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config import SearchConfig
 from ..index.code_history import CodeHistory, describe
-from ..index.code_terms import query_identifiers
+from ..index.code_terms import STOP, query_identifiers
 from .changes import WorkingSet
 
 __all__ = ["CodeEvidence", "code_evidence", "query_intent"]
@@ -31,11 +31,23 @@ MAX_DIFF_TERMS = 40  # the diff's rarest identifiers that vote (common ones like
 PLAIN_WORD_MAX_DF = 25  # a plain word counts as an identifier only if few commits changed it
 
 
+# words of the question itself, never read as identifiers
+_QUESTION_WORDS = frozenset(
+    "which what who when where why how commit commits change changes patch introduced introduce introduces added "
+    "add adds created create removed remove removes deleted delete dropped drop first last did does was were "
+    "the this that".split()
+)
+
+
 def query_intent(query: str) -> str:
-    """``"introduced"`` / ``"removed"`` when the question asks for the change that added / removed something."""
+    """``"introduced"`` / ``"removed"`` when the question asks for the change that added / removed something;
+    a bare identifier (``ensure_sync``) asks for its history from the start, like ``git log -S``."""
     if _REMOVED.search(query):
         return "removed"
     if _INTRODUCED.search(query):
+        return "introduced"
+    words = query.split()
+    if len(words) == 1 and query_identifiers(query):
         return "introduced"
     return ""
 
@@ -51,6 +63,7 @@ class CodeEvidence:
     blamed_lines: int = 0
     asked_lines: int = 0
     pure_addition: bool = False
+    intent: str = ""  # the question asks which change introduced / removed an identifier it names
 
     @property
     def empty(self) -> bool:
@@ -63,7 +76,9 @@ def _query_terms(history: CodeHistory, query: str) -> list[str]:
     terms = [t.strip("`") for t in query_identifiers(query)]
     if query_intent(query) or len(query.split()) <= 2:
         for w in _WORD.findall(query):
-            if w.lower() not in (t.lower() for t in terms) and 0 < history.document_frequency(w) <= PLAIN_WORD_MAX_DF:
+            if w.lower() in _QUESTION_WORDS or w in STOP or w.lower() in (t.lower() for t in terms):
+                continue
+            if 0 < history.document_frequency(w) <= PLAIN_WORD_MAX_DF:
                 terms.append(w)
     return terms
 
@@ -95,6 +110,7 @@ def code_evidence(
             verb = "last changed the lines around the insertion at" if pure else "last changed"
             why.setdefault(n, []).append(f"{verb} {describe(where)} before this")
     c_nodes, c_score = np.zeros(0, np.int64), np.zeros(0)
+    intent = ""
     if use_code:
         terms = _query_terms(history, query)
         intent = query_intent(query)
@@ -121,7 +137,7 @@ def code_evidence(
         blame[np.searchsorted(nodes, b_nodes)] = b_share
     if c_nodes.size:
         code[np.searchsorted(nodes, c_nodes)] = c_score
-    return CodeEvidence(nodes, blame, code, why, blamed, asked, pure)
+    return CodeEvidence(nodes, blame, code, why, blamed, asked, pure, intent if c_nodes.size else "")
 
 
 def _combine(a_nodes, a_score, b_nodes, b_score):

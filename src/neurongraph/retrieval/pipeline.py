@@ -521,7 +521,9 @@ def _fuse_step(
         blame = _values_at(code.nodes, code.blame, nodes)
         code_score = _values_at(code.nodes, code.code, nodes)
         ref = float(final.max()) if final.size and final.max() > 0 else 1.0
-        final = final + ref * (cfg.blame_weight * blame + cfg.code_weight * code_score)
+        # a question asking which change introduced / removed an identifier is answered by its history first
+        cw = cfg.code_intent_weight if code.intent else cfg.code_weight
+        final = final + ref * (cfg.blame_weight * blame + cw * code_score)
     return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg, blame, code_score)
 
 
