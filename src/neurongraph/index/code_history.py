@@ -102,6 +102,22 @@ def _hunks(raw: Any) -> np.ndarray:
     return h[np.argsort(h[:, 2], kind="stable")]
 
 
+def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, float]) -> np.ndarray:
+    """Weights of one posting list (oldest first) of ``side``: with an intent, the first adder (or the last
+    remover) counts fully, the rest of that side a quarter and the other side a tenth."""
+    if intent == "introduced":
+        w = np.full(n, 0.25 if side == "added" else 0.1)
+        if side == "added":
+            w[0] = 1.0
+        return w
+    if intent == "removed":
+        w = np.full(n, 0.25 if side == "removed" else 0.1)
+        if side == "removed":
+            w[-1] = 1.0
+        return w
+    return np.full(n, side_weights[0] if side == "added" else side_weights[1])
+
+
 def _map(h: np.ndarray, ln: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which of the (new-side) line numbers ``ln`` lie inside hunks ``h``, and every line's old-side number
     (meaningful for the others): a line after a hunk shifts by that hunk's old minus new size."""
@@ -524,7 +540,7 @@ class CodeHistory:
         removers ``side_weights[1]``.  Returns (nodes sorted, scores, node -> the evidence phrases)."""
         self._ensure()
         n_docs = max(len(self._commits), 1)
-        shown = {}
+        shown: dict[str, str] = {}
         for t in terms:
             if t:
                 shown.setdefault(t.lower(), t)  # explanations name the identifier as the caller wrote it
@@ -553,16 +569,7 @@ class CodeHistory:
                     idx = idx[ok]
                 if not idx.size:
                     continue
-                if intent == "introduced":
-                    weights = np.full(idx.shape[0], 0.25 if side == "added" else 0.1)
-                    if side == "added":
-                        weights[0] = 1.0
-                elif intent == "removed":
-                    weights = np.full(idx.shape[0], 0.25 if side == "removed" else 0.1)
-                    if side == "removed":
-                        weights[-1] = 1.0
-                else:
-                    weights = np.full(idx.shape[0], side_weights[0] if side == "added" else side_weights[1])
+                weights = _side_weights(idx.shape[0], side, intent, side_weights)
                 verb = "added" if side == "added" else "removed"
                 for n, v in zip(idx.tolist(), weights.tolist()):
                     acc[n] = acc.get(n, 0.0) + w * v

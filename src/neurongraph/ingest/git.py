@@ -54,8 +54,9 @@ class GitError(InvalidArgument):
 
 # What this reader derives from a commit, versioned: bump it whenever a commit's node or edges change for the
 # same commit (2: merge commits without a PR are marked `aggregate`; 3: hunks, renames and code terms in the
-# metadata, line counts from the -U0 diff, `part_of` edges from a merged PR's branch commits; 4: code terms of
-# files up to 20,000 changed lines and 4,000 tokens a side, so an initial import names what it introduced).  A store synced
+# metadata, line counts from the -U0 diff, `part_of` edges from a merged PR's branch commits; 4: code terms
+# of files up to 20,000 changed lines and 4,000 tokens a side, so an initial import names what it introduced).
+# A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
 # view of them for good.
