@@ -182,3 +182,22 @@ def test_open_questions_read_every_retrieved_change(eng):
     answer, refs = extractive_answer(eng, "why was the json provider deprecated?", [], files + [change])
     assert refs == ["commit:abc"] and "Deprecate the json provider" in answer  # the 5th hit, read by its title
     assert extractive_answer(eng, "zebra migration?", [], files)[0] == NOT_FOUND  # nothing shares a word
+
+
+def test_revert_stored_as_fixes_skewed_dates_and_bare_directories(tmp_path):
+    r = Repo(tmp_path / "rv")
+    a = r.commit("Add the cache", {"lib/cache.c": "int c;\n"})
+    b = r.commit("Tune the cache", {"lib/cache.c": "int c = 1;\n"})
+    # a revert that also carries a Fixes: trailer is stored as fixes (one edge per target)
+    rv = r.commit(f'Revert "Tune the cache"\n\nThis reverts commit {b}.\n\nFixes: {b[:12]} ("Tune the cache")')
+    r.t -= 3 * 3600  # the next commit is dated before its parent (clock skew)
+    skew = r.commit("Skewed clock", {"lib/other.c": "int o;\n"})
+    with ngr.open(tmp_path / "rv.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        assert _shas(_ask(e, f"Which commit reverted {b[:10]}?")) == {rv}
+        assert _shas(_ask(e, f"What did commit {rv[:10]} revert?")) == {b}
+        # git log -2 lists the tip and its parent, whatever their dates
+        assert _shas(_ask(e, "List the latest 2 commits.")) == {skew, rv}
+        assert _ask(e, "How many commits touched the lib directory?")["result"]["value"] == 3
+        assert _ask(e, "how many commits in lib?")["result"]["value"] == 3
+        assert _shas(_ask(e, "Which commit added lib/cache.c?")) == {a}

@@ -604,12 +604,13 @@ def _walk_from_tip(engine, n: int, rows: list[dict]) -> list[dict]:
     """ "The latest N commits" as ``git log -N`` lists them: from the newest commit, always the newest
     commit whose child was already listed.  Committer times are not monotonic along history (a commit
     dated after its own child: clock skew, mirrors), so the N newest by time can differ."""
-    if not rows or n < 2:
+    if not rows:
         return rows
-    seen = {rows[0]["id"]}
+    tip = _tip(engine, rows[0])
+    seen = {tip["id"]}
     heap: list = []
     out: list[dict] = []
-    nxt: dict | None = rows[0]
+    nxt: dict | None = tip
     while nxt is not None and len(out) < n:
         out.append(nxt)
         parents = [f"commit:{p}" for p in (nxt.get("parents") or []) if f"commit:{p}" not in seen]
@@ -622,6 +623,21 @@ def _walk_from_tip(engine, n: int, rows: list[dict]) -> list[dict]:
                 heapq.heappush(heap, (_newest_first(g.get("time")), g["id"], g))
         nxt = heapq.heappop(heap)[2] if heap else None
     return out
+
+
+def _tip(engine, row: dict, limit: int = 50) -> dict:
+    """The head of history from the newest commit by time: while some commit has it as a parent (a child
+    dated earlier), go to the newest such child."""
+    for _ in range(limit):
+        kids = engine.cypher(
+            f"MATCH (c:commit) WHERE $sha IN c.parents RETURN {_C_RET}, c.parents AS parents "
+            "ORDER BY time DESC LIMIT 1",
+            {"sha": row["id"][7:]},
+        )["rows"]
+        if not kids:
+            return row
+        row = kids[0]
+    return row
 
 
 def _newest_first(t) -> tuple:
