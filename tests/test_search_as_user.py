@@ -102,15 +102,16 @@ def test_an_unknown_result_type_lists_the_store_types(eng):
 
 def test_the_formula_covers_priming_and_code_evidence():
     scores = {"entry": 0.5, "graph": 0.2, "priming": 0.1, "recency": 0.8, "repairs": 2.0, "lines_written": 3.0}
-    scores |= {"aggregate": 0.5, "blame": 0.25, "code": 0.4, "lexical": 0.5, "dense": 0.5}
+    scores |= {"aggregate": 0.5, "blame": 0.0, "code": 0.0, "lexical": 0.5, "dense": 0.5}
     cfg = ngr.SearchConfig()
-    want = ((0.3 * 0.5 + 0.7 * 0.2 + cfg.priming_weight * 0.1) * 0.8 * (1 + 0.3 * np.log1p(3.0)) * 0.5) + (
-        cfg.blame_weight * 0.25 + cfg.code_weight * 0.4
-    )
+    want = (0.3 * 0.5 + 0.7 * 0.2 + cfg.priming_weight * 0.1) * 0.8 * (1 + 0.3 * np.log1p(3.0)) * 0.5
     hit = Hit("commit:x", "commit", "t", "", {**scores, "final": want}, {})
     text, value = hit.formula(cfg)
-    assert value == pytest.approx(want)
-    assert "primed 0.100" in text and "2 earlier repair(s)" in text and "blame 0.250" in text and "code 0.400" in text
+    assert value == pytest.approx(want)  # no code evidence: the product alone is final
+    assert "primed 0.100" in text and "2 earlier repair(s)" in text and "code evidence" not in text
+    hit.scores |= {"blame": 0.25, "code": 0.4, "final": want + 0.3}
+    text, value = hit.formula(cfg)
+    assert value == pytest.approx(want + 0.3) and "+ code evidence 0.300 (blame 0.250, code 0.400" in text
 
 
 def test_the_ingest_summary_counts_what_the_store_holds(tmp_path):
@@ -133,3 +134,24 @@ def test_a_hit_explains_itself_with_its_search_config_and_traces_take_short_shas
     assert h.formula()[1] == pytest.approx(h.score)  # the hit's own config (channel none: no graph weight)
     assert "1.00·entry" in h.explain()
     assert eng.explain(res.trace_id, repo.change[:8])["id"] == "commit:" + repo.change
+
+
+def test_mcp_and_http_hits_carry_the_meta_too(repo, tmp_path):
+    pytest.importorskip("mcp.server")
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from neurongraph.http import create_app
+    from neurongraph.mcp import build_server
+
+    db = tmp_path / "m.db"
+    with ngr.open(db, embedder="hashing") as e:
+        sync_source(e, "git", repo.path)
+        out = build_server(e).ngr_tools.call("search", query=QUESTION, limit=3).structured_content
+    want = {"sha": repo.change[:12], "date": "2023-11-15", "author": "Ada Dev"}
+    assert out["hits"][0]["meta"] == want and "× recency" in out["hits"][0]["explanation"]
+    with TestClient(create_app(ngr.open(db, embedder="hashing")), base_url="http://127.0.0.1") as client:
+        got = client.post("/api/search", json={"query": QUESTION, "limit": 3}).json()
+        assert got["hits"][0]["meta"] == want
+        props = client.get("/openapi.json").json()["components"]["schemas"]["HitOut"]["properties"]
+        assert "meta" in props

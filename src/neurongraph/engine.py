@@ -105,8 +105,9 @@ class Hit:
 
     def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
         """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
-        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate
-        + blame_weight·blame + code_weight·code``."""
+        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``,
+        plus the code evidence (``best × (blame_weight·blame + code_weight·code)``, best = the ranking's top
+        score without it, so its part is read off ``final``)."""
         cfg = cfg or self.config or SearchConfig()
         s = self.scores
         g = cfg.graph_weight if cfg.uses_graph else 0.0
@@ -127,9 +128,12 @@ class Hit:
         if "aggregate" in s:
             value *= s["aggregate"]
             text += f" × aggregate {s['aggregate']:.2f}"
-        if "blame" in s and "code" in s:  # code evidence, added after the priors
-            value += cfg.blame_weight * s["blame"] + cfg.code_weight * s["code"]
-            text += f" + {cfg.blame_weight:.2f}·blame {s['blame']:.3f} + {cfg.code_weight:.2f}·code {s['code']:.3f}"
+        if "blame" in s and "code" in s and (s["blame"] or s["code"]):
+            # code evidence, added after the priors in proportion to the search's best score without it (a number
+            # of the whole ranking, not of this hit): shown as the part of final it is, with its inputs
+            part = s["final"] - value
+            value += part
+            text += f" + code evidence {part:.3f} (blame {s['blame']:.3f}, code {s['code']:.3f}, × the best score)"
         return f"final {s['final']:.3f} = {text}", value
 
     def explain(self, cfg: SearchConfig | None = None) -> str:

@@ -85,6 +85,9 @@ class HitOut(_Out):
     title: str
     text: str = Field(description="The node's text, cut to 300 characters (+ '…').")
     seed: bool
+    meta: dict[str, str] = Field(
+        default_factory=dict, description="sha (12 characters), date (ISO, UTC), author: where the node has them."
+    )
     scores: dict[str, float] = Field(
         description="lexical, dense, entry, graph, final; where they apply: priming, recency, repairs, lines_written, "
         "aggregate."

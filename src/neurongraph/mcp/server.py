@@ -128,6 +128,7 @@ class NGRTools:
                     "snippet": d["text"],
                     "stage": "retrieved",
                     "seed": h.seed,
+                    "meta": h.meta,  # sha (12), date, author where the node has them
                     "scores": _round(h.scores),
                     "paths": _paths(h.paths),
                     "explanation": h.explain(),
