@@ -145,6 +145,7 @@ class Hit:
             f"entry {s['entry']:.3f} from lexical {s['lexical']:.3f} and dense {s['dense']:.3f}"
             + (f" ({cfg.fusion} fusion)" if cfg.fusion != "linear" else ""),
         ]
+        parts.extend(f"code: {e}" for e in self.evidence)  # "last changed lines 120–131 of f.c before this"
         for p in self.paths:
             hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
             parts.append(f"path: {p['nodes'][0]} {hops}")
