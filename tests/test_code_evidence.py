@@ -98,6 +98,8 @@ def test_a_diff_finds_the_commit_that_wrote_its_lines(fixed_repo, tmp_path):
     assert top.id == "commit:" + origin
     assert top.scores["blame"] == 1.0
     assert any("line 12 of net/route.c" in e for e in top.evidence), top.evidence
+    for h in res.hits:  # the explained formula adds up to final, code evidence included
+        assert h.formula(res.config)[1] == pytest.approx(h.score, rel=1e-6)
     # the same search as a diff string (what the CLI and MCP pass) and with blame off
     again = eng.search("off-by-one", changes=diff, as_of=parent_t, record=False)
     assert [h.id for h in again.hits] == [h.id for h in res.hits]

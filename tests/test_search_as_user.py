@@ -109,9 +109,12 @@ def test_the_formula_covers_priming_and_code_evidence():
     text, value = hit.formula(cfg)
     assert value == pytest.approx(want)  # no code evidence: the product alone is final
     assert "primed 0.100" in text and "2 earlier repair(s)" in text and "code evidence" not in text
-    hit.scores |= {"blame": 0.25, "code": 0.4, "final": want + 0.3}
+    # code evidence: scale × (blame_weight·blame + code weight·code), the scale being the best score without it
+    part = 0.6 * (cfg.blame_weight * 0.25 + 0.5 * 0.4)
+    hit.scores |= {"blame": 0.25, "code": 0.4, "code_scale": 0.6, "code_weight": 0.5, "final": want + part}
     text, value = hit.formula(cfg)
-    assert value == pytest.approx(want + 0.3) and "+ code evidence 0.300 (blame 0.250, code 0.400" in text
+    assert value == pytest.approx(want + part) and "blame 0.250" in text and "0.50·code 0.400" in text
+    assert "code evidence" in text
 
 
 def test_the_ingest_summary_counts_what_the_store_holds(tmp_path):

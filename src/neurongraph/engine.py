@@ -131,9 +131,13 @@ class Hit:
         if "blame" in s and "code" in s and (s["blame"] or s["code"]):
             # code evidence, added after the priors in proportion to the search's best score without it (a number
             # of the whole ranking, not of this hit): shown as the part of final it is, with its inputs
-            part = s["final"] - value
+            scale, wc = s.get("code_scale", 1.0), s.get("code_weight", cfg.code_weight)
+            part = scale * (cfg.blame_weight * s["blame"] + wc * s["code"])
             value += part
-            text += f" + code evidence {part:.3f} (blame {s['blame']:.3f}, code {s['code']:.3f}, × the best score)"
+            text += (
+                f" + {scale:.3f}·({cfg.blame_weight:.2f}·blame {s['blame']:.3f} + {wc:.2f}·code {s['code']:.3f})"
+                " [code evidence × the best score without it]"
+            )
         return f"final {s['final']:.3f} = {text}", value
 
     def explain(self, cfg: SearchConfig | None = None) -> str:

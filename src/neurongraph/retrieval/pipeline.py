@@ -280,6 +280,7 @@ class _Fused:
     aggregate: np.ndarray | None = None  # which nodes the aggregate prior weighed down (None: none was)
     blame: np.ndarray | None = None  # share of the working set's changed lines each node last touched
     code: np.ndarray | None = None  # identifier match (the question's and the diff's identifiers)
+    code_scale: tuple[float, float] = (1.0, 0.0)  # (the best score without code evidence, the code weight used)
 
 
 def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
@@ -513,6 +514,7 @@ def _fuse_step(
         else:
             agg = None
     blame = code_score = None
+    scale = (1.0, 0.0)
     if code is not None:
         # code evidence is added after the priors: the commit that wrote the changed lines is the likely
         # subject however old it is (SZZ), and the text/graph score orders the blamed commits among themselves
@@ -524,7 +526,8 @@ def _fuse_step(
         # a question asking which change introduced / removed an identifier is answered by its history first
         cw = cfg.code_intent_weight if code.intent else cfg.code_weight
         final = final + ref * (cfg.blame_weight * blame + cw * code_score)
-    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg, blame, code_score)
+        scale = (ref, cw)
+    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg, blame, code_score, scale)
 
 
 def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
@@ -590,6 +593,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     if f.blame is not None and f.code is not None:  # code evidence (added to final: blame_weight, code_weight)
         scores["blame"] = f.blame[keep]
         scores["code"] = f.code[keep]
+        scores["code_scale"] = np.full(keep.shape[0], f.code_scale[0])  # final += scale·(wb·blame + wc·code)
+        scores["code_weight"] = np.full(keep.shape[0], f.code_scale[1])  # wc: code_weight, or code_intent_weight
     ranks = {
         "lexical": u.take(e.lex_rank, 0, at=keep),
         "dense": u.take(e.dense_rank, 0, at=keep),
