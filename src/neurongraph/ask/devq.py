@@ -107,6 +107,8 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
             d = p.strip("/")
             if d and engine.store.ids_with_prefix(f"file:{d}/", 1):
                 out.append(Scope("dir", f"file:{d}/", p))
+            elif not p.endswith("/") and engine.store.ids_with_prefix(f"file:{p}", 1):
+                out.append(Scope("dir", f"file:{p}", p))  # a path prefix ("mypy/sem": semanal.py, semanal_*.py)
             else:
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
@@ -271,15 +273,12 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     commit = next((m for m in mentions if m.type == "commit"), None)
     quoted_or_named = [m for m in mentions if m.type != "commit"]
     pr = _pr_anchor(engine, question, mentions, notes)
-    scopes = _scopes(engine, question, taken, notes)
-    scope = scopes[0] if scopes else None
-    for m in mentions:
-        if m.type == "file" and scope is None:
-            scope = Scope("file", m.node, m.phrase)
-    taken += [(question.find(s.phrase), question.find(s.phrase) + len(s.phrase)) for s in scopes]
+    scope = _scope_of(engine, question, taken, mentions, notes)
     hit = _author(engine, question, taken)
     author = hit[0] if hit else None
     params: dict = {}
+    if scope is None and (gone := _missing_scope(question, notes)) is not None:
+        return gone, notes
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
     wants_prs = bool(_PRS.search(question))
 
@@ -339,6 +338,29 @@ def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
         "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
     )
     return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}")
+
+
+def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]) -> Scope | None:
+    """The question's first path scope (a file mention counts); its span is added to ``taken``."""
+    scopes = _scopes(engine, question, taken, notes)
+    scope = scopes[0] if scopes else None
+    for m in mentions:
+        if m.type == "file" and scope is None:
+            scope = Scope("file", m.node, m.phrase)
+    taken += [(question.find(s.phrase), question.find(s.phrase) + len(s.phrase)) for s in scopes]
+    return scope
+
+
+def _missing_scope(question: str, notes: list[str]) -> DevPlan | None:
+    """A scoped question whose path names nothing in the store matches nothing — not every commit, with a
+    note saying the scope was dropped."""
+    if not any(n.startswith("no file") for n in notes):
+        return None
+    if _COUNT.search(question):
+        return DevPlan("missing_scope", "count", "RETURN 0 AS count", {}, "the path names nothing in the store")
+    if _COMMITS.search(question) or _WHO.search(question) or _LISTY.search(question):
+        return DevPlan("missing_scope", "commits", "UNWIND [] AS x RETURN x AS id", {}, "the path names nothing")
+    return None
 
 
 def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
