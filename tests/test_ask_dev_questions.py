@@ -202,3 +202,36 @@ def test_revert_stored_as_fixes_skewed_dates_and_bare_directories(tmp_path):
         assert _ask(e, "How many commits touched the lib directory?")["result"]["value"] == 3
         assert _ask(e, "how many commits in lib?")["result"]["value"] == 3
         assert _shas(_ask(e, "Which commit added lib/cache.c?")) == {a}
+
+
+def _digest(proj) -> tuple:
+    q = proj._g_w.query
+    nodes = sorted(
+        str(sorted(r[0].properties.items())) + str(sorted(r[0].labels)) for r in q("MATCH (n) RETURN n").result_set
+    )
+    edges = sorted(
+        str(r)
+        for r in q(
+            "MATCH (a)-[e]->(b) RETURN a.id, type(e), b.id, e.weight, e.polarity, e.factuality, e.eid"
+        ).result_set
+    )
+    return tuple(nodes), tuple(edges)
+
+
+def test_bulk_rebuild_equals_the_cypher_rebuild(eng):
+    from neurongraph.graphdb.projection import CypherProjection
+
+    digests = []
+    for use_bulk in (True, False):
+        proj = CypherProjection(eng.store, cache_dir=None)
+        proj.bulk = use_bulk
+        info = proj.sync()
+        assert info["mode"] == "rebuild" and info.get("bulk", False) is use_bulk
+        digests.append(_digest(proj))
+        # indexes exist either way, and the projection patches on top of a bulk load
+        assert proj.query(
+            "MATCH (c:commit {id: $i}) RETURN c.title AS t",
+            {"i": "commit:" + eng.store.ids_with_prefix("commit:", 1)[0][0][7:]},
+        )["rows"]
+        proj.close()
+    assert digests[0] == digests[1] and len(digests[0][0]) > 10 and len(digests[0][1]) > 10

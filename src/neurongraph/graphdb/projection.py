@@ -25,6 +25,7 @@ import uuid
 from typing import Any
 
 from ..store.base import Store
+from . import bulk
 from .errors import CypherError, QueryError, QueryTimeout, ReadOnlyViolation
 from .guard import check_read_only
 from .server import FalkorChild, Limits
@@ -155,6 +156,7 @@ class CypherProjection:
         self._labels: set[str] = set()  # labels with an id index
         self.last_sync: dict = {}
         self.batch = BATCH
+        self.bulk = True  # rebuild through GRAPH.BULK (off after the first refusal)
         # FalkorDB client objects (untyped package), set by _ensure_child
         self._db_w: Any = None
         self._g_w: Any = None
@@ -337,18 +339,63 @@ class CypherProjection:
             )
 
     def _rebuild(self, cur: int) -> dict:
+        nodes = self.store.node_records(-1, cur)
+        edges = self.store.edge_records(-1, cur)
+        if self.bulk:
+            try:
+                self._drop()
+                self._bulk_load(nodes, edges)
+                self.seq = cur
+                return {"mode": "rebuild", "nodes": len(nodes), "edges": len(edges), "bulk": True}
+            except Exception:
+                self.bulk = False  # this server refused the bulk stream: Cypher batches from now on
+        self._drop()
+        self._index("Node")
+        self._create_nodes(nodes)
+        self._create_edges(edges, merge=False)
+        self.seq = cur
+        return {"mode": "rebuild", "nodes": len(nodes), "edges": len(edges)}
+
+    def _drop(self) -> None:
         try:
             self._g_w.delete()
         except Exception:
             pass  # no graph yet
         self._types, self._labels, self._n_nodes, self.loaded_seq = {}, set(), 0, None
+
+    def _bulk_load(self, nodes: list[tuple], edges: list[tuple]) -> None:
+        """Nodes then edges through ``GRAPH.BULK`` (:mod:`.bulk`); on a fresh graph a node's internal id is
+        its position in the stream, which is how edges name their ends.  Indexes are built afterwards."""
+        by_type: dict[str, list[dict]] = {}
+        for idx, nid, ntype, title, meta in nodes:
+            by_type.setdefault(ntype, []).append(node_props(idx, nid, ntype, title, meta))
+        ntoks = bulk.node_tokens(by_type)
+        internal: dict[int, int] = {}
+        pos = 0
+        for ntype, rows in by_type.items():  # the same order node_tokens sent them in
+            for r in rows:
+                internal[r["idx"]] = pos
+                self._types[r["idx"]] = ntype
+                pos += 1
+        by_rel: dict[str, list] = {}
+        for eid, s, rel, d, w, pol, fact in edges:
+            if s in internal and d in internal:
+                by_rel.setdefault(rel, []).append((internal[s], internal[d], w, pol, fact, eid))
+        etoks = bulk.edge_tokens(by_rel)
+        conn = self._db_w.connection
+        first = True
+        for count, tok in [(c, t) for _, c, t in ntoks]:
+            args = ["BEGIN"] if first else []
+            conn.execute_command("GRAPH.BULK", GRAPH, *args, count, 0, 1, 0, tok)
+            first = False
+        for count, tok in etoks:
+            args = ["BEGIN"] if first else []
+            conn.execute_command("GRAPH.BULK", GRAPH, *args, 0, count, 0, 1, tok)
+            first = False
+        self._n_nodes = pos
         self._index("Node")
-        nodes = self.store.node_records(-1, cur)
-        self._create_nodes(nodes)
-        edges = self.store.edge_records(-1, cur)
-        self._create_edges(edges, merge=False)
-        self.seq = cur
-        return {"mode": "rebuild", "nodes": len(nodes), "edges": len(edges)}
+        for ntype in by_type:
+            self._index(ntype)
 
     def _patch(self, cur: int) -> dict:
         tomb = self.store.tombstones_between(self.seq, cur)
