@@ -183,3 +183,22 @@ def test_ask_answers_line_and_identifier_questions_from_the_code_history(fixed_r
     missing = eng.ask("which commit introduced no_such_identifier_anywhere?")
     assert missing["refs"] == [] and missing["answer"].startswith("Not found")
     eng.close()
+
+
+def test_git_blame_source_reads_the_repository_and_falls_back_to_hunks(fixed_repo, tmp_path):
+    repo, origin, fix, diff, parent_t = fixed_repo
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    sync_source(eng, "git", repo.path)
+    assert eng.blame("net/route.c", [12], exact=True) == ["commit:" + fix]
+    assert eng.blame("net/route.c", [10], base=origin[:10], exact=True) == ["commit:" + origin]  # before the includes
+    ws = WorkingSet.from_diff(diff)
+    git = eng.search("off-by-one", changes=ws, as_of=parent_t, blame_source="git", record=False)
+    assert git.hits[0].id == "commit:" + origin and git.hits[0].scores["blame"] == 1.0
+    eng.close()
+    # the repository gone: the same search answers from the stored hunks
+    moved = tmp_path / "moved"
+    repo.path.rename(moved)
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    again = eng.search("off-by-one", changes=ws, as_of=parent_t, blame_source="git", record=False)
+    assert again.hits[0].id == "commit:" + origin
+    eng.close()

@@ -42,7 +42,7 @@ __all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES", "MAXIMA", "LEGAC
 # spread: frontier nodes that propagate per hop, highest activation first (graph/spread.py).  Not reached
 # on the QA sets nor at 1M nodes / 10M edges with 4 seeds (~80 nodes at hop 2); it bounds a hub seed's hop.
 FRONTIER_CAP = 1000
-BLAME_SOURCES = ("auto", "hunks")  # where line provenance comes from (SearchConfig.blame_source)
+BLAME_SOURCES = ("hunks", "git")  # where line provenance comes from (SearchConfig.blame_source)
 
 Fusion = Literal["linear", "rrf"]
 FUSIONS: tuple[str, ...] = get_args(Fusion)
@@ -144,8 +144,10 @@ class SearchConfig:
     # (blame) + code_weight × the idf-weighted share of the named identifiers a commit added or removed; the
     # blamed commits also seed the graph at blame_seed_weight × share × the best seed's activation.
     changes: Any = None  # a WorkingSet (or None); its paths seed the graph like `files`
-    blame_source: str = "auto"  # "auto": the repository's own `git blame` when it is on disk, else the stored
-    # hunks; "hunks": the stored hunks only (no git process; exact along first parents, approximate for merges)
+    # "hunks": the stored hunks (no git process; exact along first parents, approximate for lines a branch merge
+    # brought); "git": the repository's own `git blame` when it is still on disk (exact; ~280 ms p50 a search at
+    # ovs size against ~25 ms, docs/code-history.md), else the stored hunks
+    blame_source: str = "hunks"
     blame_weight: float = 1.0
     blame_seed_weight: float = 0.5
     code_weight: float = 0.5

@@ -84,7 +84,7 @@ DIFF_SYSTEMS: dict[str, dict] = {
     "szz-then-ngr-text": {},
     "ngr-no-blame": dict(blame_weight=0.0),
     "ngr-no-code": dict(code_weight=0.0),
-    "ngr-hunks": dict(blame_source="hunks"),  # line provenance from the stored hunks only (no git blame run)
+    "ngr-git-blame": dict(blame_source="git"),  # line provenance from the repository's git blame (exact, slower)
     "ngr-as-user": dict(result_types=()),
     "ngr-as-user-text": dict(result_types=(), changes=None),
 }

@@ -103,7 +103,7 @@ def code_evidence(
         files = [(f.path, list(f.anchors) if pure else f.old_lines) for f in ws.files]
         # no visibility filter: the blamed commits are ancestors of the commit the lines are read in, so they
         # existed then, whatever a time filter says (a patch series applied in one second shares its time)
-        bl = history.blame(files, as_of, None, ws.base, exact=cfg.blame_source == "auto")
+        bl = history.blame(files, as_of, None, ws.base, exact=cfg.blame_source == "git")
         b_nodes, b_share = bl.share()
         blamed, asked = bl.total, bl.asked
         for n, where in bl.where.items():
