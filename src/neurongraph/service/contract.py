@@ -47,7 +47,9 @@ LIMITS = {
     "ref_chars": 1000,  # external_ref
     "filter_items": 100,  # types / sources / files / where keys per search
     "filter_chars": 512,  # one type, source, path (with its line range), metadata key or value
-    "diff_chars": 200_000,  # one unified diff (the HTTP body cap, 256 KiB, bounds it too)
+    # one unified diff: a diff one past this, JSON-escaped at worst (12 bytes a character), still fits the HTTP
+    # body cap (256 KiB), so an over-long diff is told so (400) rather than cut off (413); more lines: `files`
+    "diff_chars": 16_000,
 }
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
@@ -128,7 +130,8 @@ class SearchArgs(_Args):
         None,
         description="Your change as a unified diff (`git diff`, `git show`, `diff -u` output): the lines it "
         "removes or edits find the commits that last changed them (`blame`), the identifiers it touches "
-        "match code (`code`). Pass it when reviewing or continuing a change; combine with `files`.",
+        "match code (`code`). Pass it when reviewing or continuing a change; combine with `files`. At most "
+        f"{LIMITS['diff_chars']:,} characters: for a larger change pass its `files` with the changed line ranges.",
     )
 
     def to_request(self) -> SearchRequest:
