@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..retrieval.changes import WorkingSet
 
 __all__ = ["SearchRequest", "has_range", "where_pairs"]
 
@@ -69,14 +70,12 @@ class SearchRequest:
         """Whether the request names files or a change (the result then reports unknown files)."""
         return bool(self.files) or bool(self.diff)
 
-    def working_set(self):
+    def working_set(self) -> WorkingSet | None:
         """The lines being changed (``files`` with ranges plus ``diff``) as a ``WorkingSet``, or None when
         the request names none; bad ranges and a diff without hunks raise ``InvalidArgument``."""
         specs = [f for f in self.files or () if has_range(f)]
         if not specs and not self.diff:
             return None
-        from ..retrieval.changes import WorkingSet
-
         ws = WorkingSet.from_specs(specs) if specs else None
         if self.diff:
             if not isinstance(self.diff, str) or not self.diff.strip():
@@ -108,7 +107,7 @@ class SearchRequest:
             o["changes"] = ws
         return o
 
-    def run(self, engine, qvec=None):
+    def run(self, engine: Any, qvec: Any = None) -> Any:
         """The engine's ``SearchResult`` for this request (``qvec``: the query's embedding, if made already)."""
         kw: dict[str, Any] = self.engine_options()
         if qvec is not None:
