@@ -202,3 +202,44 @@ def test_git_blame_source_reads_the_repository_and_falls_back_to_hunks(fixed_rep
     again = eng.search("off-by-one", changes=ws, as_of=parent_t, blame_source="git", record=False)
     assert again.hits[0].id == "commit:" + origin
     eng.close()
+
+
+def test_stored_hunk_blame_follows_merged_branches_like_git_blame(tmp_path):
+    """Branches edited beside the mainline and merged back (no fast-forward, nested): every line of every
+    file at every commit is blamed on the commit git blame names (the merge's second-parent hunks)."""
+    rng = random.Random(3)
+    repo = Repo(tmp_path / "m")
+    lines = [f"int v_{i} = {i};" for i in range(30)]
+
+    def write(tag: str) -> None:
+        k = rng.randrange(len(lines))
+        if rng.random() < 0.4:
+            lines[k:k] = [f"int {tag}_{j} = {j};" for j in range(rng.randint(1, 3))]
+        else:
+            lines[k] = f"int {tag} = {k};"
+        repo.commit(tag, {"m.c": "\n".join(lines) + "\n"})
+
+    repo.commit("base", {"m.c": "\n".join(lines) + "\n"})
+    for round_ in range(3):
+        repo.git("checkout", "-q", "-b", f"topic{round_}")
+        base_lines = list(lines)
+        for j in range(3):
+            write(f"topic{round_}_{j}")
+        topic_lines = list(lines)
+        repo.git("checkout", "-q", "main")
+        lines[:] = base_lines
+        # mainline edits far from the topic's (at the end), so the merge has no conflict
+        lines.extend(f"int main{round_}_{j} = {j};" for j in range(2))
+        repo.commit(f"main {round_}", {"m.c": "\n".join(lines) + "\n"})
+        repo.t += 3600
+        repo.git("merge", "-q", "--no-ff", "-m", f"Merge topic{round_}", f"topic{round_}")
+        lines[:] = repo.path.joinpath("m.c").read_text().splitlines()
+        assert len(lines) == len(topic_lines) + 2  # the topic's lines and the mainline's two
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    sync_source(eng, "git", repo.path)
+    revs = repo.git("rev-list", "--all").split()
+    assert len(revs) == 1 + 3 * 5 and len(repo.git("rev-list", "--merges", "--all").split()) == 3
+    for rev in revs:
+        truth = ["commit:" + s for s in _git_blame(repo, rev, "m.c")]
+        assert eng.blame("m.c", list(range(1, len(truth) + 1)), base=rev) == truth, rev
+    eng.close()

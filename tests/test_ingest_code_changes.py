@@ -47,7 +47,7 @@ def test_hunks_renames_and_code_terms(repo):
     assert md[repo.c4]["code"] == {"added": ["ensure_flush"], "removed": ["ensure_sync"]}
     assert md[repo.c4]["files"] == [{"path": "src/main.c", "added": 1, "deleted": 1}]
     assert "renames" not in md[repo.c2] and "code_truncated" not in md[repo.c2]
-    assert READER_VERSION == 4
+    assert READER_VERSION == 5
 
 
 def test_big_files_caps_and_chunked_stream(repo, monkeypatch):

@@ -46,6 +46,7 @@ class _Entry:
     hunks: np.ndarray  # (k, 4): old_start, old_count, new_start, new_count, sorted by new_start
     renamed_from: str | None = None
     merge: bool = False
+    hunks_p2: np.ndarray | None = None  # a merge's hunks against its second parent (None: not stored)
 
 
 @dataclass
@@ -90,6 +91,18 @@ def _ranges_text(lines: list[int]) -> str:
 def describe(where: dict[str, list[int]]) -> str:
     """``lines 120–131 of ip/ipaddress.c`` for a hit's explanation."""
     return "; ".join(f"line{'s' if len(v) > 1 else ''} {_ranges_text(v)} of {p}" for p, v in sorted(where.items()))
+
+
+MAX_MERGE_DEPTH = 64  # nested merges a blame follows down their second parents
+
+
+def _p2(md: dict, path: str) -> np.ndarray | None:
+    """A merge's hunks of ``path`` against its second parent: None when the ingest did not store them (an
+    older reader), empty when the file there is the merge's own."""
+    p2 = md.get("hunks_p2")
+    if not isinstance(p2, dict):
+        return None
+    return _hunks(p2.get(path, []))
 
 
 def _hunks(raw: Any) -> np.ndarray:
@@ -320,7 +333,9 @@ class CodeHistory:
             for path, raw in hunks.items():
                 if not isinstance(path, str):
                     continue
-                self._files.setdefault(path, {})[idx] = _Entry(t, -idx, idx, _hunks(raw), renames.get(path), c.merge)
+                self._files.setdefault(path, {})[idx] = _Entry(
+                    t, -idx, idx, _hunks(raw), renames.get(path), c.merge, _p2(md, path) if c.merge else None
+                )
                 self._sorted.pop(path, None)
                 c.paths.append(path)
             for new, old in renames.items():  # a pure rename has no hunk, but the line history moves
@@ -405,36 +420,37 @@ class CodeHistory:
         if start is None or not tracked.size:
             return origin
         if exact and self._exact is not None:
-            c = self._commits[start]
-            got = self._exact(c.repo, c.sha, path, [int(x) for x in tracked.tolist()])
+            sc = self._commits[start]
+            got = self._exact(sc.repo, sc.sha, path, [int(x) for x in tracked.tolist()])
             if got is not None:
                 for k, ln in enumerate(tracked.tolist()):
                     origin[k] = self._by_sha.get(got.get(int(ln), ""), -1)
                 return origin
+        self._walk_from(start, path, tracked, origin, np.arange(tracked.shape[0]), 0)
+        return origin
+
+    def _walk_from(self, start: int, path: str, tracked, origin, active: np.ndarray, depth: int) -> None:
+        """Blame ``active`` rows of ``tracked`` (line numbers of ``path`` in commit ``start``) into ``origin``."""
         topo = self._topology()
         chain, k = topo.chain_from(start, self._commits, self._by_sha)
-        active = np.arange(tracked.shape[0])
         cur = path
         # the side part of the start's first-parent chain (a start off the mainline): its own commits, in order
         on_chain = set(chain)
         for ci in chain:
             if not active.size:
-                return origin
+                return
             e = self._files.get(cur, {}).get(ci)
             if e is None:
                 continue
-            if e.merge:  # what it brought: the other commits of the same unmerged line of work, newest first
-                here = topo.landed.get(e.idx)
-                others = [
-                    x
-                    for x in self._files.get(cur, {}).values()
-                    if not x.merge and x.idx not in on_chain and topo.landed.get(x.idx) == here and x.time <= e.time
-                ]
-                others.sort(key=lambda x: (x.time, x.order), reverse=True)
-                active = self._merge_step(e, _PathWalk([], [], {e.idx: others}), tracked, origin, active)
+            if e.merge:
+                active = self._merge_step(
+                    e, cur, tracked, origin, active, depth, lambda e=e, cur=cur: self._brought(e, cur, on_chain)
+                )
             else:
                 active = _apply(e, tracked, origin, active, e.idx)
             cur = e.renamed_from or cur
+        if k < 0:
+            return
         seen = {cur}
         w = self._walk(cur)
         i = bisect.bisect_right(w.main_pos, k)
@@ -442,34 +458,66 @@ class CodeHistory:
             i -= 1
             e = w.main[i]
             if e.merge:
-                active = self._merge_step(e, w, tracked, origin, active)
+                active = self._merge_step(
+                    e, cur, tracked, origin, active, depth, lambda e=e, w=w: w.branch.get(e.idx, [])
+                )
             else:
                 active = _apply(e, tracked, origin, active, e.idx)
             if e.renamed_from and e.renamed_from not in seen:
                 seen.add(e.renamed_from)
                 pos = w.main_pos[i]
-                w = self._walk(e.renamed_from)
+                cur = e.renamed_from
+                w = self._walk(cur)
                 i = bisect.bisect_left(w.main_pos, pos)
-        return origin
 
-    def _merge_step(self, m: _Entry, w: _PathWalk, tracked, origin, active) -> np.ndarray:
-        """A mainline merge: lines inside its first-parent hunks came with its branch (walk that branch's own
-        commits for them, newest first; the merge itself if none wrote them); the others shift past it."""
+    def _brought(self, m: _Entry, path: str, on_chain: set[int]) -> list[_Entry]:
+        """Without second-parent hunks: the commits of the same unmerged line of work, newest first."""
+        topo = self._topology()
+        here = topo.landed.get(m.idx)
+        others = [
+            x
+            for x in self._files.get(path, {}).values()
+            if not x.merge and x.idx not in on_chain and topo.landed.get(x.idx) == here and x.time <= m.time
+        ]
+        others.sort(key=lambda x: (x.time, x.order), reverse=True)
+        return others
+
+    def _merge_step(self, m: _Entry, path: str, tracked, origin, active, depth: int, fallback) -> np.ndarray:
+        """A merge: lines inside its first-parent hunks came from its second parent.  With the hunks against
+        that parent (``hunks_p2``) they map to its line numbers and the walk goes on from it, as ``git blame``
+        does; a line inside those hunks too was written by the merge (a conflict resolution).  Without them,
+        the ``fallback()`` commits are walked newest first (approximate)."""
         h = m.hunks
-        if not h.shape[0]:
+        if not h.shape[0] or not active.size:
             return active
-        ln = tracked[active]
-        inside, shifted = _map(h, ln)
+        inside, shifted = _map(h, tracked[active])
         branch_rows = active[inside]
         keep = ~inside
         tracked[active[keep]] = shifted[keep]
         if branch_rows.size:
-            b_active = branch_rows
-            for e in w.branch.get(m.idx, ()):
-                if not b_active.size:
-                    break
-                b_active = _apply(e, tracked, origin, b_active, e.idx)
-            origin[b_active] = m.idx  # brought by the merge with no branch commit that wrote them (or a fixup)
+            parents = self._commits[m.idx].parents
+            p2 = self._by_sha.get(parents[1]) if len(parents) > 1 else None
+            if m.hunks_p2 is not None and p2 is not None and depth < MAX_MERGE_DEPTH:
+                in2, sh2 = (
+                    _map(m.hunks_p2, tracked[branch_rows])
+                    if m.hunks_p2.shape[0]
+                    else (
+                        np.zeros(branch_rows.shape[0], bool),
+                        tracked[branch_rows],
+                    )
+                )
+                origin[branch_rows[in2]] = m.idx
+                rows = branch_rows[~in2]
+                tracked[rows] = sh2[~in2]
+                if rows.size:
+                    self._walk_from(p2, path, tracked, origin, rows, depth + 1)
+            else:
+                b_active = branch_rows
+                for e in fallback():
+                    if not b_active.size:
+                        break
+                    b_active = _apply(e, tracked, origin, b_active, e.idx)
+                origin[b_active] = m.idx  # brought by the merge with no branch commit that wrote them (or a fixup)
         return active[keep]
 
     def blame(

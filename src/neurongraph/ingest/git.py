@@ -38,7 +38,7 @@ from ..model import Node
 from . import refs as R
 from .batch import IngestBatch, derived_edge
 from .git_log import Commit as _Commit
-from .git_log import read_log
+from .git_log import read_log, read_merge_hunks
 
 __all__ = ["read_git", "GitRepo", "state_key", "root_key", "source_name", "MAX_FILES_LISTED"]
 
@@ -55,12 +55,13 @@ class GitError(InvalidArgument):
 # What this reader derives from a commit, versioned: bump it whenever a commit's node or edges change for the
 # same commit (2: merge commits without a PR are marked `aggregate`; 3: hunks, renames and code terms in the
 # metadata, line counts from the -U0 diff, `part_of` edges from a merged PR's branch commits; 4: code terms
-# of files up to 20,000 changed lines and 4,000 tokens a side, so an initial import names what it introduced).
+# of files up to 20,000 changed lines and 4,000 tokens a side, so an initial import names what it introduced;
+# 5: a merge's hunks against its second parent, `hunks_p2`).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
 # view of them for good.
-READER_VERSION = 4
+READER_VERSION = 5
 
 
 def state_key(source: str, ref: str) -> str:
@@ -268,7 +269,14 @@ def read_git(
     ]
     if progress:
         progress("reading", 0, 1)
-    commits, lost = read_log(g.path, sorted(set(tips.values())) + ["^" + s for s in exclude])
+    revs = sorted(set(tips.values())) + ["^" + s for s in exclude]
+    commits, lost = read_log(g.path, revs)
+    if any(len(c.parents) > 1 for c in commits):
+        p2 = read_merge_hunks(g.path, revs)
+        for c in commits:
+            if c.sha in p2:
+                c.hunks_p2 = p2[c.sha]
+                c.flags["p2_read"] = True
     resolver = _Resolver(g.listing(sorted(set(tips.values()))))
     for root in g.roots(sorted(set(tips.values()))):
         batch.state[root_key(root)] = source  # a later ingest from another folder finds the name (source_name)
@@ -362,6 +370,8 @@ class _CommitReader:
             md["aggregate"] = True  # the aggregate prior (SearchConfig.aggregate_weight) reads it
         if c.hunks:
             md["hunks"] = c.hunks
+        if c.flags.get("p2_read"):
+            md["hunks_p2"] = c.hunks_p2  # a merge against its second parent: blame follows the branch exactly
         if c.renames:
             md["renames"] = [[o, n] for o, n in c.renames]
         if c.code_added or c.code_removed:

@@ -33,7 +33,15 @@ from pathlib import Path
 from ..index.code_terms import STOP_BYTES as _STOP_B
 from ..index.code_terms import count_identifiers_bytes
 
-__all__ = ["Commit", "read_log", "LOG_FORMAT", "MAX_CODE_LINES", "MAX_HUNKS_FILE", "MAX_HUNKS_COMMIT"]
+__all__ = [
+    "Commit",
+    "read_log",
+    "read_merge_hunks",
+    "LOG_FORMAT",
+    "MAX_CODE_LINES",
+    "MAX_HUNKS_FILE",
+    "MAX_HUNKS_COMMIT",
+]
 
 MARK = b"\x1e\x1dngr\x1f"
 LOG_FORMAT = "%x1e%x1dngr%x1f%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
@@ -72,6 +80,7 @@ class Commit:
     files: list[tuple[str, int | None, int | None]] = field(default_factory=list)  # path, added, deleted
     renames: list[tuple[str, str]] = field(default_factory=list)
     hunks: dict[str, list[list[int]]] = field(default_factory=dict)  # new path -> [[a, b, c, d], ...]
+    hunks_p2: dict[str, list[list[int]]] = field(default_factory=dict)  # a merge's hunks against its 2nd parent
     code_added: list[str] = field(default_factory=list)
     code_removed: list[str] = field(default_factory=list)
     flags: dict[str, int | bool] = field(default_factory=dict)  # hunks_truncated, code_truncated, code_skipped
@@ -293,6 +302,48 @@ def _records(stream) -> Iterator[bytes]:
 _DIFF = ["-p", "-U0", "-M", "--diff-merges=first-parent", f"--format={LOG_FORMAT}"]
 _NAMES = ["-z", "--name-only", "--no-renames", "--diff-merges=first-parent", f"--format={LOG_FORMAT}"]
 _HEADER = [f"--format={LOG_FORMAT}"]
+
+
+_MERGE_MARK = b"\x1e\x1dM "
+_HUNK_LINE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def read_merge_hunks(path: Path, rev_args: list[str]) -> dict[str, dict[str, list[list[int]]]]:
+    """Each merge's ``-U0`` hunks against its second parent, per new path: one streaming ``git log --merges
+    --diff-merges=separate`` (git prints a merge once per parent, the first parent first; only the second
+    is kept).  Why: blame from stored hunks follows a line a merge brought into the branch it came from,
+    exactly as ``git blame`` does, instead of guessing by time (index/code_history.py).  Hunk headers only;
+    a merge git cannot diff is left out (its lines fall back to the branch walk)."""
+    argv = ["git", "-C", str(path), "-c", "core.quotepath=off", "log", "--merges", "--diff-merges=separate"]
+    argv += ["-p", "-U0", "-M", "--format=%x1e%x1dM %H", *rev_args, "--"]
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    out: dict[str, dict[str, list[list[int]]]] = {}
+    seen: dict[str, int] = {}
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+        assert proc.stdout is not None
+        sha, cur_path = "", ""
+        hunks: dict[str, list[list[int]]] = {}
+        keep = False
+        for line in proc.stdout:
+            if line.startswith(_MERGE_MARK):
+                if keep:
+                    out[sha] = hunks  # empty: the merge is its second parent's tree (every line maps as is)
+                sha = line[len(_MERGE_MARK) :].strip().decode()
+                seen[sha] = seen.get(sha, 0) + 1
+                keep, hunks, cur_path = seen[sha] == 2, {}, ""
+            elif not keep:
+                continue
+            elif line.startswith(b"+++ "):
+                p = line[4:].rstrip(b"\n")
+                cur_path = _unquote(p, 2) if p != b"/dev/null" else ""
+            elif line.startswith(b"@@ ") and cur_path:
+                m = _HUNK_LINE.match(line)
+                if m:
+                    o, oc, n, nc = m.groups()
+                    hunks.setdefault(cur_path, []).append([int(o), int(oc or 1), int(n), int(nc or 1)])
+        if keep:
+            out[sha] = hunks
+    return out
 
 
 def read_log(path: Path, rev_args: list[str]) -> tuple[list[Commit], list[tuple[str, str]]]:
