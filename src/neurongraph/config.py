@@ -148,7 +148,7 @@ class SearchConfig:
     # brought); "git": the repository's own `git blame` when it is still on disk (exact; ~280 ms p50 a search at
     # ovs size against ~25 ms, docs/code-history.md), else the stored hunks
     blame_source: str = "hunks"
-    blame_weight: float = 1.0
+    blame_weight: float = 2.0  # chosen leave-one-repository-out (docs/code-history.md)
     blame_seed_weight: float = 0.5
     code_weight: float = 0.5
     code_intent_weight: float = 2.0  # code_weight for a question that asks which change introduced / removed X
