@@ -184,3 +184,26 @@ def test_a_missing_commit_object_ends_the_history_there_and_is_named(repo, tmp_p
         assert s["adapter"]["unreadable_commits"] >= 1
         assert any(f"unable to read object {repo.c1}" in i["reason"] for i in s["skipped_items"])
         assert eng.get_node("commit:" + repo.c4) is not None
+
+
+def test_merge_hunks_against_the_second_parent(repo):
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit("Topic work", {"src/t.c": "int t1;\nint t2;\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit("Main work", {"src/m.c": "int m;\n"})
+    repo.t += 3600
+    repo.git("merge", "-q", "--no-ff", "topic", "-m", "Merge branch 'topic'")
+    merge = repo.git("rev-parse", "HEAD")
+    p2 = repo.git("rev-parse", "HEAD^2")
+    got = git_log.read_merge_hunks(repo.path, [(merge, p2)])
+    # P2 -> M: the merge adds main's src/m.c to what the topic branch had
+    assert got == {merge: {"src/m.c": [[0, 0, 1, 1]]}}
+    md = {n.id: n.metadata for n in read_git(repo.path).nodes}
+    assert md["commit:" + merge]["hunks_p2"] == {"src/m.c": [[0, 0, 1, 1]]}
+    assert md["commit:" + merge]["hunks"] == {"src/t.c": [[0, 0, 1, 2]]}  # first parent: what the branch brought
+    # a merge whose tree is its second parent's has empty hunks, and is still listed
+    repo.git("checkout", "-q", "topic")
+    repo.t += 3600
+    repo.git("merge", "-q", "--no-ff", "main", "-m", "Merge branch 'main' into topic")
+    back = repo.git("rev-parse", "HEAD")
+    assert git_log.read_merge_hunks(repo.path, [(back, repo.git("rev-parse", "HEAD^2"))]) == {back: {}}

@@ -272,7 +272,7 @@ def read_git(
     revs = sorted(set(tips.values())) + ["^" + s for s in exclude]
     commits, lost = read_log(g.path, revs)
     if any(len(c.parents) > 1 for c in commits):
-        p2 = read_merge_hunks(g.path, revs)
+        p2 = read_merge_hunks(g.path, [(c.sha, c.parents[1]) for c in commits if len(c.parents) > 1])
         for c in commits:
             if c.sha in p2:
                 c.hunks_p2 = p2[c.sha]

@@ -304,45 +304,55 @@ _NAMES = ["-z", "--name-only", "--no-renames", "--diff-merges=first-parent", f"-
 _HEADER = [f"--format={LOG_FORMAT}"]
 
 
-_MERGE_MARK = b"\x1e\x1dM "
-_HUNK_LINE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# a merge's id line, a section's "--- a/..\n+++ b/.." pair (the pair: an added line "++ x" is not a path),
+# or a hunk header
+_P2_LINE = re.compile(
+    rb"^(?:([0-9a-f]{40,64})|--- .*\n\+\+\+ (.*)|@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@.*)$", re.M
+)
 
 
-def read_merge_hunks(path: Path, rev_args: list[str]) -> dict[str, dict[str, list[list[int]]]]:
-    """Each merge's ``-U0`` hunks against its second parent, per new path: one streaming ``git log --merges
-    --diff-merges=separate`` (git prints a merge once per parent, the first parent first; only the second
-    is kept).  Why: blame from stored hunks follows a line a merge brought into the branch it came from,
-    exactly as ``git blame`` does, instead of guessing by time (index/code_history.py).  Hunk headers only;
-    a merge git cannot diff is left out (its lines fall back to the branch walk)."""
-    argv = ["git", "-C", str(path), "-c", "core.quotepath=off", "log", "--merges", "--diff-merges=separate"]
-    argv += ["-p", "-U0", "-M", "--format=%x1e%x1dM %H", *rev_args, "--"]
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+def read_merge_hunks(path: Path, merges: list[tuple[str, str]]) -> dict[str, dict[str, list[list[int]]]]:
+    """Each merge's ``-U0`` hunks against its second parent, per new path, for ``(merge, second parent)``
+    pairs: one ``git diff-tree --stdin`` process fed ``M P2`` lines (git diffs P2 -> M, printing ``M`` first;
+    ``--always`` prints it for an empty diff too), so only the second-parent diffs are made (the first-parent
+    ones are the main log's).  Why: blame from stored hunks follows a line a merge brought into the branch it
+    came from, exactly as ``git blame`` does, instead of guessing by time (index/code_history.py).  Hunk
+    headers only, parsed with one regex over 1 MiB chunks (only header, ``+++`` and ``@@`` lines reach
+    Python); a deleted file has none; a merge git cannot diff is left out (its lines fall back to the
+    branch walk)."""
+    if not merges:
+        return {}
+    argv = ["git", "-C", str(path), "-c", "core.quotepath=off", "diff-tree", "--stdin", "--always"]
+    argv += ["-p", "-U0", "-M"]
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_NO_LAZY_FETCH": "1"}
+    wanted = {m for m, _ in merges}
     out: dict[str, dict[str, list[list[int]]]] = {}
-    seen: dict[str, int] = {}
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    ) as proc:
+        _feed(proc, "".join(f"{m} {p2}\n" for m, p2 in merges).encode())
         assert proc.stdout is not None
-        sha, cur_path = "", ""
         hunks: dict[str, list[list[int]]] = {}
-        keep = False
-        for line in proc.stdout:
-            if line.startswith(_MERGE_MARK):
-                if keep:
-                    out[sha] = hunks  # empty: the merge is its second parent's tree (every line maps as is)
-                sha = line[len(_MERGE_MARK) :].strip().decode()
-                seen[sha] = seen.get(sha, 0) + 1
-                keep, hunks, cur_path = seen[sha] == 2, {}, ""
-            elif not keep:
-                continue
-            elif line.startswith(b"+++ "):
-                p = line[4:].rstrip(b"\n")
-                cur_path = _unquote(p, 2) if p != b"/dev/null" else ""
-            elif line.startswith(b"@@ ") and cur_path:
-                m = _HUNK_LINE.match(line)
-                if m:
-                    o, oc, n, nc = m.groups()
-                    hunks.setdefault(cur_path, []).append([int(o), int(oc or 1), int(n), int(nc or 1)])
-        if keep:
-            out[sha] = hunks
+        cur = ""
+        rest = b""
+        while True:
+            chunk = proc.stdout.read(_CHUNK)
+            data = rest + chunk
+            if chunk:  # parse up to the last section start: a section's lines never straddle two parses
+                cut = data.rfind(b"\ndiff --git ") + 1
+                data, rest = data[:cut], data[cut:]
+            for sha, plus, o, oc, n, nc in _P2_LINE.findall(data):
+                if sha:
+                    hunks, cur = {}, ""
+                    if sha.decode() in wanted:
+                        out[sha.decode()] = hunks
+                elif plus:
+                    cur = _unquote(plus.rstrip(b"\t"), 2) if plus != b"/dev/null" else ""
+                elif cur:
+                    hunks.setdefault(cur, []).append([int(o), int(oc or 1), int(n), int(nc or 1)])
+            if not chunk:
+                break
+        proc.wait()
     return out
 
 
