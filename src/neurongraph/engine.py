@@ -201,6 +201,8 @@ def _trace_hit(rank: int, h: Hit) -> dict:
         "type": h.type,
         "title": h.title,
         "seed": h.seed,
+        "meta": h.meta,
+        "evidence": h.evidence,
         "scores": h.scores,
         "ranks": h.ranks,
         "paths": h.paths,
