@@ -33,6 +33,7 @@ def test_identifiers_keep_code_tokens_in_order_with_repeats():
     assert all(len(t) >= 3 for t in toks)
     assert identifiers("def f(self): return None if x else True") == []
     assert identifiers("i-- x--> --count") == ["--count"]
+    assert identifiers("--foo_bar --dry-run_x") == ["foo_bar", "dry", "run_x"]  # a word char after: no option
 
 
 def test_troff_and_python_sources():
@@ -41,7 +42,7 @@ def test_troff_and_python_sources():
 
 
 def test_counts_agree_between_str_and_bytes_forms():
-    text = 'x = frobnicate(foo_bar); frobnicate("--dry-run"); for for for while None'
+    text = 'x = frobnicate(foo_bar); frobnicate("--dry-run"); for for for while None --A0_ --foo_bar --a-b'
     raw = count_identifiers_bytes(text.encode())
     assert Counter({t.decode(): k for t, k in raw.items() if is_term(t)}) == count_identifiers(text)
     assert count_identifiers(text) == Counter(identifiers(text))

@@ -47,16 +47,17 @@ STOP = frozenset(
 
 # backslash escapes in string literals and troff man pages; blanked before tokenising
 _ESCAPE_SRC = r"\\(?:f[A-Z1-4]|f\(..|[A-Za-z0-9\"'\\])"
-# a long option (dashes kept) or a word of >= 3 ASCII word characters; a word starting with a digit is a
-# number.  ASCII on purpose: the str and bytes forms must agree, and bytes regexes are ~4x faster on diffs
-_TOKEN_SRC = r"(?<![\w-])--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|\b[A-Za-z_]\w{2,}"
+# a long option (dashes kept; not when a word character follows: `--foo_bar` is the word foo_bar) or a word
+# of >= 3 ASCII word characters; a word starting with a digit is a number.  ASCII on purpose: the str and
+# bytes forms must agree, and bytes regexes are ~4x faster on diffs
+_TOKEN_SRC = r"(?<![\w-])--(?>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?!\w)|\b[A-Za-z_]\w{2,}"
 _ESCAPE = re.compile(_ESCAPE_SRC, re.ASCII)
 _TOKEN = re.compile(_TOKEN_SRC, re.ASCII)
 _ESCAPE_B = re.compile(_ESCAPE_SRC.encode())
 # the bytes hot path scans words and options separately: each pattern alone starts with something the
 # regex engine can search for fast ("--" literally), which the alternation above hides (~2.5x slower)
 _WORD_B = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{2,}")
-_OPTION_B = re.compile(rb"--(?<![\w-]--)[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+_OPTION_B = re.compile(rb"--(?<![\w-]--)(?>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?!\w)")
 STOP_BYTES = _STOP_B = frozenset(w.encode() for w in STOP)  # STOP as bytes, for the ingest hot path
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 _SPLIT = re.compile(r"[_\-]+")

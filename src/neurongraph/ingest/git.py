@@ -38,7 +38,7 @@ from ..model import Node
 from . import refs as R
 from .batch import IngestBatch, derived_edge
 from .git_log import Commit as _Commit
-from .git_log import read_log, read_merge_hunks
+from .git_log import read_log, start_merge_hunks
 
 __all__ = ["read_git", "GitRepo", "state_key", "root_key", "source_name", "MAX_FILES_LISTED"]
 
@@ -270,9 +270,10 @@ def read_git(
     if progress:
         progress("reading", 0, 1)
     revs = sorted(set(tips.values())) + ["^" + s for s in exclude]
+    merge_hunks = start_merge_hunks(g.path, revs)  # its own git process, alongside the main log
     commits, lost = read_log(g.path, revs)
-    if any(len(c.parents) > 1 for c in commits):
-        p2 = read_merge_hunks(g.path, [(c.sha, c.parents[1]) for c in commits if len(c.parents) > 1])
+    p2 = merge_hunks()
+    if p2:
         for c in commits:
             if c.sha in p2:
                 c.hunks_p2 = p2[c.sha]

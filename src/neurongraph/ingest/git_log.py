@@ -26,9 +26,12 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Queue
+from typing import Any
 
 from ..index.code_terms import STOP_BYTES as _STOP_B
 from ..index.code_terms import count_identifiers_bytes
@@ -37,6 +40,7 @@ __all__ = [
     "Commit",
     "read_log",
     "read_merge_hunks",
+    "start_merge_hunks",
     "LOG_FORMAT",
     "MAX_CODE_LINES",
     "MAX_HUNKS_FILE",
@@ -51,6 +55,7 @@ MAX_HUNKS_COMMIT = 20000  # ... and per commit (metadata["hunks_truncated"] when
 MAX_CODE_TERMS = 4000  # tokens kept per side (the largest count changes; metadata["code_truncated"] when cut)
 MAX_RESTARTS = 20  # failing commits read one by one before the rest is read by file names only
 _CHUNK = 1 << 20
+_AHEAD = 64  # chunks read ahead of the parse (64 MiB at most)
 
 # over a section's body from its first "\n@@": a leading newline lets the engine search a literal prefix
 _HUNK = re.compile(rb"\n@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -271,16 +276,37 @@ def _feed(proc: subprocess.Popen, data: bytes) -> None:
     threading.Thread(target=write, daemon=True).start()
 
 
+def _chunks(stream) -> Iterator[bytes]:
+    """The stream's bytes in chunks of up to :data:`_CHUNK`, read by a thread: git never waits on a full
+    pipe while this process parses, so git's diffing and the parse run at the same time (on iproute2 the
+    sequential pipe made the read ~git's time + the parse's).  At most :data:`_AHEAD` chunks are held."""
+    q: Queue[bytes | BaseException] = Queue(_AHEAD)
+
+    def pump() -> None:
+        try:
+            while chunk := stream.read(_CHUNK):
+                q.put(chunk)
+            q.put(b"")
+        except BaseException as e:  # handed to the parsing side
+            q.put(e)
+
+    threading.Thread(target=pump, daemon=True).start()
+    while True:
+        item = q.get()
+        if isinstance(item, BaseException):
+            raise item
+        if not item:
+            return
+        yield item
+
+
 def _records(stream) -> Iterator[bytes]:
     """The bytes between consecutive :data:`MARK` s, read in chunks (one record in memory at a time)."""
     buf = bytearray()
     start = 0  # where the current record begins in buf
     started = False
     scan = 0
-    while True:
-        chunk = stream.read(_CHUNK)
-        if not chunk:
-            break
+    for chunk in _chunks(stream):
         buf += chunk
         while True:
             at = buf.find(MARK, scan)
@@ -311,6 +337,33 @@ _P2_LINE = re.compile(
 )
 
 
+def start_merge_hunks(path: Path, rev_args: list[str]) -> Callable[[], dict[str, dict[str, list[list[int]]]]]:
+    """:func:`read_merge_hunks` of the merges in ``rev_args`` (a cheap ``git rev-list --merges --parents``
+    names them), run in a thread while the main log streams; call the result to wait for it."""
+    listed = subprocess.run(
+        ["git", "-C", str(path), "rev-list", "--merges", "--parents", *rev_args, "--"], capture_output=True
+    )
+    pairs = [(p[0], p[2]) for p in (ln.split() for ln in listed.stdout.decode().splitlines()) if len(p) >= 3]
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append(read_merge_hunks(path, pairs))
+        except BaseException as e:  # re-raised by the caller
+            box.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+
+    def wait() -> dict[str, dict[str, list[list[int]]]]:
+        t.join()
+        if isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0]
+
+    return wait
+
+
 def read_merge_hunks(path: Path, merges: list[tuple[str, str]]) -> dict[str, dict[str, list[list[int]]]]:
     """Each merge's ``-U0`` hunks against its second parent, per new path, for ``(merge, second parent)``
     pairs: one ``git diff-tree --stdin`` process fed ``M P2`` lines (git diffs P2 -> M, printing ``M`` first;
@@ -335,8 +388,9 @@ def read_merge_hunks(path: Path, merges: list[tuple[str, str]]) -> dict[str, dic
         hunks: dict[str, list[list[int]]] = {}
         cur = ""
         rest = b""
+        chunks = _chunks(proc.stdout)
         while True:
-            chunk = proc.stdout.read(_CHUNK)
+            chunk = next(chunks, b"")
             data = rest + chunk
             if chunk:  # parse up to the last section start: a section's lines never straddle two parses
                 cut = data.rfind(b"\ndiff --git ") + 1
