@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CodeHistory", "Blame"]
+__all__ = ["CodeHistory", "Blame", "line_ranges"]
 
 _EMPTY = np.zeros((0, 4), np.int64)
 
@@ -78,14 +78,19 @@ class Blame:
         return nodes, np.array([self.lines[n] for n in nodes.tolist()], np.float64) / max(self.total, 1)
 
 
-def _ranges_text(lines: list[int]) -> str:
+def line_ranges(lines) -> list[tuple[int, int]]:
+    """Sorted distinct line numbers as inclusive ``(first, last)`` ranges (diffs, blame calls, explanations)."""
     out: list[list[int]] = []
     for n in sorted(set(lines)):
         if out and n == out[-1][1] + 1:
             out[-1][1] = n
         else:
             out.append([n, n])
-    return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in out)
+    return [(a, b) for a, b in out]
+
+
+def _ranges_text(lines: list[int]) -> str:
+    return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in line_ranges(lines))
 
 
 def describe(where: dict[str, list[int]]) -> str:

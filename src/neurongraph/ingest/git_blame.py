@@ -11,22 +11,12 @@ from __future__ import annotations
 
 import re
 
+from ..index.code_history import line_ranges
 from .git import GitRepo
 
-__all__ = ["blame_with_git", "line_ranges"]
+__all__ = ["blame_with_git"]
 
 _PORCELAIN = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: \d+)?$")
-
-
-def line_ranges(lines: list[int]) -> list[tuple[int, int]]:
-    """Sorted distinct line numbers as inclusive ranges."""
-    out: list[list[int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return [(a, b) for a, b in out]
 
 
 def blame_with_git(

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..index.code_history import line_ranges
 
 __all__ = ["FileChange", "WorkingSet", "MAX_FILES", "MAX_TERMS"]
 
@@ -54,14 +55,7 @@ def _clean_path(p: str) -> str:
 
 
 def _ranges(lines: list[int]) -> tuple[tuple[int, int], ...]:
-    """Sorted distinct line numbers as inclusive ranges."""
-    out: list[list[int]] = []
-    for n in sorted(set(lines)):
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return tuple((a, b) for a, b in out)
+    return tuple(line_ranges(lines))
 
 
 @dataclass(frozen=True)
