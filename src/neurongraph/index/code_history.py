@@ -136,19 +136,31 @@ def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, flo
     return np.full(n, side_weights[0] if side == "added" else side_weights[1])
 
 
+_PREPARED: dict[int, tuple] = {}  # id(hunks array) -> (array, start, stop, after, shifts): see _prepared
+
+
+def _prepared(h: np.ndarray) -> tuple:
+    """A hunk array's lookup columns, computed once per array: new-side starts, ends (exclusive), the first
+    line after each hunk (``start + max(count, 1)``: after a deletion at ``c`` comes ``c + 1``), and the
+    cumulative shift (old minus new size) of the hunks before a line."""
+    got = _PREPARED.get(id(h))
+    if got is None or got[0] is not h:
+        ns, nc = h[:, 2], h[:, 3]
+        shifts = np.concatenate([[0], np.cumsum(h[:, 1] - nc)])
+        got = (h, ns, ns + nc, ns + np.maximum(nc, 1), shifts)
+        if len(_PREPARED) > 200_000:
+            _PREPARED.clear()
+        _PREPARED[id(h)] = got
+    return got
+
+
 def _map(h: np.ndarray, ln: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which of the (new-side) line numbers ``ln`` lie inside hunks ``h``, and every line's old-side number
     (meaningful for the others): a line after a hunk shifts by that hunk's old minus new size."""
-    ns, nc, oc = h[:, 2], h[:, 3], h[:, 1]
-    j = np.searchsorted(ns, ln, side="right") - 1
-    jj = np.maximum(j, 0)
-    has = j >= 0
-    inside = has & (nc[jj] > 0) & (ln >= ns[jj]) & (ln <= ns[jj] + nc[jj] - 1)
-    cum = np.cumsum(oc - nc)
-    before = has & np.where(nc[jj] > 0, ns[jj] + nc[jj] - 1 < ln, ns[jj] < ln)
-    prev = np.where(j - 1 >= 0, cum[np.maximum(j - 1, 0)], 0)
-    shift = np.where(before, cum[jj], np.where(has, prev, 0))
-    return inside, ln + shift
+    _, start, stop, after, shifts = _prepared(h)
+    j = np.searchsorted(start, ln, side="right") - 1
+    inside = (j >= 0) & (ln < stop[np.maximum(j, 0)])
+    return inside, ln + shifts[np.searchsorted(after, ln, side="right")]
 
 
 def _apply(e: _Entry, tracked: np.ndarray, origin: np.ndarray, active: np.ndarray, who: int) -> np.ndarray:
@@ -156,7 +168,10 @@ def _apply(e: _Entry, tracked: np.ndarray, origin: np.ndarray, active: np.ndarra
     their numbers before it.  Returns the rows still unresolved."""
     if not e.hunks.shape[0] or not active.size:
         return active
-    inside, shifted = _map(e.hunks, tracked[active])
+    ln = tracked[active]
+    if int(ln.max()) < int(e.hunks[0, 2]):  # every tracked line comes before the first hunk: unchanged
+        return active
+    inside, shifted = _map(e.hunks, ln)
     origin[active[inside]] = who
     keep = ~inside
     tracked[active[keep]] = shifted[keep]
