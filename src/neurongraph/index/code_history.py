@@ -33,7 +33,31 @@ import numpy as np
 
 __all__ = ["CodeHistory", "Blame", "line_ranges"]
 
-_EMPTY = np.zeros((0, 4), np.int64)
+
+@dataclass(frozen=True)
+class _Hunks:
+    """One commit's ``-U0`` hunks of one file as the lookup columns a blame step reads, computed once when
+    the commit is read: new-side starts (sorted), ends (exclusive), the first line after each hunk
+    (``start + max(count, 1)``: after a deletion at ``c`` comes ``c + 1``), and ``shifts[k]``, the old minus
+    new size of the first ``k`` hunks."""
+
+    start: np.ndarray
+    stop: np.ndarray
+    after: np.ndarray
+    shifts: np.ndarray
+
+    @classmethod
+    def of(cls, h: np.ndarray) -> _Hunks:
+        h = h[np.argsort(h[:, 2], kind="stable")]
+        ns, nc = h[:, 2], h[:, 3]
+        return cls(ns, ns + nc, ns + np.maximum(nc, 1), np.concatenate([[0], np.cumsum(h[:, 1] - nc)]))
+
+    @property
+    def n(self) -> int:
+        return int(self.start.shape[0])
+
+
+_EMPTY = _Hunks.of(np.zeros((0, 4), np.int64))
 
 
 @dataclass
@@ -43,10 +67,10 @@ class _Entry:
     time: float
     order: int  # tiebreak among commits of the same second: ingest order (git log lists newest first)
     idx: int
-    hunks: np.ndarray  # (k, 4): old_start, old_count, new_start, new_count, sorted by new_start
+    hunks: _Hunks
     renamed_from: str | None = None
     merge: bool = False
-    hunks_p2: np.ndarray | None = None  # a merge's hunks against its second parent (None: not stored)
+    hunks_p2: _Hunks | None = None  # a merge's hunks against its second parent (None: not stored)
 
 
 @dataclass
@@ -101,7 +125,7 @@ def describe(where: dict[str, list[int]]) -> str:
 MAX_MERGE_DEPTH = 64  # nested merges a blame follows down their second parents
 
 
-def _p2(md: dict, path: str) -> np.ndarray | None:
+def _p2(md: dict, path: str) -> _Hunks | None:
     """A merge's hunks of ``path`` against its second parent: None when the ingest did not store them (an
     older reader), empty when the file there is the merge's own."""
     p2 = md.get("hunks_p2")
@@ -110,14 +134,12 @@ def _p2(md: dict, path: str) -> np.ndarray | None:
     return _hunks(p2.get(path, []))
 
 
-def _hunks(raw: Any) -> np.ndarray:
+def _hunks(raw: Any) -> _Hunks:
     try:
         h = np.asarray(raw, np.int64).reshape(-1, 4)
     except (TypeError, ValueError):
         return _EMPTY
-    if h.size == 0:
-        return _EMPTY
-    return h[np.argsort(h[:, 2], kind="stable")]
+    return _Hunks.of(h) if h.size else _EMPTY
 
 
 def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, float]) -> np.ndarray:
@@ -136,40 +158,21 @@ def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, flo
     return np.full(n, side_weights[0] if side == "added" else side_weights[1])
 
 
-_PREPARED: dict[int, tuple] = {}  # id(hunks array) -> (array, start, stop, after, shifts): see _prepared
-
-
-def _prepared(h: np.ndarray) -> tuple:
-    """A hunk array's lookup columns, computed once per array: new-side starts, ends (exclusive), the first
-    line after each hunk (``start + max(count, 1)``: after a deletion at ``c`` comes ``c + 1``), and the
-    cumulative shift (old minus new size) of the hunks before a line."""
-    got = _PREPARED.get(id(h))
-    if got is None or got[0] is not h:
-        ns, nc = h[:, 2], h[:, 3]
-        shifts = np.concatenate([[0], np.cumsum(h[:, 1] - nc)])
-        got = (h, ns, ns + nc, ns + np.maximum(nc, 1), shifts)
-        if len(_PREPARED) > 200_000:
-            _PREPARED.clear()
-        _PREPARED[id(h)] = got
-    return got
-
-
-def _map(h: np.ndarray, ln: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _map(h: _Hunks, ln: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which of the (new-side) line numbers ``ln`` lie inside hunks ``h``, and every line's old-side number
     (meaningful for the others): a line after a hunk shifts by that hunk's old minus new size."""
-    _, start, stop, after, shifts = _prepared(h)
-    j = np.searchsorted(start, ln, side="right") - 1
-    inside = (j >= 0) & (ln < stop[np.maximum(j, 0)])
-    return inside, ln + shifts[np.searchsorted(after, ln, side="right")]
+    j = np.searchsorted(h.start, ln, side="right") - 1
+    inside = (j >= 0) & (ln < h.stop[np.maximum(j, 0)])
+    return inside, ln + h.shifts[np.searchsorted(h.after, ln, side="right")]
 
 
 def _apply(e: _Entry, tracked: np.ndarray, origin: np.ndarray, active: np.ndarray, who: int) -> np.ndarray:
     """One commit's hunks over the tracked lines: the lines it wrote are blamed on ``who``; the rest move to
     their numbers before it.  Returns the rows still unresolved."""
-    if not e.hunks.shape[0] or not active.size:
+    if not e.hunks.n or not active.size:
         return active
     ln = tracked[active]
-    if int(ln.max()) < int(e.hunks[0, 2]):  # every tracked line comes before the first hunk: unchanged
+    if int(ln.max()) < int(e.hunks.start[0]):  # every tracked line comes before the first hunk: unchanged
         return active
     inside, shifted = _map(e.hunks, ln)
     origin[active[inside]] = who
@@ -287,7 +290,6 @@ class CodeHistory:
         self._exact = exact_blame
         self._commits: dict[int, _Commit] = {}
         self._files: dict[str, dict[int, _Entry]] = {}
-        self._sorted: dict[str, tuple[list[tuple[float, int]], list[_Entry]]] = {}
         self._postings: dict[str, dict[str, dict[int, float]]] = {"added": {}, "removed": {}}
         self._post_sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._built = False
@@ -314,7 +316,6 @@ class CodeHistory:
             for idx, typ, md in self._read(None):
                 if typ == "commit":
                     self._add(idx, md)
-            self._sorted.clear()
             self._post_sorted.clear()
             self._built = True
             self._dirty.clear()
@@ -356,12 +357,10 @@ class CodeHistory:
                 self._files.setdefault(path, {})[idx] = _Entry(
                     t, -idx, idx, _hunks(raw), renames.get(path), c.merge, _p2(md, path) if c.merge else None
                 )
-                self._sorted.pop(path, None)
                 c.paths.append(path)
             for new, old in renames.items():  # a pure rename has no hunk, but the line history moves
                 if new not in hunks:
                     self._files.setdefault(new, {})[idx] = _Entry(t, -idx, idx, _EMPTY, old, c.merge)
-                    self._sorted.pop(new, None)
                     c.paths.append(new)
         code = md.get("code")
         if isinstance(code, dict):
@@ -382,21 +381,11 @@ class CodeHistory:
             del self._by_sha[c.sha]
         for p in c.paths:
             self._files.get(p, {}).pop(idx, None)
-            self._sorted.pop(p, None)
         for side in ("added", "removed"):
             for term in c.added if side == "added" else c.removed:
                 self._postings[side].get(term, {}).pop(idx, None)
                 self._post_sorted.pop((side, term), None)
 
-    def _timeline(self, path: str) -> tuple[list[tuple[float, int]], list[_Entry]]:
-        got = self._sorted.get(path)
-        if got is None:
-            entries = sorted(self._files.get(path, {}).values(), key=lambda e: (e.time, e.order))
-            got = ([(e.time, e.order) for e in entries], entries)
-            self._sorted[path] = got
-        return got
-
-    # ------------------------------------------------------------ blame
     def _topology(self) -> _Topology:
         if self._topo is None:
             self._topo = _Topology.of(self._commits, self._by_sha)
@@ -508,7 +497,7 @@ class CodeHistory:
         does; a line inside those hunks too was written by the merge (a conflict resolution).  Without them,
         the ``fallback()`` commits are walked newest first (approximate)."""
         h = m.hunks
-        if not h.shape[0] or not active.size:
+        if not h.n or not active.size:
             return active
         inside, shifted = _map(h, tracked[active])
         branch_rows = active[inside]
@@ -520,7 +509,7 @@ class CodeHistory:
             if m.hunks_p2 is not None and p2 is not None and depth < MAX_MERGE_DEPTH:
                 in2, sh2 = (
                     _map(m.hunks_p2, tracked[branch_rows])
-                    if m.hunks_p2.shape[0]
+                    if m.hunks_p2.n
                     else (
                         np.zeros(branch_rows.shape[0], bool),
                         tracked[branch_rows],

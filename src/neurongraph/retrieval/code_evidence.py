@@ -65,10 +65,6 @@ class CodeEvidence:
     pure_addition: bool = False
     intent: str = ""  # the question asks which change introduced / removed an identifier it names
 
-    @property
-    def empty(self) -> bool:
-        return self.nodes.size == 0
-
 
 def _query_terms(history: CodeHistory, query: str) -> list[str]:
     """Identifiers the question names: code-looking tokens, plus plain words few commits changed when the
@@ -89,7 +85,11 @@ def code_evidence(
     """The search's code evidence, or None when it has none (no commits with code facts, no identifiers
     named, no lines given) — the pipeline is then exactly the text search."""
     use_blame = ws is not None and ws.has_lines and (cfg.blame_weight > 0 or cfg.blame_seed_weight > 0)
-    use_code = cfg.code_weight > 0
+    # identifiers can only come from code-looking tokens, a question about an introduction or removal, a
+    # one- or two-word query, or the diff: a prose question never reads the code history (its first use
+    # reads every commit's metadata)
+    names_code = bool(query_identifiers(query)) or bool(query_intent(query)) or len(query.split()) <= 2
+    use_code = cfg.code_weight > 0 and (names_code or (ws is not None and any(f.removed for f in ws.files)))
     if not (use_blame or use_code) or history.commits == 0:
         return None
     as_of = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=None)
