@@ -25,7 +25,7 @@ PACKAGE = "neurongraph"
 
 # layer order, first = lowest; a module may import its own layer and earlier ones
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("records", ("errors", "checks", "times", "model", "channels", "config")),
+    ("records", ("errors", "checks", "times", "model", "channels", "config", "strict_json")),
     ("store", ("store",)),
     ("indexes", ("index",)),
     ("graph algorithms", ("graph",)),

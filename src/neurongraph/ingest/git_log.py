@@ -38,6 +38,8 @@ from ..index.code_terms import count_identifiers_bytes
 
 __all__ = [
     "Commit",
+    "path_text",
+    "path_bytes",
     "read_log",
     "read_merge_hunks",
     "start_merge_hunks",
@@ -103,7 +105,7 @@ def parse_record(rec: bytes, names: bool = False) -> Commit | None:
     c = Commit(sha, parents.split(), an, ae, int(at or 0), int(ct or 0), subject.strip(), body.strip("\n"))
     tail = parts[7].lstrip(b"\0\n")
     if names:
-        c.files = [(t.decode("utf-8", "replace"), None, None) for t in tail.split(b"\0") if t.strip(b"\n")]
+        c.files = [(path_text(t), None, None) for t in tail.split(b"\0") if t.strip(b"\n")]
     elif tail.startswith(b"diff --git "):
         _read_patch(c, tail[len(b"diff --git ") :])
     return c
@@ -188,11 +190,41 @@ def _paths(head: bytes) -> tuple[str, str | None]:
     return _unquote(line[line.rfind(b" b/") + 1 :], 2), None
 
 
+def path_text(raw: bytes) -> str:
+    """A path's bytes as text, one-to-one (docs/ingest.md, "Paths that are not UTF-8"): valid UTF-8 is
+    kept as is, except that a backslash is written ``\\x5c``; a byte that is not part of valid UTF-8 is
+    written ``\\xNN`` (two lower-case hex digits).  Why not U+FFFD: ``caf\\xe9.c`` and ``caf\\xe8.c``
+    (Latin-1 names) would both become ``caf\ufffd.c``, one node for two files.  Why not surrogateescape:
+    a lone surrogate is not valid Unicode, refused by every store and JSON writer.  Every backslash in the
+    result starts an escape, so :func:`path_bytes` gives the original bytes back."""
+    if b"\\" in raw:
+        raw = raw.replace(b"\\", b"\\x5c")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+_ESCAPED = re.compile(r"\\x([0-9a-f]{2})")
+
+
+def path_bytes(text: str) -> bytes:
+    """The bytes :func:`path_text` was given (to hand a stored path back to git)."""
+    if "\\" not in text:
+        return text.encode("utf-8")
+    out = bytearray()
+    at = 0
+    for m in _ESCAPED.finditer(text):
+        out += text[at : m.start()].encode("utf-8")
+        out.append(int(m.group(1), 16))
+        at = m.end()
+    out += text[at:].encode("utf-8")
+    return bytes(out)
+
+
 def _unquote(raw: bytes, prefix: int = 0) -> str:
-    """A path as git prints it: C-quoted when it has a tab, a quote, a backslash; ``prefix`` (``a/``) cut."""
+    """A path as git prints it: C-quoted when it has a tab, a quote, a backslash; ``prefix`` (``a/``) cut;
+    its bytes kept (:func:`path_text`)."""
     if raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2:
         raw = codecs.escape_decode(raw[1:-1])[0]
-    return raw[prefix:].decode("utf-8", "replace")
+    return path_text(raw[prefix:])
 
 
 def _top(counts: dict[bytes, int], flags: dict) -> list[str]:

@@ -25,10 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import strict_json
 from ..errors import InvalidArgument
 from ..model import Node
 from . import refs as R
 from .batch import EdgeSet, IngestBatch
+from .confine import Refused, read_confined
 
 __all__ = ["read_github", "MAX_FILE_BYTES", "MIN_COMMENT_CHARS"]
 
@@ -70,17 +72,54 @@ def _fail(where: str, msg: str) -> InvalidArgument:
     return InvalidArgument(f"{where}: {msg}")
 
 
+_WS = " \t\r\n"
+
+
+class _Located(list):
+    """A JSON array read element by element: ``[(line, element), ...]``, so an error names the line an
+    item starts on (an array element that is itself an array is a ``_Located`` too: ``--slurp`` pages)."""
+
+
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _decode(text: str, i: int, depth: int = 0) -> tuple[Any, int]:
+    """One JSON value at ``i`` (strict: see strict_json); the top two levels of arrays as :class:`_Located`."""
+    if depth > 1 or i >= len(text) or text[i] != "[":
+        return strict_json.raw_decode(text, i)
+    out = _Located()
+    line, pos = text.count("\n", 0, i) + 1, i
+    i = _skip_ws(text, i + 1)
+    if i < len(text) and text[i] == "]":
+        return out, i + 1
+    while True:
+        line, pos = line + text.count("\n", pos, i), i
+        value, end = _decode(text, i, depth + 1)
+        out.append((line, value))
+        i = _skip_ws(text, end)
+        if i < len(text) and text[i] == ",":
+            i = _skip_ws(text, i + 1)
+            continue
+        if i < len(text) and text[i] == "]":
+            return out, i + 1
+        raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
+
+
 def _parse_json(text: str, where: str) -> list:
     """All JSON values in ``text`` (``gh api --paginate`` writes several arrays back to back)."""
-    dec = json.JSONDecoder()
     values, i, n = [], 0, len(text)
     while True:
-        while i < n and text[i] in " \t\r\n":
-            i += 1
+        i = _skip_ws(text, i)
         if i >= n:
             break
         try:
-            value, i = dec.raw_decode(text, i)
+            value, i = _decode(text, i)  # a repeated key is an error, not "the last one wins"
+        except strict_json.StrictJSONError as exc:
+            raise _fail(where, str(exc)) from None
         except json.JSONDecodeError as exc:
             raise _fail(where, f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
         except RecursionError:
@@ -93,7 +132,7 @@ def _parse_json(text: str, where: str) -> list:
 
 def _items(values: list, where: str) -> list[tuple[str, Any]]:
     """(label, item) for every item: arrays are concatenated, an array of arrays flattened, an object
-    with a ``number`` (``gh issue view --json``) is one item."""
+    with a ``number`` (``gh issue view --json``) is one item.  A label names the item's line."""
     out: list[tuple[str, Any]] = []
     for v_no, value in enumerate(values):
         page = f"array {v_no + 1} " if len(values) > 1 else ""
@@ -112,11 +151,11 @@ def _items(values: list, where: str) -> list[tuple[str, Any]]:
                 f"{page or 'the top level '}is a JSON {type(value).__name__}; expected an array of "
                 "issues, pull requests or comments",
             )
-        for k, item in enumerate(value):
-            if isinstance(item, list):  # gh api --paginate --slurp: an array of pages
-                out.extend((f"{page}item {k} item {j}", x) for j, x in enumerate(item))
+        for k, (line, item) in enumerate(value):
+            if isinstance(item, _Located):  # gh api --paginate --slurp: an array of pages
+                out.extend((f"line {ln}: {page}item {k} item {j}", x) for j, (ln, x) in enumerate(item))
             else:
-                out.append((f"{page}item {k}", item))
+                out.append((f"line {line}: {page}item {k}", item))
     return out
 
 
@@ -142,9 +181,70 @@ def _time(v: Any) -> tuple[str | None, int | None]:
 
 
 def _number(v: Any, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, str)) or not str(v).isdigit() or int(v) <= 0:
-        raise _fail(where, f"'number' must be a positive integer, got {v!r}")
-    return int(v)
+    """gh and the REST API print ``number`` as a JSON integer; ``"12"`` is another tool's output, not read."""
+    if type(v) is not int or v <= 0:
+        raise _fail(where, f"'number' must be a positive integer (a JSON number, not a string), got {_shown(v)}")
+    return v
+
+
+def _shown(v: Any) -> str:
+    """A bad value for an error message: its JSON type, and the value when it is short."""
+    kind = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(v), "a number"
+    )
+    r = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, (dict, list)) else ""
+    return f"{kind} {r}" if r and len(r) <= 60 else kind
+
+
+# the fields the reader uses, by the JSON type gh / the REST API print them (null is always allowed):
+# a field of another type means the file is not what the reader thinks it is, so it is refused, not guessed
+_STRINGS = (
+    "title",
+    "body",
+    "state",
+    "url",
+    "html_url",
+    "headRefName",
+    "baseRefName",
+    "merge_commit_sha",
+    "issue_url",
+    "pull_request_url",
+)
+_TIMES = ("createdAt", "created_at", "closedAt", "closed_at", "mergedAt", "merged_at", "submittedAt")
+_OBJECTS = ("author", "user", "pull_request", "mergeCommit", "head", "base")
+_LISTS = ("labels", "reviews")  # closingIssuesReferences: anything but an array is read as none
+_BOOLS = ("isDraft", "draft")
+
+
+def _check_types(item: dict, where: str) -> None:
+    """Refuse (with the item's line and the field) a field of the wrong JSON type or an unreadable time."""
+    for fields, ok, want in (
+        (_STRINGS, lambda v: isinstance(v, str), "a string"),
+        (_OBJECTS, lambda v: isinstance(v, dict), "an object"),
+        (_LISTS, lambda v: isinstance(v, list), "an array"),
+        (_BOOLS, lambda v: isinstance(v, bool), "true or false"),
+    ):
+        for f in fields:
+            v = item.get(f)
+            if v is not None and not ok(v):
+                raise _fail(where, f"field {f!r} must be {want} or null, got {_shown(v)}")
+    for f in _TIMES:
+        v = item.get(f)
+        if v is None:
+            continue
+        if not isinstance(v, str) or (v and _time(v)[1] is None):
+            raise _fail(where, f"field {f!r} must be an ISO-8601 time (2024-05-01T12:00:00Z) or null, got {_shown(v)}")
+    comments = item.get("comments")
+    if comments is not None and not isinstance(comments, list) and type(comments) is not int:
+        raise _fail(where, f"field 'comments' must be an array (gh) or a count (REST) or null, got {_shown(comments)}")
+    for k, c in enumerate(comments if isinstance(comments, list) else []):
+        if not isinstance(c, dict):
+            raise _fail(where, f"comments[{k}] must be an object, got {_shown(c)}")
+        _check_types(c, f"{where} comments[{k}]")
+    for k, r in enumerate(item.get("reviews") or []):
+        if not isinstance(r, dict):
+            raise _fail(where, f"reviews[{k}] must be an object, got {_shown(r)}")
+        _check_types(r, f"{where} reviews[{k}]")
 
 
 def _repo_of(url: Any) -> tuple[str | None, str | None, int | None]:
@@ -192,6 +292,7 @@ def _read_item(
     item: dict, where: str, threads: dict[int, _Thread], repos: dict[str, tuple[str, str]], stats: dict, pr_hint: bool
 ) -> None:
     """Fold one JSON object (an issue, a pull request or a comment) into ``threads``."""
+    _check_types(item, where)
     if "number" not in item:
         _read_comment(item, where, threads, repos, stats)
         return
@@ -340,14 +441,7 @@ def _files(path: Path, batch: IngestBatch, max_bytes: int) -> list[Path]:
             f"{path}: no *.json files (expected the JSON that `gh issue list --json …`, "
             "`gh pr list --json …` or `gh api` print)"
         )
-    out = []
-    for p in files:
-        size = p.stat().st_size
-        if size > max_bytes:
-            batch.skip(str(p), f"file is {size} bytes, larger than the {max_bytes}-byte limit")
-        else:
-            out.append(p)
-    return out
+    return files
 
 
 def _cross_repo(evidence: str, repo: str | None) -> bool:
@@ -363,12 +457,14 @@ def _read_files(root: Path, batch: IngestBatch, max_file_bytes: int, stats: dict
     """Every thread the export's files describe; one repository only (ids issue:N / pr:N do not name it)."""
     threads: dict[int, _Thread] = {}
     repos: dict[str, tuple[str, str]] = {}  # lower-case owner/repo -> (as spelled, where first seen)
+    base = root if root.is_dir() else root.parent
     for f in _files(root, batch, max_file_bytes):
         where = str(f)
-        try:
-            raw = f.read_bytes()
-        except OSError as exc:
-            raise _fail(where, f"cannot read: {exc.strerror or exc}") from None
+        try:  # only regular files inside the folder given (a link out of it is skipped, see confine.py)
+            raw = read_confined(base, f, max_bytes=max_file_bytes)
+        except Refused as exc:
+            batch.skip(where, str(exc))
+            continue
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

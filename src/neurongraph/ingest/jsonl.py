@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import strict_json
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import Edge, Node
 
@@ -56,15 +57,6 @@ class Parsed:
     lines: int
     kinds: bytearray = field(default_factory=bytearray)  # per line: 0 blank/bad, 1 node, 2 edge
     stamp: tuple = ()  # (size, mtime) of the file when it was validated
-
-
-class _NonFinite(ValueError):
-    pass
-
-
-def _reject_constant(name: str):
-    """``parse_constant`` hook: Python's json reads NaN/Infinity/-Infinity, which JSON does not have."""
-    raise _NonFinite(name)
 
 
 MAX_LINE_BYTES = 16 * 2**20  # one JSONL record; NGR_MAX_LINE_BYTES overrides (a 50 MB line took 49 s, 2.6 GB)
@@ -111,11 +103,14 @@ def _json_object(raw: bytes | None, size: int, max_line: int) -> dict | None:
     if not line.strip():
         return None
     try:
-        d = json.loads(line, parse_constant=_reject_constant)
+        d = strict_json.loads(line)
+    except strict_json.StrictJSONError as exc:
+        if exc.key is None:
+            raise _BadLine(str(exc)) from None
+        col = f" (column {exc.pos + 1})" if exc.pos >= 0 else ""
+        raise _BadLine(f"duplicate key {exc.key[:80]!r} in one JSON object{col}; the last would silently win") from None
     except json.JSONDecodeError as exc:
         raise _BadLine(f"bad JSON: {exc.msg} (column {exc.pos + 1})") from None
-    except _NonFinite as exc:
-        raise _BadLine(f"non-finite number {exc.args[0]} is not allowed (JSON has no NaN/Infinity)") from None
     except RecursionError:
         raise _BadLine("bad JSON: nested too deeply") from None
     except ValueError as exc:  # e.g. an integer literal beyond Python's 4,300-digit limit

@@ -26,6 +26,7 @@ from ..errors import InvalidArgument
 from ..model import MAX_ID_LEN, Node
 from . import refs as R
 from .batch import EdgeSet, IngestBatch
+from .confine import Refused, read_confined
 
 __all__ = ["read_markdown", "parse_front_matter", "slugify", "SPLIT_CHARS", "MAX_FILE_BYTES"]
 
@@ -330,10 +331,16 @@ class _Page:
         self.number: int | None = None  # ADR number from the file name
 
 
-def _walk(root: Path) -> list[tuple[str, Path]]:
+def _walk(root: Path, refused: list[tuple[str, str]]) -> list[tuple[str, Path]]:
+    """Every page file under ``root``; a symbolic link to a folder is not followed (named in ``refused``)."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root):  # followlinks=False: a linked folder is listed, not entered
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        for d in dirnames:
+            if (Path(dirpath) / d).is_symlink():
+                refused.append(
+                    ((Path(dirpath) / d).relative_to(root).as_posix(), "a symbolic link to a folder: not followed")
+                )
         for name in sorted(filenames):
             if name.lower().endswith(SUFFIXES) and not name.startswith("."):
                 p = Path(dirpath) / name
@@ -352,7 +359,7 @@ def _norm_key(s: str) -> str:
     return re.sub(r"[-_\s]+", " ", unicodedata.normalize("NFKC", s)).strip().casefold()
 
 
-def _list_files(base: Path) -> tuple[Path, list[tuple[str, Path]], bool]:
+def _list_files(base: Path, refused: list[tuple[str, str]]) -> tuple[Path, list[tuple[str, Path]], bool]:
     """(folder, [(relative path, path)], single file?) for ``root``; user mistakes are InvalidArgument."""
     if not base.exists():
         raise InvalidArgument(f"{base}: no such folder")
@@ -362,29 +369,22 @@ def _list_files(base: Path) -> tuple[Path, list[tuple[str, Path]], bool]:
         return base.parent, [(base.name, base)], True
     if not base.is_dir():
         raise InvalidArgument(f"{base}: not a folder or a Markdown file")
-    files = _walk(base)
+    files = _walk(base, refused)
     if not files:  # an empty listing is a mistake, not "every page was deleted" (which --prune would do)
         raise InvalidArgument(f"{base}: no Markdown files (.md, .markdown) in this folder")
     return base, files, False
 
 
-def _read_text(rel: str, path: Path, batch: IngestBatch, max_file_bytes: int) -> str | None:
-    """The file's text, or None after recording in ``batch.skipped`` why it cannot be a page."""
+def _read_text(base: Path, rel: str, path: Path, batch: IngestBatch, max_file_bytes: int) -> str | None:
+    """The file's text, or None after recording in ``batch.skipped`` why it cannot be a page (too large,
+    not UTF-8, or not a regular file inside the folder: see confine.py)."""
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        batch.skip(rel, f"cannot read: {exc.strerror}")
+        text = read_confined(base, path, max_file_bytes).decode("utf-8-sig")
+    except Refused as exc:
+        batch.skip(rel, str(exc))
         return None
-    if size > max_file_bytes:
-        batch.skip(rel, f"file is {size} bytes, larger than the {max_file_bytes}-byte limit")
-        return None
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         batch.skip(rel, f"not UTF-8 (byte {exc.start})")
-        return None
-    except OSError as exc:
-        batch.skip(rel, f"cannot read: {exc.strerror}")
         return None
     if len(rel) > MAX_ID_LEN - 120:  # room for "md:" and "#<slug>"
         batch.skip(rel, f"path longer than {MAX_ID_LEN - 120} characters (node ids are at most {MAX_ID_LEN})")
@@ -712,10 +712,13 @@ def read_markdown(
     ``root`` may also be a single Markdown file (then the batch is not complete).  ``source`` defaults
     to the folder's name.
     """
-    base, files, single = _list_files(Path(root))
+    refused: list[tuple[str, str]] = []
+    base, files, single = _list_files(Path(root), refused)
     base = base.resolve()
     name = source or base.name or "markdown"
     batch = IngestBatch(kind=KIND, source=name, complete=not single)
+    for rel, why in refused:
+        batch.skip(rel, why)
     stats: dict[str, Any] = {
         "files": 0,
         "pages": 0,
@@ -729,8 +732,8 @@ def read_markdown(
     repo = _repo_root(base)
     pages: list[_Page] = []
     for rel, _ in files:
-        path = base / rel  # under the resolved folder, even via symlinks
-        text = _read_text(rel, path, batch, max_file_bytes)
+        path = base / rel  # read only if it resolves inside the folder (confine.py)
+        text = _read_text(base, rel, path, batch, max_file_bytes)
         if text is not None:
             stats["files"] += 1
             pages.append(_parse_page(rel, path, text, batch, stats))
