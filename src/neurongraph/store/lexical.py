@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["lexical_text", "query_terms", "fts_match_expression", "STOPWORDS"]
+__all__ = ["lexical_text", "query_terms", "fts_match_expression", "STOPWORDS", "CJK_CHARS"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u1100-\u11ff\u3130-\u318f"
+CJK_CHARS = _CJK  # the character class (regex ranges): index/language.py detects CJK text with it
 _CJK_RUN = re.compile(f"[{_CJK}]+")
-_WORD = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
+# a CJK run, or a run of other word characters: Japanese writes digits and Latin words against its kana
+# and kanji with no space ("2020年のGDP"), so a plain ``\w+`` would swallow the whole question as one term
+_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(f"^[{_CJK}]+$")
 
 STOPWORDS = frozenset(
