@@ -309,8 +309,9 @@ def test_beyond_loopback_without_a_token_is_refused(db):
 
 
 def test_token_guards_every_post(db):
-    """Bound to all interfaces with the token from NGR_TOKEN: POSTs need it, GETs do not."""
-    with served(db, "--host", "0.0.0.0", env={"NGR_TOKEN": TOKEN}) as (url, _proc):
+    """Bound to all interfaces with the token from NGR_TOKEN and --public-reads: POSTs need it, GETs do not
+    (without --public-reads the GETs need it too: tests/test_reliability_http_limits.py)."""
+    with served(db, "--host", "0.0.0.0", "--public-reads", env={"NGR_TOKEN": TOKEN}) as (url, _proc):
         port = url.rsplit(":", 1)[1]
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
             assert c.get("/api/health").json()["token_required"] is True

@@ -38,8 +38,11 @@ def serve_command(
         "--token",
         envvar="NGR_TOKEN",
         show_envvar=True,
-        help="Every POST (search, ask, feedback) then needs `Authorization: Bearer TOKEN`. Required when --host "
-        "is not loopback; at least 16 characters.",
+        help="Every /api request but /api/health (searches, feedback, and the GETs: nodes, traces, stats) then "
+        "needs `Authorization: Bearer TOKEN`. Required when --host is not loopback; at least 16 characters.",
+    ),
+    public_reads: bool = typer.Option(
+        False, "--public-reads", help="With --token: GETs (nodes, neighbours, traces, stats) need no token; POSTs do."
     ),
     search_threads: int = typer.Option(
         1,
@@ -93,16 +96,29 @@ def serve_command(
             "url": url,
             "db": path if is_store_url(path) else os.path.abspath(path),
             "token_required": token is not None,
+            "reads_need_token": token is not None and not public_reads,
             "search_threads": search_threads,
         }
         if as_json:
             print(json.dumps(info), flush=True)
         else:
-            lock = "every POST needs the token" if token else "no token: loopback users may write"
+            lock = (
+                ("every POST needs the token" if public_reads else "every /api request needs the token")
+                if token
+                else "no token: loopback users may read and write"
+            )
             print(f"serving {url} (db {info['db']}; {lock}; Ctrl-C stops)", flush=True)
 
     with handled(as_json):
         try:
-            serve(engines[0], host, port, token=token, search_engines=engines[1:], on_ready=ready)
+            serve(
+                engines[0],
+                host,
+                port,
+                token=token,
+                search_engines=engines[1:],
+                on_ready=ready,
+                public_reads=public_reads,
+            )
         except OSError as exc:  # the port is taken, the address is not ours
             raise CliError("bind_error", f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

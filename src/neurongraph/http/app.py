@@ -11,11 +11,14 @@ status of :data:`neurongraph.http.errors.STATUS`):
   ``POST /api/retrieval-failure``, ``POST /api/ask`` (+ ``/api/ask/jobs``).
 * ``GET /`` and ``GET /static/{name}``: the page, from files read into memory at start-up.
 
-Safety: every ``POST`` changes the store (a search records a trace), so when the server has a
-token every ``POST`` needs ``Authorization: Bearer <token>``; GETs never write.  Request bodies
-are capped (``max_body``), hit counts are capped by the models, and no request value ever names
-a file: the page's files are a fixed in-memory table.  Bound to loopback, the server also checks
-the ``Host`` header (a DNS-rebinding page cannot talk to it).
+Safety: every ``POST`` changes the store (a search records a trace), and the GETs show every user's
+query history and full node text, so when the server has a token every ``/api`` request but
+``/api/health`` needs ``Authorization: Bearer <token>`` (``public_reads=True``, ``ngr serve
+--public-reads``: GETs stay open, POSTs still need it).  The page and its static files need no token:
+they hold no data.  Request bodies are capped (``max_body``) and parsed strictly before any route
+(a repeated key is ``invalid_argument``, not "the last one wins"), hit counts are capped by the models,
+and no request value ever names a file: the page's files are a fixed in-memory table.  Bound to
+loopback, the server also checks the ``Host`` header (a DNS-rebinding page cannot talk to it).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .. import strict_json
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
 from ..service.contract import trace_view
@@ -59,7 +63,11 @@ _PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
 }
-_BEARER = HTTPBearer(auto_error=False, description="Required for every POST when the server has a token.")
+_BEARER = HTTPBearer(
+    auto_error=False,
+    description="Required for every /api request but /api/health when the server has a token "
+    "(GETs exempt with `ngr serve --public-reads`).",
+)
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
@@ -146,13 +154,15 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     max_waiting: int = 64,
     close_engine: bool = True,
+    public_reads: bool = False,
 ) -> FastAPI:
     """The API and page over ``engine`` (owned by the app: closed at shutdown unless ``close_engine=False``).
 
     ``search_engines``: more engines over the same store (each with its own embedder), used only for
     searches, each on its own thread: that many more searches run at once (see runner.py).
-    ``token``: when set, every POST needs ``Authorization: Bearer <token>``.  ``loopback``: the server
-    is bound to a loopback address (then the Host header must name loopback too)."""
+    ``token``: when set, every ``/api`` request but ``/api/health`` needs ``Authorization: Bearer <token>``;
+    ``public_reads`` exempts the GETs.  ``loopback``: the server is bound to a loopback address (then the
+    Host header must name loopback too)."""
     from .. import __version__
 
     if token is not None and not token:
@@ -173,7 +183,8 @@ def create_app(
         description="Explained hybrid + graph search over a store, and the learning loop "
         "(selected → validated → used, outcomes, retrieval failures). Errors: "
         '`{"error": {"code", "message", "hint"?, "details"?}}` with stable codes. '
-        "When the server has a token, every POST needs `Authorization: Bearer <token>`.",
+        "When the server has a token, every /api request but /api/health needs `Authorization: Bearer <token>` "
+        "(GETs are exempt when it was started with --public-reads).",
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
@@ -187,17 +198,25 @@ def create_app(
         if not hmac.compare_digest(given.encode(), token.encode()):
             raise ApiError(
                 "unauthorized",
-                "this server needs its token for writes (every POST)"
+                f"this server needs its token for {'writes (every POST)' if public_reads else 'every /api request'}"
                 if not given
                 else "the token does not match this server's",
             )
 
     write = [Depends(require_token)]
+    read = [] if public_reads else write
     _install_guards(app, max_body=max_body, loopback=loopback)
     _install_handlers(app)
 
     _page_routes(app, _load_static())
-    _read_routes(app, runner, token_required=token is not None, max_body=max_body)
+    _read_routes(
+        app,
+        runner,
+        read,
+        token_required=token is not None,
+        reads_need_token=token is not None and not public_reads,
+        max_body=max_body,
+    )
     _search_routes(app, runner, write)
     _feedback_routes(app, runner, write)
     _trim_openapi(app)
@@ -221,8 +240,12 @@ def _page_routes(app: FastAPI, static: dict[str, tuple[bytes, str]]) -> None:
         return page(name)
 
 
-def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, max_body: int) -> None:
+def _read_routes(
+    app: FastAPI, runner: EngineRunner, read: list, *, token_required: bool, reads_need_token: bool, max_body: int
+) -> None:
     from .. import __version__
+
+    errs = error_responses(400, 401, 404)
 
     @app.get("/api/health", response_model=m.HealthOut, tags=["meta"])
     async def health() -> Response:
@@ -232,23 +255,26 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
                 "status": "ok",
                 "version": __version__,
                 "token_required": token_required,
+                "reads_need_token": reads_need_token,
                 "limits": {**m.LIMITS, "max_body_bytes": max_body, "neighbours": MAX_NEIGHBOURS},
             }
         )
 
-    @app.get("/api/stats", response_model=m.StatsOut, tags=["meta"], responses=error_responses(503))
+    @app.get(
+        "/api/stats", response_model=m.StatsOut, tags=["meta"], dependencies=read, responses=error_responses(401, 503)
+    )
     async def stats() -> Response:
         """Counts of nodes, edges, relations and traces (``ngr stats --json``, without the server's path)."""
         return _json(await runner.call(_do_stats))
 
-    @app.get("/api/node", response_model=m.NodeOut, tags=["graph"], responses=error_responses(400, 404))
+    @app.get("/api/node", response_model=m.NodeOut, tags=["graph"], dependencies=read, responses=errs)
     async def node(
         id: Annotated[str, Query(min_length=1, max_length=m.LIMITS["id_chars"], description="A node id.")],
     ) -> Response:
         """One node in full: id, type, title, text, metadata, confidence."""
         return _json(await runner.call(lambda eng: eng.get_node(id)))
 
-    @app.get("/api/neighbours", response_model=m.NeighboursOut, tags=["graph"], responses=error_responses(400, 404))
+    @app.get("/api/neighbours", response_model=m.NeighboursOut, tags=["graph"], dependencies=read, responses=errs)
     async def neighbours(
         id: Annotated[
             str, Query(min_length=1, max_length=m.LIMITS["id_chars"], description="A node id or an entity alias.")
@@ -263,7 +289,13 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
         """The node's edges (typed, weighted) and the node at the other end."""
         return _json(await runner.call(_do_neighbours, id, rel, direction, limit))
 
-    @app.get("/api/traces", response_model=list[m.TraceSummary], tags=["traces"])
+    @app.get(
+        "/api/traces",
+        response_model=list[m.TraceSummary],
+        tags=["traces"],
+        dependencies=read,
+        responses=error_responses(401),
+    )
     async def traces(
         limit: Annotated[int, Query(ge=1, le=200, description="Newest first, at most this many.")] = 50,
     ) -> Response:
@@ -271,7 +303,7 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
         any other process (CLI, MCP, Python)."""
         return _json(await runner.call(_do_traces, limit))
 
-    @app.get("/api/traces/{trace_id}", response_model=m.TraceOut, tags=["traces"], responses=error_responses(400, 404))
+    @app.get("/api/traces/{trace_id}", response_model=m.TraceOut, tags=["traces"], dependencies=read, responses=errs)
     async def trace(
         trace_id: Annotated[str, Path(min_length=1, max_length=m.LIMITS["id_chars"], description="A trace id.")],
     ) -> Response:
@@ -279,7 +311,7 @@ def _read_routes(app: FastAPI, runner: EngineRunner, *, token_required: bool, ma
         it changed), outcome and retrieval failure."""
         return _json(await runner.call(_do_trace, trace_id))
 
-    @app.get("/api/jobs/{job_id}", response_model=m.JobOut, tags=["search"], responses=error_responses(404))
+    @app.get("/api/jobs/{job_id}", response_model=m.JobOut, tags=["search"], dependencies=read, responses=errs)
     async def job(job_id: Annotated[str, Path(min_length=1, max_length=64, description="A job id.")]) -> Response:
         """A background search or ask: state, phase, queue position, elapsed time, then its result or error."""
         j = runner.jobs.get(job_id)
@@ -404,6 +436,9 @@ def _install_guards(app: FastAPI, *, max_body: int, loopback: bool) -> None:
                 if not msg.get("more_body", False):
                     break
             body = b"".join(chunks)
+            bad = _repeated_key(body, headers.get(b"content-type", b""))
+            if bad is not None:
+                return await error_response(bad)(scope, receive, send)
             sent = False
 
             async def replay():
@@ -418,6 +453,20 @@ def _install_guards(app: FastAPI, *, max_body: int, loopback: bool) -> None:
         return guard
 
     app.build_middleware_stack = build  # type: ignore[method-assign]
+
+
+def _repeated_key(body: bytes, content_type: bytes) -> InvalidArgument | None:
+    """The error of a JSON body that repeats a key in one object, or None; everything else (syntax, NaN,
+    types) is left to the route's models, which report it with the field's name as they always have."""
+    if not body or b"json" not in content_type.lower():
+        return None
+    try:
+        strict_json.loads(body)
+    except strict_json.StrictJSONError as exc:
+        return InvalidArgument(f"request body: {exc}") if exc.key is not None else None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8: the route's parser says so
+        return None
+    return None
 
 
 def _install_handlers(app: FastAPI) -> None:

@@ -261,4 +261,8 @@ class HealthOut(_Out):
     status: Literal["ok"]
     version: str
     token_required: bool = Field(description="Whether POST requests need `Authorization: Bearer <token>`.")
+    reads_need_token: bool = Field(
+        description="Whether the GETs (nodes, neighbours, traces, stats, jobs) need the token too "
+        "(a server with a token, not started with --public-reads)."
+    )
     limits: dict[str, int]

@@ -1,15 +1,39 @@
-"""Running the app: bind a socket (port 0 = any free port), check the token rule, run uvicorn."""
+"""Running the app: bind a socket (port 0 = any free port), check the token rule, run uvicorn.
+
+Slow clients (issue 27): uvicorn has no deadline for reading a request, so 1,100 connections that each
+sent half a request head ("slowloris") all stayed open.  :func:`guarded_protocol` is uvicorn's h11
+protocol with two limits: a request (head and body) must arrive within ``read_timeout`` seconds of the
+connection opening or of the previous response ending (else ``408`` and the connection closes), and at
+most ``max_connections`` connections are open at once (one more is answered ``503`` and closed at once,
+before anything is read).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import json
 import os
 import socket
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import InvalidArgument, NeuronGraphError
 
-__all__ = ["is_loopback", "check_bind", "bind", "serve", "TokenRequired"]
+__all__ = [
+    "is_loopback",
+    "check_bind",
+    "bind",
+    "serve",
+    "TokenRequired",
+    "guarded_protocol",
+    "uvicorn_config",
+    "READ_TIMEOUT",
+    "MAX_CONNECTIONS",
+]
+
+READ_TIMEOUT = 10.0  # seconds a client has to send one whole request
+MAX_CONNECTIONS = 256  # open connections at once (each costs a socket and a few KB, never an engine thread)
 
 
 class TokenRequired(NeuronGraphError):
@@ -60,6 +84,114 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _canned(status: str, code: str, message: str) -> bytes:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    return (head + f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+
+class _Guard:
+    """The limits, mixed in before uvicorn's ``H11Protocol`` (whose ``connections``, ``cycle``,
+    ``transport`` and ``loop`` it reads); the class attributes are set by :func:`guarded_protocol`."""
+
+    read_timeout: float
+    max_connections: int
+    busy: bytes
+    slow: bytes
+    _refused = False
+    _deadline: asyncio.TimerHandle | None = None
+    connections: set
+    cycle: Any
+    transport: Any
+    loop: asyncio.AbstractEventLoop
+
+    def connection_made(self, transport) -> None:
+        if len(self.connections) >= self.max_connections:
+            self._refused = True
+            transport.write(self.busy)
+            transport.close()
+            return
+        super().connection_made(transport)  # type: ignore[misc]
+        self._watch()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        self._disarm()
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        super().data_received(data)  # type: ignore[misc]
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]
+        self._watch()
+
+    def _reading(self) -> bool:
+        """True while a request is still arriving (no request running, or its body not complete)."""
+        c = self.cycle
+        return c is None or c.response_complete or c.more_body
+
+    def _watch(self) -> None:
+        if self.transport is None or self.transport.is_closing() or not self._reading():
+            self._disarm()
+        elif self._deadline is None:  # counted from the start of this request: dribbling does not extend it
+            self._deadline = self.loop.call_later(self.read_timeout, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing() or not self._reading():
+            return
+        c = self.cycle
+        if c is None or c.response_complete:  # no response started: say why before closing
+            self.transport.write(self.slow)
+        self.transport.close()
+
+
+def guarded_protocol(read_timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> type:
+    """uvicorn's h11 protocol with a per-request read deadline and a cap on open connections (see above)."""
+    if not (read_timeout > 0 and max_connections >= 1):
+        raise InvalidArgument("read_timeout must be > 0 seconds and max_connections at least 1")
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return type(
+        "GuardedH11Protocol",
+        (_Guard, H11Protocol),
+        {
+            "read_timeout": read_timeout,
+            "max_connections": max_connections,
+            "busy": _canned("503 Service Unavailable", "busy", f"over {max_connections} open connections; retry"),
+            "slow": _canned("408 Request Timeout", "request_timeout", f"no whole request within {read_timeout:g} s"),
+        },
+    )
+
+
+def uvicorn_config(
+    app, *, log_level: str = "warning", read_timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS
+):
+    """The uvicorn configuration ``serve`` runs (also what the tests start in-process)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        http=guarded_protocol(read_timeout, max_connections),
+        log_level=log_level,
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        h11_max_incomplete_event_size=64 * 1024,
+    )
+
+
 def serve(
     engine,
     host: str = "127.0.0.1",
@@ -69,6 +201,8 @@ def serve(
     search_engines: Sequence = (),
     on_ready: Callable[[str], None] | None = None,
     log_level: str = "warning",
+    read_timeout: float = READ_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
     **app_kwargs,
 ) -> None:
     """Serve ``engine`` (and ``search_engines``, see :func:`create_app`) until interrupted; every engine
@@ -96,15 +230,7 @@ def serve(
     real_port = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
     url = f"http://{shown}:{real_port}/"
-    config = uvicorn.Config(
-        app,
-        log_level=log_level,
-        access_log=False,
-        server_header=False,
-        lifespan="on",
-        timeout_graceful_shutdown=5,
-        h11_max_incomplete_event_size=64 * 1024,
-    )
+    config = uvicorn_config(app, log_level=log_level, read_timeout=read_timeout, max_connections=max_connections)
     server = uvicorn.Server(config)
     if on_ready is not None:
         startup = server.startup

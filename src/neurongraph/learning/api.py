@@ -35,7 +35,11 @@ from .stages import apply_events, newly_used, normalise_events
 
 __all__ = ["Learning"]
 
-MAX_REASON_CHARS = 4000
+# input lengths every interface shares (Python, CLI, MCP, HTTP: service/contract.LIMITS reads these), so a
+# value one interface refuses is refused by all (issue 27: `feedback use --key` took 100k characters)
+MAX_REASON_CHARS = 4000  # a failure reason, an outcome summary
+MAX_KEY_CHARS = 200  # an idempotency key
+MAX_REF_CHARS = 1000  # an outcome's external_ref
 _HL_KEYS = ("learning.plastic_half_life_s", "learning.activation_half_life_s")
 
 
@@ -113,6 +117,10 @@ class Learning:
         events = normalise_events(events)
         if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key):
             raise InvalidArgument("idempotency_key must be a non-empty string")
+        if idempotency_key is not None and len(idempotency_key) > MAX_KEY_CHARS:
+            raise InvalidArgument(
+                f"idempotency_key is {len(idempotency_key):,} characters, over the limit of {MAX_KEY_CHARS}"
+            )
         payload = hashlib.blake2b(
             json.dumps([trace_id, events], ensure_ascii=False).encode(), digest_size=16
         ).hexdigest()
@@ -253,10 +261,10 @@ class Learning:
             raise InvalidArgument(f"outcome must be one of {OUTCOMES}, got {outcome!r}")
         if isinstance(node_ids, str) or not node_ids or not all(isinstance(n, str) and n for n in node_ids):
             raise InvalidArgument("node_ids must be a non-empty list of node ids")
-        if not isinstance(summary, str):
-            raise InvalidArgument("summary must be a string")
-        if external_ref is not None and not isinstance(external_ref, str):
-            raise InvalidArgument("external_ref must be a string or None")
+        if not isinstance(summary, str) or len(summary) > MAX_REASON_CHARS:
+            raise InvalidArgument(f"summary must be a string of at most {MAX_REASON_CHARS} characters")
+        if external_ref is not None and (not isinstance(external_ref, str) or len(external_ref) > MAX_REF_CHARS):
+            raise InvalidArgument(f"external_ref must be None or a string of at most {MAX_REF_CHARS} characters")
         if policy is not None and not isinstance(policy, OutcomePolicy):
             raise InvalidArgument(f"policy must be an OutcomePolicy, got {policy!r}")
         node_ids = list(dict.fromkeys(node_ids))

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 from ..channels import ChannelName
 from ..engine import MAX_QUERY_CHARS
-from ..learning.api import MAX_REASON_CHARS
+from ..learning.api import MAX_KEY_CHARS, MAX_REASON_CHARS, MAX_REF_CHARS
 from ..learning.policy import OUTCOMES
 from .search import SearchRequest
 
@@ -40,11 +40,11 @@ LIMITS = {
     "query_chars": MAX_QUERY_CHARS,
     "limit": 50,  # hits per search
     "id_chars": 512,  # trace ids, node ids
-    "key_chars": 200,  # idempotency keys
+    "key_chars": MAX_KEY_CHARS,  # idempotency keys (the Python API and the CLI refuse longer ones too)
     "events": 200,  # events per record_source_use call
     "node_ids": 100,  # nodes per record_outcome call
     "text_chars": MAX_REASON_CHARS,  # failure reasons, outcome summaries
-    "ref_chars": 1000,  # external_ref
+    "ref_chars": MAX_REF_CHARS,  # external_ref
     "filter_items": 100,  # types / sources / files / where keys per search
     "filter_chars": 512,  # one type, source, path (with its line range), metadata key or value
     # one unified diff: a diff one past this, JSON-escaped at worst (12 bytes a character), still fits the HTTP

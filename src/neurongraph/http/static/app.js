@@ -51,7 +51,7 @@ async function api(path, { method = "GET", body } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const token = sessionStorage.getItem("ngr-token");
-  if (method !== "GET" && token) headers.Authorization = "Bearer " + token;
+  if (token) headers.Authorization = "Bearer " + token;  // reads need it too unless --public-reads
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try { data = await res.json(); } catch (_) { /* an empty or non-JSON body */ }
