@@ -39,6 +39,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 MAX_PROP_CHARS = 1000
 BATCH = 2000
 REBUILD_FRACTION = 0.3  # more changes than this fraction of the projection: rebuild instead of patching
+GRACE_S = 1.0  # a query's deadline is its timeout plus this; past it the watchdog kills the child
 STATE_KEY = "ngr:state"
 TOKEN_META = "graphdb.token"
 
@@ -138,6 +139,32 @@ def _map_error(exc: Exception) -> CypherError:
     return QueryError(msg)
 
 
+class _Watchdog:
+    """Kills ``child`` unless cancelled within ``seconds``: a deadline that holds whatever the query does."""
+
+    def __init__(self, child: FalkorChild | None, seconds: float):
+        self.child = child
+        self.fired = False
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+        if self.child is not None:
+            self.child.kill()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+
 class CypherProjection:
     """One engine's projection: lazily started child, incremental sync, read-only queries."""
 
@@ -175,6 +202,16 @@ class CypherProjection:
         self.child = None
         self._db_w = self._g_w = self._g_r = None
 
+    def _discard_child(self) -> None:
+        """Kill the child without saving (it may be stuck) and start a fresh one in the background; the
+        dump on disk is older but says which sequence number it holds, so the new child patches forward."""
+        child, self.child = self.child, None
+        self._db_w = self._g_w = self._g_r = None
+        if child is not None:
+            child.kill()
+            child.stop()
+        self.prefetch()
+
     def prefetch(self) -> None:
         """Start the child in the background (loading a dump takes ~0.5 s on 25k nodes), so a caller's own
         work overlaps it; the next query waits for it.  The store is read here, in the caller's thread."""
@@ -204,7 +241,8 @@ class CypherProjection:
         self.child = self._start_child()
         self._db_w = FalkorDB(unix_socket_path=self.child.socket, password=self.child.password, socket_timeout=600)
         self._g_w = self._db_w.select_graph(GRAPH)
-        self._g_r = self.child.reader(self.limits.timeout_ms / 1000 + 10).select_graph(GRAPH)
+        # the socket timeout is only a backstop: the watchdog in query() kills a child past the deadline
+        self._g_r = self.child.reader(self.limits.timeout_ms / 1000 + GRACE_S + 2).select_graph(GRAPH)
         self.seq = -1
         self._types, self._labels, self._n_nodes = {}, set(), 0
         if self.cache_dir:
@@ -458,19 +496,29 @@ class CypherProjection:
         if timeout_ms is not None and not (isinstance(timeout_ms, int) and 0 < timeout_ms <= self.limits.timeout_ms):
             raise QueryError(f"timeout_ms must be an integer in 1..{self.limits.timeout_ms}")
         self.sync()
+        limit_ms = timeout_ms or self.limits.timeout_ms
+        watch = _Watchdog(self.child, limit_ms / 1000 + GRACE_S)
         try:
-            res = self._g_r.ro_query(cypher, params or None, timeout=timeout_ms or self.limits.timeout_ms)
+            res = self._g_r.ro_query(cypher, params or None, timeout=limit_ms)
         except (ValueError, TypeError) as exc:
             raise QueryError(f"bad parameters: {exc}") from None
         except Exception as exc:
             import redis
 
-            if isinstance(exc, redis.TimeoutError):
-                raise QueryTimeout("the query ran past its time limit (no answer from the graph engine)") from None
+            if watch.fired or isinstance(exc, redis.TimeoutError):
+                # the server's timeout does not cover every phase (parsing is not), so a query past its
+                # deadline may hold a worker thread for good: the child is killed and started afresh
+                self._discard_child()
+                raise QueryTimeout(
+                    f"the query ran past its deadline ({limit_ms} ms + {GRACE_S:g} s) without an answer from the "
+                    "graph engine; the engine was stopped and is restarted"
+                ) from None
             if isinstance(exc, redis.ConnectionError):
                 self.close()  # restart on the next call; nothing is lost: the store is the truth
                 raise QueryError(f"the graph engine went away ({exc}); it restarts on the next query") from None
             raise _map_error(exc) from None
+        finally:
+            watch.cancel()
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
         cols = [c.decode() if isinstance(c, bytes) else str(c) for c in cols]
         rows = [{c: _convert(v) for c, v in zip(cols, r)} for r in res.result_set]

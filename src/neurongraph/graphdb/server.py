@@ -38,10 +38,13 @@ from dataclasses import dataclass
 
 from ..errors import NeuronGraphError
 
-__all__ = ["FalkorChild", "Limits", "GraphDBUnavailable", "falkordb_available"]
+__all__ = ["FalkorChild", "Limits", "GraphDBUnavailable", "falkordb_available", "remove_stale_dirs"]
 
 PR_SET_PDEATHSIG = 1
 START_TIMEOUT_S = 5.0
+DIR_PREFIX = "ngr-graphdb-"
+OWNER_FILE = "owner"  # "<pid> <start time in clock ticks>" of the process that started the child
+LEGACY_AGE_S = 600.0  # a folder from before owner files, older than this, whose socket answers nobody: stale
 
 
 class GraphDBUnavailable(NeuronGraphError):
@@ -138,7 +141,10 @@ class FalkorChild:
         import redis
 
         server, module = _binaries()
-        self.dir = tempfile.mkdtemp(prefix="ngr-graphdb-")  # 0700: only this user reaches the socket
+        remove_stale_dirs()
+        self.dir = tempfile.mkdtemp(prefix=DIR_PREFIX)  # 0700: only this user reaches the socket
+        with open(os.path.join(self.dir, OWNER_FILE), "w") as fh:
+            fh.write(f"{os.getpid()} {_start_ticks(os.getpid())}")
         imports = os.path.join(self.dir, "import")
         os.mkdir(imports, 0o700)
         self.socket = os.path.join(self.dir, "falkordb.sock")
@@ -245,6 +251,16 @@ class FalkorChild:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
+    def kill(self) -> None:
+        """SIGKILL the server at once (the watchdog: a stuck parse answers no SIGTERM in time); ``stop``
+        still reaps it and removes its folder."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+
     def stop(self) -> None:
         proc, d = self.proc, self.dir
         self.proc = None
@@ -270,6 +286,79 @@ class FalkorChild:
             password=self.reader_password,
             socket_timeout=socket_timeout,
         )
+
+
+def _start_ticks(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot, ``/proc/PID/stat`` field 22): with the pid, it names
+    one process even after the pid is reused.  ``None`` where ``/proc`` cannot say (then the pid alone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _owner_alive(owner: str) -> bool:
+    try:
+        pid_s, _, ticks_s = owner.strip().partition(" ")
+        pid = int(pid_s)
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process holds the pid: not ours to judge
+    now = _start_ticks(pid)
+    return ticks_s in ("", "None") or now is None or str(now) == ticks_s
+
+
+def _socket_answers(path: str) -> bool:
+    import socket
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(0.2)
+    try:
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def remove_stale_dirs(tmp: str | None = None) -> list[str]:
+    """Remove the folders of children whose starting process is gone (a ``kill -9`` of the parent kills the
+    child through PDEATHSIG, but nothing is left to remove its folder).  Only this user's folders; one
+    whose owner is alive, or that is being set up (no owner file yet, younger than ``LEGACY_AGE_S``),
+    is kept.  Returns the removed paths."""
+    tmp = tmp or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(tmp) if n.startswith(DIR_PREFIX)]
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for name in names:
+        d = os.path.join(tmp, name)
+        try:
+            st = os.lstat(d)
+            if not os.path.isdir(d) or os.path.islink(d) or st.st_uid != uid:
+                continue
+            try:
+                with open(os.path.join(d, OWNER_FILE)) as fh:
+                    stale = not _owner_alive(fh.read(100))
+            except FileNotFoundError:  # written before owner files, or a start in progress
+                stale = time.time() - st.st_mtime > LEGACY_AGE_S and not _socket_answers(
+                    os.path.join(d, "falkordb.sock")
+                )
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
 
 
 def _kill(proc: subprocess.Popen | None, d: str | None) -> None:
