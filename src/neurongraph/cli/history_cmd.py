@@ -79,6 +79,7 @@ def ingest_source(
     link: bool,
     full: bool = False,
     show_progress: bool = True,
+    strict: bool = False,
 ) -> dict:
     """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
     from ..ingest import sync_source  # lazy: the adapters load only when a source is ingested (start-up time)
@@ -94,7 +95,9 @@ def ingest_source(
     with open_engine(c, db) as eng:
         with _stage_progress(transient=False, disable=not show_progress) as prog:
             on_progress = _stage_reporter(prog, kind)
-            summary = sync_source(eng, kind, path, refs=refs, name=name, prune=prune, full=full, progress=on_progress)
+            summary = sync_source(
+                eng, kind, path, refs=refs, name=name, prune=prune, full=full, progress=on_progress, strict=strict
+            )
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)
                 info = eng.link(progress=lambda done, total: prog.update(ltask, completed=done, total=total))

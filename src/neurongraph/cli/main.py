@@ -269,6 +269,12 @@ def ingest(
         help="Afterwards build LLM-free links over the whole store "
         "(title mentions, #refs, shared entities): see `ngr link`.",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="git/github/markdown: one item over a size limit fails the whole sync, nothing written "
+        "(default: it is skipped and named in the summary, the rest is written). A JSONL file is always strict.",
+    ),
     as_json: bool = json_opt(),
 ) -> None:
     """Add nodes and edges from a JSONL file (all or nothing), or sync real history.
@@ -289,7 +295,9 @@ def ingest(
         if what in SOURCE_KINDS:
             if path is None:
                 raise CliError("invalid_argument", f"`ngr ingest {what}` needs a path, e.g. `ngr ingest {what} .`")
-            summary = ingest_source(c, what, path, refs=refs, name=name, prune=prune, link=link, full=full)
+            summary = ingest_source(
+                c, what, path, refs=refs, name=name, prune=prune, link=link, full=full, strict=strict
+            )
         else:
             if path is not None or refs or name or prune or full:
                 raise CliError(

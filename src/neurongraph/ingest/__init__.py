@@ -28,10 +28,12 @@ def read_source(
     name: str | None = None,
     full: bool = False,
     progress: SyncProgress | None = None,
+    strict: bool = False,
 ) -> IngestBatch:
     """Read one source with its adapter; git reads only what is newer than the last sync (all of it
     with ``full``, or when another version of the reader made the last sync: unchanged commits are still
-    not rewritten)."""
+    not rewritten).  An item over a field limit is skipped and named in ``batch.skipped``; with
+    ``strict`` it is an error and nothing is written."""
     if kind == "git":
         from .git import READER_VERSION, GitRepo, read_git, reader_key, source_name, state_key
 
@@ -39,18 +41,18 @@ def read_source(
         source = name or source_name(repo, engine.store, refs)
         upgraded = not full and engine.store.get_meta(reader_key(source)) != str(READER_VERSION)
         synced = {} if full or upgraded else {r: engine.store.get_meta(state_key(source, r)) for r in refs or ["HEAD"]}
-        batch = read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress)
+        batch = read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress, strict=strict)
         batch.stats["reader_version"] = READER_VERSION
         batch.stats["full_reread"] = bool(full or upgraded)
         return batch
     if kind == "github":
         from .github import read_github
 
-        return read_github(path, name)
+        return read_github(path, name, strict=strict)
     if kind == "markdown":
         from .markdown import read_markdown
 
-        return read_markdown(path, name)
+        return read_markdown(path, name, strict=strict)
     raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {KINDS}")
 
 
@@ -64,10 +66,12 @@ def sync_source(
     prune: bool = False,
     full: bool = False,
     progress: SyncProgress | None = None,
+    strict: bool = False,
 ) -> dict:
-    """Read ``path`` with the ``kind`` adapter and apply it to ``engine`` (an incremental sync)."""
+    """Read ``path`` with the ``kind`` adapter and apply it to ``engine`` (an incremental sync); ``strict``:
+    one item over a limit fails the whole sync (default: it is skipped and named in the summary)."""
     t0 = time.perf_counter()
-    batch = read_source(engine, kind, path, refs=refs, name=name, full=full, progress=progress)
+    batch = read_source(engine, kind, path, refs=refs, name=name, full=full, progress=progress, strict=strict)
     read_s = round(time.perf_counter() - t0, 3)
     out = apply_batch(engine, batch, prune=prune, progress=progress)
     out["read_seconds"] = read_s

@@ -17,8 +17,10 @@ in one transaction.  Conventions every adapter follows (docs/ingest.md):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..errors import InvalidArgument
 from ..model import Edge, Node
 
 __all__ = ["IngestBatch", "EdgeSet", "derived_edge", "KINDS"]
@@ -61,6 +63,19 @@ class EdgeSet:
     def edges(self) -> list[Edge]:
         return list(self._edges.values())
 
+    def __len__(self) -> int:
+        return len(self._edges)
+
+    def truncate(self, n: int) -> None:
+        """Forget every edge added after the first ``n`` (an item that could not be taken)."""
+        for key in list(self._edges)[n:]:
+            del self._edges[key]
+
+    def drop_touching(self, ids: set[str]) -> None:
+        """Forget the edges from or to ``ids`` (nodes that were refused: nothing may point at them)."""
+        for key in [k for k in self._edges if k[0] in ids or k[2] in ids]:
+            del self._edges[key]
+
     def counts(self) -> dict[str, int]:
         """Edges per relation, for the summary."""
         out: dict[str, int] = {}
@@ -91,3 +106,26 @@ class IngestBatch:
 
     def skip(self, item: str, reason: str) -> None:
         self.skipped.append({"item": item, "reason": reason})
+
+    def take(self, item: str, add: Callable[[], object], *, strict: bool, edges: EdgeSet | None = None) -> bool:
+        """Run ``add`` (which appends one item's nodes and edges); True when it could be taken.
+
+        Why: one item over a limit (a 10 MB commit message, 1.4 MB of front matter) used to abort the
+        whole sync with nothing written.  An item whose node fails validation (``InvalidArgument``:
+        the message names the field, its size and the variable that raises the limit) is skipped and
+        named, with everything it had added so far, and the rest is written; ``strict`` keeps the
+        all-or-nothing behaviour (the error propagates)."""
+        n_nodes, n_edges = len(self.nodes), len(edges) if edges is not None else len(self.edges)
+        try:
+            add()
+        except InvalidArgument as exc:
+            if strict:
+                raise
+            del self.nodes[n_nodes:]
+            if edges is not None:
+                edges.truncate(n_edges)
+            else:
+                del self.edges[n_edges:]
+            self.skip(item, f"not written: {exc}")
+            return False
+        return True

@@ -30,6 +30,7 @@ import os
 import re
 import subprocess
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -242,13 +243,16 @@ def read_git(
     source: str | None = None,
     synced: dict[str, str] | None = None,
     progress=None,
+    *,
+    strict: bool = False,
 ) -> IngestBatch:
     """The commits of ``refs`` (default HEAD) not yet synced, as an :class:`IngestBatch`.
 
     ``synced`` maps a ref name to the tip ingested last time (store meta, see :func:`state_key`);
     commits reachable from those tips are skipped.  After a force-push the old tip is still
     excluded if git still has it, so only the rewritten commits are read; if git no longer has
-    it, everything reachable is read again and the sync step skips what is unchanged."""
+    it, everything reachable is read again and the sync step skips what is unchanged.  A commit over a
+    field limit (a 10 MB message) is skipped and named, the rest is read (``strict``: an error)."""
     g = repo if isinstance(repo, GitRepo) else GitRepo(repo)
     source = source or g.name
     refs = list(dict.fromkeys(refs or ["HEAD"]))
@@ -282,10 +286,19 @@ def read_git(
     for root in g.roots(sorted(set(tips.values()))):
         batch.state[root_key(root)] = source  # a later ingest from another folder finds the name (source_name)
     reader = _CommitReader(batch, source, resolver)
+    taken = []
     for k, c in enumerate(commits):
         if progress and k % 500 == 0:
             progress("reading", k, len(commits))
-        reader.read(c)
+        marks = (len(reader.merges), len(reader.files), dict(reader.counts))
+        if batch.take("commit:" + c.sha, partial(reader.read, c), strict=strict):
+            taken.append(c)
+        else:  # what the commit had recorded before its node failed goes with it
+            del reader.merges[marks[0] :]
+            for p in list(reader.files)[marks[1] :]:
+                del reader.files[p]
+            reader.counts = marks[2]
+    commits = taken
     reader.branch_edges(commits)
     for p in reader.files:
         batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))

@@ -22,6 +22,7 @@ import json
 import os
 import re
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -645,7 +646,11 @@ class _ThreadWriter:
 
 
 def read_github(
-    path: str | os.PathLike, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
+    path: str | os.PathLike,
+    source: str | None = None,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    strict: bool = False,
 ) -> IngestBatch:
     """Read a ``gh`` JSON export (one file or a folder of them) into an :class:`IngestBatch` of kind ``github``.
 
@@ -653,7 +658,8 @@ def read_github(
     ``comment``, the K-th comment of thread N by creation time, for comments of at least
     ``MIN_COMMENT_CHARS`` characters) ``part_of`` their thread; edges ``closes``, ``duplicate_of``,
     ``refs`` and ``merged_as`` (PR -> ``commit:<sha>``).  A folder is a complete batch (``--prune`` may
-    delete what is missing from it), a single file is not.
+    delete what is missing from it), a single file is not.  A thread over a field limit (a title of a
+    megabyte) is skipped and named, the rest is read (``strict``: an error).
     """
     root = Path(path)
     batch = IngestBatch(kind=KIND, source="", complete=root.is_dir())
@@ -662,8 +668,14 @@ def read_github(
     repo = stats.pop("repository")
     batch.source = source or repo or (root.name if root.is_dir() else root.resolve().parent.name) or "github"
     writer = _ThreadWriter(batch, threads, repo)
+    refused: set[str] = set()
     for n in sorted(threads):
-        writer.write(n)
+        counts = dict(writer.counts)
+        if not batch.take(writer.ids[n], partial(writer.write, n), strict=strict, edges=writer.edges):
+            writer.counts = counts
+            refused.add(writer.ids[n])
+    if refused:  # nothing points at a thread that was not taken (its comments went with it)
+        writer.edges.drop_touching(refused)
     batch.edges = writer.edges.edges()
     stats.update(writer.counts)
     stats["repository"] = repo

@@ -18,6 +18,7 @@ import re
 import tomllib
 import unicodedata
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -116,7 +117,10 @@ def parse_front_matter(text: str) -> tuple[dict, str, str | None]:
             data = tomllib.loads("\n".join(block))
         except tomllib.TOMLDecodeError as exc:
             return {}, body, f"TOML front matter: {exc}"
-        return json.loads(json.dumps(data, default=str)), body, None
+        try:  # TOML has nan and inf, JSON (node metadata) does not
+            return json.loads(json.dumps(data, default=str, allow_nan=False)), body, None
+        except ValueError:
+            return {}, body, "TOML front matter holds nan or inf, which JSON metadata cannot hold"
     return _parse_yaml_subset(block), body, None
 
 
@@ -703,14 +707,38 @@ def _add_page(pg: _Page, batch: IngestBatch, links: _Links, source: str, repo: P
     links.sections_of[pg.id] = pg.section_ids
 
 
+def _take_pages(pages: list[_Page], batch: IngestBatch, links: _Links, name: str, repo: Path | None, strict: bool):
+    """Each page's nodes and edges; a page over a limit is skipped and named (``strict``: the error stands),
+    and no edge is left pointing at it or its sections.  Returns the pages taken."""
+    taken: list[_Page] = []
+    refused: set[str] = set()
+    for pg in pages:
+        counts = (links.stats["pages"], links.stats["sections"])
+        if batch.take(pg.rel, partial(_add_page, pg, batch, links, name, repo), strict=strict, edges=links.edges):
+            taken.append(pg)
+            continue
+        links.stats["pages"], links.stats["sections"] = counts
+        refused |= {pg.id, *pg.section_ids}
+        links.sections_of[pg.id] = []
+    for pg in taken:  # ADR relations, after every page and section is known
+        links.adr_relations(pg)
+    if refused:
+        links.edges.drop_touching(refused)
+    return taken
+
+
 def read_markdown(
-    root: str | os.PathLike, source: str | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
+    root: str | os.PathLike,
+    source: str | None = None,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    strict: bool = False,
 ) -> IngestBatch:
     """Read every ``.md``/``.markdown`` page under ``root`` (hidden folders and ``node_modules`` skipped)
     into an :class:`IngestBatch` of kind ``markdown``; ``complete=True`` (the folder lists every page).
 
     ``root`` may also be a single Markdown file (then the batch is not complete).  ``source`` defaults
-    to the folder's name.
+    to the folder's name.  A page over a field limit is skipped and named (``strict``: an error).
     """
     refused: list[tuple[str, str]] = []
     base, files, single = _list_files(Path(root), refused)
@@ -738,10 +766,7 @@ def read_markdown(
             stats["files"] += 1
             pages.append(_parse_page(rel, path, text, batch, stats))
     links = _Links(base, repo, pages, stats)
-    for pg in pages:
-        _add_page(pg, batch, links, name, repo)
-    for pg in pages:  # ADR relations, after every page and section is known
-        links.adr_relations(pg)
+    _take_pages(pages, batch, links, name, repo, strict)
     batch.edges = links.edges.edges()
     stats["edges"] = links.edges.counts()
     if links.missing_examples:
