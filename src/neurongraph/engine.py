@@ -174,9 +174,12 @@ class SearchResult:
     seeds: list[str]
     timings_ms: dict[str, float]
     unknown_files: list[str] = field(default_factory=list)  # paths of `files` with no `file:<path>` node
+    # False when the store could not take the trace (a full disk): the hits stand, feedback on them cannot
+    trace_saved: bool = True
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self, snippet_chars: int | None = 300) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "trace_id": self.trace_id,
             "query": self.query,
             "seeds": self.seeds,
@@ -185,6 +188,10 @@ class SearchResult:
         }
         if self.config.files:
             d["unknown_files"] = self.unknown_files
+        if not self.trace_saved:
+            d["trace_saved"] = False
+        if self.warnings:
+            d["warnings"] = self.warnings
         return d
 
     def __iter__(self):
@@ -1221,7 +1228,7 @@ class Engine:
         )
         if record:
             params, params_json = self._params_of(cfg)
-            self.store.save_trace(
+            refused = self.store.try_save_trace(
                 {
                     "id": trace_id,
                     "created_at": self.store.clock(),  # the store's "now", as the ledgers and retention use
@@ -1232,6 +1239,9 @@ class Engine:
                     "hits": [_trace_hit(k + 1, h) for k, h in enumerate(hits)],
                 }
             )
+            if refused is not None:  # the store is full or read-only: answer anyway, and say so
+                res.trace_saved = False
+                res.warnings.append(f"the trace was not stored ({refused}): feedback on this search cannot be recorded")
         return res
 
     def _hit_meta(self, hits: list[Hit], idx: list[int]) -> None:

@@ -507,6 +507,8 @@ def search(
         _hits_table([h.to_dict() for h in res.hits], title=f"{escape(query)}")
     if res.unknown_files:
         err.print(f"[yellow]no file node for: {escape(', '.join(res.unknown_files))}[/] (ignored)")
+    for w in res.warnings:
+        err.print(f"[yellow]warning: {escape(w)}[/]")
     ms = res.timings_ms
     out.print(
         f"[dim]trace {res.trace_id}  seeds: {_short_ids(', '.join(res.seeds)) or '-'}  "

@@ -105,6 +105,10 @@ class SearchOut(_Out):
     hits: list[HitOut]
     timings_ms: dict[str, float]
     unknown_files: list[str] | None = Field(None, description="Only when `files` was given.")
+    trace_saved: bool | None = Field(
+        None, description="Only when false: the store could not take the trace (a full disk); the hits stand."
+    )
+    warnings: list[str] | None = Field(None, description="Only when something about the answer needs saying.")
 
 
 class NodeOut(_Out):

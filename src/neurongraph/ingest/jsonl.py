@@ -23,6 +23,7 @@ from pathlib import Path
 from .. import strict_json
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import Edge, Node
+from .sync import released_on_refusal
 
 __all__ = [
     "IngestError",
@@ -274,7 +275,13 @@ def _new_in_store(store, parsed: Parsed) -> tuple[int, int]:
 def write_jsonl(engine, parsed: Parsed, path: Path, progress: Progress | None = None) -> dict:
     """Embed (outside the write transaction: a cache, safe to crash in), then write the whole file as one
     transaction — nodes, then edges, each streamed from the file in chunks.  ``progress`` gets the stages
-    ``embedding`` and ``writing``."""
+    ``embedding`` and ``writing``.  When the store refuses a write (a full disk) the vectors this file
+    cached are released too (sync.released_on_refusal)."""
+    with released_on_refusal(engine.store):
+        return _write(engine, parsed, path, progress)
+
+
+def _write(engine, parsed: Parsed, path: Path, progress: Progress | None) -> dict:
     report = progress or (lambda stage, done, total: None)
     store = engine.store
     t1 = time.perf_counter()

@@ -24,15 +24,30 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..errors import InvalidArgument
 from ..model import Edge, Node
 from .batch import KINDS, IngestBatch
 
-__all__ = ["apply_batch", "SyncProgress"]
+__all__ = ["apply_batch", "SyncProgress", "released_on_refusal"]
 
 SyncProgress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@contextmanager
+def released_on_refusal(store) -> Iterator[None]:
+    """An ingest's writes, undone further when the store refuses one (full disk, I/O error; issue 27):
+    the transaction already rolled back, and the vectors this ingest cached (written before it, in their
+    own transactions) are deleted and the write-ahead log truncated, so the failed ingest leaves neither
+    its partial cache nor a grown log behind and the searches after it can still store their traces."""
+    mark = store.vector_mark()
+    try:
+        yield
+    except store.WRITE_REFUSED:
+        store.release_vectors_since(mark)
+        raise
 
 
 def _same(row, n: Node) -> bool:
@@ -82,7 +97,8 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
             if engine.store.get_meta(k) != v:
                 engine.store.set_meta(k, v)
         return _summary(batch, t0)
-    return _Sync(engine, batch, prune, progress).run(t0)
+    with released_on_refusal(engine.store):
+        return _Sync(engine, batch, prune, progress).run(t0)
 
 
 class _Sync:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import InvalidArgument, UnknownNode
+from ..errors import InvalidArgument, StoreError, UnknownNode
 from ..model import Edge, Node, body_of
 
 __all__ = [
@@ -669,6 +669,34 @@ class Store(ABC):
     def save_trace(self, trace: dict) -> None:
         """Store a search trace (id, query, params, fingerprint, hits with paths): what feedback refers to.
         An optional ``params_json`` is ``params`` already serialised (``strict_dumps``): stored as is."""
+
+    # errors that mean "this store cannot take a write now" (full disk, read-only file, I/O error, a lock
+    # held past the timeout), not "the store is broken for reads": each store names its driver's
+    WRITE_REFUSED: tuple[type[Exception], ...] = (StoreError,)
+
+    def vector_mark(self) -> int:
+        """A point in the vector cache's history (``release_vectors_since`` forgets what came after it);
+        -1 when the store keeps no such order (then releasing does nothing)."""
+        return -1
+
+    def release_vectors_since(self, mark: int) -> int:
+        """After a failed write (issue 27: a full disk): delete the cached vectors added since ``mark`` that
+        no node uses, and hand the write-ahead log back to the disk.  Best effort, returns how many rows went."""
+        return 0
+
+    def try_save_trace(self, trace: dict) -> str | None:
+        """:meth:`save_trace` for a read that must answer anyway (issue 27: on a full disk every search
+        failed because it could not store its trace): None when stored, else why not (the write rolled
+        back, nothing half-written).  Inside a caller's transaction the error stands: swallowing it there
+        would leave that transaction in an unknown state."""
+        if self.in_transaction:
+            self.save_trace(trace)
+            return None
+        try:
+            self.save_trace(trace)
+        except self.WRITE_REFUSED as exc:
+            return str(exc) or type(exc).__name__
+        return None
 
     @abstractmethod
     def get_trace(self, trace_id: str) -> dict | None:

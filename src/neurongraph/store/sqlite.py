@@ -42,6 +42,9 @@ _CLEAR_Q_TERMS = "INSERT INTO temp.q_terms(q_terms) VALUES ('delete-all')"  # em
 class SQLiteStore(SharedSQLStore):
     """The default store: one SQLite file (WAL, FTS5), safe for several processes on one machine."""
 
+    # "database or disk is full", "disk I/O error", "attempt to write a readonly database", "database is locked"
+    WRITE_REFUSED = (sqlite3.OperationalError, StoreError)
+
     @property
     def _q(self):
         """The shared statements' connection (sql_shared.py)."""
@@ -716,6 +719,30 @@ class SQLiteStore(SharedSQLStore):
                 "INSERT OR REPLACE INTO embeddings(content_hash, model, dim, vector) VALUES (?,?,?,?)",
                 [(h, model, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for h, v in items],
             )
+
+    def vector_mark(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(max(rowid), 0) FROM embeddings").fetchone()[0])
+
+    def release_vectors_since(self, mark: int) -> int:
+        """The vectors a failed ingest cached (rowids after ``mark``, used by no node) deleted, then the WAL
+        checkpointed and truncated: each step alone, each allowed to fail (the disk may still be full; a
+        checkpoint first lets the delete reuse the log's space instead of growing it)."""
+        gone = 0
+        with self._lock:
+            for step in ("checkpoint", "delete", "checkpoint"):
+                try:
+                    if step == "checkpoint":
+                        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                    else:
+                        with self.transaction() as c:
+                            gone = c.execute(
+                                "DELETE FROM embeddings WHERE rowid > ? AND content_hash NOT IN "
+                                "(SELECT content_hash FROM nodes)",
+                                (int(mark),),
+                            ).rowcount
+                except sqlite3.Error:
+                    continue
+        return max(gone, 0)
 
     # ---------------------------------------------------------- changes
     def changes_since(self, seq: int) -> Changes:
