@@ -191,7 +191,7 @@ def _paths(head: bytes) -> tuple[str, str | None]:
 
 
 def path_text(raw: bytes) -> str:
-    """A path's bytes as text, one-to-one (docs/ingest.md, "Paths that are not UTF-8"): valid UTF-8 is
+    """A path's bytes as text, one-to-one (docs/reliability.md, "Paths keep their bytes"): valid UTF-8 is
     kept as is, except that a backslash is written ``\\x5c``; a byte that is not part of valid UTF-8 is
     written ``\\xNN`` (two lower-case hex digits).  Why not U+FFFD: ``caf\\xe9.c`` and ``caf\\xe8.c``
     (Latin-1 names) would both become ``caf\ufffd.c``, one node for two files.  Why not surrogateescape:
