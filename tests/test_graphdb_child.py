@@ -183,3 +183,40 @@ def test_folders_of_children_whose_parent_was_killed_are_removed_at_the_next_sta
         for x in (fresh_in_tmp, reused, legacy):
             if x.exists():
                 x.rmdir()
+
+
+def test_an_early_forked_child_is_adopted_and_an_unadopted_one_stops_at_exit(tmp_path):
+    """``ngr ask`` forks the child before opening the store (its dump loads in parallel): the projection
+    must take that child, not start a second one; a child nobody adopts dies with its process."""
+    from neurongraph.graphdb.projection import cache_dir_for
+
+    db = tmp_path / "e.db"
+    e = ngr.open(db, embedder="hashing")
+    e.add_nodes([ngr.Node("a", "doc", "A", "a"), ngr.Node("b", "doc", "B", "b")])
+    e.add_edges([("a", "refs", "b")])
+    assert e.cypher("MATCH (n) RETURN count(n) AS c")["rows"] == [{"c": 2}]
+    e.close()  # the dump is written
+    server.launch_early(cache_dir_for(str(db)), server.Limits())
+    early = server._early[(cache_dir_for(str(db)), server.Limits())]
+    early_pid, early_dir = early.pid, early.dir
+    assert early_pid and early_dir and pid_alive(early_pid)
+    e = ngr.open(db, embedder="hashing")
+    try:
+        assert e.cypher("MATCH (:doc)-[r:refs]->(:doc) RETURN count(r) AS c")["rows"] == [{"c": 1}]
+        assert e._cypher_projection().child is early and not server._early
+        assert e._cypher_projection().loaded_seq is not None  # it loaded the dump, no rebuild
+    finally:
+        e.close()
+    assert wait_dead(early_pid) and not os.path.exists(early_dir)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {SRC!r})
+        from neurongraph.graphdb import server
+        server.launch_early(None, server.Limits())
+        c = next(iter(server._early.values()))
+        print(c.pid, c.dir, flush=True)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout.split()
+    assert wait_dead(int(out[0])) and not os.path.exists(out[1])

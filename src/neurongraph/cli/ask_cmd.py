@@ -21,14 +21,15 @@ import typer
 from rich.table import Table
 
 from ..ask.llm import make_llm
-from ..graphdb.projection import CypherProjection
-from ..graphdb.server import falkordb_available
+from ..graphdb.projection import CypherProjection, cache_dir_for
+from ..graphdb.server import Limits, falkordb_available, launch_early
 from .common import (
     CliError,
     check_db_path,
     ctx_of,
     escape,
     handled,
+    is_store_url,
     json_opt,
     open_engine,
     out,
@@ -58,6 +59,13 @@ def _need_falkordb():
         raise CliError("missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'")
 
 
+def _fork_graph_child(path: str) -> None:
+    """Fork the graph child before the store, the engine and ``falkordb`` are loaded: the child loads its
+    persisted dump (~0.4 s on a 25k-node store) in parallel; the projection adopts it."""
+    if not is_store_url(path):
+        launch_early(cache_dir_for(path), Limits())
+
+
 def cypher_command(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
@@ -70,7 +78,9 @@ def cypher_command(
     with handled(as_json):
         p = parse_params(params)
         _need_falkordb()
-        with closing(c.open_store(c.existing_db_path())) as store:
+        path = c.existing_db_path()
+        _fork_graph_child(path)
+        with closing(c.open_store(path)) as store:
             proj = CypherProjection(store)
             try:
                 res = proj.query(query, p, timeout_ms)
@@ -111,7 +121,10 @@ def ask_command(
     with handled(as_json):
         _need_falkordb()
         model = make_llm(llm)
-        with open_engine(c, c.existing_db_path()) as eng:
+        path = c.existing_db_path()
+        if mode in ("auto", "graph", "hybrid"):
+            _fork_graph_child(path)
+        with open_engine(c, path) as eng:
             res = eng.ask(question, mode=mode, llm=model, limit=limit)
     if as_json:
         print_json(res)

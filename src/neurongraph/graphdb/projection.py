@@ -28,9 +28,9 @@ from ..store.base import Store
 from . import bulk
 from .errors import CypherError, QueryError, QueryTimeout, ReadOnlyViolation
 from .guard import check_read_only
-from .server import FalkorChild, Limits
+from .server import FalkorChild, Limits, adopt_early
 
-__all__ = ["CypherProjection", "TIME_KEYS", "label"]
+__all__ = ["CypherProjection", "TIME_KEYS", "cache_dir_for", "default_cache_dir", "label"]
 
 GRAPH = "ngr"
 RESERVED = {"id", "idx", "type", "title", "time", "text"}
@@ -46,7 +46,11 @@ TOKEN_META = "graphdb.token"
 
 def default_cache_dir(store: Store) -> str | None:
     """``<db>.graphdb`` next to a store file; none for in-memory or non-file stores (or ``NGR_GRAPH_CACHE=0``)."""
-    path = getattr(store, "path", None)
+    return cache_dir_for(getattr(store, "path", None))
+
+
+def cache_dir_for(path) -> str | None:
+    """:func:`default_cache_dir` from the store's path alone (the CLI forks the child before opening it)."""
     if os.environ.get("NGR_GRAPH_CACHE", "1") == "0" or not isinstance(path, str) or path in ("", ":memory:"):
         return None
     if not os.path.isfile(path):
@@ -250,6 +254,12 @@ class CypherProjection:
 
     def _start_child(self) -> FalkorChild:
         """A child that loads the cached dump; a dump it cannot load is removed and the child started bare."""
+        early = adopt_early(self.cache_dir, self.limits)
+        if early is not None:
+            try:
+                return early.wait_ready()
+            except Exception:
+                early.stop()  # e.g. a dump it cannot load: the ordinary start below handles it
         if self.cache_dir:
             try:
                 os.makedirs(self.cache_dir, mode=0o700, exist_ok=True)
