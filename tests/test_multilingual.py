@@ -160,3 +160,33 @@ def test_widening_a_large_store_waits_for_reembed_consent(tmp_path):
         assert eng.vectors.present.sum() == 4 and seen and seen[-1][0] == seen[-1][1]
     finally:
         eng.close()
+
+
+def test_lexical_trust_ramp_only_for_cjk_questions_with_a_cjk_reading_embedder():
+    from neurongraph.index.multilingual import TRUST_HIGH, TRUST_LOW, lexical_trust_for
+
+    ml = type("ReadsCjk", (), {"reads_cjk": True})()
+    assert lexical_trust_for("Why is login slow?", ml) is None
+    assert lexical_trust_for("ログインが遅いのはなぜ", HashingEmbedder(8)) is None
+    trust = lexical_trust_for("ログインが遅いのはなぜ", ml)
+    assert trust is not None
+    assert trust(TRUST_LOW) == 0.0 and trust(TRUST_HIGH) == 1.0 and 0.0 < trust((TRUST_LOW + TRUST_HIGH) / 2) < 1.0
+
+
+@needs_use
+@pytest.mark.model
+def test_japanese_question_reaches_english_text_past_unrelated_japanese_bigram_matches(tmp_path):
+    eng = ngr.open(tmp_path / "mixed.db")
+    try:
+        eng.add_nodes(EN)
+        eng.add_nodes(  # Japanese text that shares only common kana bigrams (した, ました) with the question
+            [
+                ngr.Node("wiki:ja1", "wiki", "会議", "昨日の会議で予算について話しました。来月また集まりました。"),
+                ngr.Node("wiki:ja2", "wiki", "旅行", "夏に京都へ旅行しました。お寺を見学しました。"),
+            ]
+        )
+        res = eng.search("アップロードでサーバーが落ちる問題を直しました", limit=3)
+        assert res.hits[0].id == "commit:c3"
+        assert res.hits[0].ranks["dense"] == 1 and res.hits[0].scores["lexical"] == 0.0
+    finally:
+        eng.close()

@@ -1159,6 +1159,7 @@ class Engine:
             edge_lines=self._edge_lines,
             aggregate=self._aggregate_mask,
             code=code,
+            lexical_trust=multilingual.lexical_trust_for(query, self.embedder),  # a CJK question (issue 29)
         )
         with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)

@@ -49,6 +49,7 @@ __all__ = [
     "is_base_model",
     "query_weights",
     "CJK_WEIGHTS",
+    "lexical_trust_for",
 ]
 
 USE_MODEL_ID = "use-m3:512"
@@ -228,8 +229,15 @@ def for_add(
 # (0.3, 0.7, tuned on English): the jsquad_ja / tatoeba_ja_en sweep in docs/multilingual.md.  With an
 # embedder that cannot read CJK the dense channel is noise there (MiniLM: jsquad_ja dense R@5 0.31), so it
 # gets no weight and the fusion keeps BM25's ranking.
-CJK_WEIGHTS = (0.6, 0.4)
+CJK_WEIGHTS = (0.7, 0.3)
 CJK_WEIGHTS_NO_DENSE = (1.0, 0.0)
+# lexical trust ramp: the lexical weight is scaled from 0 (the BM25 top hit's dense match at or below
+# TRUST_LOW) to 1 (at or above TRUST_HIGH).  Why: in a store holding Japanese and English, a Japanese
+# question shares common bigrams (した, ます) with some Japanese text however unrelated, and a max-normalised
+# BM25 then puts that text first over the English text the question translates; the dense channel, which
+# reads both languages, says the BM25 hit is unrelated.  On a Japanese-only corpus the two agree (jsquad_ja:
+# the BM25 top hit's dense match is >= 0.76 for 90% of the questions), so BM25 keeps its weight.
+TRUST_LOW, TRUST_HIGH = 0.4, 0.7
 
 
 def query_weights(cfg: SearchConfig, query: str, embedder: object) -> SearchConfig:
@@ -239,3 +247,13 @@ def query_weights(cfg: SearchConfig, query: str, embedder: object) -> SearchConf
         return cfg
     lex, dense = CJK_WEIGHTS if reads_cjk(embedder) else CJK_WEIGHTS_NO_DENSE
     return cfg.replace(lexical_weight=lex, dense_weight=dense)
+
+
+def _trust(agreement: float) -> float:
+    return min(1.0, max(0.0, (agreement - TRUST_LOW) / (TRUST_HIGH - TRUST_LOW)))
+
+
+def lexical_trust_for(query: str, embedder: object) -> Callable[[float], float] | None:
+    """The lexical trust ramp for a CJK question with an embedder that reads CJK, else None (English
+    questions, and any question with an English-only embedder, keep the configured weights)."""
+    return _trust if reads_cjk(embedder) and is_cjk(query) else None

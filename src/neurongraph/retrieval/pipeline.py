@@ -216,6 +216,9 @@ class RankInputs:
     edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
     aggregate: Callable | None = None  # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
     code: CodeEvidence | None = None  # blame of the working set's lines and identifier matches (code_evidence.py)
+    # (dense match of the BM25 top hit, 0..1) -> factor on the lexical weight: a CJK question over a store that
+    # also holds text of other languages (index/multilingual.py lexical_trust); None = weights as configured
+    lexical_trust: Callable[[float], float] | None = None
 
     @property
     def overfetch(self) -> int:
@@ -372,6 +375,16 @@ def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dic
     t2 = time.perf_counter()
     timings["dense"] = (t2 - t1) * 1000
     floor = vectors.typical_similarity(qvec) if qvec is not None and vectors.n else None
+    lexical_weight = cfg.lexical_weight
+    if (
+        x.lexical_trust is not None
+        and cfg.dense_weight > 0
+        and floor is not None
+        and lex_nodes.size
+        and dense_scores.size
+    ):
+        top = float(qsim[lex_nodes[0]]) if lex_nodes[0] < qsim.shape[0] else floor
+        lexical_weight *= x.lexical_trust(float(dense_match(top, float(dense_scores[0]), floor)))
     e = fuse(
         lex_nodes,
         lex_scores,
@@ -379,7 +392,7 @@ def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dic
         dense_scores,
         qsim,
         method=cfg.fusion,
-        lexical_weight=cfg.lexical_weight,
+        lexical_weight=lexical_weight,
         dense_weight=cfg.dense_weight,
         rrf_k=cfg.rrf_k,
         dense_floor=floor,
