@@ -243,3 +243,28 @@ def test_stored_hunk_blame_follows_merged_branches_like_git_blame(tmp_path):
         truth = ["commit:" + s for s in _git_blame(repo, rev, "m.c")]
         assert eng.blame("m.c", list(range(1, len(truth) + 1)), base=rev) == truth, rev
     eng.close()
+
+
+def test_an_identifier_inside_a_longer_one_counts_like_git_log_S(tmp_path):
+    """`git log -S CGROUP_DEVICE` counts substrings: the change that added BPF_PROG_TYPE_CGROUP_DEVICE first
+    introduced it, not the later one that wrote CGROUP_DEVICE on its own."""
+    repo = Repo(tmp_path / "sub")
+    repo.commit("initial", {"bpf.h": "enum { BPF_PROG_TYPE_UNSPEC };\n"})
+    first = repo.commit(
+        "bpf: add device programs", {"bpf.h": "enum { BPF_PROG_TYPE_UNSPEC, BPF_PROG_TYPE_CGROUP_DEVICE };\n"}
+    )
+    repo.commit(
+        "bpf: short name for devices",
+        {"bpf.h": "enum { BPF_PROG_TYPE_UNSPEC, BPF_PROG_TYPE_CGROUP_DEVICE };\n#define CGROUP_DEVICE 1\n"},
+    )
+    assert repo.git("log", "-S", "CGROUP_DEVICE", "--reverse", "--format=%H").split()[0] == first
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    sync_source(eng, "git", repo.path)
+    for q in ("which commit introduced CGROUP_DEVICE", "CGROUP_DEVICE"):
+        res = eng.search(q, record=False)
+        assert res.hits[0].id == "commit:" + first, q
+        assert any("inside a longer identifier" in e for e in res.hits[0].evidence)
+    # a prose question naming it reads whole identifiers only (no intent: the diff-free text search)
+    plain = eng.search("why does CGROUP_DEVICE exist at all here", record=False)
+    assert not any("inside a longer identifier" in e for h in plain.hits for e in h.evidence)
+    eng.close()

@@ -123,6 +123,8 @@ def describe(where: dict[str, list[int]]) -> str:
 
 
 MAX_MERGE_DEPTH = 64  # nested merges a blame follows down their second parents
+MIN_SUBSTRING = 6  # a named identifier this long also matches the identifiers containing it (git log -S)
+MAX_SUPERSTRINGS = 64  # ... unless more contain it than this (then it is too generic: whole matches only)
 
 
 def _p2(md: dict, path: str) -> _Hunks | None:
@@ -297,6 +299,7 @@ class CodeHistory:
         self._by_sha: dict[str, int] = {}
         self._topo: _Topology | None = None  # mainline positions and where each commit landed; rebuilt on change
         self._walks: dict[str, _PathWalk] = {}
+        self._vocab: dict[str, tuple[str, np.ndarray, list[str]]] = {}  # side -> the terms joined, for substrings
 
     # ------------------------------------------------------------ keeping in step
     def changed(self, idx: np.ndarray | None) -> None:
@@ -321,10 +324,12 @@ class CodeHistory:
             self._dirty.clear()
             self._topo = None
             self._walks.clear()
+            self._vocab.clear()
             return
         if self._dirty:
             self._topo = None
             self._walks.clear()
+            self._vocab.clear()
             dirty, self._dirty = sorted(self._dirty), set()
             for i in dirty:
                 self._remove(i)
@@ -567,6 +572,48 @@ class CodeHistory:
             self._post_sorted[(side, term)] = got
         return got
 
+    def _containing(self, side: str, term: str) -> list[str]:
+        """The ``side`` terms that contain ``term`` (``git log -S`` counts substrings: ``CGROUP_DEVICE`` inside
+        ``BPF_PROG_TYPE_CGROUP_DEVICE``), found in one joined string, not by a Python loop over the terms."""
+        v = self._vocab.get(side)
+        if v is None:
+            terms = sorted(t for t, d in self._postings[side].items() if d)
+            joined = "\n".join(terms)
+            starts = np.zeros(len(terms), np.int64)
+            if terms:
+                starts[1:] = np.cumsum(np.fromiter((len(t) + 1 for t in terms[:-1]), np.int64, len(terms) - 1))
+            v = self._vocab[side] = (joined, starts, terms)
+        joined, starts, terms = v
+        found: list[str] = []
+        at = joined.find(term)
+        while at >= 0 and len(found) <= MAX_SUPERSTRINGS:
+            k = int(np.searchsorted(starts, at, side="right")) - 1
+            found.append(terms[k])
+            nxt = int(starts[k + 1]) if k + 1 < len(terms) else len(joined)
+            at = joined.find(term, nxt)
+        return found
+
+    def _family(self, side: str, term: str, substrings: bool) -> list[str]:
+        """The ``side`` terms whose postings answer for ``term``: itself, and with ``substrings`` those holding it."""
+        own = [term] if self._postings[side].get(term) else []
+        if substrings and len(term) >= MIN_SUBSTRING:
+            sup = self._containing(side, term)
+            if len(sup) <= MAX_SUPERSTRINGS:
+                own = list(dict.fromkeys(own + sup))
+        return own
+
+    def _union_posting(self, side: str, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """One posting list (oldest first) for several terms: each commit once, at its time."""
+        if len(terms) == 1:
+            return self._posting(side, terms[0])
+        parts = [self._posting(side, t) for t in terms]
+        idx = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        tm = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        idx, first = np.unique(idx, return_index=True)
+        tm = tm[first]
+        o = np.lexsort((-idx, tm))
+        return idx[o], tm[o]
+
     def changes_of(self, term: str, side: str, as_of: float | None = None) -> tuple[list[int], list[float]]:
         """Commit indices (oldest first) that ``side`` (``"added"`` / ``"removed"``) the identifier, with times."""
         self._ensure()
@@ -589,12 +636,15 @@ class CodeHistory:
         side_weights: tuple[float, float] = (1.0, 0.5),
         visible=None,
         max_terms: int = 40,
+        substrings: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
         """Commits that added/removed any of ``terms`` (whole identifiers, case-insensitive), scored in [0, 1]:
         the idf-weighted share of the terms a commit changed.  ``intent`` ``"introduced"`` gives the term's
         first adder (as of ``as_of``) full weight and later adders a quarter (pickaxe's first commit);
         ``"removed"`` does the same for the last remover; otherwise adders weigh ``side_weights[0]`` and
-        removers ``side_weights[1]``.  Returns (nodes sorted, scores, node -> the evidence phrases)."""
+        removers ``side_weights[1]``.  ``substrings``: a distinctive term (``MIN_SUBSTRING`` characters or more) also
+        matches the identifiers containing it, as ``git log -S`` does, unless more than ``MAX_SUPERSTRINGS`` do.
+        Returns (nodes sorted, scores, node -> the evidence phrases)."""
         self._ensure()
         n_docs = max(len(self._commits), 1)
         shown: dict[str, str] = {}
@@ -603,8 +653,13 @@ class CodeHistory:
                 shown.setdefault(t.lower(), t)  # explanations name the identifier as the caller wrote it
         want = list(shown)
         scored: list[tuple[float, str]] = []
+        family = {(side, t): self._family(side, t, substrings) for t in want for side in ("added", "removed")}
         for t in want:
-            df = len(self._postings["added"].get(t, {})) + len(self._postings["removed"].get(t, {}))
+            df = sum(
+                self._union_posting(side, family[(side, t)])[0].shape[0]
+                for side in ("added", "removed")
+                if family[(side, t)]
+            )
             if df:
                 scored.append((math.log((n_docs + 1) / (df + 0.5)), t))
         scored.sort(key=lambda x: -x[0])
@@ -616,7 +671,9 @@ class CodeHistory:
         norm = sum(w for w, _ in scored)
         for w, t in scored:
             for side in ("added", "removed"):
-                idx, tm = self._posting(side, t)
+                if not family[(side, t)]:
+                    continue
+                idx, tm = self._union_posting(side, family[(side, t)])
                 if as_of is not None:
                     cut = np.searchsorted(tm, as_of, side="right")
                     idx = idx[:cut]
@@ -628,9 +685,11 @@ class CodeHistory:
                     continue
                 weights = _side_weights(idx.shape[0], side, intent, side_weights)
                 verb = "added" if side == "added" else "removed"
+                exact = self._postings[side].get(t, {})
                 for n, v in zip(idx.tolist(), weights.tolist()):
                     acc[n] = acc.get(n, 0.0) + w * v
-                    why.setdefault(n, []).append(f"{verb} `{shown[t]}`")
+                    inside = "" if n in exact else " inside a longer identifier"
+                    why.setdefault(n, []).append(f"{verb} `{shown[t]}`{inside}")
         nodes = np.array(sorted(acc), np.int64)
         scores = np.array([acc[n] for n in nodes.tolist()], np.float64) / norm
         return nodes, np.minimum(scores, 1.0), why

@@ -114,7 +114,8 @@ def code_evidence(
     if use_code:
         terms = _query_terms(history, query)
         intent = query_intent(query)
-        c_nodes, c_score, c_why = history.term_matches(terms, as_of, intent, visible=visible)
+        # a question about an introduction or removal reads identifiers the way `git log -S` does: substrings too
+        c_nodes, c_score, c_why = history.term_matches(terms, as_of, intent, visible=visible, substrings=bool(intent))
         if ws is not None:
             removed, _added = ws.terms()
             if removed:  # the diff's removed identifiers were written by earlier changes: who added them
