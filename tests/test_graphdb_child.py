@@ -158,13 +158,14 @@ def test_folders_of_children_whose_parent_was_killed_are_removed_at_the_next_sta
     assert wait_dead(child_pid)  # PDEATHSIG took the child; its folder stayed
     assert os.path.isdir(d)
     tmp = os.path.dirname(d)
-    reused = Path(tmp) / (server.DIR_PREFIX + "reusedpid")  # our own pid, another start time: a reused pid
-    legacy = Path(tmp) / (server.DIR_PREFIX + "legacyold")  # written before owner files, long ago, socket dead
+    me = os.getpid()
+    reused = Path(tmp) / f"{server.DIR_PREFIX}reusedpid{me}"  # our own pid, another start time: a reused pid
+    legacy = Path(tmp) / f"{server.DIR_PREFIX}legacyold{me}"  # written before owner files, long ago, socket dead
     for x in (reused, legacy):
         x.mkdir(mode=0o700)
     (reused / server.OWNER_FILE).write_text(f"{os.getpid()} 1")
     os.utime(legacy, (time.time() - 3600, time.time() - 3600))
-    fresh_in_tmp = Path(tmp) / (server.DIR_PREFIX + "startingnow")  # a start in progress (no owner file yet)
+    fresh_in_tmp = Path(tmp) / f"{server.DIR_PREFIX}startingnow{me}"  # a start in progress (no owner file yet)
     fresh_in_tmp.mkdir(mode=0o700)
     try:
         e = ngr.open(tmp_path / "other.db", embedder="hashing")
