@@ -119,7 +119,7 @@ def test_a_query_past_its_deadline_kills_and_restarts_the_child_and_other_work_g
             proj.query(STUCK, timeout_ms=300, guard=False)
         took = time.perf_counter() - t0
         th.join()
-        assert 1.2 < took < 3.0, took  # the deadline: 300 ms + 1 s grace (before: 12 s, child left stuck)
+        assert 1.2 < took < 4.0, took  # the deadline: 300 ms + 1 s grace (before: 12 s, child left stuck)
         assert "restarted" in ei.value.message and ei.value.code == "query_timeout"
         assert wait_dead(old, 3)
         assert side and side[0] < 1.0, side
