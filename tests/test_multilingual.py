@@ -190,3 +190,10 @@ def test_japanese_question_reaches_english_text_past_unrelated_japanese_bigram_m
         assert res.hits[0].ranks["dense"] == 1 and res.hits[0].scores["lexical"] == 0.0
     finally:
         eng.close()
+
+
+def test_a_name_is_not_cjk_writing():
+    from neurongraph.index.language import has_cjk
+
+    assert not has_cjk(["谭九鼎", "정승원", "Readme: use https links (#8954)"])  # authors of an English history
+    assert has_cjk(["Fix typo", "ログインが遅いという報告が多い。原因を調べる。"])

@@ -17,10 +17,11 @@ import numpy as np
 
 from ..store.lexical import CJK_CHARS
 
-__all__ = ["cjk_share", "is_cjk", "cjk_mask", "has_cjk", "CJK_SHARE_MIN", "CJK_CHAR_WEIGHT"]
+__all__ = ["cjk_share", "is_cjk", "cjk_mask", "has_cjk", "CJK_SHARE_MIN", "CJK_CHAR_WEIGHT", "WIDEN_MIN_CHARS"]
 
 CJK_CHAR_WEIGHT = 3.0  # a kanji/kana/hangul character ~ one short English word (~3 letters of weight)
 CJK_SHARE_MIN = 0.5  # a text is CJK when its weighted CJK letters are at least half of its letters
+WIDEN_MIN_CHARS = 12  # CJK characters a text needs to count as CJK writing for has_cjk (a short sentence)
 
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _LETTER = re.compile(rf"[^\W\d_{CJK_CHARS}]")
@@ -45,6 +46,11 @@ def cjk_mask(texts: Sequence[str]) -> np.ndarray:
     return np.fromiter((is_cjk(t) for t in texts), bool, len(texts))
 
 
-def has_cjk(texts: Sequence[str]) -> bool:
-    """Whether any of ``texts`` is a CJK text (one regex search per text for an English batch)."""
-    return any(_CJK.search(t) is not None and cjk_share(t) >= CJK_SHARE_MIN for t in texts)
+def has_cjk(texts: Sequence[str], min_chars: int = WIDEN_MIN_CHARS) -> bool:
+    """Whether any of ``texts`` is a CJK text with at least ``min_chars`` CJK characters (one regex search
+    per text for an English batch).  The floor keeps a name from counting as CJK writing: an English history
+    whose authors include 谭九鼎 holds no Japanese or Chinese text to search."""
+    return any(
+        _CJK.search(t) is not None and len(_CJK.findall(t)) >= min_chars and cjk_share(t) >= CJK_SHARE_MIN
+        for t in texts
+    )
