@@ -170,7 +170,7 @@ def test_another_handle_writes_between_searches(db_path):
     w.upsert_nodes([Node("late", "doc", "", "zebra zebra")])
     w.close()
     nodes, _ = eng._known_lexical(["zebra"], 10, None)  # no refresh in between
-    assert (nodes < eng._alive.shape[0]).all()
+    assert (nodes < eng.table.alive.shape[0]).all()
     eng.close()
 
 
@@ -207,7 +207,7 @@ def test_snapshot_round_trip_and_corrupt_field(db_path):
 
     # a damaged BM25 field (a posting of a row that is not indexed): the snapshot is refused, a replay
     arrays["bm25_docs"] = arrays["bm25_docs"].copy()
-    arrays["bm25_docs"][0] = eng._alive.shape[0] + 5
+    arrays["bm25_docs"][0] = eng.table.alive.shape[0] + 5
     with open(path, "wb") as f:
         np.savez(f, **arrays)
     eng = _engine(db_path)

@@ -193,10 +193,10 @@ def test_a_mask_that_hides_nothing_changes_nothing(eng):
                 vectors=eng.vectors,
                 graph=eng.graph,
                 rel_ids=eng._rel_ids,
-                allowed=eng._type_mask(()),
+                allowed=eng.table.type_mask(()),
             )
             a = rank(q, qv, cfg, RankInputs(**kw))
-            b = rank(q, qv, cfg, RankInputs(**kw, visible=np.ones(eng._alive.shape[0], bool)))
+            b = rank(q, qv, cfg, RankInputs(**kw, visible=np.ones(eng.table.alive.shape[0], bool)))
             assert a.nodes.tolist() == b.nodes.tolist(), (q, ch)
             for k in a.scores:
                 assert np.array_equal(a.scores[k], b.scores[k]), (q, ch, k)
@@ -251,7 +251,7 @@ def test_as_of_accepts_iso_8601_and_metadata_times_may_be_iso(eng):
     iso = eng.search("stale prices", as_of="2020-09-20T11:59:59Z", record=False)
     assert "issue:1" not in visited(iso) and iso.config.as_of == 1600603199.0
     assert eng.search("stale prices", as_of="2020-09-20T14:00:00+02:00", record=False).config.as_of == 1600603200.0
-    assert eng._event_time[eng.store.lookup_idx(["issue:1"])["issue:1"]] == 1600603200.0
+    assert eng.table.event_time[eng.store.lookup_idx(["issue:1"])["issue:1"]] == 1600603200.0
 
 
 def test_event_times_follow_the_change_feed_also_from_another_engine(db, eng):
@@ -407,14 +407,14 @@ def test_snapshot_carries_event_times_and_sources(db):
     e = ngr.open(db, embedder="hashing")
     e.snapshot_min_rows = 0
     before = e.search(CHAIN_QUERY, limit=10, as_of=BETWEEN, sources=["shop"], record=False)
-    times, srcs = e._event_time.copy(), {s: e._source_of == i for s, i in e._source_ids.items()}
+    times, srcs = e.table.event_time.copy(), {s: e.table.source_of == i for s, i in e.table.source_ids.items()}
     assert e.save_snapshot() is not None
     e.close()
     e = ngr.open(db, embedder="hashing")
     try:
         assert e.opened_from_snapshot
-        assert np.array_equal(e._event_time, times, equal_nan=True)
-        assert all(np.array_equal(e._source_of == e._source_ids[s], m) for s, m in srcs.items())
+        assert np.array_equal(e.table.event_time, times, equal_nan=True)
+        assert all(np.array_equal(e.table.source_of == e.table.source_ids[s], m) for s, m in srcs.items())
         again = e.search(CHAIN_QUERY, limit=10, as_of=BETWEEN, sources=["shop"], record=False)
         assert [(h.id, h.scores) for h in again] == [(h.id, h.scores) for h in before]
     finally:

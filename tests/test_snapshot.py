@@ -40,10 +40,10 @@ def _state(eng):
     order = np.argsort(e.eid)
     vec = np.flatnonzero(eng.vectors.present)
     return {
-        "alive": np.flatnonzero(eng._alive).tolist(),
+        "alive": np.flatnonzero(eng.table.alive).tolist(),
         # type *names* per live node: type ids are internal, and a running engine (like a snapshot) keeps
         # ids of types whose last node was deleted, which a replay never assigns
-        "type_of": [sorted(eng._type_ids, key=eng._type_ids.get)[t] for t in eng._type_of[eng._alive]],
+        "type_of": [sorted(eng.table.type_ids, key=eng.table.type_ids.get)[t] for t in eng.table.type_of[eng.table.alive]],
         "vec_idx": vec.tolist(),
         "vec": eng.vectors.matrix[vec].round(6).tolist(),
         "edges": list(
@@ -57,9 +57,9 @@ def _state(eng):
         ),  # learned weights decay
         "rels": eng._rel_ids,
         "seq": eng._seq,
-        "event_time": [None if t != t else t for t in eng._event_time[eng._alive].tolist()],
+        "event_time": [None if t != t else t for t in eng.table.event_time[eng.table.alive].tolist()],
         "source": [
-            None if s < 0 else sorted(eng._source_ids, key=eng._source_ids.get)[s] for s in eng._source_of[eng._alive]
+            None if s < 0 else sorted(eng.table.source_ids, key=eng.table.source_ids.get)[s] for s in eng.table.source_of[eng.table.alive]
         ],
     }
 
@@ -159,7 +159,7 @@ def test_foreign_corrupt_or_other_embedder_snapshots_are_ignored(built, tmp_path
     # a truncated file
     snap.write_bytes(b"PK\x03\x04 not really a zip")
     eng = ngr.open(built, embedder="hashing")
-    assert not eng.opened_from_snapshot and eng._alive.sum() == len(NODES)
+    assert not eng.opened_from_snapshot and eng.table.alive.sum() == len(NODES)
     eng.close()
     # a valid snapshot made with another embedder
     e2 = ngr.open(built, embedder=HashingEmbedder(64))
@@ -226,7 +226,7 @@ def test_a_failing_snapshot_write_warns_and_still_closes(tmp_path, monkeypatch):
         eng.close()
     assert not snapshot_path(str(path)).exists()
     again = ngr.open(path, embedder="hashing")  # the store itself is intact
-    assert again._alive.sum() == 10 and not again.opened_from_snapshot
+    assert again.table.alive.sum() == 10 and not again.opened_from_snapshot
     again.close()
 
 

@@ -12,12 +12,9 @@ import dataclasses
 import functools
 import json
 import os
-import re
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +34,15 @@ from .ingest.git_blame import blame_with_git
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
-from .model import MAX_WEIGHT, Edge, Node, as_edges, content_hash, strict_dumps
+from .model import Edge, Node, as_edges, checked_edge_columns, content_hash, edge_columns, strict_dumps
 from .query_linker import QueryLinker, link_inputs
 from .retrieval.changes import WorkingSet
 from .retrieval.code_evidence import code_evidence
+from .retrieval.filters import Filters, ResultTypes
 from .retrieval.pipeline import Ranking, RankInputs, rank
-from .retrieval.recency import MIN_OBSERVED, RecencyPrior, RepairGaps
+from .retrieval.priors import EdgeLines, RecencySource
+from .retrieval.results import Hit, SearchResult, assemble, trace_hit
+from .retrieval.scope import NodeTable, SearchScope
 from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
 from .store import open_store
@@ -53,9 +53,6 @@ from .times import to_epoch
 __all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
 
 MAX_QUERY_CHARS = 4000
-HIT_META_KEYS = ("sha", "author")  # node metadata a hit shows (Hit.meta; its date comes from the event time)
-_WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key (_named_structural)
-_QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
 
 
 class ReembedRequired(NeuronGraphError):
@@ -67,257 +64,8 @@ class ReembedRequired(NeuronGraphError):
 Progress = Callable[[int, int], None]
 
 
-@dataclass
-class Hit:
-    """One search result with every score part and the paths that found it, so it can explain itself."""
-
-    id: str
-    type: str
-    title: str
-    text: str
-    scores: dict[str, float]
-    ranks: dict[str, int | None]
-    paths: list[dict] = field(default_factory=list)
-    seed: bool = False  # a sparse seed of the graph channel (its graph score is its own activation)
-    meta: dict[str, str] = field(default_factory=dict)  # what a reader needs to place it: sha (12), date, author
-    config: SearchConfig | None = field(default=None, repr=False, compare=False)  # the search's: explain()'s weights
-    evidence: list[str] = field(default_factory=list)  # code evidence: "last changed lines 120–131 of f.c before this"
-
-    @property
-    def score(self) -> float:
-        return self.scores["final"]
-
-    def to_dict(self, snippet_chars: int | None = 300) -> dict:
-        text = (
-            self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
-        )
-        return {
-            "id": self.id,
-            "type": self.type,
-            "title": self.title,
-            "text": text,
-            "seed": self.seed,
-            "meta": self.meta,
-            "evidence": self.evidence,
-            "scores": self.scores,
-            "ranks": self.ranks,
-            "paths": self.paths,
-        }
-
-    def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
-        """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
-        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``,
-        plus the code evidence (``best × (blame_weight·blame + code_weight·code)``, best = the ranking's top
-        score without it, so its part is read off ``final``)."""
-        cfg = cfg or self.config or SearchConfig()
-        s = self.scores
-        g = cfg.graph_weight if cfg.uses_graph else 0.0
-        value = (1.0 - g) * s["entry"] + g * s["graph"]
-        text = f"({1.0 - g:.2f}·entry {s['entry']:.3f} + {g:.2f}·graph {s['graph']:.3f}"
-        if s.get("priming"):
-            value += cfg.priming_weight * s["priming"]
-            text += f" + {cfg.priming_weight:.2f}·primed {s['priming']:.3f}"
-        text += ")"
-        if "recency" in s:
-            value *= s["recency"]
-            why = f"; {int(s['repairs'])} earlier repair(s)" if s.get("repairs") else ""
-            text += f" × recency {s['recency']:.3f}{why}"
-        if "lines_written" in s:
-            factor = 1.0 + cfg.authorship_weight * float(np.log1p(s["lines_written"]))
-            value *= factor
-            text += f" × authorship {factor:.3f} ({s['lines_written']:.0f} lines of the working files)"
-        if "aggregate" in s:
-            value *= s["aggregate"]
-            text += f" × aggregate {s['aggregate']:.2f}"
-        if "blame" in s and "code" in s and (s["blame"] or s["code"]):
-            # code evidence, added after the priors in proportion to the search's best score without it (a number
-            # of the whole ranking, not of this hit): shown as the part of final it is, with its inputs
-            scale, wc = s.get("code_scale", 1.0), s.get("code_weight", cfg.code_weight)
-            part = scale * (cfg.blame_weight * s["blame"] + wc * s["code"])
-            value += part
-            text += (
-                f" + {scale:.3f}·({cfg.blame_weight:.2f}·blame {s['blame']:.3f} + {wc:.2f}·code {s['code']:.3f})"
-                " [code evidence × the best score without it]"
-            )
-        return f"final {s['final']:.3f} = {text}", value
-
-    def explain(self, cfg: SearchConfig | None = None) -> str:
-        """Every factor of the final score (so the line adds up), the entry parts and the best graph path."""
-        s = self.scores
-        cfg = cfg or self.config or SearchConfig()
-        parts = [
-            self.formula(cfg)[0],
-            f"entry {s['entry']:.3f} from lexical {s['lexical']:.3f} and dense {s['dense']:.3f}"
-            + (f" ({cfg.fusion} fusion)" if cfg.fusion != "linear" else ""),
-        ]
-        parts.extend(f"code: {e}" for e in self.evidence)  # "last changed lines 120–131 of f.c before this"
-        for p in self.paths:
-            hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
-            parts.append(f"path: {p['nodes'][0]} {hops}")
-        if not self.paths:
-            parts.append(
-                "seed: entered by lexical/dense retrieval; the graph spreads from here"
-                if self.seed
-                else "reached by entry retrieval only (no graph path)"
-            )
-        return "\n".join(parts)
-
-
-@dataclass
-class SearchResult:
-    """A search's hits, the configuration it ran with and its trace id (what interfaces serialise)."""
-
-    trace_id: str
-    query: str
-    hits: list[Hit]
-    config: SearchConfig
-    seeds: list[str]
-    timings_ms: dict[str, float]
-    unknown_files: list[str] = field(default_factory=list)  # paths of `files` with no `file:<path>` node
-    # False when the store could not take the trace (a full disk): the hits stand, feedback on them cannot
-    trace_saved: bool = True
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self, snippet_chars: int | None = 300) -> dict:
-        d: dict[str, Any] = {
-            "trace_id": self.trace_id,
-            "query": self.query,
-            "seeds": self.seeds,
-            "hits": [h.to_dict(snippet_chars) for h in self.hits],
-            "timings_ms": self.timings_ms,
-        }
-        if self.config.files:
-            d["unknown_files"] = self.unknown_files
-        if not self.trace_saved:
-            d["trace_saved"] = False
-        if self.warnings:
-            d["warnings"] = self.warnings
-        return d
-
-    def __iter__(self):
-        return iter(self.hits)
-
-    def __len__(self):
-        return len(self.hits)
-
-
-def _trace_hit(rank: int, h: Hit) -> dict:
-    """A hit as a trace stores it: ``Hit.to_dict()`` without the text, after its rank (same keys, same order)."""
-    return {
-        "rank": rank,
-        "id": h.id,
-        "type": h.type,
-        "title": h.title,
-        "seed": h.seed,
-        "meta": h.meta,
-        "evidence": h.evidence,
-        "scores": h.scores,
-        "ranks": h.ranks,
-        "paths": h.paths,
-    }
-
-
-def _rel_name(rel: int | str, names: dict[int, str]) -> str:
-    """A path hop's relation: a name already (metadata links), or a predicate id to name."""
-    return rel if isinstance(rel, str) else names.get(rel, str(rel))
-
-
 def _as_nodes(items: Iterable[Node | dict]) -> list[Node]:
     return [n if isinstance(n, Node) else Node.from_dict(n) for n in items]
-
-
-_as_edges = as_edges  # an Edge, a dict or a (src, rel, dst[, weight]) tuple (model.py, shared with the schema)
-
-
-def _edge_columns(items: list) -> tuple | None:
-    """Columns of a batch of plain ``(src, rel, dst[, weight])`` tuples (or lists) of one length, or of
-    ``Edge`` objects without meta; None for anything else (dicts, meta, mixed shapes: validated per edge)."""
-    if not items:
-        return None
-    t0 = type(items[0])
-    if t0 is tuple or t0 is list:
-        k = len(items[0])
-        if k not in (3, 4) or not all(type(e) is t0 and len(e) == k for e in items):
-            return None
-        cols = list(zip(*items))
-        return (*map(list, cols[:3]), list(cols[3]) if k == 4 else None, None, None)
-    if t0 is Edge and all(type(e) is Edge and not e.meta for e in items):
-        return (
-            [e.src for e in items],
-            [e.rel for e in items],
-            [e.dst for e in items],
-            [e.weight for e in items],
-            [e.polarity for e in items],
-            [e.factuality for e in items],
-        )
-    return None
-
-
-def _number_column(values: Any, n: int, default: float, dtype: type) -> np.ndarray | None:
-    """A numeric edge column as an array: ``default`` when absent; None when its values need the
-    per-edge checks (not all plain ints / floats, or a non-numeric array)."""
-    if values is None:
-        return np.full(n, default, dtype)
-    integral = dtype is not np.float64  # polarity: integers only, as Edge checks it
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1 or values.dtype.kind not in (("i", "u") if integral else ("f", "i", "u")):
-            return None
-        arr = values
-    else:
-        values = list(values)
-        if not all(type(v) is int or (type(v) is float and not integral) for v in values):
-            return None
-        arr = np.array(values, np.float64)
-    if arr.shape[0] != n:
-        raise InvalidArgument(f"edge columns must have one length: {n} sources, {arr.shape[0]} values")
-    return arr.astype(dtype)
-
-
-def _checked_edge_columns(src, rel, dst, weight, polarity, factuality) -> tuple:
-    """Validated edge columns (the checks ``Edge`` makes, vectorised); a batch with a bad value raises the
-    error ``Edge`` raises for its first bad edge."""
-    src, rel, dst = list(src), list(rel), list(dst)
-    n = len(src)
-    if len(rel) != n or len(dst) != n:
-        raise InvalidArgument(
-            f"edge columns must have one length: {n} sources, {len(rel)} relations, {len(dst)} targets"
-        )
-    w = _number_column(weight, n, 1.0, np.float64)
-    p = _number_column(polarity, n, 1, np.int64)
-    f = _number_column(factuality, n, 1.0, np.float64)
-    ok = (
-        w is not None
-        and p is not None
-        and f is not None
-        and all(type(x) is str for x in src)
-        and all(type(x) is str for x in dst)
-        and all(type(x) is str for x in rel)
-    )
-    if ok:
-        assert w is not None and p is not None and f is not None
-        good = (w >= 0) & (w <= MAX_WEIGHT) & ((p == 1) | (p == -1)) & (f >= 0) & (f <= 1)  # NaN fails
-        ok = bool(good.all())
-    if ok:
-        for r in set(rel):  # a relation name is registered by the write: check each once, as Edge would
-            i = rel.index(r)
-            Edge(src[i], r, dst[i])
-        return src, rel, dst, w, p, f
-
-    def col(values, default):
-        return [default] * n if values is None else list(values)
-
-    edges = [
-        Edge(s, r, d, weight=wv, polarity=pv, factuality=fv)  # raises the first bad edge's error
-        for s, r, d, wv, pv, fv in zip(src, rel, dst, col(weight, 1.0), col(polarity, 1), col(factuality, 1.0))
-    ]
-    return (
-        [e.src for e in edges],
-        [e.rel for e in edges],
-        [e.dst for e in edges],
-        np.array([e.weight for e in edges], np.float64),
-        np.array([e.polarity for e in edges], np.int64),
-        np.array([e.factuality for e in edges], np.float64),
-    )
 
 
 def _via(service: str, name: str) -> Any:
@@ -361,26 +109,19 @@ class Engine:
         self.config = config or SearchConfig()
         self.vectors = VectorIndex(embedder.dim)
         self.graph = GraphArrays(0)
-        self._alive = np.zeros(0, bool)
-        self._type_of = np.zeros(0, np.int32)  # node index -> node type id (in-memory table below)
-        self._type_ids: dict[str, int] = {}
-        # search filters (times.py): event time per node index (NaN = none), source id per node (-1 = none)
-        self._event_time = np.zeros(0, np.float64)
-        self._source_of = np.zeros(0, np.int32)
-        self._source_ids: dict[str, int] = {}
-        self._aggregate: np.ndarray | None = None  # nodes marked `aggregate` (the aggregate prior), read lazily
-        self._structural_memo: tuple | None = None  # (key, live non-structural nodes): _result_mask
-        self._node_epoch = 0  # bumped whenever nodes change: keys the cached metadata-filter masks
-        self._where_masks: dict = {}
+        # the search scope (retrieval/): per-node columns (liveness, type, event time, source, marks), the
+        # filters and result types over them, and the priors' cached inputs
+        self.table = NodeTable(store)
+        self.filters = Filters(store)
+        self.result_types = ResultTypes(store)
+        self.recency = RecencySource()
+        self.edge_lines = EdgeLines(store)
         self._rel_ids: dict[str, int] = {}
         self._seq = 0
         self.last_embedded = 0
         self._meta_edges: tuple[tuple, MetadataEdges] | None = None  # (specs, seq) -> metadata links
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
-        # (store state, newest event time, observed repair gaps): retrieval/recency.py
-        self._recency_cache: tuple | None = None
         self._trace_params: tuple | None = None  # (config, its flat form, that as JSON): once per config
-        self._edge_lines_cache: tuple[int, dict[int, float]] = (-1, {})  # (store seq, eid -> lines added)
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
@@ -388,7 +129,7 @@ class Engine:
         self.query_linker = QueryLinker(store)  # fitted by link() or lazily, or tables from a snapshot
         # BM25 in memory (index/bm25.py): FTS5's ranking without an FTS5 query per search; built on the
         # second search (or loaded from the snapshot), off for a store that cannot tokenize (PostgreSQL)
-        self.lexical = LexicalIndex(store.lexical_tokens, store.lexical_postings, self._known_rows)
+        self.lexical = LexicalIndex(store.lexical_tokens, store.lexical_postings, self.table.known)
         self._lexical_snapshotted = False  # the last snapshot loaded or saved holds the BM25 arrays
         # blame and identifier postings from the git ingest's per-commit code facts (index/code_history.py),
         # read on first use and kept in step with the change feed
@@ -408,7 +149,7 @@ class Engine:
 
     def close(self) -> None:
         try:
-            rows = int(self._alive.sum()) + self.graph.n_edges
+            rows = int(self.table.alive.sum()) + self.graph.n_edges
             if rows >= self.snapshot_min_rows and (
                 self._changes_unsnapshotted >= max(1, self.snapshot_min_changes * rows)
                 or (self.lexical.index is not None and not self._lexical_snapshotted)  # built since: keep it
@@ -432,16 +173,15 @@ class Engine:
         vec_idx = np.flatnonzero(self.vectors.present)
         # every row present (the usual case): write the matrix itself, not a 1.5 GB copy at 1M nodes
         vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
-        names = sorted(self._type_ids, key=self._type_ids.__getitem__)
         fitted = self.query_linker.tables()  # only a linker equal to a fresh fit at this seq
         tables = fitted.to_arrays() if fitted is not None else None
         st = SnapshotState(
             seq=self._seq,
             model_id=self.embedder.model_id,
             dim=self.embedder.dim,
-            type_names=names,
-            alive=self._alive,
-            type_of=self._type_of,
+            type_names=self.table.type_names(),
+            alive=self.table.alive,
+            type_of=self.table.type_of,
             vec_idx=vec_idx,
             vec_mat=vec_mat,
             n_nodes=self.graph.n_nodes,
@@ -457,9 +197,9 @@ class Engine:
             linker=tables,
             linker_config=self.store.get_meta("linker_config") if tables else None,
             ivf=self.vectors.ivf_state(),
-            event_time=self._event_time,
-            source_of=self._source_of,
-            source_names=sorted(self._source_ids, key=self._source_ids.__getitem__),
+            event_time=self.table.event_time,
+            source_of=self.table.source_of,
+            source_names=self.table.source_names(),
             bm25=self.lexical.export(),
         )
         token = new_token()
@@ -479,17 +219,14 @@ class Engine:
         )
         if st is None:
             return False
-        self._alive, self._type_of = st.alive, st.type_of
-        self._type_ids = {name: i for i, name in enumerate(st.type_names)}
         assert st.event_time is not None and st.source_of is not None  # SnapshotState fills absent ones
-        self._event_time, self._source_of = st.event_time, st.source_of
-        self._source_ids = {name: i for i, name in enumerate(st.source_names)}
+        self.table.restore(st.alive, st.type_of, st.type_names, st.event_time, st.source_of, st.source_names)
         self.vectors.set(st.vec_idx, st.vec_mat)
         if st.ivf is not None and st.ivf[0].shape[1:] == (self.embedder.dim,):
             self.vectors.restore_ivf(*st.ivf)  # no k-means on the first large search after an open
         ed = st.edges
         self.graph = GraphArrays.from_edges(
-            max(st.n_nodes, self._alive.shape[0]),
+            max(st.n_nodes, self.table.n),
             ed["src"],
             ed["dst"],
             ed["weight"],
@@ -502,7 +239,7 @@ class Engine:
         self._seq = st.seq
         if st.linker is not None and st.linker_config == self.store.get_meta("linker_config"):
             self.query_linker.restored(QueryTables.from_arrays(st.linker))
-        bm25 = BM25Index.from_arrays(st.bm25, self._alive.shape[0], checked=True) if st.bm25 is not None else None
+        bm25 = BM25Index.from_arrays(st.bm25, self.table.n, checked=True) if st.bm25 is not None else None
         if bm25 is not None:  # (load_snapshot checked the arrays: a damaged field means a replay)
             self.lexical.restore(bm25)
             self._lexical_snapshotted = True
@@ -515,17 +252,6 @@ class Engine:
         self.close()
 
     # ------------------------------------------------------------ syncing
-    def _grow(self, n: int) -> None:
-        if n > self._alive.shape[0]:
-            extra = n - self._alive.shape[0]
-            self._alive = np.concatenate([self._alive, np.zeros(extra, bool)])
-            self._type_of = np.concatenate([self._type_of, np.full(extra, -1, np.int32)])
-            self._event_time = np.concatenate([self._event_time, np.full(extra, np.nan)])
-            self._source_of = np.concatenate([self._source_of, np.full(extra, -1, np.int32)])
-        a = self._aggregate  # read lazily, possibly already longer (marks of nodes this engine has not seen yet)
-        if a is not None and n > a.shape[0]:
-            self._aggregate = np.concatenate([a, np.zeros(n - a.shape[0], bool)])
-
     def refresh(self, progress: Progress | None = None) -> int:
         """Bring in-memory indexes up to date with the store; returns how many changes were applied."""
         if self.store.in_transaction:
@@ -536,32 +262,16 @@ class Engine:
         if ch.seq == self._seq:
             return 0
         n_changes = len(ch.nodes) + len(ch.edges) + len(ch.deleted_nodes) + len(ch.deleted_edges)
-        if ch.nodes:
-            idx = np.fromiter((r[0] for r in ch.nodes), np.int64, len(ch.nodes))
-            self._grow(int(idx.max()) + 1)
-            self._alive[idx] = True
-            for i, t in zip(idx.tolist(), ch.node_types):
-                self._type_of[i] = self._type_ids.setdefault(t, len(self._type_ids))
-            if len(ch.node_times) == len(ch.nodes):  # a store that reports event times and sources
-                self._event_time[idx] = np.array([np.nan if t is None else t for t in ch.node_times], np.float64)
-                self._source_of[idx] = np.fromiter(
-                    (
-                        -1 if s is None else self._source_ids.setdefault(s, len(self._source_ids))
-                        for s in ch.node_sources
-                    ),
-                    np.int32,
-                    len(ch.nodes),
-                )
+        nc = self.table.apply(ch)  # the scope's columns first: every derived index below reads them
+        if nc.changed is not None:
+            idx = nc.changed
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
-            self._flag_changed(idx)
             self.query_linker.changed(idx)
             self.lexical.changed(idx)
             self.code_history.changed(idx)
-            self.graph.ensure_nodes(self._alive.shape[0])
-        if ch.deleted_nodes:
-            dead = np.asarray(ch.deleted_nodes, np.int64)
-            dead = dead[dead < self._alive.shape[0]]
-            self._alive[dead] = False
+            self.graph.ensure_nodes(self.table.n)
+        if nc.deleted is not None:
+            dead = nc.deleted
             self.vectors.remove(dead)
             self.query_linker.changed(None)
             self.lexical.changed(dead)
@@ -572,16 +282,13 @@ class Engine:
         if len(e):
             if self.graph.n_edges == 0 and self._seq == 0:
                 self.graph = GraphArrays.from_edges(
-                    self._alive.shape[0], e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid
+                    self.table.n, e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid
                 )
             else:
                 self.graph.upsert_edges(e.src, e.dst, e.weight, e.fact, e.rel_id, e.pol, e.eid)
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = ch.seq
         self._changes_unsnapshotted += n_changes
-        if ch.nodes or ch.deleted_nodes:
-            self._node_epoch += 1
-            self._where_masks.clear()
         return n_changes
 
     def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
@@ -687,10 +394,10 @@ class Engine:
         A batch of plain ``(src, rel, dst[, weight])`` tuples, or of ``Edge`` objects without ``meta``,
         takes the columnar bulk path (:meth:`add_edge_columns`); anything else is validated edge by edge."""
         items = edges if isinstance(edges, list) else list(edges)
-        cols = _edge_columns(items)
+        cols = edge_columns(items)
         if cols is not None:
             return self.add_edge_columns(*cols)
-        checked = _as_edges(items)
+        checked = as_edges(items)  # an Edge, a dict or a (src, rel, dst[, weight]) tuple (model.py)
         self.store.upsert_edges(checked)
         self.refresh()
         return {"edges": len(checked)}
@@ -710,7 +417,7 @@ class Engine:
         The same contract as :meth:`add_edges` (one transaction, all or nothing; an unknown endpoint
         rejects the batch) with vectorised checks, ids resolved in memory by the store, and the graph
         updated from the written arrays instead of reading them back."""
-        cols = _checked_edge_columns(src, rel, dst, weight, polarity, factuality)
+        cols = checked_edge_columns(src, rel, dst, weight, polarity, factuality)
         try:
             seq, written = self.store.upsert_edge_columns(*cols)
         except UnknownNode as exc:
@@ -852,7 +559,7 @@ class Engine:
             cfg = cfg.replace(**overrides)
         cfg = multilingual.query_weights(cfg, query, self.embedder)  # a CJK question: its own entry weights
         self.refresh()
-        self._check_result_types(cfg.result_types)
+        self.result_types.check(self.table, cfg.result_types)
         t0 = time.perf_counter()
         if qvec is None:
             qvec = self.embed_query(query)
@@ -860,62 +567,6 @@ class Engine:
         r = self._rank(query, qvec, cfg)
         r.timings_ms["embed_query"] = t_embed
         return self._result(query, cfg, r, record)
-
-    def _result_mask(self, query: str, cfg: SearchConfig) -> np.ndarray:
-        """Live nodes that may be hits: of ``result_types`` when given; else every type but the structural
-        ones (``structural_types``: files, directories, people), except a structural node the query names."""
-        if cfg.result_types or not cfg.structural_types:
-            return self._type_mask(cfg.result_types)
-        ids = tuple(self._type_ids[t] for t in cfg.structural_types if t in self._type_ids)
-        if not ids:
-            return self._alive
-        key = (ids, self._node_epoch, self._alive.shape[0])
-        memo = self._structural_memo
-        if memo is None or memo[0] != key:  # once per node change, not per search
-            memo = self._structural_memo = (key, self._alive & ~np.isin(self._type_of, ids))
-        named = self._named_structural(query, cfg.structural_types)
-        if not named.size:
-            return memo[1]
-        mask = memo[1].copy()
-        mask[named] = self._alive[named]
-        return mask
-
-    def _named_structural(self, query: str, types: tuple[str, ...]) -> np.ndarray:
-        """Indices of structural nodes the query names exactly: ``<type>:<word>`` ids of its words (a path
-        ``src/x/app.py`` names ``file:src/x/app.py``) and quoted phrases equal to a node's title."""
-        words = {w.strip(_WORD_EDGES) for w in query.split()}
-        words.update(m.strip() for m in _QUOTED.findall(query))
-        words.discard("")
-        present = [t for t in types if t in self._type_ids]
-        if not words or not present:
-            return np.zeros(0, np.int64)
-        found = set(self.store.lookup_idx([f"{t}:{w}" for t in present for w in sorted(words)]).values())
-        for phrase in _QUOTED.findall(query):
-            if phrase.strip():
-                hits = self.store.nodes_titled(phrase.strip(), 20)
-                found.update(self.store.lookup_idx([i for i, t in hits if t in present]).values())
-        idx = np.fromiter(found, np.int64, len(found))
-        return idx[idx < self._alive.shape[0]]
-
-    def _check_result_types(self, types: tuple[str, ...]) -> None:
-        """A ``result_types`` naming no type the store holds would find nothing, silently: an error that
-        lists the store's types instead (``--type pr`` where the type is ``pull_request``)."""
-        if not types or not self._type_ids or any(t in self._type_ids for t in types):
-            return
-        counts = self.store.node_type_counts()
-        listed = ", ".join(f"{t} ({n})" for t, n in counts.items())
-        raise InvalidArgument(
-            f"no node of type {', '.join(repr(t) for t in types)} in this store; its types: {listed or 'none'}",
-            types=list(types),
-            store_types=sorted(counts),
-        )
-
-    def _type_mask(self, types: tuple[str, ...]) -> np.ndarray:
-        """Live nodes of the given types (all live nodes when ``types`` is empty)."""
-        if not types:
-            return self._alive
-        ids = [self._type_ids[t] for t in types if t in self._type_ids]
-        return self._alive & np.isin(self._type_of, ids)
 
     def _metadata_source(self, specs: tuple) -> MetadataEdges:
         """Metadata links for traversal strategies; the inverted index is rebuilt only when the store changed."""
@@ -926,13 +577,6 @@ class Engine:
             self._meta_edges = (key, src)
         return self._meta_edges[1]
 
-    def _known_rows(self, rows: np.ndarray) -> np.ndarray:
-        """Which node indices this engine's arrays hold as live nodes (a mask over ``rows``)."""
-        n = self._alive.shape[0]
-        ok = (rows >= 0) & (rows < n)
-        ok[ok] = self._alive[rows[ok]]
-        return ok
-
     def _known_lexical(self, terms, k, max_postings=None):
         """BM25 rows of nodes this engine's arrays know (live, loaded): from the in-memory index (same
         ranking as the store's) when it answers, else from the store.  Why the filter: another process
@@ -940,139 +584,15 @@ class Engine:
         index past or into stale arrays. They are left out of this search and appear in the next one."""
         got = self.lexical.search(terms, k, max_postings)
         nodes, scores = got if got is not None else self.store.lexical_search(terms, k, max_postings)
-        n = self._alive.shape[0]
-        ok = nodes < n
-        ok[ok] = self._alive[nodes[ok]]
+        ok = nodes < self.table.n
+        ok[ok] = self.table.alive[nodes[ok]]
         if self.vectors.n:
             ok[ok] = nodes[ok] < self.vectors.n
         return (nodes, scores) if ok.all() else (nodes[ok], scores[ok])
 
-    def _edge_lines(self, eids: np.ndarray) -> np.ndarray:
-        """Lines each edge's change added (numeric edge meta ``added``; 0 without), for the authorship prior.
-        Read from the store only for edges of the working files, and cached while the store is unchanged."""
-        seq, cache = self._edge_lines_cache
-        if seq != self._seq:
-            cache = {}
-            self._edge_lines_cache = (self._seq, cache)
-        ids = eids.tolist()
-        missing = [e for e in ids if e not in cache]
-        if missing:
-            got = self.store.edge_numbers(missing, "added")
-            for e in missing:
-                v = got.get(e, 0.0)
-                cache[e] = v if 0.0 < v < float("inf") else 0.0
-        return np.fromiter((cache[e] for e in ids), np.float64, len(ids))
-
-    def _aggregate_mask(self, nodes: np.ndarray) -> np.ndarray:
-        """Which of ``nodes`` an ingest marked ``aggregate: true`` (node metadata; the aggregate prior).  Every
-        marked node is read once per engine, on first use (a text prefilter, JSON only where the key occurs:
-        ~15 ms per 25k nodes), then only the nodes the change feed brings (``_flag_changed``)."""
-        if self._aggregate is None:
-            flagged = np.fromiter(self.store.node_flags(None, "aggregate"), np.int64)
-            a = np.zeros(max(self._alive.shape[0], int(flagged.max()) + 1 if flagged.size else 0), bool)
-            a[flagged] = True
-            self._aggregate = a
-        a = self._aggregate
-        out = np.zeros(nodes.shape[0], bool)
-        inside = nodes < a.shape[0]
-        out[inside] = a[nodes[inside]]
-        return out
-
-    def _flag_changed(self, idx: np.ndarray) -> None:
-        """Keep the aggregate marks in step with changed nodes (a large change: read them all again later)."""
-        if self._aggregate is None:
-            return
-        if idx.size > 50_000:
-            self._aggregate = None
-            return
-        self._aggregate[idx] = False  # sized by _grow, which refresh runs first
-        flagged = self.store.node_flags(idx.tolist(), "aggregate")
-        if flagged:
-            self._aggregate[np.fromiter(flagged, np.int64)] = True
-
     def _recency_prior(self, cfg: SearchConfig):
-        """The recency prior of this search (retrieval/recency.py), or None when it is off or the store
-        has no event times.  "Now" is the search's as_of/until, else the newest event in the store, so
-        an imported old history is not "old"; the prior's shape comes from the store's own repair edges
-        made before "now" when there are enough of them."""
-        if not (cfg.recency_weight or cfg.repair_weight) or self._event_time.size == 0:
-            return None
-        key = (self._seq, self.graph.version, cfg.recency_relations)
-        cache = self._recency_cache
-        if cache is None or cache[0] != key:  # once per store change, not per search
-            t = self._event_time
-            live = t[self._alive[: t.shape[0]]]
-            newest = float(np.nanmax(live)) if live.size and not np.isnan(live).all() else None
-            gaps = RepairGaps(np.zeros(0), np.zeros(0))
-            ids = [self._rel_ids[r] for r in cfg.recency_relations if r in self._rel_ids]
-            if newest is not None and ids:  # a store without times never reads its edges here
-                e = self.graph.all_edges()
-                m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0])
-                gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]], e.dst[m])
-            cache = self._recency_cache = (key, newest, gaps)
-        _, newest, gaps = cache
-        now = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=newest)
-        if now is None:
-            return None
-        seen = gaps.before(now)
-        return RecencyPrior(
-            now,
-            cfg.recency_weight,
-            cfg.recency_half_life_days,
-            seen if seen.shape[0] >= MIN_OBSERVED else None,
-            cfg.repair_weight,
-            gaps,
-            cfg.recency_exponent,
-        )
-
-    def _visible_mask(self, cfg: SearchConfig) -> np.ndarray | None:
-        """Nodes the search filters (as_of, since, until, sources, where) leave in the graph, as a mask
-        over node indices; ``None`` when they hide no live node (then the search is exactly an
-        unfiltered one).  A filter judges only nodes that carry its field."""
-        vis = np.ones(self._alive.shape[0], bool)
-        t = self._event_time
-        hi = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=None)
-        if hi is not None:
-            vis &= ~(t > hi)  # NaN (no event time) compares False: always visible
-        if cfg.since is not None:
-            vis &= ~(t < cfg.since)
-        if cfg.sources:
-            ids = [self._source_ids[s] for s in cfg.sources if s in self._source_ids]
-            vis &= (self._source_of < 0) | np.isin(self._source_of, ids)
-        if cfg.where:
-            vis &= ~self._where_mask(cfg.where)
-        return None if vis[self._alive].all() else vis
-
-    def _where_mask(self, where: tuple) -> np.ndarray:
-        """Nodes a metadata-equality filter excludes (a store query), cached until nodes change."""
-        key = (tuple((k, type(v).__name__, v) for k, v in where), self._node_epoch, self._alive.shape[0])
-        m = self._where_masks.get(key)
-        if m is None:
-            m = np.zeros(self._alive.shape[0], bool)
-            failing = self.store.nodes_failing(where)
-            m[failing[failing < m.shape[0]]] = True
-            if len(self._where_masks) >= 16:
-                self._where_masks.pop(next(iter(self._where_masks)))
-            self._where_masks[key] = m
-        return m
-
-    def _file_nodes(self, files: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
-        """Live ``file:<path>`` nodes of the given repository-relative paths (a leading ``./`` is
-        ignored), and the paths that have none."""
-        want: dict[str, str] = {}
-        for p in files:
-            q = p.strip()
-            while q.startswith("./"):
-                q = q[2:]
-            want.setdefault("file:" + q, p)
-        found = self.store.lookup_idx(list(want))
-        idx = np.array(sorted({found[i] for i in want if i in found}), np.int64)
-        idx = (
-            idx[(idx < self._alive.shape[0]) & self._alive[np.minimum(idx, max(self._alive.shape[0] - 1, 0))]]
-            if idx.size
-            else idx
-        )
-        return idx, [p for i, p in want.items() if i not in found]
+        """The recency prior of this search (retrieval/priors.py ``RecencySource``), or None."""
+        return self.recency.prior(cfg, self.table, self.graph, self._rel_ids, self._seq)
 
     def _code_rows(self, idxs: list[int] | None):
         """(idx, type, metadata) of the given nodes (None: every node) for the code-history index."""
@@ -1111,158 +631,57 @@ class Engine:
 
     def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
-        allowed = result_ok = self._result_mask(query, cfg)
-        visible = self._visible_mask(cfg) if cfg.filtered else None
-        if visible is not None:  # filtered nodes are not in the graph at all: no hit, seed or bridge
-            allowed = allowed & visible
-        ws = cfg.changes
-        files = tuple(dict.fromkeys(cfg.files + (ws.paths if ws is not None else ())))
-        file_idx, unknown_files = self._file_nodes(files) if files else (None, [])
-        if file_idx is not None and file_idx.size:
-            allowed = allowed.copy()
-            allowed[file_idx] = False  # the agent's own files seed the search; they are not news to it
-        seed_allowed = None
-        if cfg.exclude_types:
-            hidden = [self._type_ids[t] for t in cfg.exclude_types if t in self._type_ids]
-            if hidden:
-                seed_allowed = ~np.isin(self._type_of, hidden)  # bridges carry activation, they do not seed it
-                allowed = allowed & seed_allowed
-        entry_allowed = self._type_mask(cfg.entry_types) if cfg.entry_types else None
-        if not cfg.include_superseded:  # old revisions of entries stay for history, out of normal retrieval
-            old = self.superseded_mask(len(self._alive))
-            if old.any():
-                allowed = allowed & ~old
-                entry_allowed = (self._alive if entry_allowed is None else entry_allowed) & ~old
-        code = code_evidence(self.code_history, query, cfg, ws, visible) if "commit" in self._type_ids else None
+        t = self.table
+        sc = SearchScope.build(t, self.store, self.filters, self.result_types, self.superseded_mask, query, cfg)
+        visible = sc.visible
+        code = code_evidence(self.code_history, query, cfg, cfg.changes, visible) if "commit" in t.type_ids else None
         if code is not None and visible is not None and code.blame.any():
             # the commits that last wrote the working set's lines are ancestors of its commit: never hidden by time
-            blamed = code.nodes[code.blame > 0]
-            blamed = blamed[blamed < allowed.shape[0]]
-            ok = result_ok[blamed] & self._alive[blamed]
-            allowed = allowed.copy()
-            allowed[blamed[ok]] = True
+            sc.admit(code.nodes[code.blame > 0], t)
         inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=self.vectors,
             graph=self.learned_graph(qvec),  # base graph + learned weights near this query (learning)
             rel_ids=self._rel_ids,
-            allowed=allowed,
+            allowed=sc.allowed,
             extra_sources=extra,
             priming=self.node_priming(qvec),  # recent use (learning)
-            entry_allowed=entry_allowed,
-            seed_allowed=seed_allowed,
+            entry_allowed=sc.entry_allowed,
+            seed_allowed=sc.seed_allowed,
             query_seeds=self._query_seeds(query) if cfg.query_links and cfg.uses_graph else None,
             visible=visible,
-            extra_seeds=file_idx,
-            event_time=self._event_time,
+            extra_seeds=sc.file_idx,
+            event_time=t.event_time,
             recency=self._recency_prior(cfg),
-            edge_lines=self._edge_lines,
-            aggregate=self._aggregate_mask,
+            edge_lines=lambda eids: self.edge_lines.read(eids, self._seq),
+            aggregate=lambda nodes: t.aggregate.mask(nodes, t.n),
             code=code,
             lexical_trust=multilingual.lexical_trust_for(query, self.embedder),  # a CJK question (issue 29)
         )
         with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)
-        r.unknown_files = unknown_files
+        r.unknown_files = sc.unknown_files
         return r
 
     def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
-        t0 = time.perf_counter()
-        want = set(r.nodes.tolist()) | set(r.seeds.tolist())
-        for ps in r.paths.values():
-            for p in ps:
-                want.update(p.nodes)
-        rows = self.store.node_heads(want)  # (id, type, title, text)
-        rel_names = {v: k for k, v in self._rel_ids.items()}
-        seed_set = set(r.seeds.tolist())
-        score_cols = {k: v.tolist() for k, v in r.scores.items()}  # Python numbers once, not per hit and key
-        rank_cols = {k: v.tolist() for k, v in r.ranks.items()}
-        hits: list[Hit] = []
-        for i, n in enumerate(r.nodes.tolist()):
-            head = rows.get(n)
-            if head is None:  # deleted by another process between ranking and reading
-                continue
-            paths = []
-            for p in r.paths.get(n, []):
-                ids = [rows[x][0] if x in rows else str(x) for x in p.nodes]
-                paths.append(
-                    {
-                        "nodes": ids,
-                        "edges": [
-                            {
-                                "src": ids[k],
-                                "dst": ids[k + 1],
-                                "weight": p.weights[k],
-                                "rel": _rel_name(p.rel_ids[k], rel_names),
-                            }
-                            for k in range(p.hops)
-                        ],
-                        "score": p.score,
-                    }
-                )
-            hits.append(
-                Hit(
-                    id=head[0],
-                    type=head[1],
-                    title=head[2],
-                    text=head[3],
-                    scores={k: float(v[i]) for k, v in score_cols.items()},
-                    ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
-                    paths=paths,
-                    seed=n in seed_set,
-                    evidence=r.evidence.get(n, []),
-                    config=cfg,
-                )
-            )
-        self._hit_meta(hits, [n for n in r.nodes.tolist() if n in rows])
-        seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
-        trace_id = "tr_" + uuid.uuid4().hex[:20]
-        r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
-        res = SearchResult(
-            trace_id=trace_id,
-            query=query,
-            hits=hits,
-            config=cfg,
-            seeds=seeds,
-            timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
-            unknown_files=list(r.unknown_files),
-        )
+        res = assemble(self.store, self.table.event_time, self._rel_ids, query, cfg, r)
         if record:
             params, params_json = self._params_of(cfg)
             refused = self.store.try_save_trace(
                 {
-                    "id": trace_id,
+                    "id": res.trace_id,
                     "created_at": self.store.clock(),  # the store's "now", as the ledgers and retention use
                     "query": query,
                     "params": params,
                     "params_json": params_json,
                     "fingerprint": cfg.fingerprint(self.embedder.model_id),
-                    "hits": [_trace_hit(k + 1, h) for k, h in enumerate(hits)],
+                    "hits": [trace_hit(k + 1, h) for k, h in enumerate(res.hits)],
                 }
             )
             if refused is not None:  # the store is full or read-only: answer anyway, and say so
                 res.trace_saved = False
                 res.warnings.append(f"the trace was not stored ({refused}): feedback on this search cannot be recorded")
         return res
-
-    def _hit_meta(self, hits: list[Hit], idx: list[int]) -> None:
-        """Each hit's short sha (12), ISO date (its event time, UTC) and author, where the node has them: the
-        date from the in-memory event times, sha and author read from the store for these nodes only."""
-        values = self.store.node_meta_values(idx, HIT_META_KEYS) if idx else {}
-        t = self._event_time
-        for h, n in zip(hits, idx):
-            m: dict[str, str] = {}
-            v = values.get(n, {})
-            if isinstance(v.get("sha"), str) and v["sha"]:
-                m["sha"] = v["sha"][:12]
-            if n < t.shape[0] and not np.isnan(t[n]):
-                try:
-                    m["date"] = time.strftime("%Y-%m-%d", time.gmtime(float(t[n])))
-                except (OverflowError, OSError, ValueError):  # a time past what the platform can print
-                    pass
-            if isinstance(v.get("author"), str) and v["author"]:
-                m["author"] = v["author"]
-            h.meta = m
 
     def _params_of(self, cfg: SearchConfig) -> tuple[dict, str]:
         """A trace's ``params`` and their JSON, computed once per configuration object (the default one
@@ -1325,7 +744,7 @@ class Engine:
 
     def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
         """Decayed, query-conditioned activation per node index (see ``Learning.node_priming``)."""
-        return self.learning.node_priming(qvec, self._alive.shape[0])
+        return self.learning.node_priming(qvec, self.table.n)
 
     def learned_graph(self, qvec: np.ndarray | None = None) -> GraphArrays:
         """The graph a search for ``qvec`` walks: ``self.graph`` itself unless edges learned for near

@@ -20,7 +20,17 @@ import numpy as np
 
 from .errors import InvalidArgument
 
-__all__ = ["Node", "Edge", "content_hash", "body_of", "strict_dumps", "MAX_WEIGHT"]
+__all__ = [
+    "Node",
+    "Edge",
+    "content_hash",
+    "body_of",
+    "strict_dumps",
+    "MAX_WEIGHT",
+    "as_edges",
+    "checked_edge_columns",
+    "edge_columns",
+]
 
 MAX_ID_LEN = 512
 
@@ -301,3 +311,95 @@ def edge_fields(e: Any) -> dict:
 def as_edges(items: Iterable[Any]) -> list[Edge]:
     """Edges given any way :func:`edge_fields` takes them, validated."""
     return [e if isinstance(e, Edge) else Edge.from_dict(edge_fields(e)) for e in items]
+
+
+# ------------------------------------------------------------------ edge columns (the bulk write path)
+def edge_columns(items: list) -> tuple | None:
+    """Columns of a batch of plain ``(src, rel, dst[, weight])`` tuples (or lists) of one length, or of
+    ``Edge`` objects without meta; None for anything else (dicts, meta, mixed shapes: validated per edge)."""
+    if not items:
+        return None
+    t0 = type(items[0])
+    if t0 is tuple or t0 is list:
+        k = len(items[0])
+        if k not in (3, 4) or not all(type(e) is t0 and len(e) == k for e in items):
+            return None
+        cols = list(zip(*items))
+        return (*map(list, cols[:3]), list(cols[3]) if k == 4 else None, None, None)
+    if t0 is Edge and all(type(e) is Edge and not e.meta for e in items):
+        return (
+            [e.src for e in items],
+            [e.rel for e in items],
+            [e.dst for e in items],
+            [e.weight for e in items],
+            [e.polarity for e in items],
+            [e.factuality for e in items],
+        )
+    return None
+
+
+def _number_column(values: Any, n: int, default: float, dtype: type) -> np.ndarray | None:
+    """A numeric edge column as an array: ``default`` when absent; None when its values need the
+    per-edge checks (not all plain ints / floats, or a non-numeric array)."""
+    if values is None:
+        return np.full(n, default, dtype)
+    integral = dtype is not np.float64  # polarity: integers only, as Edge checks it
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1 or values.dtype.kind not in (("i", "u") if integral else ("f", "i", "u")):
+            return None
+        arr = values
+    else:
+        values = list(values)
+        if not all(type(v) is int or (type(v) is float and not integral) for v in values):
+            return None
+        arr = np.array(values, np.float64)
+    if arr.shape[0] != n:
+        raise InvalidArgument(f"edge columns must have one length: {n} sources, {arr.shape[0]} values")
+    return arr.astype(dtype)
+
+
+def checked_edge_columns(src, rel, dst, weight, polarity, factuality) -> tuple:
+    """Validated edge columns (the checks ``Edge`` makes, vectorised); a batch with a bad value raises the
+    error ``Edge`` raises for its first bad edge."""
+    src, rel, dst = list(src), list(rel), list(dst)
+    n = len(src)
+    if len(rel) != n or len(dst) != n:
+        raise InvalidArgument(
+            f"edge columns must have one length: {n} sources, {len(rel)} relations, {len(dst)} targets"
+        )
+    w = _number_column(weight, n, 1.0, np.float64)
+    p = _number_column(polarity, n, 1, np.int64)
+    f = _number_column(factuality, n, 1.0, np.float64)
+    ok = (
+        w is not None
+        and p is not None
+        and f is not None
+        and all(type(x) is str for x in src)
+        and all(type(x) is str for x in dst)
+        and all(type(x) is str for x in rel)
+    )
+    if ok:
+        assert w is not None and p is not None and f is not None
+        good = (w >= 0) & (w <= MAX_WEIGHT) & ((p == 1) | (p == -1)) & (f >= 0) & (f <= 1)  # NaN fails
+        ok = bool(good.all())
+    if ok:
+        for r in set(rel):  # a relation name is registered by the write: check each once, as Edge would
+            i = rel.index(r)
+            Edge(src[i], r, dst[i])
+        return src, rel, dst, w, p, f
+
+    def col(values, default):
+        return [default] * n if values is None else list(values)
+
+    edges = [
+        Edge(s, r, d, weight=wv, polarity=pv, factuality=fv)  # raises the first bad edge's error
+        for s, r, d, wv, pv, fv in zip(src, rel, dst, col(weight, 1.0), col(polarity, 1), col(factuality, 1.0))
+    ]
+    return (
+        [e.src for e in edges],
+        [e.rel for e in edges],
+        [e.dst for e in edges],
+        np.array([e.weight for e in edges], np.float64),
+        np.array([e.polarity for e in edges], np.int64),
+        np.array([e.factuality for e in edges], np.float64),
+    )

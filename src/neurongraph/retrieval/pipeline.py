@@ -21,6 +21,8 @@ from ..index.vectors import VectorIndex
 from .channels import ChannelInput, GraphSignal, run_channel
 from .code_evidence import CodeEvidence
 from .fusion import EntryScores, dense_match, fuse, sorted_union
+from .priors import PRIORS, Prior
+from .priors import values_at as _values_at
 from .recency import RecencyPrior
 
 __all__ = ["Ranking", "GraphPath", "RankInputs", "rank"]
@@ -157,16 +159,6 @@ def _lines_written(exp, edge_lines: Callable, visible) -> tuple[np.ndarray, np.n
     return nodes, np.bincount(inv, weights=lines[lines > 0], minlength=nodes.shape[0])
 
 
-def _values_at(keys: np.ndarray, values: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-    """``values`` of sorted ``keys`` looked up at ``nodes`` (0 where a node is not a key)."""
-    out = np.zeros(nodes.shape[0])
-    if keys.size:
-        pos = np.minimum(np.searchsorted(keys, nodes), keys.shape[0] - 1)
-        hit = keys[pos] == nodes
-        out[hit] = values[pos[hit]]
-    return out
-
-
 def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
     """The top ``k`` of ``search(kk)`` (nodes, scores; best first) that lie inside ``mask``: asks for
     enough rows to expect ``k`` visible ones at twice the mask's density (at least ``first``), and
@@ -278,9 +270,7 @@ class _Fused:
     graph_score: np.ndarray
     primed: np.ndarray
     final: np.ndarray
-    rec: np.ndarray | None
-    lines: np.ndarray | None = None  # lines each node added to the working files (authorship prior)
-    aggregate: np.ndarray | None = None  # which nodes the aggregate prior weighed down (None: none was)
+    priors: list[tuple[Prior, np.ndarray]]  # the priors that applied, each with its per-node value (priors.py)
     blame: np.ndarray | None = None  # share of the working set's changed lines each node last touched
     code: np.ndarray | None = None  # identifier match (the question's and the diff's identifiers)
     code_scale: tuple[float, float] = (1.0, 0.0)  # (the best score without code evidence, the code weight used)
@@ -472,7 +462,7 @@ def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> Gra
 def _fuse_step(
     qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: GraphSignal | None, overlap, written=None
 ) -> _Fused:
-    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the recency, authorship and aggregate priors."""
+    """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the priors (priors.py), code evidence."""
     e = ent.e
     graph_nodes = sig.nodes if sig is not None else np.zeros(0, np.int64)
     graph_act = sig.score if sig is not None else np.zeros(0)
@@ -504,28 +494,12 @@ def _fuse_step(
         inside = scope[nodes[scope] < x.priming.shape[0]]
         primed[inside] = x.priming[nodes[inside]]
         final = final + cfg.priming_weight * primed
-    rec = None
-    if x.recency is not None and x.event_time is not None and nodes.size:
-        # the recency prior (retrieval/recency.py): older nodes with an event time weigh less
-        t = np.full(nodes.shape[0], np.nan)
-        inside = nodes < x.event_time.shape[0]
-        t[inside] = x.event_time[nodes[inside]]
-        if not np.isnan(t).all():
-            rec = x.recency.factor(t, nodes)
-            final = final * rec
-    lines = None
-    if written is not None and written[0].size:
-        # the authorship prior: a change that wrote more of the working files' lines is the likelier subject
-        lines = _values_at(written[0], written[1], nodes)
-        final = final * (1.0 + cfg.authorship_weight * np.log1p(lines))
-    agg = None
-    if x.aggregate is not None and cfg.aggregate_weight < 1.0 and nodes.size:
-        # the aggregate prior: a node that only repeats others (a merge of already-ingested commits) weighs less
-        agg = x.aggregate(nodes)
-        if agg.any():
-            final = np.where(agg, final * cfg.aggregate_weight, final)
-        else:
-            agg = None
+    applied = []
+    for prior in PRIORS:  # recency, authorship, aggregate (priors.py): final × each one's factor
+        got = prior.weigh(cfg, x, nodes, written)
+        if got is not None:
+            final = final * got[0]
+            applied.append((prior, got[1]))
     blame = code_score = None
     scale = (1.0, 0.0)
     if code is not None:
@@ -540,7 +514,7 @@ def _fuse_step(
         cw = cfg.code_intent_weight if code.intent else cfg.code_weight
         final = final + ref * (cfg.blame_weight * blame + cw * code_score)
         scale = (ref, cw)
-    return _Fused(u, entry, dense, graph_score, primed, final, rec, lines, agg, blame, code_score, scale)
+    return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale)
 
 
 def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
@@ -594,15 +568,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
         "priming": f.primed[keep],
         "final": f.final[keep],
     }
-    if f.rec is not None:
-        scores["recency"] = f.rec[keep]  # the history prior's factor: age, and earlier repairs below
-        prior = x.recency
-        if prior is not None and prior.repair_weight and prior.repairs is not None:
-            scores["repairs"] = prior.repairs.repairs_before(u.nodes[keep], prior.ref).astype(np.float64)
-    if f.lines is not None:
-        scores["lines_written"] = f.lines[keep]  # the authorship prior's input: lines added to the working files
-    if f.aggregate is not None:  # the aggregate prior's factor (1 for a node that is not an aggregate)
-        scores["aggregate"] = np.where(f.aggregate[keep], cfg.aggregate_weight, 1.0)
+    for prior, value in f.priors:  # each prior's columns: recency (+ repairs), lines_written, aggregate
+        scores.update(prior.columns(cfg, x, value[keep], u.nodes[keep]))
     if f.blame is not None and f.code is not None:  # code evidence (added to final: blame_weight, code_weight)
         scores["blame"] = f.blame[keep]
         scores["code"] = f.code[keep]

@@ -1,0 +1,262 @@
+"""Search results: hits that explain themselves, the result a search returns, and how a trace stores them.
+
+Why here and not in the engine: a hit's fields, its ``formula``/``explain`` and the assembly of hits
+from a :class:`~neurongraph.retrieval.pipeline.Ranking` (ids, titles, paths, meta read for the few hits
+only) are what every interface serialises; the engine only runs the search and records the trace.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..config import SearchConfig
+from ..store.base import Store
+from .pipeline import Ranking
+
+__all__ = ["HIT_META_KEYS", "Hit", "SearchResult", "assemble", "trace_hit"]
+
+HIT_META_KEYS = ("sha", "author")  # node metadata a hit shows (Hit.meta; its date comes from the event time)
+
+
+@dataclass
+class Hit:
+    """One search result with every score part and the paths that found it, so it can explain itself."""
+
+    id: str
+    type: str
+    title: str
+    text: str
+    scores: dict[str, float]
+    ranks: dict[str, int | None]
+    paths: list[dict] = field(default_factory=list)
+    seed: bool = False  # a sparse seed of the graph channel (its graph score is its own activation)
+    meta: dict[str, str] = field(default_factory=dict)  # what a reader needs to place it: sha (12), date, author
+    config: SearchConfig | None = field(default=None, repr=False, compare=False)  # the search's: explain()'s weights
+    evidence: list[str] = field(default_factory=list)  # code evidence: "last changed lines 120–131 of f.c before this"
+
+    @property
+    def score(self) -> float:
+        return self.scores["final"]
+
+    def to_dict(self, snippet_chars: int | None = 300) -> dict:
+        text = (
+            self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
+        )
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "text": text,
+            "seed": self.seed,
+            "meta": self.meta,
+            "evidence": self.evidence,
+            "scores": self.scores,
+            "ranks": self.ranks,
+            "paths": self.paths,
+        }
+
+    def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
+        """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
+        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``,
+        plus the code evidence (``best × (blame_weight·blame + code_weight·code)``, best = the ranking's top
+        score without it, so its part is read off ``final``)."""
+        cfg = cfg or self.config or SearchConfig()
+        s = self.scores
+        g = cfg.graph_weight if cfg.uses_graph else 0.0
+        value = (1.0 - g) * s["entry"] + g * s["graph"]
+        text = f"({1.0 - g:.2f}·entry {s['entry']:.3f} + {g:.2f}·graph {s['graph']:.3f}"
+        if s.get("priming"):
+            value += cfg.priming_weight * s["priming"]
+            text += f" + {cfg.priming_weight:.2f}·primed {s['priming']:.3f}"
+        text += ")"
+        if "recency" in s:
+            value *= s["recency"]
+            why = f"; {int(s['repairs'])} earlier repair(s)" if s.get("repairs") else ""
+            text += f" × recency {s['recency']:.3f}{why}"
+        if "lines_written" in s:
+            factor = 1.0 + cfg.authorship_weight * float(np.log1p(s["lines_written"]))
+            value *= factor
+            text += f" × authorship {factor:.3f} ({s['lines_written']:.0f} lines of the working files)"
+        if "aggregate" in s:
+            value *= s["aggregate"]
+            text += f" × aggregate {s['aggregate']:.2f}"
+        if "blame" in s and "code" in s and (s["blame"] or s["code"]):
+            # code evidence, added after the priors in proportion to the search's best score without it (a number
+            # of the whole ranking, not of this hit): shown as the part of final it is, with its inputs
+            scale, wc = s.get("code_scale", 1.0), s.get("code_weight", cfg.code_weight)
+            part = scale * (cfg.blame_weight * s["blame"] + wc * s["code"])
+            value += part
+            text += (
+                f" + {scale:.3f}·({cfg.blame_weight:.2f}·blame {s['blame']:.3f} + {wc:.2f}·code {s['code']:.3f})"
+                " [code evidence × the best score without it]"
+            )
+        return f"final {s['final']:.3f} = {text}", value
+
+    def explain(self, cfg: SearchConfig | None = None) -> str:
+        """Every factor of the final score (so the line adds up), the entry parts and the best graph path."""
+        s = self.scores
+        cfg = cfg or self.config or SearchConfig()
+        parts = [
+            self.formula(cfg)[0],
+            f"entry {s['entry']:.3f} from lexical {s['lexical']:.3f} and dense {s['dense']:.3f}"
+            + (f" ({cfg.fusion} fusion)" if cfg.fusion != "linear" else ""),
+        ]
+        parts.extend(f"code: {e}" for e in self.evidence)  # "last changed lines 120–131 of f.c before this"
+        for p in self.paths:
+            hops = " ".join(f"-[{e['rel']} w={e['weight']:.2f}]-> {e['dst']}" for e in p["edges"])
+            parts.append(f"path: {p['nodes'][0]} {hops}")
+        if not self.paths:
+            parts.append(
+                "seed: entered by lexical/dense retrieval; the graph spreads from here"
+                if self.seed
+                else "reached by entry retrieval only (no graph path)"
+            )
+        return "\n".join(parts)
+
+
+@dataclass
+class SearchResult:
+    """A search's hits, the configuration it ran with and its trace id (what interfaces serialise)."""
+
+    trace_id: str
+    query: str
+    hits: list[Hit]
+    config: SearchConfig
+    seeds: list[str]
+    timings_ms: dict[str, float]
+    unknown_files: list[str] = field(default_factory=list)  # paths of `files` with no `file:<path>` node
+    # False when the store could not take the trace (a full disk): the hits stand, feedback on them cannot
+    trace_saved: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self, snippet_chars: int | None = 300) -> dict:
+        d: dict[str, Any] = {
+            "trace_id": self.trace_id,
+            "query": self.query,
+            "seeds": self.seeds,
+            "hits": [h.to_dict(snippet_chars) for h in self.hits],
+            "timings_ms": self.timings_ms,
+        }
+        if self.config.files:
+            d["unknown_files"] = self.unknown_files
+        if not self.trace_saved:
+            d["trace_saved"] = False
+        if self.warnings:
+            d["warnings"] = self.warnings
+        return d
+
+    def __iter__(self):
+        return iter(self.hits)
+
+    def __len__(self):
+        return len(self.hits)
+
+
+def trace_hit(rank: int, h: Hit) -> dict:
+    """A hit as a trace stores it: ``Hit.to_dict()`` without the text, after its rank (same keys, same order)."""
+    return {
+        "rank": rank,
+        "id": h.id,
+        "type": h.type,
+        "title": h.title,
+        "seed": h.seed,
+        "meta": h.meta,
+        "evidence": h.evidence,
+        "scores": h.scores,
+        "ranks": h.ranks,
+        "paths": h.paths,
+    }
+
+
+def rel_name(rel: int | str, names: dict[int, str]) -> str:
+    """A path hop's relation: a name already (metadata links), or a predicate id to name."""
+    return rel if isinstance(rel, str) else names.get(rel, str(rel))
+
+
+def _paths_of(r: Ranking, n: int, rows: dict, rel_names: dict[int, str]) -> list[dict]:
+    """A hit's graph paths with node ids and relation names (a node deleted meanwhile: its index)."""
+    paths = []
+    for p in r.paths.get(n, []):
+        ids = [rows[x][0] if x in rows else str(x) for x in p.nodes]
+        paths.append(
+            {
+                "nodes": ids,
+                "edges": [
+                    {"src": ids[k], "dst": ids[k + 1], "weight": p.weights[k], "rel": rel_name(p.rel_ids[k], rel_names)}
+                    for k in range(p.hops)
+                ],
+                "score": p.score,
+            }
+        )
+    return paths
+
+
+def assemble(
+    store: Store, event_time: np.ndarray, rel_ids: dict[str, int], query: str, cfg: SearchConfig, r: Ranking
+) -> SearchResult:
+    """The result of a ranking: heads, paths and meta read from the store for its hits and seeds only."""
+    t0 = time.perf_counter()
+    want = set(r.nodes.tolist()) | set(r.seeds.tolist())
+    for ps in r.paths.values():
+        for p in ps:
+            want.update(p.nodes)
+    rows = store.node_heads(want)  # (id, type, title, text)
+    rel_names = {v: k for k, v in rel_ids.items()}
+    seed_set = set(r.seeds.tolist())
+    score_cols = {k: v.tolist() for k, v in r.scores.items()}  # Python numbers once, not per hit and key
+    rank_cols = {k: v.tolist() for k, v in r.ranks.items()}
+    hits: list[Hit] = []
+    for i, n in enumerate(r.nodes.tolist()):
+        head = rows.get(n)
+        if head is None:  # deleted by another process between ranking and reading
+            continue
+        hits.append(
+            Hit(
+                id=head[0],
+                type=head[1],
+                title=head[2],
+                text=head[3],
+                scores={k: float(v[i]) for k, v in score_cols.items()},
+                ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
+                paths=_paths_of(r, n, rows, rel_names),
+                seed=n in seed_set,
+                evidence=r.evidence.get(n, []),
+                config=cfg,
+            )
+        )
+    _hit_meta(store, event_time, hits, [n for n in r.nodes.tolist() if n in rows])
+    seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
+    r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
+    return SearchResult(
+        trace_id="tr_" + uuid.uuid4().hex[:20],
+        query=query,
+        hits=hits,
+        config=cfg,
+        seeds=seeds,
+        timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
+        unknown_files=list(r.unknown_files),
+    )
+
+
+def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> None:
+    """Each hit's short sha (12), ISO date (its event time ``t``, UTC) and author, where the node has them:
+    the date from the in-memory event times, sha and author read from the store for these nodes only."""
+    values = store.node_meta_values(idx, HIT_META_KEYS) if idx else {}
+    for h, n in zip(hits, idx):
+        m: dict[str, str] = {}
+        v = values.get(n, {})
+        if isinstance(v.get("sha"), str) and v["sha"]:
+            m["sha"] = v["sha"][:12]
+        if n < t.shape[0] and not np.isnan(t[n]):
+            try:
+                m["date"] = time.strftime("%Y-%m-%d", time.gmtime(float(t[n])))
+            except (OverflowError, OSError, ValueError):  # a time past what the platform can print
+                pass
+        if isinstance(v.get("author"), str) and v["author"]:
+            m["author"] = v["author"]
+        h.meta = m
