@@ -36,14 +36,14 @@ def _open(path, **kw):
 
 
 def _state(eng):
-    e, t = eng.graph.all_edges(), eng.table
+    e, tab = eng.graph.all_edges(), eng.table
     order = np.argsort(e.eid)
     vec = np.flatnonzero(eng.vectors.present)
     return {
-        "alive": np.flatnonzero(t.alive).tolist(),
+        "alive": np.flatnonzero(tab.alive).tolist(),
         # type *names* per live node: type ids are internal, and a running engine (like a snapshot) keeps
         # ids of types whose last node was deleted, which a replay never assigns
-        "type_of": [sorted(t.type_ids, key=t.type_ids.get)[t] for t in t.type_of[t.alive]],
+        "type_of": [sorted(tab.type_ids, key=tab.type_ids.get)[t] for t in tab.type_of[tab.alive]],
         "vec_idx": vec.tolist(),
         "vec": eng.vectors.matrix[vec].round(6).tolist(),
         "edges": list(
@@ -57,8 +57,10 @@ def _state(eng):
         ),  # learned weights decay
         "rels": eng._rel_ids,
         "seq": eng._seq,
-        "event_time": [None if t != t else t for t in t.event_time[t.alive].tolist()],
-        "source": [None if s < 0 else sorted(t.source_ids, key=t.source_ids.get)[s] for s in t.source_of[t.alive]],
+        "event_time": [None if t != t else t for t in tab.event_time[tab.alive].tolist()],
+        "source": [
+            None if s < 0 else sorted(tab.source_ids, key=tab.source_ids.get)[s] for s in tab.source_of[tab.alive]
+        ],
     }
 
 
