@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["MAXIMA", "check_choice", "check_int", "check_number", "check_strings"]
+__all__ = ["MAXIMA", "MAX_QUERY_CHARS", "check_choice", "check_int", "check_number", "check_query", "check_strings"]
 
 # upper bounds of the integer options, by their option name (a beam of depth 1e5 took 5.9 GB; issue 17)
 MAXIMA = {
@@ -85,3 +85,20 @@ def check_strings(name: str, v: Any, *, allowed: Iterable[str] | None = None) ->
         if known is not None and x not in known:
             raise InvalidArgument(f"{name}: unknown value {x!r}; known: {list(known)}")
     return tuple(v)
+
+
+MAX_QUERY_CHARS = 4000  # a search query's length limit (every interface checks it through check_query)
+
+
+def check_query(query: Any) -> str:
+    """A search query: non-empty text, valid Unicode (no lone surrogates from a bad escape or a command
+    line), at most ``MAX_QUERY_CHARS`` characters."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgument("query must be a non-empty string")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"query is not valid Unicode text (position {exc.start}); pass UTF-8 text") from None
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
+    return query

@@ -20,28 +20,30 @@ from typing import Any
 
 import numpy as np
 
+from .checks import MAX_QUERY_CHARS, check_query
 from .config import SearchConfig
-from .errors import InvalidArgument, NeuronGraphError, UnknownNode, UnknownTrace
+from .errors import InvalidArgument, UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
 from .index import multilingual
 from .index.bm25 import BM25Index, LexicalIndex
 from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
+from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors
 from .index.vectors import VectorIndex, one_blas_thread
 from .ingest.git import GitRepo, path_key
 from .ingest.git_blame import blame_with_git
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
-from .model import Edge, Node, as_edges, checked_edge_columns, content_hash, edge_columns, strict_dumps
+from .model import Edge, Node, as_edges, checked_edge_columns, content_hash, edge_columns
 from .query_linker import QueryLinker, link_inputs
 from .retrieval.changes import WorkingSet
 from .retrieval.code_evidence import code_evidence
 from .retrieval.filters import Filters, ResultTypes
 from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.priors import EdgeLines, RecencySource
-from .retrieval.results import Hit, SearchResult, assemble, trace_hit
+from .retrieval.results import Hit, SearchResult, TraceWriter, assemble
 from .retrieval.scope import NodeTable, SearchScope
 from .schema.api import Schema
 from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
@@ -50,15 +52,7 @@ from .store.base import EdgeArrays, Store
 from .store.sqlite import SQLiteStore  # noqa: F401  (ngr.engine.SQLiteStore, as before open_store)
 from .times import to_epoch
 
-__all__ = ["Engine", "Hit", "SearchResult", "open_engine"]
-
-MAX_QUERY_CHARS = 4000
-
-
-class ReembedRequired(NeuronGraphError):
-    """Opening the store would embed many nodes again (another embedder than the one it was built with)."""
-
-    code = "reembed_required"
+__all__ = ["MAX_QUERY_CHARS", "Engine", "Hit", "ReembedRequired", "SearchResult", "open_engine"]
 
 
 Progress = Callable[[int, int], None]
@@ -107,6 +101,7 @@ class Engine:
         self.embedder = multilingual.for_open(store, embedder, reembed_limit)  # a store holding CJK text: wider
         embedder = self.embedder
         self.config = config or SearchConfig()
+        self.traces = TraceWriter(store, embedder.model_id)  # a recorded search (retrieval/results.py)
         self.vectors = VectorIndex(embedder.dim)
         self.graph = GraphArrays(0)
         # the search scope (retrieval/): per-node columns (liveness, type, event time, source, marks), the
@@ -121,7 +116,6 @@ class Engine:
         self.last_embedded = 0
         self._meta_edges: tuple[tuple, MetadataEdges] | None = None  # (specs, seq) -> metadata links
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
-        self._trace_params: tuple | None = None  # (config, its flat form, that as JSON): once per config
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
@@ -291,37 +285,6 @@ class Engine:
         self._changes_unsnapshotted += n_changes
         return n_changes
 
-    def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
-        if self.vectors.n == 0:  # first load: one bulk scan
-            have, mat = self.store.all_node_vectors(self.embedder.model_id, self.embedder.dim)
-            self.vectors.set(have, mat)
-            done = np.zeros(int(max(idx.max(), have.max() if have.size else 0)) + 1, bool)
-            done[have] = True
-            todo = ~done[idx]
-            idx, hashes = idx[todo], [h for h, t in zip(hashes, todo) if t]
-            if idx.size == 0:
-                return
-        cached = self.store.get_vectors(self.embedder.model_id, hashes)
-        missing = [i for i, h in zip(idx.tolist(), hashes) if h not in cached]
-        if self.reembed_limit is not None and len(missing) > self.reembed_limit:
-            models = {m: n for m, n in self.store.embedding_models().items() if m != self.embedder.model_id}
-            raise ReembedRequired(
-                f"{len(missing)} nodes have no vector for the embedder {self.embedder.model_id}"
-                + (f" (the store was embedded with {', '.join(sorted(models))})" if models else "")
-                + "; embedding them takes a while: open with that embedder (--embedder), or pass --reembed",
-                missing=len(missing),
-                embedder=self.embedder.model_id,
-                store_models=models,
-            )
-        if missing:  # written by another process or for another model: embed once, cached for everyone
-            rows = self.store.nodes_by_idx(missing)
-            bodies = [rows[i].body for i in missing if i in rows]
-            for h, v in zip((content_hash(b) for b in bodies), self.vectors_for(bodies, progress)):
-                cached[h] = v
-        loaded = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
-        if loaded:
-            self.vectors.set(np.array([i for i, _ in loaded], np.int64), np.stack([v for _, v in loaded]))
-
     def _query_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of query texts (learning): a CJK query never widens the store's embedder."""
         return self.vectors_for(texts, widen=False)
@@ -329,12 +292,17 @@ class Engine:
     def _n_vectors(self) -> int:
         return int(np.count_nonzero(self.vectors.present))
 
+    def _load_vectors(self, idx: np.ndarray, hashes: list[str], progress: Progress | None) -> None:
+        """The vectors of changed nodes (index/vector_cache.py), embedding what the cache lacks."""
+        embed, limit = self.vectors_for, self.reembed_limit
+        load_node_vectors(self.store, self.embedder, self.vectors, idx, hashes, embed, limit, progress)
+
     def _widen_embedder(self, embedder: Embedder, progress: Progress | None) -> None:
         """Switch to ``embedder`` and embed every live node with it: CJK text arrived in a store on the
         English model (index/multilingual.py decides, within the re-embed consent)."""
         self.embedder = embedder
         self.vectors = VectorIndex(embedder.dim)
-        idx = np.flatnonzero(self._alive)
+        idx = np.flatnonzero(self.table.alive)
         if idx.size:
             rows = self.store.nodes_by_idx(idx.tolist())
             self._load_vectors(idx, [content_hash(rows[i].body) for i in idx.tolist()], progress)
@@ -342,32 +310,17 @@ class Engine:
     def vectors_for(
         self, texts: Sequence[str], progress: Progress | None = None, batch: int = 256, *, widen: bool = True
     ) -> np.ndarray:
-        """Embeddings of ``texts`` through the store's cache: only unseen (text, model) pairs are embedded.
-        Node texts in CJK may first widen the store's embedder (``widen``; index/multilingual.py)."""
+        """Embeddings of ``texts`` through the store's cache: only unseen (text, model) pairs are embedded
+        (``last_embedded``: how many; index/vector_cache.py).  Node texts in CJK may first widen the store's
+        embedder (``widen``; index/multilingual.py)."""
         if widen and (
             wider := multilingual.for_add(self.store, self.embedder, texts, self._n_vectors, self.reembed_limit)
         ):
             self._widen_embedder(wider, progress)
-        dim = self.embedder.dim
-        if not texts:
-            return np.zeros((0, dim), np.float32)
-        hashes = [content_hash(t) for t in texts]
-        cached = self.store.get_vectors(self.embedder.model_id, hashes)
-        todo: dict[str, str] = {}
-        for h, t in zip(hashes, texts):
-            if h not in cached:
-                todo.setdefault(h, t)
-        self.last_embedded = len(todo)
-        if todo:
-            pending = list(todo.items())
-            for i in range(0, len(pending), batch):
-                chunk = pending[i : i + batch]
-                vecs = np.asarray(self.embedder.embed([t for _, t in chunk]), np.float32)
-                self.store.put_vectors(self.embedder.model_id, [(h, v) for (h, _), v in zip(chunk, vecs)])
-                cached.update({h: v for (h, _), v in zip(chunk, vecs)})
-                if progress:
-                    progress(min(i + batch, len(pending)), len(pending))
-        return np.stack([cached[h] for h in hashes])
+        out, embedded = cached_embeddings(self.store, self.embedder, texts, progress, batch)
+        if embedded is not None:
+            self.last_embedded = embedded
+        return out
 
     # ------------------------------------------------------------ writes
     def add_nodes(self, nodes: Iterable[Node | dict], progress: Progress | None = None) -> dict:
@@ -542,14 +495,7 @@ class Engine:
         ``overrides`` replace fields of the engine's default :class:`SearchConfig`
         for this call only (e.g. ``search(q, channel="none", seeds=3)``).
         """
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidArgument("query must be a non-empty string")
-        try:
-            query.encode("utf-8")
-        except UnicodeEncodeError as exc:  # lone surrogates: invalid UTF-8 from a command line, a bad escape
-            raise InvalidArgument(f"query is not valid Unicode text (position {exc.start}); pass UTF-8 text") from None
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidArgument(f"query is longer than {MAX_QUERY_CHARS} characters")
+        check_query(query)
         cfg = config or self.config
         if limit is not None:
             overrides["limit"] = limit
@@ -566,7 +512,10 @@ class Engine:
         t_embed = (time.perf_counter() - t0) * 1000
         r = self._rank(query, qvec, cfg)
         r.timings_ms["embed_query"] = t_embed
-        return self._result(query, cfg, r, record)
+        res = assemble(self.store, self.table.event_time, self._rel_ids, query, cfg, r)
+        if record:
+            self.traces.record(res)
+        return res
 
     def _metadata_source(self, specs: tuple) -> MetadataEdges:
         """Metadata links for traversal strategies; the inverted index is rebuilt only when the store changed."""
@@ -662,35 +611,6 @@ class Engine:
             r = rank(query, qvec, cfg, inputs)
         r.unknown_files = sc.unknown_files
         return r
-
-    def _result(self, query: str, cfg: SearchConfig, r: Ranking, record: bool) -> SearchResult:
-        res = assemble(self.store, self.table.event_time, self._rel_ids, query, cfg, r)
-        if record:
-            params, params_json = self._params_of(cfg)
-            refused = self.store.try_save_trace(
-                {
-                    "id": res.trace_id,
-                    "created_at": self.store.clock(),  # the store's "now", as the ledgers and retention use
-                    "query": query,
-                    "params": params,
-                    "params_json": params_json,
-                    "fingerprint": cfg.fingerprint(self.embedder.model_id),
-                    "hits": [trace_hit(k + 1, h) for k, h in enumerate(res.hits)],
-                }
-            )
-            if refused is not None:  # the store is full or read-only: answer anyway, and say so
-                res.trace_saved = False
-                res.warnings.append(f"the trace was not stored ({refused}): feedback on this search cannot be recorded")
-        return res
-
-    def _params_of(self, cfg: SearchConfig) -> tuple[dict, str]:
-        """A trace's ``params`` and their JSON, computed once per configuration object (the default one
-        serves most searches) instead of once per recorded search."""
-        memo = self._trace_params
-        if memo is None or memo[0] is not cfg:
-            params = cfg.to_dict()
-            memo = self._trace_params = (cfg, params, strict_dumps(params))
-        return memo[1], memo[2]
 
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
     def _cypher_projection(self):

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..config import SearchConfig
+from ..model import strict_dumps
 from ..store.base import Store
 from .pipeline import Ranking
 
-__all__ = ["HIT_META_KEYS", "Hit", "SearchResult", "assemble", "trace_hit"]
+__all__ = ["HIT_META_KEYS", "Hit", "SearchResult", "TraceWriter", "assemble", "trace_hit"]
 
 HIT_META_KEYS = ("sha", "author")  # node metadata a hit shows (Hit.meta; its date comes from the event time)
 
@@ -260,3 +261,39 @@ def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> N
         if isinstance(v.get("author"), str) and v["author"]:
             m["author"] = v["author"]
         h.meta = m
+
+
+class TraceWriter:
+    """Records searches as traces (what ``explain``, feedback and learning read back later)."""
+
+    def __init__(self, store: Store, model_id: str):
+        self.store, self.model_id = store, model_id
+        self._params: tuple | None = None  # (config, its flat form, that as JSON): once per config
+
+    def params_of(self, cfg: SearchConfig) -> tuple[dict, str]:
+        """A trace's ``params`` and their JSON, computed once per configuration object (the default one
+        serves most searches) instead of once per recorded search."""
+        memo = self._params
+        if memo is None or memo[0] is not cfg:
+            params = cfg.to_dict()
+            memo = self._params = (cfg, params, strict_dumps(params))
+        return memo[1], memo[2]
+
+    def record(self, res: SearchResult) -> None:
+        """Store the trace of ``res``; a store that refuses it (full disk, read-only file) leaves the result
+        answered, with ``trace_saved`` False and a warning."""
+        params, params_json = self.params_of(res.config)
+        refused = self.store.try_save_trace(
+            {
+                "id": res.trace_id,
+                "created_at": self.store.clock(),  # the store's "now", as the ledgers and retention use
+                "query": res.query,
+                "params": params,
+                "params_json": params_json,
+                "fingerprint": res.config.fingerprint(self.model_id),
+                "hits": [trace_hit(k + 1, h) for k, h in enumerate(res.hits)],
+            }
+        )
+        if refused is not None:  # the store is full or read-only: answer anyway, and say so
+            res.trace_saved = False
+            res.warnings.append(f"the trace was not stored ({refused}): feedback on this search cannot be recorded")
