@@ -190,15 +190,10 @@ def _rss_mb() -> float:
 
 
 def _rate_column():
-    """Items per second of a task (rich's own speed column formats bytes)."""
-    from rich.progress import ProgressColumn
-    from rich.text import Text
+    """Items per second of a task (rich's own speed column formats bytes): the CLI's shared column."""
+    from ..cli.common import RateColumn  # lazy: rich loads only when bars are shown
 
-    class _Rate(ProgressColumn):
-        def render(self, task) -> Text:
-            return Text(f"{task.speed:>10,.0f}/s" if task.speed else " " * 12, style="progress.data.speed")
-
-    return _Rate()
+    return RateColumn()
 
 
 class _Bars:

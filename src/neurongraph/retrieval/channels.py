@@ -21,11 +21,11 @@ from ..graph.ppr import ppr
 from ..graph.spread import spread
 from ..graph.strategies import EdgeSource, GraphEdges, Strategy, traverse
 
-__all__ = ["ChannelInput", "GraphSignal", "Hop", "run_channel"]
+__all__ = ["ChannelInput", "GraphSignal", "PathStep", "run_channel"]
 
 
 @dataclass
-class Hop:
+class PathStep:
     """One edge of an explanation path (store edge id, weight, relation)."""
 
     src: int
@@ -41,7 +41,7 @@ class GraphSignal:
 
     nodes: np.ndarray  # int64
     score: np.ndarray  # float64, aligned with nodes
-    explain: Callable[[int], list[Hop]]  # node -> its best path, seed first
+    explain: Callable[[int], list[PathStep]]  # node -> its best path, seed first
 
 
 @dataclass
@@ -64,11 +64,11 @@ class ChannelInput:
         return np.zeros(n) if qsim.size == 0 else np.pad(qsim.astype(np.float64), (0, max(0, n - qsim.shape[0])))
 
 
-def _hops_from_triples(graph: GraphArrays, triples) -> list[Hop]:
+def _hops_from_triples(graph: GraphArrays, triples) -> list[PathStep]:
     if not triples:
         return []
     w, t = graph.edge_attrs([e for _, e, _ in triples])
-    return [Hop(int(s), int(d), int(e), float(wi), int(ti)) for (s, e, d), wi, ti in zip(triples, w, t)]
+    return [PathStep(int(s), int(d), int(e), float(wi), int(ti)) for (s, e, d), wi, ti in zip(triples, w, t)]
 
 
 def _spread(ch: Spread, x: ChannelInput) -> GraphSignal:
@@ -87,7 +87,7 @@ def _spread(ch: Spread, x: ChannelInput) -> GraphSignal:
         visible=x.visible,
         frontier_cap=x.cfg.frontier_cap,
     )
-    return GraphSignal(r.nodes, r.act, explain=lambda node: [Hop(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
+    return GraphSignal(r.nodes, r.act, explain=lambda node: [PathStep(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
 
 
 def _beam(ch: Beam, x: ChannelInput) -> GraphSignal:
@@ -141,16 +141,16 @@ def _strategy(ch: Strategy, x: ChannelInput) -> GraphSignal:
     k = len(r.hits)
     scores = (k - np.arange(k, dtype=np.float64)) / max(k, 1)
 
-    def explain(node: int) -> list[Hop]:
-        hops: list[Hop] = []
+    def explain(node: int) -> list[PathStep]:
+        hops: list[PathStep] = []
         h = by_node.get(node)
         while h is not None and h.edge is not None and len(hops) < 64:
             e = h.edge
             if e.source == "graph":
                 w, t = graph.edge_attrs([e.key])
-                hops.append(Hop(e.src, h.node, int(e.key), float(w[0]), int(t[0])))
+                hops.append(PathStep(e.src, h.node, int(e.key), float(w[0]), int(t[0])))
             else:
-                hops.append(Hop(e.src, h.node, -1, 1.0, f"{e.source}={e.key}"))
+                hops.append(PathStep(e.src, h.node, -1, 1.0, f"{e.source}={e.key}"))
             h = by_node.get(e.src)
         return hops[::-1]
 

@@ -1,6 +1,6 @@
 """Traversal strategies ``Eager`` / ``Mmr`` / ``Scored`` over graph or metadata edges (seed 002)."""
 
-from .base import Adjacent, EdgeRef, EdgeSource, Hit, Strategy, Tracker, TraversalResult, traverse
+from .base import Adjacent, EdgeRef, EdgeSource, Strategy, Tracker, TraversalResult, Visit, traverse
 from .eager import Eager
 from .edges import GraphEdges, MetadataEdges
 from .mmr import Mmr
@@ -12,12 +12,12 @@ __all__ = [
     "EdgeSource",
     "Eager",
     "GraphEdges",
-    "Hit",
     "MetadataEdges",
     "Mmr",
     "Scored",
     "Strategy",
     "Tracker",
     "TraversalResult",
+    "Visit",
     "traverse",
 ]

@@ -27,7 +27,7 @@ from ...channels import Channel
 from ...checks import check_int
 from ...errors import InvalidArgument
 
-__all__ = ["Adjacent", "EdgeRef", "EdgeSource", "Hit", "Strategy", "Tracker", "TraversalResult", "traverse"]
+__all__ = ["Adjacent", "EdgeRef", "EdgeSource", "Visit", "Strategy", "Tracker", "TraversalResult", "traverse"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class EdgeRef:
 
 
 @dataclass(frozen=True)
-class Hit:
+class Visit:
     """A node a traversal strategy selected, with the edge that first reached it (its path back)."""
 
     node: int
@@ -54,7 +54,7 @@ class Hit:
 class TraversalResult:
     """A traversal's selected nodes in order and the nodes it expanded (its cost)."""
 
-    hits: list[Hit]
+    hits: list[Visit]
     expanded: np.ndarray  # int64 nodes expanded, in order
 
     @property
@@ -123,7 +123,7 @@ class Strategy(Channel):
         knobs = {k: v for k, v in dataclasses.asdict(self).items() if not callable(v)}
         return {"strategy": {"kind": type(self).__name__, **knobs}}
 
-    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Visit]:
         raise NotImplementedError
 
 
@@ -174,8 +174,8 @@ class Tracker:
             self.depth[n] = 0
         return nodes
 
-    def hit(self, node: int, score: float) -> Hit:
-        return Hit(node, float(score), float(self.qsim[node]), self.depth[node], self.edge.get(node))
+    def hit(self, node: int, score: float) -> Visit:
+        return Visit(node, float(score), float(self.qsim[node]), self.depth[node], self.edge.get(node))
 
     def expand(self, nodes) -> np.ndarray:
         """Expand what the caps allow of ``nodes``; return newly discovered nodes in order."""

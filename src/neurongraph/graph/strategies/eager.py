@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Hit, Strategy, Tracker
+from .base import Strategy, Tracker, Visit
 
 __all__ = ["Eager"]
 
@@ -22,8 +22,8 @@ class Eager(Strategy):
 
     kind: ClassVar[str] = "eager"
 
-    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
-        hits: list[Hit] = []
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Visit]:
+        hits: list[Visit] = []
         level = start
         while level.size:  # one pass per depth level: the whole level expands in one batch
             take = level[: tracker.select_k - len(hits)]

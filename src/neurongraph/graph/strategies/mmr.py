@@ -16,7 +16,7 @@ import numpy as np
 
 from ...checks import check_number
 from ...errors import InvalidArgument
-from .base import Hit, Strategy, Tracker
+from .base import Strategy, Tracker, Visit
 
 __all__ = ["Mmr"]
 
@@ -34,7 +34,7 @@ class Mmr(Strategy):
         check_number("lambda_mult", self.lambda_mult)
         check_number("min_mmr_score", self.min_mmr_score, finite=False)
 
-    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Visit]:
         V = tracker.vectors
         if V is None:
             raise InvalidArgument("Mmr needs `vectors` (L2-normalised rows indexed by node)")
@@ -42,7 +42,7 @@ class Mmr(Strategy):
         pool = start
         red = np.zeros(pool.shape[0])  # max cosine to the selected set
         selected: list[int] = []
-        hits: list[Hit] = []
+        hits: list[Visit] = []
         while len(hits) < tracker.select_k and pool.size:
             score = lam * tracker.qsim[pool] - (1.0 - lam) * red
             b = int(np.argmax(score))

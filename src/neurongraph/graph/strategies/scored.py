@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...errors import InvalidArgument
-from .base import Hit, Strategy, Tracker
+from .base import Strategy, Tracker, Visit
 
 __all__ = ["Scored"]
 
@@ -38,7 +38,7 @@ class Scored(Strategy):
         if self.score_fn is not None and not callable(self.score_fn):
             raise InvalidArgument(f"score_fn must be a function (nodes, depths, qsim) -> scores, got {self.score_fn!r}")
 
-    def run(self, tracker: Tracker, start: np.ndarray) -> list[Hit]:
+    def run(self, tracker: Tracker, start: np.ndarray) -> list[Visit]:
         fn = self.score_fn or _similarity
 
         def score(nodes):
@@ -46,7 +46,7 @@ class Scored(Strategy):
             return np.asarray(fn(nodes, d, tracker.qsim), np.float64).reshape(nodes.shape[0])
 
         pool, sc = start, score(start)
-        hits: list[Hit] = []
+        hits: list[Visit] = []
         while len(hits) < tracker.select_k and pool.size:
             b = int(np.argmax(sc))
             node = int(pool[b])
