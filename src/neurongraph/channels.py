@@ -38,6 +38,7 @@ __all__ = [
     "ChannelName",
     "Direction",
     "NoGraph",
+    "OptionGroup",
     "Ppr",
     "Spread",
 ]
@@ -51,7 +52,28 @@ BEAM_MODES: tuple[str, ...] = get_args(BeamMode)
 
 
 @dataclass(frozen=True)
-class Channel:
+class OptionGroup:
+    """A frozen group of search parameters with their flat option names (``LEGACY``: flat name -> field), so
+    ``SearchConfig.replace(beam_width=8)`` / ``replace(recency_weight=0.5)`` set a field of the group."""
+
+    LEGACY: ClassVar[dict[str, str]] = {}
+
+    def with_(self, **overrides: Any) -> Self:
+        """A modified copy (the object itself never changes)."""
+        return dataclasses.replace(self, **overrides)
+
+    def with_legacy(self, options: dict[str, Any]) -> Self:
+        """A copy with the flat options (``beam_width``, ``max_depth``, ...) this group has applied."""
+        mine = {self.LEGACY[k]: v for k, v in options.items() if k in self.LEGACY}
+        return self.with_(**mine) if mine else self
+
+    def legacy_params(self) -> dict[str, Any]:
+        """This group's parameters under their flat option names (traces, fingerprints)."""
+        return {flat: getattr(self, name) for flat, name in self.LEGACY.items()}
+
+
+@dataclass(frozen=True)
+class Channel(OptionGroup):
     """A graph channel and its parameters.  Subclasses set ``kind`` (and register under it)."""
 
     kind: ClassVar[str] = ""
@@ -59,8 +81,6 @@ class Channel:
     # then computes the exact similarity of every row instead of an approximate dense top-k
     needs_all_similarities: ClassVar[bool] = False
     is_strategy: ClassVar[bool] = False  # a traversal strategy (Eager / Mmr / Scored, graph/strategies/)
-    # the flat option names of SearchConfig.from_options / replace that set a parameter of this channel
-    LEGACY: ClassVar[dict[str, str]] = {}
     _registry: ClassVar[dict[str, type[Channel]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -81,19 +101,6 @@ class Channel:
         if cls is None:
             raise InvalidArgument(f"channel must be one of {CHANNELS}, got {kind!r}")
         return cls.for_search()
-
-    def with_(self, **overrides: Any) -> Self:
-        """A modified copy (the object itself never changes)."""
-        return dataclasses.replace(self, **overrides)
-
-    def with_legacy(self, options: dict[str, Any]) -> Self:
-        """A copy with the flat options (``beam_width``, ``max_depth``, ...) this channel has applied."""
-        mine = {self.LEGACY[k]: v for k, v in options.items() if k in self.LEGACY}
-        return self.with_(**mine) if mine else self
-
-    def legacy_params(self) -> dict[str, Any]:
-        """This channel's parameters under their flat option names (traces, fingerprints)."""
-        return {flat: getattr(self, name) for flat, name in self.LEGACY.items()}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,11 @@ Compatibility: the flat option names of earlier versions (``max_depth``, ``direc
 * ``strategy=Mmr(...)`` is the old spelling of ``channel=Mmr(...)``: it *is* the channel.  Given
   together with a ``channel`` of another kind it is an error, never a silent rewrite.
 
+The priors' parameters are grouped the same way (``working_files``, ``authorship``, ``recency``,
+``aggregate``: ``WorkingFileOptions`` ... ``AggregateOptions``); their flat names (``file_seed_weight``,
+``authorship_weight``, ``recency_weight``, ``repair_weight``, ``aggregate_weight``, ...; ``PRIOR_OPTIONS``)
+set a field of their group in :meth:`SearchConfig.from_options` and :meth:`SearchConfig.replace`.
+
 ``to_dict()`` (trace ``params``, ``fingerprint()``) keeps the flat form, so traces stay comparable.
 """
 
@@ -30,14 +35,27 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
-from .channels import BEAM_MODES, CHANNELS, PARAMETRISED, Channel, NoGraph, Spread
+from .channels import BEAM_MODES, CHANNELS, PARAMETRISED, Channel, NoGraph, OptionGroup, Spread
 from .checks import MAXIMA, check_choice, check_int, check_number, check_strings
 from .errors import InvalidArgument
 from .times import to_epoch
 
-__all__ = ["SearchConfig", "CHANNELS", "FUSIONS", "BEAM_MODES", "MAXIMA", "LEGACY_OPTIONS", "FRONTIER_CAP"]
+__all__ = [
+    "SearchConfig",
+    "CHANNELS",
+    "FUSIONS",
+    "BEAM_MODES",
+    "MAXIMA",
+    "LEGACY_OPTIONS",
+    "PRIOR_OPTIONS",
+    "FRONTIER_CAP",
+    "AggregateOptions",
+    "AuthorshipOptions",
+    "RecencyOptions",
+    "WorkingFileOptions",
+]
 
 # spread: frontier nodes that propagate per hop, highest activation first (graph/spread.py).  Not reached
 # on the QA sets nor at 1M nodes / 10M edges with 4 seeds (~80 nodes at hop 2); it bounds a hub seed's hop.
@@ -56,16 +74,95 @@ _LEGACY_ORDER_2 = ("beam_width", "beam_mode", "beam_min_sim", "ppr_damping", "st
 
 _TYPE_LISTS = ("query_types", "result_types", "entry_types", "exclude_types", "structural_types")
 _COUNTS = ("limit", "lexical_k", "dense_k", "rrf_k", "seeds", "explain_paths", "priming_scope")
-_WEIGHTS = (
-    "lexical_weight",
-    "dense_weight",
-    "alpha",
-    "beta",
-    "graph_weight",
-    "priming_weight",
-    "file_overlap_weight",
-    "file_seed_weight",
-)
+_WEIGHTS = ("lexical_weight", "dense_weight", "alpha", "beta", "graph_weight", "priming_weight")
+
+
+# ------------------------------------------------------------------ the priors' parameters, grouped
+# Each group is one field of SearchConfig; its flat option names (LEGACY) keep working in from_options and
+# replace, and to_dict() writes them flat, in the order they had as fields, so traces stay comparable.
+@dataclass(frozen=True)
+class WorkingFileOptions(OptionGroup):
+    """How the agent's working files (``files``) seed and score: their seeds' activation relative to the
+    best entry seed, the overlap share added to the graph score, and the idf scaling of each file seed (a
+    file every change touches says little about which change the question is about)."""
+
+    LEGACY: ClassVar[dict[str, str]] = {
+        "file_seed_weight": "seed_weight",
+        "file_overlap_weight": "overlap_weight",
+        "file_seed_specificity": "specificity",
+    }
+    seed_weight: float = 2.0
+    overlap_weight: float = 0.4
+    specificity: bool = True
+
+    def __post_init__(self) -> None:
+        check_number("file_seed_weight", self.seed_weight, lo=0)
+        check_number("file_overlap_weight", self.overlap_weight, lo=0)
+
+
+@dataclass(frozen=True)
+class AuthorshipOptions(OptionGroup):
+    """The authorship prior (retrieval/priors.py): final × (1 + a·ln(1 + lines)), lines = how many lines a node
+    added to the working files (numeric ``added`` on its edges to them: git ingest's ``touches``)."""
+
+    LEGACY: ClassVar[dict[str, str]] = {"authorship_weight": "weight"}
+    weight: float = 0.3
+
+    def __post_init__(self) -> None:
+        check_number("authorship_weight", self.weight, lo=0, hi=10)
+
+
+@dataclass(frozen=True)
+class RecencyOptions(OptionGroup):
+    """The recency and repair priors (retrieval/recency.py): final × ((1-w) + w·S(age)^g) × (1 + r·ln(1 + k)).
+    Age counts back from as_of/until (else the newest event in the store); S = the share of the store's own
+    observed repair gaps (``relations``) at least that long, or 0.5^(age/half-life) when fewer than 20 are
+    known; k = how many repair edges made before "now" name the node.  No effect on stores without times."""
+
+    LEGACY: ClassVar[dict[str, str]] = {
+        "recency_weight": "weight",
+        "recency_exponent": "exponent",
+        "recency_half_life_days": "half_life_days",
+        "repair_weight": "repair_weight",
+        "recency_relations": "relations",
+    }
+    weight: float = 0.6
+    exponent: float = 0.6  # g < 1 tempers S, which is ~0 for every age past the bulk of the gaps
+    half_life_days: float = 365.0
+    repair_weight: float = 0.3
+    relations: tuple[str, ...] = ("fixes", "follows_up", "reverts")
+
+    def __post_init__(self) -> None:
+        check_number("recency_weight", self.weight, lo=0, hi=1)
+        check_number("recency_exponent", self.exponent, lo=0.01, hi=10)
+        check_number("repair_weight", self.repair_weight, lo=0, hi=10)
+        hl = self.half_life_days
+        if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
+            raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")
+        object.__setattr__(self, "relations", check_strings("recency_relations", self.relations))
+
+
+@dataclass(frozen=True)
+class AggregateOptions(OptionGroup):
+    """The aggregate prior (retrieval/priors.py): final × w for nodes an ingest marked ``aggregate: true``: a
+    merge commit that merged no pull request repeats the commits it merges, which are nodes of their own,
+    and on files every merge touches it crowds them out (docs/benchmarks.md, "Real history"); 1 = off."""
+
+    LEGACY: ClassVar[dict[str, str]] = {"aggregate_weight": "weight"}
+    weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_number("aggregate_weight", self.weight, lo=0, hi=1)
+
+
+_PRIOR_GROUPS: dict[str, type[OptionGroup]] = {
+    "working_files": WorkingFileOptions,
+    "authorship": AuthorshipOptions,
+    "recency": RecencyOptions,
+    "aggregate": AggregateOptions,
+}
+# flat option names of the priors' parameters (from_options / replace) -> the SearchConfig field of their group
+PRIOR_OPTIONS: dict[str, str] = {flat: group for group, cls in _PRIOR_GROUPS.items() for flat in cls.LEGACY}
 
 
 @dataclass(frozen=True)
@@ -114,30 +211,11 @@ class SearchConfig:
     sources: tuple[str, ...] = ()  # metadata "source" (repository / site) is one of these
     where: tuple = ()  # metadata equality, {"state": "open"} (kept as sorted (key, value) pairs)
     files: tuple[str, ...] = ()  # the agent's working files: existing `file:<path>` nodes become extra seeds
-    file_seed_weight: float = 2.0  # their activation relative to the best entry seed (not hits themselves)
-    file_overlap_weight: float = 0.4  # graph score += w × the share of the files' specificity a node touches
-    file_seed_specificity: bool = True  # scale each file seed by how few nodes touch it (idf): a file every
-    # change touches says little about which change the question is about
-    # authorship prior (retrieval/pipeline.py): final × (1 + a·ln(1 + lines)), lines = how many lines a node
-    # added to the working files (numeric `added` on its edges to them: git ingest's `touches`) — the change
-    # that wrote the code being worked on is the likelier subject (docs/benchmarks.md, "Real history")
-    authorship_weight: float = 0.3
-    # recency prior for nodes with an event time (retrieval/recency.py): final × ((1-w) + w·S(age)^g), age
-    # counted back from as_of/until (else the newest event in the store); S = the share of the store's own
-    # observed repair gaps (recency_relations) at least that long, or 0.5^(age/half-life) when fewer than
-    # 20 are known.  A timeless node gets the median factor of the timed candidates (neutral); no effect on
-    # stores without times.
-    recency_weight: float = 0.6
-    recency_exponent: float = 0.6  # g < 1 tempers S, which is ~0 for every age past the bulk of the gaps
-    recency_half_life_days: float = 365.0
-    # repair prior (same module): final × (1 + r·ln(1 + k)), k = how many recency_relations edges made before
-    # "now" name the node (a change already repaired tends to need more repairs); no effect without such edges
-    repair_weight: float = 0.3
-    recency_relations: tuple[str, ...] = ("fixes", "follows_up", "reverts")
-    # aggregate prior (retrieval/pipeline.py): final × w for nodes an ingest marked `aggregate: true` (metadata):
-    # a merge commit that merged no pull request repeats the commits it merges, which are nodes of their own,
-    # and on files every merge touches it crowds them out (docs/benchmarks.md, "Real history"); 1 = off
-    aggregate_weight: float = 0.5
+    # the priors' parameters, one group each (flat names: file_seed_weight, authorship_weight, recency_weight, ...)
+    working_files: WorkingFileOptions = WorkingFileOptions()  # how the files seed and score (not hits themselves)
+    authorship: AuthorshipOptions = AuthorshipOptions()  # the change that wrote the working files' code
+    recency: RecencyOptions = RecencyOptions()  # older changes weigh less, repaired ones more
+    aggregate: AggregateOptions = AggregateOptions()  # merges that repeat ingested commits weigh less
     # code evidence (retrieval/code_evidence.py, issue 24): the working set (retrieval/changes.py WorkingSet: the
     # files and old-side lines the agent changes, or its diff) and the identifiers the question names.
     # final += blame_weight × the share of the changed lines a commit last touched as of the search's time
@@ -168,7 +246,7 @@ class SearchConfig:
         for m in self.metadata_edges:
             if len(m) != 2 or not all(isinstance(x, str) and x for x in m):
                 raise InvalidArgument(f"metadata_edges entries must be (field, field) pairs, got {m!r}")
-        for name in (*_TYPE_LISTS, "recency_relations"):
+        for name in _TYPE_LISTS:
             object.__setattr__(self, name, check_strings(name, getattr(self, name)))
         self._check_times()
         for name in ("sources", "files"):
@@ -188,19 +266,14 @@ class SearchConfig:
             check_number(name, getattr(self, name), lo=0)
         check_number("seed_ratio", self.seed_ratio, lo=0, hi=1)
         check_number("graph_weight", self.graph_weight, lo=0, hi=1)
-        check_number("recency_weight", self.recency_weight, lo=0, hi=1)
-        check_number("recency_exponent", self.recency_exponent, lo=0.01, hi=10)
-        check_number("repair_weight", self.repair_weight, lo=0, hi=10)
-        check_number("authorship_weight", self.authorship_weight, lo=0, hi=10)
-        check_number("aggregate_weight", self.aggregate_weight, lo=0, hi=1)
         check_choice("blame_source", self.blame_source, BLAME_SOURCES)
         for name in ("blame_weight", "blame_seed_weight", "code_weight", "code_intent_weight"):
             check_number(name, getattr(self, name), lo=0, hi=100)
         if self.changes is not None and not hasattr(self.changes, "to_dict"):
             raise InvalidArgument("changes must be a WorkingSet (neurongraph.retrieval.changes), or None")
-        hl = self.recency_half_life_days
-        if not isinstance(hl, (int, float)) or isinstance(hl, bool) or not (hl > 0) or hl == math.inf:
-            raise InvalidArgument(f"recency_half_life_days must be a finite number > 0, got {hl!r}")
+        for name, cls in _PRIOR_GROUPS.items():
+            if not isinstance(getattr(self, name), cls):
+                raise InvalidArgument(f"{name} must be a {cls.__name__}, got {getattr(self, name)!r}")
 
     def _check_times(self) -> None:
         for name in ("as_of", "since", "until"):
@@ -265,13 +338,19 @@ class SearchConfig:
         """A modified copy; unknown names are an error, not silently ignored.  The flat channel options
         of earlier versions are accepted (module docstring)."""
         names = {f.name for f in dataclasses.fields(self)}
-        bad = set(overrides) - names - set(LEGACY_OPTIONS) - {"strategy"}
+        bad = set(overrides) - names - set(LEGACY_OPTIONS) - set(PRIOR_OPTIONS) - {"strategy"}
         if bad:
-            known = sorted(names | set(LEGACY_OPTIONS) | {"strategy"})
+            known = sorted(names | set(LEGACY_OPTIONS) | set(PRIOR_OPTIONS) | {"strategy"})
             raise InvalidArgument(f"unknown search option(s) {sorted(bad)}; known: {known}")
         flat = {k: overrides.pop(k) for k in list(overrides) if k in LEGACY_OPTIONS or k == "strategy"}
         if flat or "channel" in overrides:
             overrides["channel"] = self._resolve_channel(overrides.get("channel"), flat)
+        for group in {PRIOR_OPTIONS[k] for k in overrides if k in PRIOR_OPTIONS}:  # flat prior options
+            mine = {k: overrides.pop(k) for k in list(overrides) if PRIOR_OPTIONS.get(k) == group}
+            base = overrides.get(group, getattr(self, group))
+            if not isinstance(base, _PRIOR_GROUPS[group]):
+                raise InvalidArgument(f"{group} must be a {_PRIOR_GROUPS[group].__name__}, got {base!r}")
+            overrides[group] = base.with_legacy(mine)
         return dataclasses.replace(self, **overrides)
 
     def to_dict(self) -> dict:
@@ -287,17 +366,22 @@ class SearchConfig:
 
     def _flat_dict(self) -> dict:
         d: dict[str, Any] = {}
+        order = []
         for f in dataclasses.fields(self):
             if f.name == "channel":
                 d.update(self._legacy_channel())
+                order.append(f.name)
+            elif f.name in _PRIOR_GROUPS:  # a prior's group: its flat names, in place of the field
+                d.update(getattr(self, f.name).legacy_params())
+                order.extend(_PRIOR_GROUPS[f.name].LEGACY)
             else:
                 d[f.name] = getattr(self, f.name)
+                order.append(f.name)
         for name in (*_TYPE_LISTS, "sources", "files"):
             d[name] = list(d[name])
         d["metadata_edges"] = [list(m) for m in self.metadata_edges]
         d["where"] = dict(self.where)
         d["changes"] = self.changes.to_dict() if self.changes is not None else None
-        order = [f.name for f in dataclasses.fields(self)]
         at = order.index("channel")
         order[at : at + 1] = list(_LEGACY_ORDER)
         at = order.index("beta") + 1

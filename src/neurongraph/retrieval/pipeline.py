@@ -188,7 +188,7 @@ class RankInputs:
     (query-side linking; not filtered by ``seed_allowed``): nodes sharing a name id are the targets of
     one ambiguous name.  ``visible`` (search filters such as ``as_of``): nodes outside it are not in the
     graph for this search: never entry candidates, seeds or hits, and no graph channel walks into them.
-    ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.file_seed_weight`` × the best
+    ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.working_files.seed_weight`` × the best
     seed's activation.  With neither, nothing differs from an unfiltered search."""
 
     lexical_search: Callable  # (terms, k, max_postings) -> (nodes, scores), best first
@@ -418,14 +418,14 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
     overlap = written = None
     if extra is not None and extra.size:
         extra = np.unique(extra)
-        use_seeds, use_overlap = cfg.file_seed_weight > 0, cfg.file_overlap_weight > 0
-        edge_lines = x.edge_lines if cfg.authorship_weight > 0 else None
+        use_seeds, use_overlap = cfg.working_files.seed_weight > 0, cfg.working_files.overlap_weight > 0
+        edge_lines = x.edge_lines if cfg.authorship.weight > 0 else None
         use_lines = edge_lines is not None
-        if (use_seeds and cfg.file_seed_specificity) or use_overlap or use_lines:
+        if (use_seeds and cfg.working_files.specificity) or use_overlap or use_lines:
             file_exp, file_spec = _file_neighbours(x.graph, extra, x.graph.n_nodes)
         if use_seeds:
-            scale = file_spec if cfg.file_seed_specificity else None
-            seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra, cfg.file_seed_weight, scale)
+            scale = file_spec if cfg.working_files.specificity else None
+            seeds, seed_acts = _add_extra_seeds(seeds, seed_acts, extra, cfg.working_files.seed_weight, scale)
         if use_overlap:
             overlap = _file_overlap(file_exp, file_spec, x.visible)
         if edge_lines is not None:
@@ -481,7 +481,7 @@ def _fuse_step(
     go = np.argsort(graph_nodes)
     graph_score = _values_at(graph_nodes[go], graph_act[go], nodes)
     if overlap is not None and overlap[0].size:
-        graph_score = graph_score + cfg.file_overlap_weight * _values_at(overlap[0], overlap[1], nodes)
+        graph_score = graph_score + cfg.working_files.overlap_weight * _values_at(overlap[0], overlap[1], nodes)
     g = cfg.graph_weight if cfg.uses_graph else 0.0
     final = (1.0 - g) * entry + g * graph_score
     primed = np.zeros(nodes.shape[0])

@@ -85,7 +85,7 @@ class Authorship(Prior):
         if written is None or not written[0].size:
             return None
         lines = values_at(written[0], written[1], nodes)
-        return 1.0 + cfg.authorship_weight * np.log1p(lines), lines
+        return 1.0 + cfg.authorship.weight * np.log1p(lines), lines
 
     def columns(self, cfg, x, value, nodes):
         return {"lines_written": value}  # the input: lines added to the working files
@@ -97,15 +97,15 @@ class Aggregate(Prior):
     name = "aggregate"
 
     def weigh(self, cfg, x, nodes, written):
-        if x.aggregate is None or cfg.aggregate_weight >= 1.0 or not nodes.size:
+        if x.aggregate is None or cfg.aggregate.weight >= 1.0 or not nodes.size:
             return None
         agg = x.aggregate(nodes)
         if not agg.any():
             return None
-        return np.where(agg, cfg.aggregate_weight, 1.0), agg
+        return np.where(agg, cfg.aggregate.weight, 1.0), agg
 
     def columns(self, cfg, x, value, nodes):
-        return {"aggregate": np.where(value, cfg.aggregate_weight, 1.0)}  # 1 for a node that is not one
+        return {"aggregate": np.where(value, cfg.aggregate.weight, 1.0)}  # 1 for a node that is not one
 
 
 PRIORS: tuple[Prior, ...] = (Recency(), Authorship(), Aggregate())
@@ -124,16 +124,16 @@ class RecencySource:
         """None when the prior is off or the store has no event times.  "Now" is the search's
         as_of/until, else the newest event in the store, so an imported old history is not "old"; the
         prior's shape comes from the store's own repair edges made before "now" when there are enough."""
-        if not (cfg.recency_weight or cfg.repair_weight) or table.event_time.size == 0:
+        if not (cfg.recency.weight or cfg.recency.repair_weight) or table.event_time.size == 0:
             return None
-        key = (seq, graph.version, cfg.recency_relations)
+        key = (seq, graph.version, cfg.recency.relations)
         cache = self._cache
         if cache is None or cache[0] != key:
             t = table.event_time
             live = t[table.alive[: t.shape[0]]]
             newest = float(np.nanmax(live)) if live.size and not np.isnan(live).all() else None
             gaps = RepairGaps(np.zeros(0), np.zeros(0))
-            ids = [rel_ids[r] for r in cfg.recency_relations if r in rel_ids]
+            ids = [rel_ids[r] for r in cfg.recency.relations if r in rel_ids]
             if newest is not None and ids:  # a store without times never reads its edges here
                 e = graph.all_edges()
                 m = np.isin(e.rtype, ids) & (e.src < t.shape[0]) & (e.dst < t.shape[0])
@@ -146,12 +146,12 @@ class RecencySource:
         seen = gaps.before(now)
         return RecencyPrior(
             now,
-            cfg.recency_weight,
-            cfg.recency_half_life_days,
+            cfg.recency.weight,
+            cfg.recency.half_life_days,
             seen if seen.shape[0] >= MIN_OBSERVED else None,
-            cfg.repair_weight,
+            cfg.recency.repair_weight,
             gaps,
-            cfg.recency_exponent,
+            cfg.recency.exponent,
         )
 
 

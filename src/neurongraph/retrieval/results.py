@@ -80,7 +80,7 @@ class Hit:
             why = f"; {int(s['repairs'])} earlier repair(s)" if s.get("repairs") else ""
             text += f" × recency {s['recency']:.3f}{why}"
         if "lines_written" in s:
-            factor = 1.0 + cfg.authorship_weight * float(np.log1p(s["lines_written"]))
+            factor = 1.0 + cfg.authorship.weight * float(np.log1p(s["lines_written"]))
             value *= factor
             text += f" × authorship {factor:.3f} ({s['lines_written']:.0f} lines of the working files)"
         if "aggregate" in s:
