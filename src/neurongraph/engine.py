@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -22,7 +21,7 @@ import numpy as np
 
 from .checks import MAX_QUERY_CHARS, check_query
 from .config import SearchConfig
-from .errors import InvalidArgument, UnknownNode, UnknownTrace
+from .errors import UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
 from .index import multilingual
@@ -31,8 +30,7 @@ from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
 from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors
 from .index.vectors import VectorIndex, one_blas_thread
-from .ingest.git import GitRepo, path_key
-from .ingest.git_blame import blame_with_git
+from .ingest.git_blame import SourceBlame
 from .learning.api import Learning
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
@@ -127,8 +125,7 @@ class Engine:
         self._lexical_snapshotted = False  # the last snapshot loaded or saved holds the BM25 arrays
         # blame and identifier postings from the git ingest's per-commit code facts (index/code_history.py),
         # read on first use and kept in step with the change feed
-        self.code_history = CodeHistory(self._code_rows, self._git_blame)
-        self._git_repos: dict[str, GitRepo | None] = {}  # source -> its repository on disk (exact blame)
+        self.code_history = CodeHistory(self._code_rows, SourceBlame(store))  # exact blame: ingest/git_blame.py
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
 
@@ -548,18 +545,6 @@ class Engine:
         rows = self.store.iter_nodes() if idxs is None else self.store.nodes_by_idx(idxs).values()
         for r in rows:
             yield r.idx, r.type, r.metadata
-
-    def _git_blame(self, source: str, sha: str, path: str, lines: list[int]) -> dict[int, str] | None:
-        """The repository's own ``git blame`` (ingest/git_blame.py) when the source's last synced path is
-        still a repository holding ``sha``; None otherwise (the stored hunks answer instead)."""
-        if source not in self._git_repos:
-            where = self.store.get_meta(path_key(source))
-            try:
-                self._git_repos[source] = GitRepo(where) if where and os.path.isdir(where) else None
-            except InvalidArgument:
-                self._git_repos[source] = None
-        repo = self._git_repos[source]
-        return blame_with_git(repo, sha, path, lines) if repo is not None else None
 
     def blame(
         self,

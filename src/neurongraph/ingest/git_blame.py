@@ -9,12 +9,15 @@ same call, so the benchmark and the product read blame the same way.
 
 from __future__ import annotations
 
+import os
 import re
 
+from ..errors import InvalidArgument
 from ..index.code_history import line_ranges
-from .git import GitRepo
+from ..store.base import Store
+from .git import GitRepo, path_key
 
-__all__ = ["blame_with_git"]
+__all__ = ["SourceBlame", "blame_with_git"]
 
 _PORCELAIN = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: \d+)?$")
 
@@ -37,3 +40,24 @@ def blame_with_git(
         if m:
             got[int(m.group(2))] = m.group(1)
     return got
+
+
+class SourceBlame:
+    """``git blame`` of a git source's own repository, found from the path its last sync recorded (store meta);
+    the repository of each source is looked up once."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._repos: dict[str, GitRepo | None] = {}  # source -> its repository on disk
+
+    def __call__(self, source: str, sha: str, path: str, lines: list[int]) -> dict[int, str] | None:
+        """The repository's blame when the source's last synced path is still a repository holding ``sha``;
+        None otherwise (the stored hunks answer instead)."""
+        if source not in self._repos:
+            where = self.store.get_meta(path_key(source))
+            try:
+                self._repos[source] = GitRepo(where) if where and os.path.isdir(where) else None
+            except InvalidArgument:
+                self._repos[source] = None
+        repo = self._repos[source]
+        return blame_with_git(repo, sha, path, lines) if repo is not None else None
