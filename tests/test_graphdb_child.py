@@ -60,6 +60,7 @@ def test_nesting_depth_counts_brackets_and_prefix_operators():
     assert nesting_depth("MATCH (a)-[r:x]->(b) WHERE NOT (a.id = 'x' AND (b.t > 1 OR b.t < -1)) RETURN a") == 4
     assert nesting_depth("MATCH (a)--(b)<-[:y]-(c) RETURN -1, - - 2") == 2  # arrows are not minus signs
     assert nesting_depth("MATCH (n) WHERE n.x IS NOT NULL AND NOT n.y RETURN n") == 1
+    assert nesting_depth("RETURN NOT NOT NOT n.and, n.not") == 3  # property names are not keywords
     assert nesting_depth("RETURN '((((((((((((((((' AS s, `(((((((((((((` AS t") == 0  # strings and names skipped
     assert nesting_depth("RETURN " + "NOT (" * 10 + "true" + ")" * 10) == 20
     assert nesting_depth("RETURN " + "- " * 30 + "1") == 30

@@ -97,7 +97,7 @@ def nesting_depth(query: str) -> int:
     prev = ""  # the previous token ("" at the start)
     for m in _TOKEN.finditer(code):
         tok = m.group()
-        up = tok.upper()
+        up = tok.upper() if prev != "." else "_property_"  # n.not, n.and: property names, not keywords
         if tok in _OPEN:
             frames.append(0)
             depth += 1
