@@ -67,7 +67,7 @@ def test_english_only_store_keeps_base_embedder(tmp_path):
 
 def test_cjk_question_fusion_weights():
     from neurongraph.config import SearchConfig
-    from neurongraph.index.multilingual import CJK_WEIGHTS, query_weights
+    from neurongraph.index.multilingual import CJK_WEIGHTS, CJK_WEIGHTS_NO_DENSE, query_weights
 
     cfg = SearchConfig()
     ml = type("ReadsCjk", (), {"reads_cjk": True})()
@@ -75,7 +75,7 @@ def test_cjk_question_fusion_weights():
     got = query_weights(cfg, "セッションの有効期限は？", ml)
     assert (got.lexical_weight, got.dense_weight) == CJK_WEIGHTS
     got = query_weights(cfg, "セッションの有効期限は？", HashingEmbedder(8))  # cannot read CJK: BM25 decides
-    assert (got.lexical_weight, got.dense_weight) == (1.0, 0.0)
+    assert (got.lexical_weight, got.dense_weight) == CJK_WEIGHTS_NO_DENSE and got.dense_weight < 0.1
     mine = cfg.replace(lexical_weight=0.5, dense_weight=0.5)  # weights the caller chose stay
     assert query_weights(mine, "セッションの有効期限は？", ml) is mine
 

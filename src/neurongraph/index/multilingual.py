@@ -14,7 +14,7 @@ texts on the same USE scale (no language bias), and English-to-English keeps mos
 have norm ``sqrt(1 - a)`` by design (a zero MiniLM block).  The whole store keeps using one vector index,
 one candidate list and one fusion, so nothing downstream changes.
 
-A store only pays for this once it holds CJK text (:func:`wants_multilingual`): an English-only store
+A store only pays for this once it holds CJK writing (:func:`for_add`): an English-only store
 keeps the plain MiniLM vectors and rankings bit for bit.  The MiniLM half of a row is read from the
 store's cache of MiniLM vectors when it is there (``base_cache``), so adding the channel to an existing
 store runs USE on each node and MiniLM on none.
@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..config import SearchConfig
+from ..errors import InvalidArgument
 from ..model import content_hash
 from ..store.base import Store
 from .embedder import DEFAULT_MODEL_ID, Embedder, EmbedderUnavailable, Progress
@@ -49,6 +50,7 @@ __all__ = [
     "is_base_model",
     "query_weights",
     "CJK_WEIGHTS",
+    "CJK_WEIGHTS_NO_DENSE",
     "lexical_trust_for",
 ]
 
@@ -129,7 +131,7 @@ class MultilingualEmbedder:
         base_cache: BaseCache | None = None,
     ):
         if not 0.0 <= base_weight < 1.0:
-            raise ValueError(f"base_weight must be within [0, 1), got {base_weight}")
+            raise InvalidArgument(f"base_weight must be within [0, 1), got {base_weight}")
         self.base = base
         self.use = use or UseEmbedder()
         self.base_weight = base_weight
@@ -181,7 +183,8 @@ def multilingual_enabled() -> bool:
 
 
 def _widen(store: Store, base: Embedder) -> MultilingualEmbedder:
-    return MultilingualEmbedder(base, base_cache=lambda hashes: store.get_vectors(base.model_id, hashes))
+    cache = lambda hashes: store.get_vectors(base.model_id, hashes)  # noqa: E731
+    return MultilingualEmbedder(base, base_weight=BASE_WEIGHT, base_cache=cache)
 
 
 def _may_widen(store: Store, embedder: Embedder) -> bool:
@@ -227,10 +230,10 @@ def for_add(
 
 # Entry-fusion weights (lexical, dense) for a question written in CJK script, in place of the defaults
 # (0.3, 0.7, tuned on English): the jsquad_ja / tatoeba_ja_en sweep in docs/multilingual.md.  With an
-# embedder that cannot read CJK the dense channel is noise there (MiniLM: jsquad_ja dense R@5 0.31), so it
-# gets no weight and the fusion keeps BM25's ranking.
+# embedder that cannot read CJK the dense channel is close to noise there (MiniLM: jsquad_ja dense R@5 0.31),
+# so it gets a weight that only breaks ties among texts BM25 scores alike (or not at all).
 CJK_WEIGHTS = (0.7, 0.3)
-CJK_WEIGHTS_NO_DENSE = (1.0, 0.0)
+CJK_WEIGHTS_NO_DENSE = (1.0, 0.05)  # dense orders only what BM25 does not match (tatoeba_ja_en on MiniLM)
 # lexical trust ramp: the lexical weight is scaled from 0 (the BM25 top hit's dense match at or below
 # TRUST_LOW) to 1 (at or above TRUST_HIGH).  Why: in a store holding Japanese and English, a Japanese
 # question shares common bigrams (した, ます) with some Japanese text however unrelated, and a max-normalised
