@@ -17,7 +17,8 @@ from git_fixtures import Repo
 from neurongraph import strict_json
 from neurongraph.cli.main import app
 from neurongraph.errors import InvalidArgument
-from neurongraph.ingest.git import read_git
+from neurongraph.ingest.git import GitRepo, read_git
+from neurongraph.ingest.git_blame import blame_with_git
 from neurongraph.ingest.git_log import path_bytes, path_text
 from neurongraph.ingest.github import read_github
 
@@ -100,6 +101,9 @@ def test_git_paths_that_are_not_utf8_stay_two_nodes(tmp_path):
     touched = sorted(e.dst for e in b.edges if e.rel == "touches")
     assert touched == files
     assert {path_bytes(f[len("file:") :]) for f in files} == {b"caf\xe9.c", b"caf\xe8.c"}
+    # git blame is handed the original bytes back
+    sha = repo.git("rev-parse", "HEAD")
+    assert blame_with_git(GitRepo(repo.path), "HEAD", "caf\\xe9.c", [1]) == {1: sha}
     db = tmp_path / "s.db"
     eng = ngr.open(db, embedder="hashing")
     try:

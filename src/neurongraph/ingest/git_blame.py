@@ -16,6 +16,7 @@ from ..errors import InvalidArgument
 from ..index.code_history import line_ranges
 from ..store.base import Store
 from .git import GitRepo, path_key
+from .git_log import path_bytes
 
 __all__ = ["SourceBlame", "blame_with_git"]
 
@@ -31,7 +32,8 @@ def blame_with_git(
     args = ["blame", "--porcelain"] + (["-w"] if ignore_ws else [])
     for a, b in line_ranges(lines):
         args += ["-L", f"{a},{b}"]
-    res = repo._git(*args, rev, "--", path, check=False)
+    # a stored path keeps its bytes as \xNN escapes (git_log.path_text): git is handed the bytes themselves
+    res = repo._git(*args, rev, "--", os.fsdecode(path_bytes(path)), check=False)
     if res.returncode != 0:
         return None
     got: dict[int, str] = {}
