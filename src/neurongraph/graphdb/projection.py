@@ -543,7 +543,7 @@ class CypherProjection:
         return hit[1]
 
     def counts(self) -> dict:
-        self.sync()
-        n = self._g_r.ro_query("MATCH (n) RETURN count(n)").result_set[0][0]
-        e = self._g_r.ro_query("MATCH ()-[e]->() RETURN count(e)").result_set[0][0]
+        """Nodes and edges in the projection (through :meth:`query`: the same deadline as any query)."""
+        n = self.query("MATCH (n) RETURN count(n) AS c")["rows"][0]["c"]
+        e = self.query("MATCH ()-[e]->() RETURN count(e) AS c")["rows"][0]["c"]
         return {"nodes": n, "edges": e}
