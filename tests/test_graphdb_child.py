@@ -222,3 +222,24 @@ def test_an_early_forked_child_is_adopted_and_an_unadopted_one_stops_at_exit(tmp
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout.split()
     assert wait_dead(int(out[0])) and not os.path.exists(out[1])
+
+
+def test_ngr_ask_and_cypher_adopt_the_child_they_fork(tmp_path):
+    """The CLI wiring: the child ``ngr ask`` / ``ngr cypher`` fork early is the one their projection
+    uses (none left over, so one child per command, not two)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from neurongraph.cli.main import app
+
+    db = tmp_path / "c.db"
+    e = ngr.open(db, embedder="hashing")
+    e.add_nodes([ngr.Node(f"commit:{i:07x}", "commit", f"Fix {i}", "fix", {"time": 1.7e9 + i}) for i in range(5)])
+    e.close()
+    run = lambda *a: CliRunner().invoke(app, ["--db", str(db), "--embedder", "hashing", *a])  # noqa: E731
+    for args in (("cypher", "MATCH (c:commit) RETURN count(c) AS n", "--json"), ("ask", "latest 2 commits", "--json")):
+        r = run(*args)
+        assert r.exit_code == 0, r.stdout
+        assert json.loads(r.stdout)["rows"], r.stdout
+        assert not server._early  # adopted
