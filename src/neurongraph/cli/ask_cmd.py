@@ -23,6 +23,7 @@ from rich.table import Table
 from ..ask.llm import make_llm
 from ..graphdb.projection import CypherProjection, cache_dir_for
 from ..graphdb.server import Limits, falkordb_available, launch_early
+from ..service.ask import AskRequest
 from .common import (
     CliError,
     check_db_path,
@@ -120,12 +121,12 @@ def ask_command(
     c = ctx_of(ctx)
     with handled(as_json):
         _need_falkordb()
-        model = make_llm(llm)
+        req = AskRequest(question, mode, limit, make_llm(llm))  # the request model (service/ask.py)
         path = c.existing_db_path()
-        if mode in ("auto", "graph", "hybrid"):
+        if req.needs_graph:
             _fork_graph_child(path)
         with open_engine(c, path) as eng:
-            res = eng.ask(question, mode=mode, llm=model, limit=limit)
+            res = req.run(eng)
     if as_json:
         print_json(res)
         return

@@ -16,8 +16,9 @@ from pathlib import Path
 import typer
 
 from ..errors import InvalidArgument
-from ..learning import OUTCOMES, STAGES, Learning
-from .common import CliError, ctx_of, err, escape, handled, json_opt, open_engine, out, path_str, print_json
+from ..learning import OUTCOMES, Learning
+from ..service.feedback import FailureRequest, OutcomeRequest, SourceUseRequest, check_upto, resolve_hits
+from .common import ctx_of, err, escape, handled, json_opt, open_engine, out, path_str, print_json
 
 __all__ = ["feedback_app", "trace_command", "bench_learning"]
 
@@ -40,27 +41,6 @@ def _print_changes(changes: list[dict]) -> None:
         )
 
 
-def _hit_ids(eng, nodes: list[str], hits) -> list[str]:
-    """The node ids given on the command line: a hit's id as is, else resolved (a short sha, as the search
-    table prints commits; an ambiguous one is an error naming candidates)."""
-    return [n if n in hits else eng.store.resolve_node_id(n) for n in nodes]
-
-
-def _stages_before(eng, trace_id: str, key: str | None) -> dict[str, str]:
-    """The trace's stages as they were before the request keyed ``key`` (now, without a key or before its
-    first use).  Why: the events sent are derived from the stages, so a retry derived from the stages the
-    first try moved would be another request (``idempotency_conflict``); derived from the stages before it,
-    the retry is the same request and the ledger returns the stored receipt, as ``--key`` promises."""
-    current = dict(eng.trace_stages(trace_id))
-    if key is None:
-        return current
-    for r in eng.learning_report(trace_id)["receipts"]:
-        if r.get("idempotency_key") == key:
-            for t in reversed(r["transitions"]):
-                current[t["node_id"]] = t["from"]
-    return current
-
-
 @feedback_app.command("use")
 def use(
     ctx: typer.Context,
@@ -73,17 +53,9 @@ def use(
     """Walk each NODE through selected → validated → used, from its current stage, in one atomic request."""
     c = ctx_of(ctx)
     with handled(as_json):
-        if upto not in STAGES[1:]:
-            raise CliError("invalid_argument", f"--upto must be one of {STAGES[1:]}")
-        with open_engine(c, c.existing_db_path()) as eng:
-            current = _stages_before(eng, trace_id, key)
-            nodes = _hit_ids(eng, nodes, current)
-            target = STAGES.index(upto)
-            events = [
-                (n, STAGES[s]) for n in nodes for s in range(STAGES.index(current.get(n, "retrieved")) + 1, target + 1)
-            ]
-            events = events or [(n, upto) for n in nodes]  # already there: a no-op the ledger still validates
-            receipt = eng.record_source_use(trace_id, events, idempotency_key=key)
+        check_upto(upto)
+        with open_engine(c, c.existing_db_path()) as eng:  # the request model (service/feedback.py)
+            receipt = SourceUseRequest.walk(eng, trace_id, nodes, upto, key).run(eng)
     if as_json:
         print_json(receipt)
         return
@@ -112,8 +84,8 @@ def outcome(
     c = ctx_of(ctx)
     with handled(as_json):
         with open_engine(c, c.existing_db_path()) as eng:
-            nodes = _hit_ids(eng, nodes, eng.trace_stages(trace_id))
-            r = eng.record_outcome(trace_id, nodes, kind, summary, external_ref=ref)
+            ids = resolve_hits(eng, nodes, eng.trace_stages(trace_id))
+            r = OutcomeRequest(trace_id, ids, kind, summary, ref).run(eng)
     if as_json:
         print_json(r)
         return
@@ -134,7 +106,7 @@ def failure(
     """Record a retrieval failure (own ledger; punishes no node, changes no weight)."""
     c = ctx_of(ctx)
     with handled(as_json):
-        r = _on_ledger(c, lambda view: view.record_retrieval_failure(trace_id, reason))
+        r = _on_ledger(c, FailureRequest(trace_id, reason).run)
     print_json(r) if as_json else out.print(f"retrieval failure #{r['failure_id']} recorded for {trace_id}")
 
 

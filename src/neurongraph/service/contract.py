@@ -16,9 +16,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 from ..channels import ChannelName
-from ..engine import MAX_QUERY_CHARS
+from ..checks import MAX_QUERY_CHARS
 from ..learning.api import MAX_KEY_CHARS, MAX_REASON_CHARS, MAX_REF_CHARS
 from ..learning.policy import OUTCOMES
+from .ask import AskRequest
+from .feedback import FailureRequest, OutcomeRequest, SourceUseRequest
 from .search import SearchRequest
 
 __all__ = [
@@ -160,7 +162,7 @@ class RecordSourceUseArgs(_Args):
     def run(self, engine) -> dict:
         """The receipt of ``Engine.record_source_use``."""
         events = [{"node_id": e.node_id, "stage": e.stage} for e in self.events]
-        return engine.record_source_use(self.trace_id, events, idempotency_key=self.idempotency_key)
+        return SourceUseRequest(self.trace_id, events, self.idempotency_key).run(engine)
 
 
 class RecordOutcomeArgs(_Args):
@@ -184,7 +186,7 @@ class RecordOutcomeArgs(_Args):
 
     def run(self, engine) -> dict:
         """The outcome row of ``Engine.record_outcome``."""
-        return engine.record_outcome(self.trace_id, self.node_ids, self.outcome, self.summary, self.external_ref)
+        return OutcomeRequest(self.trace_id, self.node_ids, self.outcome, self.summary, self.external_ref).run(engine)
 
 
 class RecordRetrievalFailureArgs(_Args):
@@ -202,7 +204,7 @@ class RecordRetrievalFailureArgs(_Args):
 
     def run(self, engine) -> dict:
         """The failure row of ``Engine.record_retrieval_failure``."""
-        return engine.record_retrieval_failure(self.trace_id, self.reason)
+        return FailureRequest(self.trace_id, self.reason).run(engine)
 
 
 class GetTraceArgs(_Args):
@@ -237,7 +239,7 @@ class AskArgs(_Args):
 
     def run(self, engine) -> dict:
         """``Engine.ask``'s answer (rule-based route, read-only graph query, extractive answer)."""
-        return engine.ask(self.question, mode=self.mode, limit=self.limit)
+        return AskRequest(self.question, self.mode, self.limit).run(engine)
 
 
 ARG_MODELS: dict[str, type[BaseModel]] = {
