@@ -198,7 +198,7 @@ class SearchConfig:
     # structural nodes carry activation, seed and explain, but are hits only when result_types asks for them or
     # the query names one exactly (its path or title): a question about a change wants the change, not every
     # file it touched (issue 25).  Empty = every type may be a hit.  (Linker entities are in exclude_types.)
-    structural_types: tuple[str, ...] = ("file", "directory", "person", "author")
+    structural_types: tuple[str, ...] = ("file", "directory", "person", "author", "tag")
     entry_types: tuple[str, ...] = ()  # only these types enter by BM25/dense and seed (empty = all)
     include_superseded: bool = False  # also return entry revisions that a newer one supersedes
     explain_paths: int = 1  # best paths kept per hit

@@ -9,6 +9,7 @@ command is an incremental sync.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -36,12 +37,16 @@ def read_source(
     ``strict`` it is an error and nothing is written."""
     if kind == "git":
         from .git import READER_VERSION, GitRepo, read_git, reader_key, source_name, state_key
+        from .git_tags import tags_key
 
         repo = GitRepo(path)
         source = name or source_name(repo, engine.store, refs)
         upgraded = not full and engine.store.get_meta(reader_key(source)) != str(READER_VERSION)
         synced = {} if full or upgraded else {r: engine.store.get_meta(state_key(source, r)) for r in refs or ["HEAD"]}
-        batch = read_git(repo, refs, source, {r: s for r, s in synced.items() if s}, progress, strict=strict)
+        known = json.loads(engine.store.get_meta(tags_key(source)) or "[]")
+        batch = read_git(
+            repo, refs, source, {r: s for r, s in synced.items() if s}, progress, strict=strict, known_tags=known
+        )
         batch.stats["reader_version"] = READER_VERSION
         batch.stats["full_reread"] = bool(full or upgraded)
         return batch

@@ -101,6 +101,9 @@ class IngestBatch:
     # owners whose derived edges are recomputed in full by this batch (default: every node in it)
     owners: set[str] | None = None
     state: dict[str, str] = field(default_factory=dict)  # store meta written in the same transaction
+    # ids the source says no longer exist although the batch is not a complete listing (a deleted git tag):
+    # deleted with the edges they own, in the same transaction
+    gone: set[str] = field(default_factory=set)
     skipped: list[dict] = field(default_factory=list)  # {"item": ..., "reason": ...}, reported, not written
     stats: dict = field(default_factory=dict)  # adapter-specific counts for the summary
 

@@ -19,7 +19,8 @@ What becomes what (docs/ingest.md, "git"):
 - ``fixes`` (``Fixes: <sha> ("subject")``, by sha prefix, else by the quoted subject),
   ``reverts``, ``follows_up`` (phrases + ``#N``/sha), ``refs`` (other ``#N``/sha),
   ``merged_in`` commit → ``pr:N`` for squash ``(#N)`` and merge commits, ``part_of`` from each
-  commit of a merged PR's branch (``M^1..M^2``) to ``pr:N``.
+  commit of a merged PR's branch (``M^1..M^2``) to ``pr:N``;
+- ``tag:<name>`` (type ``tag``) ``tags`` → the commit, every sync (``git_tags.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from . import refs as R
 from .batch import IngestBatch, derived_edge
 from .git_log import Commit as _Commit
 from .git_log import read_log, start_merge_hunks
+from .git_tags import read_tags
 
 __all__ = ["read_git", "GitRepo", "state_key", "root_key", "source_name", "MAX_FILES_LISTED"]
 
@@ -245,6 +247,7 @@ def read_git(
     progress=None,
     *,
     strict: bool = False,
+    known_tags: list[str] | None = None,
 ) -> IngestBatch:
     """The commits of ``refs`` (default HEAD) not yet synced, as an :class:`IngestBatch`.
 
@@ -266,6 +269,7 @@ def read_git(
     old = {r: synced[r] for r in refs if synced.get(r)}
     if all(old.get(r) == sha for r, sha in tips.items()):
         batch.stats = {"commits": 0, "up_to_date": True, "tips": tips}
+        read_tags(g, batch, source, list(tips.values()), known_tags)  # a tag can move without a new commit
         return batch
     exclude = sorted({sha for sha in old.values() if g.has_commit(sha)})
     force_pushed = [
@@ -315,6 +319,7 @@ def read_git(
         "unreadable_commits": len(unreadable),
         "unreadable": unreadable[:200],
     }
+    read_tags(g, batch, source, list(tips.values()), known_tags)
     if progress:
         progress("reading", len(commits), len(commits))
     return batch

@@ -92,7 +92,7 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     nodes pruned, skipped items and the adapter's own counts."""
     _check(batch, prune)
     t0 = time.perf_counter()
-    if not batch.nodes and not batch.edges and not prune:  # e.g. a git sync with no new commit
+    if not batch.nodes and not batch.edges and not batch.gone and not prune:  # e.g. a git sync, no new commit
         for k, v in batch.state.items():
             if engine.store.get_meta(k) != v:
                 engine.store.set_meta(k, v)
@@ -167,6 +167,8 @@ class _Sync:
                 self._retract(changed)
             if self.prune:
                 self._prune()
+            if self.batch.gone:
+                self._drop(self.batch.gone - self.in_batch)
             self._edges(changed | fresh)
             if fresh:
                 self._resolve_pending(fresh)
@@ -226,6 +228,16 @@ class _Sync:
             )
             store.drop_pending_edges(gone)
             self.counts["nodes_pruned"] += store.delete_nodes(gone)
+            self.known -= set(gone)
+
+    def _drop(self, ids: set[str]) -> None:
+        """Delete the nodes the source says are gone (``batch.gone``), the edges they own and their pending edges."""
+        gone = list(self.store.lookup_idx(ids))
+        if gone:
+            stale = [t for t in self.store.owned_edges(gone) if t[0] not in ids and t[2] not in ids]
+            self.counts["edges_retracted"] += self.store.delete_edges(stale)
+            self.store.drop_pending_edges(gone)
+            self.counts["nodes_pruned"] += self.store.delete_nodes(gone)
             self.known -= set(gone)
 
     def _edges(self, recompute: set[str]) -> None:
