@@ -1,7 +1,7 @@
 """Developer questions over a git history: scoped lists, counts, "who", PR → commits → files, file history.
 
 Why a planner of its own next to :mod:`.nl2cypher`: those questions combine *filters* (a path scope — file,
-directory, prefix or glob —, a time window, an author, a PR) with an *intent* (list, count, who, who last,
+directory, prefix or glob —, a time window or tag range, an author, a PR) with an *intent* (list, count, who, who last,
 created, renamed, files of, PR of), and the answer must hold for the whole scoped set: a count counts it,
 a list says "showing N of M".  The one-hop translator answers relation questions ("which commit fixes X")
 and stays in charge of them.
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from .names import Mention
 from .nl2cypher import type_words
+from .tags import tag_graph
 from .timephrase import TimeWindow, parse_time
 
 __all__ = ["DevPlan", "plan", "run_plan"]
@@ -47,6 +48,11 @@ _COMMITS = re.compile(r"\b(commits?|changes?|changed|committed|patch(?:es)?|made
 _PRS = re.compile(r"\b(prs?|pull requests?|merge requests?)\b", re.I)
 _AUTHORED = re.compile(r"\b(author\w*|wrote|written|made|committed|who)\b", re.I)
 _LISTY = re.compile(r"\b(which|what|list|show|give|find|all)\b", re.I)
+_RELEASE_Q = re.compile(
+    r"\b(?:which|what|first|earliest)\b[^?]*\b(?:releases?|tags?|versions?)\b"
+    r"|\b(?:releases?|tags?|versions?)\b[^?]*\b(?:contain\w*|includ\w*|ship\w*|land\w*|ha[sd]|have)\b",
+    re.I,
+)
 _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|mention\w*)\b", re.I)
 
 
@@ -180,17 +186,12 @@ def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tup
     return None
 
 
-def _tag_time(engine):
-    def resolve(name: str) -> str | None:
-        ids = [
-            f"{p}:{n}"
-            for p in ("tag", "release", "version")
-            for n in (name, name.lstrip("vV"), "v" + name.lstrip("vV"))
-        ]
-        rows = engine.cypher("MATCH (t:Node) WHERE t.id IN $ids RETURN t.time AS t LIMIT 1", {"ids": ids})["rows"]
-        return rows[0]["t"] if rows and rows[0]["t"] else None
-
-    return resolve
+def _tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
+    """The ``WHERE`` condition of the question's tag phrases (the commits they allow or exclude)."""
+    if tw.commits is None:
+        return []
+    params["within"] = tw.commits
+    return [f"{'NOT ' if tw.negated else ''}{alias}.id IN $within"]
 
 
 # ---------------------------------------------------------------------- Cypher pieces
@@ -218,6 +219,7 @@ def _commit_match(scope: Scope | None, tw: TimeWindow, author: str | None, param
     if tw.until:
         where.append("c.time < $until")
         params["until"] = tw.until
+    where += _tag_filter(tw, params)
     if tw.active:
         said.append(tw.describe())
     if author:
@@ -244,6 +246,7 @@ def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, param
         cond, fcond = "('file:' + o) IN $f", "f.id IN $f"
     where = [f"any(o IN coalesce(c.renamed_from, []) WHERE {cond})", "size(coalesce(c.parents, [])) < 2"]
     where += [f"c.time {'>=' if k == 'since' else '<'} ${k}" for k in ("since", "until") if getattr(tw, k)]
+    where += _tag_filter(tw, params)
     if author:
         where.append("c.author = $author")
     return (
@@ -267,7 +270,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     """A plan when the question is a developer question this module answers; always the notes (phrases
     not understood, names not found), which the caller must say in its answer."""
     notes: list[str] = []
-    tw = parse_time(question, tag_time=_tag_time(engine))
+    tw = parse_time(question, tags=tag_graph(engine))
     notes += [f"not understood: {p}" for p in tw.not_understood]
     taken = list(tw.spans) + [(m.start, m.end) for m in mentions]
     commit = next((m for m in mentions if m.type == "commit"), None)
@@ -282,6 +285,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
     wants_prs = bool(_PRS.search(question))
 
+    if commit is not None and _RELEASE_Q.search(_blank(question, [(commit.start, commit.end)])):
+        return _plan_containing(engine, _blank(question, [(commit.start, commit.end)]), commit, params), notes
     if commit is not None:
         return _plan_commit(question, commit, params, who, wants_prs), notes
     if pr is not None:
@@ -361,6 +366,21 @@ def _missing_scope(question: str, notes: list[str]) -> DevPlan | None:
     if _COMMITS.search(question) or _WHO.search(question) or _LISTY.search(question):
         return DevPlan("missing_scope", "commits", "UNWIND [] AS x RETURN x AS id", {}, "the path names nothing")
     return None
+
+
+def _plan_containing(engine, question: str, commit: Mention, params: dict) -> DevPlan:
+    """ "Which release first contained X" (the oldest tag whose history holds X: ``git tag --contains X``,
+    by creation time), or every such tag when the question asks for releases in the plural."""
+    graph = tag_graph(engine)
+    found = graph.containing(commit.node) if graph is not None else []
+    every = bool(re.search(r"\b(?:releases|tags|versions)\b", question, re.I)) and not _FIRST.search(question)
+    params["tags"] = ["tag:" + name for _, name in (found if every else found[:1])]
+    cy = (
+        "MATCH (t:tag) WHERE t.id IN $tags RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time "
+        "ORDER BY time, id"
+    )
+    what = "tags whose history holds" if every else "the first tag (by creation time) whose history holds"
+    return DevPlan("tags_containing" if every else "first_tag", "tags", cy, params, f"{what} {commit.node}")
 
 
 def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
@@ -570,7 +590,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
     ids = [r["id"] for r in rows]
     result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
-    noun = {"commits": "commits", "files": "files", "prs": "PRs"}[p.kind]
+    noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags"}[p.kind]
     if not rows:
         return rows, result, f"No {noun}: {p.explanation} — none in the store.", []
     shown = rows[:SHOW]

@@ -3,8 +3,9 @@
 Why a window and not the translator's single ``before/after <date>``: developers ask "in 2023", "last
 month", "between March and May 2022", "since v2.0"; each must become a filter, and a phrase that looks like
 time but is not understood must be *said*, never dropped (an answer over all time that looks scoped is
-wrong without saying so).  Relative phrases count from ``now`` (UTC).  A tag (``since v2.0``) resolves
-through a ``tag:<name>`` / ``release:<name>`` node's time when the store has one, else it is reported.
+wrong without saying so).  Relative phrases count from ``now`` (UTC).  A tag phrase (``since v2.0``,
+``before v2.0``, ``between v1.1 and v1.2``, ``in v6.1``) is no date: it becomes a set of commits by
+ancestry (:mod:`.tags`, ``commits``), and a tag the store lacks is reported, never read as a date.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass, field
+
+from .tags import looks_like_version
 
 __all__ = ["TimeWindow", "parse_time"]
 
@@ -27,7 +30,12 @@ _BOUND = re.compile(rf"\b(before|after|since|until|till|prior to|as of)\s+({DATE
 _REL = re.compile(r"\b(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d{1,4})\s+(day|week|month|year)s?\b", re.I)
 _REL1 = re.compile(r"\b(last|this|past)\s+(week|month|year)\b", re.I)
 _DAYWORD = re.compile(r"\b(today|yesterday)\b", re.I)
-_TAG = re.compile(r"\b(since|after|before|until)\s+(v?\d+(?:\.\d+)+\w*|v\d+\w*|[\w.-]*\d[\w.-]*-rc\d+)\b", re.I)
+_TAGREF = r"((?:(?:the\s+)?(?:release|tag|version)\s+)?\w(?:[\w.+/-]*\w)?)"
+_TAG_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_TAGREF}\s+(?:and|to|until|through)\s+{_TAGREF}", re.I)
+_TAG_BOUND = re.compile(rf"\b(since|after|before|until|till|up to|prior to|as of)\s+{_TAGREF}", re.I)
+_TAG_IN = re.compile(rf"\b(in|of|for|into)\s+{_TAGREF}", re.I)
+_KEYWORD = re.compile(r"^(?:the\s+)?(?:release|tag|version)\s+", re.I)
+_DATELIKE = re.compile(r"\d{4}(?:-\d{2}){0,2}")
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 # words that say "time" even when no rule above read them
 _TIMEY = re.compile(
@@ -47,19 +55,25 @@ class TimeWindow:
     phrases: list[str] = field(default_factory=list)  # what was read
     not_understood: list[str] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
+    commits: list[str] | None = None  # tag phrases: the commit ids they allow (or exclude, ``negated``)
+    negated: bool = False
+    tag_said: list[str] = field(default_factory=list)  # the tag phrases, in words
 
     def describe(self) -> str:
+        tags = "; ".join(self.tag_said)
         if self.since and self.until:
-            return f"from {self.since[:10]} to before {self.until[:10]}"
-        if self.since:
-            return f"from {self.since[:10]}"
-        if self.until:
-            return f"before {self.until[:10]}"
-        return "all time"
+            dates = f"from {self.since[:10]} to before {self.until[:10]}"
+        elif self.since:
+            dates = f"from {self.since[:10]}"
+        elif self.until:
+            dates = f"before {self.until[:10]}"
+        else:
+            return tags or "all time"
+        return f"{dates}; {tags}" if tags else dates
 
     @property
     def active(self) -> bool:
-        return bool(self.since or self.until)
+        return bool(self.since or self.until or self.commits is not None)
 
 
 def _start_end(text: str) -> tuple[dt.date, dt.date]:
@@ -99,10 +113,11 @@ def _iso(d: dt.date) -> str:
 class _Reader:
     """One pass per kind of phrase over the question; a span read once is never read again."""
 
-    def __init__(self, question: str, today: dt.date, tag_time):
-        self.q, self.today, self.tag_time = question, today, tag_time
+    def __init__(self, question: str, today: dt.date, tags):
+        self.q, self.today, self.graph = question, today, tags
         self.w = TimeWindow()
         self.taken: list[tuple[int, int]] = []
+        self.mask = None  # the tag phrases' commits, over ``tags.ids``
 
     def free(self, m: re.Match) -> bool:
         return not any(s < m.end() and m.start() < e for s, e in self.taken)
@@ -118,19 +133,69 @@ class _Reader:
             u = until if isinstance(until, str) else _iso(until)
             w.until = min(w.until, u) if w.until else u
 
+    def _tag(self, text: str, strict: bool) -> tuple[str | None, str | None]:
+        """``(stored name, None)``, ``(None, name)`` for a tag the store lacks, or ``(None, None)``: not a
+        tag at all ("since the parser", "in 2023"); ``strict``: only a stored tag counts, or one named
+        with a keyword ("in release 2.0") or a leading ``v`` ("in v2")."""
+        keyword = bool(_KEYWORD.match(text))
+        name = _KEYWORD.sub("", text)
+        if not keyword and _DATELIKE.fullmatch(name):
+            return None, None
+        stored = self.graph.name(name) if self.graph is not None else None
+        if stored:
+            return stored, None
+        named = keyword or looks_like_version(name) and (not strict or name[:1] in "vV")
+        return None, (name if named else None)
+
+    def _apply(self, m: re.Match, mask, said: str) -> None:
+        self.taken.append((m.start(), m.end()))
+        self.w.phrases.append(m.group(0))
+        self.w.tag_said.append(said)
+        self.mask = mask if self.mask is None else self.mask & mask
+
+    def _missing(self, m: re.Match, name: str) -> None:
+        self.taken.append((m.start(), m.end()))
+        self.w.not_understood.append(f"'{m.group(0)}' (no tag or release {name} in the store; not applied)")
+
     def tags(self) -> None:
-        for m in _TAG.finditer(self.q):
-            if re.fullmatch(r"\d{4}", m.group(2)) or not self.free(m):
+        """Tag phrases, as commit sets by ancestry: between, since/before, then "in vX"."""
+        g = self.graph
+        for m in _TAG_BETWEEN.finditer(self.q):
+            (a, ma), (b, mb) = self._tag(m.group(1), False), self._tag(m.group(2), False)
+            if not self.free(m) or (a or ma) is None or (b or mb) is None:
                 continue
-            name = m.group(2)
-            t = self.tag_time(name) if self.tag_time else None
-            if t is None:
-                self.taken.append((m.start(), m.end()))
-                self.w.not_understood.append(f"'{m.group(0)}' (no tag or release {name} in the store; not applied)")
-            elif m.group(1).lower() in ("since", "after"):
-                self.take(m, t, None)
+            if a is None or b is None:
+                self._missing(m, str(ma or mb))
+                continue
+            if g.tags[a][1] > g.tags[b][1]:
+                a, b = b, a
+            self._apply(m, g.reach(b) & ~g.reach(a), f"between {a} and {b} (reachable from {b}, not from {a})")
+        for m in _TAG_BOUND.finditer(self.q):
+            name, missing = self._tag(m.group(2), False)
+            if not self.free(m) or (name or missing) is None:
+                continue
+            if name is None:
+                self._missing(m, str(missing))
+                continue
+            op = m.group(1).lower()
+            if op in ("since", "after"):
+                self._apply(m, ~g.reach(name), f"since {name} (not reachable from {name})")
+            elif op in ("before", "prior to"):
+                mask = g.reach(name)
+                mask[g.tags[name][0]] = False
+                self._apply(m, mask, f"before {name} (reachable from {name}, its own commit left out)")
             else:
-                self.take(m, None, t)
+                self._apply(m, g.reach(name), f"up to {name} (reachable from {name})")
+        for m in _TAG_IN.finditer(self.q):
+            name, missing = self._tag(m.group(2), True)
+            if not self.free(m) or (name or missing) is None:
+                continue
+            if name is None:
+                self._missing(m, str(missing))
+                continue
+            mask, prev = g.release(name)
+            since = f"not from {prev}" if prev else "no earlier tag"
+            self._apply(m, mask, f"in {name} (reachable from {name}, {since})")
 
     def between(self) -> None:
         for m in _BETWEEN.finditer(self.q):
@@ -205,10 +270,12 @@ def _calendar_span(today: dt.date, which: str, unit: str) -> tuple[dt.date, dt.d
     return (prev, start) if which == "last" else (start, end)
 
 
-def parse_time(question: str, now: dt.datetime | None = None, tag_time=None) -> TimeWindow:
-    """The window the question's time phrases ask for.  ``tag_time(name) -> ISO | None`` resolves tags."""
-    r = _Reader(question, (now or dt.datetime.now(dt.UTC)).date(), tag_time)
+def parse_time(question: str, now: dt.datetime | None = None, tags=None) -> TimeWindow:
+    """The window the question's time phrases ask for; ``tags`` (a :class:`.tags.TagGraph`) resolves tags."""
+    r = _Reader(question, (now or dt.datetime.now(dt.UTC)).date(), tags)
     for step in (r.tags, r.between, r.relative, r.bounds, r.periods, r.leftovers):
         step()
     r.w.spans = r.taken
+    if r.mask is not None:
+        r.w.commits, r.w.negated = tags.select(r.mask)
     return r.w

@@ -1,0 +1,130 @@
+"""Tags as sets of commits: "since v2.0", "between v1.1 and v1.2", "in v6.1", "which release first contained X".
+
+Why ancestry and not the tag's date: a release is the commits reachable from its tag (``git log v2.0``),
+and "since v2.0" is what ``git log v2.0..HEAD`` lists; a date cut gets both wrong as soon as a branch
+merged after the tag carries older commits, or an annotated tag was made days after its commit.  The
+commits' stored ``parents`` (the git ingest's metadata) become one sparse child → parent matrix per store
+state (memoised on the projection), and each phrase is one ``breadth_first_order`` over it: no git at
+query time, no per-commit Python walk.  "In vX" is vX's commits not reachable from the previous tag (the
+tag below vX with the most ancestors: ``git describe --abbrev=0 vX^``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order
+
+__all__ = ["TagGraph", "tag_graph"]
+
+
+class TagGraph:
+    """The store's commits (ids, parent matrix) and tags (name → commit row, time)."""
+
+    def __init__(self, shas: list[str], parents: list[list[str]], tags: dict[str, tuple[str, int]]):
+        self.ids = np.array(["commit:" + s for s in shas], dtype=object)
+        row = {s: i for i, s in enumerate(shas)}
+        src = [i for i, ps in enumerate(parents) for p in ps if p in row]
+        dst = [row[p] for ps in parents for p in ps if p in row]
+        n = len(shas)
+        self.up = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
+        self.down = self.up.T.tocsr()
+        self.tags = {name: (row[sha], t) for name, (sha, t) in tags.items() if sha in row}
+        self.row = row
+        self._size: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def name(self, text: str) -> str | None:
+        """The stored tag ``text`` names: as written, else with or without a leading ``v``, any case."""
+        for cand in (text, text.lstrip("vV"), "v" + text.lstrip("vV")):
+            if cand in self.tags:
+                return cand
+        low = {k.lower(): k for k in self.tags}
+        return low.get(text.lower()) or low.get("v" + text.lower().lstrip("v"))
+
+    def _walk(self, start: int, m: csr_matrix) -> np.ndarray:
+        mask = np.zeros(len(self.ids), dtype=bool)
+        mask[breadth_first_order(m, start, directed=True, return_predecessors=False)] = True
+        return mask
+
+    def reach(self, tag: str) -> np.ndarray:
+        """Commits reachable from ``tag`` (its own commit included), as a mask over :attr:`ids`."""
+        return self._walk(self.tags[tag][0], self.up)
+
+    def previous(self, tag: str) -> str | None:
+        """The nearest tag below ``tag``: reachable from it, on another commit, with the most ancestors."""
+        mine = self.reach(tag)
+        best: tuple[int, int, str] | None = None
+        for other, (r, t) in self.tags.items():
+            if other == tag or r == self.tags[tag][0] or not mine[r]:
+                continue
+            if other not in self._size:
+                self._size[other] = int(self.reach(other).sum())
+            key = (self._size[other], t, other)
+            if best is None or key > best:
+                best = key
+        return best[2] if best else None
+
+    def release(self, tag: str) -> tuple[np.ndarray, str | None]:
+        """The commits ``tag`` brought: reachable from it, not from the previous tag (and which tag that is)."""
+        prev = self.previous(tag)
+        mask = self.reach(tag)
+        if prev is not None:
+            mask &= ~self.reach(prev)
+        return mask, prev
+
+    def select(self, mask: np.ndarray) -> tuple[list[str], bool]:
+        """``(ids, negated)``: the commit ids of ``mask``, or of its complement (``negated``) when that is
+        shorter, so a query's ``IN`` list stays small either way ("since v1.0" on a long history)."""
+        if int(mask.sum()) * 2 <= len(mask):
+            return self.ids[mask].tolist(), False
+        return self.ids[~mask].tolist(), True
+
+    def containing(self, commit_id: str) -> list[tuple[int, str]]:
+        """(time, name) of every tag whose history holds ``commit_id``, oldest first (``git tag --contains``)."""
+        r = self.row.get(commit_id.removeprefix("commit:"))
+        if r is None:
+            return []
+        below = self._walk(r, self.down)
+        return sorted((t, name) for name, (row, t) in self.tags.items() if below[row])
+
+
+def _parents(v) -> list[str]:
+    if isinstance(v, str):
+        v = json.loads(v)
+    return [str(p) for p in v] if isinstance(v, list) else []
+
+
+def tag_graph(engine) -> TagGraph | None:
+    """The store's :class:`TagGraph`, rebuilt only when the store changed; None when it has no tag."""
+
+    def load() -> TagGraph | None:
+        store = engine.store
+        tag_ids = [i for i, t in store.ids_with_prefix("tag:", 1_000_000) if t == "tag"]
+        if not tag_ids:
+            return None
+        tmeta = store.node_meta_values(store.lookup_idx(tag_ids).values(), ["name", "sha", "time"])
+        tags = {
+            str(m["name"]): (str(m["sha"]), int(m.get("time") or 0))
+            for m in tmeta.values()
+            if "name" in m and "sha" in m
+        }
+        commits = [i for i, t in store.ids_with_prefix("commit:", 10_000_000) if t == "commit"]
+        cmeta = store.node_meta_values(store.lookup_idx(commits).values(), ["sha", "parents"])
+        rows = sorted((str(m["sha"]), _parents(m.get("parents"))) for m in cmeta.values() if "sha" in m)
+        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags)
+
+    return engine._cypher_projection().memo("tag_graph", load)
+
+
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+[\w.+-]*|v\d+[\w.+-]*|[\w.-]*\d[\w.-]*-rc\d+", re.I)
+
+
+def looks_like_version(text: str) -> bool:
+    """``v2.0``, ``6.1``, ``v3``, ``5.10-rc2``: a word that names a release even when no tag has it."""
+    return bool(_VERSION.fullmatch(text))

