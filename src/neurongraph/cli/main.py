@@ -394,11 +394,16 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
             escape(_short_ids(h["id"])),
             meta.get("date", ""),
             escape(meta.get("author", "")),
-            escape(_short(h["title"])),
+            escape(_short(h["title"]) + _not_ingested(h.get("refs_not_ingested"))),
             f"{h['scores']['final']:.3f}",
             escape(_short_ids(via)),
         )
     out.print(t)
+
+
+def _not_ingested(refs) -> str:
+    """A hit's title suffix for the issue numbers it names that no ingested node has ("Fixes #7")."""
+    return f" (refers to {', '.join(refs)}: not ingested)" if refs else ""
 
 
 def _print_explained(res) -> None:
@@ -406,6 +411,8 @@ def _print_explained(res) -> None:
         out.print(f"[bold]{k}. {escape(h.id)}[/] [dim]({escape(h.type)})[/] {escape(h.title)}")
         if h.meta:
             out.print(f"     [dim]{escape('  '.join(h.meta[f] for f in ('sha', 'date', 'author') if f in h.meta))}[/]")
+        if h.refs_not_ingested:
+            out.print(f"     [dim]refers to {escape(', '.join(h.refs_not_ingested))} (not ingested)[/]")
         for line in h.explain(res.config).splitlines():
             out.print(f"     {escape(line)}")
 

@@ -7,6 +7,7 @@ only) are what every interface serialises; the engine only runs the search and r
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ class Hit:
     meta: dict[str, str] = field(default_factory=dict)  # what a reader needs to place it: sha (12), date, author
     config: SearchConfig | None = field(default=None, repr=False, compare=False)  # the search's: explain()'s weights
     evidence: list[str] = field(default_factory=list)  # code evidence: "last changed lines 120–131 of f.c before this"
+    refs_not_ingested: list[str] = field(default_factory=list)  # "#7": issues its message names that no node has
 
     @property
     def score(self) -> float:
@@ -56,6 +58,7 @@ class Hit:
             "seed": self.seed,
             "meta": self.meta,
             "evidence": self.evidence,
+            "refs_not_ingested": self.refs_not_ingested,
             "scores": self.scores,
             "ranks": self.ranks,
             "paths": self.paths,
@@ -168,6 +171,7 @@ def trace_hit(rank: int, h: Hit) -> dict:
         "seed": h.seed,
         "meta": h.meta,
         "evidence": h.evidence,
+        "refs_not_ingested": h.refs_not_ingested,
         "scores": h.scores,
         "ranks": h.ranks,
         "paths": h.paths,
@@ -247,7 +251,7 @@ def assemble(
 def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> None:
     """Each hit's short sha (12), ISO date (its event time ``t``, UTC) and author, where the node has them:
     the date from the in-memory event times, sha and author read from the store for these nodes only."""
-    values = store.node_meta_values(idx, HIT_META_KEYS) if idx else {}
+    values = store.node_meta_values(idx, (*HIT_META_KEYS, "refs")) if idx else {}
     for h, n in zip(hits, idx):
         m: dict[str, str] = {}
         v = values.get(n, {})
@@ -261,6 +265,29 @@ def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> N
         if isinstance(v.get("author"), str) and v["author"]:
             m["author"] = v["author"]
         h.meta = m
+    _unresolved_refs(store, hits, [values.get(n, {}).get("refs") for n in idx])
+
+
+def _unresolved_refs(store: Store, hits: list[Hit], refs: list) -> None:
+    """``Hit.refs_not_ingested`` (``["#7", "#12"]``): issue numbers a hit's message names ("Fixes #7") with neither
+    an ``issue:N`` nor a ``pr:N`` node, so the reader knows the link waits for an issue export (its edge is
+    pending) instead of seeing nothing; one id lookup for all hits."""
+    nums: list[list[str]] = []
+    for r in refs:
+        if isinstance(r, str):
+            try:
+                r = json.loads(r)
+            except ValueError:
+                r = None
+        got = r.get("issues") if isinstance(r, dict) else None
+        nums.append([str(n) for n in got if str(n).isdigit()] if isinstance(got, list) else [])
+    wanted = {f"{k}:{n}" for ns in nums for n in ns for k in ("issue", "pr")}
+    if not wanted:
+        return
+    known = store.lookup_idx(wanted)
+    for h, ns in zip(hits, nums):
+        missing = [n for n in ns if f"issue:{n}" not in known and f"pr:{n}" not in known]
+        h.refs_not_ingested = ["#" + n for n in missing]
 
 
 class TraceWriter:
