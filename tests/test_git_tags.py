@@ -114,3 +114,30 @@ def test_tags_are_structural_not_search_hits(cli):
     assert hits and all(h["type"] != "tag" for h in hits)
     hits = cli("search", "Release 1.1 tabs", "--type", "tag")["hits"]
     assert hits and hits[0]["id"] == "tag:v1.1"
+
+
+def test_bench_ask_repo_scores_the_tag_shapes_against_git(tmp_path):
+    """``ngr bench ask --repo`` on a tagged history (the dev clones carry no tags): a branch whose commits are
+    older than the tag made before it merged, so ancestry and dates disagree, and every tag shape is exact."""
+    r = Repo(tmp_path / "rel")
+    for k in range(18):
+        if k == 6:
+            r.git("checkout", "-q", "-b", "side")
+            r.commit("Side work, dated before v0.2", {"side.c": "int side;\n"})
+            r.git("checkout", "-q", "main")
+        r.commit(f"Change {k}", {f"src/m{k % 3}.c": f"int f{k};\n"})
+        if k == 9:
+            r.t += 3600
+            r.git("merge", "-q", "--no-ff", "side", "-m", "Merge branch 'side'")
+        if k % 3 == 2:
+            r.git("tag", *(["-a", "-m", f"Release 0.{k // 3}"] if k % 2 else []), f"v0.{k // 3}")
+    db = str(tmp_path / "rel.db")
+    run = lambda *a: CliRunner().invoke(app, ["--db", db, "--embedder", "hashing", *a])  # noqa: E731
+    assert run("ingest", "git", str(r.path), "--json").exit_code == 0
+    res = run("bench", "ask", "--repo", str(r.path), "--db", db, "--per-shape", "4", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    shapes = out["shapes"]
+    for s in ("since_tag", "before_tag", "between_tags", "in_tag", "first_tag"):
+        assert shapes[s] != "n/a" and shapes[s]["exact"] == 1.0, (s, shapes[s], out["failures"])
+    assert out["exact"] == 1.0, out["failures"]

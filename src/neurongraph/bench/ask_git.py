@@ -8,8 +8,9 @@ store is read only to check that the ingest saw the same repository (the head co
 Each shape has 2–3 wordings, drawn with a seeded random generator, and a scorer: a *set* shape is exact
 when the answer's set of commits / files / PRs equals git's; a *count* shape when the number is equal; an
 *author* shape when the author name is equal.  The answer read is ``ask``'s ``result`` (``items`` /
-``value``), else the ids of its graph rows.  A shape a history has no data for (no PRs, no reverts) is
-reported as n/a.
+``value``), else the ids of its graph rows.  A shape a history has no data for (no PRs, no reverts, no
+tags) is reported as n/a.  Tag shapes take their gold from ``git rev-list`` (``vX..HEAD``, ``vX..vY``,
+``vX ^P`` with ``P = git describe --tags --abbrev=0 vX^``) and ``git tag --contains X --sort=creatordate``.
 
 What git counts, so the ask is held to git's own defaults: a path-limited question counts non-merge commits
 (``git log --no-merges --full-history -- PATH``: a merge's first-parent diff repeats its branch); an
@@ -98,6 +99,20 @@ WORDINGS: dict[str, list[str]] = {
         "What pull requests by {author} were merged?",
         "List the PRs {author} landed.",
     ],
+    # tags (after every other shape, so adding them left the other shapes' seeded questions as they were)
+    "since_tag": ["Which commits were made since {tag}?", "What changed since {tag}?", "List the commits after {tag}."],
+    "before_tag": ["Which commits came before {tag}?", "List the commits before {tag}."],
+    "between_tags": [
+        "What changed between {a} and {b}?",
+        "Which commits were made between {a} and {b}?",
+        "List the commits from {a} to {b}.",
+    ],
+    "in_tag": ["What changed in {tag}?", "Which commits are in release {tag}?", "List the commits of {tag}."],
+    "first_tag": [
+        "Which release first contained {sha}?",
+        "What is the first tag that includes {sha}?",
+        "Which version first shipped commit {sha}?",
+    ],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -108,6 +123,7 @@ KIND = {
     "count_year": "count",
     "pr_files": "files",
     "prs_by_author": "prs",
+    "first_tag": "tags",
 }  # every other shape: a set of commits
 
 
@@ -155,6 +171,20 @@ class GitFacts:
 
     def shas(self, *args: str) -> list[str]:
         return self.git("log", "--format=%H", *args).split()
+
+    def tags(self) -> list[tuple[str, str, int]]:
+        """(name, commit, creation time) of the tags reachable from HEAD that name a commit, oldest first
+        (``git for-each-ref --merged HEAD``: what the ingest writes for a HEAD sync)."""
+        if not hasattr(self, "_tags"):
+            fmt = "%(refname:strip=2)%1f%(objecttype)%1f%(*objectname)%1f%(objectname)%1f%(creatordate:unix)"
+            rows = []
+            for line in self.git("for-each-ref", "refs/tags", "--merged=HEAD", f"--format={fmt}").splitlines():
+                name, otype, peeled, obj, t = line.split("\x1f")
+                sha = peeled if otype == "tag" else obj
+                if sha in self.by_sha:
+                    rows.append((name, sha, int(t)))
+            self._tags = sorted(rows, key=lambda r: (r[2], r[0]))
+        return self._tags
 
     # ------------------------------------------------------------------ PR data (from subjects)
     def pr_commit(self) -> dict[int, str]:
@@ -398,6 +428,58 @@ class _Gen:
             if 0 < len(gold) <= MAX_SET:
                 self.ask("prs_by_author", gold, author=a)
 
+    # ------------------------------------------------------------------ tags (gold: git rev-list / tag --contains)
+    def _tag_set(self, shape: str, gold: set[str], **kw) -> None:
+        if 0 < len(gold) <= MAX_SET:
+            self.ask(shape, gold, **kw)
+
+    def since_tag(self) -> None:
+        for name, _, _ in self.sample(self.f.tags(), self.n):
+            self._tag_set("since_tag", set(self.f.shas(f"refs/tags/{name}..HEAD")), tag=name)
+
+    def before_tag(self) -> None:
+        for name, sha, _ in self.sample(self.f.tags(), self.n):
+            self._tag_set("before_tag", set(self.f.shas(f"refs/tags/{name}")) - {sha}, tag=name)
+
+    def between_tags(self) -> None:
+        tags = self.f.tags()
+        for b in self.sample(tags[1:]):
+            if self.count("between_tags") >= self.n:
+                return
+            reach = set(self.f.shas(b[1]))
+            older = [a for a in tags if a[2] < b[2] and a[1] != b[1] and a[1] in reach]
+            if older:
+                a = self.rnd.choice(older)
+                self._tag_set("between_tags", set(self.f.shas(f"refs/tags/{a[0]}..refs/tags/{b[0]}")), a=a[0], b=b[0])
+
+    def in_tag(self) -> None:
+        for name, sha, _ in self.sample(self.f.tags(), self.n):
+            try:  # the previous tag as git describe finds it
+                prev = self.f.git("describe", "--tags", "--abbrev=0", f"{sha}^").strip()
+            except subprocess.CalledProcessError:
+                prev = ""
+            args = [f"refs/tags/{name}"] + ([f"^refs/tags/{prev}"] if prev else [])
+            self._tag_set("in_tag", set(self.f.shas(*args)), tag=name)
+
+    def first_tag(self) -> None:
+        if not self.f.tags():
+            return
+        for sha, *_ in self.sample(self.f.commits):
+            if self.count("first_tag") >= self.n:
+                return
+            out = self.f.git(
+                "tag",
+                "--contains",
+                sha,
+                "--merged=HEAD",
+                "--sort=creatordate",
+                "--format=%(refname:strip=2)%1f%(creatordate:unix)",
+            )
+            rows = [ln.split("\x1f") for ln in out.splitlines() if ln]
+            if not rows or len(rows) > 1 and rows[0][1] == rows[1][1]:
+                continue  # no tag holds it yet, or two tags of the same second: "first" is not defined
+            self.ask("first_tag", {rows[0][0]}, sha=sha[:SHA_CHARS])
+
 
 def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Question]:
     """Up to ``per_shape`` questions of every shape the history has data for."""
@@ -409,7 +491,7 @@ def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Questi
 
 # ---------------------------------------------------------------------- scoring
 def _norm_id(x: str) -> str:
-    for pre in ("commit:", "file:", "pr:", "pull_request:"):
+    for pre in ("commit:", "file:", "pr:", "pull_request:", "tag:"):
         if x.startswith(pre):
             return x[len(pre) :]
     return x
@@ -422,7 +504,7 @@ def answer_value(res: dict, kind: str):
         return r.get("value")
     if "items" in r:
         return {_norm_id(x) for x in r["items"]}
-    want = {"commits": "commit:", "files": "file:", "prs": "pr:"}[kind]
+    want = {"commits": "commit:", "files": "file:", "prs": "pr:", "tags": "tag:"}[kind]
     return {_norm_id(row["id"]) for row in res.get("rows", []) if str(row.get("id", "")).startswith(want)}
 
 
