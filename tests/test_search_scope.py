@@ -148,5 +148,8 @@ def test_the_engine_searches_through_its_scope(tmp_path):
         eng.add_nodes(NODES)
         hits = eng.search("vlan tunnel", as_of=25 * DAY, record=False)
         assert {h.id for h in hits} == {"c1", "c2"}  # the issue is after as_of, the file is structural
-        assert {h.id: h.scores.get("aggregate") for h in hits}["c2"] == 0.5
+        c2 = {h.id: h for h in hits}["c2"]
+        assert c2.scores["aggregate"] == 0.5
+        text, value = c2.formula()  # each prior explains its own factor, in the order it was applied
+        assert text.index("× recency") < text.index("× aggregate 0.50") and value == pytest.approx(c2.score)
         assert eng.table.n >= 4 and eng.table.epoch >= 1

@@ -1,9 +1,10 @@
 """Priors: factors on a candidate's final score from what is known about the node, not about the query.
 
 Why objects: each prior (recency and repairs, authorship of the working files, aggregates) reads its
-inputs, gives its factor and names the score columns a hit shows for it, and the pipeline applies
-``PRIORS`` in order (``final × factor``), so a new prior is a class here, an entry in ``PRIORS`` and
-its configuration field, plus its test.  The sources below keep a prior's inputs cached over the
+inputs, gives its factor, names the score columns a hit shows for it and explains its part of a hit's
+formula; the pipeline applies ``PRIORS`` in order (``final × factor``) and ``Hit.formula`` reads them
+back in the same order, so a new prior is a class here, an entry in ``PRIORS`` and its option group in
+``config.py``, plus its test.  The sources below keep a prior's inputs cached over the
 node table and the store (``RecencySource``, ``EdgeLines``); the engine builds them once.
 """
 
@@ -39,7 +40,8 @@ def values_at(keys: np.ndarray, values: np.ndarray, nodes: np.ndarray) -> np.nda
 
 class Prior:
     """One factor of the final score.  ``weigh`` gives (factor, value) per candidate, or None when the
-    prior does not apply to this search; ``columns`` the hit score columns from the kept values."""
+    prior does not apply to this search; ``columns`` the hit score columns from the kept values; ``term``
+    the factor and its part of ``Hit.formula`` read back from a hit's scores (None: it did not apply)."""
 
     name: ClassVar[str] = ""
 
@@ -49,6 +51,9 @@ class Prior:
         raise NotImplementedError
 
     def columns(self, cfg: SearchConfig, x: RankInputs, value: np.ndarray, nodes: np.ndarray) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def term(self, cfg: SearchConfig, scores: dict[str, float]) -> tuple[float, str] | None:
         raise NotImplementedError
 
 
@@ -75,6 +80,12 @@ class Recency(Prior):
             out["repairs"] = prior.repairs.repairs_before(nodes, prior.ref).astype(np.float64)
         return out
 
+    def term(self, cfg, scores):
+        if "recency" not in scores:
+            return None
+        why = f"; {int(scores['repairs'])} earlier repair(s)" if scores.get("repairs") else ""
+        return scores["recency"], f" × recency {scores['recency']:.3f}{why}"
+
 
 class Authorship(Prior):
     """A change that wrote more of the working files' lines is the likelier subject: ``1 + a·ln(1 + lines)``."""
@@ -89,6 +100,12 @@ class Authorship(Prior):
 
     def columns(self, cfg, x, value, nodes):
         return {"lines_written": value}  # the input: lines added to the working files
+
+    def term(self, cfg, scores):
+        if "lines_written" not in scores:
+            return None
+        factor = 1.0 + cfg.authorship.weight * float(np.log1p(scores["lines_written"]))
+        return factor, f" × authorship {factor:.3f} ({scores['lines_written']:.0f} lines of the working files)"
 
 
 class Aggregate(Prior):
@@ -106,6 +123,9 @@ class Aggregate(Prior):
 
     def columns(self, cfg, x, value, nodes):
         return {"aggregate": np.where(value, cfg.aggregate.weight, 1.0)}  # 1 for a node that is not one
+
+    def term(self, cfg, scores):
+        return None if "aggregate" not in scores else (scores["aggregate"], f" × aggregate {scores['aggregate']:.2f}")
 
 
 PRIORS: tuple[Prior, ...] = (Recency(), Authorship(), Aggregate())

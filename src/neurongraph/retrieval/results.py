@@ -19,6 +19,7 @@ from ..config import SearchConfig
 from ..model import strict_dumps
 from ..store.base import Store
 from .pipeline import Ranking
+from .priors import PRIORS
 
 __all__ = ["HIT_META_KEYS", "Hit", "SearchResult", "TraceWriter", "assemble", "trace_hit"]
 
@@ -78,17 +79,11 @@ class Hit:
             value += cfg.priming_weight * s["priming"]
             text += f" + {cfg.priming_weight:.2f}·primed {s['priming']:.3f}"
         text += ")"
-        if "recency" in s:
-            value *= s["recency"]
-            why = f"; {int(s['repairs'])} earlier repair(s)" if s.get("repairs") else ""
-            text += f" × recency {s['recency']:.3f}{why}"
-        if "lines_written" in s:
-            factor = 1.0 + cfg.authorship.weight * float(np.log1p(s["lines_written"]))
-            value *= factor
-            text += f" × authorship {factor:.3f} ({s['lines_written']:.0f} lines of the working files)"
-        if "aggregate" in s:
-            value *= s["aggregate"]
-            text += f" × aggregate {s['aggregate']:.2f}"
+        for prior in PRIORS:  # each prior's factor, in the order the pipeline applied them (priors.py)
+            term = prior.term(cfg, s)
+            if term is not None:
+                value *= term[0]
+                text += term[1]
         if "blame" in s and "code" in s and (s["blame"] or s["code"]):
             # code evidence, added after the priors in proportion to the search's best score without it (a number
             # of the whole ranking, not of this hit): shown as the part of final it is, with its inputs
