@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .names import Mention
 from .nl2cypher import type_words
-from .tags import tag_graph
+from .tags import LazyTags, tag_graph
 from .timephrase import TimeWindow, parse_time
 
 __all__ = ["DevPlan", "plan", "run_plan"]
@@ -270,7 +270,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     """A plan when the question is a developer question this module answers; always the notes (phrases
     not understood, names not found), which the caller must say in its answer."""
     notes: list[str] = []
-    tw = parse_time(question, tags=tag_graph(engine))
+    tw = parse_time(question, tags=LazyTags(engine))
     notes += [f"not understood: {p}" for p in tw.not_understood]
     taken = list(tw.spans) + [(m.start, m.end) for m in mentions]
     commit = next((m for m in mentions if m.type == "commit"), None)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
-__all__ = ["TagGraph", "tag_graph"]
+__all__ = ["TagGraph", "LazyTags", "tag_graph", "tag_name", "looks_like_version"]
 
 
 class TagGraph:
@@ -40,12 +40,7 @@ class TagGraph:
         return len(self.ids)
 
     def name(self, text: str) -> str | None:
-        """The stored tag ``text`` names: as written, else with or without a leading ``v``, any case."""
-        for cand in (text, text.lstrip("vV"), "v" + text.lstrip("vV")):
-            if cand in self.tags:
-                return cand
-        low = {k.lower(): k for k in self.tags}
-        return low.get(text.lower()) or low.get("v" + text.lower().lstrip("v"))
+        return tag_name(self.tags, text)
 
     def _walk(self, start: int, m: csr_matrix) -> np.ndarray:
         mask = np.zeros(len(self.ids), dtype=bool)
@@ -92,6 +87,41 @@ class TagGraph:
             return []
         below = self._walk(r, self.down)
         return sorted((t, name) for name, (row, t) in self.tags.items() if below[row])
+
+
+def tag_name(tags, text: str) -> str | None:
+    """The stored tag ``text`` names (``tags``: a collection of names): as written, else with or without a
+    leading ``v``, any case."""
+    for cand in (text, text.lstrip("vV"), "v" + text.lstrip("vV")):
+        if cand in tags:
+            return cand
+    low = {k.lower(): k for k in tags}
+    return low.get(text.lower()) or low.get("v" + text.lower().lstrip("v"))
+
+
+class LazyTags:
+    """What :func:`.timephrase.parse_time` reads tags through: names come from the tag ids alone (one prefix
+    lookup); the commit matrix is built only once a phrase names a stored tag, so a question without one,
+    or a store without tags, never pays for it."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self._names: set[str] | None = None
+
+    def name(self, text: str) -> str | None:
+        if self._names is None:
+            self._names = self.engine._cypher_projection().memo("tag_names", lambda: _tag_names(self.engine.store))
+        return tag_name(self._names, text) if self._names else None
+
+    def __getattr__(self, attr: str):
+        graph = tag_graph(self.engine)
+        if graph is None:
+            raise AttributeError(attr)
+        return getattr(graph, attr)
+
+
+def _tag_names(store) -> set[str]:
+    return {i[4:] for i, t in store.ids_with_prefix("tag:", 1_000_000) if t == "tag"}
 
 
 def _parents(v) -> list[str]:

@@ -142,7 +142,7 @@ class _Reader:
         if not keyword and _DATELIKE.fullmatch(name):
             return None, None
         stored = self.graph.name(name) if self.graph is not None else None
-        if stored:
+        if stored and stored in self.graph.tags:  # (a tag whose commit the store lacks names no commits)
             return stored, None
         named = keyword or looks_like_version(name) and (not strict or name[:1] in "vV")
         return None, (name if named else None)
