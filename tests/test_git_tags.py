@@ -103,6 +103,8 @@ def test_sync_moves_deletes_and_adds_tags(cli, repo):
     first = repo.git("tag", "--contains", repo.c2, "--sort=creatordate").split()[0]
     res = _ask(cli, f"Which release first contained {repo.c2[:10]}?")
     assert res["result"]["items"] == ["tag:" + first] == ["tag:v1.1"]
+    res = _ask(cli, 'Which version first shipped "Lexer: handle tabs"?')  # a quoted subject names the commit
+    assert res["result"]["items"] == ["tag:v1.1"]
     res = _ask(cli, f"which tags contain {repo.c2[:10]}?")
     assert set(res["result"]["items"]) == {"tag:" + t for t in repo.git("tag", "--contains", repo.c2).split()}
     s = cli("ingest", "git", str(repo.path))
