@@ -430,15 +430,19 @@ class _Gen:
 
     # ------------------------------------------------------------------ tags (gold: git rev-list / tag --contains)
     def _tag_set(self, shape: str, gold: set[str], **kw) -> None:
-        if 0 < len(gold) <= MAX_SET:
+        if 0 < len(gold) <= MAX_SET and self.count(shape) < self.n:
             self.ask(shape, gold, **kw)
 
     def since_tag(self) -> None:
-        for name, _, _ in self.sample(self.f.tags(), self.n):
+        for name, _, _ in self.sample(self.f.tags()):
+            if self.count("since_tag") >= self.n:
+                return
             self._tag_set("since_tag", set(self.f.shas(f"refs/tags/{name}..HEAD")), tag=name)
 
     def before_tag(self) -> None:
-        for name, sha, _ in self.sample(self.f.tags(), self.n):
+        for name, sha, _ in self.sample(self.f.tags()):
+            if self.count("before_tag") >= self.n:
+                return
             self._tag_set("before_tag", set(self.f.shas(f"refs/tags/{name}")) - {sha}, tag=name)
 
     def between_tags(self) -> None:
@@ -447,13 +451,15 @@ class _Gen:
             if self.count("between_tags") >= self.n:
                 return
             reach = set(self.f.shas(b[1]))
-            older = [a for a in tags if a[2] < b[2] and a[1] != b[1] and a[1] in reach]
+            older = [a for a in tags if a[2] < b[2] and a[1] != b[1] and a[1] in reach][-3:]  # the nearest three
             if older:
                 a = self.rnd.choice(older)
                 self._tag_set("between_tags", set(self.f.shas(f"refs/tags/{a[0]}..refs/tags/{b[0]}")), a=a[0], b=b[0])
 
     def in_tag(self) -> None:
-        for name, sha, _ in self.sample(self.f.tags(), self.n):
+        for name, sha, _ in self.sample(self.f.tags()):
+            if self.count("in_tag") >= self.n:
+                return
             try:  # the previous tag as git describe finds it
                 prev = self.f.git("describe", "--tags", "--abbrev=0", f"{sha}^").strip()
             except subprocess.CalledProcessError:
