@@ -268,15 +268,20 @@ def test_demo_with_real_model(tmp_path, monkeypatch):
     r = runner.invoke(app, ["--db", str(tmp_path / "demo.db"), "demo", "--json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    assert d["ingest"]["embedder"].startswith("st:")
+    # the real model; the demo corpus holds Japanese/Korean text, so its store is widened with the multilingual
+    # channel (docs/multilingual.md): "ml:st:...+use-..."
+    emb = d["ingest"]["embedder"]
+    assert emb.startswith("st:") or (emb.startswith("ml:st:") and "+use-" in emb), emb
     improved = [
         q
         for q in d["queries"]
         if q["target_rank_with_graph"] and (q["target_rank_hybrid_only"] or 99) > q["target_rank_with_graph"]
     ]
-    assert len(improved) >= 3, [
-        (q["query"], q["target_rank_hybrid_only"], q["target_rank_with_graph"]) for q in d["queries"]
-    ]
+    ranks = [(q["query"], q["target_rank_hybrid_only"], q["target_rank_with_graph"]) for q in d["queries"]]
+    # the graph finds every target in the top 5, never below hybrid alone, and lifts at least two of them (the
+    # multilingual channel already lifts the Japanese and Korean targets in hybrid alone, which it could not read)
+    assert all(g and g <= 5 and g <= (h or 99) for _, h, g in ranks), ranks
+    assert len(improved) >= 2, ranks
     for q in improved:
         hit = next(h for h in q["result"]["hits"] if h["id"] == q["target"])
         assert hit["paths"], q["query"]

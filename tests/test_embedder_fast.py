@@ -182,8 +182,9 @@ def test_default_cli_path_never_imports_torch(onnx_files, tmp_path):
     assert r.stdout.split() == ["onnx", "(1,", "384)", "False", "False"], r.stdout
 
 
-def test_store_embedded_by_torch_is_reused_by_onnx_and_int8_reembeds(onnx_files, real_embedder, tmp_path):
+def test_store_embedded_by_torch_is_reused_by_onnx_and_int8_reembeds(onnx_files, real_embedder, tmp_path, monkeypatch):
     """Same model_id -> the ONNX default reads the torch-made vectors; int8 has its own and embeds anew."""
+    monkeypatch.setenv("NGR_MULTILINGUAL", "0")  # the sample's CJK lines would widen the store (another test's job)
     from neurongraph.engine import Engine
     from neurongraph.model import Node
     from neurongraph.store.sqlite import SQLiteStore
