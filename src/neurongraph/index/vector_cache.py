@@ -3,6 +3,12 @@
 Why here: a node's vector is derived state like the BM25 postings; the store caches vectors by content
 hash and model so a text is embedded once for every process sharing the database, and opening a store
 built with another model re-embeds it only when the caller allows that many (``ReembedRequired``).
+
+A placeholder node with no text of its own (``metadata.placeholder`` true, e.g. a ``pr:N`` known only from
+a merge message, ingest/git.py) is not embedded (:func:`needs_vector`): its title says nothing a model
+should read, and a big history holds thousands (7.8k on mypy).  It has no vector, so the dense channel
+does not see it (a missing row scores 0 and is masked, index/vectors.py); once real text replaces it
+(a GitHub export) its content hash changes and it is embedded like any new text.
 """
 
 from __future__ import annotations
@@ -17,9 +23,14 @@ from ..store.base import Store
 from .embedder import Embedder
 from .vectors import VectorIndex
 
-__all__ = ["ReembedRequired", "cached_embeddings", "load_node_vectors"]
+__all__ = ["ReembedRequired", "cached_embeddings", "load_node_vectors", "needs_vector"]
 
 Progress = Callable[[int, int], None]
+
+
+def needs_vector(metadata: dict, text: str) -> bool:
+    """False for a placeholder without text of its own (see the module docstring): nothing to embed yet."""
+    return not (metadata.get("placeholder") is True and not text.strip())
 
 
 class ReembedRequired(NeuronGraphError):
@@ -42,7 +53,9 @@ def cached_embeddings(
         if h not in cached:
             todo.setdefault(h, t)
     if todo:
-        pending = list(todo.items())
+        # longest first, so each batch holds texts of similar length (little padding), and a batch that
+        # runs out of memory does so at the start
+        pending = sorted(todo.items(), key=lambda kv: -len(kv[1]))
         for i in range(0, len(pending), batch):
             chunk = pending[i : i + batch]
             vecs = np.asarray(embedder.embed([t for _, t in chunk]), np.float32)
@@ -77,6 +90,8 @@ def load_node_vectors(
             return
     cached = store.get_vectors(embedder.model_id, hashes)
     missing = [i for i, h in zip(idx.tolist(), hashes) if h not in cached]
+    rows = store.nodes_by_idx(missing) if missing else {}
+    missing = [i for i in missing if i in rows and needs_vector(rows[i].metadata, rows[i].text)]
     if reembed_limit is not None and len(missing) > reembed_limit:
         models = {m: n for m, n in store.embedding_models().items() if m != embedder.model_id}
         raise ReembedRequired(
@@ -88,8 +103,7 @@ def load_node_vectors(
             store_models=models,
         )
     if missing:  # written by another process or for another model: embed once, cached for everyone
-        rows = store.nodes_by_idx(missing)
-        bodies = [rows[i].body for i in missing if i in rows]
+        bodies = [rows[i].body for i in missing]
         for h, v in zip((content_hash(b) for b in bodies), embed(bodies, progress)):
             cached[h] = v
     loaded = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
