@@ -9,17 +9,19 @@ import pytest
 
 import neurongraph as ngr
 from git_fixtures import Repo
+from neurongraph.engine import Engine
 from neurongraph.index.embedder import HashingEmbedder
-from neurongraph.index.vector_cache import cached_embeddings, needs_vector
+from neurongraph.index.vector_cache import ReembedRequired, cached_embeddings, needs_vector
 from neurongraph.ingest import sync_source
 from neurongraph.model import Node
+from neurongraph.store.sqlite import SQLiteStore
 
 
 class CountingEmbedder:
     """The hashing embedder, recording every batch of texts it is given."""
 
-    def __init__(self):
-        self._inner = HashingEmbedder(64)
+    def __init__(self, dim: int = 64):
+        self._inner = HashingEmbedder(dim)
         self.dim, self.model_id = self._inner.dim, self._inner.model_id
         self.calls: list[list[str]] = []
 
@@ -100,3 +102,21 @@ def test_batches_hold_texts_of_similar_length(tmp_path):
     lengths = [len(t) for c in emb.calls for t in c]
     assert lengths == sorted(lengths, reverse=True)
     assert np.allclose(out, emb._inner.embed(texts))
+
+
+def test_another_model_reembeds_only_nodes_with_text(repo, tmp_path):
+    """Opening with another embedder (as a multilingual widening does) embeds every node but the
+    placeholders, and the re-embed consent counts only those nodes."""
+    with ngr.open(tmp_path / "m.db", embedder="hashing:64") as eng:
+        sync_source(eng, "git", repo.path)
+        with_text = eng.stats()["nodes"] - 2  # pr:12 and pr:20 are placeholders
+    with pytest.raises(ReembedRequired) as err:
+        Engine(SQLiteStore(tmp_path / "m.db"), CountingEmbedder(32), reembed_limit=with_text - 1)
+    assert err.value.details["missing"] == with_text
+    emb = CountingEmbedder(32)
+    eng = Engine(SQLiteStore(tmp_path / "m.db"), emb, reembed_limit=with_text)
+    try:
+        assert len(emb.texts) == with_text and not [t for t in emb.texts if t.startswith("PR #")]
+        assert not _has_vector(eng, "pr:12") and eng.stats()["vectors_in_memory"] == with_text
+    finally:
+        eng.close()
