@@ -135,8 +135,9 @@ class _Reader:
 
     def _tag(self, text: str, strict: bool) -> tuple[str | None, str | None]:
         """``(stored name, None)``, ``(None, name)`` for a tag the store lacks, or ``(None, None)``: not a
-        tag at all ("since the parser", "in 2023"); ``strict``: only a stored tag counts, or one named
-        with a keyword ("in release 2.0") or a leading ``v`` ("in v2")."""
+        tag at all ("since the parser", "in 2023", "in the release notes"); a missing tag must look like a
+        version, and with ``strict`` ("in X") also be named with a keyword ("in release 2.0") or a leading
+        ``v`` ("in v2"): "in 3.11" is only a tag when the store has it."""
         keyword = bool(_KEYWORD.match(text))
         name = _KEYWORD.sub("", text)
         if not keyword and _DATELIKE.fullmatch(name):
@@ -144,7 +145,7 @@ class _Reader:
         stored = self.graph.name(name) if self.graph is not None else None
         if stored and stored in self.graph.tags:  # (a tag whose commit the store lacks names no commits)
             return stored, None
-        named = keyword or looks_like_version(name) and (not strict or name[:1] in "vV")
+        named = looks_like_version(name) and (not strict or keyword or name[:1] in "vV")  # not "release notes"
         return None, (name if named else None)
 
     def _apply(self, m: re.Match, mask, said: str) -> None:
