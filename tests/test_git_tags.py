@@ -143,3 +143,13 @@ def test_bench_ask_repo_scores_the_tag_shapes_against_git(tmp_path):
     for s in ("since_tag", "before_tag", "between_tags", "in_tag", "first_tag"):
         assert shapes[s] != "n/a" and shapes[s]["exact"] == 1.0, (s, shapes[s], out["failures"])
     assert out["exact"] == 1.0, out["failures"]
+
+
+def test_words_that_only_look_like_tags():
+    from neurongraph.ask.timephrase import parse_time
+
+    assert parse_time("what changed in the release notes?").not_understood == []
+    assert parse_time("commits adding support in 3.11").not_understood == []  # "in X" needs a v or a keyword
+    assert "no tag or release 2.0" in parse_time("what changed in release 2.0?").not_understood[0]
+    w = parse_time("commits between 2023-01-01 and 2023-03-01")
+    assert (w.since, w.until, w.commits) == ("2023-01-01", "2023-03-02", None)  # dates stay dates
