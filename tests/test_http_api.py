@@ -295,6 +295,10 @@ def test_request_level_errors(server):
     _err(server.get("/api/health", headers={"host": "evil.example:80"}), 400, "invalid_host")
     _err(server.get("/api/neighbours", params={"id": "pr:40", "limit": 201}), 400, "invalid_argument")
     _err(server.get("/api/node"), 400, "invalid_argument")
+    # a query parameter the route does not take is named, not ignored (a typo would answer with the default)
+    typo = _err(server.get("/api/traces", params={"limt": 5}), 400, "invalid_argument")
+    assert "limt" in typo["message"] and "limit" in typo["message"], typo
+    assert server.get("/api/traces", params={"limit": 5}).status_code == 200
 
 
 # ----------------------------------------------------------------------------- the token rule

@@ -188,6 +188,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
+        dependencies=[Depends(_known_query_only)],
     )
     app.state.runner = runner
 
@@ -221,6 +222,32 @@ def create_app(
     _feedback_routes(app, runner, write)
     _trim_openapi(app)
     return app
+
+
+def _query_names(dep: Any) -> set[str]:
+    """The query parameter names a route's dependency tree declares."""
+    out = {p.alias for p in dep.query_params}
+    for sub in dep.dependencies:
+        out |= _query_names(sub)
+    return out
+
+
+def _known_query_only(request: Request) -> None:
+    """An /api query parameter the route does not declare is an error, not ignored: ``?limt=5`` would
+    otherwise answer with the default limit, and the schema says no other parameters."""
+    if not request.url.path.startswith("/api/") or not request.query_params:
+        return
+    route = request.scope.get("route")
+    names = getattr(route, "ngr_query_names", None)
+    if names is None:
+        dep = getattr(route, "dependant", None)
+        names = frozenset(_query_names(dep)) if dep is not None else frozenset()
+        if route is not None:
+            route.ngr_query_names = names
+    unknown = sorted({k for k in request.query_params if k not in names})
+    if unknown:
+        known = ", ".join(sorted(names)) or "none"
+        raise ApiError("invalid_argument", f"unknown query parameter {unknown[0]!r} (this route takes: {known})")
 
 
 # ----------------------------------------------------------------------------- routes
