@@ -120,7 +120,7 @@ def test_incremental_sync_keeps_feedback_and_handles_force_push(repo, tmp_path):
         c9 = repo.commit("Handle jumbo frames in vlan (#31)", {"src/vlan.c": "int vlan(long);\n"})
         s = sync_source(eng, "git", repo.path)
         assert s["new_nodes"] == 2 and s["written_node_types"] == {"commit": 1, "pull_request": 1}
-        assert s["embedded"] == 1 and s["unchanged_nodes"] == 1  # the commit; pr:31 is a placeholder (not embedded)
+        assert s["embedded"] == 1 and s["unchanged_nodes"] == 1  # the commit; pr:31 takes the cached label "PR #"
         assert eng.get_node("commit:" + c9)
         assert eng.store.conn.execute("SELECT count(*) FROM weight_changes").fetchone()[0] == before
         after = eng.node_stats([target])[target]

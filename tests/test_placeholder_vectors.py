@@ -1,6 +1,7 @@
-"""Placeholder nodes (``pr:N`` from a merge message) are not run through the model until real text replaces
-them, and texts are embedded longest first in batches (index/vector_cache.py); a real git repository
-with a PR merge, a real SQLite store, a counting embedder around the hashing one."""
+"""Placeholder nodes (``pr:N`` from a merge message) are not run through the model one by one: they share
+the vector of their number-free label until real text replaces them; texts are embedded longest first in
+batches (index/vector_cache.py).  A real git repository with a PR merge, a real SQLite store, a counting
+embedder around the hashing one."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import neurongraph as ngr
 from git_fixtures import Repo
 from neurongraph.engine import Engine
 from neurongraph.index.embedder import HashingEmbedder
-from neurongraph.index.vector_cache import ReembedRequired, cached_embeddings, needs_vector
+from neurongraph.index.vector_cache import ReembedRequired, cached_embeddings, vector_text
 from neurongraph.ingest import sync_source
 from neurongraph.model import Node
 from neurongraph.store.sqlite import SQLiteStore
@@ -39,6 +40,7 @@ def repo(tmp_path):
     r = Repo(tmp_path / "widget")
     r.commit("Add the packet parser", {"src/parser.c": "int parse(void);\n"})
     r.commit("Add vlan support (#12)", {"src/vlan.c": "int vlan(void);\n"})
+    r.commit("Tidy the vlan table (#14)", {"src/vlan.c": "int vlan(void); /* t */\n"})
     r.git("checkout", "-q", "-b", "feature")
     r.commit("Better error messages", {"src/errors.c": "const char *err;\n"})
     r.git("checkout", "-q", "main")
@@ -47,49 +49,47 @@ def repo(tmp_path):
     return r
 
 
-def _has_vector(eng, node_id: str) -> bool:
+def _vector(eng, node_id: str) -> np.ndarray | None:
     idx = eng.store.lookup_idx([node_id])[node_id]
-    return bool(idx < eng.vectors.n and eng.vectors.present[idx])
+    return eng.vectors.matrix[idx] if idx < eng.vectors.n and eng.vectors.present[idx] else None
 
 
-def test_placeholders_wait_for_real_text(repo, tmp_path):
+def test_placeholders_share_one_label_until_real_text(repo, tmp_path):
     emb = CountingEmbedder()
     with ngr.open(tmp_path / "h.db", embedder=emb) as eng:
         s = sync_source(eng, "git", repo.path)
-        for pr in ("pr:12", "pr:20"):
-            node = eng.get_node(pr)
-            assert node["metadata"]["placeholder"] is True and node["text"] == ""
-            assert not _has_vector(eng, pr)
-        assert not [t for t in emb.texts if t.startswith("PR #")]  # no placeholder reached the model
-        assert s["embedded"] == len(emb.texts) > 0  # the commits and files were embedded, and counted
-        assert _has_vector(eng, eng.get_node("commit:" + repo.git("rev-parse", "HEAD"))["id"])
-        # a search still works and never fails on the vector-less nodes
+        assert [eng.get_node(p)["metadata"]["placeholder"] for p in ("pr:12", "pr:14", "pr:20")] == [True] * 3
+        pr_texts = [t for t in emb.texts if t.startswith("PR #")]
+        assert sorted(pr_texts) == ["PR #", "PR #: Better errors"]  # never "PR #12" and "PR #14" one by one
+        assert s["embedded"] == len(emb.texts)
+        label = HashingEmbedder(64).embed(["PR #"])[0]
+        assert np.allclose(_vector(eng, "pr:12"), label) and np.allclose(_vector(eng, "pr:14"), label)
         hits = [h.id for h in eng.search("vlan support", limit=5).hits]
         assert hits and hits[0].startswith("commit:")
 
-    emb2 = CountingEmbedder()  # reopening: the placeholders are not embedded at load either
+    emb2 = CountingEmbedder()  # reopening: every vector comes from the cache, none is made
     with ngr.open(tmp_path / "h.db", embedder=emb2) as eng:
-        assert not emb2.calls and not _has_vector(eng, "pr:12")
+        assert not emb2.calls and np.allclose(_vector(eng, "pr:12"), label)
         # a GitHub export brings the real PR: new text, a new content hash, embedded once
         body = "Tag frames with their VLAN id; the parser reads the 802.1Q header."
         r = eng.add_nodes([Node("pr:12", "pull_request", "Add vlan support", body, {"number": 12})])
         assert r["embedded"] == 1 and emb2.texts == ["Add vlan support\n" + body]
-        assert _has_vector(eng, "pr:12") and not _has_vector(eng, "pr:20")
+        assert np.allclose(_vector(eng, "pr:12"), HashingEmbedder(64).embed(["Add vlan support\n" + body])[0])
+        assert np.allclose(_vector(eng, "pr:14"), label)
         # the placeholder again (a re-sync of the repository) keeps the real node and embeds nothing
-        s = sync_source(eng, "git", repo.path)
+        s = sync_source(eng, "git", repo.path, full=True)
         assert s["embedded"] == 0 and len(emb2.texts) == 1 and eng.get_node("pr:12")["text"] == body
 
 
-def test_a_placeholder_added_directly_is_not_embedded(tmp_path):
+def test_vector_text():
+    assert vector_text({"placeholder": True}, "PR #7", "") == "PR #"
+    assert vector_text({"placeholder": True}, "PR #7", "  \n") == "PR #"
+    assert vector_text({"placeholder": True}, "PR #7", "Body.") == "PR #7\nBody."  # text of its own
+    assert vector_text({}, "Fix #7 in 2.0", "") == "Fix #7 in 2.0"  # not a placeholder: the body
     emb = CountingEmbedder()
-    with ngr.open(tmp_path / "d.db", embedder=emb) as eng:
-        r = eng.add_nodes([Node("pr:7", "pull_request", "PR #7", "", {"placeholder": True})])
-        assert r == {"nodes": 1, "embedded": 0} and not emb.calls and not _has_vector(eng, "pr:7")
-        # a placeholder that carries text of its own is embedded like any node
-        r = eng.add_nodes([Node("pr:8", "pull_request", "PR #8", "Body text.", {"placeholder": True})])
-        assert r["embedded"] == 1 and _has_vector(eng, "pr:8")
-    assert needs_vector({}, "") and needs_vector({"placeholder": False}, "")
-    assert not needs_vector({"placeholder": True}, "  \n") and needs_vector({"placeholder": True}, "x")
+    with ngr.open(":memory:", embedder=emb) as eng:
+        r = eng.add_nodes([Node(f"pr:{n}", "pull_request", f"PR #{n}", "", {"placeholder": True}) for n in (7, 8)])
+        assert r == {"nodes": 2, "embedded": 1} and emb.texts == ["PR #"]
 
 
 def test_batches_hold_texts_of_similar_length(tmp_path):
@@ -104,19 +104,20 @@ def test_batches_hold_texts_of_similar_length(tmp_path):
     assert np.allclose(out, emb._inner.embed(texts))
 
 
-def test_another_model_reembeds_only_nodes_with_text(repo, tmp_path):
-    """Opening with another embedder (as a multilingual widening does) embeds every node but the
-    placeholders, and the re-embed consent counts only those nodes."""
+def test_another_model_embeds_the_label_once(repo, tmp_path):
+    """Opening with another embedder (as a multilingual widening does) embeds each node text once and the
+    placeholders' label once; the re-embed consent counts those texts."""
     with ngr.open(tmp_path / "m.db", embedder="hashing:64") as eng:
         sync_source(eng, "git", repo.path)
-        with_text = eng.stats()["nodes"] - 2  # pr:12 and pr:20 are placeholders
+        texts = eng.stats()["nodes"] - 2 + 1  # pr:12 and pr:14 share the label "PR #"
     with pytest.raises(ReembedRequired) as err:
-        Engine(SQLiteStore(tmp_path / "m.db"), CountingEmbedder(32), reembed_limit=with_text - 1)
-    assert err.value.details["missing"] == with_text
+        Engine(SQLiteStore(tmp_path / "m.db"), CountingEmbedder(32), reembed_limit=texts - 1)
+    assert err.value.details["missing"] == texts
     emb = CountingEmbedder(32)
-    eng = Engine(SQLiteStore(tmp_path / "m.db"), emb, reembed_limit=with_text)
+    eng = Engine(SQLiteStore(tmp_path / "m.db"), emb, reembed_limit=texts)
     try:
-        assert len(emb.texts) == with_text and not [t for t in emb.texts if t.startswith("PR #")]
-        assert not _has_vector(eng, "pr:12") and eng.stats()["vectors_in_memory"] == with_text
+        assert len(emb.texts) == texts and emb.texts.count("PR #") == 1
+        assert np.allclose(_vector(eng, "pr:12"), HashingEmbedder(32).embed(["PR #"])[0])
+        assert eng.stats()["vectors_in_memory"] == eng.stats()["nodes"]
     finally:
         eng.close()

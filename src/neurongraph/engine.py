@@ -28,7 +28,7 @@ from .index import multilingual
 from .index.bm25 import BM25Index, LexicalIndex
 from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
-from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors, needs_vector
+from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors, vector_text
 from .index.vectors import VectorIndex, one_blas_thread
 from .ingest.git_blame import SourceBlame
 from .learning.api import Learning
@@ -329,9 +329,8 @@ class Engine:
         nodes = _as_nodes(nodes)
         if not nodes:
             return {"nodes": 0, "embedded": 0}
-        texts = [n.body for n in nodes if needs_vector(n.metadata, n.text)]
-        self.vectors_for(texts, progress)
-        embedded = self.last_embedded if texts else 0
+        self.vectors_for([vector_text(n.metadata, n.title, n.text) for n in nodes], progress)
+        embedded = self.last_embedded
         self.store.upsert_nodes(nodes)
         self.refresh()
         return {"nodes": len(nodes), "embedded": embedded}

@@ -5,32 +5,41 @@ hash and model so a text is embedded once for every process sharing the database
 built with another model re-embeds it only when the caller allows that many (``ReembedRequired``).
 
 A placeholder node with no text of its own (``metadata.placeholder`` true, e.g. a ``pr:N`` known only from
-a merge message, ingest/git.py) is not embedded (:func:`needs_vector`): its title says nothing a model
-should read, and a big history holds thousands (7.8k on mypy).  It has no vector, so the dense channel
-does not see it (a missing row scores 0 and is masked, index/vectors.py); once real text replaces it
-(a GitHub export) its content hash changes and it is embedded like any new text.
+a merge message, ingest/git.py) is not run through the model by itself (:func:`vector_text`): it takes the
+vector of its title with the numbers taken out (``PR #12`` -> ``PR #``), one text for all of them, so a big
+history's thousands (7.8k on mypy) cost one model call.  That label is what the number-free part of its
+title said anyway, so the dense channel and the corpus's typical similarity see nearly what they saw when
+each was embedded (measured in docs/ingest.md).  Once real text replaces it (a GitHub export) the node is
+embedded like any new text.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..errors import NeuronGraphError
-from ..model import content_hash
+from ..model import body_of, content_hash
 from ..store.base import Store
 from .embedder import Embedder
 from .vectors import VectorIndex
 
-__all__ = ["ReembedRequired", "cached_embeddings", "load_node_vectors", "needs_vector"]
+__all__ = ["ReembedRequired", "cached_embeddings", "load_node_vectors", "vector_text"]
 
 Progress = Callable[[int, int], None]
 
 
-def needs_vector(metadata: dict, text: str) -> bool:
-    """False for a placeholder without text of its own (see the module docstring): nothing to embed yet."""
-    return not (metadata.get("placeholder") is True and not text.strip())
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def vector_text(metadata: dict, title: str, text: str) -> str:
+    """The text a node's vector is made from: its body, or for a placeholder without text its title with
+    the numbers taken out (the module docstring says why)."""
+    if metadata.get("placeholder") is True and not text.strip():
+        return _NUMBER.sub("", title)
+    return body_of(title, text)
 
 
 class ReembedRequired(NeuronGraphError):
@@ -77,8 +86,8 @@ def load_node_vectors(
     progress: Progress | None = None,
 ) -> None:
     """Put the vectors of changed nodes ``idx`` (content ``hashes``) into ``vectors``: the first load in one
-    bulk scan, then from the cache; bodies without a cached vector go through ``embed`` (more than
-    ``reembed_limit`` of them: ReembedRequired instead)."""
+    bulk scan, then from the cache; texts (:func:`vector_text`) without a cached vector go through ``embed``
+    (more than ``reembed_limit`` of them: ReembedRequired instead)."""
     if vectors.n == 0:  # first load: one bulk scan
         have, mat = store.all_node_vectors(embedder.model_id, embedder.dim)
         vectors.set(have, mat)
@@ -89,23 +98,26 @@ def load_node_vectors(
         if idx.size == 0:
             return
     cached = store.get_vectors(embedder.model_id, hashes)
-    missing = [i for i, h in zip(idx.tolist(), hashes) if h not in cached]
+    key = dict(zip(idx.tolist(), hashes))  # node -> the hash its vector is cached under
+    missing = [i for i, h in key.items() if h not in cached]
     rows = store.nodes_by_idx(missing) if missing else {}
-    missing = [i for i in missing if i in rows and needs_vector(rows[i].metadata, rows[i].text)]
-    if reembed_limit is not None and len(missing) > reembed_limit:
+    texts = {i: vector_text(r.metadata, r.title, r.text) for i, r in rows.items()}
+    key.update({i: content_hash(t) for i, t in texts.items()})  # a placeholder: its label's hash
+    cached.update(store.get_vectors(embedder.model_id, [key[i] for i in texts]))
+    missing = [i for i in texts if key[i] not in cached]
+    todo = {key[i]: texts[i] for i in missing}  # distinct texts: every placeholder shares one label
+    if reembed_limit is not None and len(todo) > reembed_limit:
         models = {m: n for m, n in store.embedding_models().items() if m != embedder.model_id}
         raise ReembedRequired(
-            f"{len(missing)} nodes have no vector for the embedder {embedder.model_id}"
+            f"{len(todo)} texts of {len(missing)} nodes have no vector for the embedder {embedder.model_id}"
             + (f" (the store was embedded with {', '.join(sorted(models))})" if models else "")
             + "; embedding them takes a while: open with that embedder (--embedder), or pass --reembed",
-            missing=len(missing),
+            missing=len(todo),
             embedder=embedder.model_id,
             store_models=models,
         )
-    if missing:  # written by another process or for another model: embed once, cached for everyone
-        bodies = [rows[i].body for i in missing]
-        for h, v in zip((content_hash(b) for b in bodies), embed(bodies, progress)):
-            cached[h] = v
-    loaded = [(i, cached[h]) for i, h in zip(idx.tolist(), hashes) if h in cached]
+    if todo:  # written by another process or for another model: embed once, cached for everyone
+        cached.update(zip(todo, embed(list(todo.values()), progress)))
+    loaded = [(i, cached[h]) for i, h in key.items() if h in cached]
     if loaded:
         vectors.set(np.array([i for i, _ in loaded], np.int64), np.stack([v for _, v in loaded]))

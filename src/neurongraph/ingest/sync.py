@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..errors import InvalidArgument
-from ..index.vector_cache import needs_vector
+from ..index.vector_cache import vector_text
 from ..model import Edge, Node
 from .batch import KINDS, IngestBatch
 
@@ -153,9 +153,9 @@ class _Sync:
         # 1. embeddings first, outside the transaction: only text whose (hash, model) is not cached
         t_embed = time.perf_counter()
         on_embed = (lambda done, total: self._stage("embedding", done, total)) if self.progress else None
-        texts = [n.body for n in write if needs_vector(n.metadata, n.text)]  # placeholders: index/vector_cache.py
+        texts = [vector_text(n.metadata, n.title, n.text) for n in write]  # placeholders: index/vector_cache.py
         self.engine.vectors_for(texts, on_embed)
-        embedded = self.engine.last_embedded if texts else 0
+        embedded = self.engine.last_embedded if write else 0
         t_embed = time.perf_counter() - t_embed
         with self.store.transaction():
             self._stage("writing", 0, 1)
