@@ -6,10 +6,15 @@ number, so an engine (this process or another one on the same database) can
 catch up by reading only what changed.
 
 This module is the whole contract: every member of a store that code outside
-``store/`` uses is declared here (``Store`` plus its two sections,
-``LedgerTables`` for the learning loop and ``SchemaTables`` for the relation
-schema).  Nothing outside ``store/`` sees a connection or SQL, so another
-implementation (PostgreSQL) only has to implement these members and pass
+``store/`` uses is declared here, grouped by what it keeps.  ``Store`` is the
+sum of five groups — ``ChangeFeed`` (transactions, sequence numbers, what each
+wrote), ``NodeTables``, ``EdgeTables``, ``SearchTables`` (lexical index, vector
+cache) and ``TraceTables`` (traces, settings, counts) — plus two sections it
+holds as objects: ``LedgerTables`` for the learning loop (``store.ledgers``) and
+``SchemaTables`` for the relation schema (``store.schema_tables``).  Nothing
+outside ``store/`` sees a connection or SQL, so a third backend writes the
+abstract members of these seven classes (the SQLite store is the reference, the
+PostgreSQL one shares its SQL where the dialects agree) and passes
 ``tests/test_store_contract.py``.
 """
 
@@ -31,6 +36,11 @@ from ..model import Edge, Node, body_of
 
 __all__ = [
     "Store",
+    "ChangeFeed",
+    "NodeTables",
+    "EdgeTables",
+    "SearchTables",
+    "TraceTables",
     "LedgerTables",
     "SchemaTables",
     "WriteValidator",
@@ -382,18 +392,10 @@ class SchemaTables(ABC):
         weight, plastic, factuality, polarity, meta json, eid)``."""
 
 
-class Store(ABC):
-    """Durable nodes, typed edges, lexical index, vector cache, traces, the change feed, and two sections
-    (``ledgers``, ``schema_tables``).  Each write method is one atomic transaction, or joins the caller's
-    ``transaction()``; every write transaction takes the next sequence number and stamps what it touches."""
+class ChangeFeed(ABC):
+    """Transactions, the sequence numbers that stamp them, and the feed of what each one wrote: how
+    every derived index (vectors, CSR graph, code history, graph projection) follows the store."""
 
-    path: str  # where the store lives (a snapshot file sits beside it); ":memory:" for a private one
-    ledgers: LedgerTables
-    schema_tables: SchemaTables
-    validator: WriteValidator | None = None  # the schema hook, attached by schema/validator.py
-    clock: Callable[[], float] = staticmethod(time.time)  # "now" for lazy decay; tests may set it per instance
-
-    # --- transactions, sequence and clock ----------------------------------
     @abstractmethod
     def transaction(self) -> AbstractContextManager[Any]:
         """One atomic unit of work; nested calls are savepoints; an exception rolls back everything inside."""
@@ -424,7 +426,6 @@ class Store(ABC):
     def copy_to(self, path: str | Path) -> None:
         """A consistent copy of the whole database (e.g. to try feedback on a scratch copy)."""
 
-    # --- change feed --------------------------------------------------------
     @abstractmethod
     def changes_since(self, seq: int) -> Changes:
         """Everything written after ``seq`` (one consistent snapshot): how in-memory indexes follow the store."""
@@ -445,7 +446,10 @@ class Store(ABC):
     def edge_records(self, after: int, upto: int) -> list[EdgeRecord]:
         """Edges written by ``after < seq <= upto`` (base weight, as a graph projection copies them)."""
 
-    # --- nodes ----------------------------------------------------------------
+
+class NodeTables(ABC):
+    """Nodes by id and by index (an index is never reused), their metadata read as columns, id lookups."""
+
     @abstractmethod
     def upsert_nodes(self, nodes: list[Node]) -> int:
         """Insert or update by id (a node keeps its index for life); the transaction's sequence number."""
@@ -549,7 +553,11 @@ class Store(ABC):
     def source_node_ids(self, kind: str, source: str) -> list[str]:
         """Ids of the nodes an ingest adapter ``kind`` wrote for ``source``."""
 
-    # --- edges -----------------------------------------------------------------
+
+class EdgeTables(ABC):
+    """Typed, weighted edges (one row per source, relation and target), and pending edges that wait for
+    an endpoint a later ingest brings."""
+
     @abstractmethod
     def upsert_edges(self, edges: list[Edge]) -> int:
         """Insert or update ``(src, rel, dst)`` edges, keeping what was learned; unknown endpoints reject all."""
@@ -613,7 +621,6 @@ class Store(ABC):
     def edge_pairs(self, rel: str) -> list[tuple[str, str]]:
         """(src id, dst id) of every edge of one relation."""
 
-    # --- pending edges (ingest: derived edges waiting for an endpoint) ----------------
     @abstractmethod
     def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None:
         """Keep ``(missing node id, owner, edge dict)``: an edge to add once its endpoint exists."""
@@ -630,7 +637,10 @@ class Store(ABC):
     def pending_edge_count(self) -> int:
         """How many edges are waiting for an endpoint (reported by ingest and stats)."""
 
-    # --- lexical and vectors -------------------------------------------------
+
+class SearchTables(ABC):
+    """The lexical index and the vector cache (vectors by embedder model and text hash)."""
+
     @abstractmethod
     def lexical_search(
         self, terms: list[str], k: int, max_postings: int | None = None
@@ -664,16 +674,6 @@ class Store(ABC):
     def embedding_models(self) -> dict[str, int]:
         """Cached vectors per embedder model id (to explain a re-embed)."""
 
-    # --- traces, meta, statistics ---------------------------------------------
-    @abstractmethod
-    def save_trace(self, trace: dict) -> None:
-        """Store a search trace (id, query, params, fingerprint, hits with paths): what feedback refers to.
-        An optional ``params_json`` is ``params`` already serialised (``strict_dumps``): stored as is."""
-
-    # errors that mean "this store cannot take a write now" (full disk, read-only file, I/O error, a lock
-    # held past the timeout), not "the store is broken for reads": each store names its driver's
-    WRITE_REFUSED: tuple[type[Exception], ...] = (StoreError,)
-
     def vector_mark(self) -> int:
         """A point in the vector cache's history (``release_vectors_since`` forgets what came after it);
         -1 when the store keeps no such order (then releasing does nothing)."""
@@ -684,19 +684,15 @@ class Store(ABC):
         no node uses, and hand the write-ahead log back to the disk.  Best effort, returns how many rows went."""
         return 0
 
-    def try_save_trace(self, trace: dict) -> str | None:
-        """:meth:`save_trace` for a read that must answer anyway (issue 27: on a full disk every search
-        failed because it could not store its trace): None when stored, else why not (the write rolled
-        back, nothing half-written).  Inside a caller's transaction the error stands: swallowing it there
-        would leave that transaction in an unknown state."""
-        if self.in_transaction:
-            self.save_trace(trace)
-            return None
-        try:
-            self.save_trace(trace)
-        except self.WRITE_REFUSED as exc:
-            return str(exc) or type(exc).__name__
-        return None
+
+class TraceTables(ABC):
+    """Search traces (what feedback refers to), small shared settings, and the counts behind ``ngr stats``
+    and the graph schema."""
+
+    @abstractmethod
+    def save_trace(self, trace: dict) -> None:
+        """Store a search trace (id, query, params, fingerprint, hits with paths): what feedback refers to.
+        An optional ``params_json`` is ``params`` already serialised (``strict_dumps``): stored as is."""
 
     @abstractmethod
     def get_trace(self, trace_id: str) -> dict | None:
@@ -730,3 +726,33 @@ class Store(ABC):
     @abstractmethod
     def metadata_keys(self, limit: int) -> list[str]:
         """The ``limit`` most frequent scalar/list metadata keys of nodes, most frequent first."""
+
+
+class Store(ChangeFeed, NodeTables, EdgeTables, SearchTables, TraceTables):
+    """Durable nodes, typed edges, lexical index, vector cache, traces, the change feed, and two sections
+    (``ledgers``, ``schema_tables``).  Each write method is one atomic transaction, or joins the caller's
+    ``transaction()``; every write transaction takes the next sequence number and stamps what it touches."""
+
+    path: str  # where the store lives (a snapshot file sits beside it); ":memory:" for a private one
+    ledgers: LedgerTables
+    schema_tables: SchemaTables
+    validator: WriteValidator | None = None  # the schema hook, attached by schema/validator.py
+    clock: Callable[[], float] = staticmethod(time.time)  # "now" for lazy decay; tests may set it per instance
+
+    # errors that mean "this store cannot take a write now" (full disk, read-only file, I/O error, a lock
+    # held past the timeout), not "the store is broken for reads": each store names its driver's
+    WRITE_REFUSED: tuple[type[Exception], ...] = (StoreError,)
+
+    def try_save_trace(self, trace: dict) -> str | None:
+        """:meth:`save_trace` for a read that must answer anyway (issue 27: on a full disk every search
+        failed because it could not store its trace): None when stored, else why not (the write rolled
+        back, nothing half-written).  Inside a caller's transaction the error stands: swallowing it there
+        would leave that transaction in an unknown state."""
+        if self.in_transaction:
+            self.save_trace(trace)
+            return None
+        try:
+            self.save_trace(trace)
+        except self.WRITE_REFUSED as exc:
+            return str(exc) or type(exc).__name__
+        return None
