@@ -115,3 +115,24 @@ def test_a_failed_sync_releases_the_vectors_it_cached_and_truncates_the_log(tmp_
         assert eng.search("new words", limit=3).trace_saved
     finally:
         eng.close()
+
+
+class _FullOnTraces(SQLiteStore):
+    """A store that reads as usual but refuses a trace as SQLite does on a full disk."""
+
+    def save_trace(self, trace):
+        raise sqlite3.OperationalError("database or disk is full")
+
+
+def test_an_ask_that_cannot_store_its_trace_still_answers(tmp_path):
+    from neurongraph.engine import Engine
+
+    db = _store(tmp_path, n=20)
+    eng = Engine(_FullOnTraces(str(db)), make_embedder("hashing"))
+    try:
+        out = eng.ask("notes about cache eviction", mode="vector")
+        assert out["hits"] and out["trace_saved"] is False
+        assert "the trace was not stored" in out["warnings"][0]
+        assert eng.store.recent_traces(5) == []
+    finally:
+        eng.close()

@@ -113,3 +113,18 @@ def test_git_paths_that_are_not_utf8_stay_two_nodes(tmp_path):
         assert "\\ufffd" not in stored
     finally:
         eng.close()
+
+
+def test_ask_params_and_schema_files_refuse_a_repeated_key(tmp_path):
+    from neurongraph.cli.ask_cmd import parse_params
+    from neurongraph.cli.common import CliError
+    from neurongraph.schema.errors import InvalidSchema
+    from neurongraph.schema.registry import RelationSchema
+
+    assert parse_params(['n={"a": 1}', "s=plain text"]) == {"n": {"a": 1}, "s": "plain text"}
+    with pytest.raises(CliError, match="duplicate key 'a'"):
+        parse_params(['n={"a": 1, "a": 2}'])
+    f = tmp_path / "schema.json"
+    f.write_text('{"relations": {}, "relations": {}}')
+    with pytest.raises(InvalidSchema, match="duplicate key 'relations'"):
+        RelationSchema.from_file(f)

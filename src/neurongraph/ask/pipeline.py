@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 from ..errors import InvalidArgument
 from ..graphdb.errors import CypherError
@@ -84,7 +85,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     if notes:
         reason = reason + "; " + "; ".join(notes)
     trace_id = "tr_" + uuid.uuid4().hex[:20]
-    engine.store.save_trace(
+    refused = engine.store.try_save_trace(
         {
             "id": trace_id,
             "created_at": time.time(),
@@ -102,7 +103,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
             "hits": _stored_hits(hits_objs, allowed),
         }
     )
-    out = {
+    out: dict[str, Any] = {
         "route": {"mode": chosen, "reason": reason},
         "query": query,
         "rows": rows,
@@ -111,6 +112,9 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
         "refs": refs,
         "trace_id": trace_id,
     }
+    if refused is not None:  # a full or read-only store: the answer stands, its trace was not kept
+        out["trace_saved"] = False
+        out["warnings"] = [f"the trace was not stored ({refused}): feedback on this answer cannot be recorded"]
     if result is not None:
         out["result"] = result
     if dropped:

@@ -20,6 +20,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from .. import strict_json
 from ..ask.llm import make_llm
 from ..graphdb.projection import CypherProjection, cache_dir_for
 from ..graphdb.server import Limits, falkordb_available, launch_early
@@ -49,7 +50,9 @@ def parse_params(items: list[str] | None) -> dict:
         if not sep or not k.strip():
             raise CliError("invalid_argument", f"--param {it!r}: expected NAME=VALUE")
         try:
-            out[k.strip()] = json.loads(v)
+            out[k.strip()] = strict_json.loads(v)
+        except strict_json.StrictJSONError as exc:  # JSON, but a repeated key or NaN: an error, not a string
+            raise CliError("invalid_argument", f"--param {k.strip()}: {exc}") from None
         except json.JSONDecodeError:
             out[k.strip()] = v
     return out

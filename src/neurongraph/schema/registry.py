@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import strict_json
 from ..model import MAX_WEIGHT
 from ..store.base import Store
 from .errors import InvalidSchema
@@ -221,8 +222,8 @@ class RelationSchema:
 
                 doc = tomllib.loads(raw.decode("utf-8"))
             else:
-                doc = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+                doc = strict_json.loads(raw.decode("utf-8"))  # a repeated key is an error, not "last wins"
+        except (ValueError, UnicodeDecodeError, strict_json.StrictJSONError) as exc:  # TOML/JSON errors: ValueErrors
             raise InvalidSchema(
                 f"{p}: not a valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} document: {exc}"
             ) from None
