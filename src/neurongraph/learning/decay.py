@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..store.sqlite import _effective_weight as effective_weight
+from ..store.sql_shared import effective_weight
 
 __all__ = ["decay_factor", "decayed", "effective_weight"]
 

@@ -40,12 +40,19 @@ from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
 from . import is_postgres_url  # one URL test for every interface (re-exported here)
-from .base import Changes, EdgeArrays, EdgeRecord, NodeRow, check_meta_key
+from .base import Changes, EdgeRecord, NodeRow, check_meta_key
 from .lexical import lexical_text
 from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
 from .postgres_schema import PostgresSchemaTables
-from .sql_shared import SharedSQLStore
+from .sql_shared import (
+    SharedSQLStore,
+    check_migrations,
+    edge_arrays,
+    edge_dict,
+    effective_weight,
+    last_of_each_id,
+)
 
 __all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK"]
 
@@ -178,11 +185,7 @@ class PostgresStore(SharedSQLStore):
         with self.transaction() as c:
             c.execute("CREATE TABLE IF NOT EXISTS migrations (name text PRIMARY KEY, applied_at double precision)")
             done = {r[0] for r in c.execute("SELECT name FROM migrations")}
-            unknown = done - {name for name, _ in MIGRATIONS}
-            if unknown:
-                raise StoreError(
-                    f"{self.path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})"
-                )
+            check_migrations(self.path, done, MIGRATIONS)
             for name, sql in MIGRATIONS:
                 if name in done:
                     continue
@@ -320,9 +323,7 @@ class PostgresStore(SharedSQLStore):
         """Insert or update nodes by id (the last occurrence of a duplicate id wins)."""
         if not nodes:
             return self.current_seq()
-        latest: dict[str, Node] = {}
-        for n in nodes:
-            latest[n.id] = n
+        latest = last_of_each_id(nodes)
         now = time.time()
         with self.transaction() as c:
             seq = self._next_seq()
@@ -603,20 +604,7 @@ class PostgresStore(SharedSQLStore):
         )
         if r is None:
             return None
-        return {
-            "eid": int(r[0]),
-            "src": src,
-            "rel": rel,
-            "dst": dst,
-            "polarity": r[1],
-            "weight": r[2],
-            "plastic": r[3],
-            "factuality": r[4],
-            "meta": r[5],
-            "reinforce_count": r[6],
-            "created_at": r[7],
-            "updated_at": r[8],
-        }
+        return edge_dict(r, src, rel, dst, r[5])
 
     def edge_count(self) -> int:
         r = self._one("SELECT count(*) FROM edges")
@@ -822,18 +810,10 @@ class PostgresStore(SharedSQLStore):
         tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > %s ORDER BY seq, key", (seq,)).fetchall()
         raw = np.array(rows, dtype=np.float64).reshape(-1, 10)
         ecols = raw[:, :7]
-        ecols[:, 4] = _effective_weight(
+        ecols[:, 4] = effective_weight(
             raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
         )
-        edges = EdgeArrays(
-            eid=ecols[:, 0].astype(np.int64),
-            src=ecols[:, 1].astype(np.int64),
-            dst=ecols[:, 2].astype(np.int64),
-            rel_id=ecols[:, 3].astype(np.int32),
-            weight=ecols[:, 4].copy(),
-            fact=ecols[:, 5].copy(),
-            pol=ecols[:, 6].astype(np.int8),
-        )
+        edges = edge_arrays(ecols)
         return Changes(
             seq=now_seq,
             nodes=[(int(r[0]), r[1], r[2]) for r in nrows],
@@ -1028,13 +1008,6 @@ def _driver_errors_as_store_errors(cls: type) -> None:
         attr = inspect.getattr_static(cls, name)
         if inspect.isfunction(attr) and not inspect.isgeneratorfunction(attr):
             setattr(cls, name, _raising_store_errors(attr))
-
-
-def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
-    """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
-    age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
-    factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
-    return np.where(dormant != 0, 0.0, base + plastic * factor)
 
 
 for _cls in (PostgresStore, PostgresLedgers, PostgresSchemaTables):

@@ -11,10 +11,21 @@ from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
 
-from ..model import strict_dumps
-from .base import NodeRow, Store
+import numpy as np
 
-__all__ = ["SharedSQLStore"]
+from ..errors import StoreError, UnknownNode
+from ..model import Node, strict_dumps
+from .base import EdgeArrays, NodeRow, Store
+
+__all__ = [
+    "SharedSQLStore",
+    "check_migrations",
+    "edge_arrays",
+    "edge_dict",
+    "effective_weight",
+    "last_of_each_id",
+    "unknown_nodes_error",
+]
 
 
 class SharedSQLStore(Store):
@@ -108,3 +119,63 @@ class SharedSQLStore(Store):
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+
+# ----------------------------------------------------------------------------- pure helpers of both stores
+def check_migrations(path: str, done: set[str], known: list[tuple[str, str]]) -> None:
+    """Refuse a database written by a newer release (it holds migrations this one does not know)."""
+    unknown = done - {name for name, _ in known}
+    if unknown:
+        raise StoreError(f"{path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})")
+
+
+def last_of_each_id(nodes: list[Node]) -> dict[str, Node]:
+    """One node per id, the last occurrence winning (an upsert of a batch that repeats an id)."""
+    latest: dict[str, Node] = {}
+    for n in nodes:
+        latest[n.id] = n
+    return latest
+
+
+def unknown_nodes_error(unknown: list[str]) -> UnknownNode:
+    shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+    return UnknownNode(f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50])
+
+
+def effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
+    """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
+    age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
+    factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
+    return np.where(dormant != 0, 0.0, base + plastic * factor)
+
+
+def edge_arrays(ecols: np.ndarray) -> EdgeArrays:
+    """The change feed's edges from its float matrix ``(eid, src, dst, rel, weight, fact, pol)``."""
+    return EdgeArrays(
+        eid=ecols[:, 0].astype(np.int64),
+        src=ecols[:, 1].astype(np.int64),
+        dst=ecols[:, 2].astype(np.int64),
+        rel_id=ecols[:, 3].astype(np.int32),
+        weight=ecols[:, 4].copy(),
+        fact=ecols[:, 5].copy(),
+        pol=ecols[:, 6].astype(np.int8),
+    )
+
+
+def edge_dict(r, src: str, rel: str, dst: str, meta: dict) -> dict:
+    """``get_edge``'s answer from ``(eid, polarity, weight, plastic, factuality, meta, reinforce_count,
+    created_at, updated_at)`` (``meta`` already decoded: the drivers differ there)."""
+    return {
+        "eid": int(r[0]),
+        "src": src,
+        "rel": rel,
+        "dst": dst,
+        "polarity": r[1],
+        "weight": r[2],
+        "plastic": r[3],
+        "factuality": r[4],
+        "meta": meta,
+        "reinforce_count": r[6],
+        "created_at": r[7],
+        "updated_at": r[8],
+    }

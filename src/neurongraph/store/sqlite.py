@@ -20,13 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StoreError, UnknownNode
+from ..errors import StoreError
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
 from .base import Changes, EdgeArrays, LexicalPostings, NodeRow, check_meta_key
 from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
-from .sql_shared import SharedSQLStore
+from .sql_shared import (
+    SharedSQLStore,
+    check_migrations,
+    edge_arrays,
+    edge_dict,
+    effective_weight,
+    last_of_each_id,
+    unknown_nodes_error,
+)
 from .sqlite_ledgers import SQLiteLedgers
 from .sqlite_schema import SQLiteSchemaTables
 from .sqlite_util import chunks, marks
@@ -97,11 +105,7 @@ class SQLiteStore(SharedSQLStore):
         with self.transaction():
             self.conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
             done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
-            unknown = done - {name for name, _ in MIGRATIONS}
-            if unknown:
-                raise StoreError(
-                    f"{self.path} was written by a newer neurongraph (unknown migrations {sorted(unknown)})"
-                )
+            check_migrations(self.path, done, MIGRATIONS)
             for name, sql in MIGRATIONS:
                 if name in done:
                     continue
@@ -182,9 +186,7 @@ class SQLiteStore(SharedSQLStore):
         """Insert or update nodes by id (the last occurrence of a duplicate id wins)."""
         if not nodes:
             return self.current_seq()
-        latest: dict[str, Node] = {}
-        for n in nodes:
-            latest[n.id] = n
+        latest = last_of_each_id(nodes)
         now = time.time()
         with self.transaction() as c:
             seq = self._next_seq()
@@ -386,7 +388,7 @@ class SQLiteStore(SharedSQLStore):
             idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
             unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
             if unknown:
-                raise _unknown_nodes(unknown)
+                raise unknown_nodes_error(unknown)
             rel = self._rel_ids(e.rel for e in edges)
             seq = self._next_seq()
             rows = [
@@ -471,7 +473,7 @@ class SQLiteStore(SharedSQLStore):
                 bad = {src[i] for i in np.flatnonzero(s < 0).tolist()} | {
                     dst[i] for i in np.flatnonzero(d < 0).tolist()
                 }
-                raise _unknown_nodes(sorted(bad))
+                raise unknown_nodes_error(sorted(bad))
             rel_map = self._rel_ids(set(rel))
             r = np.fromiter(map(rel_map.__getitem__, rel), np.int64, n)
             order = np.lexsort((d, r, s))  # B-tree friendly order; stable, so equal keys stay in input order
@@ -515,9 +517,7 @@ class SQLiteStore(SharedSQLStore):
             if old:
                 o = np.array(old, np.float64)
                 hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
-                o_w = _effective_weight(
-                    o[:, 4], o[:, 5], o[:, 6], o[:, 7], float(hl[0]) if hl else np.inf, self.clock()
-                )
+                o_w = effective_weight(o[:, 4], o[:, 5], o[:, 6], o[:, 7], float(hl[0]) if hl else np.inf, self.clock())
                 pos = {
                     (int(a), int(b), int(c_)): k for k, (a, b, c_) in enumerate(zip(s.tolist(), r.tolist(), d.tolist()))
                 }
@@ -543,20 +543,7 @@ class SQLiteStore(SharedSQLStore):
         ).fetchone()
         if r is None:
             return None
-        return {
-            "eid": r[0],
-            "src": src,
-            "rel": rel,
-            "dst": dst,
-            "polarity": r[1],
-            "weight": r[2],
-            "plastic": r[3],
-            "factuality": r[4],
-            "meta": json.loads(r[5]),
-            "reinforce_count": r[6],
-            "created_at": r[7],
-            "updated_at": r[8],
-        }
+        return edge_dict(r, src, rel, dst, json.loads(r[5]))
 
     def edge_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM edges").fetchone()[0])
@@ -765,21 +752,13 @@ class SQLiteStore(SharedSQLStore):
                 )
                 raw = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 10)
                 ecols = raw[:, :7]
-                ecols[:, 4] = _effective_weight(
+                ecols[:, 4] = effective_weight(
                     raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
                 )
                 tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ?", (seq,)).fetchall()
             finally:
                 c.execute("COMMIT")
-        edges = EdgeArrays(
-            eid=ecols[:, 0].astype(np.int64),
-            src=ecols[:, 1].astype(np.int64),
-            dst=ecols[:, 2].astype(np.int64),
-            rel_id=ecols[:, 3].astype(np.int32),
-            weight=ecols[:, 4].copy(),
-            fact=ecols[:, 5].copy(),
-            pol=ecols[:, 6].astype(np.int8),
-        )
+        edges = edge_arrays(ecols)
         return Changes(
             seq=now_seq,
             nodes=[(r[0], r[1], r[2]) for r in nrows],
@@ -1067,18 +1046,6 @@ def copy_database(src: str | Path, dst: str | Path) -> None:
     finally:
         source.close()
         out.close()
-
-
-def _unknown_nodes(unknown: list[str]) -> UnknownNode:
-    shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-    return UnknownNode(f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50])
-
-
-def _effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
-    """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
-    age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
-    factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
-    return np.where(dormant != 0, 0.0, base + plastic * factor)
 
 
 def _split_sql(script: str) -> list[str]:
