@@ -183,6 +183,17 @@ def test_ask_answers_line_and_identifier_questions_from_the_code_history(fixed_r
     missing = eng.ask("which commit introduced no_such_identifier_anywhere?")
     assert missing["refs"] == [] and missing["answer"].startswith("Not found")
     eng.close()
+    # the CLI's table output of a code-history answer (it runs no Cypher query: nothing to print there)
+    from typer.testing import CliRunner
+
+    from neurongraph.cli.main import app
+
+    r = CliRunner().invoke(
+        app,
+        ["--db", str(tmp_path / "s.db"), "--embedder", "hashing", "ask", "which commit introduced route_flush_cache?"],
+    )
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    assert "code history" in r.output and origin[:10] in r.output
 
 
 def test_git_blame_source_reads_the_repository_and_falls_back_to_hunks(fixed_repo, tmp_path):

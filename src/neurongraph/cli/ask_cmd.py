@@ -29,6 +29,7 @@ from .common import (
     CliError,
     check_db_path,
     ctx_of,
+    err,
     escape,
     handled,
     is_store_url,
@@ -134,11 +135,13 @@ def ask_command(
         print_json(res)
         return
     out.print(f"[bold]route[/]: {res['route']['mode']} — {escape(res['route']['reason'])}")
-    if res["query"]:
-        out.print(
-            f"[bold]query[/]: {escape(res['query']['cypher'])}  [dim]{escape(json.dumps(res['query']['params']))}[/]"
-        )
-        out.print(f"[dim]{escape(res['query']['explanation'])} — {len(res['rows'])} rows[/]")
+    q = res["query"]
+    if q:
+        if q.get("cypher"):  # a code-history answer (blame, identifiers) runs no graph query
+            out.print(f"[bold]query[/]: {escape(q['cypher'])}  [dim]{escape(json.dumps(q.get('params') or {}))}[/]")
+        out.print(f"[dim]{escape(str(q.get('explanation') or ''))} — {len(res['rows'])} rows[/]")
+    for w in res.get("warnings") or []:
+        err.print(f"[yellow]warning[/]: {escape(w)}")
     if res["hits"]:
         out.print("[bold]hits[/]: " + ", ".join(escape(h["id"]) for h in res["hits"]))
     out.print()
