@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order
+
+if TYPE_CHECKING:  # scipy.sparse costs ~0.1 s to import: only a tag phrase needs it
+    from scipy.sparse import csr_matrix
 
 __all__ = ["TagGraph", "LazyTags", "tag_graph", "tag_name", "looks_like_version"]
 
@@ -30,6 +32,8 @@ class TagGraph:
         src = [i for i, ps in enumerate(parents) for p in ps if p in row]
         dst = [row[p] for ps in parents for p in ps if p in row]
         n = len(shas)
+        from scipy.sparse import csr_matrix
+
         self.up = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n))
         self.down = self.up.T.tocsr()
         self.tags = {name: (row[sha], t) for name, (sha, t) in tags.items() if sha in row}
@@ -44,6 +48,8 @@ class TagGraph:
 
     def _walk(self, start: int, m: csr_matrix) -> np.ndarray:
         mask = np.zeros(len(self.ids), dtype=bool)
+        from scipy.sparse.csgraph import breadth_first_order  # ~70 ms to import: only once a tag phrase is read
+
         mask[breadth_first_order(m, start, directed=True, return_predecessors=False)] = True
         return mask
 
