@@ -386,7 +386,7 @@ class _CommitReader:
         if merge:
             md["subject"] = c.subject
         if len(c.parents) > 1 and not pr:
-            md["aggregate"] = True  # the aggregate prior (SearchConfig.aggregate_weight) reads it
+            md["aggregate"] = True  # the aggregate prior reads it (retrieval/priors.py; option aggregate_weight)
         if c.hunks:
             md["hunks"] = c.hunks
         if c.flags.get("p2_read"):
