@@ -196,7 +196,8 @@ def test_stats_and_trace(loaded):
     r = ngr(loaded, "stats", "--json")
     s = json.loads(r.stdout)
     assert (s["nodes"], s["edges"]) == (4, 3) and s["edge_relations"]["caused_by"] == 1
-    assert "nodes" in ngr(loaded, "stats").stdout
+    assert s["multilingual"] == "none" and sum(s["embedding_models"].values()) == 4  # an English-only store
+    assert "nodes" in ngr(loaded, "stats").stdout and "multilingual" in ngr(loaded, "stats").stdout
 
     tid = json.loads(ngr(loaded, "search", "stale prices", "--json").stdout)["trace_id"]
     r = ngr(loaded, "trace", tid, "--json")

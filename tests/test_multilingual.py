@@ -5,6 +5,8 @@ A real tiny Japanese corpus in a real SQLite store.  The tests that need the mul
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -153,6 +155,12 @@ def test_widening_a_large_store_waits_for_reembed_consent(tmp_path):
     eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=2)  # no consent: stays English
     assert not eng.embedder.model_id.startswith("ml:")
     eng.close()
+    from typer.testing import CliRunner
+
+    from neurongraph.cli.main import app
+
+    r = CliRunner().invoke(app, ["--db", str(path), "stats", "--json"])  # the state a user can see
+    assert r.exit_code == 0 and json.loads(r.stdout)["multilingual"] == "pending", r.output
     seen: list[tuple[int, int]] = []
     eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=None, progress=lambda d, t: seen.append((d, t)))
     try:  # --reembed: every node gets its multilingual vector, with progress

@@ -151,6 +151,10 @@ def stats(ctx: typer.Context, as_json: bool = json_opt()) -> None:
         path = c.existing_db_path()
         with closing(c.open_store(path)) as store:
             s = store.stats()
+            s["embedding_models"] = store.embedding_models()  # cached vectors per embedder
+            # the multilingual channel (docs/multilingual.md): "on", "pending" (waiting for --reembed), "off"
+            # (the store is marked never to widen), or "none" while it holds no Japanese/Korean/Chinese writing
+            s["multilingual"] = store.get_meta("multilingual") or "none"
     s["path"] = s["path"] if is_store_url(s["path"]) else os.path.abspath(s["path"])
     if as_json:
         print_json(s)
@@ -160,6 +164,7 @@ def stats(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     t.add_column(justify="right")
     for k in ("schema_version", "nodes", "edges", "relations", "traces", "cached_vectors", "pending_edges"):
         t.add_row(k, str(s[k]))
+    t.add_row("multilingual", escape(str(s["multilingual"])))
     out.print(t)
     for key, title in (("node_types", "node types"), ("edge_relations", "edge relations")):
         if s[key]:
