@@ -235,3 +235,21 @@ def test_bulk_rebuild_equals_the_cypher_rebuild(eng):
         )["rows"]
         proj.close()
     assert digests[0] == digests[1] and len(digests[0][0]) > 10 and len(digests[0][1]) > 10
+
+
+def test_an_open_who_question_names_the_author_and_date_of_what_it_cites(tmp_path):
+    """A question no exact shape answers ("who added the json output ...") is answered from the search hits;
+    each cited change carries its author and date, so the answer says who."""
+    repo = Repo(tmp_path / "who")
+    repo.commit("initial import", {"route.c": "int main(void) { return 0; }\n"})
+    sha = repo.commit("route: implement json output", {"route.c": "int main(void) { print_json(); return 0; }\n"})
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    try:
+        sync_source(eng, "git", repo.path)
+        out = eng.ask("who added the json output to route", mode="vector")
+        line = next(x for x in out["answer"].splitlines() if sha in x)
+        assert "Ada Dev" in line and dt.datetime.fromtimestamp(repo.t, dt.UTC).strftime("%Y-") in line
+        hit = next(h for h in out["hits"] if h["id"] == "commit:" + sha)
+        assert hit["meta"]["author"] == "Ada Dev"
+    finally:
+        eng.close()

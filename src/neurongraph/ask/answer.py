@@ -148,7 +148,9 @@ def extractive_answer(
         if sent and score > 0:
             scored.append((h, sent))
     for h, sent in scored[:max_hits]:
-        lines.append(f"- {h.get('title') or h['id']}: {sent} [{h['id']}]")
+        m = h.get("meta") or {}
+        who = ", ".join(str(m[k]) for k in ("author", "date") if m.get(k))
+        lines.append(f"- {h.get('title') or h['id']}{f' ({who})' if who else ''}: {sent} [{h['id']}]")
         refs.append(h["id"])
     refs = list(dict.fromkeys(refs))
     if not lines:  # nothing retrieved shares a word with the question: no source answers it

@@ -35,7 +35,10 @@ SNIPPET = 300
 
 def _hit_dict(h) -> dict:
     text = h.text if len(h.text) <= SNIPPET else h.text[:SNIPPET] + "…"
-    return {"id": h.id, "type": h.type, "title": h.title, "score": round(float(h.score), 4), "snippet": text}
+    out = {"id": h.id, "type": h.type, "title": h.title, "score": round(float(h.score), 4), "snippet": text}
+    if h.meta:  # who and when: sha, date, author of a change
+        out["meta"] = dict(h.meta)
+    return out
 
 
 def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None, limit: int = 5) -> dict:
@@ -172,7 +175,7 @@ def _answer(
     engine, question: str, rows: list[dict], hits_objs: list, allowed: list[str], llm: LLM | None, notes: list[str]
 ) -> tuple[str, list[str], list[str]]:
     """Step 3: the answer, citing only what was retrieved (the model's, checked, or an extractive one)."""
-    full = [{"id": h.id, "type": h.type, "title": h.title, "text": h.text} for h in hits_objs]
+    full = [{"id": h.id, "type": h.type, "title": h.title, "text": h.text, "meta": h.meta} for h in hits_objs]
     if not rows and not hits_objs:
         return NOT_FOUND, [], []
     if llm is not None:
