@@ -653,13 +653,15 @@ class CodeHistory:
                 shown.setdefault(t.lower(), t)  # explanations name the identifier as the caller wrote it
         want = list(shown)
         scored: list[tuple[float, str]] = []
-        family = {(side, t): self._family(side, t, substrings) for t in want for side in ("added", "removed")}
+        # each (side, term)'s posting list, once: the term itself and, with substrings, those containing it
+        posting = {
+            (side, t): self._union_posting(side, fam)
+            for t in want
+            for side in ("added", "removed")
+            if (fam := self._family(side, t, substrings))
+        }
         for t in want:
-            df = sum(
-                self._union_posting(side, family[(side, t)])[0].shape[0]
-                for side in ("added", "removed")
-                if family[(side, t)]
-            )
+            df = sum(posting[(side, t)][0].shape[0] for side in ("added", "removed") if (side, t) in posting)
             if df:
                 scored.append((math.log((n_docs + 1) / (df + 0.5)), t))
         scored.sort(key=lambda x: -x[0])
@@ -671,9 +673,9 @@ class CodeHistory:
         norm = sum(w for w, _ in scored)
         for w, t in scored:
             for side in ("added", "removed"):
-                if not family[(side, t)]:
+                if (side, t) not in posting:
                     continue
-                idx, tm = self._union_posting(side, family[(side, t)])
+                idx, tm = posting[(side, t)]
                 if as_of is not None:
                     cut = np.searchsorted(tm, as_of, side="right")
                     idx = idx[:cut]
