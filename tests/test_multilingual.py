@@ -33,6 +33,31 @@ def test_query_terms_split_latin_and_digits_from_cjk_runs():
     assert query_terms("the Running dogs of 2020") == ["running", "dogs", "2020"]  # English: as before
 
 
+def test_cjk_question_adds_its_kanji_and_hangul_as_single_terms():
+    from neurongraph.index.tokenize import query_terms as search_terms
+
+    # bigrams first (the store's terms), then each non-kana character of the CJK runs
+    assert search_terms("党名は") == ["党名", "名は", "党", "名"]
+    assert search_terms("연결 약화") == ["연결", "약화", "연", "결", "약", "화"]
+    assert search_terms("the Running dogs of 2020") == query_terms("the Running dogs of 2020")  # English: same
+    assert len(search_terms("東京" * 80)) <= 64
+
+
+def test_single_kanji_reaches_a_paragraph_that_words_the_compound_differently(tmp_path):
+    # no bigram of the question (所属, 属の, の党, 党は) is in either text; the kanji 党 is in one
+    nodes = [
+        ngr.Node("ja:party", "wiki", "志位和夫", "志位和夫は日本共産党の政治家で、同党の委員長を務めた。"),
+        ngr.Node("ja:river", "wiki", "信濃川", "信濃川は日本で最も長い川である。"),
+    ]
+    eng = ngr.open(tmp_path / "ja1.db", embedder="hashing")
+    try:
+        eng.add_nodes(nodes)
+        for _ in range(2):  # the store's FTS5, then the in-memory BM25
+            assert [h.id for h in eng.search("所属の党は", limit=2, **LEXICAL).hits] == ["ja:party"]
+    finally:
+        eng.close()
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [("2020年のオランダのGDPは？", "ja:gdp"), ("GoogleはSSLで何を公開した", "ja:ssl"), ("電波塔の高さ", "ja:tower")],
