@@ -24,6 +24,7 @@ from .config import SearchConfig
 from .errors import UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
+from .graphdb.remote import graph_target
 from .index import multilingual
 from .index.bm25 import BM25Index, LexicalIndex
 from .index.code_history import CodeHistory
@@ -89,9 +90,14 @@ class Engine:
         *,
         reembed_limit: int | None = None,
         progress: Progress | None = None,
+        graph_url: str | None = None,
+        graph_write_url: str | None = None,
     ):
         """``progress(done, total)`` follows the embedding the first catch-up may do (a store embedded with
-        another model, opened with ``--reembed``)."""
+        another model, opened with ``--reembed``).  ``graph_url`` / ``graph_write_url`` (default
+        ``NGR_GRAPH_URL`` / ``NGR_GRAPH_WRITE_URL``): a shared FalkorDB server for ask/cypher instead of
+        the private child (graphdb/shared.py); a bad URL is an error here."""
+        self.graph_target = graph_target(graph_url, graph_write_url)  # None: the private child
         self.store = store
         # opening a store with another embedder re-embeds every node; above this many nodes that is an
         # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
@@ -128,6 +134,7 @@ class Engine:
         self.code_history = CodeHistory(self._code_rows, SourceBlame(store))  # exact blame: ingest/git_blame.py
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
+        self._graph_seq_open = self._seq  # a shared graph server is brought up to date at close if this moves
 
     # ------------------------------------------------------------ lifecycle
     # A snapshot of the derived arrays is written at close() when the store is large enough for a
@@ -150,6 +157,7 @@ class Engine:
             # the next open replays the store instead
             warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
         finally:
+            self._push_graph()
             self._close_cypher()  # the FalkorDB child (ask/cypher) never outlives the engine
             self.store.close()
 
@@ -599,14 +607,31 @@ class Engine:
 
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
     def _cypher_projection(self):
-        """The Cypher projection (a private FalkorDB child), started on first use."""
+        """The Cypher projection (a private FalkorDB child, or a shared server by URL), started on first use."""
         proj = self._cypher
         if proj is None:
             # ask/ and graphdb/ load on first use only: ~0.1 s of imports a search never needs (cold CLI start)
             from .graphdb.projection import CypherProjection
 
-            proj = self._cypher = CypherProjection(self.store)
+            if self.graph_target is not None:
+                from .graphdb.shared import SharedProjection
+
+                proj = self._cypher = SharedProjection(self.store, self.graph_target)
+            else:
+                proj = self._cypher = CypherProjection(self.store)
         return proj
+
+    def _push_graph(self) -> None:
+        """A writer keeps a shared graph server in step: the store moved since open, so apply the change
+        feed there now (readers need no writer credential then).  A failure only warns: the next engine
+        with a writer credential catches up."""
+        if self.graph_target is None or getattr(self, "_graph_seq_open", None) is None:
+            return
+        try:
+            if self.store.current_seq() != self._graph_seq_open:
+                self._cypher_projection().sync()
+        except Exception as exc:
+            warnings.warn(f"could not update the shared graph server: {exc}", RuntimeWarning, stacklevel=3)
 
     def _close_cypher(self) -> None:
         proj = getattr(self, "_cypher", None)  # None too when __init__ failed before setting it
@@ -680,18 +705,24 @@ class Engine:
 
 
 def open_engine(
-    path: str | Path = ":memory:", embedder: Embedder | str | None = None, config: SearchConfig | None = None
+    path: str | Path = ":memory:",
+    embedder: Embedder | str | None = None,
+    config: SearchConfig | None = None,
+    *,
+    graph_url: str | None = None,
+    graph_write_url: str | None = None,
 ) -> Engine:
     """Open (creating if needed) a store and the engine over it: ``path`` is a SQLite file (or
     ``":memory:"``) or a ``postgresql://`` URL (store/postgres.py, docs/postgres.md).
 
     ``embedder``: None for the real default model, ``"hashing"`` for the fast
     deterministic test embedder (not semantic), a model directory, or an object
-    implementing :class:`~neurongraph.index.embedder.Embedder`.
+    implementing :class:`~neurongraph.index.embedder.Embedder`.  ``graph_url`` / ``graph_write_url``: a
+    shared FalkorDB server for ask/cypher (see :class:`Engine`).
     """
     store = open_store(path)  # a SQLite file, or a PostgreSQL URL
     try:
-        return Engine(store, make_embedder(embedder), config)
+        return Engine(store, make_embedder(embedder), config, graph_url=graph_url, graph_write_url=graph_write_url)
     except BaseException:
         store.close()
         raise

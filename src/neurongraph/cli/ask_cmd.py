@@ -23,6 +23,7 @@ from rich.table import Table
 from .. import strict_json
 from ..ask.llm import make_llm
 from ..graphdb.projection import CypherProjection, cache_dir_for
+from ..graphdb.remote import graph_target
 from ..graphdb.server import Limits, falkordb_available, launch_early
 from ..service.ask import AskRequest
 from .common import (
@@ -64,6 +65,23 @@ def _need_falkordb():
         raise CliError("missing_dependency", "ngr cypher/ask need the optional extra: pip install 'neurongraph[ask]'")
 
 
+def graph_url_opt():
+    return typer.Option(
+        None,
+        "--graph-url",
+        help="A shared FalkorDB server (redis://[user:pw@]host:port or unix://[user:pw@]/path.sock; "
+        "or NGR_GRAPH_URL) instead of a private child; NGR_GRAPH_WRITE_URL names the writer.",
+    )
+
+
+def _projection(store, target):
+    if target is None:
+        return CypherProjection(store)
+    from ..graphdb.shared import SharedProjection
+
+    return SharedProjection(store, target)
+
+
 def _fork_graph_child(path: str) -> None:
     """Fork the graph child before the store, the engine and ``falkordb`` are loaded: the child loads its
     persisted dump (~0.4 s on a 25k-node store) in parallel; the projection adopts it."""
@@ -76,6 +94,7 @@ def cypher_command(
     query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
     params: list[str] | None = typer.Option(None, "--param", "-p", help="NAME=VALUE for $NAME (repeatable)."),
     timeout_ms: int | None = typer.Option(None, "--timeout-ms", help="Lower the time limit (max 2000)."),
+    graph_url: str | None = graph_url_opt(),
     as_json: bool = json_opt(),
 ) -> None:
     """Run a Cypher query read-only over the store's graph (writes, LOAD CSV: error[read_only])."""
@@ -83,16 +102,26 @@ def cypher_command(
     with handled(as_json):
         p = parse_params(params)
         _need_falkordb()
+        target = graph_target(graph_url)  # a bad URL is error[invalid_argument] before anything starts
+        stale = None
         path = c.existing_db_path()
-        _fork_graph_child(path)
+        if target is None:
+            _fork_graph_child(path)
         with closing(c.open_store(path)) as store:
-            proj = CypherProjection(store)
+            proj = _projection(store, target)
             try:
                 res = proj.query(query, p, timeout_ms)
+                stale = getattr(proj, "stale", None)
             finally:
                 proj.close()
+    if stale:  # a shared graph behind the store that this process may not update
+        err.print(
+            f"warning: the shared graph reflects store sequence {stale['graph_seq']} of {stale['store_seq']}: "
+            f"{escape(stale['reason'])}"
+        )
     if as_json:
-        print_json({"rows": res["rows"], **({"truncated": True} if res["truncated"] else {})})
+        extra = {"truncated": True} if res["truncated"] else {}
+        print_json({"rows": res["rows"], **extra, **({"stale": stale} if stale else {})})
         return
     t = Table()
     for col in res["columns"]:
@@ -119,6 +148,7 @@ def ask_command(
         "or NGR_LLM. Keys from ANTHROPIC_API_KEY / OPENAI_API_KEY.",
     ),
     limit: int = typer.Option(5, "--limit", "-n", help="Search hits to use."),
+    graph_url: str | None = graph_url_opt(),
     as_json: bool = json_opt(),
 ) -> None:
     """Answer a question from the history: route, read-only Cypher and/or search, cited answer."""
@@ -126,10 +156,13 @@ def ask_command(
     with handled(as_json):
         _need_falkordb()
         req = AskRequest(question, mode, limit, make_llm(llm))  # the request model (service/ask.py)
+        target = graph_target(graph_url)  # a bad URL is error[invalid_argument] before the store opens
         path = c.existing_db_path()
-        if req.needs_graph:
+        if req.needs_graph and target is None:
             _fork_graph_child(path)
         with open_engine(c, path) as eng:
+            if target is not None:
+                eng.graph_target = target  # --graph-url over the engine's NGR_GRAPH_URL default
             res = req.run(eng)
     if as_json:
         print_json(res)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from ..errors import NeuronGraphError
 
-__all__ = ["CypherError", "ReadOnlyViolation", "QueryTimeout", "QueryError"]
+__all__ = [
+    "CypherError",
+    "ReadOnlyViolation",
+    "QueryTimeout",
+    "QueryError",
+    "GraphServerError",
+    "GraphServerUnreachable",
+    "GraphServerAuth",
+    "GraphNotBuilt",
+]
 
 
 class CypherError(NeuronGraphError):
@@ -29,3 +38,27 @@ class QueryError(CypherError):
     """A syntax error, an unknown function, a memory cap hit, ... (the engine's message)."""
 
     code = "query_error"
+
+
+class GraphServerError(NeuronGraphError):
+    """A shared graph server (``--graph-url``) could not be used; the subclasses say why."""
+
+    code = "graph_server_error"
+
+
+class GraphServerUnreachable(GraphServerError):
+    """Nothing answers at the graph URL (refused, no such socket, unknown host, timed out)."""
+
+    code = "graph_unreachable"
+
+
+class GraphServerAuth(GraphServerError):
+    """The graph server refused the credentials in the URL (wrong user or password, or none given)."""
+
+    code = "graph_auth"
+
+
+class GraphNotBuilt(GraphServerError):
+    """The server holds no projection of this store, and this engine has no writer credential to build one."""
+
+    code = "graph_not_built"

@@ -172,11 +172,13 @@ class _Watchdog:
 class CypherProjection:
     """One engine's projection: lazily started child, incremental sync, read-only queries."""
 
+    graph_name = GRAPH  # the graph key (a shared server names one per store and build: graphdb/shared.py)
+
     def __init__(self, store: Store, limits: Limits | None = None, cache_dir: str | None | bool = True):
         self.store = store
         self.limits = limits or Limits()
         self.cache_dir = default_cache_dir(store) if cache_dir is True else (cache_dir or None)
-        self.child: FalkorChild | None = None
+        self.child: Any = None  # a FalkorChild (or a shared server's handle, graphdb/remote.py)
         self.seq = -1  # last store sequence number applied
         self.loaded_seq: int | None = None  # the sequence number a loaded dump held (None: nothing loaded)
         self._dirty = False  # changed since the dump was written
@@ -240,17 +242,26 @@ class CypherProjection:
         if self.child is not None and self.child.alive:
             return
         self.close()
-        from falkordb import FalkorDB
-
-        self.child = self._start_child()
-        self._db_w = FalkorDB(unix_socket_path=self.child.socket, password=self.child.password, socket_timeout=600)
-        self._g_w = self._db_w.select_graph(GRAPH)
-        # the socket timeout is only a backstop: the watchdog in query() kills a child past the deadline
-        self._g_r = self.child.reader(self.limits.timeout_ms / 1000 + GRACE_S + 2).select_graph(GRAPH)
+        self._connect()
         self.seq = -1
         self._types, self._labels, self._n_nodes = {}, set(), 0
         if self.cache_dir:
             self._load_state(token or self._token(), self.store.current_seq() if cur is None else cur)
+
+    def _connect(self) -> None:
+        """Start the private child and open the loader's and the reader's clients on it."""
+        from falkordb import FalkorDB
+
+        child = self._start_child()
+        self.child = child
+        self._db_w = FalkorDB(unix_socket_path=child.socket, password=child.password, socket_timeout=600)
+        self._g_w = self._db_w.select_graph(self.graph_name)
+        # the socket timeout is only a backstop: the watchdog in query() kills a child past the deadline
+        self._g_r = child.reader(self.read_timeout_s).select_graph(self.graph_name)
+
+    @property
+    def read_timeout_s(self) -> float:
+        return self.limits.timeout_ms / 1000 + GRACE_S + 2
 
     def _start_child(self) -> FalkorChild:
         """A child that loads the cached dump; a dump it cannot load is removed and the child started bare."""
@@ -434,11 +445,11 @@ class CypherProjection:
         first = True
         for count, tok in [(c, t) for _, c, t in ntoks]:
             args = ["BEGIN"] if first else []
-            conn.execute_command("GRAPH.BULK", GRAPH, *args, count, 0, 1, 0, tok)
+            conn.execute_command("GRAPH.BULK", self.graph_name, *args, count, 0, 1, 0, tok)
             first = False
         for count, tok in etoks:
             args = ["BEGIN"] if first else []
-            conn.execute_command("GRAPH.BULK", GRAPH, *args, 0, count, 0, 1, tok)
+            conn.execute_command("GRAPH.BULK", self.graph_name, *args, 0, count, 0, 1, tok)
             first = False
         self._n_nodes = pos
         self._index("Node")
@@ -531,8 +542,9 @@ class CypherProjection:
             watch.cancel()
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
         cols = [c.decode() if isinstance(c, bytes) else str(c) for c in cols]
-        rows = [{c: _convert(v) for c, v in zip(cols, r)} for r in res.result_set]
-        return {"columns": cols, "rows": rows, "truncated": len(rows) >= self.limits.resultset_size}
+        cap = self.limits.resultset_size  # the child's server truncates there; a shared one may not: cut here too
+        rows = [{c: _convert(v) for c, v in zip(cols, r)} for r in res.result_set[:cap]]
+        return {"columns": cols, "rows": rows, "truncated": len(res.result_set) >= cap}
 
     def memo(self, key: str, compute):
         """``compute()`` once per projection state: recomputed only after the store's nodes or edges change."""

@@ -165,9 +165,10 @@ def _stop_all() -> None:
 class FalkorChild:
     """One running ``redis-server --loadmodule falkordb.so`` owned by this process."""
 
-    def __init__(self, limits: Limits = Limits(), persist_dir: str | None = None):
+    def __init__(self, limits: Limits = Limits(), persist_dir: str | None = None, port: int = 0):
         self.limits = limits
         self.persist_dir = persist_dir  # holds graph.rdb: loaded at start, written by save()
+        self.port = port  # 0: the Unix socket only (a shared server, graphdb/serve.py, may listen on loopback)
         self.proc: subprocess.Popen | None = None
         self.dir: str | None = None
         self.socket: str | None = None
@@ -196,7 +197,7 @@ class FalkorChild:
         argv = [
             server,
             "--port",
-            "0",
+            str(self.port),
             "--bind",
             "127.0.0.1",
             "--unixsocket",
