@@ -11,7 +11,8 @@ the default.
 Specs (:func:`make_embedder`, ``--embedder``): ``default``; ``torch`` (the reference
 sentence-transformers path); ``onnx`` / ``onnx:fp32`` (the ONNX path, same vectors);
 ``onnx:int8`` (quantised: faster, close but not identical vectors, own ``model_id``);
-``hashing[:DIM]``; or a local sentence-transformers model directory.
+``fast`` (the static table distilled from the same model, :mod:`.static_embedder`: bulk ingest, own
+``model_id``); ``hashing[:DIM]``; or a local sentence-transformers model directory.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]  # progress(done, total), called after each batch
-SPEC_HELP = "'default', 'torch', 'onnx', 'onnx:fp32', 'onnx:int8', 'hashing[:DIM]' or a local model directory"
+SPEC_HELP = "'default', 'torch', 'onnx', 'onnx:fp32', 'onnx:int8', 'fast', 'hashing[:DIM]' or a local model directory"
 
 MAX_HASHING_DIM = 4096  # a test embedder; larger dims only cost memory (vectors are n x dim float32)
 # files one of which a sentence-transformers / transformers model directory holds
@@ -186,6 +187,13 @@ def _onnx_embedder(variant: str) -> Embedder:
     return OnnxEmbedder(variant)
 
 
+def _fast_embedder() -> Embedder:
+    """The static tier (index/static_embedder.py), loaded (and distilled, if missing) on the first embed."""
+    from .static_embedder import DIM, StaticEmbedder, static_model_id
+
+    return LazyEmbedder(StaticEmbedder, static_model_id(), DIM, backend="static")
+
+
 def default_model() -> Embedder:
     """The bundled model: on ONNX Runtime when the install-time export is there (no torch import; the
     same vectors), else on sentence-transformers.  ``NGR_EMBED_BACKEND=torch`` forces the latter."""
@@ -235,9 +243,9 @@ class LazyEmbedder:
     def backend(self) -> str:
         """Which implementation is (or would be) loaded: ``onnx`` or ``torch``; for reports."""
         inner = self._inner
+        if self._backend is not None:
+            return self._backend
         if inner is None:
-            if self._backend is not None:
-                return self._backend
             return "onnx" if self._factory is default_model and _onnx_ready() else "torch"
         return "onnx" if type(inner).__name__ == "OnnxEmbedder" else "torch"
 
@@ -272,7 +280,7 @@ def check_embedder_spec(spec: str | None) -> str | None:
     """``spec`` when it names an embedder this build can make, else :class:`InvalidArgument` — without loading
     any model, so a command line can reject ``--embedder bogus`` before any command runs (also those that
     never embed).  ``make_embedder`` calls it too: one set of rules."""
-    if spec is None or spec in ("default", "hashing", "torch") or spec in _ONNX_SPECS:
+    if spec is None or spec in ("default", "hashing", "torch", "fast") or spec in _ONNX_SPECS:
         return spec
     if not isinstance(spec, str):
         raise InvalidArgument(f"embedder spec must be a string, got {type(spec).__name__}")
@@ -309,6 +317,8 @@ def make_embedder(spec: str | Embedder | None) -> Embedder:
             return HashingEmbedder(int(spec[len("hashing:") :]))
         if spec == "torch":
             return LazyEmbedder(SentenceTransformerEmbedder, backend="torch")
+        if spec == "fast":
+            return _fast_embedder()
         if spec in _ONNX_SPECS:
             variant = _ONNX_SPECS[spec]
             from .onnx_embedder import onnx_model_id
