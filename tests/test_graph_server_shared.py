@@ -6,6 +6,7 @@ it, see each other's writes through the change feed, update it one at a time, an
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 import time
@@ -63,7 +64,7 @@ def fill(eng, start, n):
 
 def graph_keys(server, eng):
     tok = eng.store.get_meta("graphdb.token")
-    return sorted(k.decode() for k in server.admin().keys(f"ngr:{tok}:g*"))
+    return sorted(k.decode() for k in server.admin().keys(f"ngr:{tok}:*:g*"))
 
 
 def test_two_engines_share_one_graph_and_see_each_others_writes(server, db):
@@ -83,6 +84,25 @@ def test_two_engines_share_one_graph_and_see_each_others_writes(server, db):
     finally:
         a.close()
         b.close()
+
+
+def test_a_copy_of_the_store_gets_its_own_graph(server, db, tmp_path):
+    a = engine(db, server)
+    fill(a, 0, 2)
+    a.cypher(COUNT)
+    a.close()
+    copy = str(tmp_path / "copy.db")
+    shutil.copy(db, copy)  # the same token, the same sequence numbers: it must not read the original's graph
+    a, c = engine(db, server), engine(copy, server)
+    try:
+        fill(c, 2, 1)
+        fill(a, 5, 2)
+        assert c.cypher(COUNT)["rows"] == [{"c": 6}] and a.cypher(COUNT)["rows"] == [{"c": 8}]
+        assert c.store.get_meta("graphdb.token") == a.store.get_meta("graphdb.token")
+        assert len(graph_keys(server, a)) == 2  # one graph per store location
+    finally:
+        a.close()
+        c.close()
 
 
 def test_a_reader_only_engine_follows_the_writers(server, db):

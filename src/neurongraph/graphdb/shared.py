@@ -4,15 +4,15 @@ Why: a private child per engine process means every process builds or loads its 
 server (:mod:`.remote`) the first engine that finds the graph behind the store brings it up to date
 and every other engine reads the same graph.
 
-Keys on the server, all under ``ngr:<token>`` (the store's random token, ``graphdb.token`` in its meta,
-the same one the private child's dump records):
+Keys on the server, all under ``ngr:<token>:<location>`` (the store's random token, ``graphdb.token``
+in its meta, the same one the private child's dump records, and :func:`store_location`):
 
-* ``ngr:<token>:state`` — JSON ``{"token", "seq", "nodes", "graph"}``: the store sequence number the
+* ``…:state`` — JSON ``{"token", "seq", "nodes", "graph"}``: the store sequence number the
   graph reflects and the graph key that holds it (the dump's ``ngr:state`` mechanism, on the server);
-* ``ngr:<token>:g<build>`` — the graph.  A rebuild loads a *new* key and then points the state at it,
+* ``…:g<build>`` — the graph.  A rebuild loads a *new* key and then points the state at it,
   so readers never see a half-built graph; the old key is deleted afterwards.  A patch (the change feed
   since ``seq``) is applied in place, as in the private child;
-* ``ngr:<token>:lock`` — held (``SET NX PX``, renewed while held) by the one process updating the graph;
+* ``…:lock`` — held (``SET NX PX``, renewed while held) by the one process updating the graph;
   the others wait for it and then find the state current.  A holder that dies frees it on expiry.
 
 Every query first reads the state key (one ``GET``): at or past the store's sequence number, nothing to
@@ -24,7 +24,9 @@ through the read URL's user, after the guard, with this engine's timeout and row
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import threading
 import time
 import uuid
@@ -48,6 +50,18 @@ class _WriteRefused(GraphServerError):
     """The writer credential may not take the lock (a read-only user given as the only URL)."""
 
 
+def store_location(store: Store) -> str:
+    """A short digest of where the store lives (a SQLite file's real path, a PostgreSQL URL without its
+    password): a *copy* of a store file carries the same token but must not share its graph, since the
+    two diverge at the same sequence numbers.  The same file reached by two paths only costs a second graph."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, str) or path in ("", ":memory:"):
+        where = f"memory:{os.getpid()}:{id(store)}"  # nobody else can open it
+    else:
+        where = path if "://" in path else os.path.realpath(path)  # a store URL's path has no password
+    return hashlib.sha256(where.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
 def _no_permission(exc: BaseException) -> bool:
     low = str(exc).lower()
     return "noperm" in low or "no permissions" in low
@@ -63,10 +77,13 @@ class SharedProjection(CypherProjection):
         self.stale: dict | None = None  # the graph is behind the store and this engine cannot update it
         self._reader_db: Any = None
         self._published: str | None = None  # the graph key the server's state points at
+        self._key_prefix: str | None = None
 
     # ------------------------------------------------------------------ keys
     def _prefix(self) -> str:
-        return f"ngr:{self._token()}"
+        if self._key_prefix is None:
+            self._key_prefix = f"ngr:{self._token()}:{store_location(self.store)}"
+        return self._key_prefix
 
     @property
     def state_key(self) -> str:
