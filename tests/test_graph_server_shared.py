@@ -268,3 +268,25 @@ def test_cli_cypher_and_ask_use_the_shared_server(server, db):
     )
     assert r.exit_code == 0, r.output
     assert "pr:2" in {row.get("id") for row in json.loads(r.stdout)["rows"]}
+
+
+def test_ngr_ingest_with_a_writer_url_pushes_to_the_server(server, db, tmp_path):
+    from typer.testing import CliRunner
+
+    from neurongraph.cli.main import app
+
+    lines = [json.dumps({"kind": "node", "id": f"issue:{i}", "type": "issue", "title": f"Bug {i}"}) for i in range(3)]
+    lines.append(json.dumps({"kind": "edge", "src": "issue:1", "rel": "refs", "dst": "issue:2"}))
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {"NGR_GRAPH_WRITE_URL": server.url("writer")}
+    r = CliRunner().invoke(app, ["--db", db, "--embedder", "hashing", "ingest", str(f), "--json"], env=env)
+    assert r.exit_code == 0, r.output
+    # a reader-only cypher finds the graph current: the ingest pushed the change feed when it closed
+    r = CliRunner().invoke(
+        app,
+        ["--db", db, "cypher", "MATCH ()-[e:refs]->() RETURN count(e) AS c", "--json"],
+        env={"NGR_GRAPH_URL": server.url("reader")},
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == {"rows": [{"c": 1}]}
