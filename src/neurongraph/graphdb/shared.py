@@ -78,11 +78,13 @@ class SharedProjection(CypherProjection):
         self._reader_db: Any = None
         self._published: str | None = None  # the graph key the server's state points at
         self._key_prefix: str | None = None
+        self._store_token = ""
 
     # ------------------------------------------------------------------ keys
     def _prefix(self) -> str:
-        if self._key_prefix is None:
-            self._key_prefix = f"ngr:{self._token()}:{store_location(self.store)}"
+        if self._key_prefix is None:  # read once: every query names these keys
+            self._store_token = self._token()
+            self._key_prefix = f"ngr:{self._store_token}:{store_location(self.store)}"
         return self._key_prefix
 
     @property
@@ -124,7 +126,7 @@ class SharedProjection(CypherProjection):
             return None
         try:
             st = json.loads(raw)
-            if st["token"] != self._token() or not isinstance(st["graph"], str):
+            if st["token"] != self._store_token or not isinstance(st["graph"], str):
                 return None
             st["seq"], st["nodes"] = int(st["seq"]), int(st.get("nodes", 0))
         except (ValueError, KeyError, TypeError):
@@ -207,7 +209,7 @@ class SharedProjection(CypherProjection):
     def _publish(self, conn) -> None:
         """Point the state key at the graph just updated; a rebuilt graph replaces the old key."""
         old = self._published
-        state = {"token": self._token(), "seq": self.seq, "nodes": self._n_nodes, "graph": self.graph_name}
+        state = {"token": self._store_token, "seq": self.seq, "nodes": self._n_nodes, "graph": self.graph_name}
         conn.set(self.state_key, json.dumps(state))
         if old and old != self.graph_name:
             self._delete_graph(old)
