@@ -65,16 +65,43 @@ def label(name: str) -> str:
     return "`" + name.replace("`", "") + "`"
 
 
+_BIG = 2**63
+# epoch seconds of 1000-01-01 and 9999-12-31T23:59:59: the years strftime writes with four digits
+_FAST_EPOCH = (-30610224000, 253402300799)
+_KEY_OK: dict[str, bool] = {}  # metadata key -> projected as a property (keys repeat across nodes)
+
+
 def _scalar(v: Any):
-    if isinstance(v, bool) or isinstance(v, int) and abs(v) < 2**63 or isinstance(v, float):
+    t = type(v)  # the exact JSON types first: this runs for every metadata value of every node
+    if t is str:
+        return v[:MAX_PROP_CHARS]
+    if t is int:
+        return v if -_BIG < v < _BIG else None
+    if t is float or t is bool:
+        return v
+    if isinstance(v, bool) or isinstance(v, int) and abs(v) < _BIG or isinstance(v, float):
         return v
     if isinstance(v, str):
         return v[:MAX_PROP_CHARS]
     return None
 
 
+def _key_ok(k: Any) -> bool:
+    if type(k) is not str:
+        return False
+    ok = _KEY_OK.get(k)
+    if ok is None:
+        ok = bool(_IDENT.match(k)) and k not in RESERVED
+        if len(_KEY_OK) < 10_000:
+            _KEY_OK[k] = ok
+    return ok
+
+
 def _iso_time(v):
     """``time`` is always comparable as text: epoch seconds become ISO-8601 UTC (``2021-05-01T12:00:00Z``)."""
+    if type(v) is int and _FAST_EPOCH[0] <= v <= _FAST_EPOCH[1]:  # what the datetime path writes, 4x faster
+        tm = time.gmtime(v)
+        return f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d}T{tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d}Z"
     if isinstance(v, (int, float)):
         import datetime as dt
 
@@ -103,7 +130,7 @@ def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | d
             props["renamed_from"] = [str(o)[:MAX_PROP_CHARS] for o, _ in ren[:100]]
             props["renamed_into"] = [str(n)[:MAX_PROP_CHARS] for _, n in ren[:100]]
         for k, v in meta.items():
-            if not isinstance(k, str) or not _IDENT.match(k) or k in RESERVED:
+            if not _key_ok(k):
                 continue
             if isinstance(v, list):
                 vals = [_scalar(x) for x in v[:100]]
