@@ -279,3 +279,26 @@ def test_an_identifier_inside_a_longer_one_counts_like_git_log_S(tmp_path):
     plain = eng.search("why does CGROUP_DEVICE exist at all here", record=False)
     assert not any("inside a longer identifier" in e for h in plain.hits for e in h.evidence)
     eng.close()
+
+
+def test_an_identifier_first_written_in_a_generated_file_over_the_cap(tmp_path, monkeypatch):
+    """A generated header (libbpf's vmlinux.h: 80k-230k changed lines) gets no per-file code terms, but its
+    tokens are kept apart (`code.bulk_added`), so "which commit introduced X" finds the check-in that first
+    wrote X, as `git log -S` does, and a later ordinary change that uses X does not take its place."""
+    from neurongraph.ingest import git_log
+
+    monkeypatch.setattr(git_log, "MAX_CODE_LINES", 50)
+    repo = Repo(tmp_path / "gen")
+    repo.commit("initial", {"src/main.c": "int main(void) { return 0; }\n"})
+    header = "".join(f"enum {{ GEN_ENTRY_{i} }};\n" for i in range(80)) + "enum { PERF_RECORD_SWITCH };\n"
+    checkin = repo.commit("ci: check in vmlinux.h", {"ci/vmlinux.h": header})
+    repo.commit("use the switch record", {"src/main.c": "int main(void) { return PERF_RECORD_SWITCH; }\n"})
+    assert repo.git("log", "-S", "PERF_RECORD_SWITCH", "--reverse", "--format=%H").split()[0] == checkin
+    eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
+    sync_source(eng, "git", repo.path)
+    md = eng.store.get_node("commit:" + checkin).metadata
+    assert md["code_skipped"] == 1 and "PERF_RECORD_SWITCH" in md["code"]["bulk_added"]
+    res = eng.search("which commit introduced PERF_RECORD_SWITCH", record=False)
+    assert res.hits[0].id == "commit:" + checkin
+    assert any("PERF_RECORD_SWITCH" in e for e in res.hits[0].evidence)
+    eng.close()

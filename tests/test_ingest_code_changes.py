@@ -1,4 +1,4 @@
-"""Diff-aware git ingest (READER_VERSION 3): hunks, renames and pickaxe code terms in commit metadata,
+"""Diff-aware git ingest (READER_VERSION 6): hunks, renames and pickaxe code terms in commit metadata,
 PR branch commits `part_of` their PR, damaged object stores, and the source name a repository gives.
 Real repositories made in the test, real SQLite stores."""
 
@@ -47,17 +47,21 @@ def test_hunks_renames_and_code_terms(repo):
     assert md[repo.c4]["code"] == {"added": ["ensure_flush"], "removed": ["ensure_sync"]}
     assert md[repo.c4]["files"] == [{"path": "src/main.c", "added": 1, "deleted": 1}]
     assert "renames" not in md[repo.c2] and "code_truncated" not in md[repo.c2]
-    assert READER_VERSION == 5
+    assert READER_VERSION == 6
 
 
 def test_big_files_caps_and_chunked_stream(repo, monkeypatch):
     repo.c5 = repo.commit("Vendor a table", {"vendor/t.c": "".join(f"int tbl_{i};\n" for i in range(60))})
     monkeypatch.setattr(git_log, "MAX_CODE_LINES", 50)  # the ~5,000-line rule, scaled down
     monkeypatch.setattr(git_log, "MAX_CODE_TERMS", 2)
+    monkeypatch.setattr(git_log, "MAX_BULK_TERMS", 40)
     monkeypatch.setattr(git_log, "_CHUNK", 7)  # records cut across many reads
     md = {n.id.removeprefix("commit:"): n.metadata for n in read_git(repo.path).nodes if n.type == "commit"}
     big = md[repo.c5]
-    assert big["hunks"] == {"vendor/t.c": [[0, 0, 1, 60]]} and big["code_skipped"] == 1 and "code" not in big
+    assert big["hunks"] == {"vendor/t.c": [[0, 0, 1, 60]]} and big["code_skipped"] == 1
+    # the big file's tokens are kept apart, under their own cap (the largest count changes, then by name)
+    assert big["code"]["added"] == [] and big["bulk_truncated"] is True and "code_truncated" not in big
+    assert len(big["code"]["bulk_added"]) == 40 and big["code"]["bulk_removed"] == []
     assert md[repo.c2]["code"]["added"] == ["ensure_sync", "failed"] or md[repo.c2]["code_truncated"] is True
     assert md[repo.c2]["code_truncated"] is True and len(md[repo.c2]["code"]["added"]) == 2
     monkeypatch.setattr(git_log, "MAX_HUNKS_FILE", 2)

@@ -370,7 +370,8 @@ class CodeHistory:
         code = md.get("code")
         if isinstance(code, dict):
             for side in ("added", "removed"):
-                terms = [x.lower() for x in code.get(side) or [] if isinstance(x, str)]
+                raw = (code.get(side) or []) + (code.get("bulk_" + side) or [])  # bulk: files over the line cap
+                terms = [x.lower() for x in raw if isinstance(x, str)]
                 post = self._postings[side]
                 for term in dict.fromkeys(terms):
                     post.setdefault(term, {})[idx] = t

@@ -59,12 +59,13 @@ class GitError(InvalidArgument):
 # same commit (2: merge commits without a PR are marked `aggregate`; 3: hunks, renames and code terms in the
 # metadata, line counts from the -U0 diff, `part_of` edges from a merged PR's branch commits; 4: code terms
 # of files up to 20,000 changed lines and 4,000 tokens a side, so an initial import names what it introduced;
-# 5: a merge's hunks against its second parent, `hunks_p2`).
+# 5: a merge's hunks against its second parent, `hunks_p2`; 6: the code terms of files over 20,000 changed
+# lines as `code.bulk_added` / `bulk_removed`, so "which commit introduced X" finds a generated header's X).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
 # view of them for good.
-READER_VERSION = 5
+READER_VERSION = 6
 
 
 def state_key(source: str, ref: str) -> str:
@@ -393,9 +394,11 @@ class _CommitReader:
             md["hunks_p2"] = c.hunks_p2  # a merge against its second parent: blame follows the branch exactly
         if c.renames:
             md["renames"] = [[o, n] for o, n in c.renames]
-        if c.code_added or c.code_removed:
+        if c.code_added or c.code_removed or c.code_bulk_added or c.code_bulk_removed:
             md["code"] = {"added": c.code_added, "removed": c.code_removed}
-        for flag in ("code_truncated", "hunks_truncated", "code_skipped"):
+            if c.code_bulk_added or c.code_bulk_removed:  # files over MAX_CODE_LINES (docs/ingest.md)
+                md["code"].update(bulk_added=c.code_bulk_added, bulk_removed=c.code_bulk_removed)
+        for flag in ("code_truncated", "hunks_truncated", "code_skipped", "bulk_truncated"):
             if c.flags.get(flag):
                 md[flag] = c.flags[flag]
         if c.unreadable:

@@ -45,6 +45,7 @@ __all__ = [
     "start_merge_hunks",
     "LOG_FORMAT",
     "MAX_CODE_LINES",
+    "MAX_BULK_TERMS",
     "MAX_HUNKS_FILE",
     "MAX_HUNKS_COMMIT",
 ]
@@ -55,6 +56,7 @@ MAX_CODE_LINES = 20000  # a file with more changed lines (a vendor import, gener
 MAX_HUNKS_FILE = 2000  # hunks kept per file ...
 MAX_HUNKS_COMMIT = 20000  # ... and per commit (metadata["hunks_truncated"] when cut)
 MAX_CODE_TERMS = 4000  # tokens kept per side (the largest count changes; metadata["code_truncated"] when cut)
+MAX_BULK_TERMS = 50000  # ... and per side from files over MAX_CODE_LINES, not in the other files' lists
 MAX_RESTARTS = 20  # failing commits read one by one before the rest is read by file names only
 _CHUNK = 1 << 20
 _AHEAD = 64  # chunks read ahead of the parse (64 MiB at most)
@@ -90,6 +92,8 @@ class Commit:
     hunks_p2: dict[str, list[list[int]]] = field(default_factory=dict)  # a merge's hunks against its 2nd parent
     code_added: list[str] = field(default_factory=list)
     code_removed: list[str] = field(default_factory=list)
+    code_bulk_added: list[str] = field(default_factory=list)  # from files over MAX_CODE_LINES
+    code_bulk_removed: list[str] = field(default_factory=list)
     flags: dict[str, int | bool] = field(default_factory=dict)  # hunks_truncated, code_truncated, code_skipped
     unreadable: str | None = None  # why the diff could not be read (git's message), when it could not
 
@@ -117,6 +121,8 @@ def _read_patch(c: Commit, patch: bytes) -> None:
     a type change (symlink -> file) add up under one path."""
     added: dict[bytes, int] = {}
     removed: dict[bytes, int] = {}
+    bulk_added: dict[bytes, int] = {}  # the same, from files over MAX_CODE_LINES (generated headers, imports)
+    bulk_removed: dict[bytes, int] = {}
     files: dict[str, list[int | None]] = {}
     n_hunks = skipped = 0
     for sec in patch.split(b"\ndiff --git "):
@@ -143,9 +149,9 @@ def _read_patch(c: Commit, patch: bytes) -> None:
         if keep > 0:
             c.hunks.setdefault(path, []).extend(hunks[:keep])
             n_hunks += keep
-        if n_old + n_new > MAX_CODE_LINES:
+        bulk = n_old + n_new > MAX_CODE_LINES
+        if bulk:
             skipped += 1
-            continue
         plus = count_identifiers_bytes(b"\n".join(_ADDED.findall(body))) if n_new else {}
         minus = count_identifiers_bytes(b"\n".join(_REMOVED.findall(body))) if n_old else {}
         both = plus.keys() & minus.keys()
@@ -161,13 +167,25 @@ def _read_patch(c: Commit, patch: bytes) -> None:
                     del plus[t]
                 else:  # moved within the file: neither
                     del plus[t], minus[t]
-        added.update(plus)  # the count change in the last file that changed it (ranks tokens at the cap)
-        removed.update(minus)
+        if bulk:
+            bulk_added.update(plus)
+            bulk_removed.update(minus)
+        else:
+            added.update(plus)  # the count change in the last file that changed it (ranks tokens at the cap)
+            removed.update(minus)
     c.files = [(p, a, d) for p, (a, d) in files.items()]
     if skipped:
         c.flags["code_skipped"] = skipped
     c.code_added = _top(added, c.flags)
     c.code_removed = _top(removed, c.flags)
+    if bulk_added or bulk_removed:
+        c.code_bulk_added = _top(_only(bulk_added, added), c.flags, MAX_BULK_TERMS, "bulk_truncated")
+        c.code_bulk_removed = _top(_only(bulk_removed, removed), c.flags, MAX_BULK_TERMS, "bulk_truncated")
+
+
+def _only(bulk: dict[bytes, int], kept: dict[bytes, int]) -> dict[bytes, int]:
+    """The bulk files' tokens that the commit's other files did not already list on that side."""
+    return {t: k for t, k in bulk.items() if t not in kept} if kept else bulk
 
 
 def _paths(head: bytes) -> tuple[str, str | None]:
@@ -227,16 +245,17 @@ def _unquote(raw: bytes, prefix: int = 0) -> str:
     return path_text(raw[prefix:])
 
 
-def _top(counts: dict[bytes, int], flags: dict) -> list[str]:
-    """The code terms (keywords dropped), decoded and sorted; over the cap, the ones whose count changed
-    most (ties by name)."""
+def _top(counts: dict[bytes, int], flags: dict, cap: int = 0, flag: str = "code_truncated") -> list[str]:
+    """The code terms (keywords dropped), decoded and sorted; over the cap (:data:`MAX_CODE_TERMS` by
+    default), the ones whose count changed most (ties by name)."""
+    cap = cap or MAX_CODE_TERMS
     for t in _STOP_B.intersection(counts):
         del counts[t]
     if not counts:
         return []
-    if len(counts) > MAX_CODE_TERMS:
-        flags["code_truncated"] = True
-        keep = sorted(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CODE_TERMS])
+    if len(counts) > cap:
+        flags[flag] = True
+        keep = sorted(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:cap])
         return [t.decode("ascii") for t, _ in keep]
     return b"\n".join(sorted(counts)).decode("ascii").split("\n")  # bytes order = str order for ASCII
 
