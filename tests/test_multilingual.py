@@ -198,12 +198,37 @@ def test_widening_a_large_store_waits_for_reembed_consent(tmp_path):
 def test_lexical_trust_ramp_only_for_cjk_questions_with_a_cjk_reading_embedder():
     from neurongraph.index.multilingual import TRUST_HIGH, TRUST_LOW, lexical_trust_for
 
-    ml = type("ReadsCjk", (), {"reads_cjk": True})()
+    ml = type("ReadsCjk", (), {"reads_cjk": True})()  # reads CJK, rows do not say their script
     assert lexical_trust_for("Why is login slow?", ml) is None
     assert lexical_trust_for("ログインが遅いのはなぜ", HashingEmbedder(8)) is None
-    trust = lexical_trust_for("ログインが遅いのはなぜ", ml)
-    assert trust is not None
+    gate = lexical_trust_for("ログインが遅いのはなぜ", ml)
+    assert gate is not None and gate.blind(np.ones((2, 4), np.float32)) is None
+    trust = gate.trust
     assert trust(TRUST_LOW) == 0.0 and trust(TRUST_HIGH) == 1.0 and 0.0 < trust((TRUST_LOW + TRUST_HIGH) / 2) < 1.0
+
+
+def test_language_gate_reads_a_rows_script_off_its_zero_base_block():
+    from neurongraph.index.multilingual import LanguageGate
+
+    # rows of a widened store (base block 2, USE block 2): English text, CJK text, a node without a vector
+    rows = np.array([[0.6, 0.0, 0.5, 0.5], [0.0, 0.0, 0.7, 0.1], [0.0, 0.0, 0.0, 0.0]], np.float32)
+    assert LanguageGate(query_cjk=True, base_dim=2).blind(rows).tolist() == [True, False, False]
+    assert LanguageGate(query_cjk=False, base_dim=2).blind(rows).tolist() == [False, True, False]
+
+
+def test_fusion_never_counts_a_blind_candidates_missing_lexical_match_against_it():
+    from neurongraph.retrieval.fusion import fuse
+
+    # node 1: the BM25 top hit, a middling dense match; node 2: the dense top hit, which BM25 cannot see
+    lex_nodes, lex_scores = np.array([1]), np.array([5.0])
+    dense_nodes, dense_scores = np.array([2, 1, 3]), np.array([0.8, 0.5, 0.1])
+    qsim = np.array([0.0, 0.5, 0.8, 0.1])
+    args = (lex_nodes, lex_scores, dense_nodes, dense_scores, qsim)
+    plain = fuse(*args, lexical_weight=0.7, dense_weight=0.3, dense_floor=0.1)
+    assert plain.nodes[np.argmax(plain.match)] == 1  # a linear fusion counts node 2's lexical 0 as a miss
+    gated = fuse(*args, lexical_weight=0.7, dense_weight=0.3, dense_floor=0.1, lexical_blind=lambda n: n == 2)
+    assert gated.nodes[np.argmax(gated.match)] == 2 and gated.match[gated.nodes == 2][0] == 1.0
+    assert gated.match[gated.nodes == 1][0] == plain.match[plain.nodes == 1][0]  # the others keep their score
 
 
 @needs_use
@@ -221,6 +246,32 @@ def test_japanese_question_reaches_english_text_past_unrelated_japanese_bigram_m
         res = eng.search("アップロードでサーバーが落ちる問題を直しました", limit=3)
         assert res.hits[0].id == "commit:c3"
         assert res.hits[0].ranks["dense"] == 1 and res.hits[0].scores["lexical"] == 0.0
+    finally:
+        eng.close()
+
+
+@needs_use
+@pytest.mark.model
+def test_english_question_does_not_count_japanese_texts_missing_words_against_them(tmp_path):
+    report = ngr.Node("commit:d4", "commit", "Report page layout", "The report page shows the monthly chart first.")
+    note = ngr.Node(
+        "wiki:ja",
+        "wiki",
+        "月次レポート",
+        "月次レポートのグラフが夜間に空になる。集計ジョブがタイムゾーンを誤っているためだ。",
+    )
+    eng = ngr.open(tmp_path / "mixed.db")
+    try:
+        eng.add_nodes([*EN, report])
+        eng.add_nodes([note, ngr.Node("wiki:ja2", "wiki", "会議", "昨日の会議で予算について話しました。")])
+        q = "Why is the monthly report chart empty at night?"
+        dense = [h.id for h in eng.search(q, limit=3, channel="none", lexical_weight=0.0, dense_weight=1.0).hits]
+        assert dense == ["commit:d4", "commit:b2", "wiki:ja"]  # the English rows carry MiniLM's similarity too
+        hits = eng.search(q, limit=3).hits
+        # the Japanese note has no English word to match: scored by its dense match alone, it passes the English
+        # commit that BM25 does not match either; the commit that shares the question's words stays first
+        assert [h.id for h in hits] == ["commit:d4", "wiki:ja", "commit:b2"]
+        assert hits[1].ranks["lexical"] is None and hits[1].scores["dense"] > 0
     finally:
         eng.close()
 

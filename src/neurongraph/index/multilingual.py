@@ -53,6 +53,7 @@ __all__ = [
     "CJK_WEIGHTS",
     "CJK_WEIGHTS_NO_DENSE",
     "lexical_trust_for",
+    "LanguageGate",
 ]
 
 USE_MODEL_ID = "use-m3:512"
@@ -238,12 +239,13 @@ def for_add(
 # so it gets a weight that only breaks ties among texts BM25 scores alike (or not at all).
 CJK_WEIGHTS = (0.7, 0.3)
 CJK_WEIGHTS_NO_DENSE = (1.0, 0.05)  # dense orders only what BM25 does not match (tatoeba_ja_en on MiniLM)
-# lexical trust ramp: the lexical weight is scaled from 0 (the BM25 top hit's dense match at or below
-# TRUST_LOW) to 1 (at or above TRUST_HIGH).  Why: in a store holding Japanese and English, a Japanese
-# question shares common bigrams (した, ます) with some Japanese text however unrelated, and a max-normalised
-# BM25 then puts that text first over the English text the question translates; the dense channel, which
-# reads both languages, says the BM25 hit is unrelated.  On a Japanese-only corpus the two agree (jsquad_ja:
-# the BM25 top hit's dense match is >= 0.76 for 90% of the questions), so BM25 keeps its weight.
+# lexical trust ramp: in the cross-lingual case (the dense channel's best candidate is written in the other
+# script than the question) the lexical weight is scaled from 0 (the BM25 top hit's dense match at or below
+# TRUST_LOW) to 1 (at or above TRUST_HIGH).  Why: a Japanese question shares common bigrams (した, ます) with
+# some Japanese text however unrelated, and a max-normalised BM25 then ranks that text near the English text
+# the question translates; the dense channel, which reads both languages, says the BM25 hit is unrelated.
+# When the dense channel's best is in the question's script, BM25 can judge the same texts and keeps its
+# weight (jsquad_ja: the ramp there cost R@5 0.966 -> 0.958 against BM25 alone, docs/multilingual.md).
 TRUST_LOW, TRUST_HIGH = 0.4, 0.7
 
 
@@ -256,11 +258,39 @@ def query_weights(cfg: SearchConfig, query: str, embedder: object) -> SearchConf
     return cfg.replace(lexical_weight=lex, dense_weight=dense)
 
 
-def _trust(agreement: float) -> float:
-    return min(1.0, max(0.0, (agreement - TRUST_LOW) / (TRUST_HIGH - TRUST_LOW)))
+class LanguageGate:
+    """What the entry fusion knows about one question's languages on a store that reads CJK (issue 29).
+
+    The lexical channel only sees text written in the question's script: an English commit has no bigram
+    of a Japanese question, a Japanese note no word of an English one.  Such a candidate's lexical 0 says
+    nothing about it, yet a linear fusion counts it as a miss, so a cross-lingual match lost to any
+    same-script text that shares a few terms (English question over English and Japanese text: dense R@5
+    0.460, hybrid 0.273).  ``blind`` marks those candidates; the fusion scores them by the dense channel
+    alone when that is higher (``fusion.fuse``).  Which script a node is written in is read off its vector:
+    a :class:`MultilingualEmbedder` row of CJK text has a zero base block, one of other text does not."""
+
+    def __init__(self, query_cjk: bool, base_dim: int | None):
+        self.query_cjk = query_cjk
+        self.base_dim = base_dim  # None: an embedder whose rows do not say their script (no blind mask)
+
+    def trust(self, agreement: float) -> float:
+        """The lexical weight's factor in the cross-lingual case, from the BM25 top hit's dense match (0..1)."""
+        return min(1.0, max(0.0, (agreement - TRUST_LOW) / (TRUST_HIGH - TRUST_LOW)))
+
+    def blind(self, rows: np.ndarray) -> np.ndarray | None:
+        """Of candidates' vector rows, those written in the other script than the question (None: unknown)."""
+        if self.base_dim is None:
+            return None
+        base = np.asarray(rows[:, : self.base_dim].any(axis=1), bool)
+        return base if self.query_cjk else ~base & np.asarray(rows[:, self.base_dim :].any(axis=1), bool)
 
 
-def lexical_trust_for(query: str, embedder: object) -> Callable[[float], float] | None:
-    """The lexical trust ramp for a CJK question with an embedder that reads CJK, else None (English
-    questions, and any question with an English-only embedder, keep the configured weights)."""
-    return _trust if reads_cjk(embedder) and is_cjk(query) else None
+def lexical_trust_for(query: str, embedder: object) -> LanguageGate | None:
+    """The question's :class:`LanguageGate` with an embedder that reads CJK, else None (an English-only
+    store, or an embedder that cannot read CJK: the configured weights, nothing blind).  An embedder that
+    reads CJK without saying a row's script gets the ramp for CJK questions only, as before."""
+    if not reads_cjk(embedder):
+        return None
+    if isinstance(embedder, MultilingualEmbedder):
+        return LanguageGate(is_cjk(query), embedder.base.dim)
+    return LanguageGate(True, None) if is_cjk(query) else None

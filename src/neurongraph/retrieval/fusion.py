@@ -17,6 +17,8 @@ RRF is the rank-only alternative.  Output arrays are aligned on the union of can
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 __all__ = ["EntryScores", "fuse", "dense_match", "sorted_union"]
@@ -88,9 +90,13 @@ def fuse(
     dense_weight=0.5,
     rrf_k=60,
     dense_floor: float | None = None,
+    lexical_blind: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> EntryScores:
     """``dense_floor`` is the query's typical similarity over the corpus (``VectorIndex.typical_similarity``);
-    without it ``match`` equals ``entry``."""
+    without it ``match`` equals ``entry``.  ``lexical_blind`` marks, of the candidate nodes, those the lexical
+    channel cannot see (written in another script than the question, index/multilingual.py ``LanguageGate``):
+    their fused scores are at least their dense ones, so a missing lexical match costs them nothing (a match
+    they have still counts)."""
     nodes = sorted_union(lex_nodes, dense_nodes).astype(np.int64)
     lex_rank = _ranks(nodes, lex_nodes)
     dense_rank = _ranks(nodes, dense_nodes)
@@ -115,4 +121,9 @@ def fuse(
     total = lexical_weight + dense_weight or 1.0
     entry = (lexical_weight * lexical + dense_weight * dense) / total
     match = None if dense_abs is None else (lexical_weight * lexical + dense_weight * dense_abs) / total
+    blind = lexical_blind(nodes) if lexical_blind is not None and dense_weight > 0 else None
+    if blind is not None and blind.any():
+        np.maximum(entry, np.where(blind, dense, 0.0), out=entry)
+        if match is not None and dense_abs is not None:
+            np.maximum(match, np.where(blind, dense_abs, 0.0), out=match)
     return EntryScores(nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs, match)

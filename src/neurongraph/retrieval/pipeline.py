@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from .fusion import EntryScores, dense_match, fuse, sorted_union
 from .priors import PRIORS, Prior
 from .priors import values_at as _values_at
 from .recency import RecencyPrior
+
+if TYPE_CHECKING:
+    from ..index.multilingual import LanguageGate
 
 __all__ = ["Ranking", "GraphPath", "RankInputs", "rank"]
 
@@ -208,9 +212,9 @@ class RankInputs:
     edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
     aggregate: Callable | None = None  # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
     code: CodeEvidence | None = None  # blame of the working set's lines and identifier matches (code_evidence.py)
-    # (dense match of the BM25 top hit, 0..1) -> factor on the lexical weight: a CJK question over a store that
-    # also holds text of other languages (index/multilingual.py lexical_trust); None = weights as configured
-    lexical_trust: Callable[[float], float] | None = None
+    # the question's languages on a store that reads CJK (index/multilingual.py LanguageGate): which candidates
+    # BM25 cannot see (another script) and the lexical trust ramp; None = weights as configured, nothing blind
+    lexical_trust: LanguageGate | None = None
 
     @property
     def overfetch(self) -> int:
@@ -343,6 +347,31 @@ def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
     return qsim, dense_nodes, dense_scores
 
 
+def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_nodes, dense_scores, floor):
+    """The lexical weight of this question and the mask of candidates BM25 cannot see (or None), from the
+    question's :class:`LanguageGate` (issue 29): the trust ramp applies when the dense channel's best
+    candidate is written in the other script than the question (or when a row's script is unknown)."""
+    gate, lexical_weight = x.lexical_trust, cfg.lexical_weight
+    if gate is None or not dense_scores.size or cfg.dense_weight <= 0:
+        return lexical_weight, None
+    rows = x.vectors.matrix
+
+    def blind(nodes: np.ndarray) -> np.ndarray | None:
+        ok = nodes < rows.shape[0]
+        got = gate.blind(rows[nodes[ok]])
+        if got is None or ok.all():
+            return got
+        out = np.zeros(nodes.shape[0], bool)
+        out[ok] = got
+        return out
+
+    top_blind = blind(dense_nodes[:1])
+    if (top_blind is None or top_blind[0]) and floor is not None and lex_nodes.size:
+        top = float(qsim[lex_nodes[0]]) if lex_nodes[0] < qsim.shape[0] else floor
+        lexical_weight *= gate.trust(float(dense_match(top, float(dense_scores[0]), floor)))
+    return lexical_weight, (blind if top_blind is not None else None)
+
+
 def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]) -> _EntryStep:
     """Step 1, entry: BM25 and dense candidates, fused (normalised linear or RRF)."""
     t0 = time.perf_counter()
@@ -365,16 +394,7 @@ def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dic
     t2 = time.perf_counter()
     timings["dense"] = (t2 - t1) * 1000
     floor = vectors.typical_similarity(qvec) if qvec is not None and vectors.n else None
-    lexical_weight = cfg.lexical_weight
-    if (
-        x.lexical_trust is not None
-        and cfg.dense_weight > 0
-        and floor is not None
-        and lex_nodes.size
-        and dense_scores.size
-    ):
-        top = float(qsim[lex_nodes[0]]) if lex_nodes[0] < qsim.shape[0] else floor
-        lexical_weight *= x.lexical_trust(float(dense_match(top, float(dense_scores[0]), floor)))
+    lexical_weight, blind = _language_gate(cfg, x, qsim, lex_nodes, dense_nodes, dense_scores, floor)
     e = fuse(
         lex_nodes,
         lex_scores,
@@ -386,6 +406,7 @@ def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dic
         dense_weight=cfg.dense_weight,
         rrf_k=cfg.rrf_k,
         dense_floor=floor,
+        lexical_blind=blind,
     )
     return _EntryStep(e, qsim, dense_nodes, dense_scores, floor, approx, t2)
 
