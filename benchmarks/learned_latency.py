@@ -1,7 +1,15 @@
-"""p50 of Engine.search at 10k synthetic nodes (bench perf's corpus), before and after 1,000 learned queries.
+"""Search p50 at 10k synthetic nodes (bench perf's corpus): nothing learned vs 1,000 learned queries.
 
-Usage: PYTHONPATH=<tree>/src python benchmarks/learned_latency.py LABEL  -> one JSON line (7 rounds of 200
-searches, record=False; min and median of the rounds' p50).  docs/learning.md, issue 26.
+Why this shape: the machine is shared and noisy, so the two states are measured in one process,
+interleaved: two engines over two copies of one store, one untouched, one after 1,000 searches each
+reported one source used; each timed query is searched on one and then the other, so a burst of load
+from other work falls on both.  Reported: each state's median of its rounds' p50, and the median of the per-round
+differences (learned − nothing learned).  Every timed query is one of the learned ones (the learned
+view is walked on every timed search: the worst case).  Also the median cost of the two learning reads
+per search (``node_priming`` and ``learned_graph``), in microseconds.
+
+Usage: PYTHONPATH=<tree>/src python benchmarks/learned_latency.py LABEL [ROUNDS]  -> one JSON line.
+docs/learning.md, issue 26.
 """
 
 import json
@@ -16,51 +24,71 @@ from neurongraph.engine import Engine
 from neurongraph.store.sqlite import SQLiteStore
 
 WALK = ("selected", "validated", "used")
+ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 15
 run = P._Synthetic(10000, 3.0, 200, 10, 384, 0)
-db = tempfile.mkdtemp() + "/b.db"
-eng = Engine(SQLiteStore(db), run.emb)
+tmp = tempfile.mkdtemp()
+base = Engine(SQLiteStore(tmp + "/a.db"), run.emb)
 vecs = run.emb.embed([x.body for x in run.corpus])
-eng.store.put_vectors(run.emb.model_id, [(x.hash, v) for x, v in zip(run.corpus, vecs)])
+base.store.put_vectors(run.emb.model_id, [(x.hash, v) for x, v in zip(run.corpus, vecs)])
 for i in range(0, 10000, 2000):
-    eng.add_nodes(run.corpus[i : i + 2000])
-eng.add_edges(run.edges)
+    base.add_nodes(run.corpus[i : i + 2000])
+base.add_edges(run.edges)
+base.store.copy_to(tmp + "/b.db")
+learned = Engine(SQLiteStore(tmp + "/b.db"), run.emb)
 qs, qv = run.queries[10:], run.qvecs[10:]
 
+learn = (list(qs) + P.make_queries(1000, 1))[:1000]
+for q, v in zip(learn, learned.embedder.embed(learn)):
+    r = learned.search(q, qvec=v)
+    h = next((h for h in r.hits if h.paths), r.hits[0])
+    learned.record_source_use(r.trace_id, [(h.id, s) for s in WALK])
 
-def rounds(k=7):
-    out = []
-    for _ in range(k):
-        lat = []
-        for q, v in zip(qs, qv):
+
+def one_round() -> tuple[float, float]:
+    """p50 of each engine over the timed queries, each query searched on both back to back."""
+    la, lb = [], []
+    for q, v in zip(qs, qv):
+        for eng, lat in ((base, la), (learned, lb)):
             t = time.perf_counter()
             eng.search(q, qvec=v, record=False)
             lat.append((time.perf_counter() - t) * 1000)
-        out.append(float(np.percentile(lat, 50)))
-    return out
+    return float(np.percentile(la, 50)), float(np.percentile(lb, 50))
 
 
-for q, v in zip(qs[:20], qv[:20]):
-    eng.search(q, qvec=v, record=False)
-b = rounds()
-learn = (list(qs) + P.make_queries(1000, 1))[:1000]
-for q, v in zip(learn, eng.embedder.embed(learn)):
-    r = eng.search(q, qvec=v)
-    h = next((h for h in r.hits if h.paths), r.hits[0])
-    eng.record_source_use(r.trace_id, [(h.id, s) for s in WALK])
-for q, v in zip(qs[:20], qv[:20]):
-    eng.search(q, qvec=v, record=False)
-a = rounds()
+def reads_us(eng) -> dict:
+    """Median microseconds of the two learning reads of a search, over the timed queries."""
+    pr, lg = [], []
+    for q, v in zip(qs, qv):
+        t = time.perf_counter()
+        eng.node_priming(v, q)
+        pr.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        eng.learned_graph(v, q)
+        lg.append(time.perf_counter() - t)
+    return {"node_priming_us": float(np.median(pr) * 1e6), "learned_graph_us": float(np.median(lg) * 1e6)}
+
+
+for eng in (base, learned):  # warm-up: caches, the lexical index, the learned state's query vectors
+    for q, v in zip(qs[:20], qv[:20]):
+        eng.search(q, qvec=v, record=False)
+a, b = [], []
+for _ in range(ROUNDS):
+    x, y = one_round()
+    a.append(x)
+    b.append(y)
 print(
     json.dumps(
         {
-            "tree": sys.argv[1],
-            "before_min": min(b),
-            "before_med": float(np.median(b)),
-            "after_min": min(a),
-            "after_med": float(np.median(a)),
-            "before": b,
-            "after": a,
-            "learned_edges": int(eng.store.ledgers.plastic_edges()[0].shape[0]),
+            "tree": sys.argv[1] if len(sys.argv) > 1 else "",
+            "rounds": ROUNDS,
+            "nothing_learned_p50_med": float(np.median(a)),
+            "learned_p50_med": float(np.median(b)),
+            "diff_med": float(np.median(np.subtract(b, a))),
+            "nothing_learned": a,
+            "learned": b,
+            "reads_nothing_learned": reads_us(base),
+            "reads_learned": reads_us(learned),
+            "learned_edges": int(learned.store.ledgers.plastic_edges()[0].shape[0]),
         }
     )
 )

@@ -33,6 +33,7 @@ from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_ve
 from .index.vectors import VectorIndex, one_blas_thread
 from .ingest.git_blame import SourceBlame
 from .learning.api import Learning
+from .learning.assoc import lexical_idf
 from .link import Linker, LinkerConfig
 from .link.query import QueryTables
 from .model import Edge, Node, as_edges, checked_edge_columns, content_hash, edge_columns
@@ -123,7 +124,13 @@ class Engine:
         self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
-        self.learning = Learning(store, embed=self._query_vectors, graph=self._current_graph, refresh=self.refresh)
+        self.learning = Learning(
+            store,
+            embed=self._query_vectors,
+            graph=self._current_graph,
+            refresh=self.refresh,
+            idf=lexical_idf(lambda: self.lexical),  # a learning query's distinctive terms (learning/assoc.py)
+        )
         self.query_linker = QueryLinker(store)  # fitted by link() or lazily, or tables from a snapshot
         # BM25 in memory (index/bm25.py): FTS5's ranking without an FTS5 query per search; built on the
         # second search (or loaded from the snapshot), off for a store that cannot tokenize (PostgreSQL)
@@ -583,11 +590,11 @@ class Engine:
         inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=self.vectors,
-            graph=self.learned_graph(qvec),  # base graph + learned weights near this query (learning)
+            graph=self.learned_graph(qvec, query),  # base graph + learned weights near this query (learning)
             rel_ids=self._rel_ids,
             allowed=sc.allowed,
             extra_sources=extra,
-            priming=self.node_priming(qvec),  # recent use (learning)
+            priming=self.node_priming(qvec, query),  # recent use (learning)
             entry_allowed=sc.entry_allowed,
             seed_allowed=sc.seed_allowed,
             query_seeds=self._query_seeds(query) if cfg.query_links and cfg.uses_graph else None,
@@ -672,14 +679,14 @@ class Engine:
     decay = _via("learning", "decay")
     prune_traces = _via("learning", "prune_traces")
 
-    def node_priming(self, qvec: np.ndarray | None = None) -> np.ndarray | None:
+    def node_priming(self, qvec: np.ndarray | None = None, query: str | None = None) -> np.ndarray | None:
         """Decayed, query-conditioned activation per node index (see ``Learning.node_priming``)."""
-        return self.learning.node_priming(qvec, self.table.n)
+        return self.learning.node_priming(qvec, self.table.n, query)
 
-    def learned_graph(self, qvec: np.ndarray | None = None) -> GraphArrays:
+    def learned_graph(self, qvec: np.ndarray | None = None, query: str | None = None) -> GraphArrays:
         """The graph a search for ``qvec`` walks: ``self.graph`` itself unless edges learned for near
         questions add their learned part (see ``Learning.conditioned_graph``, docs/learning.md)."""
-        return self.learning.conditioned_graph(qvec) or self.graph
+        return self.learning.conditioned_graph(qvec, query) or self.graph
 
     # relation schema (schema/api.py: Schema)
     schema_atomic = _via("schema", "atomic")

@@ -32,26 +32,34 @@ def step_keys(eid: np.ndarray, node: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class EdgeOverlay:
     """Per-search additions to edge weights: ``extra[k]`` on a step with key ``key[k]`` (``step_keys``:
-    the stored edge and the node the step reaches).  ``key`` is sorted and unique."""
+    the stored edge and the node the step reaches).  ``key`` is sorted and unique.  ``back[k]``: the step
+    runs against the stored edge (it reaches the edge's source), so a "both" walk scales its addition like
+    its weight (``reverse_weight``)."""
 
     key: np.ndarray  # int64, sorted
     extra: np.ndarray  # float64, > 0
+    back: np.ndarray | None = None  # bool per key; None = every key forwards
 
     @classmethod
-    def of(cls, eid, toward, extra) -> EdgeOverlay:
+    def of(cls, eid, toward, extra, back=None) -> EdgeOverlay:
         """From unsorted rows (tests, callers without pre-sorted keys); a repeated key keeps its largest."""
         key = step_keys(eid, toward)
         extra = np.asarray(extra, np.float64)
+        bk = np.zeros(key.shape[0], bool) if back is None else np.asarray(back, bool)
         order = np.lexsort((extra, key))
-        key, extra = key[order], extra[order]
+        key, extra, bk = key[order], extra[order], bk[order]
         last = np.r_[key[1:] != key[:-1], True] if key.size else np.zeros(0, bool)
-        return cls(key[last], extra[last])
+        return cls(key[last], extra[last], bk[last] if back is not None else None)
 
     def __len__(self) -> int:
         return int(self.key.shape[0])
 
-    def added(self, eid: np.ndarray, dst: np.ndarray) -> np.ndarray | None:
-        """What each step ``(eid, dst)`` gains (0 for most), or None when no step is learned."""
+    def toward(self) -> np.ndarray:
+        """The nodes learned steps reach (with repeats)."""
+        return self.key & ((1 << SHIFT) - 1)
+
+    def added(self, eid: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+        """Rows of the steps ``(eid, dst)`` that are learned and what each gains, or None when none is."""
         if eid.shape[0] == 0 or self.key.shape[0] == 0:
             return None
         want = step_keys(eid, dst)
@@ -59,7 +67,9 @@ class EdgeOverlay:
         hit = self.key[i] == want
         if not hit.any():
             return None
-        return np.where(hit, self.extra[i], 0.0)
+        rows = np.flatnonzero(hit)
+        extra = self.extra[i[rows]]
+        return rows, extra, (self.back[i[rows]] if self.back is not None else None)
 
 
 class LearnedView(GraphArrays):
@@ -72,31 +82,35 @@ class LearnedView(GraphArrays):
         self.overlay = overlay
         self.n_nodes = graph.n_nodes
         self.version = graph.version
+        # the nodes a learned step reaches: most steps of a walk reach none, and one gather over this mask
+        # tells (the step keys are computed only for the few that do)
+        self._toward = np.zeros(max(graph.n_nodes, int(overlay.toward().max(initial=-1)) + 1), bool)
+        self._toward[overlay.toward()] = True
 
     def __getattr__(self, name):  # anything not overridden reads the wrapped graph's state
         return getattr(self._g, name)
 
-    def _add(self, exp: Expansion, scale: float = 1.0) -> Expansion:
-        extra = self.overlay.added(exp.eid, exp.dst)
-        if extra is None:
+    def _add(self, exp: Expansion, reverse_weight: float = 1.0) -> Expansion:
+        """``exp`` with the learned additions; in a "both" walk a backward step's addition is scaled like its
+        weight (``reverse_weight``, which the graph already applied to the base part)."""
+        if exp.dst.shape[0] == 0:
             return exp
-        return dataclasses.replace(exp, weight=exp.weight + extra * scale)
+        near = np.flatnonzero(self._toward[exp.dst])
+        if near.size == 0:
+            return exp
+        got = self.overlay.added(exp.eid[near], exp.dst[near])
+        if got is None:
+            return exp
+        rows, extra, back = got
+        if back is not None and reverse_weight != 1.0:
+            extra = np.where(back, extra * reverse_weight, extra)
+        weight = exp.weight.copy()
+        weight[near[rows]] += extra
+        return dataclasses.replace(exp, weight=weight)
 
     def expand(self, frontier, reverse: bool = False, direction: str | None = None, reverse_weight: float = 1.0):
-        if direction != "both":
-            return self._add(self._g.expand(frontier, reverse, direction, reverse_weight))
-        # the two halves apart, so a backward step's addition is scaled like its weight; same order as the graph's
-        fwd = self._add(self._g.expand(frontier, direction="out"))
-        back = self._add(self._g.expand(frontier, direction="in"))
-        if reverse_weight != 1.0:
-            back = dataclasses.replace(back, weight=back.weight * reverse_weight)
-        if len(back) == 0:
-            return fwd
-        if len(fwd) == 0:
-            return back
-        return Expansion(
-            *(np.concatenate([getattr(fwd, f.name), getattr(back, f.name)]) for f in dataclasses.fields(Expansion))
-        )
+        exp = self._g.expand(frontier, reverse, direction, reverse_weight)
+        return self._add(exp, reverse_weight if direction == "both" else 1.0)
 
     def all_edges(self) -> Expansion:
         return self._add(self._g.all_edges())

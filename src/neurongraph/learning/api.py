@@ -19,13 +19,15 @@ import json
 import math
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..graph.arrays import GraphArrays
 from ..graph.learned import LearnedView
 from ..store.base import Store
-from .contextual import EdgeContext
+from .assoc import Idf, QueryBank
+from .contextual import EdgeContext, Near, UseContext
 from .decay import decayed
 from .errors import IdempotencyConflict, InvalidArgument, SourceNotUsed
 from .ledger import EdgeBook, Ledger
@@ -34,6 +36,17 @@ from .reinforce import bounded_increase, diminishing
 from .stages import apply_events, newly_used, normalise_events
 
 __all__ = ["Learning"]
+
+
+@dataclass(frozen=True)
+class _Conditioned:
+    """What query-conditioned learning reads per search, rebuilt once per store change."""
+
+    seq: int
+    bank: QueryBank | None  # every distinct learning query (None: nothing learned)
+    uses: UseContext
+    edges: EdgeContext
+
 
 # input lengths every interface shares (Python, CLI, MCP, HTTP: service/contract.LIMITS reads these), so a
 # value one interface refuses is refused by all (issue 27: `feedback use --key` took 100k characters)
@@ -56,7 +69,9 @@ class Learning:
       query-conditioned priming needs it;
     * ``graph`` — the in-memory graph lazily decayed weights are pushed into (the engine's CSR arrays);
       only ``node_priming`` needs it;
-    * ``refresh`` — called after a write so derived state catches up (the engine's ``refresh``).
+    * ``refresh`` — called after a write so derived state catches up (the engine's ``refresh``);
+    * ``idf`` — terms -> corpus IDF (the engine's lexical index, learning/assoc.py ``lexical_idf``): the
+      weight of each learning query's terms when a search's terms are compared with it (uniform without).
     """
 
     def __init__(
@@ -66,17 +81,19 @@ class Learning:
         embed: Embed | None = None,
         graph: Callable[[], GraphArrays] | None = None,
         refresh: Callable[[], object] | None = None,
+        idf: Idf | None = None,
     ):
         self.store = store
         self._embed = embed
         self._graph = graph
         self._refresh = refresh or (lambda: None)
+        self._idf = idf
         self._learning_policy: LearningPolicy | None = None
-        # (store seq, idx, activation, activation_at, use nodes, their queries, query vectors once embedded)
-        self._priming_cache: tuple | None = None
+        self._priming_cache: tuple | None = None  # (store seq, idx, activation, activation_at)
         self._plastic_cache: tuple | None = None  # (store seq, eid, base, plastic, plastic_at, dormant)
         self._decay_applied: tuple | None = None  # (store seq, graph version) of the last push of base weights
-        self._edge_context: tuple | None = None  # (store seq, EdgeContext, its query matrix or None)
+        self._edge_context: _Conditioned | None = None  # learned state by learning query, per store change
+        self._assoc_memo: tuple | None = None  # ((seq, query vector bytes, query), association per bank row)
         self._qvec_cache: dict[str, np.ndarray] = {}  # learning query text -> vector (queries never change)
 
     # ------------------------------------------------------------ policy and clock
@@ -439,43 +456,71 @@ class Learning:
         self._refresh()
         return {"edges": n_edges, "nodes": n_nodes, "at": now}
 
-    def node_priming(self, qvec: np.ndarray | None = None, n_nodes: int = 0) -> np.ndarray | None:
+    def node_priming(
+        self, qvec: np.ndarray | None = None, n_nodes: int = 0, query: str | None = None
+    ) -> np.ndarray | None:
         """Decayed activation of recently used nodes (0..1) for ranking; None when nothing is primed.
 
-        With ``qvec``, priming is query-conditioned: a used node is primed in proportion to how
-        similar this query is to the queries it was used for (Hebbian query↔source association),
-        so feedback on one question does not pull its sources into unrelated answers.
-        Called once per search, so it is also where lazily decayed plastic weights
-        reach the in-memory graph (a time-only change has no change-feed entry).  The result covers at
-        least ``n_nodes`` node indices."""
+        With ``qvec``, priming is query-conditioned: a used node is primed in proportion to how near this
+        query (its vector and, with ``query``, its distinctive terms: learning/assoc.py) is to the queries
+        it was used for (Hebbian query↔source association), so feedback on one question does not pull its
+        sources into unrelated answers.  Called once per search, so it is also where lazily decayed
+        plastic weights reach the in-memory graph (a time-only change has no change-feed entry).  The
+        result covers at least ``n_nodes`` node indices."""
         seq = self.store.current_seq()
         now = self._now()
         self._apply_weight_decay(seq, now)
         if self._priming_cache is None or self._priming_cache[0] != seq:
-            led = Ledger(self.store)
-            idx, act, at = led.rows.active_nodes()
-            by_id = led.rows.used_queries() if idx.size else []
-            use_idx = self.store.lookup_idx({n for n, _ in by_id})
-            uses = sorted((use_idx[n], q) for n, q in by_id if n in use_idx)  # by node: one reduceat per search
-            use_nodes = np.array([i for i, _ in uses], np.int64)
-            self._priming_cache = (seq, idx, act, at, use_nodes, [q for _, q in uses], None)
-        _, idx, act, at, use_nodes, use_queries, qmat = self._priming_cache
+            self._priming_cache = (seq, *Ledger(self.store).rows.active_nodes())
+        _, idx, act, at = self._priming_cache
         if idx.size == 0:
             return None
-        out = np.zeros(max(n_nodes, int(idx.max()) + 1))
-        out[idx] = decayed(act, at, now, self.learning_policy.activation_half_life_s)
-        if qvec is not None:
-            tau = self.learning_policy.priming_min_query_sim
-            assoc = np.zeros(out.shape[0])
-            if use_nodes.size:
-                if qmat is None:  # embedded on the first query-conditioned call, then cached with the rest
-                    qmat = self._query_vectors(use_queries)
-                    self._priming_cache = (*self._priming_cache[:6], qmat)
-                sims = np.clip((qmat @ np.asarray(qvec, np.float32) - tau) / max(1.0 - tau, 1e-9), 0.0, 1.0)
-                first = np.flatnonzero(np.r_[True, use_nodes[1:] != use_nodes[:-1]])
-                assoc[use_nodes[first]] = np.maximum.reduceat(sims, first)  # max over a node's queries
-            out *= assoc
-        return out
+        hl = self.learning_policy.activation_half_life_s
+        if qvec is None:
+            out = np.zeros(max(n_nodes, int(idx.max()) + 1))
+            out[idx] = decayed(act, at, now, hl)
+            return out
+        state = self._conditioned(seq)
+        return state.uses.priming(self._assoc(state, qvec, query), now, hl, n_nodes)
+
+    def _conditioned(self, seq: int) -> _Conditioned:
+        """The learned state grouped by learning query, once per store change (the query vectors are
+        embedded once per process)."""
+        st = self._edge_context
+        if st is not None and st.seq == seq:
+            return st
+        led = Ledger(self.store)
+        idx, act, at = (
+            self._priming_cache[1:]
+            if self._priming_cache and self._priming_cache[0] == seq
+            else (led.rows.active_nodes())
+        )
+        by_id = led.rows.used_queries() if idx.size else []
+        use_idx = self.store.lookup_idx({n for n, _ in by_id})
+        uses = [(use_idx[n], q) for n, q in by_id if n in use_idx]
+        _, eid, _, plastic, p_at, dormant = self._plastic_cache or (seq, *self.store.ledgers.plastic_edges())
+        live = {int(e): (float(p), float(a)) for e, p, a, d in zip(eid, plastic, p_at, dormant) if p != 0 and not d}
+        edge_rows = self.store.ledgers.learned_edge_queries() if live else []
+        queries = list(dict.fromkeys([q for _, q in uses] + [r[4] for r in edge_rows if r[0] in live]))
+        bank = QueryBank.build(queries, self._query_vectors(queries), self._idf) if queries else None
+        row = bank.row if bank is not None else {}
+        st = _Conditioned(seq, bank, UseContext.build(uses, idx, act, at, row), EdgeContext.build(edge_rows, live, row))
+        self._edge_context, self._assoc_memo = st, None
+        return st
+
+    def _assoc(self, state: _Conditioned, qvec: np.ndarray, query: str | None) -> Near:
+        """The learning queries this search is near, with its association with each (memoised: priming
+        and the learned view of one search share it)."""
+        if state.bank is None:
+            return np.zeros(0, np.int64), np.zeros(0)
+        q = np.asarray(qvec, np.float32)
+        key = (state.seq, q.tobytes(), query)
+        if self._assoc_memo is not None and self._assoc_memo[0] == key:
+            return self._assoc_memo[1]
+        pol = self.learning_policy
+        a = state.bank.near(q, query, pol.priming_min_query_sim, pol.min_term_overlap)
+        self._assoc_memo = (key, a)
+        return a
 
     def _query_vectors(self, queries: list[str]) -> np.ndarray:
         """Vectors of learning queries; each text is embedded once per process (a store change re-reads
@@ -490,30 +535,22 @@ class Learning:
             return np.zeros((0, 0), np.float32)
         return np.stack([cache[q] for q in queries]).astype(np.float32, copy=False)
 
-    def conditioned_graph(self, qvec: np.ndarray | None) -> GraphArrays | None:
+    def conditioned_graph(self, qvec: np.ndarray | None, query: str | None = None) -> GraphArrays | None:
         """The graph this query walks: the base graph with the learned weights of edges whose learning
-        queries are near ``qvec`` added (graph/learned.py ``LearnedView``).  Unrelated queries, and every
-        search before anything was learned, get the graph itself.  None without a graph."""
+        queries are near ``qvec`` (and ``query``'s terms) added (graph/learned.py ``LearnedView``).
+        Unrelated queries, and every search before anything was learned, get the graph itself.  None
+        without a graph."""
         if self._graph is None:
             return None
         seq, now = self.store.current_seq(), self._now()
         self._apply_weight_decay(seq, now)
         graph = self._graph()
-        if qvec is None:
+        if qvec is None or self._plastic_cache is None or self._plastic_cache[1].size == 0:
             return graph
-        if self._edge_context is None or self._edge_context[0] != seq:
-            _, eid, _, plastic, at, dormant = self._plastic_cache or (seq, *self.store.ledgers.plastic_edges())
-            live = {int(e): (float(p), float(a)) for e, p, a, d in zip(eid, plastic, at, dormant) if p != 0 and not d}
-            ctx = EdgeContext.build(self.store.ledgers.learned_edge_queries() if live else [], live)
-            self._edge_context = (seq, ctx, None)
-        _, ctx, qmat = self._edge_context
-        if len(ctx) == 0:
+        state = self._conditioned(seq)
+        if len(state.edges) == 0:
             return graph
-        if qmat is None:  # embedded on the first search after a change (texts seen before come from memory)
-            qmat = self._query_vectors(ctx.queries)
-            self._edge_context = (seq, ctx, qmat)
-        pol = self.learning_policy
-        ov = ctx.overlay(qmat, qvec, pol.priming_min_query_sim, now, pol.plastic_half_life_s)
+        ov = state.edges.overlay(self._assoc(state, qvec, query), now, self.learning_policy.plastic_half_life_s)
         return graph if ov is None else LearnedView(graph, ov)
 
     def _apply_weight_decay(self, seq: int, now: float) -> None:

@@ -98,11 +98,17 @@ class LearningPolicy:
     # it, nothing (issue 26: 0.7, measured in docs/learning.md — 0.5 let similar fixes with other origins
     # pull a past answer up on real histories; the QA transfer gain is the same from 0.3 to 0.7)
     priming_min_query_sim: float = 0.7
+    # ... and only when this query repeats at least this share of the learning query's term weight (IDF of
+    # its terms in the corpus, learning/assoc.py): a later question worded like an earlier one but naming
+    # another identifier or path is not the same question.  0 = the vector alone.
+    min_term_overlap: float = 0.0
     outcomes: OutcomePolicy = OutcomePolicy()
 
     def __post_init__(self):
-        for name in ("delta", "w_max", "co_use_delta", "activation_boost"):
+        for name in ("delta", "w_max", "co_use_delta", "activation_boost", "min_term_overlap"):
             _non_negative(name, getattr(self, name))
+        if self.min_term_overlap > 1:
+            raise InvalidArgument(f"min_term_overlap is a share of term weight (0..1), got {self.min_term_overlap!r}")
 
         if self.w_max > MAX_WEIGHT:  # effective weights stay in the documented edge-weight range
             raise InvalidArgument(f"w_max must be at most {MAX_WEIGHT:g}, got {self.w_max!r}")

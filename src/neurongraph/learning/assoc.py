@@ -1,0 +1,114 @@
+"""How near a search is to each learning query: its vector AND its distinctive terms (issue 26).
+
+Why both: on real histories a later fix is often worded like an earlier one ("fix memory leak in X" after
+"fix memory leak in Y"), so the vectors are near (cos ≥ 0.7) while the answer is another change; what
+tells them apart is the rare word, the identifier or path the two questions do not share.  So a learning
+query counts for a search in proportion to the clipped cosine, *gated* by how much of the learning
+query's specificity the search repeats: the share of its terms' IDF weight (corpus document frequency)
+found among the search's terms.  Below ``min_overlap`` the learning query does not count at all.
+
+One bank per store change holds every distinct learning query (priming's and the learned edges'): their
+vectors as one matrix and their terms as a sparse matrix of normalised IDF weights, so a search is one
+matrix-vector product, one column gather of the few terms it has, and elementwise work over ``m``
+learning queries; no loop over them, no scan of the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..index.bm25 import LexicalIndex
+from ..index.tokenize import query_terms
+from ..index.vectors import one_blas_thread
+
+__all__ = ["QueryBank", "Idf", "lexical_idf"]
+
+Idf = Callable[[Sequence[str]], np.ndarray]  # terms -> IDF weight of each (> 0); uniform without an index
+
+
+@dataclass(frozen=True)
+class QueryBank:
+    """Distinct learning queries: row ``i`` is ``queries[i]``."""
+
+    queries: list[str]
+    row: dict[str, int]
+    vecs: np.ndarray  # (m, d) float32 unit vectors
+    vocab: dict[str, int]  # term -> column id
+    tptr: np.ndarray  # int64 CSR over rows: the terms of row i are tcol[tptr[i]:tptr[i + 1]]
+    tcol: np.ndarray  # int64 term column
+    tw: np.ndarray  # float64 the term's share of its row's IDF weight (a row's shares sum to 1)
+
+    @classmethod
+    def build(cls, queries: Sequence[str], vecs: np.ndarray, idf: Idf | None) -> QueryBank:
+        qs = list(queries)
+        per = [query_terms(q) for q in qs]
+        vocab: dict[str, int] = {}
+        for ts in per:
+            for t in ts:
+                vocab.setdefault(t, len(vocab))
+        words = list(vocab)
+        w = np.asarray(idf(words), np.float64) if (idf is not None and words) else np.ones(len(words))
+        n = np.array([len(ts) for ts in per], np.int64)
+        rows = np.repeat(np.arange(len(qs)), n)
+        cols = np.fromiter((vocab[t] for ts in per for t in ts), np.int64, count=rows.shape[0])
+        val = w[cols] if cols.size else np.zeros(0)
+        tot = np.bincount(rows, val, minlength=len(qs))
+        val = val / np.maximum(tot[rows], 1e-12)
+        ptr = np.r_[0, np.cumsum(n)].astype(np.int64)
+        return cls(qs, {q: i for i, q in enumerate(qs)}, np.asarray(vecs, np.float32), vocab, ptr, cols, val)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def overlap(self, rows: np.ndarray, query: str) -> np.ndarray:
+        """For learning queries ``rows``: the share of their term weight that ``query``'s terms repeat."""
+        mine = [c for c in (self.vocab.get(t) for t in query_terms(query)) if c is not None]
+        if not mine or rows.size == 0:
+            return np.zeros(rows.shape[0])
+        has = np.zeros(len(self.vocab), bool)
+        has[mine] = True
+        lo = self.tptr[rows]
+        n = self.tptr[rows + 1] - lo
+        at = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+        own = np.repeat(np.arange(rows.shape[0]), n)
+        return np.bincount(own, self.tw[at] * has[self.tcol[at]], minlength=rows.shape[0])
+
+    def near(
+        self, qvec: np.ndarray, query: str | None, tau: float, min_overlap: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The learning queries this search is near and its association with each, ``clip((cos − τ)/(1 −
+        τ), 0, 1)`` > 0, leaving out those whose term overlap is below ``min_overlap`` (``query`` None or
+        ``min_overlap`` 0: the vector alone).  Sparse: most learning queries are not near."""
+        if len(self) == 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        with one_blas_thread(len(self)):  # a small product, memory-bound after the search's own scan
+            cos = self.vecs @ np.asarray(qvec, np.float32)
+        rows = np.flatnonzero(cos > tau)
+        if rows.size and query is not None and min_overlap > 0:
+            rows = rows[self.overlap(rows, query) >= min_overlap]
+        return rows, np.minimum((cos[rows] - tau) / max(1.0 - tau, 1e-9), 1.0).astype(np.float64)
+
+
+def lexical_idf(index: Callable[[], LexicalIndex]) -> Idf:
+    """``log(1 + N / (1 + df))`` of each term from the engine's in-memory BM25 index (``index()``: the
+    store's own tokens, so stems match); 1 for every term while the index is not built or a term is not
+    one token."""
+
+    def idf(terms: Sequence[str]) -> np.ndarray:
+        lexical = index()
+        ix = lexical.current()
+        out = np.ones(len(terms))
+        if ix is None or ix.n_rows == 0:
+            return out
+        for k, t in enumerate(terms):
+            tok = lexical.phrases([t])
+            if tok is None:
+                continue
+            tid = ix.vocab.get(tok[0], -1)
+            out[k] = float(np.log1p(ix.n_rows / (1.0 + (ix.df(tid) if tid >= 0 else 0))))
+        return out
+
+    return idf
