@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ingest", action="store_true", help="time the ingest (the store must not exist yet)")
     ap.add_argument("--limit-queries", type=int, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--system", action="append", choices=NAMES, help="only these systems (default: all four)")
     ap.add_argument("--throughput", type=int, default=0, help="only time add_nodes on N passages of each set")
     ap.add_argument("--mix-with", action="append", default=[], help="another dataset to interleave (--throughput)")
     a = ap.parse_args(argv)
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             result["ingest_s"] = dt
             result["ingest_passages_per_s"] = len(ds.passages) / dt
         result["embedder"] = eng.embedder.model_id
-        result["systems"] = measure(eng, ds)
+        result["systems"] = measure(eng, ds, tuple(a.system or NAMES))
     finally:
         eng.close()
     if a.json:

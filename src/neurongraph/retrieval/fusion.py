@@ -49,6 +49,7 @@ class EntryScores:
         self.dense_rank = dense_rank
         self.dense_abs = dense if dense_abs is None else dense_abs  # cosine on the corpus-anchored scale
         self.match = entry if match is None else match  # fused on that scale: final ranking
+        self.blind: np.ndarray | None = None  # True where the lexical channel cannot see the node (fuse)
 
 
 def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
@@ -126,4 +127,6 @@ def fuse(
         np.maximum(entry, np.where(blind, dense, 0.0), out=entry)
         if match is not None and dense_abs is not None:
             np.maximum(match, np.where(blind, dense_abs, 0.0), out=match)
-    return EntryScores(nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs, match)
+    out = EntryScores(nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs, match)
+    out.blind = blind if blind is not None and blind.any() else None
+    return out

@@ -505,6 +505,10 @@ def _fuse_step(
         graph_score = graph_score + cfg.working_files.overlap_weight * _values_at(overlap[0], overlap[1], nodes)
     g = cfg.graph_weight if cfg.uses_graph else 0.0
     final = (1.0 - g) * entry + g * graph_score
+    if e.blind is not None and g > 0:  # (issue 29) text in another script than the question: its lexical and
+        # graph scores are unknown, not low (no BM25 term, no similarity link across scripts): never below its entry
+        blind = u.take(e.blind, False)
+        final = np.where(blind, np.maximum(final, entry), final)
     primed = np.zeros(nodes.shape[0])
     if x.priming is not None and x.priming.size and cfg.priming_weight:
         # recent successful use primes a node, but only among candidates this query found anyway
