@@ -40,6 +40,8 @@ def test_cjk_question_adds_its_kanji_and_hangul_as_single_terms():
     assert search_terms("党名は") == ["党名", "名は", "党", "名"]
     assert search_terms("연결 약화") == ["연결", "약화", "연", "결", "약", "화"]
     assert search_terms("the Running dogs of 2020") == query_terms("the Running dogs of 2020")  # English: same
+    signed = "Fix the route parser for long names. Signed-off-by: 積丹尼 <a@b.c>"  # an English text naming someone
+    assert search_terms(signed) == query_terms(signed)
     assert len(search_terms("東京" * 80)) <= 64
 
 

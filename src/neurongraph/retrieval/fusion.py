@@ -49,7 +49,7 @@ class EntryScores:
         self.dense_rank = dense_rank
         self.dense_abs = dense if dense_abs is None else dense_abs  # cosine on the corpus-anchored scale
         self.match = entry if match is None else match  # fused on that scale: final ranking
-        self.blind: np.ndarray | None = None  # True where the lexical channel cannot see the node (fuse)
+        self.blind = None  # (bool array or None) True where the lexical channel cannot see the node (fuse)
 
 
 def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
@@ -95,9 +95,9 @@ def fuse(
 ) -> EntryScores:
     """``dense_floor`` is the query's typical similarity over the corpus (``VectorIndex.typical_similarity``);
     without it ``match`` equals ``entry``.  ``lexical_blind`` marks, of the candidate nodes, those the lexical
-    channel cannot see (written in another script than the question, index/multilingual.py ``LanguageGate``):
-    their fused scores are at least their dense ones, so a missing lexical match costs them nothing (a match
-    they have still counts)."""
+    channel cannot see (written in another script than the question, index/multilingual.py ``LanguageGate``;
+    one that BM25 matched anyway is not): their fused scores are their dense ones, so a lexical match they
+    cannot have costs them nothing."""
     nodes = sorted_union(lex_nodes, dense_nodes).astype(np.int64)
     lex_rank = _ranks(nodes, lex_nodes)
     dense_rank = _ranks(nodes, dense_nodes)
@@ -123,6 +123,8 @@ def fuse(
     entry = (lexical_weight * lexical + dense_weight * dense) / total
     match = None if dense_abs is None else (lexical_weight * lexical + dense_weight * dense_abs) / total
     blind = lexical_blind(nodes) if lexical_blind is not None and dense_weight > 0 else None
+    if blind is not None:
+        blind &= lex_rank == 0  # a text in another script that BM25 still matched (a Korean comment in code) is seen
     if blind is not None and blind.any():
         np.maximum(entry, np.where(blind, dense, 0.0), out=entry)
         if match is not None and dense_abs is not None:

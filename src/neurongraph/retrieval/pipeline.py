@@ -128,6 +128,21 @@ def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
     return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
 
+def _structural_seed_scale(x: RankInputs, seeds: np.ndarray, acts: np.ndarray) -> np.ndarray:
+    """Entry seeds that may not be hits (a file, a directory, a person matched by its name) seed at the
+    idf of their degree, as working files do: such a node passes its activation to every change it joins,
+    so a file most changes touch would otherwise lift hundreds of changes that do not match the question
+    above the ones that do (ovs: `vswitch.xml: ...` seeded `file:vswitchd/vswitch.xml`, whose 700 changes
+    then outranked the text's own best match)."""
+    hub = ~mask_at(x.allowed, seeds)
+    if not hub.any():
+        return acts
+    _, spec = _file_neighbours(x.graph, np.unique(seeds[hub]), x.graph.n_nodes)
+    acts = acts.astype(np.float64).copy()
+    acts[hub] *= spec[np.searchsorted(np.unique(seeds[hub]), seeds[hub])]
+    return acts
+
+
 def _visible_steps(exp, visible):
     """Which steps of an expansion end at a node the search's filters leave visible (all without filters)."""
     return slice(None) if visible is None else mask_at(visible, exp.dst)
@@ -350,7 +365,7 @@ def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
 def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_nodes, dense_scores, floor):
     """The lexical weight of this question and the mask of candidates BM25 cannot see (or None), from the
     question's :class:`LanguageGate` (issue 29): the trust ramp applies when the dense channel's best
-    candidate is written in the other script than the question (or when a row's script is unknown)."""
+    candidate is one BM25 cannot see (or when a row's script is unknown)."""
     gate, lexical_weight = x.lexical_trust, cfg.lexical_weight
     if gate is None or not dense_scores.size or cfg.dense_weight <= 0:
         return lexical_weight, None
@@ -366,7 +381,8 @@ def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_node
         return out
 
     top_blind = blind(dense_nodes[:1])
-    if (top_blind is None or top_blind[0]) and floor is not None and lex_nodes.size:
+    cross = top_blind is None or (bool(top_blind[0]) and not (lex_nodes == dense_nodes[0]).any())
+    if cross and floor is not None and lex_nodes.size:
         top = float(qsim[lex_nodes[0]]) if lex_nodes[0] < qsim.shape[0] else floor
         lexical_weight *= gate.trust(float(dense_match(top, float(dense_scores[0]), floor)))
     return lexical_weight, (blind if top_blind is not None else None)
@@ -427,6 +443,8 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
+    if cfg.structural_specificity and x.allowed is not None and seeds.size:
+        seed_acts = _structural_seed_scale(x, seeds, seed_acts)
     query_seeds = x.query_seeds
     if query_seeds is not None and x.visible is not None:
         shown = mask_at(x.visible, query_seeds[0])
