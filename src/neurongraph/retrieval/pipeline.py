@@ -128,21 +128,6 @@ def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
     return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
 
-def _structural_seed_scale(x: RankInputs, seeds: np.ndarray, acts: np.ndarray) -> np.ndarray:
-    """Entry seeds that may not be hits (a file, a directory, a person matched by its name) seed at the
-    idf of their degree, as working files do: such a node passes its activation to every change it joins,
-    so a file most changes touch would otherwise lift hundreds of changes that do not match the question
-    above the ones that do (ovs: `vswitch.xml: ...` seeded `file:vswitchd/vswitch.xml`, whose 700 changes
-    then outranked the text's own best match)."""
-    hub = ~mask_at(x.allowed, seeds)
-    if not hub.any():
-        return acts
-    _, spec = _file_neighbours(x.graph, np.unique(seeds[hub]), x.graph.n_nodes)
-    acts = acts.astype(np.float64).copy()
-    acts[hub] *= spec[np.searchsorted(np.unique(seeds[hub]), seeds[hub])]
-    return acts
-
-
 def _visible_steps(exp, visible):
     """Which steps of an expansion end at a node the search's filters leave visible (all without filters)."""
     return slice(None) if visible is None else mask_at(visible, exp.dst)
@@ -443,8 +428,6 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
-    if cfg.structural_specificity and x.allowed is not None and seeds.size:
-        seed_acts = _structural_seed_scale(x, seeds, seed_acts)
     query_seeds = x.query_seeds
     if query_seeds is not None and x.visible is not None:
         shown = mask_at(x.visible, query_seeds[0])
