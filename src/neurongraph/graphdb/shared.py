@@ -149,6 +149,34 @@ class SharedProjection(CypherProjection):
         if self._db_w is not None:
             self._g_w = self._db_w.select_graph(st["graph"])
 
+    # ------------------------------------------------------------------ queries
+    def query(self, cypher: str, params: dict | None = None, timeout_ms: int | None = None, guard: bool = True) -> dict:
+        """:meth:`CypherProjection.query`, plus ``"stale"`` when the graph is behind the store and this
+        engine may not update it.  A state pointing at a graph that is gone (deleted by hand, a server
+        restarted without its keys) is forgotten and the graph rebuilt, once."""
+        try:
+            res = super().query(cypher, params, timeout_ms, guard)
+        except QueryError as exc:
+            if "empty key" not in exc.message:
+                raise
+            self._forget_missing_graph()
+            res = super().query(cypher, params, timeout_ms, guard)
+        if self.stale:
+            res["stale"] = dict(self.stale)
+        return res
+
+    def _forget_missing_graph(self) -> None:
+        missing = self._published
+        try:
+            writer = self._writer()
+        except GraphServerError as exc:
+            raise GraphNotBuilt(f"the graph this store's state names on the server is gone: {exc.message}") from None
+        with self._server_lock(writer.connection):
+            st = self._read_state(writer.connection)
+            if st is not None and st["graph"] == missing:
+                writer.connection.delete(self.state_key)
+        self._published, self.seq, self._g_r = None, -1, None
+
     # ------------------------------------------------------------------ sync
     def sync(self) -> dict:
         self._ensure_child()
