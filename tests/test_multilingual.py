@@ -204,7 +204,7 @@ def test_lexical_trust_ramp_only_for_cjk_questions_with_a_cjk_reading_embedder()
     assert lexical_trust_for("Why is login slow?", ml) is None
     assert lexical_trust_for("ログインが遅いのはなぜ", HashingEmbedder(8)) is None
     gate = lexical_trust_for("ログインが遅いのはなぜ", ml)
-    assert gate is not None and gate.blind(np.ones((2, 4), np.float32)) is None
+    assert gate is not None and gate.blind(np.ones((2, 4), np.float32), np.arange(2), np.ones(2, bool)) is None
     trust = gate.trust
     assert trust(TRUST_LOW) == 0.0 and trust(TRUST_HIGH) == 1.0 and 0.0 < trust((TRUST_LOW + TRUST_HIGH) / 2) < 1.0
 
@@ -214,8 +214,9 @@ def test_language_gate_reads_a_rows_script_off_its_zero_base_block():
 
     # rows of a widened store (base block 2, USE block 2): English text, CJK text, a node without a vector
     rows = np.array([[0.6, 0.0, 0.5, 0.5], [0.0, 0.0, 0.7, 0.1], [0.0, 0.0, 0.0, 0.0]], np.float32)
-    assert LanguageGate(query_cjk=True, base_dim=2).blind(rows).tolist() == [True, False, False]
-    assert LanguageGate(query_cjk=False, base_dim=2).blind(rows).tolist() == [False, True, False]
+    nodes, present = np.arange(3), np.array([True, True, False])
+    assert LanguageGate(query_cjk=True, base_dim=2).blind(rows, nodes, present).tolist() == [True, False, False]
+    assert LanguageGate(query_cjk=False, base_dim=2).blind(rows, nodes, present).tolist() == [False, True, False]
 
 
 def test_fusion_never_counts_a_blind_candidates_missing_lexical_match_against_it():

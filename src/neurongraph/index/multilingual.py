@@ -277,12 +277,13 @@ class LanguageGate:
         """The lexical weight's factor in the cross-lingual case, from the BM25 top hit's dense match (0..1)."""
         return min(1.0, max(0.0, (agreement - TRUST_LOW) / (TRUST_HIGH - TRUST_LOW)))
 
-    def blind(self, rows: np.ndarray) -> np.ndarray | None:
-        """Of candidates' vector rows, those written in the other script than the question (None: unknown)."""
+    def blind(self, matrix: np.ndarray, nodes: np.ndarray, present: np.ndarray) -> np.ndarray | None:
+        """Of ``nodes`` (rows of the vector ``matrix``; ``present``: which rows hold a vector), those written
+        in the other script than the question (None: unknown).  Reads the base block of those rows only."""
         if self.base_dim is None:
             return None
-        base = np.asarray(rows[:, : self.base_dim].any(axis=1), bool)
-        return base if self.query_cjk else ~base & np.asarray(rows[:, self.base_dim :].any(axis=1), bool)
+        base = np.asarray(matrix[nodes, : self.base_dim].any(axis=1), bool)
+        return base if self.query_cjk else ~base & np.asarray(present[nodes], bool)
 
 
 def lexical_trust_for(query: str, embedder: object) -> LanguageGate | None:

@@ -354,11 +354,11 @@ def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_node
     gate, lexical_weight = x.lexical_trust, cfg.lexical_weight
     if gate is None or not dense_scores.size or cfg.dense_weight <= 0:
         return lexical_weight, None
-    rows = x.vectors.matrix
+    rows, present = x.vectors.matrix, x.vectors.present
 
     def blind(nodes: np.ndarray) -> np.ndarray | None:
         ok = nodes < rows.shape[0]
-        got = gate.blind(rows[nodes[ok]])
+        got = gate.blind(rows, nodes[ok], present)
         if got is None or ok.all():
             return got
         out = np.zeros(nodes.shape[0], bool)
