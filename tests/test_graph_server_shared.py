@@ -121,6 +121,13 @@ def test_a_reader_only_engine_follows_the_writers(server, db):
         res = b.cypher(COUNT)  # behind, and b may not write: the graph as it is, said to be stale
         assert res["rows"] == [{"c": 6}] and res["stale"]["graph_seq"] < res["stale"]["store_seq"]
         assert "may not write" in res["stale"]["reason"]
+        from typer.testing import CliRunner
+
+        from neurongraph.cli.main import app
+
+        r = CliRunner().invoke(app, ["--db", db, "cypher", COUNT, "--graph-url", server.url("reader"), "--json"])
+        assert r.exit_code == 0 and json.loads(r.stdout)["stale"]["graph_seq"] == res["stale"]["graph_seq"]
+        assert "warning: the shared graph reflects store sequence" in r.stderr
         a.cypher(COUNT)  # a query by a writer brings it up to date too
         res = b.cypher(COUNT)
         assert res["rows"] == [{"c": 8}] and "stale" not in res

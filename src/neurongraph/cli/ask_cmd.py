@@ -103,7 +103,6 @@ def cypher_command(
         p = parse_params(params)
         _need_falkordb()
         target = graph_target(graph_url)  # a bad URL is error[invalid_argument] before anything starts
-        stale = None
         path = c.existing_db_path()
         if target is None:
             _fork_graph_child(path)
@@ -111,9 +110,9 @@ def cypher_command(
             proj = _projection(store, target)
             try:
                 res = proj.query(query, p, timeout_ms)
-                stale = getattr(proj, "stale", None)
             finally:
                 proj.close()
+    stale = res.get("stale")
     if stale:  # a shared graph behind the store that this process may not update
         err.print(
             f"warning: the shared graph reflects store sequence {stale['graph_seq']} of {stale['store_seq']}: "
