@@ -300,3 +300,27 @@ def test_ngr_ingest_with_a_writer_url_pushes_to_the_server(server, db, tmp_path)
     )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout) == {"rows": [{"c": 1}]}
+
+
+def test_the_mcp_tools_ask_through_the_shared_server_named_by_the_environment(server, db, monkeypatch):
+    pytest.importorskip("mcp.server")
+    from neurongraph.mcp.server import NGRTools
+
+    a = engine(db, server)
+    fill(a, 0, 3)
+    a.close()  # pushed: the server holds pr:0..2
+    w = ngr.open(db, embedder="hashing")  # a writer without a graph URL: the server's graph falls behind
+    w.add_nodes([ngr.Node("pr:9", "pr", "Late fix", "fix")])
+    w.add_edges([("pr:9", "fixes", "issue:1")])
+    w.close()
+    monkeypatch.setenv("NGR_GRAPH_URL", server.url("reader"))  # how `ngr mcp` / `ngr serve` are pointed at it
+    monkeypatch.delenv("NGR_GRAPH_WRITE_URL", raising=False)
+    eng = ngr.open(db, embedder="hashing")
+    try:
+        res = NGRTools(eng).call("ask", question="which PR fixes issue:1?", mode="graph")
+        assert not res.is_error, res.content
+        ids = {row.get("id") for row in res.structured_content["rows"]}
+        # the shared graph as the reader found it (stale: no pr:9), not a private child built from the store
+        assert "pr:1" in ids and "pr:9" not in ids
+    finally:
+        eng.close()
