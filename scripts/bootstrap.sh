@@ -22,6 +22,9 @@ if ! .venv/bin/python -c "import onnx" >/dev/null 2>&1; then
   .venv/bin/python -m pip install -q "onnx>=1.16"
 fi
 HF_HUB_OFFLINE=1 .venv/bin/python -m neurongraph.index.onnx_export
+# The fast ingest tier (`--embedder fast`): a static table distilled once from the same weights through the
+# ONNX graph (offline, ~1 min on 2 cores; a no-op when current). docs/ingest.md, "The fast tier".
+HF_HUB_OFFLINE=1 .venv/bin/python -m neurongraph.index.static_embedder
 # The web page's browser tests drive Debian's Chromium (Playwright with executable_path) and check that
 # CJK text renders (Noto CJK fonts).
 if [ "${NGR_SKIP_SYSTEM_PACKAGES:-0}" != 1 ] && { ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; }; then

@@ -14,8 +14,11 @@ from typer.testing import CliRunner
 
 from git_fixtures import Repo
 from neurongraph.cli.main import app
+from neurongraph.engine import Engine
 from neurongraph.index.embedder import DEFAULT_MODEL_ID, check_embedder_spec, make_embedder
 from neurongraph.index.static_embedder import DIM, StaticEmbedder, distill, is_distilled, static_model_id
+from neurongraph.index.vector_cache import ReembedRequired
+from neurongraph.ingest import sync_source
 from neurongraph.store.sqlite import SQLiteStore
 
 pytestmark = pytest.mark.model
@@ -112,3 +115,32 @@ def test_fast_ingest_searches_then_the_exact_model_replaces_its_vectors(table, r
         assert models[DEFAULT_MODEL_ID] >= models[static_model_id()]
     finally:
         store.close()
+
+
+def test_a_fast_store_opened_with_the_exact_model_names_the_spec_and_waits_for_consent(table, repo, tmp_path):
+    db = tmp_path / "fast.db"
+    eng = Engine(SQLiteStore(str(db)), StaticEmbedder(table))
+    sync_source(eng, "git", repo.path)
+    eng.close()
+    store = SQLiteStore(str(db))
+    try:
+        with pytest.raises(ReembedRequired, match="--embedder fast") as e:
+            Engine(store, make_embedder(None), reembed_limit=2)  # nothing embedded: the exact model not loaded
+        assert e.value.code == "reembed_required"
+    finally:
+        store.close()
+
+
+def test_the_ingest_progress_shows_rate_time_spent_and_time_left():
+    from rich.console import Console
+
+    from neurongraph.cli.history_cmd import _stage_progress
+
+    console = Console(record=True, force_terminal=True, width=160)
+    with _stage_progress(transient=False, console=console) as prog:
+        task = prog.add_task("embedding new text", total=1000)
+        prog.update(task, completed=250)
+        prog.refresh()
+    text = console.export_text()
+    assert "250/1000" in text and "left" in text
+    assert text.count("0:00:") >= 2 or "-:--:--" in text  # time spent, then time left

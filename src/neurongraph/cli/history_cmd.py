@@ -20,6 +20,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 
@@ -49,15 +50,18 @@ SOURCE_KINDS = KINDS  # the adapters' kinds, named once in ingest/batch.py
 _STAGES = {"reading": "reading {kind}", "embedding": "embedding new text", "writing": "writing (one transaction)"}
 
 
-def _stage_progress(*, transient: bool, disable: bool = False) -> Progress:
-    """The per-stage progress display of a sync (reading, embedding with rate and ETA, writing), on stderr."""
+def _stage_progress(*, transient: bool, disable: bool = False, console: Console | None = None) -> Progress:
+    """The per-stage progress display of a sync (reading, embedding, writing), on stderr: done/total, rate,
+    time spent and time left (the ETA a 100k-commit ingest needs to be worth waiting for)."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
         TimeRemainingColumn(),
-        console=err,
+        console=console or err,
         transient=transient,
         disable=disable,
     )

@@ -53,7 +53,7 @@ __all__ = [
 Progress = Callable[[int, int], None]
 FAST_SPEC = "fast"  # the --embedder name of this tier
 DIM = 256  # PCA components kept
-SIF_A = 1e-3  # smooth-inverse-frequency constant: weight = a / (a + p(piece))
+SIF_A = 1e-5  # smooth-inverse-frequency constant: weight = a / (a + p(piece)); the sweep in docs/ingest.md
 MAX_TOKENS = 256  # the exact model's max_seq_length: both tiers read the same part of a text
 DISTILL_FORMAT = 1  # bump when the table's recipe changes (its model_id changes with it)
 TABLE = "embeddings.npy"

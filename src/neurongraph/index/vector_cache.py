@@ -42,6 +42,13 @@ def vector_text(metadata: dict, title: str, text: str) -> str:
     return body_of(title, text)
 
 
+def _spec_hint(model_id: str) -> str:
+    """A model id as the error names it: with the ``--embedder`` spec that opens it, where one does."""
+    from .static_embedder import FAST_SPEC, static_model_id
+
+    return f"{model_id} = --embedder {FAST_SPEC}" if model_id == static_model_id() else model_id
+
+
 class ReembedRequired(NeuronGraphError):
     """Opening the store would embed many nodes again (another embedder than the one it was built with)."""
 
@@ -110,7 +117,7 @@ def load_node_vectors(
         models = {m: n for m, n in store.embedding_models().items() if m != embedder.model_id}
         raise ReembedRequired(
             f"{len(todo)} texts of {len(missing)} nodes have no vector for the embedder {embedder.model_id}"
-            + (f" (the store was embedded with {', '.join(sorted(models))})" if models else "")
+            + (f" (the store was embedded with {', '.join(_spec_hint(m) for m in sorted(models))})" if models else "")
             + "; embedding them takes a while: open with that embedder (--embedder), or pass --reembed",
             missing=len(todo),
             embedder=embedder.model_id,
