@@ -154,7 +154,19 @@ def test_mutating_cypher_is_refused_on_the_shared_server(server, db):
             raw.select_graph(graph).query("CREATE (:X)")  # the reader user may not run GRAPH.QUERY at all
         with pytest.raises(Exception, match="no permissions"):
             raw.connection.set(b._cypher.state_key, "{}")
+        with pytest.raises(Exception, match="no permissions"):
+            raw.select_graph(graph).delete()
         raw.connection.close()
+        wr = parse_graph_url(server.url("writer")).client(5)  # the writer: its keys and commands only
+        for call in (
+            lambda: wr.connection.flushall(),
+            lambda: wr.connection.execute_command("GRAPH.CONFIG", "SET", "TIMEOUT_MAX", "0"),
+            lambda: wr.connection.execute_command("CONFIG", "SET", "maxmemory", "1"),
+            lambda: wr.select_graph("elsewhere").query("CREATE (:X)"),
+        ):
+            with pytest.raises(Exception, match="(?i)no permissions"):
+                call()
+        wr.connection.close()
         assert b.cypher(COUNT)["rows"] == [{"c": 8}]
     finally:
         a.close()
