@@ -106,15 +106,21 @@ def test_fast_ingest_searches_then_the_exact_model_replaces_its_vectors(table, r
         assert set(store.embedding_models()) == {static_model_id()}  # one model's vectors, nothing exact yet
     finally:
         store.close()
-    # the exact model on demand: every node embedded again with it, searched with it
-    hits = json.loads(run(db, "--reembed", "search", "why did the vlan code crash", "--json").stdout)
+    # the exact model on demand (`ngr reembed`): every node embedded again with it, then searched with it
+    r = json.loads(run(db, "reembed", "--json").stdout)
+    assert r["embedder"] == DEFAULT_MODEL_ID and r["embedded"] >= 4
+    assert set(r["embedding_models"]) == {DEFAULT_MODEL_ID, static_model_id()}
+    assert json.loads(run(db, "reembed", "--json").stdout)["embedded"] == 0  # done once
+    hits = json.loads(run(db, "search", "why did the vlan code crash", "--json").stdout)
     assert hits["hits"][0]["title"].startswith("Fix a crash in the vlan")
     store = SQLiteStore(str(db))
     try:
         models = store.embedding_models()
-        assert models[DEFAULT_MODEL_ID] >= models[static_model_id()]
+        assert models[DEFAULT_MODEL_ID] >= models[static_model_id()]  # the fast ones stay for --embedder fast
     finally:
         store.close()
+    r = runner.invoke(app, ["--db", str(tmp_path / "none.db"), "reembed", "--json"])
+    assert r.exit_code != 0 and json.loads(r.stdout)["error"]["code"] == "no_store"
 
 
 def test_a_fast_store_opened_with_the_exact_model_names_the_spec_and_waits_for_consent(table, repo, tmp_path):

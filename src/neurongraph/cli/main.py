@@ -56,6 +56,7 @@ from .feedback import bench_learning, feedback_app, trace_command, traces_app
 from .history_cmd import SOURCE_KINDS, bench_code, bench_history, ingest_source, print_summary
 from .mcp_cmd import mcp_command
 from .migrate_cmd import migrate_command
+from .reembed_cmd import reembed_command
 from .schema_cmd import neighbors_command, schema_app
 from .serve_cmd import serve_command
 from .show_cmd import show_command
@@ -852,6 +853,7 @@ bench_app.command("learning")(bench_learning)
 bench_app.command("code")(bench_code)
 app.command("ask")(ask_command)
 app.command("show")(show_command)
+app.command("reembed")(reembed_command)
 app.command("cypher")(cypher_command)
 bench_app.command("ask")(bench_ask)
 
