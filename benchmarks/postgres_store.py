@@ -177,13 +177,23 @@ def throughput(server: _Server, template: Path, work: Path, procs: list[int], n_
 def _vector_probe(store: PostgresStore, vecs: np.ndarray, rows: list[int]) -> dict:
     """Server-side ``vector_search`` over ``rows``' own vectors: ms per query and how often the row itself
     comes first (exact scan while a bulk load has the index dropped, HNSW after)."""
+    plan = store.sql.execute(
+        "EXPLAIN SELECT content_hash FROM embeddings e WHERE e.model = %s AND e.dim = %s"
+        " ORDER BY e.vector::vector(384) <=> %s::real[]::vector(384) LIMIT 10",
+        (RandomUnitEmbedder(384).model_id, 384, vecs[0].tolist()),
+    )
+    uses_index = any("embeddings_hnsw_384" in r[0] for r in plan)
     lat, top1 = [], 0
     for i in rows:
         t = time.perf_counter()
         found, _ = store.vector_search(RandomUnitEmbedder(384).model_id, vecs[i], 10)
         lat.append((time.perf_counter() - t) * 1000)
         top1 += int(found.size > 0 and int(found[0]) == i + 1)  # node indices start at 1
-    return {"p50_ms": round(float(np.percentile(lat, 50)), 1), "top1": round(top1 / len(rows), 3)}
+    return {
+        "p50_ms": round(float(np.percentile(lat, 50)), 1),
+        "top1": round(top1 / len(rows), 3),
+        "hnsw_plan": uses_index,
+    }
 
 
 def ingest(server: _Server, work: Path, nodes: int, per_node: float, hnsw: bool = True, bulk: bool = True) -> dict:

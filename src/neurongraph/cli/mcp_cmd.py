@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from pathlib import Path
 
 import typer
 
@@ -30,9 +29,7 @@ def open_for_serving(c: Ctx) -> Engine:
             "the MCP server needs the optional extra: "
             "pip install 'neurongraph[mcp]' (the official mcp SDK, version 2.3 or later)",
         ) from None
-    path = c.db_path()
-    if not Path(path).exists():
-        raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
+    path = c.existing_db_path()  # a file that exists, or a PostgreSQL URL
     with contextlib.redirect_stdout(sys.stderr):  # a model library printing while loading must not corrupt stdio
         return build_engine(c, path)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import typer
 
@@ -79,9 +78,7 @@ def serve_command(
             raise CliError(
                 "invalid_argument", f"--search-threads must be 1..{MAX_SEARCH_THREADS}, got {search_threads}"
             )
-        path = c.db_path()
-        if not Path(path).exists():
-            raise CliError("no_store", f"no store at {path}; run `ngr ingest FILE` first (or pass --db)")
+        path = c.existing_db_path()  # a file that exists, or a PostgreSQL URL
         engines: list[Engine] = []
         try:
             for _ in range(search_threads):

@@ -293,7 +293,8 @@ class PostgresStore(SharedSQLStore):
         c = self._tx()
         c.execute(
             "INSERT INTO lexemes(lexeme, df) SELECT u.lexeme, %s * count(*) FROM nodes n, unnest(n.tsv) AS u"
-            " WHERE n.idx = ANY(%s) GROUP BY u.lexeme ON CONFLICT (lexeme) DO UPDATE SET df = lexemes.df + excluded.df",
+            " WHERE n.idx = ANY(%s) GROUP BY u.lexeme ORDER BY u.lexeme"
+            " ON CONFLICT (lexeme) DO UPDATE SET df = lexemes.df + excluded.df",
             (int(sign), idxs),
         )
         if sign < 0:
@@ -302,7 +303,7 @@ class PostgresStore(SharedSQLStore):
             c.execute(
                 "INSERT INTO postings(lexeme, idx, tf, dl) SELECT u.lexeme, n.idx,"
                 " coalesce(array_length(u.positions, 1), 1), n.dl FROM nodes n, unnest(n.tsv) AS u"
-                " WHERE n.idx = ANY(%s)",
+                " WHERE n.idx = ANY(%s) ORDER BY u.lexeme, n.idx",  # in index order: each leaf page is visited once
                 (idxs,),
             )
 
