@@ -94,7 +94,8 @@ def _root(
         "--embedder",
         envvar="NGR_EMBEDDER",
         help="Embedding model: default = the real sentence model (all-MiniLM-L6-v2); "
-        "'hashing' = fast non-semantic test embedder; or a local model directory.",
+        "'fast' = its distilled static tier for bulk ingest (`ngr reembed` later); "
+        "'hashing' = non-semantic test embedder; or a local model directory.",
     ),
     reembed: bool = typer.Option(
         False,
