@@ -151,3 +151,25 @@ def test_the_start_rule_large_relative_to_the_table_or_the_ski_rental():
     assert bulk.wants(256, lambda: table)
     bulk._last_write -= postgres_bulk.IDLE_S + 1  # a pause: the next writes are another load
     assert not bulk.wants(256, lambda: table)
+
+
+def test_a_copy_from_sqlite_loads_in_bulk_and_ends_with_the_index_built(pg_url, tmp_path):
+    from neurongraph.store.postgres_copy import sqlite_to_postgres
+    from neurongraph.store.sqlite import SQLiteStore
+
+    nodes, mat = _corpus(50)
+    src = SQLiteStore(tmp_path / "src.db")
+    try:
+        src.upsert_nodes(nodes)
+        src.put_vectors("m", [(n.hash, v) for n, v in zip(nodes, mat)])
+        dst = PostgresStore(pg_url)
+        try:
+            sqlite_to_postgres(src, dst)
+            assert dst.bulk.last_build is not None and dst.bulk.last_build["vectors"] == 50  # built once, after
+            assert _has_index(dst) and dst.get_meta(PENDING) is None and not dst.bulk.active
+            found, _ = dst.vector_search("m", mat[7], 1)
+            assert found[0] == dst.lookup_idx(["n7"])["n7"]
+        finally:
+            dst.close()
+    finally:
+        src.close()

@@ -20,6 +20,7 @@ from ..errors import StoreError
 from ..model import body_of
 from .lexical import lexical_text
 from .postgres import PostgresStore
+from .postgres_bulk import PENDING
 from .sqlite import SQLiteStore
 
 __all__ = ["sqlite_to_postgres", "postgres_to_sqlite", "TABLES"]
@@ -99,14 +100,27 @@ def sqlite_to_postgres(src: SQLiteStore, dst: PostgresStore) -> dict[str, int]:
     """Copy the SQLite store ``src`` into the empty PostgreSQL store ``dst``; rows copied per table."""
     if dst.stats()["nodes"] or dst.stats()["traces"] or dst.current_seq():
         raise StoreError(f"{dst.path} is not empty: migrate into a new database")
-    counts: dict[str, int] = {}
     with src.transaction():  # one snapshot of the source (and no writer meanwhile)
         data = {t: src.conn.execute(_sqlite_select(t, cols)).fetchall() for t, cols in TABLES}
+    # a bulk load (postgres_bulk.py): the vectors go in without HNSW maintenance, the index is built once after
+    bulk = bool(data["embeddings"]) and dst.bulk.start()
+    try:
+        return _copy_into(dst, data)
+    finally:
+        if bulk:
+            dst.finish_bulk()
+
+
+def _copy_into(dst: PostgresStore, data: dict[str, list[tuple]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
     with dst.transaction() as c:
-        c.execute("DELETE FROM meta WHERE key <> ALL(%s)", (list(_PG_ONLY_META),))
+        # the new database's own counters stay, and the bulk load's mark (the index is built after the copy)
+        c.execute("DELETE FROM meta WHERE key <> ALL(%s)", ([*_PG_ONLY_META, PENDING],))
         for table, cols in TABLES:
             rows = data[table]
             counts[table] = len(rows)
+            if table == "meta":
+                rows = [r for r in rows if r[0] != PENDING]  # a copy of a copy taken mid-load
             if not rows:
                 continue
             if table == "nodes":
