@@ -95,9 +95,11 @@ def fuse(
 ) -> EntryScores:
     """``dense_floor`` is the query's typical similarity over the corpus (``VectorIndex.typical_similarity``);
     without it ``match`` equals ``entry``.  ``lexical_blind`` marks, of the candidate nodes, those the lexical
-    channel cannot see (written in another script than the question, index/multilingual.py ``LanguageGate``;
-    one that BM25 matched anyway is not): their fused scores are their dense ones, so a lexical match they
-    cannot have costs them nothing."""
+    channel cannot see (written in another script than the question, index/multilingual.py ``LanguageGate``):
+    their fused scores are at least their dense ones, so a lexical match they cannot have costs them nothing
+    and one they have (a number, a Latin name inside Japanese text) still counts.  Why not "blind only where
+    BM25 did not match": a Japanese sentence that BM25 matched by one digit was then scored as a weak lexical
+    match while its unmatched neighbours had their dense score alone (tatoeba_en_ja ngr R@5 0.973 -> 0.965)."""
     nodes = sorted_union(lex_nodes, dense_nodes).astype(np.int64)
     lex_rank = _ranks(nodes, lex_nodes)
     dense_rank = _ranks(nodes, dense_nodes)
@@ -123,8 +125,6 @@ def fuse(
     entry = (lexical_weight * lexical + dense_weight * dense) / total
     match = None if dense_abs is None else (lexical_weight * lexical + dense_weight * dense_abs) / total
     blind = lexical_blind(nodes) if lexical_blind is not None and dense_weight > 0 else None
-    if blind is not None:
-        blind &= lex_rank == 0  # a text in another script that BM25 still matched (a Korean comment in code) is seen
     if blind is not None and blind.any():
         np.maximum(entry, np.where(blind, dense, 0.0), out=entry)
         if match is not None and dense_abs is not None:
