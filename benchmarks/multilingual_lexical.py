@@ -4,7 +4,8 @@ A numpy BM25 with FTS5's formula (k1 1.2, b 0.75, the same idf) over each passag
 tokenizer can be tried without building a store.  ``store`` is the store's own form (CJK runs as unigrams +
 bigrams, the question as bigrams; ``store.lexical``); the others are candidates for it:
 
-* ``uni+bi`` - the same index, the question's bigrams plus its single kanji/hangul characters;
+* ``uni+bi`` - the same index, the search's query terms (``index.tokenize``: the question's bigrams plus
+  its single kanji/hangul characters);
 * ``bigrams`` - bigrams of the raw text on both sides (the issue's 40-line BM25);
 * ``sudachi``, ``sudachi+bi``, ``mecab``, ``mecab+bi``, ``kiwi``, ``kiwi+bi`` - a morphological analyser's
   surface forms (SudachiPy + sudachidict-core mode C; fugashi + unidic-lite; kiwipiepy), alone or added
@@ -26,11 +27,10 @@ import numpy as np
 from scipy import sparse
 
 from neurongraph.bench.retrieval import load_dataset
-from neurongraph.store.lexical import CJK_CHARS, lexical_text, query_terms
+from neurongraph.index.tokenize import query_terms as search_terms
+from neurongraph.store.lexical import lexical_text, query_terms
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
-_KANA = re.compile("[\u3040-\u30ff]")
 _PUNCT = re.compile(r"^\W+$", re.UNICODE)
 
 Tok = Callable[[str], list[str]]
@@ -45,15 +45,8 @@ def _store_query(text: str) -> list[str]:
 
 
 def _uni_bi_query(text: str) -> list[str]:
-    """The store's query terms plus each single non-kana CJK character of the question's CJK runs."""
-    out = _store_query(text)
-    seen = set(out)
-    for run in _CJK_RUN.findall(text):
-        for ch in run:
-            if len(run) > 1 and not _KANA.match(ch) and ch not in seen:
-                seen.add(ch)
-                out.append(ch)
-    return out
+    """The search's own query terms (``index.tokenize``): the store's plus the question's kanji/hangul."""
+    return search_terms(text, max_terms=10_000)
 
 
 def _raw_bigrams(text: str) -> list[str]:
@@ -67,7 +60,8 @@ def _analyser(name: str) -> Tok | None:
         if name == "sudachi":
             from sudachipy import Dictionary, SplitMode
 
-            tok = Dictionary(dict="core").create()
+            sudachi = Dictionary(dict="core")
+            tok = sudachi.tokenizer() if hasattr(sudachi, "tokenizer") else sudachi.create()
             return lambda s: [m.surface().lower() for m in tok.tokenize(s, SplitMode.C)]
         if name == "mecab":
             import fugashi
