@@ -150,3 +150,24 @@ def test_the_ingest_progress_shows_rate_time_spent_and_time_left():
     text = console.export_text()
     assert "250/1000" in text and "left" in text
     assert text.count("0:00:") >= 2 or "-:--:--" in text  # time spent, then time left
+
+
+def test_the_git_log_stream_reports_commits_read_against_the_total(repo, tmp_path):
+    from neurongraph.ingest import git_log
+
+    seen = []
+    eng = Engine(SQLiteStore(str(tmp_path / "p.db")), make_embedder("hashing"))
+    try:
+        sync_source(eng, "git", repo.path, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    finally:
+        eng.close()
+    log = [(d, t) for s, d, t in seen if s == "log"]
+    assert log[0] == (0, len(MESSAGES)) and log[-1] == (len(MESSAGES), len(MESSAGES))
+    assert [s for s, _, _ in seen].index("log") < [s for s, _, _ in seen].index("reading")
+    counts = []
+    old, git_log.PROGRESS_EVERY = git_log.PROGRESS_EVERY, 2
+    try:
+        commits, _ = git_log.read_log(repo.path, ["HEAD"], counts.append)
+    finally:
+        git_log.PROGRESS_EVERY = old
+    assert len(commits) == len(MESSAGES) and counts == [2]  # every 2nd while streaming; the end by read_git

@@ -47,7 +47,12 @@ from .common import (
 __all__ = ["ingest_source", "print_summary", "bench_history", "bench_code", "SOURCE_KINDS"]
 
 SOURCE_KINDS = KINDS  # the adapters' kinds, named once in ingest/batch.py
-_STAGES = {"reading": "reading {kind}", "embedding": "embedding new text", "writing": "writing (one transaction)"}
+_STAGES = {
+    "log": "git log (diffs)",
+    "reading": "reading {kind}",
+    "embedding": "embedding new text",
+    "writing": "writing (one transaction)",
+}
 
 
 def _stage_progress(*, transient: bool, disable: bool = False, console: Console | None = None) -> Progress:

@@ -276,11 +276,18 @@ def read_git(
     force_pushed = [
         r for r in old if old[r] != tips[r] and (old[r] not in exclude or not g.is_ancestor(old[r], tips[r]))
     ]
-    if progress:
-        progress("reading", 0, 1)
     revs = sorted(set(tips.values())) + ["^" + s for s in exclude]
+    on_log = None
+    if progress:  # the log stream is most of a big history's read: its own bar, with a total and an ETA
+        counted = g._git("rev-list", "--count", *revs, "--", check=False).stdout.decode().strip()
+        total = int(counted) if counted.isdigit() else 0
+        progress("log", 0, total)
+        on_log = lambda n: progress("log", n, max(n, total))  # noqa: E731
     merge_hunks = start_merge_hunks(g.path, revs)  # its own git process, alongside the main log
-    commits, lost = read_log(g.path, revs)
+    commits, lost = read_log(g.path, revs, on_log)
+    if progress:
+        progress("log", len(commits), len(commits))
+        progress("reading", 0, len(commits))
     p2 = merge_hunks()
     if p2:
         for c in commits:

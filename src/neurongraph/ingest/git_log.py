@@ -270,8 +270,11 @@ class _Git:
     def argv(self, *args: str) -> list[str]:
         return ["git", "-C", str(self.path), "-c", "core.quotepath=off", *args]
 
-    def stream(self, args: list[str], stdin: bytes | None, out: list[Commit]) -> str | None:
+    def stream(
+        self, args: list[str], stdin: bytes | None, out: list[Commit], on_commit: Callable[[int], None] | None = None
+    ) -> str | None:
         """Append the commits of one ``git log`` to ``out`` as they arrive; git's error text, or None.
+        ``on_commit(len(out))`` every :data:`PROGRESS_EVERY` commits (the ingest's progress bar).
 
         On a failure the last record (possibly cut short) is dropped from ``out`` and its sha returned
         first in the message, as ``<sha>\\n<stderr>``."""
@@ -293,6 +296,8 @@ class _Git:
                     c = parse_record(last, names)
                     if c is not None:
                         out.append(c)
+                        if on_commit is not None and len(out) % PROGRESS_EVERY == 0:
+                            on_commit(len(out))
                 last = rec
             rc = proc.wait()
             if rc == 0:
@@ -376,6 +381,7 @@ def _records(stream) -> Iterator[bytes]:
         yield bytes(buf[start:])
 
 
+PROGRESS_EVERY = 1000  # commits between two on_commit calls of a streaming read
 _DIFF = ["-p", "-U0", "-M", "--diff-merges=first-parent", f"--format={LOG_FORMAT}"]
 _NAMES = ["-z", "--name-only", "--no-renames", "--diff-merges=first-parent", f"--format={LOG_FORMAT}"]
 _HEADER = [f"--format={LOG_FORMAT}"]
@@ -461,13 +467,15 @@ def read_merge_hunks(path: Path, merges: list[tuple[str, str]]) -> dict[str, dic
     return out
 
 
-def read_log(path: Path, rev_args: list[str]) -> tuple[list[Commit], list[tuple[str, str]]]:
+def read_log(
+    path: Path, rev_args: list[str], on_commit: Callable[[int], None] | None = None
+) -> tuple[list[Commit], list[tuple[str, str]]]:
     """(every commit of ``rev_args`` that could be read, in ``git log`` order, those read without their
     diff with ``unreadable`` set; (id, why) of the commits left out: not even their header could be
-    read).  Streams; see the module docstring."""
+    read).  Streams; see the module docstring.  ``on_commit(n)``: n commits read so far (progress)."""
     git = _Git(path)
     out: list[Commit] = []
-    failed = git.stream(["log", *_DIFF, *rev_args, "--"], None, out)
+    failed = git.stream(["log", *_DIFF, *rev_args, "--"], None, out, on_commit)
     if failed is None:
         return out, []
     lost: list[tuple[str, str]] = []
