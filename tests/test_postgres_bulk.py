@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -173,3 +174,19 @@ def test_a_copy_from_sqlite_loads_in_bulk_and_ends_with_the_index_built(pg_url, 
             dst.close()
     finally:
         src.close()
+
+
+def test_a_pause_in_writes_ends_the_load_and_builds_the_index_while_the_store_stays_open(pg_url, monkeypatch):
+    monkeypatch.setattr(postgres_bulk, "IDLE_S", 0.6)  # the watcher's clock (30 s by default)
+    nodes, mat = _corpus(ROWS)
+    store = PostgresStore(pg_url)
+    try:
+        _load(store, nodes, mat)
+        assert store.bulk.active
+        deadline = time.monotonic() + 20
+        while store.bulk.active and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not store.bulk.active and _has_index(store) and store.get_meta(PENDING) is None
+        assert store.bulk.last_build is not None and store.bulk.last_build["vectors"] == ROWS
+    finally:
+        store.close()

@@ -12,13 +12,14 @@ ski-rental rule: never more than about twice the better of the two).  Writes mor
 start the count again, so a server's occasional small writes never drop the index.
 
 While bulk, the handle holds a *shared* session advisory lock (``BULK_LOCK``) on a connection of its own:
-several processes may load at once.  The index is built again by whoever ends the last load (taking the
-lock exclusively): the handle's ``close()``, ``IDLE_S`` seconds after its last bulk write (a watcher
-thread), or the next open of any store on the database when the index is missing and no load holds the
-lock (a loader killed with ``kill -9`` loses its connection, and with it the lock).  Meanwhile searches stay
-exact: ``vector_search`` scans the vectors instead of walking the index.  The build takes a SHARE lock on
-``embeddings``: reads go on, vector writes wait for it.  Session advisory locks need a session: behind a
-pooler in transaction mode, point bulk loads at the server itself.
+several processes may load at once, and the ``meta`` row ``PENDING`` says a load dropped the index.  The
+index is built again by whoever ends the last load (taking the lock exclusively): the handle's
+``close()``; a watcher thread ``IDLE_S`` after the last bulk write or ``MAX_LOAD_S`` after the load began;
+or the next open of any store on the database when the row is there and no load holds the lock (a loader
+killed with ``kill -9`` loses its connection, and with it the lock).  An index dropped by hand (no row)
+stays dropped.  Meanwhile searches stay exact: ``vector_search`` scans the vectors instead of walking the
+index.  The build takes a SHARE lock on ``embeddings``: reads go on, vector writes wait for it.  Session
+advisory locks need a session: behind a pooler in transaction mode, point bulk loads at the server itself.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ BULK_LOCK = 0x6E6762  # "ngb": held shared by every bulk loader, exclusively by 
 BULK_MIN_ROWS = 1_000  # a write this large may go bulk at once ...
 BULK_FRACTION = 0.25  # ... when it adds at least this fraction of the table's vectors
 IDLE_S = 30.0  # a bulk load ends this long after its last write; writes further apart are not one load
-BUILD_RATE = 2_000.0  # vectors/s an HNSW build is assumed to run at (measured: docs/postgres.md)
+MAX_LOAD_S = 900.0  # and at the latest after this long: a steady stream of writes gets its index back
+BUILD_RATE = 1_200.0  # vectors/s an HNSW build is assumed to run at (measured: docs/postgres.md)
 _BYTES_PER_VECTOR = 2_400  # build memory per 384-dim vector: the vector, its neighbour lists, overhead
 _MEM_MIN, _MEM_MAX = 64 << 20, 4 << 30
 
@@ -108,7 +110,7 @@ class HnswBulk:
         self._conn: psycopg.Connection | None = None  # the load's session (holds BULK_LOCK shared)
         self._lock = threading.Lock()
         self._maintain_s = 0.0  # time recent writes spent inserting into the indexed table
-        self._last_write = 0.0
+        self._last_write = self._started = 0.0
         self._next_check = 0.0  # the maintenance time at which the rebuild estimate is checked again
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
@@ -162,7 +164,7 @@ class HnswBulk:
                 conn.close()  # the lock goes with the session
                 return False
             self._conn = conn
-            self._last_write = time.monotonic()
+            self._last_write = self._started = time.monotonic()
             self._stop.clear()
             self._watcher = threading.Thread(target=self._watch, name="ngr-hnsw-bulk", daemon=True)
             self._watcher.start()
@@ -174,7 +176,8 @@ class HnswBulk:
 
     def _watch(self) -> None:
         while not self._stop.wait(min(IDLE_S / 3, 5.0)):
-            if time.monotonic() - self._last_write >= IDLE_S:
+            now = time.monotonic()
+            if now - self._last_write >= IDLE_S or now - self._started >= MAX_LOAD_S:
                 try:
                     self.finish(from_watcher=True)
                 except psycopg.Error as exc:  # the server went away: the next open builds the index
@@ -185,7 +188,7 @@ class HnswBulk:
         """End this handle's load: release the shared lock and, when no other load holds it, build the
         index (the build report; None when another load will build it)."""
         with self._lock:
-            conn, self._conn = self._conn, None
+            conn = self._conn  # still active until the index is built
             if conn is None:
                 return None
             self._stop.set()
@@ -201,6 +204,7 @@ class HnswBulk:
                 return self.last_build
             finally:
                 conn.close()
+                self._conn = None
                 self._maintain_s, self._next_check = 0.0, 0.0
                 if watcher is not None and not from_watcher:
                     watcher.join(timeout=5)
