@@ -182,6 +182,7 @@ class SearchConfig:
     rrf_k: int = 60
     seeds: int = 4  # sparse seeds: pattern separation needs few (at most this many ...
     seed_ratio: float = 0.85  # ... and only those whose entry score is >= ratio x the best: adaptive count
+    structural_specificity: bool = True  # an entry seed that is not a hit (a file) seeds at the idf of its degree
     query_links: bool = True  # titles/entities named in the query become extra seeds (linked corpora)
     # the graph channel and its own parameters (channels.py); a kind name ("beam") selects its defaults
     channel: Channel = Spread()
@@ -265,6 +266,8 @@ class SearchConfig:
         for name in _WEIGHTS:
             check_number(name, getattr(self, name), lo=0)
         check_number("seed_ratio", self.seed_ratio, lo=0, hi=1)
+        if not isinstance(self.structural_specificity, bool):
+            raise InvalidArgument(f"structural_specificity must be true or false, got {self.structural_specificity!r}")
         check_number("graph_weight", self.graph_weight, lo=0, hi=1)
         check_choice("blame_source", self.blame_source, BLAME_SOURCES)
         for name in ("blame_weight", "blame_seed_weight", "code_weight", "code_intent_weight"):

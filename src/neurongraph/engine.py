@@ -600,6 +600,7 @@ class Engine:
             query_seeds=self._query_seeds(query) if cfg.query_links and cfg.uses_graph else None,
             visible=visible,
             extra_seeds=sc.file_idx,
+            structural=sc.structural,
             event_time=t.event_time,
             recency=self._recency_prior(cfg),
             edge_lines=lambda eids: self.edge_lines.read(eids, self._seq),

@@ -128,6 +128,22 @@ def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
     return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
 
+def _structural_seed_scale(graph: GraphArrays, structural: np.ndarray, seeds, acts) -> np.ndarray:
+    """Entry seeds of a structural type (a file, a directory, a person matched by its name) seed at the
+    idf of their degree, as working files do: such a node passes its activation to every change it joins,
+    so a file most changes touch would otherwise lift hundreds of changes that do not match the question
+    above the ones that do (ovs: `vswitch.xml: ...` seeded `file:vswitchd/vswitch.xml`, whose 700 changes
+    then outranked the text's own best match)."""
+    hub = mask_at(structural, seeds)
+    if not hub.any():
+        return acts
+    hubs = np.unique(seeds[hub])
+    _, spec = _file_neighbours(graph, hubs, graph.n_nodes)
+    acts = acts.astype(np.float64).copy()
+    acts[hub] *= spec[np.searchsorted(hubs, seeds[hub])]
+    return acts
+
+
 def _visible_steps(exp, visible):
     """Which steps of an expansion end at a node the search's filters leave visible (all without filters)."""
     return slice(None) if visible is None else mask_at(visible, exp.dst)
@@ -207,6 +223,7 @@ class RankInputs:
     seed_allowed: np.ndarray | None = None
     visible: np.ndarray | None = None
     extra_seeds: np.ndarray | None = None
+    structural: np.ndarray | None = None  # files, directories, people: entry seeds among them seed at their idf
     event_time: np.ndarray | None = None
     recency: RecencyPrior | None = None
     edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
@@ -428,6 +445,8 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
+    if cfg.structural_specificity and x.structural is not None and seeds.size:
+        seed_acts = _structural_seed_scale(x.graph, x.structural, seeds, seed_acts)
     query_seeds = x.query_seeds
     if query_seeds is not None and x.visible is not None:
         shown = mask_at(x.visible, query_seeds[0])

@@ -174,6 +174,7 @@ class SearchScope:
     seed_allowed: np.ndarray | None
     file_idx: np.ndarray | None
     unknown_files: list[str]
+    structural: np.ndarray | None = None  # nodes of the structural types (files, people): hub seeds
 
     @classmethod
     def build(
@@ -209,7 +210,8 @@ class SearchScope:
             if old.any():
                 allowed = allowed & ~old
                 entry_allowed = (table.alive if entry_allowed is None else entry_allowed) & ~old
-        return cls(allowed, result_ok, visible, entry_allowed, seed_allowed, file_idx, unknown)
+        structural = result_types.structural(table, cfg) if cfg.structural_specificity else None
+        return cls(allowed, result_ok, visible, entry_allowed, seed_allowed, file_idx, unknown, structural)
 
     def admit(self, nodes: np.ndarray, table: NodeTable) -> None:
         """Let ``nodes`` be hits although the filters hide them (when the result types allow them)."""
