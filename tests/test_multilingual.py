@@ -279,6 +279,30 @@ def test_english_question_does_not_count_japanese_texts_missing_words_against_th
         eng.close()
 
 
+@needs_use
+@pytest.mark.model
+def test_graph_term_never_sinks_text_in_another_script_below_its_entry_score(tmp_path):
+    report = ngr.Node("commit:d4", "commit", "Report page layout", "The report page shows the monthly chart first.")
+    note = ngr.Node(
+        "wiki:ja",
+        "wiki",
+        "月次レポート",
+        "月次レポートのグラフが夜間に空になる。集計ジョブがタイムゾーンを誤っているためだ。",
+    )
+    eng = ngr.open(tmp_path / "mixed.db")
+    try:
+        eng.add_nodes([*EN, report])
+        eng.add_nodes([note, ngr.Node("wiki:ja2", "wiki", "会議", "昨日の会議で予算について話しました。")])
+        eng.add_edges([("commit:d4", "follows", n.id) for n in EN])  # English neighbours of the English seed
+        hits = {h.id: h for h in eng.search("Why is the monthly report chart empty at night?", limit=6).hits}
+        assert hits["commit:b2"].scores["graph"] > 0  # reached through the graph
+        ja = hits["wiki:ja"]  # no link reaches it from English text: its graph 0 is not held against it
+        assert ja.scores["graph"] == 0 and ja.scores["entry"] > 0
+        assert ja.scores["final"] == pytest.approx(ja.scores["entry"])
+    finally:
+        eng.close()
+
+
 def test_a_name_is_not_cjk_writing():
     from neurongraph.index.language import has_cjk
 
