@@ -149,13 +149,14 @@ QUESTIONS = [
 
 
 def paragraphs(seeds: Path) -> list[dict]:
-    """The seed files' paragraphs as passages (title: the file name)."""
+    """The seed files' paragraphs as passages, without titles: the files are named by a hash
+    (``000_ab8c56ae96166e1b``), whose Latin letters would count against a short Korean paragraph's script."""
     out = []
     for path in sorted(seeds.glob("*.txt")):
         text = re.sub(r"(?m)^\+", "", path.read_text(encoding="utf-8"))
         for para in re.split(r"\n\s*\n", text):
             if re.search(r"\w", para):
-                out.append({"id": len(out), "title": path.stem, "text": para.strip()})
+                out.append({"id": len(out), "title": "", "text": para.strip()})
     return out
 
 
