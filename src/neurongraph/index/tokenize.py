@@ -9,7 +9,7 @@ differently (党名 against 政党, 약화시키는 against 약해진다).  Kana
 out.  Only a question written mostly in CJK script (``language.is_cjk``) gets them: an English
 question that quotes a name (積丹尼) keeps exactly the store's terms.  Measured with
 ``benchmarks/multilingual_lexical.py`` (docs/multilingual.md): jsquad_ja BM25 R@1/R@5 0.910/0.960 ->
-0.922/0.966; the Korean seed check 0.520/0.680 -> 0.600/0.760.
+0.922/0.966; the Korean seed check R@5 0.680 -> 0.760.
 """
 
 from __future__ import annotations
