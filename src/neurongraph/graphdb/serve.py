@@ -9,7 +9,8 @@ the process that started it) with the two users an operator creates on any Falko
   store sequence the graph holds) on ``ngr:*`` keys, nothing else (``%R~`` read-only key access
   refuses ``GRAPH.RO_QUERY``: the module declares its key read-write);
 * ``ngr_writer`` — :data:`WRITER_ACL`: what keeping the graph in step takes (queries that write, the
-  bulk loader, deleting an old graph, the state and lock keys), on ``ngr:*`` keys only.
+  bulk loader, deleting an old graph, the state and lock keys, ``WATCH`` / ``MULTI`` / ``EXEC`` for the
+  lock's compare-and-delete, ``SCAN`` to find orphaned graph keys), on ``ngr:*`` keys only.
 
 ``default`` keeps a random admin password that never leaves the handle.
 """
@@ -39,6 +40,12 @@ WRITER_ACL = (
     "+set",
     "+del",
     "+pexpire",
+    "+watch",
+    "+unwatch",
+    "+multi",
+    "+exec",
+    "+discard",
+    "+scan",
     "+ping",
     "+info",
 )

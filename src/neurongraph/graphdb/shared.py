@@ -14,6 +14,10 @@ in its meta, the same one the private child's dump records, and :func:`store_loc
   since ``seq``) is applied in place, as in the private child;
 * ``…:lock`` — held (``SET NX PX``, renewed while held) by the one process updating the graph;
   the others wait for it and then find the state current.  A holder that dies frees it on expiry.
+  Renewing and releasing are compare-and-set (``WATCH`` / ``MULTI`` / ``EXEC``): a holder whose lock
+  expired mid-update cannot extend or delete its successor's.  A query waits at most
+  :data:`QUERY_LOCK_WAIT_S` for another process's update, then answers from the graph as it is (``stale``),
+  so a caller that serialises on the engine (``ngr mcp``) is not held for a whole rebuild.
 
 Every query first reads the state key (one ``GET``): at or past the store's sequence number, nothing to
 do; behind it, this engine takes the lock and applies the delta with the writer credential.  Without a
@@ -27,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -40,14 +45,20 @@ from .projection import CypherProjection
 from .remote import GraphTarget, RemoteServer, server_error
 from .server import Limits
 
-__all__ = ["SharedProjection", "LOCK_TTL_MS", "LOCK_WAIT_S"]
+__all__ = ["SharedProjection", "LOCK_TTL_MS", "LOCK_WAIT_S", "QUERY_LOCK_WAIT_S", "SWEEP_SCAN_CALLS"]
 
 LOCK_TTL_MS = 30_000  # the lock's expiry; renewed every third of it while held
 LOCK_WAIT_S = 300.0  # a writer waits this long for another's update (a 1M-edge rebuild takes ~10-20 s)
+QUERY_LOCK_WAIT_S = 5.0  # a query waits this long for another's update, then answers from the graph as it is
+SWEEP_SCAN_CALLS = 200  # a rebuild's sweep for orphaned graph keys: at most this many SCAN calls (1000 keys each)
 
 
 class _WriteRefused(GraphServerError):
     """The writer credential may not take the lock (a read-only user given as the only URL)."""
+
+
+class _LockBusy(GraphServerError):
+    """Another process held the update lock for longer than this call may wait."""
 
 
 def store_location(store: Store) -> str:
@@ -79,6 +90,11 @@ class SharedProjection(CypherProjection):
         self._published: str | None = None  # the graph key the server's state points at
         self._key_prefix: str | None = None
         self._store_token = ""
+        self._lock_wait_s = LOCK_WAIT_S  # lowered to QUERY_LOCK_WAIT_S while a query syncs
+        self._gave_up_at: int | None = None  # the store sequence at which a query last waited the lock out
+        self.queries = 0  # queries run (ask tells from it whether its answer came from this graph)
+        self._orphans = False  # set by a rebuild without a state: sweep the store's unnamed graph keys
+        self.swept: list[str] = []  # the graph keys the last sweep deleted
 
     # ------------------------------------------------------------------ keys
     def _prefix(self) -> str:
@@ -154,16 +170,32 @@ class SharedProjection(CypherProjection):
         """:meth:`CypherProjection.query`, plus ``"stale"`` when the graph is behind the store and this
         engine may not update it.  A state pointing at a graph that is gone (deleted by hand, a server
         restarted without its keys) is forgotten and the graph rebuilt, once."""
-        try:
-            res = super().query(cypher, params, timeout_ms, guard)
-        except QueryError as exc:
-            if "empty key" not in exc.message:
-                raise
-            self._forget_missing_graph()
-            res = super().query(cypher, params, timeout_ms, guard)
+        self.queries += 1
+        with self._answering():
+            try:
+                res = super().query(cypher, params, timeout_ms, guard)
+            except QueryError as exc:
+                if "empty key" not in exc.message:
+                    raise
+                self._forget_missing_graph()
+                res = super().query(cypher, params, timeout_ms, guard)
         if self.stale:
             res["stale"] = dict(self.stale)
         return res
+
+    def memo(self, key: str, compute):
+        """:meth:`CypherProjection.memo`, syncing as a query does (a bounded wait for another's update)."""
+        with self._answering():
+            return super().memo(key, compute)
+
+    @contextmanager
+    def _answering(self) -> Iterator[None]:
+        """While answering a caller: wait at most :data:`QUERY_LOCK_WAIT_S` for another process's update."""
+        self._lock_wait_s = QUERY_LOCK_WAIT_S
+        try:
+            yield
+        finally:
+            self._lock_wait_s = LOCK_WAIT_S
 
     def _forget_missing_graph(self) -> None:
         missing = self._published
@@ -197,11 +229,17 @@ class SharedProjection(CypherProjection):
         except _WriteRefused as exc:
             self.write_refused = f"the writer credential may not write ({exc.message})"
             return self._serve_stale(st, cur, self.write_refused)
+        except _LockBusy as exc:  # another process is updating it: this answer does not wait for that
+            self._gave_up_at = cur  # nor the next ones at this sequence (an ask syncs several times): one try each
+            return self._serve_stale(self._read_state(self._reader_db.connection), cur, exc.message)
 
     def _update(self, writer, cur: int) -> dict:
         """Under the server's lock: adopt what another process may have done meanwhile, then apply the
         change feed (or rebuild) and publish the new state."""
-        with self._server_lock(writer.connection):
+        answering = self._lock_wait_s < LOCK_WAIT_S
+        wait_s = 0.0 if answering and self._gave_up_at == cur else self._lock_wait_s
+        with self._server_lock(writer.connection, wait_s):
+            self._gave_up_at = None
             st = self._read_state(writer.connection)
             if st is not None and st["seq"] >= cur:  # another process brought it up to date meanwhile
                 self._adopt(st)
@@ -212,6 +250,7 @@ class SharedProjection(CypherProjection):
             else:
                 self.seq, self.graph_name, self._published = -1, self._new_graph_name(), None
                 self._g_w = writer.select_graph(self.graph_name)
+                self._orphans = True  # graph keys of a state deleted by hand may be left: swept after publish
             try:
                 info = super().sync()
             except QueryError as exc:
@@ -241,6 +280,9 @@ class SharedProjection(CypherProjection):
         conn.set(self.state_key, json.dumps(state))
         if old and old != self.graph_name:
             self._delete_graph(old)
+        if self._orphans:
+            self._orphans = False
+            self.swept = self._sweep_orphans(conn)
         self._published = self.graph_name
         self._g_r = self._reader_db.select_graph(self.graph_name)
         self._dirty = False
@@ -250,6 +292,28 @@ class SharedProjection(CypherProjection):
             self._writer().select_graph(name).delete()
         except Exception:
             pass  # already gone
+
+    def _sweep_orphans(self, conn) -> list[str]:
+        """Delete this store's graph keys that the state does not name (left when the state key was deleted
+        by hand, or by a rebuild that died before publishing).  Under the update lock, so no other process
+        is building one; a bounded ``SCAN`` (:data:`SWEEP_SCAN_CALLS` calls), so a huge keyspace costs at most
+        that and leaves the rest for the next rebuild."""
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self._prefix()) + ":g*"
+        gone: list[str] = []
+        cursor: Any = 0
+        try:
+            for _ in range(SWEEP_SCAN_CALLS):
+                cursor, keys = conn.scan(cursor, match=pattern, count=1000)
+                for k in keys:
+                    name = k.decode() if isinstance(k, bytes) else str(k)
+                    if name != self.graph_name:
+                        self._delete_graph(name)
+                        gone.append(name)
+                if int(cursor) == 0:
+                    break
+        except Exception:
+            pass  # a writer without +scan: the orphan stays, as before (docs/ask.md gives the ACL)
+        return gone
 
     def _new_graph_name(self) -> str:
         return f"{self._prefix()}:g{uuid.uuid4().hex[:12]}"
@@ -263,18 +327,18 @@ class SharedProjection(CypherProjection):
         self._types, self._labels, self._n_nodes, self.loaded_seq = {}, set(), 0, None
 
     @contextmanager
-    def _server_lock(self, conn) -> Iterator[None]:
+    def _server_lock(self, conn, wait_s: float | None = None) -> Iterator[None]:
         """One updater per store on the server: ``SET key nonce NX PX``, renewed while held, released
-        only by its holder (checked before the delete; a holder that died frees it on expiry)."""
+        only by its holder (compare-and-delete; a holder that died frees it on expiry).  ``wait_s``: how
+        long to wait for another holder (default: this call's, see :meth:`_answering`)."""
         nonce = uuid.uuid4().hex
-        deadline = time.monotonic() + LOCK_WAIT_S
+        wait_s = self._lock_wait_s if wait_s is None else wait_s
+        deadline = time.monotonic() + wait_s
         key = self.lock_key
         try:
             while not conn.set(key, nonce, nx=True, px=LOCK_TTL_MS):
                 if time.monotonic() > deadline:
-                    raise GraphServerError(
-                        f"another process has held the graph's update lock ({key}) for over {LOCK_WAIT_S:g} s"
-                    )
+                    raise _LockBusy(f"another process has held the graph's update lock ({key}) for over {wait_s:g} s")
                 time.sleep(0.02)
         except GraphServerError:
             raise
@@ -287,8 +351,8 @@ class SharedProjection(CypherProjection):
         def renew() -> None:
             while not done.wait(LOCK_TTL_MS / 3000):
                 try:
-                    if conn.get(key) == nonce:
-                        conn.pexpire(key, LOCK_TTL_MS)
+                    if not _if_holder(conn, key, nonce, lambda p: p.pexpire(key, LOCK_TTL_MS)):
+                        return  # lost (expired, taken by another): nothing of ours left to renew
                 except Exception:
                     return
 
@@ -300,7 +364,26 @@ class SharedProjection(CypherProjection):
             done.set()
             keeper.join()
             try:
-                if conn.get(key) == nonce:
-                    conn.delete(key)
+                _if_holder(conn, key, nonce, lambda p: p.delete(key))
             except Exception:
                 pass  # it expires
+
+
+def _if_holder(conn, key: str, nonce: str, op) -> bool:
+    """Run ``op`` on a ``MULTI`` pipeline only while ``key`` still holds ``nonce`` (``WATCH`` makes the
+    ``EXEC`` fail if anyone touched the key after the ``GET``): a compare-and-set without a script, so
+    the writer user needs no ``EVAL``.  False when the key is not ours (or changed under the check)."""
+    import redis
+
+    with conn.pipeline(transaction=True) as pipe:
+        try:
+            pipe.watch(key)
+            cur = pipe.get(key)
+            if (cur.decode() if isinstance(cur, bytes) else cur) != nonce:
+                return False
+            pipe.multi()
+            op(pipe)
+            pipe.execute()
+            return True
+        except redis.WatchError:
+            return False
