@@ -5,7 +5,9 @@ Output (JSON-able)::
     {"route": {"mode", "reason"}, "query": {"cypher", "params", "explanation"} | null, "rows": [...],
      "hits": [{"id", "type", "title", "score", "snippet"}], "answer": str, "refs": [ids], "trace_id": str}
 
-plus ``"dropped_refs"`` when a model cited ids that were not retrieved (removed from the answer).
+plus ``"dropped_refs"`` when a model cited ids that were not retrieved (removed from the answer), and
+``"stale": {"graph_seq", "store_seq", "reason"}`` when a graph query ran on a shared graph server's graph
+that is behind the store and this engine may not bring up to date (the answer says so too).
 One trace is stored per ask: the search hits and the nodes of the graph rows, so every cited id can be
 reported with ``record_source_use`` on that trace.  The trace keeps the provider and model name, never a key.
 """
@@ -49,6 +51,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
         llm = make_llm(llm)
     if mode in ("auto", "graph", "hybrid"):
         engine._cypher_projection().prefetch()  # the child loads its dump while the question is read
+    graph_mark = _graph_queries(engine)
     engine.refresh()
     schema = build_schema(engine.store, lazy=True)  # property names only if a model's prompt needs them
     mentions = find_mentions(engine, question)
@@ -85,6 +88,8 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     if said:  # phrases not understood and names not found are said in the answer, never dropped
         answer = answer + "\nNote: " + "; ".join(said) + "."
         notes += said
+    stale = _stale_graph(engine, graph_mark)  # rows from a shared graph behind the store: said, not hidden
+    answer = _with_stale_note(answer, stale, notes)
     if notes:
         reason = reason + "; " + "; ".join(notes)
     trace_id = "tr_" + uuid.uuid4().hex[:20]
@@ -118,11 +123,46 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     if refused is not None:  # a full or read-only store: the answer stands, its trace was not kept
         out["trace_saved"] = False
         out["warnings"] = [f"the trace was not stored ({refused}): feedback on this answer cannot be recorded"]
+    _add_stale(out, stale)
     if result is not None:
         out["result"] = result
     if dropped:
         out["dropped_refs"] = dropped
     return out
+
+
+def _graph_queries(engine) -> int:
+    """How many queries the engine's shared-graph projection has run (0 for a private child or none yet)."""
+    return int(getattr(getattr(engine, "_cypher", None), "queries", 0) or 0)
+
+
+def _stale_graph(engine, mark: int) -> dict | None:
+    """The shared graph's staleness, when this ask ran a query on it (after ``mark``) and it was behind."""
+    proj = getattr(engine, "_cypher", None)
+    stale = getattr(proj, "stale", None)
+    if not stale or _graph_queries(engine) == mark:
+        return None
+    return {"graph_seq": stale["graph_seq"], "store_seq": stale["store_seq"], "reason": stale["reason"]}
+
+
+def _stale_warning(stale: dict) -> str:
+    return (
+        f"the shared graph reflects store sequence {stale['graph_seq']} of {stale['store_seq']} "
+        f"({stale['reason']}); changes after it are missing from the graph rows"
+    )
+
+
+def _with_stale_note(answer: str, stale: dict | None, notes: list[str]) -> str:
+    if stale is None:
+        return answer
+    notes.append("stale shared graph")
+    return answer + "\nNote: " + _stale_warning(stale) + "."
+
+
+def _add_stale(out: dict, stale: dict | None) -> None:
+    if stale is not None:
+        out["stale"] = stale
+        out.setdefault("warnings", []).append(_stale_warning(stale))
 
 
 def _check_args(question: str, mode: str, limit: int) -> None:
