@@ -12,6 +12,14 @@ process.  A store on disk gets a cache folder next to it (``<db>.graphdb/``, ``0
 ``graph.rdb`` from it at start, and the key ``ngr:state`` inside that dump says which store (a random token
 kept in the store's meta) and which sequence number it holds; a matching dump is patched from there, any
 other is rebuilt.  ``close()`` writes the dump back (one ``SAVE``) when the projection changed.
+
+The token alone does not tell a store from a *copy* of it (``cp a.db b.db`` carries the token and the
+sequence numbers, and the two then diverge at the same numbers), nor a file replaced by such a copy (the
+path and often the inode stay).  So every ``save()`` also draws a fresh mark and writes it both into the
+store's meta (``graphdb.dump_mark``) and into the dump's state: a store whose mark is not the dump's
+was not the store the dump was saved from (or was replaced since), and the dump is rebuilt.  A store that
+carries the mark descends from the file as it was when the dump was saved, so patching the dump forward
+through its change feed is exact.  Cost: one meta read at open, one meta write per save.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ REBUILD_FRACTION = 0.3  # more changes than this fraction of the projection: reb
 GRACE_S = 1.0  # a query's deadline is its timeout plus this; past it the watchdog kills the child
 STATE_KEY = "ngr:state"
 TOKEN_META = "graphdb.token"
+MARK_META = "graphdb.dump_mark"  # pairs the store file with the dump saved from it (see the module docstring)
 
 
 def default_cache_dir(store: Store) -> str | None:
@@ -210,6 +219,7 @@ class CypherProjection:
         self.child: Any = None  # a FalkorChild (or a shared server's handle, graphdb/remote.py)
         self.seq = -1  # last store sequence number applied
         self.loaded_seq: int | None = None  # the sequence number a loaded dump held (None: nothing loaded)
+        self.dump_refused: str | None = None  # why a loaded dump of this store was not adopted (diagnostics)
         self._dirty = False  # changed since the dump was written
         self._types: dict[int, str] = {}  # projected node idx -> type label (a loaded dump: only those looked up)
         self._n_nodes = 0
@@ -253,17 +263,20 @@ class CypherProjection:
         if self.child is not None or self._prefetch is not None:
             return
         token, cur = (self._token(), self.store.current_seq()) if self.cache_dir else (None, -1)
+        mark = self.store.get_meta(MARK_META) if self.cache_dir else None
 
         def run() -> None:
             try:
-                self._ensure_child(token, cur)
+                self._ensure_child(token, cur, mark)
             except Exception:
                 pass  # the next query starts it again and reports what failed
 
         self._prefetch = threading.Thread(target=run, name="ngr-graphdb-prefetch", daemon=True)
         self._prefetch.start()
 
-    def _ensure_child(self, token: str | None = None, cur: int | None = None) -> None:
+    def _ensure_child(self, token: str | None = None, cur: int | None = None, mark: str | None = None) -> None:
+        """Start (or adopt) the child and take over its loaded dump when it matches the store; ``token``,
+        ``cur`` and ``mark`` come from the caller's thread when read there (the prefetch), else now."""
         t = self._prefetch
         if t is not None and t is not threading.current_thread():
             t.join()
@@ -275,7 +288,9 @@ class CypherProjection:
         self.seq = -1
         self._types, self._labels, self._n_nodes = {}, set(), 0
         if self.cache_dir:
-            self._load_state(token or self._token(), self.store.current_seq() if cur is None else cur)
+            if token is None:
+                token, mark = self._token(), self.store.get_meta(MARK_META)
+            self._load_state(token, self.store.current_seq() if cur is None else cur, mark)
 
     def _connect(self) -> None:
         """Start the private child and open the loader's and the reader's clients on it."""
@@ -319,15 +334,19 @@ class CypherProjection:
             self.store.set_meta(TOKEN_META, tok)
         return tok
 
-    def _load_state(self, token: str, cur: int) -> None:
-        """Adopt a loaded dump when it holds this store (same token, a sequence number it has reached)."""
+    def _load_state(self, token: str, cur: int, mark: str | None) -> None:
+        """Adopt a loaded dump when it holds this store: same token, the mark of the save that wrote it
+        (a copy of another store, or a file replaced by one, has another), a sequence number it has reached."""
         self.loaded_seq = None
+        self.dump_refused = None
         raw = self._db_w.connection.get(STATE_KEY)
         if not raw:
             return
         try:
             st = json.loads(raw)
             ok = st["token"] == token and int(st["seq"]) <= cur
+            if ok and (mark is None or st.get("mark") != mark):
+                ok, self.dump_refused = False, "the store file is not the one the dump was saved from"
         except (ValueError, KeyError, TypeError):
             ok = False
         if ok:
@@ -342,7 +361,9 @@ class CypherProjection:
         if not self.cache_dir or self.child is None or not self.child.alive or self.seq < 0:
             return
         try:
-            state = {"token": self._token(), "seq": self.seq, "nodes": self._n_nodes}
+            mark = uuid.uuid4().hex
+            self.store.set_meta(MARK_META, mark)  # first: a dump is never paired with a store that lacks it
+            state = {"token": self._token(), "seq": self.seq, "nodes": self._n_nodes, "mark": mark}
             self._db_w.connection.set(STATE_KEY, json.dumps(state))
             self._db_w.connection.save()
             self._dirty = False
