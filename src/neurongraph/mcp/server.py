@@ -10,7 +10,11 @@ and its typed errors; the core never imports this module or the SDK.
   content is ``{"error": {"code", "message", "hint", "details"}}``.
 * ``ask`` (issue 13) runs ``Engine.ask`` without an LLM (rule-based route, NL->Cypher, extractive answer).
 * One engine per server process; calls are serialised on it (the engine's in-memory indexes
-  are not thread-safe).  Several processes may serve one SQLite file: every feedback call is
+  are not thread-safe).  A call that cannot have the engine within ``NGR_MCP_CALL_WAIT_S`` seconds
+  (default :data:`CALL_WAIT_S`) answers ``error[timeout]`` instead of queueing behind a stuck one; a graph
+  query on a shared server waits at most ``graphdb.shared.QUERY_LOCK_WAIT_S`` for another process's
+  update and then answers from the graph as it is (``stale``), so no call holds the engine for a
+  whole rebuild elsewhere.  Several processes may serve one SQLite file: every feedback call is
   one ``BEGIN IMMEDIATE`` transaction in the core, so concurrent clients lose nothing and an
   idempotency key is applied once.
 """
@@ -18,7 +22,9 @@ and its typed errors; the core never imports this module or the SDK.
 from __future__ import annotations
 
 import json
+import os
 import threading
+import warnings
 from typing import Any, Literal
 
 from mcp.server import MCPServer
@@ -38,6 +44,29 @@ __all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_
 
 SNIPPET_CHARS = 300
 _ROUND = 4
+CALL_WAIT_S = 30.0  # a call waits this long for the engine (another call holds it), then error[timeout]
+
+
+class EngineBusy(NeuronGraphError):
+    """Another tool call has held the engine for longer than this call may wait."""
+
+    code = "timeout"
+
+
+def _call_wait_s() -> float:
+    raw = os.environ.get("NGR_MCP_CALL_WAIT_S")
+    if not raw:
+        return CALL_WAIT_S
+    try:
+        wait = float(raw)
+        if wait > 0 and wait == wait:
+            return wait
+    except ValueError:
+        pass
+    warnings.warn(
+        f"NGR_MCP_CALL_WAIT_S={raw!r} is not a positive number of seconds; using {CALL_WAIT_S:g}", stacklevel=3
+    )
+    return CALL_WAIT_S
 
 
 # ----------------------------------------------------------------------------- results
@@ -109,10 +138,11 @@ class NGRTools:
     """The tools over one engine.  ``search``, ``get_node``, ``get_trace`` and ``ask`` shape their
     results for an agent; the feedback tools return the engine's receipt as it is."""
 
-    def __init__(self, engine, snippet_chars: int = SNIPPET_CHARS):
+    def __init__(self, engine, snippet_chars: int = SNIPPET_CHARS, call_wait_s: float | None = None):
         self.engine = engine
         self.snippet_chars = snippet_chars
         self.lock = threading.Lock()
+        self.call_wait_s = _call_wait_s() if call_wait_s is None else call_wait_s
 
     def search(self, args: SearchArgs) -> dict:
         req = args.to_request()
@@ -166,8 +196,15 @@ class NGRTools:
         try:
             args = ARG_MODELS[name].model_validate(kwargs)
             handler = getattr(self, name, None)
-            with self.lock:
+            if not self.lock.acquire(timeout=self.call_wait_s):
+                raise EngineBusy(
+                    f"another tool call has held the engine for over {self.call_wait_s:g} s (NGR_MCP_CALL_WAIT_S); "
+                    "nothing was run: call again"
+                )
+            try:
                 return _result(handler(args) if handler else args.run(self.engine))  # type: ignore[attr-defined]
+            finally:
+                self.lock.release()
         except NeuronGraphError as exc:
             return error_result(exc)
         except DATABASE_ERRORS as exc:
