@@ -70,6 +70,9 @@ class QueryBank:
             return np.zeros(rows.shape[0])
         has = np.zeros(len(self.vocab), bool)
         has[mine] = True
+        if rows.shape[0] == 1:  # the common case: one near learning query
+            lo, hi = int(self.tptr[rows[0]]), int(self.tptr[rows[0] + 1])
+            return np.array([float(self.tw[lo:hi] @ has[self.tcol[lo:hi]])])
         lo = self.tptr[rows]
         n = self.tptr[rows + 1] - lo
         at = np.repeat(lo - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))

@@ -96,9 +96,12 @@ class EdgeContext:
             return None
         r = rows[keep]
         key, extra, back = self.key[r], extra[keep], self.back[r]
+        if key.shape[0] == 1:
+            return EdgeOverlay(key, extra, back)
         order = np.lexsort((extra, key))  # max over a step's learning queries, not their sum
         key, extra, back = key[order], extra[order], back[order]
-        last = np.r_[key[1:] != key[:-1], True]
+        last = np.ones(key.shape[0], bool)
+        last[:-1] = key[1:] != key[:-1]
         return EdgeOverlay(key[last], extra[last], back[last])
 
 
@@ -131,6 +134,6 @@ class UseContext:
             return out
         nodes = self.node[rows]
         np.maximum.at(out, nodes, a)  # max over a node's near learning queries
-        hit = np.unique(nodes)
-        out[hit] *= decayed(self.act[hit], self.act_at[hit], now, half_life)
+        # (a node repeated in ``nodes`` reads and writes the same value: no unique needed)
+        out[nodes] = out[nodes] * decayed(self.act[nodes], self.act_at[nodes], now, half_life)
         return out
