@@ -8,12 +8,21 @@ English question must find Korean text).  The gold paragraph is the one holding 
 string (checked to be exactly one).  It is tiny (25 questions, ~100 paragraphs): a check that Korean works,
 not a benchmark to tune on.
 
-    python benchmarks/multilingual_korean.py ../shared/seeds /tmp/ko_seeds /tmp/en_ko_seeds
+A fourth directory (optional) gets ``ko_self``, a larger self-retrieval set built automatically from the same
+paragraphs: each question is one sentence of a Korean paragraph (at least ``SELF_MIN_HANGUL`` Hangul
+syllables; up to ``SELF_PER_PARAGRAPH`` per paragraph, picked with a fixed seed) and its gold is that
+paragraph with its question sentences *removed*, so no question is a substring of its gold.  The questions
+are the paragraphs' own words (BM25-friendly, as JSQuAD's are); a paragraph keeps its questions only while
+at least ``SELF_MIN_REST`` word characters are left of it (a code paragraph whose Korean comment is asked
+keeps its code: a Korean question must then find mostly-English text).
+
+    python benchmarks/multilingual_korean.py ../shared/seeds /tmp/ko_seeds /tmp/en_ko_seeds [/tmp/ko_self]
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 import sys
 from pathlib import Path
@@ -167,6 +176,40 @@ def gold_of(corpus: list[dict], anchor: str) -> int:
     return hits[0]
 
 
+SELF_MIN_HANGUL = 10  # Hangul syllables a sentence needs to be a question (a short Korean sentence)
+SELF_PER_PARAGRAPH = 3
+SELF_MIN_REST = 30  # word characters the gold must keep once its question sentences are removed
+SELF_SEED = 29
+
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+_SENTENCE_END = re.compile(r"(?<=[.?!。])\s+|\n+")
+_MARKER = re.compile(r"^[\s*#/>+\-|]+")  # comment / list / quote markers before a sentence
+
+
+def self_retrieval(corpus: list[dict], seed: int = SELF_SEED) -> tuple[list[dict], list[dict]]:
+    """``ko_self``: (corpus with each asked paragraph's question sentences removed, questions)."""
+    rng = random.Random(seed)
+    out, queries = [], []
+    for p in corpus:
+        sents = [_MARKER.sub("", s).strip() for s in _SENTENCE_END.split(p["text"])]
+        good = sorted({s for s in sents if len(_HANGUL.findall(s)) >= SELF_MIN_HANGUL})
+        rng.shuffle(good)
+        pick = good[:SELF_PER_PARAGRAPH]
+        while pick and len(re.findall(r"\w", _without(p["text"], pick))) < SELF_MIN_REST:
+            pick.pop()
+        text = _without(p["text"], pick) if pick else p["text"]
+        out.append({**p, "text": text})
+        for s in pick:
+            queries.append({"qid": f"self-{len(queries)}", "question": s, "answers": [], "gold_ids": [p["id"]]})
+    return out, queries
+
+
+def _without(text: str, sentences: list[str]) -> str:
+    for s in sentences:
+        text = text.replace(s, "")
+    return re.sub(r"[ \t]+\n", "\n", text).strip()
+
+
 def _write(out: Path, corpus: list[dict], queries: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in (("corpus.jsonl", corpus), ("queries.jsonl", queries)):
@@ -174,7 +217,7 @@ def _write(out: Path, corpus: list[dict], queries: list[dict]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     corpus = paragraphs(Path(argv[0]))
@@ -186,6 +229,10 @@ def main(argv: list[str]) -> int:
         ]
         _write(out, corpus, queries)
     print(f"{len(corpus)} paragraphs, {len(QUESTIONS)} questions")
+    if len(argv) == 4:
+        self_corpus, self_queries = self_retrieval(corpus)
+        _write(Path(argv[3]), self_corpus, self_queries)
+        print(f"ko_self: {len(self_queries)} sentence questions over {len(self_corpus)} paragraphs")
     return 0
 
 

@@ -325,3 +325,38 @@ def test_store_marked_off_never_widens(tmp_path):
         assert eng.embedder.model_id == DEFAULT_MODEL_ID and eng.vectors.matrix.shape[1] == 384
     finally:
         eng.close()
+
+
+def _gate_inputs(query_cjk: bool, allowed):
+    """A widened store's rows (base block 2, USE block 2): 0 a Korean paragraph, 1 code with Korean comments
+    (English by the majority rule: a base block), 2 an entity name in Latin letters, which cannot be a hit."""
+    from types import SimpleNamespace
+
+    from neurongraph.index.multilingual import LanguageGate
+
+    rows = np.array([[0.0, 0.0, 0.6, 0.2], [0.5, 0.1, 0.4, 0.3], [0.7, 0.1, 0.5, 0.1]], np.float32)
+    vectors = SimpleNamespace(matrix=rows, present=np.ones(3, bool))
+    x = SimpleNamespace(lexical_trust=LanguageGate(query_cjk, 2), vectors=vectors, allowed=allowed)
+    return SimpleNamespace(lexical_weight=0.7, dense_weight=0.3), x
+
+
+def test_korean_question_answered_in_its_own_script_has_nothing_blind_and_a_name_does_not_decide():
+    from neurongraph.retrieval.pipeline import _language_gate
+
+    qsim, floor = np.array([0.12, 0.10, 0.20], np.float32), 0.01
+    only_text = np.array([True, True, False])
+    # the dense best is the entity name (blind, no BM25 match); the best that can be a hit is the Korean paragraph
+    cfg, x = _gate_inputs(True, only_text)
+    dense_nodes, dense_scores, lex_nodes = np.array([2, 0, 1]), np.array([0.20, 0.12, 0.10]), np.array([0])
+    assert x.lexical_trust.decider(dense_nodes, only_text).tolist() == [0]
+    assert x.lexical_trust.decider(dense_nodes, None).tolist() == [2]
+    weight, blind = _language_gate(cfg, x, qsim, lex_nodes, dense_nodes, dense_scores, floor)
+    # not the cross-lingual case: BM25 keeps its weight and the code paragraph is scored as any other text
+    assert weight == 0.7 and blind is None
+    cfg, x = _gate_inputs(True, None)  # every node may be a hit: the name decides, the ramp cuts BM25's weight
+    weight, blind = _language_gate(cfg, x, qsim, lex_nodes, dense_nodes, dense_scores, floor)
+    assert weight < 0.7 and blind is not None and blind(np.arange(3)).tolist() == [False, True, True]
+    # an English question keeps the blind mask in its own script (the Korean paragraph is blind to it)
+    cfg, x = _gate_inputs(False, only_text)
+    weight, blind = _language_gate(cfg, x, qsim, np.array([1]), np.array([1, 0]), np.array([0.2, 0.1]), floor)
+    assert weight == 0.7 and blind is not None and blind(np.arange(3)).tolist() == [True, False, False]

@@ -277,6 +277,26 @@ class LanguageGate:
         """The lexical weight's factor in the cross-lingual case, from the BM25 top hit's dense match (0..1)."""
         return min(1.0, max(0.0, (agreement - TRUST_LOW) / (TRUST_HIGH - TRUST_LOW)))
 
+    def decider(self, dense_nodes: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
+        """The dense candidate (an array of one) whose script decides the cross-lingual case: for a CJK
+        question the best one that can be a hit (``allowed``: the result-type mask, None = any).  A short name
+        node in Latin letters (an entity ``Property Graph``) often tops the dense list of a Korean question
+        loosely; taken as the claim that the answer is in another script, it cut the lexical weight on the
+        Korean seed check (ngr R@5 0.720 -> 0.800 with this rule, docs/multilingual.md)."""
+        if not self.query_cjk or allowed is None:
+            return dense_nodes[:1]
+        inside = dense_nodes[dense_nodes < allowed.shape[0]]
+        shown = inside[allowed[inside]]
+        return shown[:1] if shown.size else dense_nodes[:1]
+
+    def blind_in_own_script(self) -> bool:
+        """Whether candidates in the other script stay blind when the dense channel's best candidate is in the
+        question's script (or BM25 sees it).  Not for a CJK question: its answer is then in its own script, and
+        scoring text in the other script by dense alone weighs dense 1 against BM25's 0.7 there (code with Korean
+        comments, English by the majority rule, took the Korean gold's places: hybrid R@5 0.720 -> 0.840 on the
+        seed check without it).  An English question keeps it: tatoeba_en_ja needs it (fusion.fuse)."""
+        return not self.query_cjk
+
     def blind(self, matrix: np.ndarray, nodes: np.ndarray, present: np.ndarray) -> np.ndarray | None:
         """Of ``nodes`` (rows of the vector ``matrix``; ``present``: which rows hold a vector), those written
         in the other script than the question (None: unknown).  Reads the base block of those rows only."""

@@ -367,7 +367,8 @@ def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
 def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_nodes, dense_scores, floor):
     """The lexical weight of this question and the mask of candidates BM25 cannot see (or None), from the
     question's :class:`LanguageGate` (issue 29): the trust ramp applies when the dense channel's best
-    candidate is one BM25 cannot see (or when a row's script is unknown)."""
+    candidate (``gate.decider``) is one BM25 cannot see (or when a row's script is unknown); outside that
+    case a CJK question has nothing blind (``gate.blind_in_own_script``)."""
     gate, lexical_weight = x.lexical_trust, cfg.lexical_weight
     if gate is None or not dense_scores.size or cfg.dense_weight <= 0:
         return lexical_weight, None
@@ -382,12 +383,14 @@ def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_node
         out[ok] = got
         return out
 
-    top_blind = blind(dense_nodes[:1])
-    cross = top_blind is None or (bool(top_blind[0]) and not (lex_nodes == dense_nodes[0]).any())
+    best = gate.decider(dense_nodes, x.allowed)
+    top_blind = blind(best)
+    cross = top_blind is None or (bool(top_blind[0]) and not (lex_nodes == best[0]).any())
     if cross and floor is not None and lex_nodes.size:
         top = float(qsim[lex_nodes[0]]) if lex_nodes[0] < qsim.shape[0] else floor
         lexical_weight *= gate.trust(float(dense_match(top, float(dense_scores[0]), floor)))
-    return lexical_weight, (blind if top_blind is not None else None)
+    keep = top_blind is not None and (cross or gate.blind_in_own_script())
+    return lexical_weight, (blind if keep else None)
 
 
 def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]) -> _EntryStep:
