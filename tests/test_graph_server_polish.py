@@ -1,7 +1,8 @@
 """The shared graph server's and the local dump's edges (issue 30 item 2, issue 27): ``ask`` says when its
 graph rows come from a stale shared graph; the update lock is released and renewed only by its holder;
 graph keys no state names are swept on rebuild; a store file replaced by a copy of another store (same
-token, same sequence numbers) does not adopt the dump saved from the old file; and an MCP call neither
+token, same sequence numbers) does not adopt the dump saved from the old file (a store that cannot be
+written keeps the token-only pairing or saves no dump); and an MCP call neither
 waits for a whole update elsewhere nor queues for ever behind a stuck call (a real MCP client over stdio)."""
 
 from __future__ import annotations
@@ -264,3 +265,45 @@ def test_an_mcp_call_neither_waits_for_an_update_elsewhere_nor_queues_behind_a_s
     assert "update lock" in res["stale"]["reason"] and "pr:9" not in {r.get("id") for r in res["rows"]}
     assert out["ask_s"] < shared.QUERY_LOCK_WAIT_S + 4  # not the writer's 300 s wait
     assert not out["after"].is_error
+
+
+def test_a_store_that_cannot_be_written_keeps_the_token_only_pairing_or_saves_no_dump(tmp_path, monkeypatch):
+    import sqlite3
+
+    monkeypatch.delenv("NGR_GRAPH_URL", raising=False)
+    monkeypatch.delenv("NGR_GRAPH_WRITE_URL", raising=False)
+    path = str(tmp_path / "ro.db")
+    eng = ngr.open(path, embedder="hashing")
+    fill(eng, 0, 2)
+    eng._cypher_projection()._token()  # the store's token, made while it can be written
+    eng.close()
+
+    def refuse(key, value):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    eng = ngr.open(path, embedder="hashing")
+    monkeypatch.setattr(eng.store, "set_meta", refuse)  # as a store opened read-only answers a write
+    try:
+        eng.cypher(COUNT)  # rebuilt (no dump yet)
+    finally:
+        eng.close()  # saved without a mark: this store never had one
+    assert json.loads(_dump_state(path))["mark"] is None
+    eng = ngr.open(path, embedder="hashing")
+    try:  # a store and a dump without marks: paired by the token, as before marks
+        assert eng.cypher(COUNT)["rows"] == [{"c": 4}] and eng._cypher.loaded_seq is not None
+        fill(eng, 2, 1)
+        eng.cypher(COUNT)
+    finally:
+        eng.close()  # a writable save: the store and the dump get a mark
+    marked = json.loads(_dump_state(path))
+    st = SQLiteStore(path)
+    assert marked["mark"] and marked["mark"] == st.get_meta(MARK_META)
+    st.close()
+    eng = ngr.open(path, embedder="hashing")
+    monkeypatch.setattr(eng.store, "set_meta", refuse)
+    try:
+        fill(eng, 3, 1)
+        assert eng.cypher(COUNT)["rows"] == [{"c": 8}]
+    finally:
+        eng.close()  # a marked store that cannot take a new mark: no dump written (it could not be paired)
+    assert json.loads(_dump_state(path)) == marked

@@ -19,7 +19,9 @@ path and often the inode stay).  So every ``save()`` also draws a fresh mark and
 store's meta (``graphdb.dump_mark``) and into the dump's state: a store whose mark is not the dump's
 was not the store the dump was saved from (or was replaced since), and the dump is rebuilt.  A store that
 carries the mark descends from the file as it was when the dump was saved, so patching the dump forward
-through its change feed is exact.  Cost: one meta read at open, one meta write per save.
+through its change feed is exact.  Cost: one meta read at open, one meta write per save.  A dump and a
+store that both have no mark (written before marks, or a read-only store that never got one) are paired
+by the token alone, as before.
 """
 
 from __future__ import annotations
@@ -345,7 +347,7 @@ class CypherProjection:
         try:
             st = json.loads(raw)
             ok = st["token"] == token and int(st["seq"]) <= cur
-            if ok and (mark is None or st.get("mark") != mark):
+            if ok and st.get("mark") != mark:  # both None: a dump and a store from before marks (token only)
                 ok, self.dump_refused = False, "the store file is not the one the dump was saved from"
         except (ValueError, KeyError, TypeError):
             ok = False
@@ -361,8 +363,14 @@ class CypherProjection:
         if not self.cache_dir or self.child is None or not self.child.alive or self.seq < 0:
             return
         try:
-            mark = uuid.uuid4().hex
-            self.store.set_meta(MARK_META, mark)  # first: a dump is never paired with a store that lacks it
+            fresh = uuid.uuid4().hex
+            mark: str | None = fresh
+            try:
+                self.store.set_meta(MARK_META, fresh)  # first: a dump is never paired with a store that lacks it
+            except Exception:
+                if self.store.get_meta(MARK_META) is not None:
+                    return  # a read-only store with a mark: no new pairing can be made, so no dump
+                mark = None  # a read-only store that never had one: token only, as before marks
             state = {"token": self._token(), "seq": self.seq, "nodes": self._n_nodes, "mark": mark}
             self._db_w.connection.set(STATE_KEY, json.dumps(state))
             self._db_w.connection.save()
