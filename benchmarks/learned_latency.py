@@ -12,6 +12,7 @@ Usage: PYTHONPATH=<tree>/src python benchmarks/learned_latency.py LABEL [ROUNDS]
 docs/learning.md, issue 26.
 """
 
+import inspect
 import json
 import sys
 import tempfile
@@ -58,12 +59,14 @@ def one_round() -> tuple[float, float]:
 def reads_us(eng) -> dict:
     """Median microseconds of the two learning reads of a search, over the timed queries."""
     pr, lg = [], []
+    text = "query" in inspect.signature(eng.node_priming).parameters  # trees before 2026-12-02: vector only
     for q, v in zip(qs, qv):
+        args = (v, q) if text else (v,)
         t = time.perf_counter()
-        eng.node_priming(v, q)
+        eng.node_priming(*args)
         pr.append(time.perf_counter() - t)
         t = time.perf_counter()
-        eng.learned_graph(v, q)
+        eng.learned_graph(*args)
         lg.append(time.perf_counter() - t)
     return {"node_priming_us": float(np.median(pr) * 1e6), "learned_graph_us": float(np.median(lg) * 1e6)}
 
