@@ -518,7 +518,7 @@ class Learning:
         if self._assoc_memo is not None and self._assoc_memo[0] == key:
             return self._assoc_memo[1]
         pol = self.learning_policy
-        a = state.bank.near(q, query, pol.priming_min_query_sim, pol.min_term_overlap)
+        a = state.bank.near(q, query, pol.priming_min_query_sim, pol.min_term_overlap, pol.assoc_power)
         self._assoc_memo = (key, a)
         return a
 

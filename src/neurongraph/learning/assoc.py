@@ -80,7 +80,7 @@ class QueryBank:
         return np.bincount(own, self.tw[at] * has[self.tcol[at]], minlength=rows.shape[0])
 
     def near(
-        self, qvec: np.ndarray, query: str | None, tau: float, min_overlap: float
+        self, qvec: np.ndarray, query: str | None, tau: float, min_overlap: float, power: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray]:
         """The learning queries this search is near and its association with each, ``clip((cos − τ)/(1 −
         τ), 0, 1)`` > 0, leaving out those whose term overlap is below ``min_overlap`` (``query`` None or
@@ -92,7 +92,8 @@ class QueryBank:
         rows = np.flatnonzero(cos > tau)
         if rows.size and query is not None and min_overlap > 0:
             rows = rows[self.overlap(rows, query) >= min_overlap]
-        return rows, np.minimum((cos[rows] - tau) / max(1.0 - tau, 1e-9), 1.0).astype(np.float64)
+        a = np.minimum((cos[rows] - tau) / max(1.0 - tau, 1e-9), 1.0).astype(np.float64)
+        return rows, (a if power == 1.0 else a**power)
 
 
 def lexical_idf(index: Callable[[], LexicalIndex]) -> Idf:

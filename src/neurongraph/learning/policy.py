@@ -103,10 +103,13 @@ class LearningPolicy:
     # another identifier or path is not the same question.  0 = the vector alone.  0.25 since 2026-12-02,
     # chosen leave-one-history-out (docs/learning.md, "Vector and terms")
     min_term_overlap: float = 0.25
+    # the association is raised to this power (1 = linear in the clipped cosine): above 1 a near-repeat
+    # (association near 1) keeps its lift while a merely similar question's shrinks
+    assoc_power: float = 1.0
     outcomes: OutcomePolicy = OutcomePolicy()
 
     def __post_init__(self):
-        for name in ("delta", "w_max", "co_use_delta", "activation_boost", "min_term_overlap"):
+        for name in ("delta", "w_max", "co_use_delta", "activation_boost", "min_term_overlap", "assoc_power"):
             _non_negative(name, getattr(self, name))
         if self.min_term_overlap > 1:
             raise InvalidArgument(f"min_term_overlap is a share of term weight (0..1), got {self.min_term_overlap!r}")
