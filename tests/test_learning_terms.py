@@ -138,3 +138,17 @@ def test_lexical_idf_reads_the_engines_bm25_index(db_path):
     rdma, vxlan, absent = idf(["rdma", "vxlan", "zzzunknown"]).tolist()
     assert absent > vxlan > rdma > 0  # in no node > in one > in two
     eng.close()
+
+
+def test_assoc_power_sharpens_a_partial_association_and_keeps_a_repeat_whole():
+    v = unit(3, seed=2)
+    q = v[0] * 0.9 + v[1] * 0.1
+    q = q / np.linalg.norm(q)
+    bank = QueryBank.build(["fix leak vxlan", "fix leak geneve"], np.stack([q, v[0]]), None)
+    rows1, a1 = bank.near(q, None, 0.7, 0.0)
+    rows3, a3 = bank.near(q, None, 0.7, 0.0, power=3.0)
+    assert rows1.tolist() == rows3.tolist() == [0, 1]
+    assert a1[0] == pytest.approx(1.0) and a3[0] == pytest.approx(1.0)  # the very question: whole
+    assert 0 < a1[1] < 1 and a3[1] == pytest.approx(a1[1] ** 3)  # a similar one: smaller
+    with pytest.raises(InvalidArgument):
+        LearningPolicy(assoc_power=-1.0)
