@@ -132,11 +132,28 @@ def test_lexical_idf_reads_the_engines_bm25_index(db_path):
 
     eng = _engine(db_path, 0.0)
     idf = lexical_idf(lambda: eng.lexical)
-    assert idf(["rdma", "netlink"]).tolist() == [1.0, 1.0]  # no index built yet: uniform
+    assert idf(["rdma", "netlink"]) is None  # no index built yet (and reading it builds none)
+    assert eng.lexical.index is None
     for _ in range(2):
         eng.search("rdma resource", limit=3)
-    rdma, vxlan, absent = idf(["rdma", "vxlan", "zzzunknown"]).tolist()
+    got = idf(["rdma", "vxlan", "zzzunknown"])
+    assert got is not None
+    rdma, vxlan, absent = got.tolist()
     assert absent > vxlan > rdma > 0  # in no node > in one > in two
+    eng.close()
+
+
+def test_one_search_builds_no_bm25_index_and_a_uniform_bank_is_rebuilt_once_there_is_one(db_path):
+    eng = _engine(db_path, 0.3)
+    res = eng.search(A, limit=5)  # the first search of a process: the store answers the lexical stage
+    eng.record_source_use(res.trace_id, [(res.hits[0].id, s) for s in WALK])
+    eng.node_priming(eng.embed_query(A), A)
+    assert eng.lexical.index is None  # learning read no index into being
+    assert eng.learning._edge_context.bank.weighted is False
+    eng.search(B, limit=5)  # the second search builds it (the engine's own rule)
+    assert eng.lexical.index is not None
+    eng.node_priming(eng.embed_query(A), A)
+    assert eng.learning._edge_context.bank.weighted is True
     eng.close()
 
 

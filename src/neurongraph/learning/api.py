@@ -487,8 +487,8 @@ class Learning:
         """The learned state grouped by learning query, once per store change (the query vectors are
         embedded once per process)."""
         st = self._edge_context
-        if st is not None and st.seq == seq:
-            return st
+        if st is not None and st.seq == seq and (st.bank is None or st.bank.weighted or not self._idf_ready()):
+            return st  # (a bank built before the BM25 index existed is rebuilt once it does)
         led = Ledger(self.store)
         idx, act, at = (
             self._priming_cache[1:]
@@ -507,6 +507,9 @@ class Learning:
         st = _Conditioned(seq, bank, UseContext.build(uses, idx, act, at, row), EdgeContext.build(edge_rows, live, row))
         self._edge_context, self._assoc_memo = st, None
         return st
+
+    def _idf_ready(self) -> bool:
+        return self._idf is not None and self._idf([]) is not None
 
     def _assoc(self, state: _Conditioned, qvec: np.ndarray, query: str | None) -> Near:
         """The learning queries this search is near, with its association with each (memoised: priming

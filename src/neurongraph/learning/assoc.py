@@ -26,7 +26,7 @@ from ..index.vectors import one_blas_thread
 
 __all__ = ["QueryBank", "Idf", "lexical_idf"]
 
-Idf = Callable[[Sequence[str]], np.ndarray]  # terms -> IDF weight of each (> 0); uniform without an index
+Idf = Callable[[Sequence[str]], "np.ndarray | None"]  # terms -> IDF weight of each (> 0); None: no index yet
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class QueryBank:
     tptr: np.ndarray  # int64 CSR over rows: the terms of row i are tcol[tptr[i]:tptr[i + 1]]
     tcol: np.ndarray  # int64 term column
     tw: np.ndarray  # float64 the term's share of its row's IDF weight (a row's shares sum to 1)
+    weighted: bool = True  # False: built while no IDF was available (uniform term weights)
 
     @classmethod
     def build(cls, queries: Sequence[str], vecs: np.ndarray, idf: Idf | None) -> QueryBank:
@@ -50,7 +51,8 @@ class QueryBank:
             for t in ts:
                 vocab.setdefault(t, len(vocab))
         words = list(vocab)
-        w = np.asarray(idf(words), np.float64) if (idf is not None and words) else np.ones(len(words))
+        got = idf(words) if idf is not None else None
+        w = np.ones(len(words)) if got is None else np.asarray(got, np.float64)
         n = np.array([len(ts) for ts in per], np.int64)
         rows = np.repeat(np.arange(len(qs)), n)
         cols = np.fromiter((vocab[t] for ts in per for t in ts), np.int64, count=rows.shape[0])
@@ -58,7 +60,8 @@ class QueryBank:
         tot = np.bincount(rows, val, minlength=len(qs))
         val = val / np.maximum(tot[rows], 1e-12)
         ptr = np.r_[0, np.cumsum(n)].astype(np.int64)
-        return cls(qs, {q: i for i, q in enumerate(qs)}, np.asarray(vecs, np.float32), vocab, ptr, cols, val)
+        vec = np.asarray(vecs, np.float32)
+        return cls(qs, {q: i for i, q in enumerate(qs)}, vec, vocab, ptr, cols, val, got is not None)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -98,15 +101,15 @@ class QueryBank:
 
 def lexical_idf(index: Callable[[], LexicalIndex]) -> Idf:
     """``log(1 + N / (1 + df))`` of each term from the engine's in-memory BM25 index (``index()``: the
-    store's own tokens, so stems match); 1 for every term while the index is not built or a term is not
-    one token."""
+    store's own tokens, so stems match); 1 for a term that is not one token; None while the index is not
+    built (it is only read here, never built: a one-shot command keeps asking the store)."""
 
-    def idf(terms: Sequence[str]) -> np.ndarray:
+    def idf(terms: Sequence[str]) -> np.ndarray | None:
         lexical = index()
-        ix = lexical.current()
-        out = np.ones(len(terms))
+        ix = lexical.index
         if ix is None or ix.n_rows == 0:
-            return out
+            return None
+        out = np.ones(len(terms))
         for k, t in enumerate(terms):
             tok = lexical.phrases([t])
             if tok is None:
