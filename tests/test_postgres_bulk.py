@@ -190,3 +190,40 @@ def test_a_pause_in_writes_ends_the_load_and_builds_the_index_while_the_store_st
         assert store.bulk.last_build is not None and store.bulk.last_build["vectors"] == ROWS
     finally:
         store.close()
+
+
+def test_ngr_ingest_builds_the_index_as_a_visible_stage_and_reports_it(pg_url, tmp_path, monkeypatch):
+    """`ngr ingest` into PostgreSQL ends a bulk load itself, behind a progress line, and says what the build
+    took (`vector_index` in the summary), instead of a silent wait inside close()."""
+    import json as _json
+
+    monkeypatch.setattr(postgres_bulk, "BULK_MIN_ROWS", 100)  # the engine writes 256 vectors at a time
+
+    from typer.testing import CliRunner
+
+    from neurongraph.cli.main import app
+
+    repo = tmp_path / "big"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    stream = []
+    for i in range(400):  # one fast-import stream (each commit follows the branch's tip): well under a second
+        msg = f"change {i}: tune knob {i}\n".encode()
+        data = f"knob {i}\n".encode()
+        stream.append(
+            b"commit refs/heads/main\n"
+            + f"committer Ada <ada@example.org> {1_700_000_000 + i * 60} +0000\n".encode()
+            + b"data %d\n%s" % (len(msg), msg)
+            + b"M 100644 inline knobs/k%d.txt\ndata %d\n%s\n" % (i % 50, len(data), data)
+        )
+    subprocess.run(["git", "-C", str(repo), "fast-import", "--quiet"], input=b"".join(stream), check=True)
+    res = CliRunner().invoke(
+        app, ["--db", pg_url, "--embedder", "hashing:384", "ingest", "git", str(repo), "--json"], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.output
+    summary = _json.loads(res.stdout)
+    assert summary["vector_index"]["vectors"] >= 400 and summary["vector_index"]["build_s"] >= 0
+    store = PostgresStore(pg_url)
+    try:
+        assert _has_index(store) and not store.bulk.active
+    finally:
+        store.close()

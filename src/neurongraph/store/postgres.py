@@ -332,7 +332,10 @@ class PostgresStore(SharedSQLStore):
     def finish_bulk(self) -> dict | None:
         """End this handle's bulk load now (build the HNSW index unless another load still runs): the
         build's report, else None.  Without it the index is built at close() or after a pause in writes."""
-        return self.bulk.finish()
+        try:
+            return self.bulk.finish()
+        except psycopg.Error as exc:
+            raise _store_error(exc) from exc
 
     # ------------------------------------------------------------- nodes
     def upsert_nodes(self, nodes: list[Node]) -> int:
