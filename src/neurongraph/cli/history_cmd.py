@@ -117,7 +117,8 @@ def ingest_source(
                     if k in info
                 }
             finish = getattr(eng.store, "finish_bulk", None)  # PostgreSQL: a bulk load's HNSW build (~85 s at 100k)
-            if finish is not None and getattr(eng.store, "bulk", None) is not None and eng.store.bulk.active:
+            bulk = getattr(eng.store, "bulk", None)
+            if finish is not None and bulk is not None and bulk.active:
                 btask = prog.add_task("building the vector index (HNSW, after the bulk load)", total=None)
                 built = finish()
                 prog.update(btask, completed=1, total=1)
