@@ -100,12 +100,13 @@ class LearningPolicy:
     priming_min_query_sim: float = 0.7
     # ... and only when this query repeats at least this share of the learning query's term weight (IDF of
     # its terms in the corpus, learning/assoc.py): a later question worded like an earlier one but naming
-    # another identifier or path is not the same question.  0 = the vector alone.  0.5 since 2026-12-02,
-    # chosen leave-one-history-out over the four dev histories (docs/learning.md, "Vector and terms")
-    min_term_overlap: float = 0.5
+    # another identifier or path is not the same question.  0 = the vector alone.
+    min_term_overlap: float = 0.25
     # the association is raised to this power (1 = linear in the clipped cosine): above 1 a near-repeat
-    # (association near 1) keeps its lift while a merely similar question's shrinks
-    assoc_power: float = 1.0
+    # (association near 1) keeps its lift while a merely similar question's shrinks.  Both since
+    # 2026-12-02, chosen leave-one-history-out over the four dev histories (docs/learning.md, "Vector and
+    # terms"): 0.25 and 3
+    assoc_power: float = 3.0
     outcomes: OutcomePolicy = OutcomePolicy()
 
     def __post_init__(self):
