@@ -227,3 +227,26 @@ def test_ngr_ingest_builds_the_index_as_a_visible_stage_and_reports_it(pg_url, t
         assert _has_index(store) and not store.bulk.active
     finally:
         store.close()
+
+
+def test_ngr_ingest_jsonl_ends_the_bulk_load_the_same_way(pg_url, tmp_path, monkeypatch):
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from neurongraph.cli.main import app
+
+    monkeypatch.setattr(postgres_bulk, "BULK_MIN_ROWS", 100)
+    f = tmp_path / "notes.jsonl"
+    f.write_text(
+        "".join(
+            _json.dumps({"kind": "node", "id": f"note:{i}", "type": "note", "title": f"note {i}", "text": f"body {i}"})
+            + "\n"
+            for i in range(400)
+        )
+    )
+    res = CliRunner().invoke(
+        app, ["--db", pg_url, "--embedder", "hashing:384", "ingest", str(f), "--json"], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.output
+    assert _json.loads(res.stdout)["vector_index"]["vectors"] >= 400

@@ -33,6 +33,7 @@ from .common import (
     check_db_path,
     choose_systems,
     ctx_of,
+    end_bulk_load,
     err,
     handled,
     int_option,
@@ -116,14 +117,9 @@ def ingest_source(
                     for k in ("items", "entities", "edges", "edges_retracted", "edges_by_linker")
                     if k in info
                 }
-            finish = getattr(eng.store, "finish_bulk", None)  # PostgreSQL: a bulk load's HNSW build (~85 s at 100k)
-            bulk = getattr(eng.store, "bulk", None)
-            if finish is not None and bulk is not None and bulk.active:
-                btask = prog.add_task("building the vector index (HNSW, after the bulk load)", total=None)
-                built = finish()
-                prog.update(btask, completed=1, total=1)
-                if built:
-                    summary["vector_index"] = built
+            built = end_bulk_load(eng, prog)
+            if built:
+                summary["vector_index"] = built
         st = eng.store.stats()
     summary.update(
         {

@@ -38,6 +38,7 @@ from .common import (
     check_db_path,
     choose_systems,
     ctx_of,
+    end_bulk_load,
     err,
     escape,
     handled,
@@ -219,6 +220,9 @@ def _ingest(c: Ctx, file: Path, db_path: str, *, show_progress: bool = True, lin
                 prog.update(ltask, description="linked", completed=1, total=1)
                 written["seconds"]["link"] = round(time.perf_counter() - t3, 3)
                 written["link"] = _link_summary(info or {})
+            built = end_bulk_load(engine, prog)
+            if built:
+                written["vector_index"] = built
         after = engine.store.stats()
     seconds = written.pop("seconds")
     return {
