@@ -100,37 +100,38 @@ class ResultTypes:
 
     def __init__(self, store: Store):
         self.store = store
-        self._memo: tuple | None = None  # (key, live non-structural nodes): once per node change
-        self._structural: tuple | None = None  # (key, nodes of the structural types), the same way
+        # (key, nodes of the structural types, live nodes of the others): computed once per node change
+        self._memo: tuple | None = None
+
+    def _masks(self, table: NodeTable, cfg: SearchConfig) -> tuple[np.ndarray, np.ndarray] | None:
+        ids = tuple(table.type_ids[t] for t in cfg.structural_types if t in table.type_ids)
+        if not ids:
+            return None
+        key = (ids, table.epoch, table.n)
+        memo = self._memo
+        if memo is None or memo[0] != key:
+            structural = np.isin(table.type_of, ids)
+            memo = self._memo = (key, structural, table.alive & ~structural)
+        return memo[1], memo[2]
 
     def mask(self, table: NodeTable, query: str, cfg: SearchConfig) -> np.ndarray:
         if cfg.result_types or not cfg.structural_types:
             return table.type_mask(cfg.result_types)
-        ids = tuple(table.type_ids[t] for t in cfg.structural_types if t in table.type_ids)
-        if not ids:
+        masks = self._masks(table, cfg)
+        if masks is None:
             return table.alive
-        key = (ids, table.epoch, table.n)
-        memo = self._memo
-        if memo is None or memo[0] != key:
-            memo = self._memo = (key, table.alive & ~np.isin(table.type_of, ids))
         named = self.named_structural(table, query, cfg.structural_types)
         if not named.size:
-            return memo[1]
-        mask = memo[1].copy()
+            return masks[1]
+        mask = masks[1].copy()
         mask[named] = table.alive[named]
         return mask
 
     def structural(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
         """Nodes of ``cfg.structural_types`` (None when the store holds none): they pass activation to every
         change they join, so the seed step weighs them by how many that is."""
-        ids = tuple(table.type_ids[t] for t in cfg.structural_types if t in table.type_ids)
-        if not ids:
-            return None
-        key = (ids, table.epoch, table.n)
-        memo = self._structural
-        if memo is None or memo[0] != key:
-            memo = self._structural = (key, np.isin(table.type_of, ids))
-        return memo[1]
+        masks = self._masks(table, cfg)
+        return None if masks is None else masks[0]
 
     def named_structural(self, table: NodeTable, query: str, types: tuple[str, ...]) -> np.ndarray:
         """Indices of structural nodes the query names exactly: ``<type>:<word>`` ids of its words (a path
