@@ -253,3 +253,15 @@ def test_an_open_who_question_names_the_author_and_date_of_what_it_cites(tmp_pat
         assert hit["meta"]["author"] == "Ada Dev"
     finally:
         eng.close()
+
+
+def test_who_over_the_whole_history_ranks_authors_or_names_the_first_and_latest(eng, repo):
+    """ "who wrote the most commits?" has no path, time or author filter: it is a ranking of every commit's
+    authors (what `git shortlog -sn` says), not a search; "who knows about X" stays a search."""
+    res = _ask(eng, "who wrote the most commits?")
+    assert res["result"]["shape"] == "who" and res["result"]["items"][:2] == ["Bo Lee", "Ada Dev"]
+    assert "authors of all commits, most commits first" in res["answer"] and "Bo Lee: 4 commits" in res["answer"]
+    assert _ask(eng, "who are the top contributors?")["result"]["items"][0] == "Bo Lee"
+    assert _ask(eng, "who made the first commit?")["result"]["value"] == "Ada Dev"
+    assert _ask(eng, "who made the latest commit?")["result"]["value"] == "Bo Lee"
+    assert eng.ask("who knows about vlan support?")["route"]["mode"] != "graph"

@@ -110,7 +110,7 @@ def _lines_answer(engine, m: re.Match) -> CodeAnswer:
     parts = []
     for r in rows:
         ls = r["lines"]
-        shown = f"{ls[0]}" if len(ls) == 1 else f"{len(ls)} of them"
+        shown = f"line {ls[0]}" if len(ls) == 1 else f"{len(ls)} lines"
         head = f"{r.get('author') or 'unknown author'}: " if who else ""
         parts.append(f"{head}{_line(r)} — {shown}")
     res = {

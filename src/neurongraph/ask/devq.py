@@ -54,6 +54,8 @@ _RELEASE_Q = re.compile(
     re.I,
 )
 _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|mention\w*)\b", re.I)
+# "who" over the whole history: a ranking ("who wrote the most commits", "top contributors") or the first/latest commit
+_RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
 
 
 @dataclass
@@ -308,7 +310,15 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     first = bool(_FIRST.search(rest)) and not _LAST.search(rest)
     order = "ASC" if first else "DESC"
     if who:
-        return (_who(scope, tw, author, params, first, bool(_LAST.search(rest))) if has_filter else None), notes
+        last = bool(_LAST.search(rest))
+        # without a filter, only a question about the commits themselves ("who made the most / the first commit",
+        # "who are the top contributors"); "who knows about X" stays a search
+        whole = (
+            _COMMITS.search(rest)
+            and (first or last or _RANKING.search(rest))
+            or re.search(r"\b(top|main|biggest|leading)\s+(contributors?|committers?|authors)\b", rest, re.I)
+        )
+        return (_who(scope, tw, author, params, first, last) if has_filter or whole else None), notes
     if count:
         return _count(question, scope, tw, author, params, wants_prs), notes
     others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]
@@ -492,13 +502,14 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     if first or last:
         order = "ASC" if first else "DESC"
         cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT 1 RETURN {_C_RET}"
-        expl = f"the author of the {'first' if first else 'latest'} commit " + ", ".join(said)
+        expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)
     cy = (
         f"{match} WITH DISTINCT c RETURN c.author AS author, count(c) AS commits, max(c.time) AS last "
         f"ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
     )
-    return DevPlan("who", "authors", cy, params, "authors of the commits " + ", ".join(said), filters=said)
+    expl = "authors of the commits " + ", ".join(said) if said else "authors of all commits, most commits first"
+    return DevPlan("who", "authors", cy, params, expl, filters=said)
 
 
 def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> DevPlan:
@@ -581,9 +592,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         if not rows:
             return rows, result, f"No commits {scope or 'match'}.", []
         lines = [f"- {r['author']}: {r['commits']} commits (last {str(r.get('last') or '')[:10]})" for r in rows[:SHOW]]
-        head = f"{len(rows)} authors of the commits {scope}" + (
-            f" (showing {SHOW} of {len(rows)})" if len(rows) > SHOW else ""
-        )
+        whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
+        head = f"{len(rows)} authors {whose}" + (f" (showing {SHOW} of {len(rows)})" if len(rows) > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
     total = len(rows)
     if p.count_cypher and len(rows) >= MAX_ITEMS:
