@@ -265,3 +265,17 @@ def test_who_over_the_whole_history_ranks_authors_or_names_the_first_and_latest(
     assert _ask(eng, "who made the first commit?")["result"]["value"] == "Ada Dev"
     assert _ask(eng, "who made the latest commit?")["result"]["value"] == "Bo Lee"
     assert eng.ask("who knows about vlan support?")["route"]["mode"] != "graph"
+
+
+def test_counting_people_and_ranking_files_by_their_commits(eng, repo):
+    """ "how many authors" counts people (it once answered with the number of commits), and "which files change
+    most often" ranks files by the non-merge commits touching them, as `git log --no-merges --name-only` does."""
+    got = repo.git("log", "--format=%an").split("\n")
+    assert _ask(eng, "how many authors are there?")["result"]["value"] == len(set(got)) == 3
+    assert _ask(eng, "how many people changed src/net/parser.c?")["result"]["value"] == 2
+    res = _ask(eng, "which files change most often?")
+    assert res["result"]["shape"] == "files_most_changed"
+    assert res["result"]["items"][:2] == ["file:src/net/errors.c", "file:src/net/parser.c"]
+    assert "file:src/net/parser.c): 2 commits" in res["answer"]
+    scoped = _ask(eng, "what are the most changed files in docs/?")["result"]["items"]
+    assert set(scoped) <= {"file:docs/parser.md", "file:docs/vlan.md", "file:docs/vlans.md"} and scoped

@@ -55,6 +55,8 @@ _RELEASE_Q = re.compile(
 )
 _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|mention\w*)\b", re.I)
 # "who" over the whole history: a ranking ("who wrote the most commits", "top contributors") or the first/latest commit
+_PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
+_OFTEN = re.compile(r"\b(most|top|hottest|busiest|often|frequent\w*)\b", re.I)
 _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
 
 
@@ -310,17 +312,9 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     first = bool(_FIRST.search(rest)) and not _LAST.search(rest)
     order = "ASC" if first else "DESC"
     if who:
-        last = bool(_LAST.search(rest))
-        # without a filter, only a question about the commits themselves ("who made the most / the first commit",
-        # "who are the top contributors"); "who knows about X" stays a search
-        whole = (
-            _COMMITS.search(rest)
-            and (first or last or _RANKING.search(rest))
-            or re.search(r"\b(top|main|biggest|leading)\s+(contributors?|committers?|authors)\b", rest, re.I)
-        )
-        return (_who(scope, tw, author, params, first, last) if has_filter or whole else None), notes
-    if count:
-        return _count(question, scope, tw, author, params, wants_prs), notes
+        return _who_question(rest, scope, tw, author, params, first, has_filter), notes
+    if (counted := _counted(question, rest, scope, tw, author, params, count, wants_prs)) is not None:
+        return counted, notes
     others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]
     if others and not has_filter or wants_prs:
         return None, notes  # "latest 2 pull requests", "issues after 2023": the translator's list shape
@@ -496,6 +490,19 @@ def _blank(question: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def _who_question(rest: str, scope, tw, author, params: dict, first: bool, has_filter: bool) -> DevPlan | None:
+    """A "who" question: with a filter, about the scoped commits; without one, only a question about the
+    commits themselves ("who made the most / the first commit", "who are the top contributors"), so that
+    "who knows about X" stays a search."""
+    last = bool(_LAST.search(rest))
+    whole = (
+        _COMMITS.search(rest)
+        and (first or last or _RANKING.search(rest))
+        or re.search(r"\b(top|main|biggest|leading)\s+(contributors?|committers?|authors)\b", rest, re.I)
+    )
+    return _who(scope, tw, author, params, first, last) if has_filter or whole else None
+
+
 def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors."""
     match, said = _commit_match(scope, tw, author, params)
@@ -524,6 +531,10 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> D
         cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
         return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
     match, said = _commit_match(scope, tw, author, params)
+    if _PEOPLE.search(question):  # "how many authors / people ..." counts people, not commits
+        cy = f"{match} RETURN count(DISTINCT c.author) AS count"
+        expl = "authors of " + ("the commits " + ", ".join(said) if said else "all commits")
+        return DevPlan("count_authors", "count", cy, params, expl, filters=said)
     if _FILES.search(question) and not _COMMITS.search(question) and scope is not None:
         cy = f"{match} RETURN count(DISTINCT f) AS count"
         return DevPlan("count_files", "count", cy, params, "files " + ", ".join(said), filters=said)
@@ -531,6 +542,34 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> D
     out = DevPlan("count", "count", cy, params, "commits " + ", ".join(said) if said else "all commits", filters=said)
     out.extra = _renamed_away(scope, tw, author, params)
     return out
+
+
+def _counted(question: str, rest: str, scope, tw, author, params: dict, count: bool, wants_prs: bool) -> DevPlan | None:
+    """A count ("how many ..."), or files ranked by their commits ("which files change most often?")."""
+    if count:
+        return _count(question, scope, tw, author, params, wants_prs)
+    if _FILES.search(rest) and _OFTEN.search(rest) and not (scope is not None and scope.kind == "file"):
+        return _files_most_changed(scope, tw, author, params)
+    return None
+
+
+def _files_most_changed(scope, tw, author, params: dict) -> DevPlan:
+    """ "Which files change most often?": files ranked by the commits touching them (merges left out, as
+    ``git log --no-merges --name-only`` counts), within the scope and filters."""
+    if scope is None:
+        match, said = _commit_match(None, tw, author, params)
+        head, _, cond = match.partition(" WHERE ")
+        conds = ["size(coalesce(c.parents, [])) < 2"] + ([cond] if cond else [])
+        match = head + "-[:touches]->(f:file) WHERE " + " AND ".join(conds)
+        said = ["(merge commits left out)"] + said
+    else:
+        match, said = _commit_match(scope, tw, author, params)
+    cy = (
+        f"{match} RETURN f.id AS id, f.title AS title, f.type AS type, count(DISTINCT c) AS commits "
+        f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
+    )
+    expl = "files by the commits touching them " + ", ".join(said)
+    return DevPlan("files_most_changed", "files", cy, params, expl, filters=said)
 
 
 def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) -> str | None:
@@ -609,7 +648,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")
         + ":"
     )
-    lines = [f"- {_short(r)} [{r['id']}]" for r in shown]
+    counted = ["" if "commits" not in r else f": {r['commits']} commits" for r in shown]  # files_most_changed
+    lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
     refs = [r["id"] for r in shown]
     return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
 
