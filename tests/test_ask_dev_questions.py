@@ -127,8 +127,8 @@ def test_file_history_quoted_titles_truncation_and_unknown_issues(eng, repo):
     assert [m.node for m in named] == ["commit:" + repo.sq]
     assert [m.node for m in find_mentions(eng, "who wrote 'Add vlan support'?")] == ["commit:" + repo.c2]
     assert _ask(eng, "who wrote 'Add vlan support'?")["result"]["value"] == "Bo Lee"
-    res = _ask(eng, "List the commits to src/net/ and docs/")  # first scope: src/net/
-    assert res["result"]["total"] == 5
+    res = _ask(eng, "List the commits to src/net/ and docs/")  # either path (git log --no-merges -- src/net docs)
+    assert res["result"]["total"] == 7
     res = _ask(eng, "List the latest 2 commits.")
     assert _shas(res) == {repo.mv, repo.sq}
     res = eng.ask("Which commit fixed issue #4711?")
@@ -279,3 +279,26 @@ def test_counting_people_and_ranking_files_by_their_commits(eng, repo):
     assert "file:src/net/parser.c): 2 commits" in res["answer"]
     scoped = _ask(eng, "what are the most changed files in docs/?")["result"]["items"]
     assert set(scoped) <= {"file:docs/parser.md", "file:docs/vlan.md", "file:docs/vlans.md"} and scoped
+
+
+def test_several_paths_both_or_either(eng, repo):
+    """Two paths: "touched both A and B" is the commits touching every one, "A or B" the commits touching any;
+    each as git counts them (`git log --no-merges --full-history -- A` per path, intersected or merged)."""
+
+    def git_set(*paths: str) -> set[str]:
+        return set(repo.git("log", "--no-merges", "--full-history", "--format=%H", "--", *paths).split())
+
+    both = _ask(eng, "Which commits touched both src/net/vlan.c and docs/vlan.md?")
+    assert both["result"]["shape"] == "commits" and _shas(both) == git_set("src/net/vlan.c") & git_set("docs/vlan.md")
+    assert _shas(both) == {repo.c2} and "both src/net/vlan.c and docs/vlan.md" in both["answer"]
+    either = _ask(eng, "How many commits changed src/net/parser.c or docs/parser.md?")
+    assert either["result"]["value"] == len(git_set("src/net/parser.c", "docs/parser.md")) == 3
+    assert _ask(eng, "Which commits touched both src/net/parser.c and docs/vlans.md?")["result"]["total"] == 0
+
+
+def test_the_latest_change_to_a_file_is_one_commit(eng, repo):
+    """ "the most recent change to F" / "the first commit" ask for one commit, not the whole list."""
+    res = _ask(eng, "What is the most recent change to src/net/parser.c?")
+    assert _shas(res) == {repo.sq} and "1 commit — the latest commit touching src/net/parser.c" in res["answer"]
+    assert _shas(_ask(eng, "show the first commit")) == {repo.c1}
+    assert _shas(_ask(eng, "what was the last commit?")) == {repo.mv}

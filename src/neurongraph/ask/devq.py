@@ -41,6 +41,11 @@ _N = re.compile(
     r"|\b(\d{1,3})\s+(?:most recent|latest|newest|last|oldest|first)\b",
     re.I,
 )
+# "the most recent change to F", "the first commit": one commit, not the whole list
+_ONE = re.compile(
+    r"\bthe\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+(?:change|commit|patch)\b(?!e?s)",
+    re.I,
+)
 _CREATED = re.compile(r"\b(created|added|introduc\w*|first (?:added|committed)|appear\w*|creat\w*|born)\b", re.I)
 _RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)
 _FILES = re.compile(r"\bfiles?\b|\bpaths?\b", re.I)
@@ -62,9 +67,19 @@ _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committer
 
 @dataclass
 class Scope:
-    kind: str  # "file" | "dir" | "set" (a glob's matching files)
-    value: str | list[str]  # file id, "file:<dir>/" prefix, or the file ids a glob matches
+    kind: str  # "file" | "dir" | "set" (a glob's matching files) | "all" / "any" (several scopes: both / either)
+    value: str | list[str] | list[Scope]  # file id, "file:<dir>/" prefix, the file ids a glob matches, or the scopes
     phrase: str
+
+    def condition(self, f: str, key: str, params: dict) -> str:
+        """The Cypher condition that file node ``f`` lies in this (single) scope, its values as ``$key``."""
+        params[key] = self.value
+        if self.kind == "file":
+            return f"{f}.id = ${key}"
+        if self.kind == "dir":  # "dir/" also names an entry "dir" (a submodule)
+            params[key + "x"] = str(self.value).rstrip("/")
+            return f"({f}.id STARTS WITH ${key} OR {f}.id = ${key}x)"
+        return f"{f}.id IN ${key}"
 
 
 @dataclass
@@ -202,7 +217,20 @@ def _tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
 def _commit_match(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> tuple[str, list[str]]:
     """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words."""
     where, said = [], []
-    if scope is not None:
+    if scope is not None and scope.kind in ("all", "any"):
+        parts = [p for p in scope.value if isinstance(p, Scope)]  # commits touching every one ("both") or any
+        if scope.kind == "all":
+            fs = ["f"] + [f"f{i}" for i in range(1, len(parts))]  # the first is `f`, as for a single scope
+            m = "MATCH " + ", ".join(f"(c:commit)-[:touches]->({v}:file)" for v in fs)
+            conds = [p.condition(v, f"f{i}", params) for i, (v, p) in enumerate(zip(fs, parts))]
+            where.append(" AND ".join(conds))
+        else:
+            m = "MATCH (c:commit)-[:touches]->(f:file)"
+            conds = [p.condition("f", f"f{i}", params) for i, p in enumerate(parts)]
+            where.append("(" + " OR ".join(conds) + ")")
+        where.append("size(coalesce(c.parents, [])) < 2")
+        said.append(f"touching {scope.phrase} (merge commits left out)")
+    elif scope is not None:
         m = "MATCH (c:commit)-[:touches]->(f:file)"
         if scope.kind == "file":
             m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
@@ -238,7 +266,7 @@ _C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author
 
 def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> str | None:
     """Commits that renamed a path of the scope to a path outside it (the ingest's rename metadata)."""
-    if scope is None:
+    if scope is None or scope.kind in ("all", "any"):
         return None
     if scope.kind == "file":
         params["p"] = str(scope.value)[5:]
@@ -263,7 +291,8 @@ def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: 
     lim = n if n else MAX_ITEMS
     cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {_C_RET}, c.parents AS parents"
     cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
-    what = (f"the {'latest' if order == 'DESC' else 'first'} {n} commits" if n else "commits") + (
+    which = "latest" if order == "DESC" else "first"
+    what = (f"the {which} commit" if n == 1 else f"the {which} {n} commits" if n else "commits") + (
         " " + ", ".join(said) if said else ""
     )
     return DevPlan(shape, "commits", cy, params, what, cnt, filters=said)
@@ -308,7 +337,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     has_filter = scope is not None or tw.active or author is not None
     rest = _blank(question, tw.spans)  # "last" in "last month" is time, not "the latest"
     nm = _N.search(rest)
-    n = int(nm.group(1) or nm.group(2)) if nm else None
+    n = int(nm.group(1) or nm.group(2)) if nm else (1 if _ONE.search(rest) else None)
     first = bool(_FIRST.search(rest)) and not _LAST.search(rest)
     order = "ASC" if first else "DESC"
     if who:
@@ -350,14 +379,18 @@ def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
 
 
 def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]) -> Scope | None:
-    """The question's first path scope (a file mention counts); its span is added to ``taken``."""
-    scopes = _scopes(engine, question, taken, notes)
-    scope = scopes[0] if scopes else None
-    for m in mentions:
-        if m.type == "file" and scope is None:
-            scope = Scope("file", m.node, m.phrase)
+    """The question's path scope: one path (a file mention counts), or several — "touched both A and B" needs
+    every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
+    found = [(question.find(sc.phrase), sc) for sc in _scopes(engine, question, taken, notes)]
+    found += [(m.start, Scope("file", m.node, m.phrase)) for m in mentions if m.type == "file"]
+    scopes = [sc for _, sc in sorted(found, key=lambda t: t[0])]
+    scopes = [sc for k, sc in enumerate(scopes) if all(sc.value != o.value for o in scopes[:k])]
     taken += [(question.find(s.phrase), question.find(s.phrase) + len(s.phrase)) for s in scopes]
-    return scope
+    if len(scopes) < 2:
+        return scopes[0] if scopes else None
+    both = re.search(r"\b(both|all of|together|at once|as well as)\b", question, re.I)
+    joint = (" and " if both else " or ").join(sc.phrase for sc in scopes)
+    return Scope("all" if both else "any", list(scopes), ("both " if both else "") + joint)
 
 
 def _missing_scope(question: str, notes: list[str]) -> DevPlan | None:
@@ -643,6 +676,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     if not rows:
         return rows, result, f"No {noun}: {p.explanation} — none in the store.", []
     shown = rows[:SHOW]
+    if total == 1 and noun != "PRs":
+        noun = noun[:-1]  # "1 commit", "1 file", "1 tag"
     head = (
         f"{total} {noun} — {p.explanation}"
         + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")
