@@ -294,6 +294,8 @@ def test_several_paths_both_or_either(eng, repo):
     either = _ask(eng, "How many commits changed src/net/parser.c or docs/parser.md?")
     assert either["result"]["value"] == len(git_set("src/net/parser.c", "docs/parser.md")) == 3
     assert _ask(eng, "Which commits touched both src/net/parser.c and docs/vlans.md?")["result"]["total"] == 0
+    # one stretch of text is one path: "under src/net/" is not also the bare directory "under src"
+    assert "commits touching src/net/ (merge" in _ask(eng, "How many commits changed files under src/net/?")["answer"]
 
 
 def test_the_latest_change_to_a_file_is_one_commit(eng, repo):

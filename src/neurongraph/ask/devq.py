@@ -383,8 +383,14 @@ def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes
     every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
     found = [(question.find(sc.phrase), sc) for sc in _scopes(engine, question, taken, notes)]
     found += [(m.start, Scope("file", m.node, m.phrase)) for m in mentions if m.type == "file"]
-    scopes = [sc for _, sc in sorted(found, key=lambda t: t[0])]
-    scopes = [sc for k, sc in enumerate(scopes) if all(sc.value != o.value for o in scopes[:k])]
+    kept: list[tuple[int, Scope]] = []
+    for at, sc in sorted(found, key=lambda t: (" " in t[1].phrase, -len(t[1].phrase))):
+        # one stretch of text is one path, a written path before a bare directory phrase and the longest
+        # first: "under include/linux/" is not also the bare directory "under include"
+        end = at + len(sc.phrase)
+        if all(sc.value != o.value for _, o in kept) and not any(at < a + len(o.phrase) and a < end for a, o in kept):
+            kept.append((at, sc))
+    scopes = [sc for _, sc in sorted(kept, key=lambda t: t[0])]
     taken += [(question.find(s.phrase), question.find(s.phrase) + len(s.phrase)) for s in scopes]
     if len(scopes) < 2:
         return scopes[0] if scopes else None
