@@ -304,3 +304,23 @@ def test_the_latest_change_to_a_file_is_one_commit(eng, repo):
     assert _shas(res) == {repo.sq} and "1 commit — the latest commit touching src/net/parser.c" in res["answer"]
     assert _shas(_ask(eng, "show the first commit")) == {repo.c1}
     assert _shas(_ask(eng, "what was the last commit?")) == {repo.mv}
+
+
+def test_people_of_a_directory_include_who_renamed_a_file_away(tmp_path):
+    """A commit that moves the directory's only file elsewhere touches only the new path, yet
+    `git log -- DIR` lists it: its author counts among the directory's people, as git counts them."""
+    r = Repo(tmp_path / "mv")
+    _as(r, "Ada Dev")
+    r.commit("Add the notes", {"old/notes.md": "notes\n"})
+    _as(r, "Bo Lee")
+    (r.path / "new").mkdir()
+    r.git("mv", "old/notes.md", "new/notes.md")
+    r.commit("Move the notes")
+    e = ngr.open(tmp_path / "mv.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        git_people = set(r.git("log", "--no-merges", "--full-history", "--format=%an", "--", "old/").split("\n"))
+        assert _ask(e, "How many people changed old/?")["result"]["value"] == len(git_people) == 2
+        assert set(_ask(e, "Who changed old/?")["result"]["items"]) == {"Ada Dev", "Bo Lee"}
+    finally:
+        e.close()

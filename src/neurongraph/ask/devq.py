@@ -555,7 +555,9 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
         f"ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
     )
     expl = "authors of the commits " + ", ".join(said) if said else "authors of all commits, most commits first"
-    return DevPlan("who", "authors", cy, params, expl, filters=said)
+    out = DevPlan("who", "authors", cy, params, expl, filters=said)
+    out.extra = _renamed_away(scope, tw, author, params)
+    return out
 
 
 def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> DevPlan:
@@ -571,9 +573,11 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> D
         return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
     match, said = _commit_match(scope, tw, author, params)
     if _PEOPLE.search(question):  # "how many authors / people ..." counts people, not commits
-        cy = f"{match} RETURN count(DISTINCT c.author) AS count"
+        cy = f"{match} RETURN collect(DISTINCT c.author) AS authors"  # counted with the renamed-away commits'
         expl = "authors of " + ("the commits " + ", ".join(said) if said else "all commits")
-        return DevPlan("count_authors", "count", cy, params, expl, filters=said)
+        out = DevPlan("count_authors", "count", cy, params, expl, filters=said)
+        out.extra = _renamed_away(scope, tw, author, params)
+        return out
     if _FILES.search(question) and not _COMMITS.search(question) and scope is not None:
         cy = f"{match} RETURN count(DISTINCT f) AS count"
         return DevPlan("count_files", "count", cy, params, "files " + ", ".join(said), filters=said)
@@ -644,6 +648,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
     scope = ("; ".join(p.filters)) if p.filters else ""
+    if p.shape == "count_authors":
+        rows = [{"count": len(set(rows[0]["authors"])) if rows else 0}]
     if p.kind == "count":
         n = rows[0]["count"] if rows else 0
         result = {"kind": "count", "shape": p.shape, "value": int(n)}
@@ -784,8 +790,17 @@ def _add_renamed_away(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     extra = engine.cypher(p.extra or "", p.params)["rows"]
     if not extra:
         return rows
+    if p.shape == "count_authors":
+        return [{"authors": sorted(set(rows[0]["authors"] if rows else []) | {r["author"] for r in extra})}]
     if p.kind == "count":
         return [{"count": int(rows[0]["count"] if rows else 0) + len(extra)}]
+    if p.kind == "authors":  # their authors count as well: one more commit each, and maybe a later "last"
+        by = {r["author"]: dict(r) for r in rows}
+        for r in extra:
+            a = by.setdefault(r["author"], {"author": r["author"], "commits": 0, "last": r.get("time")})
+            a["commits"] += 1
+            a["last"] = max(str(a.get("last") or ""), str(r.get("time") or ""))
+        return sorted(by.values(), key=lambda r: (-r["commits"], r["author"]))
     seen = {r["id"] for r in rows}
     merged = rows + [r for r in extra if r["id"] not in seen]
     merged.sort(key=lambda r: (str(r.get("time") or ""), r["id"]), reverse=" DESC" in p.cypher)

@@ -113,6 +113,10 @@ WORDINGS: dict[str, list[str]] = {
         "What is the first tag that includes {sha}?",
         "Which version first shipped commit {sha}?",
     ],
+    # people and several paths (after the tags, so the earlier shapes' seeded questions stay as they were)
+    "authors_dir": ["How many people changed {dir}?", "How many authors touched {dir}?"],
+    "both_files": ["Which commits touched both {a} and {b}?", "Which commits changed both {a} and {b}?"],
+    "either_files": ["How many commits changed {a} or {b}?", "How many commits touched {a} or {b}?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -124,6 +128,8 @@ KIND = {
     "pr_files": "files",
     "prs_by_author": "prs",
     "first_tag": "tags",
+    "authors_dir": "count",
+    "either_files": "count",
 }  # every other shape: a set of commits
 
 
@@ -485,6 +491,40 @@ class _Gen:
             if not rows or len(rows) > 1 and rows[0][1] == rows[1][1]:
                 continue  # no tag holds it yet, or two tags of the same second: "first" is not defined
             self.ask("first_tag", {rows[0][0]}, sha=sha[:SHA_CHARS])
+
+    def authors_dir(self) -> None:
+        for d in self.sample(self._dirs(), self.n):
+            names = self.f.git("log", "--no-merges", "--full-history", "--format=%an", "--", d).splitlines()
+            self.ask("authors_dir", len(set(names)), dir=d)
+
+    def _pairs(self) -> list[tuple[str, str]]:
+        """Pairs of files some commit changed together (so that "both" has an answer)."""
+        files = set(self.files)
+        by_commit: dict[str, list[str]] = defaultdict(list)
+        for p in self.files:
+            for sha in self.f.file_commits[p]:
+                by_commit[sha].append(p)
+        pairs = set()
+        for sha in self.sample(sorted(by_commit)):
+            got = sorted(set(by_commit[sha]) & files)
+            if len(got) >= 2:
+                a, b = self.rnd.sample(got, 2)
+                pairs.add((a, b))
+        return sorted(pairs)
+
+    def both_files(self) -> None:
+        for a, b in self.sample(self._pairs()):
+            if self.count("both_files") >= self.n:
+                return
+            one = set(self.f.shas("--no-merges", "--full-history", "--", a))
+            gold = one & set(self.f.shas("--no-merges", "--full-history", "--", b))
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("both_files", gold, a=a, b=b)
+
+    def either_files(self) -> None:
+        for a, b in self.sample(self._pairs(), self.n):
+            gold = len(self.f.shas("--no-merges", "--full-history", "--", a, b))
+            self.ask("either_files", gold, a=a, b=b)
 
 
 def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Question]:
