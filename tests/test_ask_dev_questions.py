@@ -322,5 +322,9 @@ def test_people_of_a_directory_include_who_renamed_a_file_away(tmp_path):
         git_people = set(r.git("log", "--no-merges", "--full-history", "--format=%an", "--", "old/").split("\n"))
         assert _ask(e, "How many people changed old/?")["result"]["value"] == len(git_people) == 2
         assert set(_ask(e, "Who changed old/?")["result"]["items"]) == {"Ada Dev", "Bo Lee"}
+        # a file named AUTHORS is a path, not the word "authors": this counts commits
+        r.commit("Credit people", {"AUTHORS": "Ada Dev\nBo Lee\n"})
+        sync_source(e, "git", r.path)
+        assert _ask(e, "How many commits changed AUTHORS or new/notes.md?")["result"]["shape"] == "count"
     finally:
         e.close()

@@ -342,7 +342,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     order = "ASC" if first else "DESC"
     if who:
         return _who_question(rest, scope, tw, author, params, first, has_filter), notes
-    if (counted := _counted(question, rest, scope, tw, author, params, count, wants_prs)) is not None:
+    words = _blank(question, taken)  # the question without its paths, times and names ("AUTHORS" is a file)
+    if (counted := _counted(question, words, scope, tw, author, params, count, wants_prs)) is not None:
         return counted, notes
     others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]
     if others and not has_filter or wants_prs:
@@ -560,7 +561,7 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     return out
 
 
-def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> DevPlan:
+def _count(question: str, scope, tw, author, params: dict, wants_prs: bool, people: bool = False) -> DevPlan:
     """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run."""
     if wants_prs and scope is None:
         where = []
@@ -572,7 +573,7 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> D
         cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
         return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
     match, said = _commit_match(scope, tw, author, params)
-    if _PEOPLE.search(question):  # "how many authors / people ..." counts people, not commits
+    if people:  # "how many authors / people ..." counts people, not commits
         cy = f"{match} RETURN collect(DISTINCT c.author) AS authors"  # counted with the renamed-away commits'
         expl = "authors of " + ("the commits " + ", ".join(said) if said else "all commits")
         out = DevPlan("count_authors", "count", cy, params, expl, filters=said)
@@ -587,11 +588,13 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool) -> D
     return out
 
 
-def _counted(question: str, rest: str, scope, tw, author, params: dict, count: bool, wants_prs: bool) -> DevPlan | None:
+def _counted(
+    question: str, words: str, scope, tw, author, params: dict, count: bool, wants_prs: bool
+) -> DevPlan | None:
     """A count ("how many ..."), or files ranked by their commits ("which files change most often?")."""
     if count:
-        return _count(question, scope, tw, author, params, wants_prs)
-    if _FILES.search(rest) and _OFTEN.search(rest) and not (scope is not None and scope.kind == "file"):
+        return _count(question, scope, tw, author, params, wants_prs, people=bool(_PEOPLE.search(words)))
+    if _FILES.search(words) and _OFTEN.search(words) and not (scope is not None and scope.kind == "file"):
         return _files_most_changed(scope, tw, author, params)
     return None
 
