@@ -222,25 +222,18 @@ def _commit_match(scope: Scope | None, tw: TimeWindow, author: str | None, param
         if scope.kind == "all":
             fs = ["f"] + [f"f{i}" for i in range(1, len(parts))]  # the first is `f`, as for a single scope
             m = "MATCH " + ", ".join(f"(c:commit)-[:touches]->({v}:file)" for v in fs)
-            conds = [p.condition(v, f"f{i}", params) for i, (v, p) in enumerate(zip(fs, parts))]
-            where.append(" AND ".join(conds))
+            where.append(" AND ".join(p.condition(v, f"f{i}", params) for i, (v, p) in enumerate(zip(fs, parts))))
         else:
             m = "MATCH (c:commit)-[:touches]->(f:file)"
-            conds = [p.condition("f", f"f{i}", params) for i, p in enumerate(parts)]
-            where.append("(" + " OR ".join(conds) + ")")
-        where.append("size(coalesce(c.parents, [])) < 2")
-        said.append(f"touching {scope.phrase} (merge commits left out)")
+            where.append("(" + " OR ".join(p.condition("f", f"f{i}", params) for i, p in enumerate(parts)) + ")")
     elif scope is not None:
-        m = "MATCH (c:commit)-[:touches]->(f:file)"
-        if scope.kind == "file":
+        cond = scope.condition("f", "f", params)
+        if scope.kind == "file":  # the file's id inline in the pattern
             m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
-        elif scope.kind == "dir":
-            where.append("(f.id STARTS WITH $f OR f.id = $fx)")  # "dir/" also names an entry "dir" (a submodule)
         else:
-            where.append("f.id IN $f")
-        params["f"] = scope.value
-        if scope.kind == "dir":
-            params["fx"] = str(scope.value).rstrip("/")
+            m = "MATCH (c:commit)-[:touches]->(f:file)"
+            where.append(cond)
+    if scope is not None:
         where.append("size(coalesce(c.parents, [])) < 2")
         said.append(f"touching {scope.phrase} (merge commits left out)")
     else:
