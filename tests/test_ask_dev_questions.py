@@ -276,7 +276,7 @@ def test_counting_people_and_ranking_files_by_their_commits(eng, repo):
     res = _ask(eng, "which files change most often?")
     assert res["result"]["shape"] == "files_most_changed"
     assert res["result"]["items"][:2] == ["file:src/net/errors.c", "file:src/net/parser.c"]
-    assert "file:src/net/parser.c): 2 commits" in res["answer"]
+    assert "- src/net/parser.c: 2 commits [file:src/net/parser.c]" in res["answer"]
     scoped = _ask(eng, "what are the most changed files in docs/?")["result"]["items"]
     assert set(scoped) <= {"file:docs/parser.md", "file:docs/vlan.md", "file:docs/vlans.md"} and scoped
 

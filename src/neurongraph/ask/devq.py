@@ -18,8 +18,9 @@ from __future__ import annotations
 import fnmatch
 import heapq
 import re
-from dataclasses import dataclass, field
 
+from . import file_shapes
+from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter
 from .names import Mention
 from .nl2cypher import type_words
 from .tags import LazyTags, tag_graph
@@ -27,8 +28,7 @@ from .timephrase import TimeWindow, parse_time
 
 __all__ = ["DevPlan", "plan", "run_plan"]
 
-FILE_SHAPES = ("file_created", "file_renamed")  # questions about a file node (before identifier questions)
-MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
+FILE_SHAPES = ("file_created", "file_renamed", "file_deleted", "who_deleted")  # about a file node (before identifiers)
 SHOW = 10  # items written out in the answer text
 _PR_NUM = re.compile(r"\b(?:PR|pull request|pull|merge request)\s*#?\s*(\d{1,7})\b", re.I)
 _HASHNUM = re.compile(r"(?<![\w/])#(\d{1,7})\b")
@@ -38,7 +38,7 @@ _LAST = re.compile(r"\b(last|latest|most recent(?:ly)?|newest)\b", re.I)
 _FIRST = re.compile(r"\b(first|oldest|earliest)\b", re.I)
 _N = re.compile(
     r"\b(?:last|latest|newest|first|oldest|earliest|top|recent)\s+(\d{1,3})\b"
-    r"|\b(\d{1,3})\s+(?:most recent|latest|newest|last|oldest|first)\b",
+    r"|\b(\d{1,3})\s+(?:most recent(?:ly)?|latest|newest|last|oldest|first)\b",
     re.I,
 )
 # "the most recent change to F", "the first commit": one commit, not the whole list
@@ -48,7 +48,7 @@ _ONE = re.compile(
 )
 _CREATED = re.compile(r"\b(created|added|introduc\w*|first (?:added|committed)|appear\w*|creat\w*|born)\b", re.I)
 _RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)
-_FILES = re.compile(r"\bfiles?\b|\bpaths?\b", re.I)
+_FILES = file_shapes.FILES
 _COMMITS = re.compile(r"\b(commits?|changes?|changed|committed|patch(?:es)?|made|touch\w*|modif\w*)\b", re.I)
 _PRS = re.compile(r"\b(prs?|pull requests?|merge requests?)\b", re.I)
 _AUTHORED = re.compile(r"\b(author\w*|wrote|written|made|committed|who)\b", re.I)
@@ -61,44 +61,9 @@ _RELEASE_Q = re.compile(
 _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|mention\w*)\b", re.I)
 # "who" over the whole history: a ranking ("who wrote the most commits", "top contributors") or the first/latest commit
 _PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
-_OFTEN = re.compile(r"\b(most|top|hottest|busiest|often|frequent\w*)\b", re.I)
+_WHEN = re.compile(r"\bwhen\b", re.I)
+_REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
 _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
-
-
-@dataclass
-class Scope:
-    kind: str  # "file" | "dir" | "set" (a glob's matching files) | "all" / "any" (several scopes: both / either)
-    value: str | list[str] | list[Scope]  # file id, "file:<dir>/" prefix, the file ids a glob matches, or the scopes
-    phrase: str
-
-    def condition(self, f: str, key: str, params: dict) -> str:
-        """The Cypher condition that file node ``f`` lies in this (single) scope, its values as ``$key``."""
-        params[key] = self.value
-        if self.kind == "file":
-            return f"{f}.id = ${key}"
-        if self.kind == "dir":  # "dir/" also names an entry "dir" (a submodule)
-            params[key + "x"] = str(self.value).rstrip("/")
-            return f"({f}.id STARTS WITH ${key} OR {f}.id = ${key}x)"
-        return f"{f}.id IN ${key}"
-
-
-@dataclass
-class DevPlan:
-    """A developer question read as one Cypher query: its shape, what the rows hold, and the query with its params."""
-
-    shape: str
-    kind: str  # what the result holds: commits | files | prs | count | author | authors
-    cypher: str
-    params: dict
-    explanation: str
-    count_cypher: str | None = None
-    fallback: tuple[str, str] | None = None  # (cypher, explanation) when the first query returns nothing
-    extra: str | None = None  # commits that renamed a path of the scope away (their touches are on the new path)
-    notes: list[str] = field(default_factory=list)
-    filters: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"cypher": self.cypher, "params": self.params, "explanation": self.explanation}
 
 
 # ---------------------------------------------------------------------- what the question names
@@ -205,58 +170,6 @@ def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tup
     return None
 
 
-def _tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
-    """The ``WHERE`` condition of the question's tag phrases (the commits they allow or exclude)."""
-    if tw.commits is None:
-        return []
-    params["within"] = tw.commits
-    return [f"{'NOT ' if tw.negated else ''}{alias}.id IN $within"]
-
-
-# ---------------------------------------------------------------------- Cypher pieces
-def _commit_match(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> tuple[str, list[str]]:
-    """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words."""
-    where, said = [], []
-    if scope is not None and scope.kind in ("all", "any"):
-        parts = [p for p in scope.value if isinstance(p, Scope)]  # commits touching every one ("both") or any
-        if scope.kind == "all":
-            fs = ["f"] + [f"f{i}" for i in range(1, len(parts))]  # the first is `f`, as for a single scope
-            m = "MATCH " + ", ".join(f"(c:commit)-[:touches]->({v}:file)" for v in fs)
-            where.append(" AND ".join(p.condition(v, f"f{i}", params) for i, (v, p) in enumerate(zip(fs, parts))))
-        else:
-            m = "MATCH (c:commit)-[:touches]->(f:file)"
-            where.append("(" + " OR ".join(p.condition("f", f"f{i}", params) for i, p in enumerate(parts)) + ")")
-    elif scope is not None:
-        cond = scope.condition("f", "f", params)
-        if scope.kind == "file":  # the file's id inline in the pattern
-            m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
-        else:
-            m = "MATCH (c:commit)-[:touches]->(f:file)"
-            where.append(cond)
-    if scope is not None:
-        where.append("size(coalesce(c.parents, [])) < 2")
-        said.append(f"touching {scope.phrase} (merge commits left out)")
-    else:
-        m = "MATCH (c:commit)"
-    if tw.since:
-        where.append("c.time >= $since")
-        params["since"] = tw.since
-    if tw.until:
-        where.append("c.time < $until")
-        params["until"] = tw.until
-    where += _tag_filter(tw, params)
-    if tw.active:
-        said.append(tw.describe())
-    if author:
-        where.append("c.author = $author")
-        params["author"] = author
-        said.append(f"by {author}")
-    return m + (" WHERE " + " AND ".join(where) if where else ""), said
-
-
-_C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
-
-
 def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> str | None:
     """Commits that renamed a path of the scope to a path outside it (the ingest's rename metadata)."""
     if scope is None or scope.kind in ("all", "any"):
@@ -271,18 +184,18 @@ def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, param
         cond, fcond = "('file:' + o) IN $f", "f.id IN $f"
     where = [f"any(o IN coalesce(c.renamed_from, []) WHERE {cond})", "size(coalesce(c.parents, [])) < 2"]
     where += [f"c.time {'>=' if k == 'since' else '<'} ${k}" for k in ("since", "until") if getattr(tw, k)]
-    where += _tag_filter(tw, params)
+    where += tag_filter(tw, params)
     if author:
         where.append("c.author = $author")
     return (
         f"MATCH (c:commit) WHERE {' AND '.join(where)} OPTIONAL MATCH (c)-[:touches]->(f:file) WHERE {fcond} "
-        f"WITH c, count(f) AS k WHERE k = 0 RETURN {_C_RET}"
+        f"WITH c, count(f) AS k WHERE k = 0 RETURN {C_RET}"
     )
 
 
 def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: int | None) -> DevPlan:
     lim = n if n else MAX_ITEMS
-    cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {_C_RET}, c.parents AS parents"
+    cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {C_RET}, c.parents AS parents"
     cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
     which = "latest" if order == "DESC" else "first"
     what = (f"the {which} commit" if n == 1 else f"the {which} {n} commits" if n else "commits") + (
@@ -329,32 +242,41 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         return None, notes
     has_filter = scope is not None or tw.active or author is not None
     rest = _blank(question, tw.spans)  # "last" in "last month" is time, not "the latest"
-    nm = _N.search(rest)
-    n = int(nm.group(1) or nm.group(2)) if nm else (1 if _ONE.search(rest) else None)
     first = bool(_FIRST.search(rest)) and not _LAST.search(rest)
+    n = _how_many(rest, author, first)
     order = "ASC" if first else "DESC"
-    if who:
-        return _who_question(rest, scope, tw, author, params, first, has_filter), notes
     words = _blank(question, taken)  # the question without its paths, times and names ("AUTHORS" is a file)
-    if (counted := _counted(question, words, scope, tw, author, params, count, wants_prs)) is not None:
+    if who:
+        return _who_question(words, rest, scope, tw, author, params, first, has_filter, notes), notes
+    if (counted := _counted(words, scope, tw, author, params, count, wants_prs, n)) is not None:
         return counted, notes
     others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]
     if others and not has_filter or wants_prs:
         return None, notes  # "latest 2 pull requests", "issues after 2023": the translator's list shape
     if n is not None or has_filter and (_LISTY.search(question) or _COMMITS.search(question)):
         if _FILES.search(question) and not _COMMITS.search(question.replace("changed", "")) and scope is None:
-            match, said = _commit_match(None, tw, author, params)
+            match, said = commit_match(None, tw, author, params)
             cy = (
                 f"{match} MATCH (c)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
                 f"f.type AS type ORDER BY id LIMIT {MAX_ITEMS}"
             )
             expl = "files touched by commits " + ", ".join(said)
             return DevPlan("files_changed", "files", cy, params, expl, filters=said), notes
-        match, said = _commit_match(scope, tw, author, params)
+        match, said = commit_match(scope, tw, author, params)
         listed = _list("latest_n" if n else "commits", match, params, said, order, n)
         listed.extra = None if n else _renamed_away(scope, tw, author, params)
         return listed, notes
     return None, notes
+
+
+def _how_many(rest: str, author: str | None, first: bool) -> int | None:
+    """The number of commits asked for: "the last 5", "the latest change" (1), "when did A last commit" (1)."""
+    nm = _N.search(rest)
+    if nm:
+        return int(nm.group(1) or nm.group(2))
+    if _ONE.search(rest) or author and _WHEN.search(rest) and (first or _LAST.search(rest)):
+        return 1
+    return None
 
 
 def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
@@ -427,11 +349,11 @@ def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_
         # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes,
         # so revert commits linked by fixes/refs count when no reverts edge names X
         by_rel = (
-            f"MATCH (c:commit)-[e:reverts]->(a:Node {{id: $a}}) RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+            f"MATCH (c:commit)-[e:reverts]->(a:Node {{id: $a}}) RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
         )
         by_title = (
             "MATCH (c:commit)-[e]->(a:Node {id: $a}) WHERE type(e) IN ['fixes', 'refs', 'follows_up'] "
-            f"AND c.title STARTS WITH 'Revert' RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+            f"AND c.title STARTS WITH 'Revert' RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
         )
         if re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I) and not re.search(
             r"\bdid\b", question, re.I
@@ -441,14 +363,14 @@ def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_
         fwd = (
             "MATCH (a:Node {id: $a})-[e]->(c:commit) WHERE type(e) = 'reverts' OR "
             "(type(e) IN ['fixes', 'refs', 'follows_up'] AND a.title STARTS WITH 'Revert') "
-            f"RETURN DISTINCT {_C_RET}, type(e) AS rel ORDER BY time"
+            f"RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
         )
         return DevPlan("reverts", "commits", fwd, params, f"commits {commit.node} reverts")
     if who or re.search(r"\bauthor", question, re.I):
         return DevPlan(
             "author_of",
             "author",
-            f"MATCH (c:Node {{id: $a}}) RETURN {_C_RET}",
+            f"MATCH (c:Node {{id: $a}}) RETURN {C_RET}",
             params,
             f"the author of {commit.node}",
         )
@@ -478,38 +400,40 @@ def _plan_pr(question: str, pr: str, params: dict, who: bool, count: bool) -> De
             f"files the commit that merged {pr} touches (a merge: its first-parent diff)",
         )
     if who:
-        return DevPlan("pr_author", "author", merging + "WITH m AS c RETURN " + _C_RET, params, f"who merged {pr}")
+        return DevPlan("pr_author", "author", merging + "WITH m AS c RETURN " + C_RET, params, f"who merged {pr}")
     if _COMMITS.search(question) or count:
         cy = (
             "MATCH (c:commit)-[r]->(p:Node {id: $pr}) WHERE type(r) IN ['merged_in', 'part_of'] "
-            f"WITH DISTINCT c ORDER BY c.time, c.id RETURN {_C_RET}"
+            f"WITH DISTINCT c ORDER BY c.time, c.id RETURN {C_RET}"
         )
         return DevPlan("pr_commits", "commits", cy, params, f"commits part_of or merged_in {pr}")
     return None
 
 
 def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
-    """A question about one file's history: when it was renamed or created."""
+    """A question about one file's history: when it was renamed, created or removed."""
     params["f"] = scope.value
     if _RENAMED.search(question):
         params["p"] = str(scope.value)[5:]
         direct = (
             "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
-            f"RETURN {_C_RET} ORDER BY time"
+            f"RETURN {C_RET} ORDER BY time"
         )
         # a store without rename metadata: the first non-merge commit touching each new path
         by_edge = (
             "MATCH (o:file {id: $f})-[:renamed_to]->(n:file) MATCH (c:commit)-[:touches]->(n) "
             "WHERE size(coalesce(c.parents, [])) < 2 WITH n, c ORDER BY c.time, c.id "
-            f"WITH n, collect(c)[0] AS c RETURN {_C_RET}, n.id AS renamed_to"
+            f"WITH n, collect(c)[0] AS c RETURN {C_RET}, n.id AS renamed_to"
         )
         expl = f"the commit that renamed {scope.phrase}"
         fb = (by_edge, "no rename metadata: the first commit touching the new path")
         return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb)
+    if file_shapes.DELETED.search(question) and not tw.active:
+        return file_shapes.file_deleted(scope, params, who=False)
     if _CREATED.search(question) and not tw.active:
         cy = (
             "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
-            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 8 RETURN {_C_RET}, c.parents AS parents, "
+            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 8 RETURN {C_RET}, c.parents AS parents, "
             "c.author_time AS author_time"
         )
         return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}")
@@ -523,10 +447,20 @@ def _blank(question: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _who_question(rest: str, scope, tw, author, params: dict, first: bool, has_filter: bool) -> DevPlan | None:
+def _who_question(
+    words: str, rest: str, scope, tw, author, params: dict, first: bool, has_filter: bool, notes: list[str]
+) -> DevPlan | None:
     """A "who" question: with a filter, about the scoped commits; without one, only a question about the
     commits themselves ("who made the most / the first commit", "who are the top contributors"), so that
-    "who knows about X" stays a search."""
+    "who knows about X" stays a search.  "Who created F" is the author of F's first commit, "who deleted
+    F" the author of its removal; reviewers are not in the store, and the answer says so."""
+    if _REVIEW.search(words):
+        notes.append("not recorded: reviewers (the store keeps each commit's author, not Reviewed-by / Acked-by)")
+        return None
+    if scope is not None and scope.kind == "file":
+        if file_shapes.DELETED.search(words):
+            return file_shapes.file_deleted(scope, params, who=True)
+        first = first or bool(_CREATED.search(words))
     last = bool(_LAST.search(rest))
     whole = (
         _COMMITS.search(rest)
@@ -538,10 +472,10 @@ def _who_question(rest: str, scope, tw, author, params: dict, first: bool, has_f
 
 def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors."""
-    match, said = _commit_match(scope, tw, author, params)
+    match, said = commit_match(scope, tw, author, params)
     if first or last:
         order = "ASC" if first else "DESC"
-        cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT 1 RETURN {_C_RET}"
+        cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT 1 RETURN {C_RET}"
         expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)
     cy = (
@@ -554,7 +488,7 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     return out
 
 
-def _count(question: str, scope, tw, author, params: dict, wants_prs: bool, people: bool = False) -> DevPlan:
+def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = False) -> DevPlan:
     """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run."""
     if wants_prs and scope is None:
         where = []
@@ -565,16 +499,13 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool, peop
         where.append("p.type IN ['pull_request', 'pr']")
         cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
         return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
-    match, said = _commit_match(scope, tw, author, params)
+    match, said = commit_match(scope, tw, author, params)
     if people:  # "how many authors / people ..." counts people, not commits
         cy = f"{match} RETURN collect(DISTINCT c.author) AS authors"  # counted with the renamed-away commits'
         expl = "authors of " + ("the commits " + ", ".join(said) if said else "all commits")
         out = DevPlan("count_authors", "count", cy, params, expl, filters=said)
         out.extra = _renamed_away(scope, tw, author, params)
         return out
-    if _FILES.search(question) and not _COMMITS.search(question) and scope is not None:
-        cy = f"{match} RETURN count(DISTINCT f) AS count"
-        return DevPlan("count_files", "count", cy, params, "files " + ", ".join(said), filters=said)
     cy = f"{match} RETURN count(DISTINCT c) AS count"
     out = DevPlan("count", "count", cy, params, "commits " + ", ".join(said) if said else "all commits", filters=said)
     out.extra = _renamed_away(scope, tw, author, params)
@@ -582,33 +513,15 @@ def _count(question: str, scope, tw, author, params: dict, wants_prs: bool, peop
 
 
 def _counted(
-    question: str, words: str, scope, tw, author, params: dict, count: bool, wants_prs: bool
+    words: str, scope, tw, author, params: dict, count: bool, wants_prs: bool, n: int | None
 ) -> DevPlan | None:
-    """A count ("how many ..."), or files ranked by their commits ("which files change most often?")."""
+    """A count ("how many commits / authors / files ..."), or a ranking of files or directories ("which
+    files change most often?", "the most recently changed file")."""
+    if count and file_shapes.COUNT_FILES.search(words) and not _PEOPLE.search(words):
+        return file_shapes.count_files(scope, tw, author, params)
     if count:
-        return _count(question, scope, tw, author, params, wants_prs, people=bool(_PEOPLE.search(words)))
-    if _FILES.search(words) and _OFTEN.search(words) and not (scope is not None and scope.kind == "file"):
-        return _files_most_changed(scope, tw, author, params)
-    return None
-
-
-def _files_most_changed(scope, tw, author, params: dict) -> DevPlan:
-    """ "Which files change most often?": files ranked by the commits touching them (merges left out, as
-    ``git log --no-merges --name-only`` counts), within the scope and filters."""
-    if scope is None:
-        match, said = _commit_match(None, tw, author, params)
-        head, _, cond = match.partition(" WHERE ")
-        conds = ["size(coalesce(c.parents, [])) < 2"] + ([cond] if cond else [])
-        match = head + "-[:touches]->(f:file) WHERE " + " AND ".join(conds)
-        said = ["(merge commits left out)"] + said
-    else:
-        match, said = _commit_match(scope, tw, author, params)
-    cy = (
-        f"{match} RETURN f.id AS id, f.title AS title, f.type AS type, count(DISTINCT c) AS commits "
-        f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
-    )
-    expl = "files by the commits touching them " + ", ".join(said)
-    return DevPlan("files_most_changed", "files", cy, params, expl, filters=said)
+        return _count(scope, tw, author, params, wants_prs, people=bool(_PEOPLE.search(words)))
+    return file_shapes.ranking(words, scope, tw, author, params, n)
 
 
 def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) -> str | None:
@@ -631,8 +544,9 @@ def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str])
 
 
 # ---------------------------------------------------------------------- running and answering
-def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
-    """``(rows, result, answer, refs)`` for a plan."""
+def _rows(engine, p: DevPlan) -> list[dict]:
+    """The plan's rows, with what its shape reads beyond the query (renamed-away commits, the first of a
+    same-second tie, the removal among a file's touches, the files of the latest change, the tip's walk)."""
     rows = engine.cypher(p.cypher, p.params)["rows"]
     if not rows and p.fallback:
         rows = engine.cypher(p.fallback[0], p.params)["rows"]
@@ -641,8 +555,18 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         rows = _add_renamed_away(engine, p, rows)
     if p.shape == "file_created":
         rows = _earliest(engine, rows)
+    if p.shape in ("file_deleted", "who_deleted"):
+        rows = file_shapes.resolve_deleted(engine, p, rows)
+    if p.shape == "files_latest":
+        rows = file_shapes.latest_only(rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
+    return rows
+
+
+def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
+    """``(rows, result, answer, refs)`` for a plan."""
+    rows = _rows(engine, p)
     scope = ("; ".join(p.filters)) if p.filters else ""
     if p.shape == "count_authors":
         rows = [{"count": len(set(rows[0]["authors"])) if rows else 0}]
@@ -655,7 +579,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
             return (
                 rows,
                 {"kind": "author", "shape": p.shape, "value": None},
-                "Not found: no commit matches " + p.explanation + ".",
+                p.none_text or "Not found: no commit matches " + p.explanation + ".",
                 [],
             )
         r = rows[0]
@@ -675,6 +599,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
         head = f"{len(rows)} authors {whose}" + (f" (showing {SHOW} of {len(rows)})" if len(rows) > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
+    if p.kind == "dirs":
+        return rows, *file_shapes.dirs_answer(p, rows)
     total = len(rows)
     if p.count_cypher and len(rows) >= MAX_ITEMS:
         total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
@@ -682,7 +608,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
     noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags"}[p.kind]
     if not rows:
-        return rows, result, f"No {noun}: {p.explanation} — none in the store.", []
+        return rows, result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
     shown = rows[:SHOW]
     if total == 1 and noun != "PRs":
         noun = noun[:-1]  # "1 commit", "1 file", "1 tag"
@@ -691,7 +617,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")
         + ":"
     )
-    counted = ["" if "commits" not in r else f": {r['commits']} commits" for r in shown]  # files_most_changed
+    counted = [file_shapes.row_figure(r) for r in shown]  # files_most_changed: commits; by recency: the date
     lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
     refs = [r["id"] for r in shown]
     return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
@@ -702,7 +628,10 @@ def _short(r: dict) -> str:
     if rid.startswith("commit:"):
         bits = [rid[7:17], str(r.get("time") or "")[:10], r.get("author") or "", r.get("title") or ""]
         return " ".join(b for b in bits if b)
-    return f"{r.get('title') or rid} ({rid})" if r.get("title") and r.get("title") != rid else rid
+    title = r.get("title")
+    if not title or title in (rid, rid.removeprefix("file:")):
+        return rid.removeprefix("file:")  # a file's title is its path: said once (the [ref] names the node)
+    return f"{title} ({rid})"
 
 
 def _earliest(engine, rows: list[dict]) -> list[dict]:
@@ -752,7 +681,7 @@ def _walk_from_tip(engine, n: int, rows: list[dict]) -> list[dict]:
         if parents:
             seen.update(parents)
             got = engine.cypher(
-                f"MATCH (c:commit) WHERE c.id IN $ids RETURN {_C_RET}, c.parents AS parents", {"ids": parents}
+                f"MATCH (c:commit) WHERE c.id IN $ids RETURN {C_RET}, c.parents AS parents", {"ids": parents}
             )["rows"]
             for g in got:
                 heapq.heappush(heap, (_newest_first(g.get("time")), g["id"], g))
@@ -765,8 +694,7 @@ def _tip(engine, row: dict, limit: int = 50) -> dict:
     dated earlier), go to the newest such child."""
     for _ in range(limit):
         kids = engine.cypher(
-            f"MATCH (c:commit) WHERE $sha IN c.parents RETURN {_C_RET}, c.parents AS parents "
-            "ORDER BY time DESC LIMIT 1",
+            f"MATCH (c:commit) WHERE $sha IN c.parents RETURN {C_RET}, c.parents AS parents ORDER BY time DESC LIMIT 1",
             {"sha": row["id"][7:]},
         )["rows"]
         if not kids:

@@ -117,6 +117,15 @@ WORDINGS: dict[str, list[str]] = {
     "authors_dir": ["How many people changed {dir}?", "How many authors touched {dir}?"],
     "both_files": ["Which commits touched both {a} and {b}?", "Which commits changed both {a} and {b}?"],
     "either_files": ["How many commits changed {a} or {b}?", "How many commits touched {a} or {b}?"],
+    "file_deleted": ["When was {path} removed?", "Which commit deleted {path}?", "In which commit was {path} deleted?"],
+    "who_created": ["Who created {path}?", "Who added {path}?"],
+    "who_deleted": ["Who deleted {path}?", "Who removed {path}?"],
+    "count_files": ["How many files are there?", "How many files does the history have?"],
+    "files_by_author": ["How many files did {author} change?", "How many files has {author} touched?"],
+    "latest_file": ["Which file changed most recently?", "What is the most recently changed file?"],
+    "latest_n_files": ["What are the {n} most recently changed files?", "List the {n} most recently changed files."],
+    "top_dir": ["Which directories change most often?", "Which directories have the most commits?"],
+    "author_last": ["When did {author} last commit?", "When did {author} first commit?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -130,6 +139,13 @@ KIND = {
     "first_tag": "tags",
     "authors_dir": "count",
     "either_files": "count",
+    "who_created": "author",
+    "who_deleted": "author",
+    "count_files": "count",
+    "files_by_author": "count",
+    "latest_file": "files",
+    "latest_n_files": "files",
+    "top_dir": "dirs",
 }  # every other shape: a set of commits
 
 
@@ -526,6 +542,92 @@ class _Gen:
             gold = len(self.f.shas("--no-merges", "--full-history", "--", a, b))
             self.ask("either_files", gold, a=a, b=b)
 
+    # ------------------------------------------------------------------ the files themselves
+    def _deleted(self) -> list[tuple[str, str]]:
+        """(path, the commit that deleted it) for paths whose last change was their deletion."""
+        out = []
+        for p in self.files:
+            shas = self.f.file_commits[p]
+            gone = self.f.shas("-1", "--no-merges", "--full-history", "--no-renames", "--diff-filter=D", "--", p)
+            if gone and shas and gone[0] == shas[0]:
+                out.append((p, gone[0]))
+        return out
+
+    def file_deleted(self) -> None:
+        for p, sha in self.sample(self._deleted(), self.n):
+            self.ask("file_deleted", {sha}, path=p)
+
+    def who_deleted(self) -> None:
+        for p, sha in self.sample(self._deleted(), self.n):
+            self.ask("who_deleted", self.f.by_sha[sha][2], path=p)
+
+    def who_created(self) -> None:
+        for p in self.sample(self.files):
+            if self.count("who_created") >= self.n:
+                return
+            added = self.f.shas("--no-merges", "--full-history", "--no-renames", "--diff-filter=A", "--", p)
+            first = self.f.file_commits[p][-1]
+            if len(added) == 1 and added[0] == first and len(self.f.file_commits[p]) > 1:
+                if self.f.by_sha[first][3] != self.f.by_sha[self.f.file_commits[p][-2]][3]:  # no tie on "first"
+                    self.ask("who_created", self.f.by_sha[first][2], path=p)
+
+    def count_files(self) -> None:
+        paths = set(self.f.git("log", "--no-renames", "--name-only", "--format=").split("\n")) - {""}
+        self.ask("count_files", len(paths))
+
+    def files_by_author(self) -> None:
+        for a in self.sample(self._authors(), self.n):
+            got = self.f.git("log", "--no-merges", "-F", f"--author={a} <", "--name-only", "--format=")
+            self.ask("files_by_author", len(set(got.split("\n")) - {""}), author=a)
+
+    def _by_last_change(self) -> list[tuple[int, str]]:
+        """(time of the last non-merge change, path), newest first, as plain ``git log --name-only`` lists
+        paths (renames detected: a renamed file's change is on its new path)."""
+        last: dict[str, int] = {}
+        t = 0
+        for line in self.f.git("log", "--no-merges", "-M", "--format=%x1e%ct", "--name-only").split("\n"):
+            if line.startswith("\x1e"):
+                t = int(line[1:])
+            elif line.strip():
+                last.setdefault(line, t)
+        return sorted(((t, p) for p, t in last.items()), reverse=True)
+
+    def latest_file(self) -> None:
+        ranked = self._by_last_change()
+        if ranked:
+            self.ask("latest_file", {p for t, p in ranked if t == ranked[0][0]})
+
+    def latest_n_files(self) -> None:
+        ranked = self._by_last_change()
+        for n in self.sample(range(2, min(12, len(ranked))), self.n):
+            if ranked[n - 1][0] != ranked[n][0]:  # no tie at the cut
+                self.ask("latest_n_files", {p for _, p in ranked[:n]}, n=n)
+
+    def top_dir(self) -> None:
+        per: dict[str, set[str]] = defaultdict(set)
+        for p, shas in self.f.file_commits.items():
+            per[_dir_of(p) or "(top level)"].update(shas)
+        ranked = sorted(((len(v), d) for d, v in per.items()), reverse=True)
+        if ranked and (len(ranked) == 1 or ranked[0][0] != ranked[1][0]):
+            self.ask("top_dir", ranked[0][1])
+
+    def author_last(self) -> None:
+        for a in self.sample(self._authors()):
+            if self.count("author_last") >= self.n:
+                return
+            shas = self.f.shas("--no-merges", "-F", f"--author={a} <")
+            own = self.f.shas("-F", f"--author={a} <")
+            if len(shas) < 2 or own != shas:  # merges by the author: "last commit" would depend on them
+                continue
+            first = self.rnd.random() < 0.5
+            pick, nxt = (shas[-1], shas[-2]) if first else (shas[0], shas[1])
+            if self.f.by_sha[pick][3] != self.f.by_sha[nxt][3]:
+                self.ask("author_last", {pick}, author=a)
+                q = self.out[-1]
+                q.question = ("When did {author} first commit?" if first else "When did {author} last commit?").format(
+                    author=a
+                )
+
 
 def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Question]:
     """Up to ``per_shape`` questions of every shape the history has data for."""
@@ -548,6 +650,8 @@ def answer_value(res: dict, kind: str):
     r = res.get("result") or {}
     if kind in ("count", "author"):
         return r.get("value")
+    if kind == "dirs":  # the first of the ranking
+        return (r.get("items") or [None])[0]
     if "items" in r:
         return {_norm_id(x) for x in r["items"]}
     want = {"commits": "commit:", "files": "file:", "prs": "pr:", "tags": "tag:"}[kind]
@@ -555,7 +659,7 @@ def answer_value(res: dict, kind: str):
 
 
 def exact(q: Question, got) -> bool:
-    if q.kind in ("count", "author"):
+    if q.kind in ("count", "author", "dirs"):
         return got == q.gold
     if not isinstance(got, set):
         return False

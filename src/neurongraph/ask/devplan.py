@@ -1,0 +1,114 @@
+"""The plan of a developer question and its Cypher pieces: the path scope, the commit filter, the row shape.
+
+Why a module of its own: every developer-question shape (``devq``'s lists, counts and "who", ``file_shapes``'
+file lifecycle and rankings) builds its query from the same scoped ``MATCH`` and says its filters the same
+way, so those pieces live here, below the planners that use them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .timephrase import TimeWindow
+
+__all__ = ["Scope", "DevPlan", "commit_match", "tag_filter", "C_RET", "MAX_ITEMS", "NON_MERGE"]
+
+MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
+NON_MERGE = "size(coalesce(c.parents, [])) < 2"  # what `git log --no-merges` keeps
+
+
+@dataclass
+class Scope:
+    """A path scope the question names, as a condition on the file node a scoped commit touches."""
+
+    kind: str  # "file" | "dir" | "set" (a glob's matching files) | "all" / "any" (several scopes: both / either)
+    value: str | list[str] | list[Scope]  # file id, "file:<dir>/" prefix, the file ids a glob matches, or the scopes
+    phrase: str
+
+    def condition(self, f: str, key: str, params: dict) -> str:
+        """The Cypher condition that file node ``f`` lies in this (single) scope, its values as ``$key``."""
+        params[key] = self.value
+        if self.kind == "file":
+            return f"{f}.id = ${key}"
+        if self.kind == "dir":  # "dir/" also names an entry "dir" (a submodule)
+            params[key + "x"] = str(self.value).rstrip("/")
+            return f"({f}.id STARTS WITH ${key} OR {f}.id = ${key}x)"
+        return f"{f}.id IN ${key}"
+
+
+@dataclass
+class DevPlan:
+    """A developer question read as one Cypher query: its shape, what the rows hold, and the query with its params."""
+
+    shape: str
+    kind: str  # what the result holds: commits | files | prs | count | author | authors
+    cypher: str
+    params: dict
+    explanation: str
+    count_cypher: str | None = None
+    fallback: tuple[str, str] | None = None  # (cypher, explanation) when the first query returns nothing
+    extra: str | None = None  # commits that renamed a path of the scope away (their touches are on the new path)
+    notes: list[str] = field(default_factory=list)
+    filters: list[str] = field(default_factory=list)
+    none_text: str | None = None  # the answer when no row matches (else "No commits: ... none in the store")
+
+    def to_dict(self) -> dict:
+        return {"cypher": self.cypher, "params": self.params, "explanation": self.explanation}
+
+
+def tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
+    """The ``WHERE`` condition of the question's tag phrases (the commits they allow or exclude)."""
+    if tw.commits is None:
+        return []
+    params["within"] = tw.commits
+    return [f"{'NOT ' if tw.negated else ''}{alias}.id IN $within"]
+
+
+def commit_match(
+    scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, touching: bool = False
+) -> tuple[str, list[str]]:
+    """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words.  With a scope,
+    or with ``touching``, the match also binds the file ``f`` each commit touches and leaves merges out."""
+    where, said = [], []
+    if scope is not None and scope.kind in ("all", "any"):
+        parts = [p for p in scope.value if isinstance(p, Scope)]  # commits touching every one ("both") or any
+        if scope.kind == "all":
+            fs = ["f"] + [f"f{i}" for i in range(1, len(parts))]  # the first is `f`, as for a single scope
+            m = "MATCH " + ", ".join(f"(c:commit)-[:touches]->({v}:file)" for v in fs)
+            where.append(" AND ".join(p.condition(v, f"f{i}", params) for i, (v, p) in enumerate(zip(fs, parts))))
+        else:
+            m = "MATCH (c:commit)-[:touches]->(f:file)"
+            where.append("(" + " OR ".join(p.condition("f", f"f{i}", params) for i, p in enumerate(parts)) + ")")
+    elif scope is not None:
+        cond = scope.condition("f", "f", params)
+        if scope.kind == "file":  # the file's id inline in the pattern
+            m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
+        else:
+            m = "MATCH (c:commit)-[:touches]->(f:file)"
+            where.append(cond)
+    if scope is not None:
+        where.append(NON_MERGE)
+        said.append(f"touching {scope.phrase} (merge commits left out)")
+    elif touching:
+        m = "MATCH (c:commit)-[:touches]->(f:file)"
+        where.append(NON_MERGE)
+        said.append("(merge commits left out)")
+    else:
+        m = "MATCH (c:commit)"
+    if tw.since:
+        where.append("c.time >= $since")
+        params["since"] = tw.since
+    if tw.until:
+        where.append("c.time < $until")
+        params["until"] = tw.until
+    where += tag_filter(tw, params)
+    if tw.active:
+        said.append(tw.describe())
+    if author:
+        where.append("c.author = $author")
+        params["author"] = author
+        said.append(f"by {author}")
+    return m + (" WHERE " + " AND ".join(where) if where else ""), said
+
+
+C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"

@@ -1,0 +1,208 @@
+"""Questions about the files themselves: when one was removed and by whom, how many there are, which changed
+last, which files and directories change most often.
+
+Why these read the touches and the stored hunks rather than guess: a new user asks "how many files are
+there?" or "when was src/xsk.c removed?" and a wrong number is worse than none.  A file's removal is the
+commit whose ``-U0`` hunk for it empties it from line 1 (``@@ -1,N +0,0 @@``, what git writes for a deleted
+file) and after which nothing but a re-creation (``@@ -0,0 +1,M @@``) touches it; a move elsewhere is a
+rename, said as such.  Directories are the folder that holds each file (``src/`` for ``src/btf.c``), counted
+like files: the commits that touch something in it, merges left out, as ``git log --no-merges -- DIR/*``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match
+from .timephrase import TimeWindow
+
+__all__ = [
+    "DELETED",
+    "file_deleted",
+    "resolve_deleted",
+    "count_files",
+    "files_by_recency",
+    "files_most_changed",
+    "dirs_most_changed",
+    "ranking",
+    "latest_only",
+    "dirs_answer",
+    "row_figure",
+    "FILES",
+    "COUNT_FILES",
+]
+
+DELETED = re.compile(r"\b(remov\w*|delet\w*|dropped|gone)\b", re.I)
+_RECENT = re.compile(r"\b(most recent(?:ly)?|latest|last|newest|recent(?:ly)?|lately)\b", re.I)
+_OFTEN = re.compile(r"\b(most|top|hottest|busiest|often|frequent\w*)\b", re.I)
+_OFTEN_ONLY = re.compile(
+    r"\b(often|frequent\w*|hottest|busiest|most (?:changed|commits|active|edited|touched))\b", re.I
+)
+FILES = re.compile(r"\bfiles?\b|\bpaths?\b", re.I)
+_DIRS = re.compile(r"\b(director(?:y|ies)|dirs?|folders?|subdirector(?:y|ies))\b", re.I)
+# "how many files ...", "the number of distinct files": the noun counted is the file ("how many commits changed
+# files under src/" counts commits)
+COUNT_FILES = re.compile(
+    r"\b(?:how many|number of|count of)\s+(?:(?:different|distinct|unique|separate|source|other)\s+)?"
+    r"(?:files?|paths?)\b",
+    re.I,
+)
+_LOOK_BACK = 64  # newest touches read to find the removal (a re-created file's older removal lies further back)
+
+
+def file_deleted(scope: Scope, params: dict, who: bool) -> DevPlan:
+    """ "When was F removed?" / "who deleted F?": the newest commits touching F, resolved when run."""
+    params["f"] = scope.value
+    cy = (
+        f"MATCH (c:commit)-[:touches]->(f:file {{id: $f}}) WHERE {NON_MERGE} WITH DISTINCT c "
+        f"ORDER BY c.time DESC, c.id LIMIT {_LOOK_BACK} RETURN {C_RET}, c.parents AS parents"
+    )
+    expl = f"the commit that removed {scope.phrase}"
+    if who:
+        expl = f"the author of {expl}"
+    return DevPlan("who_deleted" if who else "file_deleted", "author" if who else "commits", cy, params, expl)
+
+
+def _hunks(engine, commit_id: str, path: str) -> list[list[int]]:
+    try:
+        md = engine.get_node(commit_id).get("metadata") or {}
+    except Exception:  # a row the projection has and the store lost: no hunks to read
+        return []
+    return list((md.get("hunks") or {}).get(path) or [])
+
+
+def _empties(h: list[list[int]]) -> bool:
+    return len(h) == 1 and h[0][0] == 1 and h[0][2] == 0 and h[0][3] == 0
+
+
+def _creates(h: list[list[int]]) -> bool:
+    return len(h) == 1 and h[0][0] == 0 and h[0][1] == 0
+
+
+def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """The removing commit among ``rows`` (newest first), or none with ``p.none_text`` saying why."""
+    path = str(p.params["f"])[5:]
+    phrase = p.explanation.rsplit("removed ", 1)[-1]
+    moved = engine.cypher(
+        f"MATCH (c:commit) WHERE $p IN coalesce(c.renamed_from, []) AND {NON_MERGE} "
+        f"RETURN {C_RET}, c.renamed_into AS into, c.renamed_from AS from_ ORDER BY time DESC LIMIT 1",
+        {"p": path},
+    )["rows"]
+    if moved and (not rows or str(moved[0].get("time") or "") >= str(rows[0].get("time") or "")):
+        m = moved[0]
+        into = dict(zip(m.get("from_") or [], m.get("into") or [])).get(path)
+        p.explanation += f" (moved away: renamed to {into})" if into else " (moved away by a rename)"
+        return [m]
+    if not rows:
+        p.none_text = f"{phrase} has no commits in the store."
+        return []
+    recreated = None
+    for r in rows:
+        h = _hunks(engine, r["id"], path)
+        if _empties(h):
+            if recreated is not None:
+                p.explanation += f"; it was added again by {recreated['id'][7:17]} ({str(recreated.get('time'))[:10]})"
+            return [r]
+        if recreated is None and r is rows[0] and _creates(h):
+            recreated = r
+            continue
+        break  # the newest touch (after any re-creation) left content: the file is there
+    latest = rows[0]
+    p.none_text = (
+        f"{phrase} was not removed: its latest commit, {latest['id'][7:17]} {str(latest.get('time') or '')[:10]} "
+        f'"{latest.get("title") or ""}", left it in place.'
+    )
+    p.explanation += " — none: still present"
+    return []
+
+
+def count_files(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "How many files are there?": every path the history touched (removed and renamed ones included),
+    or the files the scoped commits touched."""
+    if scope is None and not tw.active and author is None:
+        cy = "MATCH (f:file) RETURN count(f) AS count"
+        expl = "files in the history (every path a commit touched; removed and renamed ones included)"
+        return DevPlan("count_files", "count", cy, params, expl)
+    match, said = commit_match(scope, tw, author, params, touching=True)
+    cy = f"{match} RETURN count(DISTINCT f) AS count"
+    return DevPlan("count_files", "count", cy, params, "files touched by the commits " + ", ".join(said), filters=said)
+
+
+def files_by_recency(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None) -> DevPlan:
+    """ "Which file changed most recently?": files by their latest commit, newest first; without a number,
+    the files of the newest commit(s) (the latest time)."""
+    match, said = commit_match(scope, tw, author, params, touching=True)
+    lim = n or MAX_ITEMS
+    cy = (
+        f"{match} RETURN f.id AS id, f.title AS title, f.type AS type, max(c.time) AS last "
+        f"ORDER BY last DESC, id LIMIT {lim}"
+    )
+    expl = (f"the {n} most recently changed files " if n else "the most recently changed files ") + ", ".join(said)
+    return DevPlan("files_latest_n" if n else "files_latest", "files", cy, params, expl.strip(), filters=said)
+
+
+def latest_only(rows: list[dict]) -> list[dict]:
+    """The rows that share the newest ``last`` time (the files of the latest change)."""
+    return [r for r in rows if r.get("last") == rows[0].get("last")] if rows else rows
+
+
+def files_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "Which files change most often?": files ranked by the commits touching them (merges left out, as
+    ``git log --no-merges --name-only`` counts), within the scope and filters."""
+    match, said = commit_match(scope, tw, author, params, touching=True)
+    cy = (
+        f"{match} RETURN f.id AS id, f.title AS title, f.type AS type, count(DISTINCT c) AS commits "
+        f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
+    )
+    expl = "files by the commits touching them " + ", ".join(said)
+    return DevPlan("files_most_changed", "files", cy, params, expl, filters=said)
+
+
+def dirs_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "Which directories change most often?": each file's own folder ranked by the commits touching
+    something in it (top-level files under "(top level)")."""
+    match, said = commit_match(scope, tw, author, params, touching=True)
+    cy = (
+        f"{match} WITH c, substring(f.id, 5) AS p "
+        "WITH c, CASE WHEN p CONTAINS '/' THEN left(p, size(p) - size(last(split(p, '/')))) ELSE '' END AS d "
+        f"RETURN d AS dir, count(DISTINCT c) AS commits ORDER BY commits DESC, dir LIMIT {MAX_ITEMS}"
+    )
+    expl = "directories by the commits touching a file in them " + ", ".join(said)
+    return DevPlan("dirs_most_changed", "dirs", cy, params, expl.strip(), filters=said)
+
+
+def ranking(
+    words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None
+) -> DevPlan | None:
+    """A ranking of files or directories the words ask for, else None."""
+    if scope is not None and scope.kind == "file":
+        return None
+    if _DIRS.search(words) and _OFTEN.search(words):
+        return dirs_most_changed(scope, tw, author, params)
+    if not FILES.search(words):
+        return None
+    if _RECENT.search(words) and not _OFTEN_ONLY.search(words):
+        return files_by_recency(scope, tw, author, params, n)
+    if _OFTEN.search(words):
+        return files_most_changed(scope, tw, author, params)
+    return None
+
+
+def row_figure(r: dict) -> str:
+    """What an answer line adds after a file: its commit count (a ranking) or its last change (by recency)."""
+    if "commits" in r:
+        return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
+    if "last" in r:
+        return f": last changed {str(r.get('last') or '')[:10]}"
+    return ""
+
+
+def dirs_answer(p: DevPlan, rows: list[dict], show: int = 10) -> tuple[dict, str, list[str]]:
+    """``(result, answer, refs)`` of a directory ranking (directories are no nodes: nothing to cite)."""
+    names = [r["dir"] or "(top level)" for r in rows]
+    result = {"kind": "dirs", "shape": p.shape, "items": names, "total": len(rows)}
+    if not rows:
+        return result, p.none_text or f"No directories: {p.explanation} — none in the store.", []
+    more = f" (showing {show} of {len(rows)})" if len(rows) > show else ""
+    lines = [f"- {n}: {r['commits']} commit" + ("" if r["commits"] == 1 else "s") for n, r in zip(names, rows[:show])]
+    return result, f"{len(rows)} directories — {p.explanation}{more}:\n" + "\n".join(lines), []

