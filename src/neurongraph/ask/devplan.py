@@ -65,11 +65,17 @@ def tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
 
 
 def commit_match(
-    scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, touching: bool = False
+    scope: Scope | None,
+    tw: TimeWindow,
+    author: str | None,
+    params: dict,
+    touching: bool = False,
+    where: list[str] | None = None,
 ) -> tuple[str, list[str]]:
-    """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words.  With a scope,
-    or with ``touching``, the match also binds the file ``f`` each commit touches and leaves merges out."""
-    where, said = [], []
+    """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words.  With a single
+    scope, or with ``touching``, the match also binds the file ``f`` each commit touches and the edge ``t``
+    (its line counts), and leaves merges out.  ``where``: more conditions on ``c``, said by the caller."""
+    where, said = list(where or []), []
     if scope is not None and scope.kind in ("all", "any"):
         parts = [p for p in scope.value if isinstance(p, Scope)]  # commits touching every one ("both") or any
         if scope.kind == "all":
@@ -82,15 +88,15 @@ def commit_match(
     elif scope is not None:
         cond = scope.condition("f", "f", params)
         if scope.kind == "file":  # the file's id inline in the pattern
-            m = "MATCH (c:commit)-[:touches]->(f:file {id: $f})"
+            m = "MATCH (c:commit)-[t:touches]->(f:file {id: $f})"
         else:
-            m = "MATCH (c:commit)-[:touches]->(f:file)"
+            m = "MATCH (c:commit)-[t:touches]->(f:file)"
             where.append(cond)
     if scope is not None:
         where.append(NON_MERGE)
         said.append(f"touching {scope.phrase} (merge commits left out)")
     elif touching:
-        m = "MATCH (c:commit)-[:touches]->(f:file)"
+        m = "MATCH (c:commit)-[t:touches]->(f:file)"
         where.append(NON_MERGE)
         said.append("(merge commits left out)")
     else:

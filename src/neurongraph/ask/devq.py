@@ -62,6 +62,7 @@ _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|ment
 # "who" over the whole history: a ranking ("who wrote the most commits", "top contributors") or the first/latest commit
 _PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
 _WHEN = re.compile(r"\bwhen\b", re.I)
+_MERGES = re.compile(r"\bmerges\b|\bmerge commits?\b|\bmerged commits\b", re.I)
 _REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
 _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
 
@@ -428,7 +429,7 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
         expl = f"the commit that renamed {scope.phrase}"
         fb = (by_edge, "no rename metadata: the first commit touching the new path")
         return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb)
-    if file_shapes.DELETED.search(question) and not tw.active:
+    if (file_shapes.DELETED.search(question) or file_shapes.STILL.search(question)) and not tw.active:
         return file_shapes.file_deleted(scope, params, who=False)
     if _CREATED.search(question) and not tw.active:
         cy = (
@@ -488,6 +489,17 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     return out
 
 
+def _merge_commits(scope, tw, author, params: dict, count: bool, n: int | None) -> DevPlan:
+    """ "How many merge commits are there?" / "list the merges": commits with two or more parents."""
+    match, said = commit_match(scope, tw, author, params, where=["size(coalesce(c.parents, [])) >= 2"])
+    said = ["(merge commits only)"] + said
+    if count:
+        cy = f"{match} RETURN count(DISTINCT c) AS count"
+        expl = ", ".join(["merge commits"] + said[1:])
+        return DevPlan("count_merges", "count", cy, params, expl, filters=said)
+    return _list("latest_n" if n else "merges", match, params, said, "DESC", n)
+
+
 def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = False) -> DevPlan:
     """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run."""
     if wants_prs and scope is None:
@@ -519,6 +531,10 @@ def _counted(
     files change most often?", "the most recently changed file")."""
     if count and file_shapes.COUNT_FILES.search(words) and not _PEOPLE.search(words):
         return file_shapes.count_files(scope, tw, author, params)
+    if count and (lines := file_shapes.count_lines(words, scope, tw, author, params)) is not None:
+        return lines
+    if scope is None and _MERGES.search(words) and (count or _LISTY.search(words) or n):
+        return _merge_commits(scope, tw, author, params, count, n)
     if count:
         return _count(scope, tw, author, params, wants_prs, people=bool(_PEOPLE.search(words)))
     return file_shapes.ranking(words, scope, tw, author, params, n)
@@ -559,6 +575,10 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.resolve_deleted(engine, p, rows)
     if p.shape == "files_latest":
         rows = file_shapes.latest_only(rows)
+    if p.shape == "files_deleted":
+        rows = file_shapes.keep_removed(engine, rows)
+    if p.shape.startswith("count_lines_"):
+        rows = file_shapes.sum_lines(engine, p, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
     return rows

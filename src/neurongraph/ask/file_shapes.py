@@ -11,6 +11,7 @@ like files: the commits that touch something in it, merges left out, as ``git lo
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match
@@ -25,6 +26,12 @@ __all__ = [
     "files_most_changed",
     "dirs_most_changed",
     "ranking",
+    "count_lines",
+    "sum_lines",
+    "files_added",
+    "files_deleted",
+    "keep_removed",
+    "STILL",
     "latest_only",
     "dirs_answer",
     "row_figure",
@@ -47,6 +54,14 @@ COUNT_FILES = re.compile(
     r"(?:files?|paths?)\b",
     re.I,
 )
+# "is F still there?", "does F exist?": answered by the removal check
+STILL = re.compile(r"\b(still|exists?|present|around|any ?more)\b", re.I)
+_COMMIT_WORD = re.compile(r"\bcommits?\b", re.I)
+_LISTY = re.compile(r"\b(which|what|list|show)\b", re.I)
+_LINES = re.compile(r"\blines?\b", re.I)
+_ADDED_WORDS = re.compile(r"\b(add\w*|insert\w*|writ\w*|wrote|new)\b", re.I)
+_REMOVED_WORDS = re.compile(r"\b(remov\w*|delet\w*|drop\w*)\b", re.I)
+_CREATED_WORDS = re.compile(r"\b(added|created|new|introduced)\b", re.I)
 _LOOK_BACK = 64  # newest touches read to find the removal (a re-created file's older removal lies further back)
 
 
@@ -64,11 +79,12 @@ def file_deleted(scope: Scope, params: dict, who: bool) -> DevPlan:
 
 
 def _hunks(engine, commit_id: str, path: str) -> list[list[int]]:
-    try:
-        md = engine.get_node(commit_id).get("metadata") or {}
-    except Exception:  # a row the projection has and the store lost: no hunks to read
-        return []
-    return list((md.get("hunks") or {}).get(path) or [])
+    node = engine.store.get_node(commit_id)  # None: a row the projection has and the store lost
+    return _node_hunks(node, path) if node is not None else []
+
+
+def _node_hunks(node, path: str) -> list[list[int]]:
+    return list(((node.metadata or {}).get("hunks") or {}).get(path) or [])
 
 
 def _empties(h: list[list[int]]) -> bool:
@@ -77,6 +93,11 @@ def _empties(h: list[list[int]]) -> bool:
 
 def _creates(h: list[list[int]]) -> bool:
     return len(h) == 1 and h[0][0] == 0 and h[0][1] == 0
+
+
+def _emptying(engine, rows: list[dict], path: str) -> dict | None:
+    """The first of ``rows`` whose hunk for ``path`` empties it from line 1."""
+    return next((r for r in rows if _empties(_hunks(engine, r["id"], path))), None)
 
 
 def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
@@ -96,17 +117,16 @@ def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     if not rows:
         p.none_text = f"{phrase} has no commits in the store."
         return []
-    recreated = None
-    for r in rows:
-        h = _hunks(engine, r["id"], path)
-        if _empties(h):
-            if recreated is not None:
-                p.explanation += f"; it was added again by {recreated['id'][7:17]} ({str(recreated.get('time'))[:10]})"
-            return [r]
-        if recreated is None and r is rows[0] and _creates(h):
-            recreated = r
-            continue
-        break  # the newest touch (after any re-creation) left content: the file is there
+    # newest first, grouped by second: commits of one second (a rebase, `git am`, a mirror's sync batch) are
+    # ordered by nothing the store keeps, so the removal is the one among them whose hunk empties the file
+    groups = [list(g) for _, g in itertools.groupby(rows, key=lambda r: r.get("time"))]
+    gone = _emptying(engine, groups[0], path)
+    if gone is not None:
+        return [gone]
+    made = next((r for r in groups[0] if _creates(_hunks(engine, r["id"], path))), None)
+    if made is not None and len(groups) > 1 and (gone := _emptying(engine, groups[1], path)) is not None:
+        p.explanation += f"; it was added again by {made['id'][7:17]} ({str(made.get('time'))[:10]})"
+        return [gone]
     latest = rows[0]
     p.none_text = (
         f"{phrase} was not removed: its latest commit, {latest['id'][7:17]} {str(latest.get('time') or '')[:10]} "
@@ -114,6 +134,114 @@ def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     )
     p.explanation += " — none: still present"
     return []
+
+
+def count_lines(words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan | None:
+    """ "How many lines were added to F?": the line counts of the scoped commits' changes to the scoped
+    files, added, removed or both (what ``git log --no-merges --numstat`` adds up; a binary file counts
+    none), summed from each commit's stored file list when run."""
+    if not _LINES.search(words) or scope is not None and scope.kind in ("all", "any"):
+        return None
+    added, removed = bool(_ADDED_WORDS.search(words)), bool(_REMOVED_WORDS.search(words))
+    side = "added" if added and not removed else "deleted" if removed and not added else "changed"
+    match, said = commit_match(scope, tw, author, params, touching=True)
+    what = {"added": "lines added", "deleted": "lines removed", "changed": "lines changed (added + removed)"}[side]
+    cy = f"{match} RETURN DISTINCT c.idx AS idx, substring(f.id, 5) AS path"
+    return DevPlan(
+        f"count_lines_{side}", "count", cy, params, f"{what} by the commits " + ", ".join(said), filters=said
+    )
+
+
+def sum_lines(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """``[{"count": N}]``: the plan's side of the line counts of each (commit, path) row, read from the
+    commits' stored file lists (their ``-U0`` hunks where a long list was cut)."""
+    side = p.shape.rsplit("_", 1)[-1]
+    paths: dict[int, set[str]] = {}
+    for r in rows:
+        paths.setdefault(int(r["idx"]), set()).add(str(r["path"]))
+    total = 0
+    for idx, node in engine.store.nodes_by_idx(list(paths)).items():
+        md = node.metadata or {}
+        listed = {f.get("path"): f for f in md.get("files") or [] if isinstance(f, dict)}
+        for path in paths[idx]:
+            f = listed.get(path)
+            if f is not None:
+                a, d = f.get("added"), f.get("deleted")
+            else:  # beyond the listed files: the hunks' sums
+                hs = (md.get("hunks") or {}).get(path) or []
+                a, d = sum(h[3] for h in hs), sum(h[1] for h in hs)
+            a, d = int(a or 0), int(d or 0)
+            total += a if side == "added" else d if side == "deleted" else a + d
+    return [{"count": total}]
+
+
+def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "Which files were added in 2024?": files whose first commit falls in the filters (a path a rename
+    created is not new: git says R, not A)."""
+    match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
+    cond = []
+    if tw.since:
+        params["since"] = tw.since
+        cond.append("c0.time >= $since")
+    if tw.until:
+        params["until"] = tw.until
+        cond.append("c0.time < $until")
+    if author:
+        params["author"] = author
+        cond.append("any(x IN top WHERE x.author = $author)")
+    cond.append("none(x IN top WHERE substring(f.id, 5) IN coalesce(x.renamed_into, []))")
+    cy = (  # the commits of each file's first second (no order among them is stored)
+        f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs "
+        "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0 "
+        f"WHERE {' AND '.join(cond)} "
+        f"RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first ORDER BY first, id LIMIT {MAX_ITEMS}"
+    )
+    said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
+    said += [f"by {author}"] if author else []
+    expl = "files added " + ", ".join(["(first commit; merge commits left out)"] + said)
+    return DevPlan("files_added", "files", cy, params, expl, filters=said)
+
+
+def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "Which files were deleted?": files whose latest change removed all their lines (checked against
+    the stored hunk, as for one file), within the filters on that removing commit."""
+    match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
+    cond = ["true"]
+    for k, op in (("since", ">="), ("until", "<")):
+        if getattr(tw, k):
+            params[k] = getattr(tw, k)
+            cond.append(f"c0.time {op} ${k}")
+    if author:
+        params["author"] = author
+        cond.append("any(x IN top WHERE x.author = $author)")
+    cy = (  # the commits of the newest second that touched each file: the removal is among them when run
+        f"{match} WITH f, c ORDER BY c.time DESC, c.id WITH f, collect(c) AS cs "
+        "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0 "
+        f"WHERE {' AND '.join(cond)} RETURN f.id AS id, f.title AS title, f.type AS type, "
+        f"[x IN top | x.idx] AS candidates, c0.time AS last ORDER BY last DESC, id"
+    )
+    said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
+    said += [f"by {author}"] if author else []
+    expl = "files removed " + ", ".join(["(their last change emptied them; merge commits left out)"] + said)
+    return DevPlan("files_deleted", "files", cy, params, expl, filters=said)
+
+
+def keep_removed(engine, rows: list[dict]) -> list[dict]:
+    """The files one of whose newest commits empties them from line 1 (the stored ``-U0`` hunk), with that
+    commit as ``removed_by``; at most ``MAX_ITEMS``.  The hunks of all candidates are read in one batch."""
+    nodes = engine.store.nodes_by_idx({int(c) for r in rows for c in r["candidates"]})
+    out = []
+    for r in rows:
+        path = str(r["id"])[5:]
+        gone = next(
+            (nodes[int(c)] for c in r["candidates"] if int(c) in nodes and _empties(_node_hunks(nodes[int(c)], path))),
+            None,
+        )
+        if gone is not None:
+            out.append({**{k: v for k, v in r.items() if k != "candidates"}, "removed_by": gone.id})
+            if len(out) == MAX_ITEMS:
+                break
+    return out
 
 
 def count_files(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
@@ -181,8 +309,13 @@ def ranking(
         return dirs_most_changed(scope, tw, author, params)
     if not FILES.search(words):
         return None
+    if tw.active and _CREATED_WORDS.search(words) or _LISTY.search(words) and _CREATED_WORDS.search(words):
+        return files_added(scope, tw, author, params)
+    if DELETED.search(words) and (_LISTY.search(words) or tw.active):
+        return files_deleted(scope, tw, author, params)
     if _RECENT.search(words) and not _OFTEN_ONLY.search(words):
-        return files_by_recency(scope, tw, author, params, n)
+        # "the files the last commit changed": the latest change's files, not one file
+        return files_by_recency(scope, tw, author, params, None if _COMMIT_WORD.search(words) else n)
     if _OFTEN.search(words):
         return files_most_changed(scope, tw, author, params)
     return None
@@ -192,6 +325,10 @@ def row_figure(r: dict) -> str:
     """What an answer line adds after a file: its commit count (a ranking) or its last change (by recency)."""
     if "commits" in r:
         return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
+    if "removed_by" in r:
+        return f": removed by {str(r['removed_by'])[7:17]} ({str(r.get('last') or '')[:10]})"
+    if "first" in r:
+        return f": added {str(r.get('first') or '')[:10]}"
     if "last" in r:
         return f": last changed {str(r.get('last') or '')[:10]}"
     return ""

@@ -33,6 +33,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ask.devplan import MAX_ITEMS
 from ..errors import InvalidArgument
 
 __all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
@@ -126,6 +127,11 @@ WORDINGS: dict[str, list[str]] = {
     "latest_n_files": ["What are the {n} most recently changed files?", "List the {n} most recently changed files."],
     "top_dir": ["Which directories change most often?", "Which directories have the most commits?"],
     "author_last": ["When did {author} last commit?", "When did {author} first commit?"],
+    "file_exists": ["Is {path} still in the repository?", "Does {path} still exist?"],
+    "files_deleted": ["Which files were deleted?", "Which files were removed?"],
+    "files_added_year": ["Which files were added in {year}?", "Which files were created in {year}?"],
+    "lines_added": ["How many lines were added to {path}?", "How many lines were removed from {path}?"],
+    "count_merges": ["How many merge commits are there?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -146,6 +152,10 @@ KIND = {
     "latest_file": "files",
     "latest_n_files": "files",
     "top_dir": "dirs",
+    "files_deleted": "files",
+    "files_added_year": "files",
+    "lines_added": "count",
+    "count_merges": "count",
 }  # every other shape: a set of commits
 
 
@@ -627,6 +637,59 @@ class _Gen:
                 q.question = ("When did {author} first commit?" if first else "When did {author} last commit?").format(
                     author=a
                 )
+
+    def _status(self) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+        """Per path, its oldest and its newest (status, commit) in ``git log --no-merges -M --name-status``
+        (a rename counted on its new path only, as the ingest records it)."""
+        if not hasattr(self, "_st"):
+            first: dict[str, tuple[str, str]] = {}
+            last: dict[str, tuple[str, str]] = {}
+            sha = ""
+            for line in self.f.git("log", "--no-merges", "-M", "--format=%x1e%H", "--name-status").split("\n"):
+                if line.startswith("\x1e"):
+                    sha = line[1:]
+                elif line.strip():
+                    parts = line.split("\t")
+                    st, path = parts[0][:1], parts[-1]
+                    last.setdefault(path, (st, sha))
+                    first[path] = (st, sha)
+            self._st = (first, last)
+        return self._st
+
+    def file_exists(self) -> None:
+        gone = dict(self._deleted())
+        kept = [p for p in self.files if p not in gone]
+        for p in self.sample(sorted(gone), self.n // 2) + self.sample(kept, self.n - min(len(gone), self.n // 2)):
+            self.ask("file_exists", {gone[p]} if p in gone else set(), path=p)
+
+    def files_deleted(self) -> None:
+        _, last = self._status()
+        gold = {p for p, (st, _) in last.items() if st == "D"}
+        if 0 < len(gold) <= MAX_ITEMS:
+            self.ask("files_deleted", gold)
+
+    def files_added_year(self) -> None:
+        first, _ = self._status()
+        per: dict[int, set[str]] = defaultdict(set)
+        for p, (st, sha) in first.items():
+            if st == "A":
+                per[_year(self.f.by_sha[sha][3])].add(p)
+        for y in self.sample(sorted(per), self.n):
+            if 0 < len(per[y]) <= MAX_ITEMS:
+                self.ask("files_added_year", per[y], year=y)
+
+    def lines_added(self) -> None:
+        for p in self.sample(self.files, self.n):
+            out = self.f.git("log", "--no-merges", "--full-history", "-U0", "--numstat", "--format=", "--", p)
+            # -U0 makes git print the patch too (the counts are those of its -U0 hunks, as the ingest reads them)
+            rows = [ln.split("\t") for ln in out.splitlines() if re.match(r"(?:\d+|-)\t(?:\d+|-)\t", ln)]
+            self.ask("lines_added", 0, path=p)
+            q = self.out[-1]
+            col = 1 if "removed" in q.question else 0
+            q.gold = sum(int(r[col]) for r in rows if r[col] != "-")
+
+    def count_merges(self) -> None:
+        self.ask("count_merges", int(self.f.git("rev-list", "--merges", "--count", "HEAD").strip()))
 
 
 def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Question]:
