@@ -26,10 +26,10 @@ def repo(tmp_path_factory):
     _as(r, "Ada Dev")
     r.add = r.commit(
         "Add the parser and the old socket code",
-        {"src/parser.c": "int parse(void);\n" * 10, "src/xsk.c": "int xsk(void);\n" * 30, "README": "widget\n"},
+        {"src/parser.c": _lines("parse", 10), "src/xsk.c": _lines("xsk", 30), "README": "widget\n"},
     )
     _as(r, "Bo Lee")
-    r.trim = r.commit("Drop the first lines of the parser", {"src/parser.c": "int parse(void);\n" * 7})
+    r.trim = r.commit("Drop the first lines of the parser", {"src/parser.c": _lines("parse", 10)[_cut(3) :]})
     r.lib = r.commit("Add the net library", {"lib/net/a.c": "a\n", "lib/net/b.c": "b\n"})
     _as(r, "Cy Ops")
     r.git("rm", "-q", "src/xsk.c")
@@ -41,7 +41,26 @@ def repo(tmp_path_factory):
     r.git("mv", "lib/net/b.c", "lib/net/c.c")
     r.mv = r.commit("Rename b to c")
     r.last = r.commit("Touch the library", {"lib/net/a.c": "a2\n", "lib/net/c.c": "c2\n"})
+    r.git("checkout", "-q", "-b", "guide")
+    r.guide = r.commit("Write the guide", {"docs/guide.md": "# guide\n"})
+    r.git("checkout", "-q", "main")
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "guide", "-m", "Merge the guide")
+    r.merge = r.git("rev-parse", "HEAD")
     return r
+
+
+def _lines(word: str, n: int) -> str:
+    return "".join(f"int {word}_{i}(void);\n" for i in range(n))
+
+
+def _cut(k: int) -> int:
+    """The characters of the first ``k`` lines of ``_lines("parse", ...)``."""
+    return len(_lines("parse", k))
+
+
+def _git(repo, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo.path), *args], capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +97,12 @@ def test_a_removed_file_names_its_removal_and_its_author(eng, repo):
 
 
 def test_a_file_still_there_is_not_called_removed(eng, repo):
-    res = _ask(eng, "When was src/parser.c removed?")  # its lines 1-3 were deleted: not the file
+    assert "@@ -1,3 +0,0 @@" in _git(repo, "show", "-U0", repo.trim)  # its head was cut: the hunk a removal has
+    res = _ask(eng, "When was src/parser.c removed?")
     assert res["result"]["items"] == []
     assert "was not removed" in res["answer"] and repo.trim[:10] in res["answer"]
+    assert _ask(eng, "Is src/parser.c still in the repository?")["result"]["items"] == []
+    assert _shas(_ask(eng, "Does src/xsk.c still exist?")) == {repo.rm}
 
 
 def test_a_recreated_file_says_both(eng, repo):
@@ -108,7 +130,7 @@ def test_how_many_files_counts_files_not_commits(eng, repo):
         check=True,
     ).stdout.split()
     res = _ask(eng, "How many files are there?")
-    assert res["result"]["value"] == len(set(every)) == 6  # parser, xsk, README, a, b, c
+    assert res["result"]["value"] == len(set(every)) == 7  # parser, xsk, README, a, b, c, guide
     assert "removed and renamed ones included" in res["answer"]
     assert _ask(eng, "How many files did Bo Lee change?")["result"]["value"] == 3
     # the counted noun is what follows "how many": commits here
@@ -116,19 +138,21 @@ def test_how_many_files_counts_files_not_commits(eng, repo):
 
 
 def test_the_most_recently_changed_files(eng, repo):
-    res = _ask(eng, "Which file changed most recently?")
-    assert set(res["result"]["items"]) == {"file:lib/net/a.c", "file:lib/net/c.c"}
+    res = _ask(eng, "Which file changed most recently?")  # the merge repeats the guide: merges left out
+    assert set(res["result"]["items"]) == {"file:docs/guide.md"}
     assert "last changed" in res["answer"]
     assert "(file:" not in res["answer"]  # a file's path is said once, then its [ref]
     res = _ask(eng, "What are the 3 most recently changed files?")
-    assert set(res["result"]["items"]) == {"file:lib/net/a.c", "file:lib/net/c.c", "file:README"}
+    assert set(res["result"]["items"]) == {"file:docs/guide.md", "file:lib/net/a.c", "file:lib/net/c.c"}
+    res = _ask(eng, "Which files did the last commit change?")  # the latest change's files, not one file
+    assert set(res["result"]["items"]) == {"file:docs/guide.md"}
 
 
 def test_directories_ranked_by_their_commits(eng, repo):
     res = _ask(eng, "Which directories change most often?")
     assert res["result"]["kind"] == "dirs"
     # lib/net/: add, rename, touch; src/: add, trim, rm; top level: add, rm, re-add -> ties by name
-    assert res["result"]["items"] == ["(top level)", "lib/net/", "src/"]
+    assert res["result"]["items"] == ["(top level)", "lib/net/", "src/", "docs/"]
     assert "- lib/net/: 3 commits" in res["answer"]
 
 
@@ -140,3 +164,29 @@ def test_when_did_an_author_last_commit_is_one_commit(eng, repo):
 def test_reviewers_are_said_to_be_unrecorded(eng):
     res = eng.ask("Who reviewed the most commits?")
     assert "not recorded: reviewers" in res["answer"]
+
+
+def test_files_added_and_removed_lists(eng, repo):
+    res = _ask(eng, "Which files were deleted?")
+    assert set(res["result"]["items"]) == {"file:src/xsk.c"}  # README came back; b.c was renamed
+    assert "removed by " + repo.rm[:10] in res["answer"]
+    res = _ask(eng, "Which files were added in 2023?")  # the fixture's clock starts in November 2023
+    first = {ln for ln in _git(repo, "log", "--no-merges", "-M", "--diff-filter=A", "--name-only", "--format=").split()}
+    assert {i[5:] for i in res["result"]["items"]} == first  # README, added twice, is listed once
+
+
+def test_lines_added_and_removed_are_gits_numbers(eng, repo):
+    def numstat(col: int, path: str) -> int:
+        out = _git(repo, "log", "--no-merges", "-U0", "--numstat", "--format=", "--", path)
+        return sum(int(ln.split("\t")[col]) for ln in out.splitlines() if ln[:1].isdigit() and "\t" in ln)
+
+    assert (
+        _ask(eng, "How many lines were added to src/parser.c?")["result"]["value"] == numstat(0, "src/parser.c") == 10
+    )
+    assert _ask(eng, "How many lines were removed from src/parser.c?")["result"]["value"] == 3
+    assert _ask(eng, "How many lines changed in src/xsk.c?")["result"]["value"] == 60  # 30 added, 30 removed
+
+
+def test_merge_commits_are_counted_and_listed(eng, repo):
+    assert _ask(eng, "How many merge commits are there?")["result"]["value"] == 1
+    assert _shas(_ask(eng, "List the last 3 merges")) == {repo.merge}

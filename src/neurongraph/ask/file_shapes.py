@@ -96,8 +96,36 @@ def _creates(h: list[list[int]]) -> bool:
 
 
 def _emptying(engine, rows: list[dict], path: str) -> dict | None:
-    """The first of ``rows`` whose hunk for ``path`` empties it from line 1."""
-    return next((r for r in rows if _empties(_hunks(engine, r["id"], path))), None)
+    """The first of ``rows`` whose hunk for ``path`` empties it from line 1 (and removes all it held)."""
+    for r in rows:
+        h = _hunks(engine, r["id"], path)
+        if _empties(h) and not _lines_left(engine, path, r, h[0][1]):
+            return r
+    return None
+
+
+def _lines_left(engine, path: str, row: dict, removed: int) -> bool:
+    """Whether ``path`` held more than ``removed`` lines before ``row``'s commit: then the hunk that starts
+    at line 1 cut its head, not the file.  The lines it held are the sum of the earlier non-merge commits'
+    added − removed lines; unknown (so not said) when a rename brought the file's lines in, or a count is
+    missing (a binary or cut file list)."""
+    moved_in = engine.cypher(
+        f"MATCH (c:commit) WHERE $p IN coalesce(c.renamed_into, []) AND {NON_MERGE} RETURN count(c) AS n", {"p": path}
+    )["rows"]
+    if moved_in and moved_in[0]["n"]:
+        return False
+    earlier = engine.cypher(
+        f"MATCH (c:commit)-[:touches]->(f:file {{id: $f}}) WHERE {NON_MERGE} AND c.time <= $t AND c.id <> $me "
+        "RETURN DISTINCT c.idx AS idx",
+        {"f": "file:" + path, "t": row.get("time"), "me": row["id"]},
+    )["rows"]
+    held = 0
+    for node in engine.store.nodes_by_idx([int(r["idx"]) for r in earlier]).values():
+        f = next((x for x in (node.metadata or {}).get("files") or [] if x.get("path") == path), None)
+        if f is None or f.get("added") is None or f.get("deleted") is None:
+            return False
+        held += int(f["added"]) - int(f["deleted"])
+    return held > removed
 
 
 def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
@@ -237,7 +265,9 @@ def keep_removed(engine, rows: list[dict]) -> list[dict]:
             (nodes[int(c)] for c in r["candidates"] if int(c) in nodes and _empties(_node_hunks(nodes[int(c)], path))),
             None,
         )
-        if gone is not None:
+        if gone is not None and not _lines_left(
+            engine, path, {"id": gone.id, "time": r.get("last")}, _node_hunks(gone, path)[0][1]
+        ):
             out.append({**{k: v for k, v in r.items() if k != "candidates"}, "removed_by": gone.id})
             if len(out) == MAX_ITEMS:
                 break
