@@ -328,3 +328,12 @@ def test_people_of_a_directory_include_who_renamed_a_file_away(tmp_path):
         assert _ask(e, "How many commits changed AUTHORS or new/notes.md?")["result"]["shape"] == "count"
     finally:
         e.close()
+
+
+def test_prs_that_touched_a_path(eng, repo):
+    """ "Which PRs touched DIR?": the PRs a commit touching it belongs to — a merged branch's commits
+    (``part_of``) or a squash (``merged_in``)."""
+    res = _ask(eng, "Which pull requests touched src/net/?")
+    assert set(res["result"]["items"]) == {"pr:20", "pr:2222"}
+    assert _ask(eng, "How many PRs changed src/net/errors.c?")["result"]["value"] == 1
+    assert _ask(eng, "Which PRs touched docs/?")["result"]["items"] == []

@@ -233,8 +233,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         return _plan_pr(question, pr, params, who, count), notes
     if quoted_or_named and not scope:
         return None, notes  # a named node (title, issue): the translator's shapes
-    if author and wants_prs:
-        return _prs_by(author, tw, params), notes
+    if wants_prs and (prs := _prs_of(author, scope, who, tw, params, count)) is not None:
+        return prs, notes
     if scope is not None and scope.kind == "file" and not who and not count:
         fp = _plan_file(_blank(question, taken), scope, tw, params)  # a path's own words ("Move") are no intent
         if fp is not None:
@@ -293,6 +293,29 @@ def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
         "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
     )
     return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}")
+
+
+def _prs_of(author, scope: Scope | None, who: bool, tw: TimeWindow, params: dict, count: bool) -> DevPlan | None:
+    """PRs by an author, or the PRs whose commits touched a scope; None for other PR questions."""
+    if author:
+        return _prs_by(author, tw, params)
+    if scope is not None and not who:
+        return _prs_touching(scope, tw, params, count)
+    return None
+
+
+def _prs_touching(scope: Scope, tw: TimeWindow, params: dict, count: bool) -> DevPlan:
+    """ "Which PRs touched DIR?": the PRs a commit touching the scope belongs to (its branch, ``part_of``)
+    or merged (a squash, ``merged_in``)."""
+    match, said = commit_match(scope, tw, None, params)
+    head = f"{match} MATCH (c)-[:merged_in|part_of]->(p) WHERE p.type IN ['pull_request', 'pr'] "
+    expl = "PRs with commits " + ", ".join(said)
+    if count:
+        return DevPlan("count_prs_touching", "count", head + "RETURN count(DISTINCT p) AS count", params, expl)
+    ret = "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
+    out = DevPlan("prs_touching", "prs", f"{head}{ret} LIMIT {MAX_ITEMS}", params, expl, filters=said)
+    out.count_cypher = head + "RETURN count(DISTINCT p) AS count"
+    return out
 
 
 def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]) -> Scope | None:

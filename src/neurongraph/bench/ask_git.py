@@ -132,6 +132,7 @@ WORDINGS: dict[str, list[str]] = {
     "files_added_year": ["Which files were added in {year}?", "Which files were created in {year}?"],
     "lines_added": ["How many lines were added to {path}?", "How many lines were removed from {path}?"],
     "count_merges": ["How many merge commits are there?"],
+    "prs_dir": ["Which pull requests touched {dir}?", "Which PRs changed files under {dir}?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -156,6 +157,7 @@ KIND = {
     "files_added_year": "files",
     "lines_added": "count",
     "count_merges": "count",
+    "prs_dir": "prs",
 }  # every other shape: a set of commits
 
 
@@ -555,13 +557,8 @@ class _Gen:
     # ------------------------------------------------------------------ the files themselves
     def _deleted(self) -> list[tuple[str, str]]:
         """(path, the commit that deleted it) for paths whose last change was their deletion."""
-        out = []
-        for p in self.files:
-            shas = self.f.file_commits[p]
-            gone = self.f.shas("-1", "--no-merges", "--full-history", "--no-renames", "--diff-filter=D", "--", p)
-            if gone and shas and gone[0] == shas[0]:
-                out.append((p, gone[0]))
-        return out
+        _, last = self._status()
+        return [(p, last[p][1]) for p in self.files if last.get(p, ("", ""))[0] == "D"]
 
     def file_deleted(self) -> None:
         for p, sha in self.sample(self._deleted(), self.n):
@@ -687,6 +684,27 @@ class _Gen:
             q = self.out[-1]
             col = 1 if "removed" in q.question else 0
             q.gold = sum(int(r[col]) for r in rows if r[col] != "-")
+
+    def prs_dir(self) -> None:
+        """PRs one of whose commits (a merged branch's, or the squash itself; merges left out) touched DIR."""
+        if not self.pr:
+            return
+        touched: dict[str, set[str]] = defaultdict(set)  # commit -> dirs of its files (and their parents)
+        for p, shas in self.f.file_commits.items():
+            parts = p.split("/")[:-1]
+            for sha in shas:
+                touched[sha].update("/".join(parts[: k + 1]) + "/" for k in range(len(parts)))
+        by_dir: dict[str, set[str]] = defaultdict(set)
+        for n, sha in self.pr.items():
+            own = self.f.shas(f"{sha}^1..{sha}") if len(self.f.by_sha[sha][1]) > 1 else [sha]
+            for c in own:
+                for d in touched.get(c, ()):
+                    by_dir[d].add(str(n))
+        for d in self.sample(self._dirs()):
+            if self.count("prs_dir") >= self.n:
+                return
+            if 0 < len(by_dir.get(d, ())) <= MAX_SET:
+                self.ask("prs_dir", by_dir[d], dir=d)
 
     def count_merges(self) -> None:
         self.ask("count_merges", int(self.f.git("rev-list", "--merges", "--count", "HEAD").strip()))
