@@ -4,6 +4,7 @@ are, which changed last, which directories change most often; reviewers are said
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -190,3 +191,52 @@ def test_lines_added_and_removed_are_gits_numbers(eng, repo):
 def test_merge_commits_are_counted_and_listed(eng, repo):
     assert _ask(eng, "How many merge commits are there?")["result"]["value"] == 1
     assert _shas(_ask(eng, "List the last 3 merges")) == {repo.merge}
+
+
+def test_binary_and_empty_files_removed_are_found(tmp_path):
+    """Neither has a hunk to read: the reader keeps git's "deleted file mode" as the file's status."""
+    r = Repo(tmp_path / "assets")
+    (r.path / "logo.png").write_bytes(bytes(range(256)) * 4)
+    (r.path / "EMPTY").write_text("")
+    r.git("add", "logo.png", "EMPTY")
+    r.commit("Add the logo and a marker")
+    r.git("rm", "-q", "logo.png", "EMPTY")
+    gone = r.commit("Drop the logo and the marker")
+    e = ngr.open(tmp_path / "assets.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        assert _shas(_ask(e, "When was logo.png removed?")) == {gone}
+        assert _shas(_ask(e, "Which commit deleted EMPTY?")) == {gone}
+        assert set(_ask(e, "Which files were deleted?")["result"]["items"]) == {"file:logo.png", "file:EMPTY"}
+    finally:
+        e.close()
+
+
+def test_a_store_from_an_older_reader_reads_removals_from_the_hunks(tmp_path):
+    """Before reader version 7 no file status was kept: a removal is then the hunk that empties the file from
+    line 1 and takes every line it held (a cut head is not a removal)."""
+    import sqlite3
+
+    r = Repo(tmp_path / "old")
+    r.commit("Add two files", {"a.c": _lines("a", 6), "b.c": _lines("b", 6)})
+    r.commit("Cut the head of a.c", {"a.c": _lines("a", 6)[len(_lines("a", 2)) :]})
+    r.git("rm", "-q", "b.c")
+    gone = r.commit("Remove b.c")
+    db = tmp_path / "old.db"
+    e = ngr.open(db, embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        with sqlite3.connect(db) as con:  # what a version-6 reader wrote: no status, no flag
+            rows = con.execute("SELECT idx, metadata FROM nodes WHERE type = 'commit'").fetchall()
+            for idx, raw in rows:
+                md = json.loads(raw)
+                md.pop("file_status", None)
+                for f in md["files"]:
+                    f.pop("status", None)
+                con.execute("UPDATE nodes SET metadata = ? WHERE idx = ?", (json.dumps(md), idx))
+        assert "file_status" not in e.store.get_node("commit:" + gone).metadata  # the engine reads the old form
+        assert _shas(_ask(e, "When was b.c removed?")) == {gone}
+        assert _ask(e, "When was a.c removed?")["result"]["items"] == []
+        assert set(_ask(e, "Which files were deleted?")["result"]["items"]) == {"file:b.c"}
+    finally:
+        e.close()

@@ -1,4 +1,4 @@
-"""Diff-aware git ingest (READER_VERSION 6): hunks, renames and pickaxe code terms in commit metadata,
+"""Diff-aware git ingest (READER_VERSION 7): hunks, renames and pickaxe code terms in commit metadata,
 PR branch commits `part_of` their PR, damaged object stores, and the source name a repository gives.
 Real repositories made in the test, real SQLite stores."""
 
@@ -47,7 +47,30 @@ def test_hunks_renames_and_code_terms(repo):
     assert md[repo.c4]["code"] == {"added": ["ensure_flush"], "removed": ["ensure_sync"]}
     assert md[repo.c4]["files"] == [{"path": "src/main.c", "added": 1, "deleted": 1}]
     assert "renames" not in md[repo.c2] and "code_truncated" not in md[repo.c2]
-    assert READER_VERSION == 6
+    # git's own word on whole files: created (c1), and none for a change or a rename with edits
+    assert md[repo.c1]["files"] == [
+        {"path": "README", "added": 1, "deleted": 0, "status": "A"},
+        {"path": "src/core.c", "added": 10, "deleted": 0, "status": "A"},
+    ]
+    assert md[repo.c1]["file_status"] == 1 and "status" not in md[repo.c2]["files"][0]
+    assert READER_VERSION == 7
+
+
+def test_deleted_binary_and_empty_files_have_a_status(repo):
+    """A binary or an empty file has no hunk to read: git's "deleted file mode" still says it went."""
+    (repo.path / "logo.png").write_bytes(bytes(range(256)) * 4)
+    (repo.path / "EMPTY").write_text("")
+    repo.git("add", "logo.png", "EMPTY")
+    added = repo.commit("Add a logo and an empty marker")
+    repo.git("rm", "-q", "logo.png", "EMPTY")
+    gone = repo.commit("Drop the logo and the marker")
+    md = {n.id.removeprefix("commit:"): n.metadata for n in read_git(repo.path).nodes if n.type == "commit"}
+    assert {f["path"]: f.get("status") for f in md[added]["files"]} == {"EMPTY": "A", "logo.png": "A"}
+    assert {f["path"]: (f["added"], f.get("status")) for f in md[gone]["files"]} == {
+        "EMPTY": (0, "D"),
+        "logo.png": (None, "D"),
+    }
+    assert "EMPTY" not in md[gone].get("hunks", {})
 
 
 def test_big_files_caps_and_chunked_stream(repo, monkeypatch):

@@ -87,7 +87,9 @@ def test_commits_files_and_typed_edges(repo, tmp_path):
         m = eng.get_node(c(repo.merge))
         assert m["title"] == "Better error messages for users"  # a PR merge is indexed by the PR title
         assert m["metadata"]["subject"].startswith("Merge pull request #20") and m["metadata"]["pr"] == 20
-        assert m["metadata"]["files"] == [{"path": "src/errors.c", "added": 1, "deleted": 0}]  # first-parent diff
+        assert m["metadata"]["files"] == [
+            {"path": "src/errors.c", "added": 1, "deleted": 0, "status": "A"}
+        ]  # first-parent diff
         touches = _edges(eng, "touches")
         assert (c(repo.c1), "file:src/parser.c") in touches and (c(repo.c7), "file:src/parse.c") in touches
         assert touches[(c(repo.c1), "file:src/parser.c")]["added"] == 20

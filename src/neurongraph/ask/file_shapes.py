@@ -2,10 +2,11 @@
 last, which files and directories change most often.
 
 Why these read the touches and the stored hunks rather than guess: a new user asks "how many files are
-there?" or "when was src/xsk.c removed?" and a wrong number is worse than none.  A file's removal is the
-commit whose ``-U0`` hunk for it empties it from line 1 (``@@ -1,N +0,0 @@``, what git writes for a deleted
-file) and after which nothing but a re-creation (``@@ -0,0 +1,M @@``) touches it; a move elsewhere is a
-rename, said as such.  Directories are the folder that holds each file (``src/`` for ``src/btf.c``), counted
+there?" or "when was src/xsk.c removed?" and a wrong number is worse than none.  A file's removal is what git
+says of it ("deleted file mode", which the reader records as the file's ``status`` since version 7: binary
+and empty files too); in a store an older reader wrote, the commit whose ``-U0`` hunk empties it from line 1
+(``@@ -1,N +0,0 @@``) and takes every line it held.  Only a re-creation may touch it after; a move elsewhere
+is a rename, said as such.  Directories are the folder that holds each file (``src/`` for ``src/btf.c``), counted
 like files: the commits that touch something in it, merges left out, as ``git log --no-merges -- DIR/*``.
 """
 
@@ -78,13 +79,35 @@ def file_deleted(scope: Scope, params: dict, who: bool) -> DevPlan:
     return DevPlan("who_deleted" if who else "file_deleted", "author" if who else "commits", cy, params, expl)
 
 
-def _hunks(engine, commit_id: str, path: str) -> list[list[int]]:
-    node = engine.store.get_node(commit_id)  # None: a row the projection has and the store lost
-    return _node_hunks(node, path) if node is not None else []
-
-
 def _node_hunks(node, path: str) -> list[list[int]]:
     return list(((node.metadata or {}).get("hunks") or {}).get(path) or [])
+
+
+def _status(node, path: str) -> str | None:
+    """What git said of ``path`` in this commit — "A" created, "D" deleted, "M" neither — as the reader
+    (version 7) records it; None where it is not recorded (an older reader, or a cut file list)."""
+    md = node.metadata or {}
+    if not md.get("file_status"):
+        return None
+    f = next((x for x in md.get("files") or [] if isinstance(x, dict) and x.get("path") == path), None)
+    if f is None:
+        return None if int(md.get("files_total") or 0) > len(md.get("files") or []) else "M"
+    return str(f.get("status") or "M")
+
+
+def _removes(engine, node, path: str, row: dict) -> bool:
+    """Whether this commit removed ``path``: git's recorded status, else (older stores) a hunk that empties
+    it from line 1 and takes every line it held."""
+    st = _status(node, path)
+    if st is not None:
+        return st == "D"
+    h = _node_hunks(node, path)
+    return _empties(h) and not _lines_left(engine, path, row, h[0][1])
+
+
+def _makes(node, path: str) -> bool:
+    st = _status(node, path)
+    return st == "A" if st is not None else _creates(_node_hunks(node, path))
 
 
 def _empties(h: list[list[int]]) -> bool:
@@ -96,10 +119,10 @@ def _creates(h: list[list[int]]) -> bool:
 
 
 def _emptying(engine, rows: list[dict], path: str) -> dict | None:
-    """The first of ``rows`` whose hunk for ``path`` empties it from line 1 (and removes all it held)."""
+    """The first of ``rows`` (commit rows) that removed ``path``."""
     for r in rows:
-        h = _hunks(engine, r["id"], path)
-        if _empties(h) and not _lines_left(engine, path, r, h[0][1]):
+        node = engine.store.get_node(r["id"])  # None: a row the projection has and the store lost
+        if node is not None and _removes(engine, node, path, r):
             return r
     return None
 
@@ -151,7 +174,7 @@ def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     gone = _emptying(engine, groups[0], path)
     if gone is not None:
         return [gone]
-    made = next((r for r in groups[0] if _creates(_hunks(engine, r["id"], path))), None)
+    made = next((r for r in groups[0] if (n := engine.store.get_node(r["id"])) is not None and _makes(n, path)), None)
     if made is not None and len(groups) > 1 and (gone := _emptying(engine, groups[1], path)) is not None:
         p.explanation += f"; it was added again by {made['id'][7:17]} ({str(made.get('time'))[:10]})"
         return [gone]
@@ -255,19 +278,22 @@ def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, param
 
 
 def keep_removed(engine, rows: list[dict]) -> list[dict]:
-    """The files one of whose newest commits empties them from line 1 (the stored ``-U0`` hunk), with that
-    commit as ``removed_by``; at most ``MAX_ITEMS``.  The hunks of all candidates are read in one batch."""
+    """The files one of whose newest commits removed them (see ``_removes``), with that commit as
+    ``removed_by``; at most ``MAX_ITEMS``.  The candidates are read in one batch."""
     nodes = engine.store.nodes_by_idx({int(c) for r in rows for c in r["candidates"]})
     out = []
     for r in rows:
         path = str(r["id"])[5:]
+        row = {"time": r.get("last")}
         gone = next(
-            (nodes[int(c)] for c in r["candidates"] if int(c) in nodes and _empties(_node_hunks(nodes[int(c)], path))),
+            (
+                n
+                for c in r["candidates"]
+                if (n := nodes.get(int(c))) is not None and _removes(engine, n, path, {**row, "id": n.id})
+            ),
             None,
         )
-        if gone is not None and not _lines_left(
-            engine, path, {"id": gone.id, "time": r.get("last")}, _node_hunks(gone, path)[0][1]
-        ):
+        if gone is not None:
             out.append({**{k: v for k, v in r.items() if k != "candidates"}, "removed_by": gone.id})
             if len(out) == MAX_ITEMS:
                 break

@@ -60,12 +60,14 @@ class GitError(InvalidArgument):
 # metadata, line counts from the -U0 diff, `part_of` edges from a merged PR's branch commits; 4: code terms
 # of files up to 20,000 changed lines and 4,000 tokens a side, so an initial import names what it introduced;
 # 5: a merge's hunks against its second parent, `hunks_p2`; 6: the code terms of files over 20,000 changed
-# lines as `code.bulk_added` / `bulk_removed`, so "which commit introduced X" finds a generated header's X).
+# lines as `code.bulk_added` / `bulk_removed`, so "which commit introduced X" finds a generated header's X;
+# 7: a listed file's `status` A / D from git's "new / deleted file mode", so "when was F removed" holds for
+# binary and empty files too).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
 # view of them for good.
-READER_VERSION = 6
+READER_VERSION = 7
 
 
 def state_key(source: str, ref: str) -> str:
@@ -385,7 +387,8 @@ class _CommitReader:
             "commit_date": _iso(c.commit_time),
             "time": c.commit_time,
             "parents": c.parents,
-            "files": [{"path": p, "added": a, "deleted": d} for p, a, d in c.files[:MAX_FILES_LISTED]],
+            "files": [_file_entry(c, p, a, d) for p, a, d in c.files[:MAX_FILES_LISTED]],
+            "file_status": 1,  # each listed file says "status" A (new) or D (deleted); none: modified
             "files_total": len(c.files),
             "refs": {"issues": sorted({r.value for r in iss}, key=int), "shas": sorted({r.value for r in shas})},
         }
@@ -588,3 +591,11 @@ def _targets(r: R.Ref, resolver: _Resolver, own_pr: str | None) -> list[str]:
     if r.value in resolver.pr_commit:
         return ["pr:" + r.value]
     return ["issue:" + r.value, "pr:" + r.value]
+
+
+def _file_entry(c: _Commit, path: str, added: int | None, deleted: int | None) -> dict:
+    """A commit's file as its metadata lists it: line counts, and "status" when git created or deleted it."""
+    entry: dict = {"path": path, "added": added, "deleted": deleted}
+    if path in c.status:
+        entry["status"] = c.status[path]
+    return entry

@@ -88,6 +88,7 @@ class Commit:
     body: str
     files: list[tuple[str, int | None, int | None]] = field(default_factory=list)  # path, added, deleted
     renames: list[tuple[str, str]] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)  # path -> "A" (new file) / "D" (deleted file)
     hunks: dict[str, list[list[int]]] = field(default_factory=dict)  # new path -> [[a, b, c, d], ...]
     hunks_p2: dict[str, list[list[int]]] = field(default_factory=dict)  # a merge's hunks against its 2nd parent
     code_added: list[str] = field(default_factory=list)
@@ -128,9 +129,7 @@ def _read_patch(c: Commit, patch: bytes) -> None:
     for sec in patch.split(b"\ndiff --git "):
         at = sec.find(b"\n@@ ")
         head = sec if at < 0 else sec[:at]
-        path, old = _paths(head)
-        if old is not None:
-            c.renames.append((old, path))
+        path = _section_path(c, head)
         if at < 0:  # binary, mode change, pure rename: no lines
             binary = b"\nBinary files " in head or b"\nGIT binary patch" in head
             files.setdefault(path, [None, None] if binary else [0, 0])
@@ -186,6 +185,26 @@ def _read_patch(c: Commit, patch: bytes) -> None:
 def _only(bulk: dict[bytes, int], kept: dict[bytes, int]) -> dict[bytes, int]:
     """The bulk files' tokens that the commit's other files did not already list on that side."""
     return {t: k for t, k in bulk.items() if t not in kept} if kept else bulk
+
+
+def _section_path(c: Commit, head: bytes) -> str:
+    """The new path of one ``diff --git`` section, recording its rename and whole-file status on ``c``."""
+    path, old = _paths(head)
+    if old is not None:
+        c.renames.append((old, path))
+    if st := _whole_file(head):
+        c.status[path] = st
+    return path
+
+
+def _whole_file(head: bytes) -> str | None:
+    """ "A" / "D" when a section's header says git created or deleted the whole file ("new / deleted file
+    mode": binary and empty files too, which have no hunk to read), else None."""
+    if b"\ndeleted file mode " in head:
+        return "D"
+    if b"\nnew file mode " in head:
+        return "A"
+    return None
 
 
 def _paths(head: bytes) -> tuple[str, str | None]:
