@@ -132,8 +132,8 @@ def _lines_left(engine, path: str, row: dict, removed: int) -> bool:
     at line 1 cut its head, not the file.  The lines it held are the sum of the earlier non-merge commits'
     added − removed lines; unknown (so not said) when a rename brought the file's lines in, or a count is
     missing (a binary or cut file list)."""
-    moved_in = engine.cypher(
-        f"MATCH (c:commit) WHERE $p IN coalesce(c.renamed_into, []) AND {NON_MERGE} RETURN count(c) AS n", {"p": path}
+    moved_in = engine.cypher(  # `renamed_to` edges: every rename (a commit's own list is cut at 100)
+        "MATCH (o:file)-[:renamed_to]->(f:file {id: $f}) RETURN count(o) AS n", {"f": "file:" + path}
     )["rows"]
     if moved_in and moved_in[0]["n"]:
         return False
@@ -151,20 +151,37 @@ def _lines_left(engine, path: str, row: dict, removed: int) -> bool:
     return held > removed
 
 
-def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
-    """The removing commit among ``rows`` (newest first), or none with ``p.none_text`` saying why."""
-    path = str(p.params["f"])[5:]
-    phrase = p.explanation.rsplit("removed ", 1)[-1]
-    moved = engine.cypher(
+def _moved_away(engine, path: str) -> dict | None:
+    """The latest commit that renamed ``path`` away, with ``into`` its new path: from the commit's rename
+    list, else (a commit renaming over 100 files lists the first 100) from the `renamed_to` edge and the
+    first commit touching the new path."""
+    rows = engine.cypher(
         f"MATCH (c:commit) WHERE $p IN coalesce(c.renamed_from, []) AND {NON_MERGE} "
         f"RETURN {C_RET}, c.renamed_into AS into, c.renamed_from AS from_ ORDER BY time DESC LIMIT 1",
         {"p": path},
     )["rows"]
-    if moved and (not rows or str(moved[0].get("time") or "") >= str(rows[0].get("time") or "")):
-        m = moved[0]
-        into = dict(zip(m.get("from_") or [], m.get("into") or [])).get(path)
+    if rows:
+        m = dict(rows[0])
+        m["into"] = dict(zip(m.pop("from_") or [], m.get("into") or [])).get(path)
+        return m
+    rows = engine.cypher(
+        f"MATCH (o:file {{id: $f}})-[:renamed_to]->(n:file) MATCH (c:commit)-[:touches]->(n) WHERE {NON_MERGE} "
+        f"WITH n, c ORDER BY c.time, c.id WITH n, collect(c)[0] AS c RETURN {C_RET}, substring(n.id, 5) AS into "
+        "ORDER BY time DESC LIMIT 1",
+        {"f": "file:" + path},
+    )["rows"]
+    return dict(rows[0]) if rows else None
+
+
+def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """The removing commit among ``rows`` (newest first), or none with ``p.none_text`` saying why."""
+    path = str(p.params["f"])[5:]
+    phrase = p.explanation.rsplit("removed ", 1)[-1]
+    moved = _moved_away(engine, path)
+    if moved and (not rows or str(moved.get("time") or "") >= str(rows[0].get("time") or "")):
+        into = moved.get("into")
         p.explanation += f" (moved away: renamed to {into})" if into else " (moved away by a rename)"
-        return [m]
+        return [moved]
     if not rows:
         p.none_text = f"{phrase} has no commits in the store."
         return []
@@ -240,12 +257,12 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
     if author:
         params["author"] = author
         cond.append("any(x IN top WHERE x.author = $author)")
-    cond.append("none(x IN top WHERE substring(f.id, 5) IN coalesce(x.renamed_into, []))")
-    cy = (  # the commits of each file's first second (no order among them is stored)
+    cy = (  # the commits of each file's first second (no order among them is stored); a rename made it: not new
         f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs "
         "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0 "
-        f"WHERE {' AND '.join(cond)} "
-        f"RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first ORDER BY first, id LIMIT {MAX_ITEMS}"
+        f"WHERE {' AND '.join(cond)} OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, c0, count(o) AS moved "
+        f"WHERE moved = 0 RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first "
+        f"ORDER BY first, id LIMIT {MAX_ITEMS}"
     )
     said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
     said += [f"by {author}"] if author else []
