@@ -240,3 +240,11 @@ def test_a_store_from_an_older_reader_reads_removals_from_the_hunks(tmp_path):
         assert set(_ask(e, "Which files were deleted?")["result"]["items"]) == {"file:b.c"}
     finally:
         e.close()
+
+
+def test_the_biggest_commits_by_files_changed(eng, repo):
+    res = _ask(eng, "What was the biggest commit?")
+    assert res["result"]["items"][0] == "commit:" + repo.add and ": 3 files" in res["answer"]
+    assert "commit:" + repo.merge not in res["result"]["items"]  # a merge's diff repeats its branch
+    two = _ask(eng, "What are the 2 largest commits?")["result"]["items"]
+    assert two == ["commit:" + repo.add, "commit:" + repo.last]  # ties: the newer first

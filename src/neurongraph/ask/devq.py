@@ -38,7 +38,7 @@ _LAST = re.compile(r"\b(last|latest|most recent(?:ly)?|newest)\b", re.I)
 _FIRST = re.compile(r"\b(first|oldest|earliest)\b", re.I)
 _N = re.compile(
     r"\b(?:last|latest|newest|first|oldest|earliest|top|recent)\s+(\d{1,3})\b"
-    r"|\b(\d{1,3})\s+(?:most recent(?:ly)?|latest|newest|last|oldest|first)\b",
+    r"|\b(\d{1,3})\s+(?:most recent(?:ly)?|latest|newest|last|oldest|first|largest|biggest)\b",
     re.I,
 )
 # "the most recent change to F", "the first commit": one commit, not the whole list

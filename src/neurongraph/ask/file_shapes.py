@@ -28,6 +28,7 @@ __all__ = [
     "dirs_most_changed",
     "ranking",
     "count_lines",
+    "largest_commits",
     "sum_lines",
     "files_added",
     "files_deleted",
@@ -57,6 +58,7 @@ COUNT_FILES = re.compile(
 )
 # "is F still there?", "does F exist?": answered by the removal check
 STILL = re.compile(r"\b(still|exists?|present|around|any ?more)\b", re.I)
+_BIGGEST = re.compile(r"\b(biggest|largest|huge\w*|most files)\b", re.I)
 _COMMIT_WORD = re.compile(r"\bcommits?\b", re.I)
 _LISTY = re.compile(r"\b(which|what|list|show)\b", re.I)
 _LINES = re.compile(r"\blines?\b", re.I)
@@ -372,10 +374,26 @@ def dirs_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, p
     return DevPlan("dirs_most_changed", "dirs", cy, params, expl.strip(), filters=said)
 
 
+def largest_commits(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None) -> DevPlan:
+    """ "What was the biggest commit?": commits by the number of files they changed (merges left out: a
+    merge's first-parent diff repeats its branch)."""
+    match, said = commit_match(scope, tw, author, params, where=[NON_MERGE] if scope is None else None)
+    k = n or 10
+    cy = (
+        f"{match} WITH DISTINCT c RETURN {C_RET}, c.files_total AS files "
+        f"ORDER BY files DESC, c.time DESC, c.id LIMIT {k}"
+    )
+    said = said if scope is not None else ["(merge commits left out)"] + said
+    expl = "the commits that changed the most files " + ", ".join(said)
+    return DevPlan("largest_commits", "commits", cy, params, expl.strip(), filters=said)
+
+
 def ranking(
     words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None
 ) -> DevPlan | None:
     """A ranking of files or directories the words ask for, else None."""
+    if _BIGGEST.search(words) and _COMMIT_WORD.search(words):
+        return largest_commits(scope, tw, author, params, n)
     if scope is not None and scope.kind == "file":
         return None
     if _DIRS.search(words) and _OFTEN.search(words):
@@ -398,6 +416,8 @@ def row_figure(r: dict) -> str:
     """What an answer line adds after a file: its commit count (a ranking) or its last change (by recency)."""
     if "commits" in r:
         return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
+    if "files" in r and str(r.get("id", "")).startswith("commit:"):
+        return f": {r['files']} file" + ("" if r["files"] == 1 else "s")
     if "removed_by" in r:
         return f": removed by {str(r['removed_by'])[7:17]} ({str(r.get('last') or '')[:10]})"
     if "first" in r:
