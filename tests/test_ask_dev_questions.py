@@ -337,3 +337,17 @@ def test_prs_that_touched_a_path(eng, repo):
     assert set(res["result"]["items"]) == {"pr:20", "pr:2222"}
     assert _ask(eng, "How many PRs changed src/net/errors.c?")["result"]["value"] == 1
     assert _ask(eng, "Which PRs touched docs/?")["result"]["items"] == []
+
+
+def test_who_merged_the_most_prs_and_author_lists_past_the_cap(eng, repo, monkeypatch):
+    """PR mergers are the authors of the commits ``merged_in`` a PR; an authors list cut at MAX_ITEMS still
+    says how many people there are."""
+    res = _ask(eng, "Who merged the most pull requests?")
+    assert res["result"]["shape"] == "pr_mergers"
+    assert sorted(res["result"]["items"]) == ["Bo Lee", "Cy Maintainer"] and "1 PR (" in res["answer"]
+    from neurongraph.ask import devq
+
+    monkeypatch.setattr(devq, "MAX_ITEMS", 1)
+    res = _ask(eng, "Who changed src/net/?")
+    assert len(res["result"]["items"]) == 1 and res["result"]["total"] == 2  # Ada Dev, Bo Lee
+    assert res["answer"].startswith("2 authors")

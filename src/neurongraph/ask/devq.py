@@ -295,6 +295,28 @@ def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
     return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}")
 
 
+def _pr_mergers(tw: TimeWindow, params: dict) -> DevPlan:
+    """ "Who merged the most PRs?": authors of the commits that merged PRs (``merged_in``: a merge's author
+    clicked merge; a squash's author wrote the PR), by PRs."""
+    where = ["p.type IN ['pull_request', 'pr']"]
+    for k, op in (("since", ">="), ("until", "<")):
+        if getattr(tw, k):
+            params[k] = getattr(tw, k)
+            where.append(f"c.time {op} ${k}")
+    cy = (
+        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
+        "RETURN c.author AS author, count(DISTINCT p) AS prs, max(c.time) AS last "
+        f"ORDER BY prs DESC, author LIMIT {MAX_ITEMS}"
+    )
+    said = [tw.describe()] if tw.active else []
+    expl = "authors of the commits that merged PRs (a squash's author wrote the PR), most PRs first"
+    out = DevPlan("pr_mergers", "authors", cy, params, ", ".join([expl] + said), filters=said)
+    out.count_cypher = (
+        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} RETURN count(DISTINCT c.author) AS count"
+    )
+    return out
+
+
 def _prs_of(author, scope: Scope | None, who: bool, tw: TimeWindow, params: dict, count: bool) -> DevPlan | None:
     """PRs by an author, or the PRs whose commits touched a scope; None for other PR questions."""
     if author:
@@ -481,6 +503,8 @@ def _who_question(
     if _REVIEW.search(words):
         notes.append("not recorded: reviewers (the store keeps each commit's author, not Reviewed-by / Acked-by)")
         return None
+    if _PRS.search(words) and (_RANKING.search(words) or re.search(r"\bmerg\w*", words, re.I)):
+        return _pr_mergers(tw, params)
     if scope is not None and scope.kind == "file":
         if file_shapes.DELETED.search(words):
             return file_shapes.file_deleted(scope, params, who=True)
@@ -508,6 +532,7 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     )
     expl = "authors of the commits " + ", ".join(said) if said else "authors of all commits, most commits first"
     out = DevPlan("who", "authors", cy, params, expl, filters=said)
+    out.count_cypher = f"{match} RETURN count(DISTINCT c.author) AS count"
     out.extra = _renamed_away(scope, tw, author, params)
     return out
 
@@ -630,17 +655,17 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         line = f"{r['author']} — {p.explanation}: {_short(r)}"
         return rows, result, f"{line}\n[refs: {r['id']}]", [r["id"]]
     if p.kind == "authors":
-        result = {
-            "kind": "authors",
-            "shape": p.shape,
-            "items": [r["author"] for r in rows],
-            "total": len(rows),
-        }
+        total = len(rows)
+        if p.count_cypher and total >= MAX_ITEMS:  # the list is cut at MAX_ITEMS; the number of people is not
+            total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
+        result = {"kind": "authors", "shape": p.shape, "items": [r["author"] for r in rows], "total": total}
         if not rows:
             return rows, result, f"No commits {scope or 'match'}.", []
-        lines = [f"- {r['author']}: {r['commits']} commits (last {str(r.get('last') or '')[:10]})" for r in rows[:SHOW]]
+        lines = [f"- {r['author']}: {_tally(r)} (last {str(r.get('last') or '')[:10]})" for r in rows[:SHOW]]
         whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
-        head = f"{len(rows)} authors {whose}" + (f" (showing {SHOW} of {len(rows)})" if len(rows) > SHOW else "")
+        if p.shape == "pr_mergers":
+            whose = "— " + p.explanation
+        head = f"{total} authors {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
     if p.kind == "dirs":
         return rows, *file_shapes.dirs_answer(p, rows)
@@ -664,6 +689,12 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
     refs = [r["id"] for r in shown]
     return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
+
+
+def _tally(r: dict) -> str:
+    """ "12 commits" / "3 PRs" of an authors row."""
+    n, noun = (r["prs"], "PR") if "prs" in r else (r["commits"], "commit")
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _short(r: dict) -> str:
