@@ -223,7 +223,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     if scope is None and (gone := _missing_scope(question, notes)) is not None:
         return gone, notes
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
-    wants_prs = bool(_PRS.search(question))
+    wants_prs = bool(_PRS.search(_blank(question, taken)))  # "…-pr.patch" is a path, not a PR
 
     if commit is not None and _RELEASE_Q.search(_blank(question, [(commit.start, commit.end)])):
         return _plan_containing(engine, _blank(question, [(commit.start, commit.end)]), commit, params), notes

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from ..graphdb.projection import RENAMES_LISTED
 from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match
 from .timephrase import TimeWindow
 
@@ -259,17 +260,22 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
     if author:
         params["author"] = author
         cond.append("any(x IN top WHERE x.author = $author)")
-    cy = (  # the commits of each file's first second (no order among them is stored); a rename made it: not new
+    # a rename made it: not new — its first commit lists it among its renames, or (a commit's list holds
+    # the first RENAMES_LISTED) a `renamed_to` edge leads to it (an edge from a merge alone does not count)
+    cy = (  # the commits of each file's first second (no order among them is stored)
         f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs "
         "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0 "
-        f"WHERE {' AND '.join(cond)} OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, c0, count(o) AS moved "
-        f"WHERE moved = 0 RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first "
-        f"ORDER BY first, id LIMIT {MAX_ITEMS}"
+        f"WHERE {' AND '.join(cond)} OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, top, c0, count(o) AS moved "
+        "WHERE none(x IN top WHERE substring(f.id, 5) IN coalesce(x.renamed_into, [])) AND NOT (moved > 0 AND "
+        f"any(x IN top WHERE size(coalesce(x.renamed_into, [])) >= {RENAMES_LISTED})) "
     )
+    ret = f"RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first ORDER BY first, id LIMIT {MAX_ITEMS}"
     said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
     said += [f"by {author}"] if author else []
     expl = "files added " + ", ".join(["(first commit; merge commits left out)"] + said)
-    return DevPlan("files_added", "files", cy, params, expl, filters=said)
+    out = DevPlan("files_added", "files", cy + ret, params, expl, filters=said)
+    out.count_cypher = cy + "RETURN count(f) AS count"
+    return out
 
 
 def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
@@ -298,7 +304,7 @@ def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, param
 
 def keep_removed(engine, rows: list[dict]) -> list[dict]:
     """The files one of whose newest commits removed them (see ``_removes``), with that commit as
-    ``removed_by``; at most ``MAX_ITEMS``.  The candidates are read in one batch."""
+    ``removed_by`` (all of them: the total is their number).  The candidates are read in one batch."""
     nodes = engine.store.nodes_by_idx({int(c) for r in rows for c in r["candidates"]})
     out = []
     for r in rows:
@@ -314,8 +320,6 @@ def keep_removed(engine, rows: list[dict]) -> list[dict]:
         )
         if gone is not None:
             out.append({**{k: v for k, v in r.items() if k != "candidates"}, "removed_by": gone.id})
-            if len(out) == MAX_ITEMS:
-                break
     return out
 
 

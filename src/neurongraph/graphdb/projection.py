@@ -123,6 +123,9 @@ def _iso_time(v):
     return v
 
 
+RENAMES_LISTED = 100  # a commit node's renamed_from / renamed_into hold its first 100 renames
+
+
 def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | dict) -> dict:
     meta = json.loads(metadata) if isinstance(metadata, str) else (metadata or {})
     props: dict[str, Any] = {"id": node_id, "idx": int(idx), "type": ntype, "title": title[:MAX_PROP_CHARS]}
@@ -138,8 +141,8 @@ def node_props(idx: int, node_id: str, ntype: str, title: str, metadata: str | d
         ren = meta.get("renames")
         if isinstance(ren, list) and ren and all(isinstance(r, list) and len(r) == 2 for r in ren):
             # a git commit's [[old, new], ...]: as two scalar lists, so a query can ask which commit renamed a path
-            props["renamed_from"] = [str(o)[:MAX_PROP_CHARS] for o, _ in ren[:100]]
-            props["renamed_into"] = [str(n)[:MAX_PROP_CHARS] for _, n in ren[:100]]
+            props["renamed_from"] = [str(o)[:MAX_PROP_CHARS] for o, _ in ren[:RENAMES_LISTED]]
+            props["renamed_into"] = [str(n)[:MAX_PROP_CHARS] for _, n in ren[:RENAMES_LISTED]]
         for k, v in meta.items():
             if not _key_ok(k):
                 continue
