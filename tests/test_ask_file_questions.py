@@ -248,3 +248,28 @@ def test_the_biggest_commits_by_files_changed(eng, repo):
     assert "commit:" + repo.merge not in res["result"]["items"]  # a merge's diff repeats its branch
     two = _ask(eng, "What are the 2 largest commits?")["result"]["items"]
     assert two == ["commit:" + repo.add, "commit:" + repo.last]  # ties: the newer first
+
+
+def test_word_filters_per_year_tables_and_the_repositorys_age(tmp_path):
+    """ "Commits that fix bugs" and "more than N files" narrow every scoped shape (once answered with the
+    number of all commits); "per year" is a table; "how old is the repository" is its first commit."""
+    r = Repo(tmp_path / "tools")
+    r.t = 1_672_531_200  # 2023-01-01
+    first = r.commit("Add the tool", {"a.c": "a\n", "b.c": "b\n", "c.c": "c\n"})
+    r.commit("Fix a crash in a", {"a.c": "a2\n"})
+    r.t = 1_704_067_200  # 2024-01-01
+    r.commit("lib: Bug in b when empty", {"b.c": "b2\n"})
+    r.commit("Document it", {"README": "tools\n", "a.c": "a3\n"})
+    e = ngr.open(tmp_path / "tools.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "How many commits fix bugs?")
+        assert res["result"]["value"] == 2 and "whose subject says fix or bug" in res["answer"]
+        assert len(_ask(e, "Which commits fixed bugs in a.c?")["result"]["items"]) == 1
+        assert _ask(e, "Who fixed the most bugs?")["result"]["items"] == ["Ada Dev"]
+        assert _ask(e, "How many commits touched more than 1 file?")["result"]["value"] == 2
+        per = _ask(e, "How many commits are there per year?")["result"]
+        assert per["kind"] == "periods" and per["counts"] == {"2023": 2, "2024": 2}
+        assert _shas(_ask(e, "How old is the repository?")) == {first}
+    finally:
+        e.close()

@@ -7,11 +7,12 @@ way, so those pieces live here, below the planners that use them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .timephrase import TimeWindow
 
-__all__ = ["Scope", "DevPlan", "commit_match", "tag_filter", "C_RET", "MAX_ITEMS", "NON_MERGE"]
+__all__ = ["Scope", "DevPlan", "commit_match", "tag_filter", "word_conditions", "C_RET", "MAX_ITEMS", "NON_MERGE"]
 
 MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
 NON_MERGE = "size(coalesce(c.parents, [])) < 2"  # what `git log --no-merges` keeps
@@ -110,6 +111,9 @@ def commit_match(
     where += tag_filter(tw, params)
     if tw.active:
         said.append(tw.describe())
+    for cond, words in tw.conditions:
+        where.append(cond)
+        said.append(words)
     if author:
         where.append("c.author = $author")
         params["author"] = author
@@ -118,3 +122,29 @@ def commit_match(
 
 
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
+
+
+# "commits that fix bugs", "bug fixes": a subject word starting with fix or bug (a `Fixes:` trailer alone is
+# not read: most such commits say fix in their subject too)
+_FIXING = re.compile(
+    r"\b(fix(?:es|ed|ing)?\s+(?:\w+\s+){0,2}?(?:bugs?|issues?|problems?|crash\w*|leaks?)|bug ?fix\w*"
+    r"|fix commits?)\b",
+    re.I,
+)
+_MORE_FILES = re.compile(r"\b(more|over|fewer|less)\s+than\s+(\d{1,6})\s+files?\b", re.I)
+FIX_CONDITION = (
+    "any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH 'fix' OR w STARTS WITH 'bug' "
+    "OR w STARTS WITH '[fix' OR w STARTS WITH '(fix')"
+)
+
+
+def word_conditions(words: str, tw: TimeWindow, params: dict) -> None:
+    """Commit conditions the question's words give, added to ``tw.conditions`` (values as ``$params``)."""
+    if _FIXING.search(words):
+        tw.conditions.append((FIX_CONDITION, "whose subject says fix or bug"))
+    if m := _MORE_FILES.search(words):
+        params["n_files"] = int(m.group(2))
+        more = m.group(1).lower() in ("more", "over")
+        tw.conditions.append(
+            (f"coalesce(c.files_total, 0) {'>' if more else '<'} $n_files", f"changing {m.group(0).lower()}")
+        )

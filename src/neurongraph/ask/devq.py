@@ -20,7 +20,7 @@ import heapq
 import re
 
 from . import file_shapes
-from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter
+from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter, word_conditions
 from .names import Mention
 from .nl2cypher import type_words
 from .tags import LazyTags, tag_graph
@@ -62,6 +62,8 @@ _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|ment
 # "who" over the whole history: a ranking ("who wrote the most commits", "top contributors") or the first/latest commit
 _PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
 _WHEN = re.compile(r"\bwhen\b", re.I)
+_PER = re.compile(r"\b(?:per|each|every|by|a)\s+(year|month)s?\b|\b(year|month)ly\b", re.I)
+_HOW_OLD = re.compile(r"\bhow old\b|\bwhen did (?:the )?(?:project|repo\w*|history|development) (?:start|begin)", re.I)
 _MERGES = re.compile(r"\bmerges\b|\bmerge commits?\b|\bmerged commits\b", re.I)
 _REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
 _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
@@ -220,6 +222,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     hit = _author(engine, question, taken)
     author = hit[0] if hit else None
     params: dict = {}
+    word_conditions(_blank(question, taken), tw, params)  # "that fix bugs", "more than 10 files"
     if scope is None and (gone := _missing_scope(question, notes)) is not None:
         return gone, notes
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
@@ -239,11 +242,11 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         fp = _plan_file(_blank(question, taken), scope, tw, params)  # a path's own words ("Move") are no intent
         if fp is not None:
             return fp, notes
-    if _RELATION.search(question) and not (scope or tw.active or author):
+    if _RELATION.search(question) and not (scope or tw.active or author or tw.conditions):
         return None, notes
-    has_filter = scope is not None or tw.active or author is not None
+    has_filter = scope is not None or tw.active or author is not None or bool(tw.conditions)
     rest = _blank(question, tw.spans)  # "last" in "last month" is time, not "the latest"
-    first = bool(_FIRST.search(rest)) and not _LAST.search(rest)
+    first = bool(_FIRST.search(rest) or _HOW_OLD.search(rest)) and not _LAST.search(rest)
     n = _how_many(rest, author, first)
     order = "ASC" if first else "DESC"
     words = _blank(question, taken)  # the question without its paths, times and names ("AUTHORS" is a file)
@@ -271,11 +274,12 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
 
 
 def _how_many(rest: str, author: str | None, first: bool) -> int | None:
-    """The number of commits asked for: "the last 5", "the latest change" (1), "when did A last commit" (1)."""
+    """The number of commits asked for: "the last 5", "the latest change" (1), "when did A last commit" (1),
+    "how old is the repository" (its first commit)."""
     nm = _N.search(rest)
     if nm:
         return int(nm.group(1) or nm.group(2))
-    if _ONE.search(rest) or author and _WHEN.search(rest) and (first or _LAST.search(rest)):
+    if _ONE.search(rest) or author and _WHEN.search(rest) and (first or _LAST.search(rest)) or _HOW_OLD.search(rest):
         return 1
     return None
 
@@ -537,6 +541,18 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     return out
 
 
+def _per_period(scope, tw, author, params: dict, unit: str) -> DevPlan:
+    """ "How many commits per year?": the scoped commits counted by the year (or month) of their time."""
+    match, said = commit_match(scope, tw, author, params)
+    k = 7 if unit.startswith("month") else 4
+    cy = (
+        f"{match} WITH DISTINCT c RETURN substring(toString(c.time), 0, {k}) AS period, count(c) AS commits "
+        "ORDER BY period"
+    )
+    expl = f"commits per {'month' if k == 7 else 'year'} " + ", ".join(said)
+    return DevPlan("per_month" if k == 7 else "per_year", "periods", cy, params, expl.strip(), filters=said)
+
+
 def _merge_commits(scope, tw, author, params: dict, count: bool, n: int | None) -> DevPlan:
     """ "How many merge commits are there?" / "list the merges": commits with two or more parents."""
     match, said = commit_match(scope, tw, author, params, where=["size(coalesce(c.parents, [])) >= 2"])
@@ -583,6 +599,8 @@ def _counted(
         return lines
     if scope is None and _MERGES.search(words) and (count or _LISTY.search(words) or n):
         return _merge_commits(scope, tw, author, params, count, n)
+    if (count or _LISTY.search(words)) and (per := _PER.search(words)):
+        return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
     if count:
         return _count(scope, tw, author, params, wants_prs, people=bool(_PEOPLE.search(words)))
     return file_shapes.ranking(words, scope, tw, author, params, n)
@@ -667,7 +685,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
             whose = "— " + p.explanation
         head = f"{total} authors {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
-    if p.kind == "dirs":
+    if p.kind in ("dirs", "periods"):
         return rows, *file_shapes.dirs_answer(p, rows)
     total = len(rows)
     if p.count_cypher and len(rows) >= MAX_ITEMS:

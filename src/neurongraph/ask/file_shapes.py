@@ -432,11 +432,17 @@ def row_figure(r: dict) -> str:
 
 
 def dirs_answer(p: DevPlan, rows: list[dict], show: int = 10) -> tuple[dict, str, list[str]]:
-    """``(result, answer, refs)`` of a directory ranking (directories are no nodes: nothing to cite)."""
-    names = [r["dir"] or "(top level)" for r in rows]
-    result = {"kind": "dirs", "shape": p.shape, "items": names, "total": len(rows)}
+    """``(result, answer, refs)`` of a table of groups — directories by commits, or commits per year or
+    month — (groups are no nodes: nothing to cite)."""
+    periods = p.kind == "periods"
+    names = [str(r["period"]) if periods else r["dir"] or "(top level)" for r in rows]
+    result = {"kind": p.kind, "shape": p.shape, "items": names, "total": len(rows)}
+    if periods:
+        result["counts"] = {n: int(r["commits"]) for n, r in zip(names, rows)}
+    noun = "periods" if periods else "directories"
     if not rows:
-        return result, p.none_text or f"No directories: {p.explanation} — none in the store.", []
+        return result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
+    show = 100 if periods else show  # a year-by-year table is read whole
     more = f" (showing {show} of {len(rows)})" if len(rows) > show else ""
     lines = [f"- {n}: {r['commits']} commit" + ("" if r["commits"] == 1 else "s") for n, r in zip(names, rows[:show])]
-    return result, f"{len(rows)} directories — {p.explanation}{more}:\n" + "\n".join(lines), []
+    return result, f"{len(rows)} {noun} — {p.explanation}{more}:\n" + "\n".join(lines), []

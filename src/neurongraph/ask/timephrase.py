@@ -58,6 +58,9 @@ class TimeWindow:
     commits: list[str] | None = None  # tag phrases: the commit ids they allow (or exclude, ``negated``)
     negated: bool = False
     tag_said: list[str] = field(default_factory=list)  # the tag phrases, in words
+    # other conditions on the commits that the words give, each (Cypher on ``c``, in words): "fixes bugs"
+    # (a fix subject), "more than 10 files"; every scoped match applies them (ask/devplan.py commit_match)
+    conditions: list[tuple[str, str]] = field(default_factory=list)
 
     def describe(self) -> str:
         tags = "; ".join(self.tag_said)
