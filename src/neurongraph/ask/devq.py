@@ -218,9 +218,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     commit = next((m for m in mentions if m.type == "commit"), None)
     quoted_or_named = [m for m in mentions if m.type != "commit"]
     pr = _pr_anchor(engine, question, mentions, notes)
+    author = _author_taken(engine, question, taken)  # before the paths: "g.denis" is an author, not a file
     scope = _scope_of(engine, question, taken, mentions, notes)
-    hit = _author(engine, question, taken)
-    author = hit[0] if hit else None
     params: dict = {}
     word_conditions(_blank(question, taken), tw, params)  # "that fix bugs", "more than 10 files"
     if scope is None and (gone := _missing_scope(question, notes)) is not None:
@@ -271,6 +270,15 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         listed.extra = None if n else _renamed_away(scope, tw, author, params)
         return listed, notes
     return None, notes
+
+
+def _author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | None:
+    """The author the question names, its words then taken (no path or intent is read from them)."""
+    hit = _author(engine, question, taken)
+    if hit is None:
+        return None
+    taken.append(hit[1])
+    return hit[0]
 
 
 def _how_many(rest: str, author: str | None, first: bool) -> int | None:
@@ -643,6 +651,8 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.latest_only(rows)
     if p.shape == "files_deleted":
         rows = file_shapes.keep_removed(engine, rows)
+    if p.shape == "files_added":
+        rows = file_shapes.keep_added(engine, rows)
     if p.shape.startswith("count_lines_"):
         rows = file_shapes.sum_lines(engine, p, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:

@@ -34,6 +34,7 @@ __all__ = [
     "files_added",
     "files_deleted",
     "keep_removed",
+    "keep_added",
     "STILL",
     "latest_only",
     "dirs_answer",
@@ -269,12 +270,32 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
         "WHERE none(x IN top WHERE substring(f.id, 5) IN coalesce(x.renamed_into, [])) AND NOT (moved > 0 AND "
         f"any(x IN top WHERE size(coalesce(x.renamed_into, [])) >= {RENAMES_LISTED})) "
     )
-    ret = f"RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first ORDER BY first, id LIMIT {MAX_ITEMS}"
+    ret = (
+        "RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first, [x IN top | x.idx] AS by "
+        "ORDER BY first, id"
+    )
     said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
     said += [f"by {author}"] if author else []
     expl = "files added " + ", ".join(["(first commit; merge commits left out)"] + said)
-    out = DevPlan("files_added", "files", cy + ret, params, expl, filters=said)
-    out.count_cypher = cy + "RETURN count(f) AS count"
+    return DevPlan("files_added", "files", cy + ret, params, expl, filters=said)
+
+
+def keep_added(engine, rows: list[dict]) -> list[dict]:
+    """The rows one of whose first-second non-merge commits created the file (git's status "A"; in an older
+    store: none of them removed it).  A file a merge brought in has a later change or its deletion as its
+    first non-merge commit: it was not added then."""
+    nodes = engine.store.nodes_by_idx({int(i) for r in rows for i in r.get("by") or []})
+    out = []
+    for r in rows:
+        path = str(r["id"])[5:]
+        firsts = [nodes[int(i)] for i in r.get("by") or [] if int(i) in nodes]
+        st = [_status(n, path) for n in firsts]
+        if None in st:  # an older reader: anything but a removal
+            made = not any(_removes(engine, n, path, {"id": n.id, "time": r.get("first")}) for n in firsts)
+        else:
+            made = "A" in st
+        if made or not firsts:
+            out.append({k: v for k, v in r.items() if k != "by"})
     return out
 
 
