@@ -273,3 +273,20 @@ def test_word_filters_per_year_tables_and_the_repositorys_age(tmp_path):
         assert _shas(_ask(e, "How old is the repository?")) == {first}
     finally:
         e.close()
+
+
+def test_a_pr_that_moved_files_away_counts_for_their_old_folder(tmp_path):
+    """A squash that moves lib/ to src/ touches only the new paths, yet `git log -- lib/` lists it: it is one
+    of the PRs that touched lib/ (as renamed-away commits count for commits)."""
+    r = Repo(tmp_path / "moves")
+    r.commit("Add the library", {"lib/x.c": _lines("x", 5)})
+    r.git("mv", "lib", "src")
+    r.commit("Move lib to src (#7)")
+    e = ngr.open(tmp_path / "moves.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        assert _ask(e, "Which PRs touched lib/?")["result"]["items"] == ["pr:7"]
+        assert _ask(e, "How many PRs changed lib/?")["result"]["value"] == 1
+        assert _ask(e, "Which PRs touched src/?")["result"]["items"] == ["pr:7"]
+    finally:
+        e.close()

@@ -173,8 +173,11 @@ def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tup
     return None
 
 
-def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> str | None:
-    """Commits that renamed a path of the scope to a path outside it (the ingest's rename metadata)."""
+def _renamed_away(
+    scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, ret: str | None = None
+) -> str | None:
+    """Commits that renamed a path of the scope to a path outside it (the ingest's rename metadata);
+    ``ret``: what to return of each such commit ``c`` instead of the commit row."""
     if scope is None or scope.kind in ("all", "any"):
         return None
     if scope.kind == "file":
@@ -192,7 +195,7 @@ def _renamed_away(scope: Scope | None, tw: TimeWindow, author: str | None, param
         where.append("c.author = $author")
     return (
         f"MATCH (c:commit) WHERE {' AND '.join(where)} OPTIONAL MATCH (c)-[:touches]->(f:file) WHERE {fcond} "
-        f"WITH c, count(f) AS k WHERE k = 0 RETURN {C_RET}"
+        f"WITH c, count(f) AS k WHERE k = 0 {ret or 'RETURN ' + C_RET}"
     )
 
 
@@ -342,13 +345,18 @@ def _prs_touching(scope: Scope, tw: TimeWindow, params: dict, count: bool) -> De
     """ "Which PRs touched DIR?": the PRs a commit touching the scope belongs to (its branch, ``part_of``)
     or merged (a squash, ``merged_in``)."""
     match, said = commit_match(scope, tw, None, params)
-    head = f"{match} MATCH (c)-[:merged_in|part_of]->(p) WHERE p.type IN ['pull_request', 'pr'] "
+    pr_of = "MATCH (c)-[:merged_in|part_of]->(p) WHERE p.type IN ['pull_request', 'pr'] "
+    head = f"{match} {pr_of}"
     expl = "PRs with commits " + ", ".join(said)
-    if count:
-        return DevPlan("count_prs_touching", "count", head + "RETURN count(DISTINCT p) AS count", params, expl)
     ret = "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
-    out = DevPlan("prs_touching", "prs", f"{head}{ret} LIMIT {MAX_ITEMS}", params, expl, filters=said)
-    out.count_cypher = head + "RETURN count(DISTINCT p) AS count"
+    # a commit that moved a path of the scope away touches only the new path, yet `git log -- SCOPE` lists it
+    moved = _renamed_away(scope, tw, None, params, ret=pr_of + ret)
+    if count:  # the PRs' ids, with the renamed-away commits' PRs, counted when run
+        out = DevPlan("count_prs_touching", "count", head + ret, params, expl)
+    else:
+        out = DevPlan("prs_touching", "prs", f"{head}{ret} LIMIT {MAX_ITEMS}", params, expl, filters=said)
+        out.count_cypher = head + "RETURN count(DISTINCT p) AS count"
+    out.extra = moved
     return out
 
 
@@ -641,6 +649,9 @@ def _rows(engine, p: DevPlan) -> list[dict]:
     if not rows and p.fallback:
         rows = engine.cypher(p.fallback[0], p.params)["rows"]
         p.explanation += f" ({p.fallback[1]})"
+    if p.shape == "count_prs_touching":
+        moved = engine.cypher(p.extra, p.params)["rows"] if p.extra else []
+        return [{"count": len({r["id"] for r in rows} | {r["id"] for r in moved})}]
     if p.extra:
         rows = _add_renamed_away(engine, p, rows)
     if p.shape == "file_created":
