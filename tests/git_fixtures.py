@@ -15,8 +15,12 @@ class Repo:
         self.t = 1_700_000_000
         path.mkdir()
         self.git("init", "-q", "-b", "main")
-        self.git("config", "user.name", "Ada Dev")
-        self.git("config", "user.email", "ada@example.org")
+        self.author("Ada Dev")
+
+    def author(self, name: str) -> None:
+        """Commit as ``name`` from now on (email: the first name, lowercased, at example.org)."""
+        self.git("config", "user.name", name)
+        self.git("config", "user.email", name.split()[0].lower() + "@example.org")
 
     def git(self, *args: str) -> str:
         env = {**os.environ, "GIT_AUTHOR_DATE": f"@{self.t} +0000", "GIT_COMMITTER_DATE": f"@{self.t} +0000"}

@@ -22,31 +22,26 @@ Y2023 = int(dt.datetime(2023, 3, 1, tzinfo=dt.UTC).timestamp())
 Y2024 = int(dt.datetime(2024, 5, 1, tzinfo=dt.UTC).timestamp())
 
 
-def _as(r: Repo, name: str) -> None:
-    r.git("config", "user.name", name)
-    r.git("config", "user.email", name.split()[0].lower() + "@example.org")
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     r = Repo(tmp_path_factory.mktemp("dev") / "widget")
     r.t = Y2023
-    _as(r, "Ada Dev")
+    r.author("Ada Dev")
     r.c1 = r.commit("Add the packet parser", {"src/net/parser.c": "int parse(void);\n" * 20})
-    _as(r, "Bo Lee")
+    r.author("Bo Lee")
     r.c2 = r.commit("Add vlan support", {"src/net/vlan.c": "int vlan(void);\n", "docs/vlan.md": "# vlan\n"})
     r.c3 = r.commit("Document the parser", {"docs/parser.md": "# parser\n"})
     r.t = Y2024
-    _as(r, "Ada Dev")
+    r.author("Ada Dev")
     r.git("checkout", "-q", "-b", "feature")
     r.b1 = r.commit("Better error messages", {"src/net/errors.c": "const char *err;\n"})
     r.b2 = r.commit("Errors: translate them", {"src/net/errors.c": "const char *err[2];\n"})
     r.git("checkout", "-q", "main")
-    _as(r, "Cy Maintainer")
+    r.author("Cy Maintainer")
     r.t += 3600
     r.git("merge", "-q", "--no-ff", "feature", "-m", "Merge pull request #20 from ada/feature\n\nBetter errors")
     r.merge = r.git("rev-parse", "HEAD")
-    _as(r, "Bo Lee")
+    r.author("Bo Lee")
     r.sq = r.commit('Parser: keep the "raw" flag (#2222)', {"src/net/parser.c": "int parse(int raw);\n" * 20})
     r.git("mv", "docs/vlan.md", "docs/vlans.md")
     r.mv = r.commit("Rename the vlan page")
@@ -310,9 +305,9 @@ def test_people_of_a_directory_include_who_renamed_a_file_away(tmp_path):
     """A commit that moves the directory's only file elsewhere touches only the new path, yet
     `git log -- DIR` lists it: its author counts among the directory's people, as git counts them."""
     r = Repo(tmp_path / "mv")
-    _as(r, "Ada Dev")
+    r.author("Ada Dev")
     r.commit("Add the notes", {"old/notes.md": "notes\n"})
-    _as(r, "Bo Lee")
+    r.author("Bo Lee")
     (r.path / "new").mkdir()
     r.git("mv", "old/notes.md", "new/notes.md")
     r.commit("Move the notes")

@@ -16,28 +16,23 @@ from git_fixtures import Repo  # noqa: E402
 from neurongraph.ingest import sync_source  # noqa: E402
 
 
-def _as(r: Repo, name: str) -> None:
-    r.git("config", "user.name", name)
-    r.git("config", "user.email", name.split()[0].lower() + "@example.org")
-
-
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     r = Repo(tmp_path_factory.mktemp("files") / "widget")
-    _as(r, "Ada Dev")
+    r.author("Ada Dev")
     r.add = r.commit(
         "Add the parser and the old socket code",
         {"src/parser.c": _lines("parse", 10), "src/xsk.c": _lines("xsk", 30), "README": "widget\n"},
     )
-    _as(r, "Bo Lee")
+    r.author("Bo Lee")
     r.trim = r.commit("Drop the first lines of the parser", {"src/parser.c": _lines("parse", 10)[_cut(3) :]})
     r.lib = r.commit("Add the net library", {"lib/net/a.c": "a\n", "lib/net/b.c": "b\n"})
-    _as(r, "Cy Ops")
+    r.author("Cy Ops")
     r.git("rm", "-q", "src/xsk.c")
     r.rm = r.commit("Move the socket code out of the library")
     r.git("rm", "-q", "README")
     r.rm_readme = r.commit("Remove the README for now")
-    _as(r, "Ada Dev")
+    r.author("Ada Dev")
     r.readd = r.commit("Bring the README back", {"README": "widget, again\n"})
     r.git("mv", "lib/net/b.c", "lib/net/c.c")
     r.mv = r.commit("Rename b to c")
@@ -171,6 +166,8 @@ def test_files_added_and_removed_lists(eng, repo):
     res = _ask(eng, "Which files were deleted?")
     assert set(res["result"]["items"]) == {"file:src/xsk.c"}  # README came back; b.c was renamed
     assert "removed by " + repo.rm[:10] in res["answer"]
+    every = {i[5:] for i in _ask(eng, "Which files were added?")["result"]["items"]}  # no period: every one
+    assert every == {"src/parser.c", "src/xsk.c", "README", "lib/net/a.c", "lib/net/b.c", "docs/guide.md"}
     res = _ask(eng, "Which files were added in 2023?")  # the fixture's clock starts in November 2023
     first = {ln for ln in _git(repo, "log", "--no-merges", "-M", "--diff-filter=A", "--name-only", "--format=").split()}
     assert {i[5:] for i in res["result"]["items"]} == first  # README, added twice, is listed once

@@ -22,8 +22,7 @@ def repo(tmp_path_factory):
     shas = []
     for k in range(24):
         name = people[k % 3]
-        r.git("config", "user.name", name)
-        r.git("config", "user.email", name.split()[0].lower() + "@example.org")
+        r.author(name)
         r.t += 86400 * 20  # ~3 years of history, one commit every 20 days
         files = {f"src/mod{k % 4}.c": f"int f{k}(void);\n", f"docs/page{k % 3}.md": f"# {k}\n"}
         body = f"\n\nThis reverts commit {shas[-1]}." if k in (7, 15) else ""

@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 
 from .timephrase import TimeWindow
 
-__all__ = ["Scope", "DevPlan", "commit_match", "tag_filter", "word_conditions", "C_RET", "MAX_ITEMS", "NON_MERGE"]
+__all__ = [
+    "Scope",
+    "DevPlan",
+    "commit_match",
+    "tag_filter",
+    "time_bounds",
+    "word_conditions",
+    "C_RET",
+    "MAX_ITEMS",
+    "NON_MERGE",
+]
 
 MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
 NON_MERGE = "size(coalesce(c.parents, [])) < 2"  # what `git log --no-merges` keeps
@@ -65,6 +75,16 @@ def tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
     return [f"{'NOT ' if tw.negated else ''}{alias}.id IN $within"]
 
 
+def time_bounds(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
+    """The ``WHERE`` conditions of the question's dates on ``alias.time`` (values as ``$since`` / ``$until``)."""
+    out = []
+    for k, op in (("since", ">="), ("until", "<")):
+        if getattr(tw, k):
+            params[k] = getattr(tw, k)
+            out.append(f"{alias}.time {op} ${k}")
+    return out
+
+
 def commit_match(
     scope: Scope | None,
     tw: TimeWindow,
@@ -102,12 +122,7 @@ def commit_match(
         said.append("(merge commits left out)")
     else:
         m = "MATCH (c:commit)"
-    if tw.since:
-        where.append("c.time >= $since")
-        params["since"] = tw.since
-    if tw.until:
-        where.append("c.time < $until")
-        params["until"] = tw.until
+    where += time_bounds(tw, params)
     where += tag_filter(tw, params)
     if tw.active:
         said.append(tw.describe())

@@ -20,7 +20,7 @@ import heapq
 import re
 
 from . import file_shapes
-from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter, word_conditions
+from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter, time_bounds, word_conditions
 from .names import Mention
 from .nl2cypher import type_words
 from .tags import LazyTags, tag_graph
@@ -189,7 +189,7 @@ def _renamed_away(
     else:
         cond, fcond = "('file:' + o) IN $f", "f.id IN $f"
     where = [f"any(o IN coalesce(c.renamed_from, []) WHERE {cond})", "size(coalesce(c.parents, [])) < 2"]
-    where += [f"c.time {'>=' if k == 'since' else '<'} ${k}" for k in ("since", "until") if getattr(tw, k)]
+    where += time_bounds(tw, params)
     where += tag_filter(tw, params)
     if author:
         where.append("c.author = $author")
@@ -298,11 +298,7 @@ def _how_many(rest: str, author: str | None, first: bool) -> int | None:
 def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
     """The PRs merged by commits of ``author`` (a squash's author wrote the PR; a merge's clicked merge)."""
     params["author"] = author
-    where = ["c.author = $author"]
-    for k in ("since", "until"):
-        if getattr(tw, k):
-            params[k] = getattr(tw, k)
-            where.append(f"c.time {'>=' if k == 'since' else '<'} ${k}")
+    where = ["c.author = $author"] + time_bounds(tw, params)
     cy = (
         f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
         "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
@@ -313,22 +309,16 @@ def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
 def _pr_mergers(tw: TimeWindow, params: dict) -> DevPlan:
     """ "Who merged the most PRs?": authors of the commits that merged PRs (``merged_in``: a merge's author
     clicked merge; a squash's author wrote the PR), by PRs."""
-    where = ["p.type IN ['pull_request', 'pr']"]
-    for k, op in (("since", ">="), ("until", "<")):
-        if getattr(tw, k):
-            params[k] = getattr(tw, k)
-            where.append(f"c.time {op} ${k}")
+    where = ["p.type IN ['pull_request', 'pr']"] + time_bounds(tw, params)
+    head = f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
     cy = (
-        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
-        "RETURN c.author AS author, count(DISTINCT p) AS prs, max(c.time) AS last "
+        f"{head}RETURN c.author AS author, count(DISTINCT p) AS prs, max(c.time) AS last "
         f"ORDER BY prs DESC, author LIMIT {MAX_ITEMS}"
     )
     said = [tw.describe()] if tw.active else []
     expl = "authors of the commits that merged PRs (a squash's author wrote the PR), most PRs first"
     out = DevPlan("pr_mergers", "authors", cy, params, ", ".join([expl] + said), filters=said)
-    out.count_cypher = (
-        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} RETURN count(DISTINCT c.author) AS count"
-    )
+    out.count_cypher = f"{head}RETURN count(DISTINCT c.author) AS count"
     return out
 
 
@@ -583,12 +573,7 @@ def _merge_commits(scope, tw, author, params: dict, count: bool, n: int | None) 
 def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = False) -> DevPlan:
     """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run."""
     if wants_prs and scope is None:
-        where = []
-        for k in ("since", "until"):
-            if getattr(tw, k):
-                params[k] = getattr(tw, k)
-                where.append(f"p.time {'>=' if k == 'since' else '<'} ${k}")
-        where.append("p.type IN ['pull_request', 'pr']")
+        where = time_bounds(tw, params, "p") + ["p.type IN ['pull_request', 'pr']"]
         cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
         return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
     match, said = commit_match(scope, tw, author, params)

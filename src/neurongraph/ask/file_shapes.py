@@ -16,7 +16,7 @@ import itertools
 import re
 
 from ..graphdb.projection import RENAMES_LISTED
-from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match
+from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match, time_bounds
 from .timephrase import TimeWindow
 
 __all__ = [
@@ -247,26 +247,34 @@ def sum_lines(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     return [{"count": total}]
 
 
-def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
-    """ "Which files were added in 2024?": files whose first commit falls in the filters (a path a rename
-    created is not new: git says R, not A)."""
+def _per_file_second(
+    scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, order: str
+) -> tuple[str, list[str], list[str]]:
+    """``(head, conditions, said)`` for a question about each file's first (``ASC``) or last (``DESC``)
+    commit: ``top`` = the non-merge commits of that second (no order among them is stored), ``c0`` the
+    first of them; the question's dates and author apply to that second, not to every commit."""
     match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
-    cond = []
-    if tw.since:
-        params["since"] = tw.since
-        cond.append("c0.time >= $since")
-    if tw.until:
-        params["until"] = tw.until
-        cond.append("c0.time < $until")
+    head = (
+        f"{match} WITH f, c ORDER BY c.time{' DESC' if order == 'DESC' else ''}, c.id WITH f, collect(c) AS cs "
+        "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0"
+    )
+    cond = ["true"] + time_bounds(tw, params, "c0")
     if author:
         params["author"] = author
         cond.append("any(x IN top WHERE x.author = $author)")
+    said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
+    return head, cond, said + ([f"by {author}"] if author else [])
+
+
+def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "Which files were added in 2024?": files whose first commit falls in the filters (a path a rename
+    created is not new: git says R, not A)."""
+    head, cond, said = _per_file_second(scope, tw, author, params, "ASC")
     # a rename made it: not new — its first commit lists it among its renames, or (a commit's list holds
     # the first RENAMES_LISTED) a `renamed_to` edge leads to it (an edge from a merge alone does not count)
     cy = (  # the commits of each file's first second (no order among them is stored)
-        f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs "
-        "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0 "
-        f"WHERE {' AND '.join(cond)} OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, top, c0, count(o) AS moved "
+        f"{head} WHERE {' AND '.join(cond)} "
+        "OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, top, c0, count(o) AS moved "
         "WHERE none(x IN top WHERE substring(f.id, 5) IN coalesce(x.renamed_into, [])) AND NOT (moved > 0 AND "
         f"any(x IN top WHERE size(coalesce(x.renamed_into, [])) >= {RENAMES_LISTED})) "
     )
@@ -274,8 +282,6 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
         "RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first, [x IN top | x.idx] AS by "
         "ORDER BY first, id"
     )
-    said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
-    said += [f"by {author}"] if author else []
     expl = "files added " + ", ".join(["(first commit; merge commits left out)"] + said)
     return DevPlan("files_added", "files", cy + ret, params, expl, filters=said)
 
@@ -302,23 +308,11 @@ def keep_added(engine, rows: list[dict]) -> list[dict]:
 def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
     """ "Which files were deleted?": files whose latest change removed all their lines (checked against
     the stored hunk, as for one file), within the filters on that removing commit."""
-    match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
-    cond = ["true"]
-    for k, op in (("since", ">="), ("until", "<")):
-        if getattr(tw, k):
-            params[k] = getattr(tw, k)
-            cond.append(f"c0.time {op} ${k}")
-    if author:
-        params["author"] = author
-        cond.append("any(x IN top WHERE x.author = $author)")
+    head, cond, said = _per_file_second(scope, tw, author, params, "DESC")
     cy = (  # the commits of the newest second that touched each file: the removal is among them when run
-        f"{match} WITH f, c ORDER BY c.time DESC, c.id WITH f, collect(c) AS cs "
-        "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0 "
-        f"WHERE {' AND '.join(cond)} RETURN f.id AS id, f.title AS title, f.type AS type, "
+        f"{head} WHERE {' AND '.join(cond)} RETURN f.id AS id, f.title AS title, f.type AS type, "
         f"[x IN top | x.idx] AS candidates, c0.time AS last ORDER BY last DESC, id"
     )
-    said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
-    said += [f"by {author}"] if author else []
     expl = "files removed " + ", ".join(["(their last change emptied them; merge commits left out)"] + said)
     return DevPlan("files_deleted", "files", cy, params, expl, filters=said)
 
