@@ -77,6 +77,25 @@ def test_learned_weight_reaches_near_questions_only_and_only_towards_the_used_so
     assert dict(zip(base.eid.tolist(), base.weight.tolist()))[eid] == 0.5  # the shared graph keeps the base
 
 
+def test_one_read_per_search_gives_the_graph_and_the_priming_the_two_reads_give(eng):
+    """``Learning.for_search`` (what a search calls) equals ``learned_graph`` + ``node_priming``: the same
+    view weights and the same priming, None where nothing used is near (ranked the same as zeros)."""
+    res = eng.search("JWT sessions decision", limit=5)
+    use(eng, res.trace_id, "issue:77")
+    pr = eng.store.lookup_idx(["pr:40"])["pr:40"]
+    for text in ("JWT sessions decision", "helm chart values for the cluster"):
+        q = eng.embed_query(text)
+        graph, priming = eng.learning.for_search(q, text, eng.table.n)
+        apart = eng.node_priming(q, text)
+        assert type(graph) is type(eng.learned_graph(q, text))
+        assert graph.expand([pr]).weight.tolist() == eng.learned_graph(q, text).expand([pr]).weight.tolist()
+        if priming is None:
+            assert apart is None or not apart.any()
+        else:
+            assert priming.tolist() == apart.tolist() and priming.any()
+    assert eng.learning.for_search(None, None, eng.table.n)[1].tolist() == eng.node_priming(None).tolist()
+
+
 def test_the_view_matches_the_graph_step_for_step_and_is_read_only():
     g = GraphArrays.from_edges(4, [0, 0, 1, 2], [1, 2, 3, 3], [0.5, 0.25, 1.0, 0.75], eid=[10, 11, 12, 13])
     v = LearnedView(g, EdgeOverlay.of([12], [3], [0.4]))

@@ -49,6 +49,36 @@ def test_near_gates_the_vector_by_the_term_overlap():
     assert rows.size == 0 or bool(np.all(v[:1] @ v[1] > 0.7))
 
 
+WORDS = ["fix", "leak", "vxlan", "geneve", "netlink", "parse", "route", "tc", "bpf", "xdp"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    queries=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), min_size=1, max_size=12),
+    search=st.lists(st.sampled_from(WORDS + ["unknown"]), min_size=1, max_size=4),
+    gate=st.sampled_from([0.1, 0.25, 0.5, 1.0]),
+    seed=st.integers(0, 50),
+)
+def test_near_reads_only_the_search_terms_postings_and_equals_the_whole_bank_reading(queries, search, gate, seed):
+    """The term-first path (postings of the search's terms, cosines of the gated rows only) keeps exactly
+    the learning queries that the cosine of every row and the overlap of every row keep."""
+    texts = list(dict.fromkeys(" ".join(q) for q in queries))
+    vecs = unit(len(texts), seed=seed)
+    idf = {w: 0.5 + i for i, w in enumerate(WORDS)}
+    bank = QueryBank.build(texts, vecs, lambda ts: np.array([idf.get(t, 1.0) for t in ts]))
+    qvec = vecs[seed % len(texts)] * 0.8 + unit(1, seed=seed + 1)[0] * 0.2
+    qvec = qvec / np.linalg.norm(qvec)
+    text = " ".join(search)
+    rows, a = bank.near(qvec, text, 0.3, gate, 3.0)
+    every = np.arange(len(texts))
+    cos = vecs @ qvec.astype(np.float32)
+    share = bank.overlap(every, text)
+    surely, maybe = every[(cos > 0.3) & (share >= gate + 1e-9)], every[(cos > 0.3) & (share >= gate - 1e-9)]
+    assert set(surely.tolist()) <= set(rows.tolist()) <= set(maybe.tolist())  # (sums in another order)
+    assert rows.tolist() == sorted(rows.tolist())
+    assert np.allclose(a, np.minimum((cos[rows] - 0.3) / 0.7, 1.0) ** 3)
+
+
 def test_the_policy_refuses_an_overlap_outside_0_to_1():
     with pytest.raises(InvalidArgument):
         LearningPolicy(min_term_overlap=1.5)

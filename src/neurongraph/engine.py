@@ -587,14 +587,16 @@ class Engine:
         if code is not None and visible is not None and code.blame.any():
             # the commits that last wrote the working set's lines are ancestors of its commit: never hidden by time
             sc.admit(code.nodes[code.blame > 0], t)
+        # base graph + learned weights near this query, and recent use near it (learning)
+        learned_graph, priming = self.learning.for_search(qvec, query, t.n, self._seq)
         inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=self.vectors,
-            graph=self.learned_graph(qvec, query),  # base graph + learned weights near this query (learning)
+            graph=learned_graph or self.graph,
             rel_ids=self._rel_ids,
             allowed=sc.allowed,
             extra_sources=extra,
-            priming=self.node_priming(qvec, query),  # recent use (learning)
+            priming=priming,
             entry_allowed=sc.entry_allowed,
             seed_allowed=sc.seed_allowed,
             query_seeds=self._query_seeds(query) if cfg.query_links and cfg.uses_graph else None,

@@ -483,6 +483,38 @@ class Learning:
         state = self._conditioned(seq)
         return state.uses.priming(self._assoc(state, qvec, query), now, hl, n_nodes)
 
+    def for_search(
+        self, qvec: np.ndarray | None, query: str | None, n_nodes: int, seq: int | None = None
+    ) -> tuple[GraphArrays | None, np.ndarray | None]:
+        """What one search reads from the learned state: the graph it walks (``conditioned_graph``) and its
+        node priming (``node_priming``; None when no used node is near this query, which ranks the same
+        as zeros).  One read of the store's sequence number and clock, one weight-decay check and one
+        association with the learning queries serve both, so a search pays for them once.  ``seq``: the
+        sequence number the caller's in-memory indexes are at (the engine has just read it; None: read
+        it from the store)."""
+        seq = self.store.current_seq() if seq is None else seq
+        now = self._now()
+        self._apply_weight_decay(seq, now)
+        graph = self._graph() if self._graph is not None else None
+        if self._priming_cache is None or self._priming_cache[0] != seq:
+            self._priming_cache = (seq, *Ledger(self.store).rows.active_nodes())
+        has_uses = self._priming_cache[1].size > 0
+        has_edges = graph is not None and self._plastic_cache is not None and self._plastic_cache[1].size > 0
+        if not (has_uses or has_edges):
+            return graph, None
+        if qvec is None:  # no query vector: unconditioned priming, the base graph (as the two reads give)
+            return graph, self.node_priming(None, n_nodes) if has_uses else None
+        state = self._conditioned(seq)
+        near = self._assoc(state, qvec, query)
+        if near[0].size == 0:
+            return graph, None
+        priming = state.uses.priming(near, now, self.learning_policy.activation_half_life_s, n_nodes, sparse_none=True)
+        if graph is not None and has_edges and len(state.edges):
+            ov = state.edges.overlay(near, now, self.learning_policy.plastic_half_life_s)
+            if ov is not None:
+                graph = LearnedView(graph, ov)
+        return graph, priming
+
     def _conditioned(self, seq: int) -> _Conditioned:
         """The learned state grouped by learning query, once per store change (the query vectors are
         embedded once per process)."""

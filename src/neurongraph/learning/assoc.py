@@ -8,9 +8,14 @@ query's specificity the search repeats: the share of its terms' IDF weight (corp
 found among the search's terms.  Below ``min_overlap`` the learning query does not count at all.
 
 One bank per store change holds every distinct learning query (priming's and the learned edges'): their
-vectors as one matrix and their terms as a sparse matrix of normalised IDF weights, so a search is one
-matrix-vector product, one column gather of the few terms it has, and elementwise work over ``m``
-learning queries; no loop over them, no scan of the corpus.
+vectors as one matrix and their terms as a sparse matrix of normalised IDF weights, kept both by row and
+by term.  With the term gate on (the default), a learning query can only count for a search that shares
+one of its terms, so a search first gathers the postings of its own few terms (the overlap of every
+learning query that shares any), keeps those at or above the gate, and takes the cosine of those rows
+only: a product over a handful of rows instead of the whole ``m × d`` matrix, which the search's own
+corpus scan has just pushed out of the CPU cache (that product was most of the learned state's cost per
+search: docs/learning.md).  Without the gate it is one matrix-vector product.  No loop over learning
+queries, no scan of the corpus.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ class QueryBank:
     tptr: np.ndarray  # int64 CSR over rows: the terms of row i are tcol[tptr[i]:tptr[i + 1]]
     tcol: np.ndarray  # int64 term column
     tw: np.ndarray  # float64 the term's share of its row's IDF weight (a row's shares sum to 1)
+    cptr: np.ndarray  # int64 CSR over term columns: the rows holding term c are crow[cptr[c]:cptr[c + 1]]
+    crow: np.ndarray  # int64 row of each posting
+    cw: np.ndarray  # float64 the posting's share of its row's weight (``tw`` reordered by term)
     weighted: bool = True  # False: built while no IDF was available (uniform term weights)
 
     @classmethod
@@ -60,8 +68,11 @@ class QueryBank:
         tot = np.bincount(rows, val, minlength=len(qs))
         val = val / np.maximum(tot[rows], 1e-12)
         ptr = np.r_[0, np.cumsum(n)].astype(np.int64)
-        vec = np.asarray(vecs, np.float32)
-        return cls(qs, {q: i for i, q in enumerate(qs)}, vec, vocab, ptr, cols, val, got is not None)
+        by_term = np.argsort(cols, kind="stable")
+        cptr = np.searchsorted(cols[by_term], np.arange(len(words) + 1)).astype(np.int64)
+        vec = np.ascontiguousarray(vecs, np.float32)
+        row = {q: i for i, q in enumerate(qs)}
+        return cls(qs, row, vec, vocab, ptr, cols, val, cptr, rows[by_term], val[by_term], got is not None)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -82,6 +93,25 @@ class QueryBank:
         own = np.repeat(np.arange(rows.shape[0]), n)
         return np.bincount(own, self.tw[at] * has[self.tcol[at]], minlength=rows.shape[0])
 
+    def gated(self, query: str, min_overlap: float) -> np.ndarray:
+        """The learning queries (sorted rows) whose term overlap with ``query`` is at least ``min_overlap``
+        (> 0): only rows sharing one of its terms can reach it, so only their postings are read.  (A row
+        holds each of its terms once, ``query_terms`` being distinct, so a one-term search's postings are
+        already each row's overlap.)"""
+        spans = [
+            (int(self.cptr[c]), int(self.cptr[c + 1]))
+            for c in (self.vocab.get(t) for t in query_terms(query))
+            if c is not None
+        ]
+        if not spans:
+            return np.zeros(0, np.int64)
+        if len(spans) == 1:
+            lo, hi = spans[0]
+            return self.crow[lo:hi][self.cw[lo:hi] >= min_overlap]
+        rows = np.concatenate([self.crow[lo:hi] for lo, hi in spans])
+        share = np.bincount(rows, np.concatenate([self.cw[lo:hi] for lo, hi in spans]), minlength=len(self))
+        return np.flatnonzero(share >= min_overlap)
+
     def near(
         self, qvec: np.ndarray, query: str | None, tau: float, min_overlap: float, power: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -90,12 +120,19 @@ class QueryBank:
         ``min_overlap`` 0: the vector alone).  Sparse: most learning queries are not near."""
         if len(self) == 0:
             return np.zeros(0, np.int64), np.zeros(0)
-        with one_blas_thread(len(self)):  # a small product, memory-bound after the search's own scan
-            cos = self.vecs @ np.asarray(qvec, np.float32)
-        rows = np.flatnonzero(cos > tau)
-        if rows.size and query is not None and min_overlap > 0:
-            rows = rows[self.overlap(rows, query) >= min_overlap]
-        a = np.minimum((cos[rows] - tau) / max(1.0 - tau, 1e-9), 1.0).astype(np.float64)
+        q = np.asarray(qvec, np.float32)
+        if query is not None and min_overlap > 0:
+            rows = self.gated(query, min_overlap)
+            if rows.size == 0:
+                return rows, np.zeros(0)
+            cos = self.vecs[rows] @ q
+        else:
+            with one_blas_thread(len(self)):  # a small product, memory-bound after the search's own scan
+                cos = self.vecs @ q
+            rows = np.arange(len(self))
+        keep = cos > tau
+        rows, cos = rows[keep], cos[keep].astype(np.float64)
+        a = np.minimum((cos - tau) / max(1.0 - tau, 1e-9), 1.0)
         return rows, (a if power == 1.0 else a**power)
 
 

@@ -35,6 +35,9 @@ def near_rows(ptr: np.ndarray, near_queries: Near) -> tuple[np.ndarray, np.ndarr
     near, assoc = near_queries
     if near.size == 0:
         return np.zeros(0, np.int64), np.zeros(0)
+    if near.size == 1:  # the common case: one near learning query, one slice
+        first, end = int(ptr[near[0]]), int(ptr[near[0] + 1])
+        return np.arange(first, end), np.full(end - first, assoc[0])
     lo = ptr[near]
     n = ptr[near + 1] - lo
     total = int(n.sum())
@@ -125,11 +128,15 @@ class UseContext:
         dense_act[idx], dense_at[idx] = act, at
         return cls(node[order], ptr, dense_act, dense_at, n)
 
-    def priming(self, assoc: Near, now: float, half_life: float, n_nodes: int) -> np.ndarray:
+    def priming(
+        self, assoc: Near, now: float, half_life: float, n_nodes: int, sparse_none: bool = False
+    ) -> np.ndarray | None:
         """Decayed activation × association per node index (length ≥ ``n_nodes``; zeros when no used
-        node is near this query)."""
-        out = np.zeros(max(n_nodes, self.n_nodes))
+        node is near this query, or None then with ``sparse_none``)."""
         rows, a = near_rows(self.ptr, assoc)
+        if rows.size == 0 and sparse_none:
+            return None
+        out = np.zeros(max(n_nodes, self.n_nodes))
         if rows.size == 0:
             return out
         nodes = self.node[rows]
