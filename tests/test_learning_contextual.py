@@ -320,3 +320,77 @@ def test_history_bench_reports_the_shared_origin_split(tmp_path):
     so = res["learning"]["shared_origin"]
     assert so["origins"] == 1 and so["questions"] == 3 and so["later"] == 2
     assert so["drift_changed_rankings"] == 0 and so["after"]["recall@10"] >= so["before"]["recall@10"]
+
+
+# ---------------------------------------------------------------- fast paths equal the plain readings
+@settings(max_examples=80, deadline=None)
+@given(
+    n_learned=st.integers(1, 60),  # below and above the view's dict size
+    seed=st.integers(0, 10_000),
+    reverse_weight=st.sampled_from([1.0, 0.5]),
+)
+def test_property_the_view_adds_exactly_the_learned_steps_at_any_overlay_size(n_learned, seed, reverse_weight):
+    """Both ways the view reads its overlay (a dict for a few learned steps, sorted keys for many) add
+    ``extra`` to exactly the steps whose (edge, reached node) is learned, a backward one scaled in a "both"
+    walk, and nothing else."""
+    rng = np.random.default_rng(seed)
+    n, m = 30, 120
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    g = GraphArrays.from_edges(n, src, dst, rng.random(m), eid=np.arange(m) + 100)
+    pick = rng.choice(m, min(n_learned, m), replace=False)
+    fwd = rng.random(pick.shape[0]) < 0.5
+    toward = np.where(fwd, dst[pick], src[pick])
+    extra = rng.random(pick.shape[0]) + 0.01
+    ov = EdgeOverlay.of(pick + 100, toward, extra, back=~fwd)
+    want = {(int(e), int(t)): (float(x), bool(b)) for e, t, x, b in zip(pick + 100, toward, extra, ~fwd)}
+    v = LearnedView(g, ov)
+    frontier = rng.choice(n, 8, replace=False)
+    for kw in ({}, {"reverse": True}, {"direction": "both", "reverse_weight": reverse_weight}):
+        a, b = g.expand(frontier, **kw), v.expand(frontier, **kw)
+        scale = kw.get("reverse_weight", 1.0)
+        for e, d, wa, wb in zip(a.eid.tolist(), a.dst.tolist(), a.weight.tolist(), b.weight.tolist()):
+            x, back = want.get((e, d), (0.0, False))
+            assert wb == wa + (x * scale if back else x)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 9), st.integers(0, 4)), min_size=1, max_size=30),
+    near=st.lists(st.tuples(st.integers(0, 3), st.floats(0.05, 1.0)), min_size=1, max_size=4, unique_by=lambda x: x[0]),
+    age=st.floats(0.0, 3.0),
+)
+def test_property_overlay_and_priming_are_the_max_over_near_queries(rows, near, age):
+    """One near learning query (the fast path) or several: a learned step gains max over its near learning
+    queries of decayed plastic × association, a used node is primed max over them of association ×
+    decayed activation."""
+    from neurongraph.learning.contextual import EdgeContext, UseContext
+
+    queries = {f"q{i}": i for i in range(4)}
+    plastic = {eid: (0.1 * (1 + eid), 100.0 - 10 * eid) for eid in range(5)}  # (plastic, set at)
+    now, hl = 100.0 + age * 7, 10.0
+    edge_rows = [(eid, "path", node, node if eid % 2 else (node + 1) % 10, f"q{q}") for q, node, eid in rows]
+    ctx = EdgeContext.build(edge_rows, plastic, queries)
+    near = sorted(near)
+    assoc = (np.array([q for q, _ in near], np.int64), np.array([a for _, a in near]))
+    want: dict[int, float] = {}
+    for eid, _, node, _, q in edge_rows:
+        for nq, a in near:
+            if q == f"q{nq}":
+                p, at = plastic[eid]
+                x = p * 2.0 ** (-(now - at) / hl) * a
+                key = (eid << 31) | node
+                want[key] = max(want.get(key, 0.0), x)
+    ov = ctx.overlay(assoc, now, hl)
+    got = {} if ov is None else dict(zip(ov.key.tolist(), ov.extra.tolist()))
+    assert got.keys() == want.keys() and all(got[k] == pytest.approx(want[k]) for k in want)
+
+    uses = [(node, f"q{q}") for q, node, _ in rows]
+    idx = np.arange(10)
+    act, act_at = np.linspace(0.2, 1.0, 10), np.linspace(90.0, 99.0, 10)
+    pr = UseContext.build(uses, idx, act, act_at, queries).priming(assoc, now, hl, 10)
+    expect = np.zeros(10)
+    for node, q in uses:
+        for nq, a in near:
+            if q == f"q{nq}":
+                expect[node] = max(expect[node], a * act[node] * 2.0 ** (-(now - act_at[node]) / hl))
+    assert np.allclose(pr[:10], expect)

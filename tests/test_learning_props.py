@@ -66,3 +66,19 @@ def test_ledger_matches_the_oracle_and_reinforces_once_per_used():
 
     check()
     eng.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    value=st.floats(0.0, 5.0),
+    at=st.one_of(st.just(float("nan")), st.floats(-1e3, 2e3)),
+    now=st.floats(0.0, 1e3),
+    half_life=st.floats(1.0, 1e4),
+)
+def test_property_decayed_is_the_half_life_rule_bit_for_bit(value, at, now, half_life):
+    """``decayed`` (read on every search) is ``value × decay_factor(age)``, a never-set time (NaN) and a
+    time after ``now`` (a clock set back) both reading as age 0."""
+    from neurongraph.learning.decay import decay_factor, decayed
+
+    age = 0.0 if at != at else now - at
+    assert float(decayed(value, at, now, half_life)) == float(value * decay_factor(age, half_life))

@@ -11,7 +11,6 @@ the graph itself, bit for bit.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,7 @@ __all__ = ["EdgeOverlay", "LearnedView", "step_keys"]
 
 
 SHIFT = 31  # a step's key: eid << SHIFT | reached node (node indices stay below 2**31)
+_SMALL = 32  # an overlay (or an expansion's candidate steps) this small is read through a dict
 
 
 def step_keys(eid: np.ndarray, node: np.ndarray) -> np.ndarray:
@@ -82,10 +82,17 @@ class LearnedView(GraphArrays):
         self.overlay = overlay
         self.n_nodes = graph.n_nodes
         self.version = graph.version
+        toward = overlay.toward()
         # the nodes a learned step reaches: most steps of a walk reach none, and one gather over this mask
         # tells (the step keys are computed only for the few that do)
-        self._toward = np.zeros(max(graph.n_nodes, int(overlay.toward().max(initial=-1)) + 1), bool)
-        self._toward[overlay.toward()] = True
+        self._toward = np.zeros(max(graph.n_nodes, int(toward.max(initial=-1)) + 1), bool)
+        self._toward[toward] = True
+        # a search is near a few learning queries, so its overlay holds a few steps: then a dict answers
+        # the few candidate steps of an expansion in Python, cheaper than a dozen numpy calls on tiny arrays
+        self._lut: dict[int, tuple[float, bool]] | None = None
+        if len(overlay) <= _SMALL:
+            back = overlay.back.tolist() if overlay.back is not None else [False] * len(overlay)
+            self._lut = dict(zip(overlay.key.tolist(), zip(overlay.extra.tolist(), back)))
 
     def __getattr__(self, name):  # anything not overridden reads the wrapped graph's state
         return getattr(self._g, name)
@@ -98,15 +105,27 @@ class LearnedView(GraphArrays):
         near = np.flatnonzero(self._toward[exp.dst])
         if near.size == 0:
             return exp
-        got = self.overlay.added(exp.eid[near], exp.dst[near])
-        if got is None:
-            return exp
-        rows, extra, back = got
-        if back is not None and reverse_weight != 1.0:
-            extra = np.where(back, extra * reverse_weight, extra)
-        weight = exp.weight.copy()
-        weight[near[rows]] += extra
-        return dataclasses.replace(exp, weight=weight)
+        if self._lut is not None and near.size <= _SMALL:
+            lut, rows, add = self._lut, [], []
+            for r, e, d in zip(near.tolist(), exp.eid[near].tolist(), exp.dst[near].tolist()):
+                got = lut.get((e << SHIFT) | d)
+                if got is not None:
+                    rows.append(r)
+                    add.append(got[0] * reverse_weight if got[1] else got[0])
+            if not rows:
+                return exp
+            weight = exp.weight.copy()
+            weight[rows] += add
+        else:
+            found = self.overlay.added(exp.eid[near], exp.dst[near])
+            if found is None:
+                return exp
+            hit, extra, back = found
+            if back is not None and reverse_weight != 1.0:
+                extra = np.where(back, extra * reverse_weight, extra)
+            weight = exp.weight.copy()
+            weight[near[hit]] += extra
+        return Expansion(exp.src_pos, exp.src, exp.dst, weight, exp.fact, exp.rtype, exp.pol, exp.eid)
 
     def expand(self, frontier, reverse: bool = False, direction: str | None = None, reverse_weight: float = 1.0):
         exp = self._g.expand(frontier, reverse, direction, reverse_weight)

@@ -98,19 +98,16 @@ class QueryBank:
         (> 0): only rows sharing one of its terms can reach it, so only their postings are read.  (A row
         holds each of its terms once, ``query_terms`` being distinct, so a one-term search's postings are
         already each row's overlap.)"""
-        spans = [
-            (int(self.cptr[c]), int(self.cptr[c + 1]))
-            for c in (self.vocab.get(t) for t in query_terms(query))
-            if c is not None
-        ]
+        cptr, vocab = self.cptr, self.vocab
+        spans = [(int(cptr[c]), int(cptr[c + 1])) for c in map(vocab.get, query_terms(query)) if c is not None]
         if not spans:
             return np.zeros(0, np.int64)
         if len(spans) == 1:
             lo, hi = spans[0]
             return self.crow[lo:hi][self.cw[lo:hi] >= min_overlap]
         rows = np.concatenate([self.crow[lo:hi] for lo, hi in spans])
-        share = np.bincount(rows, np.concatenate([self.cw[lo:hi] for lo, hi in spans]), minlength=len(self))
-        return np.flatnonzero(share >= min_overlap)
+        total = np.bincount(rows, np.concatenate([self.cw[lo:hi] for lo, hi in spans]), minlength=len(self))
+        return np.flatnonzero(total >= min_overlap)
 
     def near(
         self, qvec: np.ndarray, query: str | None, tau: float, min_overlap: float, power: float = 1.0
@@ -126,6 +123,11 @@ class QueryBank:
             if rows.size == 0:
                 return rows, np.zeros(0)
             cos = self.vecs[rows] @ q
+            if rows.shape[0] <= _FEW:  # a few gated rows (the common case): the clip in Python, same arithmetic
+                scale, cut = max(1.0 - tau, 1e-9), float(np.float32(tau))  # (the float32 test ``cos > tau``)
+                got = [(r, min((c - tau) / scale, 1.0)) for r, c in zip(rows.tolist(), cos.tolist()) if c > cut]
+                a = np.array([x for _, x in got])
+                return np.array([r for r, _ in got], np.int64), (a if power == 1.0 else a**power)
         else:
             with one_blas_thread(len(self)):  # a small product, memory-bound after the search's own scan
                 cos = self.vecs @ q
@@ -134,6 +136,9 @@ class QueryBank:
         rows, cos = rows[keep], cos[keep].astype(np.float64)
         a = np.minimum((cos - tau) / max(1.0 - tau, 1e-9), 1.0)
         return rows, (a if power == 1.0 else a**power)
+
+
+_FEW = 16  # gated rows clipped in Python up to this many (numpy's per-call cost dominates such tiny arrays)
 
 
 def lexical_idf(index: Callable[[], LexicalIndex]) -> Idf:

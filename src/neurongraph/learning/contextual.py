@@ -76,12 +76,18 @@ class EdgeContext:
             t.append(int(dst if kind == "co_use" else node))
             d.append(int(dst))
             q.append(bank_row[query])
-        order, ptr = _csr(np.asarray(q, np.int64), len(bank_row))
-        toward = np.asarray(t, np.int64)
-        key = step_keys(np.asarray(e, np.int64), toward)[order]
-        back = (toward != np.asarray(d, np.int64))[order]
-        pa = np.array([plastic[x] for x in e], np.float64).reshape(-1, 2)[order]
-        return cls(key, back, pa[:, 0], pa[:, 1], ptr)
+        qrow, toward = np.asarray(q, np.int64), np.asarray(t, np.int64)
+        key = step_keys(np.asarray(e, np.int64), toward)
+        # by learning query, then by step key; a step learned twice for one query is one row (it is one
+        # edge towards one node: the same plastic part), so one near query's rows are already the overlay
+        order = np.lexsort((key, qrow))
+        first = np.ones(order.shape[0], bool)
+        first[1:] = (qrow[order][1:] != qrow[order][:-1]) | (key[order][1:] != key[order][:-1])
+        order = order[first]
+        ptr = np.searchsorted(qrow[order], np.arange(len(bank_row) + 1))
+        back = toward != np.asarray(d, np.int64)
+        pa = np.array([plastic[x] for x in e], np.float64).reshape(-1, 2)
+        return cls(key[order], back[order], pa[order, 0], pa[order, 1], ptr)
 
     def __len__(self) -> int:
         return int(self.key.shape[0])
@@ -95,12 +101,17 @@ class EdgeContext:
             return None
         extra = decayed(self.plastic[rows], self.at[rows], now, half_life) * a
         keep = extra > 0
+        if assoc[0].size == 1:  # one near learning query: its rows are sorted by key and unique
+            if keep.all():
+                return EdgeOverlay(self.key[rows], extra, self.back[rows])
+            if not keep.any():
+                return None
+            r = rows[keep]
+            return EdgeOverlay(self.key[r], extra[keep], self.back[r])
         if not keep.any():
             return None
         r = rows[keep]
         key, extra, back = self.key[r], extra[keep], self.back[r]
-        if key.shape[0] == 1:
-            return EdgeOverlay(key, extra, back)
         order = np.lexsort((extra, key))  # max over a step's learning queries, not their sum
         key, extra, back = key[order], extra[order], back[order]
         last = np.ones(key.shape[0], bool)
@@ -140,6 +151,9 @@ class UseContext:
         if rows.size == 0:
             return out
         nodes = self.node[rows]
+        if assoc[0].size == 1:  # one near learning query: one association for all its nodes
+            out[nodes] = assoc[1][0] * decayed(self.act[nodes], self.act_at[nodes], now, half_life)
+            return out
         np.maximum.at(out, nodes, a)  # max over a node's near learning queries
         # (a node repeated in ``nodes`` reads and writes the same value: no unique needed)
         out[nodes] = out[nodes] * decayed(self.act[nodes], self.act_at[nodes], now, half_life)

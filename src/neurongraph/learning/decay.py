@@ -22,7 +22,8 @@ def decay_factor(age, half_life: float) -> np.ndarray:
 
 
 def decayed(value, at, now: float, half_life: float) -> np.ndarray:
-    """``value`` set at time ``at`` (NaN = never) as seen at ``now``."""
-    value = np.asarray(value, np.float64)
-    at = np.asarray(at, np.float64)
-    return value * decay_factor(now - np.where(np.isnan(at), now, at), half_life)
+    """``value`` set at time ``at`` (NaN = never) as seen at ``now``.  (``fmin`` takes ``now`` for NaN and for
+    a time after ``now``: age 0 in both cases, as ``decay_factor`` reads them, in fewer array passes; every
+    search reads a few such values.)"""
+    at = np.fmin(np.asarray(at, np.float64), now)
+    return np.asarray(value, np.float64) * np.exp2(-(now - at) / half_life)
