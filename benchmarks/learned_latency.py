@@ -10,7 +10,9 @@ round's burst of load).  Every timed query is one of the learned ones (the learn
 view is walked on every timed search: the worst case).  Also the median cost of the two learning reads
 per search (``node_priming`` and ``learned_graph``), in microseconds.
 
-Usage: PYTHONPATH=<tree>/src python benchmarks/learned_latency.py LABEL [ROUNDS]  -> one JSON line.
+Usage: PYTHONPATH=<tree>/src python benchmarks/learned_latency.py LABEL [ROUNDS] [PART]  -> one JSON line.
+PART (an ablation; default ``all``): the learned engine searches with only the learning ``reads`` (base
+graph, no priming), only the ``priming``, only the learned ``view``, or ``all`` of it.
 docs/learning.md, issue 26.
 """
 
@@ -46,6 +48,17 @@ for q, v in zip(learn, learned.embedder.embed(learn)):
     h = next((h for h in r.hits if h.paths), r.hits[0])
     learned.record_source_use(r.trace_id, [(h.id, s) for s in WALK])
 
+
+PART = sys.argv[3] if len(sys.argv) > 3 else "all"
+if PART != "all":
+    _whole = learned.learning.for_search
+
+    def _part(qvec, query, n_nodes, seq=None):
+        graph, priming = _whole(qvec, query, n_nodes, seq)
+        plain = learned.learning._graph()
+        return {"reads": (plain, None), "priming": (plain, priming), "view": (graph, None)}[PART]
+
+    learned.learning.for_search = _part
 
 PAIRED: list[float] = []  # learned − nothing learned, per timed query and round (same query back to back)
 
@@ -97,6 +110,7 @@ print(
     json.dumps(
         {
             "tree": sys.argv[1] if len(sys.argv) > 1 else "",
+            "part": PART,
             "rounds": ROUNDS,
             "nothing_learned_p50_med": float(np.median(a)),
             "learned_p50_med": float(np.median(b)),
