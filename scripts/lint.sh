@@ -5,7 +5,7 @@
 # Seconds of CPU, not minutes; any violation fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check src tests scripts
-.venv/bin/ruff format --check --quiet src tests scripts
+.venv/bin/ruff check src tests scripts benchmarks
+.venv/bin/ruff format --check --quiet src tests scripts benchmarks
 .venv/bin/mypy
 .venv/bin/python scripts/check_imports.py
