@@ -287,3 +287,14 @@ def test_a_pr_that_moved_files_away_counts_for_their_old_folder(tmp_path):
         assert _ask(e, "Which PRs touched src/?")["result"]["items"] == ["pr:7"]
     finally:
         e.close()
+
+
+def test_a_list_returns_at_most_max_items_and_counts_them_all(eng, monkeypatch):
+    """Shapes checked row by row after the query (files added or removed) have no LIMIT in their Cypher:
+    the items are cut like every list's, the total is every one."""
+    import neurongraph.ask.devq as devq
+
+    monkeypatch.setattr(devq, "MAX_ITEMS", 2)
+    res = _ask(eng, "Which files were added?")
+    assert len(res["result"]["items"]) == 2 and res["result"]["total"] == 6
+    assert res["answer"].startswith("6 files")

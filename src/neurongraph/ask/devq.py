@@ -696,7 +696,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     total = len(rows)
     if p.count_cypher and len(rows) >= MAX_ITEMS:
         total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
-    ids = [r["id"] for r in rows]
+    ids = [r["id"] for r in rows[:MAX_ITEMS]]  # (a shape checked row by row, e.g. files removed, has no LIMIT)
     result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
     noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags"}[p.kind]
     if not rows:
