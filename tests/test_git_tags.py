@@ -4,6 +4,7 @@ a moved tag, a deleted tag), and ``ngr ask`` reads "since vX", "before vX", "bet
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -153,3 +154,37 @@ def test_words_that_only_look_like_tags():
     assert "no tag or release 2.0" in parse_time("what changed in release 2.0?").not_understood[0]
     w = parse_time("commits between 2023-01-01 and 2023-03-01")
     assert (w.since, w.until, w.commits) == ("2023-01-01", "2023-03-02", None)  # dates stay dates
+
+
+def test_the_tags_themselves_are_counted_listed_and_ordered_as_git_does(cli, repo):
+    """ "How many releases", "which tags", "the latest release", "since the last release": the tags, never
+    the commits (a count of tags once answered with the number of commits).  Newest = latest creation time
+    (``git for-each-ref --sort=creatordate``), a tie going to the larger name."""
+    out = repo.git("for-each-ref", "refs/tags", "--merged=HEAD", "--format=%(creatordate:unix) %(refname:strip=2)")
+    tags = sorted((int(t), n) for t, n in (ln.split() for ln in out.splitlines()))
+    newest, oldest = tags[-1][1], tags[0][1]
+    res = _ask(cli, "How many releases are there?")
+    assert res["result"]["shape"] == "count_tags" and res["result"]["value"] == len(tags)
+    res = _ask(cli, "Which tags are there?")
+    assert set(res["result"]["items"]) == {"tag:" + n for _, n in tags}
+    assert _ask(cli, "What is the latest release?")["result"]["items"] == ["tag:" + newest]
+    res = _ask(cli, "What changed since the last release?")
+    assert f"since {newest}, the newest tag" in res["answer"]
+    assert set(res["result"]["items"]) == _rev(repo, f"refs/tags/{newest}..HEAD")
+    res = _ask(cli, "When was the first version tagged?")
+    assert res["result"]["items"] == ["tag:" + oldest]
+    assert dt.datetime.fromtimestamp(tags[0][0], dt.UTC).strftime("%Y-%m-%d") in res["answer"]  # with its date
+
+
+def test_a_history_without_tags_says_so(tmp_path):
+    r = Repo(tmp_path / "plain")
+    r.commit("Add a", {"a.c": "int a;\n"})
+    r.commit("Fix a", {"a.c": "int a = 0;\n"})
+    db = str(tmp_path / "plain.db")
+    run = lambda *a: json.loads(CliRunner().invoke(app, ["--db", db, "--embedder", "hashing", *a, "--json"]).stdout)  # noqa: E731
+    run("ingest", "git", str(r.path))
+    assert run("ask", "How many tags are there?")["result"]["value"] == 0  # not the 2 commits
+    res = run("ask", "What is the latest release?")
+    assert res["result"]["items"] == [] and "this history has none" in res["answer"]
+    res = run("ask", "What changed since the last release?")
+    assert "the store holds no tags; not applied" in res["answer"]

@@ -19,7 +19,7 @@ import fnmatch
 import heapq
 import re
 
-from . import file_shapes
+from . import file_shapes, tag_shapes
 from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter, time_bounds, word_conditions
 from .names import Mention
 from .nl2cypher import type_words
@@ -254,7 +254,9 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     words = _blank(question, taken)  # the question without its paths, times and names ("AUTHORS" is a file)
     if who:
         return _who_question(words, rest, scope, tw, author, params, first, has_filter, notes), notes
-    if (counted := _counted(words, scope, tw, author, params, count, wants_prs, n)) is not None:
+    # "how many releases are there?", "the latest tag": the tags themselves, not the commits (before the counts)
+    tags = None if scope or author or wants_prs else tag_shapes.plan_tags(words, tw, params)
+    if (counted := tags or _counted(words, scope, tw, author, params, count, wants_prs, n)) is not None:
         return counted, notes
     others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]
     if others and not has_filter or wants_prs:
@@ -726,6 +728,8 @@ def _short(r: dict) -> str:
     if rid.startswith("commit:"):
         bits = [rid[7:17], str(r.get("time") or "")[:10], r.get("author") or "", r.get("title") or ""]
         return " ".join(b for b in bits if b)
+    if rid.startswith("tag:"):  # a tag's name and when it was made ("when was the first version tagged?")
+        return " ".join(b for b in (rid[4:], str(r.get("time") or "")[:10]) if b)
     title = r.get("title")
     if not title or title in (rid, rid.removeprefix("file:")):
         return rid.removeprefix("file:")  # a file's title is its path: said once (the [ref] names the node)

@@ -35,6 +35,13 @@ _TAG_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_TAGREF}\s+(?:and|to|until|th
 _TAG_BOUND = re.compile(rf"\b(since|after|before|until|till|up to|prior to|as of)\s+{_TAGREF}", re.I)
 _TAG_IN = re.compile(rf"\b(in|of|for|into)\s+{_TAGREF}", re.I)
 _KEYWORD = re.compile(r"^(?:the\s+)?(?:release|tag|version)\s+", re.I)
+# "since the last release", "in the first tag": the newest / oldest stored tag (by its time), named by position
+_ORDINAL = (
+    r"(?:the\s+)?(?P<which>last|latest|newest|most\s+recent|current|first|oldest|earliest)\s+"
+    r"(?:git\s+)?(?:release|tag|version)\b"
+)
+_TAG_ORDINAL = re.compile(rf"\b(?P<op>since|after|before|until|till|up to|prior to|as of|in|into)\s+{_ORDINAL}", re.I)
+FIRST_WORDS = ("first", "oldest", "earliest")
 _DATELIKE = re.compile(r"\d{4}(?:-\d{2}){0,2}")
 _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 # words that say "time" even when no rule above read them
@@ -161,8 +168,55 @@ class _Reader:
         self.taken.append((m.start(), m.end()))
         self.w.not_understood.append(f"'{m.group(0)}' (no tag or release {name} in the store; not applied)")
 
+    def newest_tag(self, first: bool = False) -> str | None:
+        """The stored tag with the latest time (``first``: the earliest), ties to the larger name; None when the
+        store has no tag."""
+        try:
+            tags = self.graph.tags if self.graph is not None else None
+        except AttributeError:  # (LazyTags over a store without tags)
+            return None
+        if not tags:
+            return None
+        return (min if first else max)(tags, key=lambda name: (tags[name][1], name))
+
+    def _bound(self, m: re.Match, op: str, name: str, how: str = "") -> None:
+        """Apply "since / before / until ``name``" (``how``: how the question named it, for the answer)."""
+        g = self.graph
+        if op in ("since", "after"):
+            self._apply(m, ~g.reach(name), f"since {name}{how} (not reachable from {name})")
+        elif op in ("before", "prior to"):
+            mask = g.reach(name)
+            mask[g.tags[name][0]] = False
+            self._apply(m, mask, f"before {name}{how} (reachable from {name}, its own commit left out)")
+        else:
+            self._apply(m, g.reach(name), f"up to {name}{how} (reachable from {name})")
+
+    def _in(self, m: re.Match, name: str, how: str = "") -> None:
+        mask, prev = self.graph.release(name)
+        since = f"not from {prev}" if prev else "no earlier tag"
+        self._apply(m, mask, f"in {name}{how} (reachable from {name}, {since})")
+
+    def ordinal_tags(self) -> None:
+        """ "since the last release", "in the first tag": the newest (oldest) stored tag, then as if named."""
+        for m in _TAG_ORDINAL.finditer(self.q):
+            if not self.free(m):
+                continue
+            first = m.group("which").lower() in FIRST_WORDS
+            name = self.newest_tag(first)
+            if name is None:
+                self.taken.append((m.start(), m.end()))
+                self.w.not_understood.append(f"'{m.group(0)}' (the store holds no tags; not applied)")
+                continue
+            how = f", the {'oldest' if first else 'newest'} tag"
+            op = m.group("op").lower()
+            if op in ("in", "into"):
+                self._in(m, name, how)
+            else:
+                self._bound(m, op, name, how)
+
     def tags(self) -> None:
-        """Tag phrases, as commit sets by ancestry: between, since/before, then "in vX"."""
+        """Tag phrases, as commit sets by ancestry: by position, between, since/before, then "in vX"."""
+        self.ordinal_tags()
         g = self.graph
         for m in _TAG_BETWEEN.finditer(self.q):
             (a, ma), (b, mb) = self._tag(m.group(1), False), self._tag(m.group(2), False)
@@ -181,15 +235,7 @@ class _Reader:
             if name is None:
                 self._missing(m, str(missing))
                 continue
-            op = m.group(1).lower()
-            if op in ("since", "after"):
-                self._apply(m, ~g.reach(name), f"since {name} (not reachable from {name})")
-            elif op in ("before", "prior to"):
-                mask = g.reach(name)
-                mask[g.tags[name][0]] = False
-                self._apply(m, mask, f"before {name} (reachable from {name}, its own commit left out)")
-            else:
-                self._apply(m, g.reach(name), f"up to {name} (reachable from {name})")
+            self._bound(m, m.group(1).lower(), name)
         for m in _TAG_IN.finditer(self.q):
             name, missing = self._tag(m.group(2), True)
             if not self.free(m) or (name or missing) is None:
@@ -197,9 +243,7 @@ class _Reader:
             if name is None:
                 self._missing(m, str(missing))
                 continue
-            mask, prev = g.release(name)
-            since = f"not from {prev}" if prev else "no earlier tag"
-            self._apply(m, mask, f"in {name} (reachable from {name}, {since})")
+            self._in(m, name)
 
     def between(self) -> None:
         for m in _BETWEEN.finditer(self.q):

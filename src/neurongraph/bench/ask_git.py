@@ -133,6 +133,10 @@ WORDINGS: dict[str, list[str]] = {
     "lines_added": ["How many lines were added to {path}?", "How many lines were removed from {path}?"],
     "count_merges": ["How many merge commits are there?"],
     "prs_dir": ["Which pull requests touched {dir}?", "Which PRs changed files under {dir}?"],
+    # the tags themselves (a history without tags has 0 of them, and says so)
+    "count_tags": ["How many tags are there?", "How many releases are there?"],
+    "latest_tag": ["What is the latest release?", "Which is the newest tag?"],
+    "since_latest_tag": ["What changed since the last release?", "Which commits were made since the latest tag?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -158,6 +162,8 @@ KIND = {
     "lines_added": "count",
     "count_merges": "count",
     "prs_dir": "prs",
+    "count_tags": "count",
+    "latest_tag": "tags",
 }  # every other shape: a set of commits
 
 
@@ -708,6 +714,26 @@ class _Gen:
 
     def count_merges(self) -> None:
         self.ask("count_merges", int(self.f.git("rev-list", "--merges", "--count", "HEAD").strip()))
+
+
+    # ------------------------------------------------------------------ the tags themselves
+    def count_tags(self) -> None:
+        self.ask("count_tags", len(self.f.tags()))  # what a HEAD sync writes: the tags merged into HEAD
+
+    def _newest_tag(self) -> str | None:
+        """The newest tag by creation time, or None when there is none or two share the newest second."""
+        tags = self.f.tags()
+        if not tags or len(tags) > 1 and tags[-1][2] == tags[-2][2]:
+            return None
+        return tags[-1][0]
+
+    def latest_tag(self) -> None:
+        if (name := self._newest_tag()) is not None:
+            self.ask("latest_tag", {name})
+
+    def since_latest_tag(self) -> None:
+        if (name := self._newest_tag()) is not None:
+            self._tag_set("since_latest_tag", set(self.f.shas(f"refs/tags/{name}..HEAD")))
 
 
 def generate(facts: GitFacts, per_shape: int = 20, seed: int = 0) -> list[Question]:

@@ -1,0 +1,68 @@
+"""Questions about the tags themselves: "how many releases are there?", "which tags are there?", "what is the
+latest release?", "when was the first version tagged?".
+
+Why a shape of its own: without one these fell to the commit shapes, and a count of tags answered with the
+number of *commits* ("How many tags are there?" → "20,918 — all commits"), confidently wrong; the
+latest release was "not found".  Tags are ``tag:`` nodes with the time git gives them (a git sync writes
+one per tag); the newest is the one with the latest time, as ``git tag --sort=-creatordate`` lists them.
+A history without tags says so instead of answering about commits.  Tag *phrases* ("since the last
+release", "in v2.0") are time filters on commits (timephrase.py), read before this module sees the
+question.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .devplan import MAX_ITEMS, DevPlan, time_bounds
+from .timephrase import FIRST_WORDS, TimeWindow
+
+__all__ = ["plan_tags"]
+
+_NOUN = r"(?:git\s+)?(?:tags|releases|versions)"
+# what may follow the noun when the question is about the tags as such ("… are there?", "… were cut?"): no more
+# content, so "what versions of Python are supported?" or "the latest version of the parser" are not read here
+_TAIL = (
+    r"\s*(?:(?:(?:are|were|is|was)\s+)?(?:there|made|created|tagged|cut|released|published|out)|exist|"
+    r"(?:does|do)\s+(?:it|we|the\s+\w+)\s+have|(?:has|have)\s+been\s+(?:made|tagged|cut|released)|"
+    r"(?:of|in)\s+(?:the\s+|this\s+)?(?:project|repo\w*|history|store))?\s*[?.!]*\s*$"
+)
+_COUNT = re.compile(rf"\b(?:how\s+many|number\s+of|count\s+(?:the\s+)?)\s*{_NOUN}\b{_TAIL}", re.I)
+_LIST = re.compile(
+    rf"^\s*(?:(?:which|what|list|show(?:\s+me)?|give\s+me)\s+(?:are\s+)?(?:all\s+)?(?:the\s+)?)?{_NOUN}{_TAIL}", re.I
+)
+_ORD = re.compile(
+    r"\b(?P<which>last|latest|newest|most\s+recent|current|first|oldest|earliest)\s+(?:(?P<n>\d{1,3})\s+)?"
+    rf"(?:git\s+)?(?:tag|release|version)s?\b{_TAIL}",
+    re.I,
+)
+_NONE = "No tags: this history has none (a git sync records each tag as a `tag:` node, with its time)."
+_RET = "RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time"
+
+
+def plan_tags(words: str, tw: TimeWindow, params: dict) -> DevPlan | None:
+    """The plan when ``words`` (the question without its paths, names and time phrases) asks about the tags
+    as such: their number, their list, or the newest / oldest N; else None."""
+    cond = time_bounds(tw, params, "t")  # "how many releases in 2023": by the tag's own time
+    where = f" WHERE {' AND '.join(cond)}" if cond else ""
+    said = [p for p in tw.phrases]
+    scope = (" " + ", ".join(said)) if said else ""
+    if _COUNT.search(words):
+        cy = f"MATCH (t:tag){where} RETURN count(t) AS count"
+        return DevPlan("count_tags", "count", cy, params, f"tags in the history{scope}", filters=said)
+    ordinal = _ORD.search(words)
+    if ordinal is not None:
+        first = ordinal.group("which").lower() in FIRST_WORDS
+        n = int(ordinal.group("n") or 1)
+        order = "ASC" if first else "DESC"
+        cy = f"MATCH (t:tag){where} {_RET} ORDER BY time {order}, id {order} LIMIT {min(n, MAX_ITEMS)}"
+        which = "oldest" if first else "newest"
+        expl = f"the {which} tag{'s' if n > 1 else ''} by tag time{scope}"
+        return DevPlan("tags_" + which, "tags", cy, params, expl, filters=said, none_text=_NONE)
+    if _LIST.search(words):
+        cy = f"MATCH (t:tag){where} {_RET} ORDER BY time DESC, id DESC LIMIT {MAX_ITEMS}"
+        count = f"MATCH (t:tag){where} RETURN count(t) AS count"
+        return DevPlan(
+            "tags", "tags", cy, params, f"tags, newest first{scope}", count_cypher=count, filters=said, none_text=_NONE
+        )
+    return None
