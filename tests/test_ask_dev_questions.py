@@ -197,6 +197,13 @@ def test_revert_stored_as_fixes_skewed_dates_and_bare_directories(tmp_path):
         assert _ask(e, "How many commits touched the lib directory?")["result"]["value"] == 3
         assert _ask(e, "how many commits in lib?")["result"]["value"] == 3
         assert _shas(_ask(e, "Which commit added lib/cache.c?")) == {a}
+        # the reverts as such, no commit named (these went to a search before): what was reverted, how many
+        assert _shas(_ask(e, "Which commits were reverted?")) == {b}  # its edge is stored as fixes
+        assert _ask(e, "How many reverts are there?")["result"]["value"] == 1
+        assert _ask(e, "How many commits were reverted?")["result"]["value"] == 1
+        assert _shas(_ask(e, "Which commits are reverts?")) == {rv}
+        assert _ask(e, "When was lib/cache.c last changed?")["result"]["items"] == ["commit:" + b]  # one commit
+        assert _ask(e, "Who was the first contributor?")["result"]["shape"] == "who_first"
 
 
 def _digest(proj) -> tuple:

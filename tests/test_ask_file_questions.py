@@ -298,3 +298,19 @@ def test_a_list_returns_at_most_max_items_and_counts_them_all(eng, monkeypatch):
     res = _ask(eng, "Which files were added?")
     assert len(res["result"]["items"]) == 2 and res["result"]["total"] == 6
     assert res["answer"].startswith("6 files")
+
+
+def test_how_many_files_were_added_or_removed_counts_those_files(eng, repo, monkeypatch):
+    """Not the files the period's commits touched; every row read, a page at a time (the graph server
+    returns at most 1,000 rows a query: a history with more files counted only among those)."""
+    import neurongraph.ask.devq as devq
+
+    monkeypatch.setattr(devq, "PAGE", 2)  # three pages for six files
+    assert _ask(eng, "How many files were added?")["result"]["value"] == 6
+    assert _ask(eng, "How many files were removed?")["result"]["value"] == 1  # xsk.c; README came back
+    assert set(_ask(eng, "Which files were added?")["result"]["items"]) == {
+        "file:" + p for p in ("src/parser.c", "src/xsk.c", "README", "lib/net/a.c", "lib/net/b.c", "docs/guide.md")
+    }
+    res = _ask(eng, "How many new files were created in 2023?")  # the fixture's clock starts in November 2023
+    first = {ln for ln in _git(repo, "log", "--no-merges", "-M", "--diff-filter=A", "--name-only", "--format=").split()}
+    assert res["result"]["value"] == len(first)

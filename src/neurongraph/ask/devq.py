@@ -244,12 +244,14 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         fp = _plan_file(_blank(question, taken), scope, tw, params)  # a path's own words ("Move") are no intent
         if fp is not None:
             return fp, notes
-    if _RELATION.search(question) and not (scope or tw.active or author or tw.conditions):
-        return None, notes
+    # the reverts as such ("which commits were reverted?"); other relations without a filter: the translator's
+    reverts = _reverts(_blank(question, taken), scope, tw, author, params, count)
+    if reverts is not None or _RELATION.search(question) and not (scope or tw.active or author or tw.conditions):
+        return reverts, notes
     has_filter = scope is not None or tw.active or author is not None or bool(tw.conditions)
     rest = _blank(question, tw.spans)  # "last" in "last month" is time, not "the latest"
     first = bool(_FIRST.search(rest) or _HOW_OLD.search(rest)) and not _LAST.search(rest)
-    n = _how_many(rest, author, first)
+    n = _how_many(rest, author is not None or scope is not None, first)
     order = "ASC" if first else "DESC"
     words = _blank(question, taken)  # the question without its paths, times and names ("AUTHORS" is a file)
     if who:
@@ -277,6 +279,36 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     return None, notes
 
 
+_REVERTED = re.compile(r"\b(?:commits?|changes?|patch(?:es)?)\b[^?]*\b(?:got|been|were|was|are|is)\s+reverted\b", re.I)
+_REVERT_COMMITS = re.compile(r"\breverts\b|\brevert(?:ing)?\s+commits\b", re.I)
+REVERT_TITLE = "c.title STARTS WITH 'Revert'"  # what `git revert` writes ('Revert "<subject>"'), GitHub's too
+
+
+def _reverts(words: str, scope, tw, author, params: dict, count: bool) -> DevPlan | None:
+    """The reverts as such (no commit named): "which commits were reverted?" (the commits a revert names:
+    its ``reverts`` edge, or the fixes / follow-up edge of a commit titled "Revert …") and "how many reverts
+    are there?" (the commits whose subject starts with "Revert"); the question's filters apply to the revert."""
+    if _REVERTED.search(words):
+        match, said = commit_match(scope, tw, author, params)
+        pairs = (
+            f"{match} MATCH (c)-[e]->(x:commit) WHERE type(e) = 'reverts' OR "
+            f"(type(e) IN ['fixes', 'follows_up'] AND {REVERT_TITLE}) WITH DISTINCT x AS c "
+        )
+        expl = " ".join(["commits a revert names (its reverts edge, or a fix edge of a commit titled Revert)", *said])
+        if count:
+            return DevPlan("count_reverted", "count", pairs + "RETURN count(c) AS count", params, expl, filters=said)
+        cy = pairs + f"RETURN {C_RET} ORDER BY time DESC, id LIMIT {MAX_ITEMS}"
+        return DevPlan("reverted", "commits", cy, params, expl, filters=said)
+    if _REVERT_COMMITS.search(words) and (count or _LISTY.search(words)):
+        match, said = commit_match(scope, tw, author, params, where=[REVERT_TITLE])
+        said = ["whose subject starts with 'Revert'"] + said
+        if count:
+            cy = f"{match} RETURN count(DISTINCT c) AS count"
+            return DevPlan("count_reverts", "count", cy, params, "commits " + ", ".join(said), filters=said)
+        return _list("reverts_list", match, params, said, "DESC", None)
+    return None
+
+
 def _author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | None:
     """The author the question names, its words then taken (no path or intent is read from them)."""
     hit = _author(engine, question, taken)
@@ -286,13 +318,14 @@ def _author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | 
     return hit[0]
 
 
-def _how_many(rest: str, author: str | None, first: bool) -> int | None:
-    """The number of commits asked for: "the last 5", "the latest change" (1), "when did A last commit" (1),
-    "how old is the repository" (its first commit)."""
+def _how_many(rest: str, named: bool, first: bool) -> int | None:
+    """The number of commits asked for: "the last 5", "the latest change" (1), "when did A last commit" and
+    "when was F last changed" (1: ``named``, an author or a path), "how old is the repository" (its first
+    commit)."""
     nm = _N.search(rest)
     if nm:
         return int(nm.group(1) or nm.group(2))
-    if _ONE.search(rest) or author and _WHEN.search(rest) and (first or _LAST.search(rest)) or _HOW_OLD.search(rest):
+    if _ONE.search(rest) or named and _WHEN.search(rest) and (first or _LAST.search(rest)) or _HOW_OLD.search(rest):
         return 1
     return None
 
@@ -526,6 +559,8 @@ def _who_question(
         _COMMITS.search(rest)
         and (first or last or _RANKING.search(rest))
         or re.search(r"\b(top|main|biggest|leading)\s+(contributors?|committers?|authors)\b", rest, re.I)
+        or (first or last)
+        and _PEOPLE.search(rest)  # "who was the first contributor?"
     )
     return _who(scope, tw, author, params, first, last) if has_filter or whole else None
 
@@ -597,6 +632,8 @@ def _counted(
     """A count ("how many commits / authors / files ..."), or a ranking of files or directories ("which
     files change most often?", "the most recently changed file")."""
     if count and file_shapes.COUNT_FILES.search(words) and not _PEOPLE.search(words):
+        if (checked := file_shapes.added_or_removed(words, scope, tw, author, params)) is not None:
+            return checked  # "how many files were added in 2023?": those created, not those touched
         return file_shapes.count_files(scope, tw, author, params)
     if count and (lines := file_shapes.count_lines(words, scope, tw, author, params)) is not None:
         return lines
@@ -629,10 +666,27 @@ def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str])
 
 
 # ---------------------------------------------------------------------- running and answering
+# shapes whose rows (one per file) are checked in Python after the query: every row must be read, and the
+# graph server returns at most 1,000 per query (mypy's files removed were counted among its 1,000 most
+# recently changed files: 9 of 1,300)
+ROW_CHECKED = ("files_deleted", "count_files_deleted", "files_added", "count_files_added")
+PAGE = 1000
+
+
+def _all_rows(engine, p: DevPlan) -> list[dict]:
+    """Every row of ``p.cypher`` (ordered, so pages do not overlap), read a page at a time."""
+    rows: list[dict] = []
+    while True:
+        got = engine.cypher(f"{p.cypher} SKIP {len(rows)} LIMIT {PAGE}", p.params)["rows"]
+        rows += got
+        if len(got) < PAGE:
+            return rows
+
+
 def _rows(engine, p: DevPlan) -> list[dict]:
     """The plan's rows, with what its shape reads beyond the query (renamed-away commits, the first of a
     same-second tie, the removal among a file's touches, the files of the latest change, the tip's walk)."""
-    rows = engine.cypher(p.cypher, p.params)["rows"]
+    rows = _all_rows(engine, p) if p.shape in ROW_CHECKED else engine.cypher(p.cypher, p.params)["rows"]
     if not rows and p.fallback:
         rows = engine.cypher(p.fallback[0], p.params)["rows"]
         p.explanation += f" ({p.fallback[1]})"
@@ -647,10 +701,12 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.resolve_deleted(engine, p, rows)
     if p.shape == "files_latest":
         rows = file_shapes.latest_only(rows)
-    if p.shape == "files_deleted":
+    if p.shape in ("files_deleted", "count_files_deleted"):
         rows = file_shapes.keep_removed(engine, rows)
-    if p.shape == "files_added":
+    if p.shape in ("files_added", "count_files_added"):
         rows = file_shapes.keep_added(engine, rows)
+    if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
+        rows = [{"count": len(rows)}]
     if p.shape.startswith("count_lines_"):
         rows = file_shapes.sum_lines(engine, p, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:

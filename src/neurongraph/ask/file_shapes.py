@@ -12,6 +12,7 @@ like files: the commits that touch something in it, merges left out, as ``git lo
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -24,6 +25,7 @@ __all__ = [
     "file_deleted",
     "resolve_deleted",
     "count_files",
+    "added_or_removed",
     "files_by_recency",
     "files_most_changed",
     "dirs_most_changed",
@@ -54,7 +56,7 @@ _DIRS = re.compile(r"\b(director(?:y|ies)|dirs?|folders?|subdirector(?:y|ies))\b
 # "how many files ...", "the number of distinct files": the noun counted is the file ("how many commits changed
 # files under src/" counts commits)
 COUNT_FILES = re.compile(
-    r"\b(?:how many|number of|count of)\s+(?:(?:different|distinct|unique|separate|source|other)\s+)?"
+    r"\b(?:how many|number of|count of)\s+(?:(?:different|distinct|unique|separate|source|other|new)\s+)?"
     r"(?:files?|paths?)\b",
     re.I,
 )
@@ -429,6 +431,20 @@ def ranking(
     if _OFTEN.search(words):
         return files_most_changed(scope, tw, author, params)
     return None
+
+
+def added_or_removed(
+    words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict
+) -> DevPlan | None:
+    """ "How many files were added (removed) in 2023?": the number of files ``files_added`` (``files_deleted``)
+    lists, not of the files the period's commits touched; else None."""
+    if _CREATED_WORDS.search(words):
+        p = files_added(scope, tw, author, params)
+    elif DELETED.search(words):
+        p = files_deleted(scope, tw, author, params)
+    else:
+        return None
+    return dataclasses.replace(p, shape="count_" + p.shape, kind="count")
 
 
 def row_figure(r: dict) -> str:

@@ -137,6 +137,12 @@ WORDINGS: dict[str, list[str]] = {
     "count_tags": ["How many tags are there?", "How many releases are there?"],
     "latest_tag": ["What is the latest release?", "Which is the newest tag?"],
     "since_latest_tag": ["What changed since the last release?", "Which commits were made since the latest tag?"],
+    # the number of files added or removed (once answered with the number of files the commits touched)
+    "count_files_added_year": ["How many files were added in {year}?", "How many new files were created in {year}?"],
+    "count_files_deleted": ["How many files were deleted?", "How many files were removed?"],
+    # the reverts as such (no commit named)
+    "count_reverts": ["How many reverts are there?", "How many revert commits are there?"],
+    "reverted": ["Which commits were reverted?", "Which changes have been reverted?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -164,6 +170,9 @@ KIND = {
     "prs_dir": "prs",
     "count_tags": "count",
     "latest_tag": "tags",
+    "count_files_added_year": "count",
+    "count_files_deleted": "count",
+    "count_reverts": "count",
 }  # every other shape: a set of commits
 
 
@@ -681,6 +690,48 @@ class _Gen:
             if 0 < len(per[y]) <= MAX_ITEMS:
                 self.ask("files_added_year", per[y], year=y)
 
+    def count_files_deleted(self) -> None:
+        _, last = self._status()
+        self.ask("count_files_deleted", sum(st == "D" for st, _ in last.values()))
+
+    def count_files_added_year(self) -> None:
+        first, _ = self._status()
+        per: dict[int, int] = defaultdict(int)
+        for st, sha in first.values():
+            if st == "A":
+                per[_year(self.f.by_sha[sha][3])] += 1
+        for y in self.sample(sorted(per), self.n):
+            self.ask("count_files_added_year", per[y], year=y)
+
+    def count_reverts(self) -> None:
+        self.ask("count_reverts", sum(c[4].startswith("Revert") for c in self.f.commits))  # git log --format=%s
+
+    def reverted(self) -> None:
+        """The commits a revert names: ``This reverts commit <sha>`` (a sha of this history), else the commit
+        whose subject a ``Revert "<subject>"`` repeats (one commit with it: a mirror's revert names a sha
+        from elsewhere)."""
+        shas = {c[0] for c in self.f.commits}
+        by_subject: dict[str, list[str]] = defaultdict(list)
+        for c in self.f.commits:
+            by_subject[c[4]].append(c[0])
+        gold: set[str] = set()
+        for line in self.f.git("log", "--format=%H%x1f%s%x1f%B%x1e").split("\x1e"):
+            if "\x1f" not in line:
+                continue
+            _, subj, body = line.strip("\n").split("\x1f", 2)
+            named = [
+                s
+                for m in re.finditer(r"This reverts commit ([0-9a-f]{7,40})", body)
+                for s in shas
+                if s.startswith(m.group(1))
+            ]
+            if named:
+                gold.update(named)
+            elif (m := re.match(r'Revert "(.+)"$', subj)) and len(by_subject.get(m.group(1), [])) == 1:
+                gold.add(by_subject[m.group(1)][0])
+        if 0 < len(gold) <= MAX_ITEMS:
+            self.ask("reverted", gold)
+
     def lines_added(self) -> None:
         for p in self.sample(self.files, self.n):
             out = self.f.git("log", "--no-merges", "--full-history", "-U0", "--numstat", "--format=", "--", p)
@@ -714,7 +765,6 @@ class _Gen:
 
     def count_merges(self) -> None:
         self.ask("count_merges", int(self.f.git("rev-list", "--merges", "--count", "HEAD").strip()))
-
 
     # ------------------------------------------------------------------ the tags themselves
     def count_tags(self) -> None:
