@@ -314,3 +314,18 @@ def test_how_many_files_were_added_or_removed_counts_those_files(eng, repo, monk
     res = _ask(eng, "How many new files were created in 2023?")  # the fixture's clock starts in November 2023
     first = {ln for ln in _git(repo, "log", "--no-merges", "-M", "--diff-filter=A", "--name-only", "--format=").split()}
     assert res["result"]["value"] == len(first)
+
+
+def test_renamed_files_are_listed_and_counted(eng):
+    res = _ask(eng, "Which files were renamed?")
+    assert res["result"]["items"] == ["file:lib/net/b.c"] and "renamed to lib/net/c.c" in res["answer"]
+    assert _ask(eng, "How many renames are there?")["result"]["value"] == 1
+
+
+def test_what_no_shape_reads_is_said_not_dropped(eng):
+    """A negation, a day of the week: the answer says it did not read them (it once answered "files A
+    never touched" with A's commits, "commits made on weekends" with every commit)."""
+    res = eng.ask("Which files has Bo Lee never touched?")
+    assert "not understood: 'never' (a negation" in res["answer"]
+    res = eng.ask("How many commits were made on weekends?")
+    assert "not understood: 'on weekends'" in res["answer"]

@@ -58,6 +58,22 @@ _RELEASE_Q = re.compile(
     r"|\b(?:releases?|tags?|versions?)\b[^?]*\b(?:contain\w*|includ\w*|ship\w*|land\w*|ha[sd]|have)\b",
     re.I,
 )
+_NEGATION = re.compile(
+    r"\b(?:never|without|except|excluding|other than)\b|\b\w+n't\b|"
+    r"\b(?:did|does|do|has|have|had|was|were|is|are|has been|have been)\s+not\b",
+    re.I,
+)
+
+
+def _negated(words: str, notes: list[str]) -> bool:
+    """Whether the question negates ("never touched", "did not change"): no shape reads a negation, so it is
+    said as not understood rather than answered without it (the commits *by* A for "files A never touched")."""
+    neg = _NEGATION.search(words)
+    if neg:
+        notes.append(f"not understood: '{neg.group(0)}' (a negation; no graph shape reads one)")
+    return neg is not None
+
+
 _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|mention\w*)\b", re.I)
 # "who" over the whole history: a ranking ("who wrote the most commits", "top contributors") or the first/latest commit
 _PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
@@ -236,8 +252,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
         return _plan_commit(question, commit, params, who, wants_prs), notes
     if pr is not None:
         return _plan_pr(question, pr, params, who, count), notes
-    if quoted_or_named and not scope:
-        return None, notes  # a named node (title, issue): the translator's shapes
+    if quoted_or_named and not scope or _negated(_blank(question, taken), notes):
+        return None, notes  # a named node (title, issue): the translator's shapes; a negation: said, not read
     if wants_prs and (prs := _prs_of(author, scope, who, tw, params, count)) is not None:
         return prs, notes
     if scope is not None and scope.kind == "file" and not who and not count:
@@ -257,7 +273,11 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     if who:
         return _who_question(words, rest, scope, tw, author, params, first, has_filter, notes), notes
     # "how many releases are there?", "the latest tag": the tags themselves, not the commits (before the counts)
-    tags = None if scope or author or wants_prs else tag_shapes.plan_tags(words, tw, params)
+    tags = (
+        None
+        if scope or author or wants_prs
+        else tag_shapes.plan_tags(words, tw, params) or file_shapes.renamed_files(words, tw, author, params, count)
+    )
     if (counted := tags or _counted(words, scope, tw, author, params, count, wants_prs, n)) is not None:
         return counted, notes
     others = [t for t, _ in type_words(question, schema.labels) if t not in ("commit", "file")]

@@ -26,6 +26,7 @@ __all__ = [
     "resolve_deleted",
     "count_files",
     "added_or_removed",
+    "renamed_files",
     "files_by_recency",
     "files_most_changed",
     "dirs_most_changed",
@@ -433,6 +434,28 @@ def ranking(
     return None
 
 
+_RENAMED_WORDS = re.compile(r"\brenam\w*|\bmoved\b", re.I)
+
+
+def renamed_files(words: str, tw: TimeWindow, author: str | None, params: dict, count: bool) -> DevPlan | None:
+    """ "Which files were renamed?", "how many renames are there?": the paths a rename moved away (their
+    ``renamed_to`` edges: every rename ``git log -M --diff-filter=R`` lists, a commit's own list being cut at
+    100); with their new paths.  No date or author is kept on the edge, so a filtered question is not read
+    here."""
+    if tw.active or author or not _RENAMED_WORDS.search(words) or not (FILES.search(words) or "renames" in words):
+        return None
+    base = "MATCH (o:file)-[:renamed_to]->(n:file)"
+    total = f"{base} RETURN count(DISTINCT o) AS count"
+    expl = "files renamed (the paths a rename moved away)"
+    if count:
+        return DevPlan("count_renamed", "count", total, params, expl)
+    cy = (
+        f"{base} WITH o, collect(DISTINCT substring(n.id, 5)) AS to "
+        f"RETURN o.id AS id, o.title AS title, o.type AS type, to AS renamed_to ORDER BY id LIMIT {MAX_ITEMS}"
+    )
+    return DevPlan("renamed_files", "files", cy, params, expl, count_cypher=total)
+
+
 def added_or_removed(
     words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict
 ) -> DevPlan | None:
@@ -453,6 +476,8 @@ def row_figure(r: dict) -> str:
         return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
     if "files" in r and str(r.get("id", "")).startswith("commit:"):
         return f": {r['files']} file" + ("" if r["files"] == 1 else "s")
+    if "renamed_to" in r:
+        return ": renamed to " + ", ".join(r["renamed_to"] or [])
     if "removed_by" in r:
         return f": removed by {str(r['removed_by'])[7:17]} ({str(r.get('last') or '')[:10]})"
     if "first" in r:

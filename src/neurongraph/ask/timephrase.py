@@ -48,7 +48,10 @@ _ISO = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TIMEY = re.compile(
     r"\b(?:(?<!most )recent(?:ly)?(?!\s+\d)|lately|ago|quarter|"
     r"last\s+(?:release|tag|version|sprint)|this\s+(?:quarter|release)|"
-    r"(?:since|before|after|until|during)\s+(?!the\b)[\w.-]+)",
+    r"(?:since|before|after|until|during)\s+(?!the\b)[\w.-]+|"
+    # a day of the week or an hour is no window on dates ("on weekends", "on Fridays", "at night")
+    r"(?:on\s+)?(?:week-?ends?|weekdays?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)|"
+    r"(?:at|during\s+the)\s+night|in\s+the\s+(?:morning|evening|afternoon)|after\s+hours|business\s+hours)",
     re.I,
 )
 

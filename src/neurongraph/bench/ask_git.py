@@ -143,6 +143,8 @@ WORDINGS: dict[str, list[str]] = {
     # the reverts as such (no commit named)
     "count_reverts": ["How many reverts are there?", "How many revert commits are there?"],
     "reverted": ["Which commits were reverted?", "Which changes have been reverted?"],
+    "count_renamed": ["How many files were renamed?", "How many renames are there?"],
+    "renamed_files": ["Which files were renamed?", "Which files have been renamed?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -173,6 +175,8 @@ KIND = {
     "count_files_added_year": "count",
     "count_files_deleted": "count",
     "count_reverts": "count",
+    "count_renamed": "count",
+    "renamed_files": "files",
 }  # every other shape: a set of commits
 
 
@@ -731,6 +735,13 @@ class _Gen:
                 gold.add(by_subject[m.group(1)][0])
         if 0 < len(gold) <= MAX_ITEMS:
             self.ask("reverted", gold)
+
+    def count_renamed(self) -> None:
+        self.ask("count_renamed", len(self.f.renamed))  # the old paths of `git log -M --diff-filter=R`
+
+    def renamed_files(self) -> None:
+        if 0 < len(self.f.renamed) <= MAX_ITEMS:
+            self.ask("renamed_files", set(self.f.renamed))
 
     def lines_added(self) -> None:
         for p in self.sample(self.files, self.n):
