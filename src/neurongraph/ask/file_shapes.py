@@ -438,19 +438,23 @@ _RENAMED_WORDS = re.compile(r"\brenam\w*|\bmoved\b", re.I)
 
 
 def renamed_files(words: str, tw: TimeWindow, author: str | None, params: dict, count: bool) -> DevPlan | None:
-    """ "Which files were renamed?", "how many renames are there?": the paths a rename moved away (their
-    ``renamed_to`` edges: every rename ``git log -M --diff-filter=R`` lists, a commit's own list being cut at
-    100); with their new paths.  No date or author is kept on the edge, so a filtered question is not read
-    here."""
+    """ "Which files were renamed?", "how many renames are there?": the paths a non-merge commit's rename moved
+    away (their ``renamed_to`` edges, whose new path that commit lists among its renames, or whose commit lists
+    the first 100 only): what ``git log -M --diff-filter=R`` lists; with their new paths.  No date or author
+    is kept on the edge, so a filtered question is not read here."""
     if tw.active or author or not _RENAMED_WORDS.search(words) or not (FILES.search(words) or "renames" in words):
         return None
-    base = "MATCH (o:file)-[:renamed_to]->(n:file)"
+    base = (  # a rename a non-merge commit made (a merge's first-parent diff repeats its branch's renames)
+        f"MATCH (o:file)-[:renamed_to]->(n:file)<-[:touches]-(c:commit) WHERE {NON_MERGE} AND "
+        f"(substring(n.id, 5) IN coalesce(c.renamed_into, []) "
+        f"OR size(coalesce(c.renamed_into, [])) >= {RENAMES_LISTED})"
+    )
     total = f"{base} RETURN count(DISTINCT o) AS count"
     expl = "files renamed (the paths a rename moved away)"
     if count:
         return DevPlan("count_renamed", "count", total, params, expl)
     cy = (
-        f"{base} WITH o, collect(DISTINCT substring(n.id, 5)) AS to "
+        f"{base} WITH o, collect(DISTINCT substring(n.id, 5)) AS to "  # (the new paths of those renames)
         f"RETURN o.id AS id, o.title AS title, o.type AS type, to AS renamed_to ORDER BY id LIMIT {MAX_ITEMS}"
     )
     return DevPlan("renamed_files", "files", cy, params, expl, count_cypher=total)
