@@ -159,6 +159,8 @@ def test_when_did_an_author_last_commit_is_one_commit(eng, repo):
 
 def test_reviewers_are_said_to_be_unrecorded(eng):
     res = eng.ask("Who reviewed the most commits?")
+    assert res["answer"].count("not recorded: reviewers") == 1
+    res = eng.ask("Who reviewed PR #12?")  # no such PR here: said too, and reviewers are still not recorded
     assert "not recorded: reviewers" in res["answer"]
 
 

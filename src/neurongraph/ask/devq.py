@@ -566,8 +566,7 @@ def _who_question(
     "who knows about X" stays a search.  "Who created F" is the author of F's first commit, "who deleted
     F" the author of its removal; reviewers are not in the store, and the answer says so."""
     if _REVIEW.search(words):
-        notes.append("not recorded: reviewers (the store keeps each commit's author, not Reviewed-by / Acked-by)")
-        return None
+        return None  # (said by ``_pr_anchor``, which reads every question: reviewers are not recorded)
     if _PRS.search(words) and (_RANKING.search(words) or re.search(r"\bmerg\w*", words, re.I)):
         return _pr_mergers(tw, params)
     if scope is not None and scope.kind == "file":
@@ -666,8 +665,14 @@ def _counted(
     return file_shapes.ranking(words, scope, tw, author, params, n)
 
 
+NO_REVIEWERS = "not recorded: reviewers (the store keeps each commit's author, not Reviewed-by / Acked-by)"
+
+
 def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) -> str | None:
-    """``pr:N`` the question names ("PR #12", "pull request 12", "#12" when no issue 12 exists)."""
+    """``pr:N`` the question names ("PR #12", "pull request 12", "#12" when no issue 12 exists).  "Who reviewed
+    PR #N" is said to be unrecorded here (no PR shape reads reviewers either)."""
+    if _WHO.search(question) and _REVIEW.search(question):
+        notes.append(NO_REVIEWERS)
     for m in mentions:
         if m.type in ("pull_request", "pr"):
             return m.node
