@@ -4,6 +4,7 @@ are, which changed last, which directories change most often; reviewers are said
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 
@@ -331,3 +332,25 @@ def test_what_no_shape_reads_is_said_not_dropped(eng):
     assert "not understood: 'never' (a negation" in res["answer"]
     res = eng.ask("How many commits were made on weekends?")
     assert "not understood: 'on weekends'" in res["answer"]
+
+
+def test_a_file_made_by_an_ancestor_dated_after_its_child_counts_where_it_was_added(tmp_path):
+    """Clock skew: the root adds the files on 2024-01-02, a child is dated 2023-12-30 (ovs's import and its
+    child). The child only changed them, so they were added in 2024, as git's status says, not in 2023 and
+    not nowhere (the first commit by time once decided, and such a file was not "added" at all)."""
+    r = Repo(tmp_path / "skew")
+    r.t = int(dt.datetime(2024, 1, 2, tzinfo=dt.UTC).timestamp()) - 3600
+    r.commit("Import", {"a.c": "int a;\n", "b.c": "int b;\n"})
+    r.t = int(dt.datetime(2023, 12, 30, tzinfo=dt.UTC).timestamp()) - 3600
+    r.commit("Tweak a", {"a.c": "int a = 1;\n"})
+    r.t = int(dt.datetime(2024, 2, 1, tzinfo=dt.UTC).timestamp())
+    r.commit("Add c", {"c.c": "int c;\n"})
+    with ngr.open(tmp_path / "skew.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "Which files were added in 2024?")
+        assert set(res["result"]["items"]) == {"file:a.c", "file:b.c", "file:c.c"}
+        assert "a.c: added 2024-01-02" in res["answer"]  # the root's date, not the child's
+        assert _ask(e, "How many files were added in 2023?")["result"]["value"] == 0
+        assert _ask(e, "How many files were added by Ada Dev?")["result"]["value"] == 3
+        res = _ask(e, "When was a.c created?")  # the root, though the child is dated first
+        assert res["result"]["items"] == ["commit:" + r.git("rev-list", "--max-parents=0", "HEAD")]

@@ -720,8 +720,8 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         return [{"count": len({r["id"] for r in rows} | {r["id"] for r in moved})}]
     if p.extra:
         rows = _add_renamed_away(engine, p, rows)
-    if p.shape == "file_created":
-        rows = _earliest(engine, rows)
+    if p.shape == "file_created":  # the first commit git says created it (a child dated before it: skew)
+        rows = _earliest(engine, file_shapes.creators(engine, rows, str(p.params["f"])[5:]))
     if p.shape in ("file_deleted", "who_deleted"):
         rows = file_shapes.resolve_deleted(engine, p, rows)
     if p.shape == "files_latest":
@@ -729,7 +729,7 @@ def _rows(engine, p: DevPlan) -> list[dict]:
     if p.shape in ("files_deleted", "count_files_deleted"):
         rows = file_shapes.keep_removed(engine, rows)
     if p.shape in ("files_added", "count_files_added"):
-        rows = file_shapes.keep_added(engine, rows)
+        rows = file_shapes.keep_added(engine, rows, p.params)
     if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
         rows = [{"count": len(rows)}]
     if p.shape.startswith("count_lines_"):

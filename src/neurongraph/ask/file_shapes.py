@@ -26,6 +26,7 @@ __all__ = [
     "resolve_deleted",
     "count_files",
     "added_or_removed",
+    "creators",
     "renamed_files",
     "files_by_recency",
     "files_most_changed",
@@ -269,43 +270,95 @@ def _per_file_second(
     return head, cond, said + ([f"by {author}"] if author else [])
 
 
+EARLY = 16  # a file's first commits by time read for its creation (a descendant dated before the root: ovs)
+
+
 def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
-    """ "Which files were added in 2024?": files whose first commit falls in the filters (a path a rename
-    created is not new: git says R, not A)."""
-    head, cond, said = _per_file_second(scope, tw, author, params, "ASC")
+    """ "Which files were added in 2024?": files whose creating commit falls in the filters (a path a rename
+    created is not new: git says R, not A).  The creating commit is the first by time, unless git's status
+    says it only changed the file and one of the file's next commits created it: a clock set back dates a
+    descendant before its ancestor (ovs's root "Import from old repository" added COPYING on 2009-07-08 and
+    a child is dated 2009-06-15).  So the query keeps each file's first ``EARLY`` commits and lets a file
+    through when any of them meets the filters; ``keep_added`` decides which commit made it."""
+    match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
+    cond = ["true"] + [f"any(x IN early WHERE {c})" for c in time_bounds(tw, params, "x")]
+    if author:
+        params["author"] = author
+        cond.append("any(x IN early WHERE x.author = $author)")
+        said.append(f"by {author}")
+    said = [x for x in said if x != "(merge commits left out)"] + ([tw.describe()] if tw.active else [])
     # a rename made it: not new — its first commit lists it among its renames, or (a commit's list holds
     # the first RENAMES_LISTED) a `renamed_to` edge leads to it (an edge from a merge alone does not count)
-    cy = (  # the commits of each file's first second (no order among them is stored)
-        f"{head} WHERE {' AND '.join(cond)} "
-        "OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, top, c0, count(o) AS moved "
+    cy = (
+        f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs "
+        f"WITH f, [x IN cs WHERE x.time = cs[0].time] AS top, cs[..{EARLY}] AS early "
+        f"WITH f, top, early, top[0] AS c0 WHERE {' AND '.join(cond)} "
+        "OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, top, early, c0, count(o) AS moved "
         "WHERE none(x IN top WHERE substring(f.id, 5) IN coalesce(x.renamed_into, [])) AND NOT (moved > 0 AND "
         f"any(x IN top WHERE size(coalesce(x.renamed_into, [])) >= {RENAMES_LISTED})) "
     )
     ret = (
-        "RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first, [x IN top | x.idx] AS by "
-        "ORDER BY first, id"
+        "RETURN f.id AS id, f.title AS title, f.type AS type, c0.time AS first, [x IN top | x.idx] AS by, "
+        "[x IN early | [x.idx, x.time, x.author]] AS early ORDER BY first, id"
     )
     expl = "files added " + ", ".join(["(first commit; merge commits left out)"] + said)
     return DevPlan("files_added", "files", cy + ret, params, expl, filters=said)
 
 
-def keep_added(engine, rows: list[dict]) -> list[dict]:
-    """The rows one of whose first-second non-merge commits created the file (git's status "A"; in an older
-    store: none of them removed it).  A file a merge brought in has a later change or its deletion as its
-    first non-merge commit: it was not added then."""
-    nodes = engine.store.nodes_by_idx({int(i) for r in rows for i in r.get("by") or []})
-    out = []
+def creators(engine, rows: list[dict], path: str) -> list[dict]:
+    """Of a file's first commits (rows in time order), those that created it (git's status "A", else a hunk
+    from nothing), when any did; else all of them (a store that cannot tell)."""
+    made = [r for r in rows if (n := engine.store.get_node(r["id"])) is not None and _makes(n, path)]  # (≤ 8 rows)
+    return made or rows
+
+
+def keep_added(engine, rows: list[dict], params: dict | None = None) -> list[dict]:
+    """The rows whose creating commit meets the plan's filters (``params``' since / until / author): one of the
+    first-second non-merge commits when git's status says "A" there (in an older store: when none of them
+    removed it), else the first of the file's next commits whose status is "A" (a descendant dated before
+    its ancestor).  A file a merge brought in has a later change or its deletion as its first non-merge
+    commit and no "A" after it: it was not added then."""
+    params = params or {}
+    by = {int(i) for r in rows for i in r.get("by") or []}
+    nodes = engine.store.nodes_by_idx(by)
+    later = {int(e[0]) for r in rows for e in r.get("early") or [] if int(e[0]) not in by}
+    out: list[dict] = []
+    checked: dict = {}
     for r in rows:
         path = str(r["id"])[5:]
-        firsts = [nodes[int(i)] for i in r.get("by") or [] if int(i) in nodes]
-        st = [_status(n, path) for n in firsts]
+        info = {int(idx): {"time": t, "author": who} for idx, t, who in r.get("early") or []}
+        firsts = [(int(i), nodes[int(i)]) for i in r.get("by") or [] if int(i) in nodes]
+        st = [_status(n, path) for _, n in firsts]
+        made = {"time": r.get("first"), "author": None}
         if None in st:  # an older reader: anything but a removal
-            made = not any(_removes(engine, n, path, {"id": n.id, "time": r.get("first")}) for n in firsts)
-        else:
-            made = "A" in st
-        if made or not firsts:
-            out.append({k: v for k, v in r.items() if k != "by"})
+            ok = not any(_removes(engine, n, path, {"id": n.id, "time": r.get("first")}) for _, n in firsts)
+        elif "A" in st:
+            ok = True
+            made = info.get(next(i for (i, _), x in zip(firsts, st) if x == "A"), made)
+        else:  # changed, not created, by its first commit: a later-dated one may have created it
+            if later and not checked:
+                checked = engine.store.nodes_by_idx(later)
+            ok = False
+            for idx, t, who in r.get("early") or []:
+                n = checked.get(int(idx)) or nodes.get(int(idx))  # (a file's later commit may be another's first)
+                if n is not None and _makes(n, path):  # (status, or a hunk from nothing where the list is cut)
+                    ok, made = True, {"time": t, "author": who}
+                    break
+        if not firsts:
+            ok = True
+        if ok and _meets(made, r, params):
+            out.append({**{k: v for k, v in r.items() if k not in ("by", "early")}, "first": made["time"]})
     return out
+
+
+def _meets(made: dict, row: dict, params: dict) -> bool:
+    """Whether the creating commit (its time and author; the first second's when unknown) meets the filters."""
+    t = str(made.get("time") or row.get("first") or "")
+    if params.get("since") and t < str(params["since"]) or params.get("until") and t >= str(params["until"]):
+        return False
+    if params.get("author") and made.get("author") is not None and made["author"] != params["author"]:
+        return False
+    return True
 
 
 def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
