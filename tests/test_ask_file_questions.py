@@ -354,3 +354,4 @@ def test_a_file_made_by_an_ancestor_dated_after_its_child_counts_where_it_was_ad
         assert _ask(e, "How many files were added by Ada Dev?")["result"]["value"] == 3
         res = _ask(e, "When was a.c created?")  # the root, though the child is dated first
         assert res["result"]["items"] == ["commit:" + r.git("rev-list", "--max-parents=0", "HEAD")]
+        assert _ask(e, "Who created a.c?")["result"]["items"] == res["result"]["items"]

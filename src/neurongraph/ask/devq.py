@@ -589,7 +589,9 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     match, said = commit_match(scope, tw, author, params)
     if first or last:
         order = "ASC" if first else "DESC"
-        cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT 1 RETURN {C_RET}"
+        # "who created F": its first commits, of which run_plan takes the one git says created it (clock skew)
+        lim = 8 if first and scope is not None and scope.kind == "file" else 1
+        cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {C_RET}"
         expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)
     cy = (
@@ -720,7 +722,8 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         return [{"count": len({r["id"] for r in rows} | {r["id"] for r in moved})}]
     if p.extra:
         rows = _add_renamed_away(engine, p, rows)
-    if p.shape == "file_created":  # the first commit git says created it (a child dated before it: skew)
+    if p.shape == "file_created" or p.shape == "who_first" and len(rows) > 1:
+        # the first commit git says created it (a child dated before it: clock skew), and who wrote that one
         rows = _earliest(engine, file_shapes.creators(engine, rows, str(p.params["f"])[5:]))
     if p.shape in ("file_deleted", "who_deleted"):
         rows = file_shapes.resolve_deleted(engine, p, rows)
