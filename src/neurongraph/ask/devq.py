@@ -544,7 +544,8 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
     if _CREATED.search(question) and not tw.active:
         cy = (
             "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
-            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT 8 RETURN {C_RET}, c.parents AS parents, "
+            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT {file_shapes.FIRST_COMMITS} RETURN {C_RET}, "
+            "c.parents AS parents, "
             "c.author_time AS author_time"
         )
         return DevPlan("file_created", "commits", cy, params, f"the first commit touching {scope.phrase}")
@@ -590,7 +591,7 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     if first or last:
         order = "ASC" if first else "DESC"
         # "who created F": its first commits, of which run_plan takes the one git says created it (clock skew)
-        lim = 8 if first and scope is not None and scope.kind == "file" else 1
+        lim = file_shapes.FIRST_COMMITS if first and scope is not None and scope.kind == "file" else 1
         cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {C_RET}"
         expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)

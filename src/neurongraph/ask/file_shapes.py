@@ -271,6 +271,7 @@ def _per_file_second(
 
 
 EARLY = 16  # a file's first commits by time read for its creation (a descendant dated before the root: ovs)
+FIRST_COMMITS = 8  # the same for one file ("when was F created?", "who created F?": ``creators``)
 
 
 def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
@@ -308,7 +309,7 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
 def creators(engine, rows: list[dict], path: str) -> list[dict]:
     """Of a file's first commits (rows in time order), those that created it (git's status "A", else a hunk
     from nothing), when any did; else all of them (a store that cannot tell)."""
-    made = [r for r in rows if (n := engine.store.get_node(r["id"])) is not None and _makes(n, path)]  # (≤ 8 rows)
+    made = [r for r in rows if (n := engine.store.get_node(r["id"])) is not None and _makes(n, path)]
     return made or rows
 
 
@@ -321,9 +322,8 @@ def keep_added(engine, rows: list[dict], params: dict | None = None) -> list[dic
     params = params or {}
     by = {int(i) for r in rows for i in r.get("by") or []}
     nodes = engine.store.nodes_by_idx(by)
-    later = {int(e[0]) for r in rows for e in r.get("early") or [] if int(e[0]) not in by}
+    later = {int(e[0]) for r in rows for e in r.get("early") or [] if int(e[0]) not in by}  # read once, if needed
     out: list[dict] = []
-    checked: dict = {}
     for r in rows:
         path = str(r["id"])[5:]
         info = {int(idx): {"time": t, "author": who} for idx, t, who in r.get("early") or []}
@@ -336,11 +336,12 @@ def keep_added(engine, rows: list[dict], params: dict | None = None) -> list[dic
             ok = True
             made = info.get(next(i for (i, _), x in zip(firsts, st) if x == "A"), made)
         else:  # changed, not created, by its first commit: a later-dated one may have created it
-            if later and not checked:
-                checked = engine.store.nodes_by_idx(later)
+            if later:
+                nodes.update(engine.store.nodes_by_idx(later))
+                later = set()
             ok = False
             for idx, t, who in r.get("early") or []:
-                n = checked.get(int(idx)) or nodes.get(int(idx))  # (a file's later commit may be another's first)
+                n = nodes.get(int(idx))
                 if n is not None and _makes(n, path):  # (status, or a hunk from nothing where the list is cut)
                     ok, made = True, {"time": t, "author": who}
                     break

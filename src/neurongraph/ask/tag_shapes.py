@@ -45,7 +45,7 @@ def plan_tags(words: str, tw: TimeWindow, params: dict) -> DevPlan | None:
     as such: their number, their list, or the newest / oldest N; else None."""
     cond = time_bounds(tw, params, "t")  # "how many releases in 2023": by the tag's own time
     where = f" WHERE {' AND '.join(cond)}" if cond else ""
-    said = [p for p in tw.phrases]
+    said = list(tw.phrases)
     scope = (" " + ", ".join(said)) if said else ""
     if _COUNT.search(words):
         cy = f"MATCH (t:tag){where} RETURN count(t) AS count"

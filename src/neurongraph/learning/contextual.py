@@ -101,17 +101,13 @@ class EdgeContext:
             return None
         extra = decayed(self.plastic[rows], self.at[rows], now, half_life) * a
         keep = extra > 0
-        if assoc[0].size == 1:  # one near learning query: its rows are sorted by key and unique
-            if keep.all():
-                return EdgeOverlay(self.key[rows], extra, self.back[rows])
-            if not keep.any():
-                return None
-            r = rows[keep]
-            return EdgeOverlay(self.key[r], extra[keep], self.back[r])
         if not keep.any():
             return None
-        r = rows[keep]
-        key, extra, back = self.key[r], extra[keep], self.back[r]
+        if not keep.all():
+            rows, extra = rows[keep], extra[keep]
+        key, back = self.key[rows], self.back[rows]
+        if assoc[0].size == 1:  # one near learning query: its rows are sorted by key and unique
+            return EdgeOverlay(key, extra, back)
         order = np.lexsort((extra, key))  # max over a step's learning queries, not their sum
         key, extra, back = key[order], extra[order], back[order]
         last = np.ones(key.shape[0], bool)
