@@ -5,7 +5,6 @@ said when not understood), path scopes, scoped counts, "who", PR -> commits -> f
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 import pytest
 
@@ -148,11 +147,10 @@ def test_projection_survives_between_engines(repo, tmp_path):
         assert e._cypher_projection().last_sync["mode"] == "rebuild"
     assert (tmp_path / "p.db.graphdb" / "graph.rdb").exists()
     with ngr.open(db, embedder="hashing") as e:
-        t0 = time.perf_counter()
         assert e.cypher("MATCH (c:commit) RETURN count(c) AS n")["rows"][0]["n"] == 8
         proj = e._cypher_projection()
+        # the dump was loaded, not rebuilt (a wall-clock bound here failed under load; the mode says it)
         assert proj.loaded_seq is not None and proj.last_sync.get("mode") != "rebuild"
-        assert time.perf_counter() - t0 < 2
         e.add_nodes([ngr.Node("note:1", "note", "A note", "x")])  # patched on top of the loaded dump
         assert e.cypher("MATCH (n:note) RETURN n.id AS id")["rows"] == [{"id": "note:1"}]
         assert proj.last_sync["mode"] == "patch"

@@ -19,6 +19,12 @@ __all__ = [
     "tag_filter",
     "time_bounds",
     "word_conditions",
+    "topic_words",
+    "topic_condition",
+    "stem",
+    "Topic",
+    "TOPIC_STOP",
+    "LEAD_PUNCTUATION",
     "C_RET",
     "MAX_ITEMS",
     "NON_MERGE",
@@ -153,10 +159,103 @@ FIX_CONDITION = (
 )
 
 
-def word_conditions(words: str, tw: TimeWindow, params: dict) -> None:
-    """Commit conditions the question's words give, added to ``tw.conditions`` (values as ``$params``)."""
-    if _FIXING.search(words):
+# "commits that mention BTF", "commits about the json output", "fixes of a memory leak": the words after the
+# cue are a topic the commit's subject must name (the store projects subjects, not whole messages)
+_TOPIC_CUE = re.compile(
+    r"\b(?:mention(?:s|ed|ing)?|about|regarding|concerning|related\s+to|fix(?:es|ed|ing)?)\s+(?:of\s+)?", re.I
+)
+_TOPIC_WORD = re.compile(r"[A-Za-z0-9_][\w.+-]*")
+_TOPIC_LEAD = {"a", "an", "the", "some", "any", "this", "that", "these", "those", "word", "words", "term", "string"}
+_TOPIC_END = {
+    "in", "since", "before", "after", "until", "till", "by", "during", "from", "between", "on", "under", "to",
+    "for", "and", "or", "were", "was", "are", "is", "have", "has", "had", "did", "do", "does", "been", "be",
+    "there", "last", "this", "that", "which", "who", "their", "its", "it", "them", "than", "with", "without",
+    "made", "committed", "landed", "merged", "so", "far", "ever", "total", "overall", "all", "at",
+}  # fmt: skip
+_TOPIC_GENERIC = {
+    "bug", "bugs", "issue", "issues", "problem", "problems", "thing", "things", "something", "stuff", "commit",
+    "commits", "change", "changes", "patch", "patches", "fix", "fixes", "it", "them", "files", "file",
+}  # fmt: skip
+MAX_TOPIC_WORDS = 4
+TOPIC_STOP = frozenset(_TOPIC_LEAD | _TOPIC_END | _TOPIC_GENERIC)  # words never read as a topic's own
+_TOKEN = re.compile(r"\S+")
+_COMMIT_NOUN = re.compile(r"\b(?:commits?|changes?|patch(?:es)?|prs?|pull requests?|fixes|reverts)\b", re.I)
+
+
+def stem(word: str) -> str:
+    """A plural's singular, so that the prefix match finds both ("crashes" → "crash", "leaks" → "leak")."""
+    if len(word) > 4 and re.search(r"(?:sh|ch|x|ss)es$", word):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+_QUOTES = "`'\"()[]{}<>“”‘’"
+
+
+@dataclass
+class Topic:
+    """Words a commit's subject must name, where the question says them, and whether a fix verb led them."""
+
+    words: list[str]
+    span: tuple[int, int]
+    fixing: bool
+
+
+def topic_words(words: str) -> Topic | None:
+    """The topic a question's cue word introduces ("mention BTF" → ["btf"], "fix a memory leak" →
+    ["memory", "leak"], lowercased and singular); None when the cue is followed by generic words only
+    ("fix bugs"), by a path (a path is a scope, not a topic), or follows no commit noun."""
+    for cue in _TOPIC_CUE.finditer(words):
+        if not _COMMIT_NOUN.search(words, 0, cue.start()):
+            continue  # "what do you know about X", "what fixed X": a search, not a filter on listed commits
+        found: list[str] = []
+        start = end = -1
+        for m in _TOKEN.finditer(words, cue.end()):
+            tok = m.group(0)
+            core = tok.strip(_QUOTES).rstrip(".,;:!?").strip(_QUOTES)
+            low = core.lower()
+            if not found and low in _TOPIC_LEAD:
+                continue
+            if not _TOPIC_WORD.fullmatch(core) or low in _TOPIC_END:
+                break
+            found.append(stem(low))
+            start = m.start() if start < 0 else start
+            end = m.end()
+            if len(found) >= MAX_TOPIC_WORDS or tok.rstrip(_QUOTES)[-1:] in ".,;:!?":
+                break  # punctuation ends the phrase ("leak?", "BTF,")
+        topic = [w for w in found if w not in _TOPIC_GENERIC]
+        if topic:
+            return Topic(topic, (start, end), cue.group(0).lower().startswith("fix"))
+    return None
+
+
+LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")
+
+
+def topic_condition(topic: list[str], params: dict) -> tuple[str, str]:
+    """The commit condition of a topic: every topic word starts a word of the subject, after one opening
+    bracket or quote ("leak" also finds "leaks"), as ``$topic0``, ``$topic1``, ..."""
+    conds = []
+    params["topic_lead"] = LEAD_PUNCTUATION
+    for k, w in enumerate(topic):
+        params[f"topic{k}"] = w
+        conds.append(
+            f"any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH $topic{k} "
+            f"OR (left(w, 1) IN $topic_lead AND substring(w, 1) STARTS WITH $topic{k}))"
+        )
+    said = " and ".join(f"'{w}'" for w in topic)
+    return " AND ".join(conds), f"whose subject mentions {said}"
+
+
+def word_conditions(words: str, tw: TimeWindow, params: dict, topic: Topic | None = None) -> None:
+    """Commit conditions the question's words give, added to ``tw.conditions`` (values as ``$params``);
+    ``topic``: what :func:`topic_words` found (read before the paths, whose span it takes)."""
+    if _FIXING.search(words) or topic is not None and topic.fixing:
         tw.conditions.append((FIX_CONDITION, "whose subject says fix or bug"))
+    if topic is not None:
+        tw.conditions.append(topic_condition(topic.words, params))
     if m := _MORE_FILES.search(words):
         params["n_files"] = int(m.group(2))
         more = m.group(1).lower() in ("more", "over")

@@ -20,7 +20,17 @@ import heapq
 import re
 
 from . import file_shapes, tag_shapes
-from .devplan import C_RET, MAX_ITEMS, DevPlan, Scope, commit_match, tag_filter, time_bounds, word_conditions
+from .devplan import (
+    C_RET,
+    MAX_ITEMS,
+    DevPlan,
+    Scope,
+    commit_match,
+    tag_filter,
+    time_bounds,
+    topic_words,
+    word_conditions,
+)
 from .names import Mention
 from .nl2cypher import type_words
 from .tags import LazyTags, tag_graph
@@ -237,10 +247,9 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     commit = next((m for m in mentions if m.type == "commit"), None)
     quoted_or_named = [m for m in mentions if m.type != "commit"]
     pr = _pr_anchor(engine, question, mentions, notes)
-    author = _author_taken(engine, question, taken)  # before the paths: "g.denis" is an author, not a file
-    scope = _scope_of(engine, question, taken, mentions, notes)
+    author, topic, scope = _named(engine, question, taken, mentions, notes)
     params: dict = {}
-    word_conditions(_blank(question, taken), tw, params)  # "that fix bugs", "more than 10 files"
+    word_conditions(_blank(question, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
     if scope is None and (gone := _missing_scope(question, notes)) is not None:
         return gone, notes
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
@@ -327,6 +336,16 @@ def _reverts(words: str, scope, tw, author, params: dict, count: bool) -> DevPla
             return DevPlan("count_reverts", "count", cy, params, "commits " + ", ".join(said), filters=said)
         return _list("reverts_list", match, params, said, "DESC", None)
     return None
+
+
+def _named(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]):
+    """The author, the subject topic and the path scope the question names, read in that order, each
+    taking its words: "g.denis" is an author, not a file; "commits that mention typeshed" a word, not a path."""
+    author = _author_taken(engine, question, taken)
+    topic = topic_words(_blank(question, taken))
+    if topic is not None:
+        taken.append(topic.span)
+    return author, topic, _scope_of(engine, question, taken, mentions, notes)
 
 
 def _author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | None:
@@ -522,7 +541,9 @@ def _plan_pr(question: str, pr: str, params: dict, who: bool, count: bool) -> De
 
 
 def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
-    """A question about one file's history: when it was renamed, created or removed."""
+    """A question about one file's history: when it was renamed, created or removed; or its length."""
+    if (length := file_shapes.file_length(question, scope, tw, None, params)) is not None:
+        return length  # "how long is F?"
     params["f"] = scope.value
     if _RENAMED.search(question):
         params["p"] = str(scope.value)[5:]
@@ -657,6 +678,8 @@ def _counted(
         if (checked := file_shapes.added_or_removed(words, scope, tw, author, params)) is not None:
             return checked  # "how many files were added in 2023?": those created, not those touched
         return file_shapes.count_files(scope, tw, author, params)
+    if count and (length := file_shapes.file_length(words, scope, tw, author, params)) is not None:
+        return length  # "how many lines does F have?": its length, not the lines its commits changed
     if count and (lines := file_shapes.count_lines(words, scope, tw, author, params)) is not None:
         return lines
     if scope is None and _MERGES.search(words) and (count or _LISTY.search(words) or n):
@@ -736,6 +759,8 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.keep_added(engine, rows, p.params)
     if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
         rows = [{"count": len(rows)}]
+    if p.shape == "file_lines":
+        rows = file_shapes.file_lines(engine, p) if rows else []
     if p.shape.startswith("count_lines_"):
         rows = file_shapes.sum_lines(engine, p, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
@@ -749,6 +774,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     scope = ("; ".join(p.filters)) if p.filters else ""
     if p.shape == "count_authors":
         rows = [{"count": len(set(rows[0]["authors"])) if rows else 0}]
+    if p.kind == "count" and not rows and p.none_text:
+        return rows, {"kind": "count", "shape": p.shape, "value": None}, p.none_text, []
     if p.kind == "count":
         n = rows[0]["count"] if rows else 0
         result = {"kind": "count", "shape": p.shape, "value": int(n)}

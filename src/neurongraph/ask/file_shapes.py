@@ -13,6 +13,7 @@ like files: the commits that touch something in it, merges left out, as ``git lo
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import itertools
 import re
 
@@ -226,6 +227,45 @@ def count_lines(words: str, scope: Scope | None, tw: TimeWindow, author: str | N
     return DevPlan(
         f"count_lines_{side}", "count", cy, params, f"{what} by the commits " + ", ".join(said), filters=said
     )
+
+
+_LENGTH = re.compile(
+    r"\bhow long is\b|\bhow (?:big|large) is\b|\bline count\b|\blines? of code\b"
+    r"|\blines?\b[^?]*\b(?:ha(?:ve|s|d)|contain\w*|long)\b|\b(?:ha(?:ve|s|d)|contain\w*)\b[^?]*\blines?\b|\blines?\s+(?:are|were)\s+(?:there\s+)?in\b",
+    re.I,
+)
+_CHURN = re.compile(r"\b(chang\w*|modif\w*|touch\w*|edit\w*|churn\w*|commits?|by)\b", re.I)
+
+
+def file_length(words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan | None:
+    """ "How many lines does F have?", "how long is F?": the lines F has at the newest commit (before the
+    question's end date, if it gives one), not the lines its commits changed; summed from the stored diffs
+    when run (``CodeHistory.line_count``: what ``git show HEAD:F | wc -l`` counts)."""
+    if scope is None or scope.kind != "file" or author is not None or not _LENGTH.search(words):
+        return None
+    if _ADDED_WORDS.search(words) or _REMOVED_WORDS.search(words) or _CHURN.search(words):
+        return None  # "how many lines were added to F", "lines changed in F": the commits' line counts
+    params["f"] = scope.value
+    if tw.until:
+        params["length_until"] = tw.until
+    when = f"before {tw.until[:10]}" if tw.until else "at the newest commit"
+    cy = "MATCH (f:file) WHERE f.id = $f RETURN f.id AS id"
+    out = DevPlan("file_lines", "count", cy, params, f"lines in {scope.phrase} {when}")
+    out.none_text = (
+        f"Not known: no line count for {scope.phrase} — its stored diffs do not give one (a binary or empty file, "
+        "a store without code, or a generated file over the ingest's hunk caps)."
+    )
+    return out
+
+
+def file_lines(engine, p: DevPlan) -> list[dict]:
+    """``[{"count": N}]`` for a ``file_lines`` plan, or ``[]`` when the stored diffs cannot say."""
+    as_of = None
+    if until := p.params.get("length_until"):
+        d = dt.datetime.fromisoformat(str(until).replace("Z", "+00:00"))
+        as_of = (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp() - 1e-3  # the window's end is exclusive
+    n = engine.code_history.line_count(str(p.params["f"])[5:], as_of)
+    return [] if n is None else [{"count": n}]
 
 
 def sum_lines(engine, p: DevPlan, rows: list[dict]) -> list[dict]:

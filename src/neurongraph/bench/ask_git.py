@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ask.devplan import MAX_ITEMS
+from ..ask.devplan import LEAD_PUNCTUATION, MAX_ITEMS, TOPIC_STOP, stem
 from ..errors import InvalidArgument
 
 __all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
@@ -145,6 +145,10 @@ WORDINGS: dict[str, list[str]] = {
     "reverted": ["Which commits were reverted?", "Which changes have been reverted?"],
     "count_renamed": ["How many files were renamed?", "How many renames are there?"],
     "renamed_files": ["Which files were renamed?", "Which files have been renamed?"],
+    # the length of a file, not the lines its commits changed; commits by the words of their subject
+    "file_lines": ["How many lines does {path} have?", "How long is {path}?", "How many lines are in {path}?"],
+    "count_mentions": ["How many commits mention {word}?", "How many commits are about {word}?"],
+    "mentions": ["Which commits mention {word}?", "List the commits that mention {word}."],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -177,6 +181,8 @@ KIND = {
     "count_reverts": "count",
     "count_renamed": "count",
     "renamed_files": "files",
+    "file_lines": "count",
+    "count_mentions": "count",
 }  # every other shape: a set of commits
 
 
@@ -284,8 +290,9 @@ class _Gen:
             if p not in facts.rename_paths and not any(s in facts.big for s in shas) and "\t" not in p
         )
 
-    def ask(self, shape: str, gold, **kw) -> None:
-        text = self.rnd.choice(WORDINGS[shape]).format(**kw)
+    def ask(self, shape: str, gold, wording: int | None = None, **kw) -> None:
+        """One question; ``wording`` picks the shape's wording when the gold depends on it (else at random)."""
+        text = (WORDINGS[shape][wording] if wording is not None else self.rnd.choice(WORDINGS[shape])).format(**kw)
         self.out.append(Question(shape, text, gold, KIND.get(shape, "commits"), kw))
 
     def count(self, shape: str) -> int:
@@ -648,11 +655,7 @@ class _Gen:
             first = self.rnd.random() < 0.5
             pick, nxt = (shas[-1], shas[-2]) if first else (shas[0], shas[1])
             if self.f.by_sha[pick][3] != self.f.by_sha[nxt][3]:
-                self.ask("author_last", {pick}, author=a)
-                q = self.out[-1]
-                q.question = ("When did {author} first commit?" if first else "When did {author} last commit?").format(
-                    author=a
-                )
+                self.ask("author_last", {pick}, wording=1 if first else 0, author=a)
 
     def _status(self) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
         """Per path, its oldest and its newest (status, commit) in ``git log --no-merges -M --name-status``
@@ -748,10 +751,57 @@ class _Gen:
             out = self.f.git("log", "--no-merges", "--full-history", "-U0", "--numstat", "--format=", "--", p)
             # -U0 makes git print the patch too (the counts are those of its -U0 hunks, as the ingest reads them)
             rows = [ln.split("\t") for ln in out.splitlines() if re.match(r"(?:\d+|-)\t(?:\d+|-)\t", ln)]
-            self.ask("lines_added", 0, path=p)
-            q = self.out[-1]
-            col = 1 if "removed" in q.question else 0
-            q.gold = sum(int(r[col]) for r in rows if r[col] != "-")
+            col = self.rnd.randrange(2)  # the wordings: 0 added, 1 removed
+            self.ask("lines_added", sum(int(r[col]) for r in rows if r[col] != "-"), wording=col, path=p)
+
+    def file_lines(self) -> None:
+        """The lines a file has at HEAD (``git show HEAD:F``, newlines counted as ``wc -l`` does, plus an
+        unterminated last line); text files only."""
+        head = set(self.f.git("ls-tree", "-r", "--name-only", "HEAD").splitlines())
+        for p in self.sample([x for x in self.files if x in head]):
+            if self.count("file_lines") >= self.n:
+                return
+            raw = subprocess.run(
+                ["git", "-C", self.f.repo, "show", f"HEAD:{p}"], capture_output=True, check=True
+            ).stdout
+            if b"\0" in raw[:8000] or not raw:
+                continue  # binary or empty: no line count to ask about
+            self.ask("file_lines", raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1), path=p)
+
+    def _subject_words(self) -> Counter:
+        """How many commit subjects name each plain word (a word 'starts' a subject word, as ask reads a topic)."""
+        if not hasattr(self, "_words"):
+            seen: Counter = Counter()
+            for c in self.f.commits:
+                seen.update({m for m in re.findall(r"[a-z][a-z0-9_]{3,}", c[4].lower()) if stem(m) == m})
+            self._words = seen
+        return self._words
+
+    def _mentioning(self, word: str) -> set[str]:
+        """Commits (merges too: no path scope) with a subject word that starts with ``word``, after one
+        opening bracket or quote: ``git log --format=%s`` read word by word."""
+        lead = tuple(LEAD_PUNCTUATION)
+        return {
+            c[0]
+            for c in self.f.commits
+            if any(w.startswith(word) or w.startswith(lead) and w[1:].startswith(word) for w in c[4].lower().split(" "))
+        }
+
+    def _topics(self) -> list[str]:
+        stop = TOPIC_STOP | {"fixes", "fixed", "mention", "about", "revert", "merge"}
+        return sorted(w for w, n in self._subject_words().items() if 3 <= n <= 400 and w not in stop)
+
+    def count_mentions(self) -> None:
+        for w in self.sample(self._topics(), self.n):
+            self.ask("count_mentions", len(self._mentioning(w)), word=w)
+
+    def mentions(self) -> None:
+        for w in self.sample(self._topics()):
+            if self.count("mentions") >= self.n:
+                return
+            gold = self._mentioning(w)
+            if 0 < len(gold) <= MAX_SET:
+                self.ask("mentions", gold, word=w)
 
     def prs_dir(self) -> None:
         """PRs one of whose commits (a merged branch's, or the squash itself; merges left out) touched DIR."""

@@ -71,6 +71,7 @@ class _Entry:
     renamed_from: str | None = None
     merge: bool = False
     hunks_p2: _Hunks | None = None  # a merge's hunks against its second parent (None: not stored)
+    cut: bool = False  # the commit's hunks were cut at the ingest's caps (a generated or vendored file)
 
 
 @dataclass
@@ -299,6 +300,7 @@ class CodeHistory:
         self._by_sha: dict[str, int] = {}
         self._topo: _Topology | None = None  # mainline positions and where each commit landed; rebuilt on change
         self._walks: dict[str, _PathWalk] = {}
+        self._away: tuple[_Topology, dict[str, list[int]]] | None = None  # renamed-away paths, per topology
         self._vocab: dict[str, tuple[str, np.ndarray, list[str]]] = {}  # side -> the terms joined, for substrings
 
     # ------------------------------------------------------------ keeping in step
@@ -355,18 +357,20 @@ class CodeHistory:
             self._by_sha[c.sha] = idx
         hunks = md.get("hunks")
         renames = {new: old for old, new in (md.get("renames") or []) if isinstance(old, str) and isinstance(new, str)}
-        if isinstance(hunks, dict):
-            for path, raw in hunks.items():
-                if not isinstance(path, str):
-                    continue
-                self._files.setdefault(path, {})[idx] = _Entry(
-                    t, -idx, idx, _hunks(raw), renames.get(path), c.merge, _p2(md, path) if c.merge else None
-                )
-                c.paths.append(path)
-            for new, old in renames.items():  # a pure rename has no hunk, but the line history moves
-                if new not in hunks:
-                    self._files.setdefault(new, {})[idx] = _Entry(t, -idx, idx, _EMPTY, old, c.merge)
-                    c.paths.append(new)
+        if not isinstance(hunks, dict):
+            hunks = {}  # a commit of pure renames only stores no hunks at all
+        cut = bool(md.get("hunks_truncated"))
+        for path, raw in hunks.items():
+            if not isinstance(path, str):
+                continue
+            self._files.setdefault(path, {})[idx] = _Entry(
+                t, -idx, idx, _hunks(raw), renames.get(path), c.merge, _p2(md, path) if c.merge else None, cut
+            )
+            c.paths.append(path)
+        for new, old in renames.items():  # a pure rename has no hunk, but the line history moves
+            if new not in hunks:
+                self._files.setdefault(new, {})[idx] = _Entry(t, -idx, idx, _EMPTY, old, c.merge)
+                c.paths.append(new)
         code = md.get("code")
         if isinstance(code, dict):
             for side in ("added", "removed"):
@@ -484,6 +488,55 @@ class CodeHistory:
                 cur = e.renamed_from
                 w = self._walk(cur)
                 i = bisect.bisect_left(w.main_pos, pos)
+
+    def line_count(self, path: str, as_of: float | None = None) -> int | None:
+        """The lines ``path`` has in the newest mainline commit at or before ``as_of`` (None: the tip), from
+        the stored first-parent hunks: every mainline commit's new minus old hunk sizes, summed oldest first; a
+        rename starts from its source's count.  0 once the file is deleted or renamed away; None where no
+        stored hunk ever covered the path (a binary or empty file, a path the mainline never had) or where a
+        commit that changed it stored only part of its hunks (the ingest's caps: a generated file)."""
+        self._ensure()
+        topo = self._topology()
+        start = topo.at(as_of)
+        if start is None:
+            return None
+        return self._length(path, topo.pos[start] + 1, 0)
+
+    def _length(self, path: str, upto: int, depth: int) -> int | None:
+        """``path``'s line count from its mainline entries before position ``upto``: summed from its last
+        rename away (its lines left with it; a later commit may add the path anew) or from the rename that
+        brought it (its source's count), whichever is later."""
+        w = self._walk(path)
+        k = bisect.bisect_left(w.main_pos, upto)
+        away = [pos for pos in self._moved_away().get(path, ()) if pos < upto]
+        lo = bisect.bisect_left(w.main_pos, max(away)) if away else 0
+        if lo >= k:
+            return 0 if away else None
+        begin = next((i for i in range(k - 1, lo - 1, -1) if w.main[i].renamed_from), lo)
+        total, known = 0, bool(away)
+        first = w.main[begin]
+        if first.renamed_from and depth < MAX_MERGE_DEPTH:
+            src = self._length(first.renamed_from, w.main_pos[begin], depth + 1)
+            total, known = src or 0, src is not None
+        for e in w.main[begin:k]:
+            if e.cut:
+                return None
+            if e.hunks.n:
+                total -= int(e.hunks.shifts[-1])  # shifts[-1]: old minus new size of all its hunks
+                known = True
+        return total if known else None
+
+    def _moved_away(self) -> dict[str, list[int]]:
+        """Old path -> the mainline positions of the commits that renamed it away (built once per topology)."""
+        topo = self._topology()
+        if self._away is None or self._away[0] is not topo:
+            away: dict[str, list[int]] = {}
+            for entries in self._files.values():
+                for e in entries.values():
+                    if e.renamed_from and e.idx in topo.pos:
+                        away.setdefault(e.renamed_from, []).append(topo.pos[e.idx])
+            self._away = (topo, away)
+        return self._away[1]
 
     def _brought(self, m: _Entry, path: str, on_chain: set[int]) -> list[_Entry]:
         """Without second-parent hunks: the commits of the same unmerged line of work, newest first."""

