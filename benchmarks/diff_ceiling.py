@@ -1,4 +1,4 @@
-"""What the diff protocol's hit@1 target needs (issue 24): where each fix's origin is, by B-SZZ and by ngr.
+"""What the history protocols' hit@1 targets need (issue 24): where each fix's origin is, by B-SZZ and by ngr.
 
 For every fix with changed old-side lines (the diff protocol's main group), the origin's rank under B-SZZ
 (first / listed lower / not blamed at all) against its rank under the default search with the fix's diff.
@@ -7,8 +7,12 @@ perfect choice among them), next to the target B-SZZ + 0.10.  If even a perfect 
 two is short of the target, no fusion weight and no re-rank of the same candidates meets it without a
 near-perfect judge of which of the first few is the origin.
 
+``--input text`` does the same for the text protocol (subject + paths; no B-SZZ: its target is hit@1 0.45
+on the worst history).
+
 Usage (on copies of the benchmark stores: the search records nothing, but the store is synced first):
     .venv/bin/python benchmarks/diff_ceiling.py --repo .ngr/history/iproute2 --db COPY.db [--repo ... --db ...]
+        [--input text]
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from neurongraph.bench.history import DIFF_SYSTEMS, prepare  # noqa: E402
+from neurongraph.bench.history import DIFF_SYSTEMS, SYSTEMS, prepare  # noqa: E402
 from neurongraph.engine import open_engine  # noqa: E402
 
 TOPS = (1, 2, 3, 5, 10)
@@ -31,11 +35,11 @@ def _rank(ranked: list[str], gold: set[str]) -> int | None:
     return next((k + 1 for k, c in enumerate(ranked) if c in gold), None)
 
 
-def ceiling(repo: str, db: str) -> dict:
+def ceiling(repo: str, db: str, protocol: str = "diff") -> dict:
     eng = open_engine(db)
     try:
-        prep = prepare(repo, eng, input="diff", szz_cache=str(Path(db).with_suffix("")) + "-szz.json")
-        ranked, _ = prep.rank(eng, "ngr", DIFF_SYSTEMS["ngr"])
+        prep = prepare(repo, eng, input=protocol, szz_cache=str(Path(db).with_suffix("")) + "-szz.json")
+        ranked, _ = prep.rank(eng, "ngr", DIFF_SYSTEMS["ngr"] if protocol == "diff" else SYSTEMS["ngr"])
     finally:
         eng.close()
     main = prep.groups["main"]
@@ -54,7 +58,7 @@ def ceiling(repo: str, db: str) -> dict:
         "history": Path(repo).name,
         "fixes": total,
         "szz_hit@1": szz1 / total,
-        "target_hit@1": szz1 / total + 0.10,
+        "target_hit@1": szz1 / total + 0.10 if protocol == "diff" else 0.45,
         "ngr_hit@1": sum(n == 1 for n in ngr_ranks) / total,
         "perfect_choice_in_top": {k: sum(1 for n in ngr_ranks if n and n <= k) / total for k in TOPS},
         "cells": {f"{a} / {b}": v for (a, b), v in sorted(cells.items())},
@@ -65,11 +69,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repo", action="append", required=True)
     ap.add_argument("--db", action="append", required=True)
+    ap.add_argument("--input", choices=("diff", "text"), default="diff")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if len(a.repo) != len(a.db):
         ap.error("give one --db per --repo")
-    rows = [ceiling(r, d) for r, d in zip(a.repo, a.db)]
+    rows = [ceiling(r, d, a.input) for r, d in zip(a.repo, a.db)]
     if a.json:
         print(json.dumps(rows, indent=2))
         return

@@ -23,6 +23,7 @@ from . import file_shapes, tag_shapes
 from .devplan import (
     C_RET,
     MAX_ITEMS,
+    NON_MERGE,
     DevPlan,
     Scope,
     commit_match,
@@ -89,6 +90,11 @@ _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|ment
 _PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
 _WHEN = re.compile(r"\bwhen\b", re.I)
 _PER = re.compile(r"\b(?:per|each|every|by|a)\s+(year|month)s?\b|\b(year|month)ly\b", re.I)
+_BUSIEST = re.compile(
+    r"\b(?:most active|busiest|most productive)\s+(year|month)s?\b"
+    r"|\b(year|month)s?\b[^?]*\b(?:busiest|most active|most productive|most commits)\b",
+    re.I,
+)
 _HOW_OLD = re.compile(r"\bhow old\b|\bwhen did (?:the )?(?:project|repo\w*|history|development) (?:start|begin)", re.I)
 _MERGES = re.compile(r"\bmerges\b|\bmerge commits?\b|\bmerged commits\b", re.I)
 _REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
@@ -591,6 +597,8 @@ def _who_question(
         return None  # (said by ``_pr_anchor``, which reads every question: reviewers are not recorded)
     if _PRS.search(words) and (_RANKING.search(words) or re.search(r"\bmerg\w*", words, re.I)):
         return _pr_mergers(tw, params)
+    if _LINES_RANKED.search(words) and not re.search(r"\b(?:remov|delet|drop)\w*", words, re.I):
+        return _authors_by_lines(scope, tw, author, params)  # "who wrote the most lines (of F)?"
     if scope is not None and scope.kind == "file":
         if file_shapes.DELETED.search(words):
             return file_shapes.file_deleted(scope, params, who=True)
@@ -604,6 +612,25 @@ def _who_question(
         and _PEOPLE.search(rest)  # "who was the first contributor?"
     )
     return _who(scope, tw, author, params, first, last) if has_filter or whole else None
+
+
+_LINES_RANKED = re.compile(r"\b(?:most|top|biggest|largest)\b[^?]*\blines?\b|\blines?\b[^?]*\bmost\b", re.I)
+
+
+def _authors_by_lines(scope, tw, author, params: dict) -> DevPlan:
+    """ "Who wrote the most lines?": the authors by the lines their non-merge commits added (to the scoped
+    files, if any), what ``git log --no-merges --numstat`` adds up per author; summed when run."""
+    if scope is None:
+        match, said = commit_match(None, tw, author, params, where=[NON_MERGE])
+        said = ["(merge commits left out)"] + said
+    else:
+        match, said = commit_match(scope, tw, author, params, touching=True)
+    path = "substring(f.id, 5)" if scope is not None else "null"
+    cy = f"{match} RETURN DISTINCT c.idx AS idx, c.author AS author, {path} AS path ORDER BY idx, path"
+    expl = "authors by the lines their commits added" + (" " + ", ".join(said) if said else "")
+    out = DevPlan("authors_by_lines", "authors", cy, params, expl, filters=said)
+    out.count_cypher = f"{match} RETURN count(DISTINCT c.author) AS count"
+    return out
 
 
 def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
@@ -627,16 +654,20 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     return out
 
 
-def _per_period(scope, tw, author, params: dict, unit: str) -> DevPlan:
-    """ "How many commits per year?": the scoped commits counted by the year (or month) of their time."""
+def _per_period(scope, tw, author, params: dict, unit: str, busiest: bool = False) -> DevPlan:
+    """ "How many commits per year?": the scoped commits counted by the year (or month) of their time, in
+    time order; ``busiest`` ("the most active months"): the periods with the most commits first."""
     match, said = commit_match(scope, tw, author, params)
     k = 7 if unit.startswith("month") else 4
+    order = "commits DESC, period" if busiest else "period"
     cy = (
         f"{match} WITH DISTINCT c RETURN substring(toString(c.time), 0, {k}) AS period, count(c) AS commits "
-        "ORDER BY period"
+        f"ORDER BY {order}"
     )
-    expl = f"commits per {'month' if k == 7 else 'year'} " + ", ".join(said)
-    return DevPlan("per_month" if k == 7 else "per_year", "periods", cy, params, expl.strip(), filters=said)
+    noun = "month" if k == 7 else "year"
+    expl = (f"the {noun}s with the most commits" if busiest else f"commits per {noun}") + " " + ", ".join(said)
+    shape = ("busiest_" if busiest else "per_") + noun
+    return DevPlan(shape, "periods", cy, params, expl.strip(), filters=said)
 
 
 def _merge_commits(scope, tw, author, params: dict, count: bool, n: int | None) -> DevPlan:
@@ -684,6 +715,8 @@ def _counted(
         return lines
     if scope is None and _MERGES.search(words) and (count or _LISTY.search(words) or n):
         return _merge_commits(scope, tw, author, params, count, n)
+    if (busy := _BUSIEST.search(words)) is not None:  # "the most active months", "the busiest year"
+        return _per_period(scope, tw, author, params, (busy.group(1) or busy.group(2)).lower(), busiest=True)
     if (count or _LISTY.search(words)) and (per := _PER.search(words)):
         return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
     if count:
@@ -720,7 +753,7 @@ def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str])
 # shapes whose rows (one per file) are checked in Python after the query: every row must be read, and the
 # graph server returns at most 1,000 per query (mypy's files removed were counted among its 1,000 most
 # recently changed files: 9 of 1,300)
-ROW_CHECKED = ("files_deleted", "count_files_deleted", "files_added", "count_files_added")
+ROW_CHECKED = ("files_deleted", "count_files_deleted", "files_added", "count_files_added", "authors_by_lines")
 PAGE = 1000
 
 
@@ -763,9 +796,28 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.file_lines(engine, p) if rows else []
     if p.shape.startswith("count_lines_"):
         rows = file_shapes.sum_lines(engine, p, rows)
+    if p.shape == "authors_by_lines":
+        rows = file_shapes.lines_by_author(engine, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
+    if p.shape in ("latest_n", "who_first") and not p.filters and " ASC" in p.cypher:
+        rows = _root_first(engine, rows)
     return rows
+
+
+def _root_first(engine, rows: list[dict]) -> list[dict]:
+    """ "The first commit" of the whole history is a root (no parent), the one ``git log --reverse`` lists
+    first, even when a child of it is dated earlier (ovs's import is dated after its first child); the other
+    rows of "the first N" follow by time."""
+    if not rows:
+        return rows
+    roots = engine.cypher(
+        f"MATCH (c:commit) WHERE size(coalesce(c.parents, [])) = 0 RETURN {C_RET}, c.parents AS parents "
+        "ORDER BY time, id LIMIT 1"
+    )["rows"]
+    if not roots:
+        return rows
+    return roots + [r for r in rows if r["id"] != roots[0]["id"]][: len(rows) - 1]
 
 
 def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
@@ -799,9 +851,12 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         result = {"kind": "authors", "shape": p.shape, "items": [r["author"] for r in rows], "total": total}
         if not rows:
             return rows, result, f"No commits {scope or 'match'}.", []
-        lines = [f"- {r['author']}: {_tally(r)} (last {str(r.get('last') or '')[:10]})" for r in rows[:SHOW]]
+        lines = [
+            f"- {r['author']}: {_tally(r)}" + (f" (last {str(r['last'])[:10]})" if r.get("last") else "")
+            for r in rows[:SHOW]
+        ]
         whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
-        if p.shape == "pr_mergers":
+        if p.shape in ("pr_mergers", "authors_by_lines"):
             whose = "— " + p.explanation
         head = f"{total} authors {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
@@ -830,7 +885,9 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
 
 
 def _tally(r: dict) -> str:
-    """ "12 commits" / "3 PRs" of an authors row."""
+    """ "12 commits" / "3 PRs" / "1,200 lines" of an authors row."""
+    if "lines" in r:
+        return f"{r['lines']:,} lines added in {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
     n, noun = (r["prs"], "PR") if "prs" in r else (r["commits"], "commit")
     return f"{n} {noun}" + ("" if n == 1 else "s")
 

@@ -43,6 +43,7 @@ __all__ = [
     "STILL",
     "latest_only",
     "dirs_answer",
+    "lines_by_author",
     "row_figure",
     "FILES",
     "COUNT_FILES",
@@ -289,6 +290,43 @@ def sum_lines(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
             a, d = int(a or 0), int(d or 0)
             total += a if side == "added" else d if side == "deleted" else a + d
     return [{"count": total}]
+
+
+def lines_by_author(engine, rows: list[dict]) -> list[dict]:
+    """Authors rows ``{author, lines, commits}`` from ``(idx, author, path)`` rows (path None: the
+    whole commit), the lines added read from the commits' stored file lists (their hunks beyond a cut list);
+    most lines first."""
+    want: dict[int, set[str] | None] = {}
+    who: dict[int, str] = {}
+    for r in rows:
+        idx = int(r["idx"])
+        who[idx] = str(r.get("author") or "")
+        if r.get("path") is None:
+            want[idx] = None
+        elif idx not in want:
+            want[idx] = {str(r["path"])}
+        elif (got := want[idx]) is not None:
+            got.add(str(r["path"]))
+    lines: dict[str, int] = {}
+    commits: dict[str, int] = {}
+    ids = list(want)
+    for k in range(0, len(ids), 2000):
+        for idx, node in engine.store.nodes_by_idx(ids[k : k + 2000]).items():
+            md = node.metadata or {}
+            listed: dict[str, dict] = {str(f.get("path")): f for f in md.get("files") or [] if isinstance(f, dict)}
+            raw = md.get("hunks")
+            hunks: dict[str, list] = raw if isinstance(raw, dict) else {}
+            only = want[idx]
+            paths: set[str] = only if only is not None else set(listed) | set(hunks)
+            added = 0
+            for path in paths:
+                f = listed.get(path)
+                added += int((f.get("added") if f is not None else sum(h[3] for h in hunks.get(path) or [])) or 0)
+            a = who[idx]
+            lines[a] = lines.get(a, 0) + added
+            commits[a] = commits.get(a, 0) + 1
+    ranked = sorted(lines, key=lambda a: (-lines[a], a))
+    return [{"author": a, "lines": lines[a], "commits": commits[a]} for a in ranked[:MAX_ITEMS]]
 
 
 def _per_file_second(

@@ -149,6 +149,8 @@ WORDINGS: dict[str, list[str]] = {
     "file_lines": ["How many lines does {path} have?", "How long is {path}?", "How many lines are in {path}?"],
     "count_mentions": ["How many commits mention {word}?", "How many commits are about {word}?"],
     "mentions": ["Which commits mention {word}?", "List the commits that mention {word}."],
+    "busiest_month": ["What was the most active month?", "Which months were the busiest?"],
+    "top_lines_author": ["Who wrote the most lines?", "Which author added the most lines?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -183,6 +185,8 @@ KIND = {
     "renamed_files": "files",
     "file_lines": "count",
     "count_mentions": "count",
+    "busiest_month": "dirs",  # the first of a ranking
+    "top_lines_author": "dirs",
 }  # every other shape: a set of commits
 
 
@@ -284,10 +288,12 @@ class _Gen:
         self.f, self.rnd, self.n = facts, rnd, per_shape
         self.out: list[Question] = []
         self.pr = facts.pr_commit()
+        # a path that was a file once and a directory later ("travis-ci"): `git log -- P` reads both
+        dirs = {p[:k] for p in facts.file_commits for k in range(len(p)) if p[k] == "/"}
         self.files = sorted(
             p
             for p, shas in facts.file_commits.items()
-            if p not in facts.rename_paths and not any(s in facts.big for s in shas) and "\t" not in p
+            if p not in facts.rename_paths and p not in dirs and not any(s in facts.big for s in shas) and "\t" not in p
         )
 
     def ask(self, shape: str, gold, wording: int | None = None, **kw) -> None:
@@ -644,6 +650,26 @@ class _Gen:
         if ranked and (len(ranked) == 1 or ranked[0][0] != ranked[1][0]):
             self.ask("top_dir", ranked[0][1])
 
+    def busiest_month(self) -> None:
+        """The month with the most commits (merges too: no path scope), by committer date in UTC."""
+        per = Counter(dt.datetime.fromtimestamp(c[3], dt.UTC).strftime("%Y-%m") for c in self.f.commits)
+        ranked = per.most_common(2)
+        if ranked and (len(ranked) == 1 or ranked[0][1] != ranked[1][1]):
+            self.ask("busiest_month", ranked[0][0])
+
+    def top_lines_author(self) -> None:
+        """The author whose non-merge commits added the most lines (``git log --no-merges --numstat``)."""
+        lines: Counter = Counter()
+        who = ""
+        for line in self.f.git("log", "--no-merges", "--numstat", "--format=%x1e%an").split("\n"):
+            if line.startswith("\x1e"):
+                who = line[1:]
+            elif (m := re.match(r"(\d+)\t(?:\d+|-)\t", line)) is not None:
+                lines[who] += int(m.group(1))
+        ranked = lines.most_common(2)
+        if ranked and (len(ranked) == 1 or ranked[0][1] != ranked[1][1]):
+            self.ask("top_lines_author", ranked[0][0])
+
     def author_last(self) -> None:
         for a in self.sample(self._authors()):
             if self.count("author_last") >= self.n:
@@ -772,20 +798,30 @@ class _Gen:
         """How many commit subjects name each plain word (a word 'starts' a subject word, as ask reads a topic)."""
         if not hasattr(self, "_words"):
             seen: Counter = Counter()
-            for c in self.f.commits:
-                seen.update({m for m in re.findall(r"[a-z][a-z0-9_]{3,}", c[4].lower()) if stem(m) == m})
+            for subject in self._first_lines().values():
+                seen.update({m for m in re.findall(r"[a-z][a-z0-9_]{3,}", subject.lower()) if stem(m) == m})
             self._words = seen
         return self._words
 
+    def _first_lines(self) -> dict[str, str]:
+        """Each commit's subject as its message's first line (``%s`` joins a wrapped first paragraph)."""
+        if not hasattr(self, "_subjects"):
+            self._subjects = {}
+            for rec in self.f.git("log", "--format=%H%x1f%B%x1e").split("\x1e"):
+                if "\x1f" in rec:
+                    sha, body = rec.strip("\n").split("\x1f", 1)
+                    self._subjects[sha] = body.split("\n", 1)[0]
+        return self._subjects
+
     def _mentioning(self, word: str) -> set[str]:
         """Commits (merges too: no path scope) with a subject word that starts with ``word``, after one
-        opening bracket or quote: ``git log --format=%s`` read word by word."""
+        opening bracket or quote: each message's first line read word by word."""
         lead = tuple(LEAD_PUNCTUATION)
-        return {
-            c[0]
-            for c in self.f.commits
-            if any(w.startswith(word) or w.startswith(lead) and w[1:].startswith(word) for w in c[4].lower().split(" "))
-        }
+
+        def names(w: str) -> bool:
+            return w.startswith(word) or w.startswith(lead) and w[1:].startswith(word)
+
+        return {sha for sha, subject in self._first_lines().items() if any(map(names, subject.lower().split(" ")))}
 
     def _topics(self) -> list[str]:
         stop = TOPIC_STOP | {"fixes", "fixed", "mention", "about", "revert", "merge"}

