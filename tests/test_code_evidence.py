@@ -26,7 +26,8 @@ def _git_blame(repo: Repo, rev: str, path: str) -> list[str]:
 
 
 def _random_history(tmp_path, seed: int = 7, steps: int = 30) -> tuple[Repo, list[tuple[str, str, float]]]:
-    """A linear history of random insertions, deletions and edits in two files, with one rename; returns
+    """A linear history of random insertions, deletions and edits in two files, with a rename inside an edit
+    and one in a commit of its own; returns
     the repo and (sha, path of the edited file after the commit, commit time) per commit."""
     rng = random.Random(seed)
     repo = Repo(tmp_path / "r")
@@ -51,6 +52,10 @@ def _random_history(tmp_path, seed: int = 7, steps: int = 30) -> tuple[Repo, lis
             name = "src_a.c" if name == "a.c" else name
         sha = repo.commit(f"step {step}", {k: "\n".join(v) + "\n" for k, v in files.items()})
         log.append((sha, name, repo.t))
+        if step == 20:  # a commit of pure renames only: it stores no hunk, yet the lines move with the file
+            repo.git("mv", "b.c", "lib_b.c")
+            files["lib_b.c"] = files.pop("b.c")
+            log.append((repo.commit("move b.c"), "lib_b.c", repo.t))
     return repo, log
 
 
