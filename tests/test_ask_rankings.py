@@ -1,6 +1,8 @@
 """``ngr ask`` rankings over a whole history, checked against git on a real repository: who wrote the most
-lines (``git log --no-merges --numstat`` per author), the busiest months and years, and the first commit
-as the root ``git log --reverse`` lists first, even when a child of it is dated earlier (clock skew)."""
+lines (``git log --no-merges --numstat`` per author), which commits added the most lines, the files that
+change together with a file, commits per author, the busiest months and years, and the first commit as the
+root ``git log --reverse`` lists first, even when a child of it is dated earlier (clock skew); a path that
+ends another path is a scope of its own."""
 
 from __future__ import annotations
 
@@ -87,3 +89,46 @@ def test_first_commit_is_the_root(repo, eng):
     assert who["result"]["value"] == "Ada Dev"
     three = eng.ask("What are the first 3 commits?")
     assert three["result"]["items"][0] == f"commit:{repo.root}" and len(three["result"]["items"]) == 3
+
+
+def test_commits_by_lines_added(repo, eng):
+    res = eng.ask("Which commit added the most lines?")
+    assert res["result"]["shape"] == "largest_commits_lines"
+    top = _git(repo, "log", "--no-merges", "-1", "--format=%H", "--grep", "Write the big module").strip()
+    assert res["result"]["items"][0] == f"commit:{top}" and "50 lines added" in res["answer"]
+    scoped = eng.ask("What are the 2 commits that added the most lines to a.c?")
+    assert len(scoped["result"]["items"]) == 2
+    assert scoped["result"]["items"][0] == f"commit:{repo.root}" and "3 lines added" in scoped["answer"]
+
+
+def test_files_changed_together(tmp_path):
+    r = Repo(tmp_path / "co")
+    r.commit("one", {"core.c": "1\n", "core.h": "1\n", "docs.md": "1\n"})
+    r.commit("two", {"core.c": "2\n", "core.h": "2\n"})
+    r.commit("three", {"core.c": "3\n", "test.c": "3\n"})
+    r.commit("four", {"docs.md": "4\n", "test.c": "4\n"})
+    e = ngr.open(tmp_path / "co.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        res = e.ask("Which files change together with core.c most often?")
+        assert res["result"]["shape"] == "co_changed"
+        assert res["result"]["items"] == ["file:core.h", "file:docs.md", "file:test.c"]  # 2, then 1 and 1 by name
+        assert "core.h: 2 commits" in res["answer"]
+        per = e.ask("How many commits are there per author?")
+        assert per["result"]["shape"] == "who" and per["result"]["items"] == ["Ada Dev"]
+    finally:
+        e.close()
+
+
+def test_a_path_inside_another_path_is_its_own_scope(tmp_path):
+    r = Repo(tmp_path / "ck")
+    r.commit("a", {"CHECKPOINT-COMMIT": "1\n"})
+    r.commit("b", {"BPF-CHECKPOINT-COMMIT": "1\n"})
+    r.commit("c", {"CHECKPOINT-COMMIT": "2\n", "BPF-CHECKPOINT-COMMIT": "2\n"})
+    e = ngr.open(tmp_path / "ck.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        res = e.ask("How many commits touched BPF-CHECKPOINT-COMMIT or CHECKPOINT-COMMIT?")
+        assert res["result"]["value"] == 3  # git log --no-merges -- BPF-CHECKPOINT-COMMIT CHECKPOINT-COMMIT
+    finally:
+        e.close()

@@ -90,6 +90,7 @@ _RELATION = re.compile(r"\b(fix\w*|revert\w*|follow\w*|supersed\w*|refer\w*|ment
 _PEOPLE = re.compile(r"\b(authors?|people|persons?|contributors?|committers?|developers?)\b", re.I)
 _WHEN = re.compile(r"\bwhen\b", re.I)
 _PER = re.compile(r"\b(?:per|each|every|by|a)\s+(year|month)s?\b|\b(year|month)ly\b", re.I)
+_PER_AUTHOR = re.compile(r"\b(?:per|each|every)\s+(?:author|person|contributor|developer|committer)s?\b", re.I)
 _BUSIEST = re.compile(
     r"\b(?:most active|busiest|most productive)\s+(year|month)s?\b"
     r"|\b(year|month)s?\b[^?]*\b(?:busiest|most active|most productive|most commits)\b",
@@ -430,10 +431,17 @@ def _prs_touching(scope: Scope, tw: TimeWindow, params: dict, count: bool) -> De
     return out
 
 
+def _at(question: str, phrase: str) -> int:
+    """Where ``phrase`` stands on its own in the question: "CHECKPOINT-COMMIT" is not the end of
+    "BPF-CHECKPOINT-COMMIT" (the first such place; else the first place at all)."""
+    m = re.search(r"(?<![\w./-])" + re.escape(phrase) + r"(?![\w/-])", question)
+    return m.start() if m else question.find(phrase)
+
+
 def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]) -> Scope | None:
     """The question's path scope: one path (a file mention counts), or several — "touched both A and B" needs
     every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
-    found = [(question.find(sc.phrase), sc) for sc in _scopes(engine, question, taken, notes)]
+    found = [(_at(question, sc.phrase), sc) for sc in _scopes(engine, question, taken, notes)]
     found += [(m.start, Scope("file", m.node, m.phrase)) for m in mentions if m.type == "file"]
     kept: list[tuple[int, Scope]] = []
     for at, sc in sorted(found, key=lambda t: (" " in t[1].phrase, -len(t[1].phrase))):
@@ -443,7 +451,7 @@ def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes
         if all(sc.value != o.value for _, o in kept) and not any(at < a + len(o.phrase) and a < end for a, o in kept):
             kept.append((at, sc))
     scopes = [sc for _, sc in sorted(kept, key=lambda t: t[0])]
-    taken += [(question.find(s.phrase), question.find(s.phrase) + len(s.phrase)) for s in scopes]
+    taken += [(at, at + len(sc.phrase)) for at, sc in sorted(kept, key=lambda t: t[0])]
     if len(scopes) < 2:
         return scopes[0] if scopes else None
     both = re.search(r"\b(both|all of|together|at once|as well as)\b", question, re.I)
@@ -550,6 +558,8 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
     """A question about one file's history: when it was renamed, created or removed; or its length."""
     if (length := file_shapes.file_length(question, scope, tw, None, params)) is not None:
         return length  # "how long is F?"
+    if file_shapes.ranks_commits_by_lines(question):
+        return None  # "the commits that added the most lines to F": a ranking, not F's creation
     params["f"] = scope.value
     if _RENAMED.search(question):
         params["p"] = str(scope.value)[5:]
@@ -717,6 +727,8 @@ def _counted(
         return _merge_commits(scope, tw, author, params, count, n)
     if (busy := _BUSIEST.search(words)) is not None:  # "the most active months", "the busiest year"
         return _per_period(scope, tw, author, params, (busy.group(1) or busy.group(2)).lower(), busiest=True)
+    if _PER_AUTHOR.search(words):  # "how many commits per author?": the authors with their commit counts
+        return _who(scope, tw, author, params, False, False)
     if (count or _LISTY.search(words)) and (per := _PER.search(words)):
         return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
     if count:
@@ -753,7 +765,14 @@ def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str])
 # shapes whose rows (one per file) are checked in Python after the query: every row must be read, and the
 # graph server returns at most 1,000 per query (mypy's files removed were counted among its 1,000 most
 # recently changed files: 9 of 1,300)
-ROW_CHECKED = ("files_deleted", "count_files_deleted", "files_added", "count_files_added", "authors_by_lines")
+ROW_CHECKED = (
+    "files_deleted",
+    "count_files_deleted",
+    "files_added",
+    "count_files_added",
+    "authors_by_lines",
+    "largest_commits_lines",
+)
 PAGE = 1000
 
 
@@ -792,17 +811,24 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.keep_added(engine, rows, p.params)
     if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
         rows = [{"count": len(rows)}]
-    if p.shape == "file_lines":
-        rows = file_shapes.file_lines(engine, p) if rows else []
-    if p.shape.startswith("count_lines_"):
-        rows = file_shapes.sum_lines(engine, p, rows)
-    if p.shape == "authors_by_lines":
-        rows = file_shapes.lines_by_author(engine, rows)
+    if summed := _SUMMED.get(p.shape.removesuffix("_added").removesuffix("_deleted").removesuffix("_changed")):
+        rows = summed(engine, p, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
     if p.shape in ("latest_n", "who_first") and not p.filters and " ASC" in p.cypher:
         rows = _root_first(engine, rows)
     return rows
+
+
+# shapes whose answer is summed from the stored diffs after the query (lines of a file, of commits, of authors)
+_SUMMED = {
+    "file_lines": lambda engine, p, rows: file_shapes.file_lines(engine, p) if rows else [],
+    "count_lines": file_shapes.sum_lines,
+    "authors_by_lines": lambda engine, p, rows: file_shapes.lines_by_author(engine, rows),
+    "largest_commits_lines": lambda engine, p, rows: file_shapes.commits_by_lines(
+        engine, rows, int(p.params["lines_top"])
+    ),
+}
 
 
 def _root_first(engine, rows: list[dict]) -> list[dict]:

@@ -67,7 +67,8 @@ COUNT_FILES = re.compile(
 # "is F still there?", "does F exist?": answered by the removal check
 STILL = re.compile(r"\b(still|exists?|present|around|any ?more)\b", re.I)
 _BIGGEST = re.compile(r"\b(biggest|largest|huge\w*|most files)\b", re.I)
-_COMMIT_WORD = re.compile(r"\bcommits?\b", re.I)
+_COMMIT_WORD = re.compile(r"\b(?:commits?|changes?|patch(?:es)?)\b", re.I)
+_MOST = re.compile(r"\bmost\b", re.I)
 _LISTY = re.compile(r"\b(which|what|list|show)\b", re.I)
 _LINES = re.compile(r"\blines?\b", re.I)
 _ADDED_WORDS = re.compile(r"\b(add\w*|insert\w*|writ\w*|wrote|new)\b", re.I)
@@ -309,6 +310,18 @@ def lines_by_author(engine, rows: list[dict]) -> list[dict]:
             got.add(str(r["path"]))
     lines: dict[str, int] = {}
     commits: dict[str, int] = {}
+    for idx, added in added_lines(engine, want).items():
+        a = who[idx]
+        lines[a] = lines.get(a, 0) + added
+        commits[a] = commits.get(a, 0) + 1
+    ranked = sorted(lines, key=lambda a: (-lines[a], a))
+    return [{"author": a, "lines": lines[a], "commits": commits[a]} for a in ranked[:MAX_ITEMS]]
+
+
+def added_lines(engine, want: dict[int, set[str] | None]) -> dict[int, int]:
+    """The lines each commit added (to the given paths; None: to every path it changed), from its stored
+    file list (``git log --numstat``'s counts; a binary file adds none) and its hunks beyond a cut list."""
+    out: dict[int, int] = {}
     ids = list(want)
     for k in range(0, len(ids), 2000):
         for idx, node in engine.store.nodes_by_idx(ids[k : k + 2000]).items():
@@ -322,11 +335,23 @@ def lines_by_author(engine, rows: list[dict]) -> list[dict]:
             for path in paths:
                 f = listed.get(path)
                 added += int((f.get("added") if f is not None else sum(h[3] for h in hunks.get(path) or [])) or 0)
-            a = who[idx]
-            lines[a] = lines.get(a, 0) + added
-            commits[a] = commits.get(a, 0) + 1
-    ranked = sorted(lines, key=lambda a: (-lines[a], a))
-    return [{"author": a, "lines": lines[a], "commits": commits[a]} for a in ranked[:MAX_ITEMS]]
+            out[idx] = added
+    return out
+
+
+def commits_by_lines(engine, rows: list[dict], n: int) -> list[dict]:
+    """The ``n`` commits of ``rows`` (``idx`` + the commit's columns) that added the most lines, most first;
+    each row gains ``lines``."""
+    want: dict[int, set[str] | None] = {}
+    first: dict[int, dict] = {}
+    for r in rows:  # one row per (commit, scoped path); path None: the whole commit
+        idx = int(r["idx"])
+        first.setdefault(idx, {k: v for k, v in r.items() if k not in ("idx", "path")})
+        paths = want.get(idx, set())
+        want[idx] = None if r.get("path") is None or paths is None else paths | {str(r["path"])}
+    added = added_lines(engine, want)
+    ranked = sorted(first, key=lambda i: (-added.get(i, 0), str(first[i].get("time") or ""), first[i]["id"]))
+    return [{**first[i], "lines": added.get(i, 0)} for i in ranked[:n]]
 
 
 def _per_file_second(
@@ -542,12 +567,64 @@ def largest_commits(scope: Scope | None, tw: TimeWindow, author: str | None, par
     return DevPlan("largest_commits", "commits", cy, params, expl.strip(), filters=said)
 
 
+_N_COMMITS = re.compile(r"\b(\d{1,3})\s+(?:commits|changes|patches)\b", re.I)
+
+
+def largest_by_lines(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None) -> DevPlan:
+    """ "Which commit added the most lines?": commits by the lines they added (to the scoped files, if any;
+    merges left out), summed from the stored file lists when run."""
+    if scope is None:
+        match, said = commit_match(None, tw, author, params, where=[NON_MERGE])
+        said = ["(merge commits left out)"] + said
+        cy = f"{match} RETURN DISTINCT c.idx AS idx, {C_RET}, null AS path ORDER BY idx"
+    else:  # the lines added to the scoped files only
+        match, said = commit_match(scope, tw, author, params, touching=True)
+        cy = f"{match} RETURN DISTINCT c.idx AS idx, {C_RET}, substring(f.id, 5) AS path ORDER BY idx, path"
+    k = n or 10
+    expl = f"the {'commit' if k == 1 else f'{k} commits'} that added the most lines " + ", ".join(said)
+    out = DevPlan("largest_commits_lines", "commits", cy, params, expl.strip(), filters=said)
+    out.params["lines_top"] = k
+    return out
+
+
+def co_changed(scope: Scope, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+    """ "Which files change together with F?": the other files of the commits touching F, by how many of
+    those commits touched them (merges left out, as ``git log --no-merges -- F`` lists F's commits)."""
+    match, said = commit_match(scope, tw, author, params)
+    cy = (
+        f"{match} WITH DISTINCT c MATCH (c)-[:touches]->(g:file) WHERE g.id <> $f_self "
+        f"RETURN g.id AS id, g.title AS title, g.type AS type, count(DISTINCT c) AS commits "
+        f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
+    )
+    params["f_self"] = scope.value
+    expl = f"files changed in the same commits as {scope.phrase}, by those commits " + ", ".join(
+        w for w in said if not w.startswith("touching")
+    )
+    return DevPlan("co_changed", "files", cy, params, expl.strip(), filters=said)
+
+
+_TOGETHER = re.compile(
+    r"\b(?:together|along ?side|along with|co-?chang\w*|at the same time|in the same commits?)\b", re.I
+)
+
+
+def ranks_commits_by_lines(words: str) -> bool:
+    """ "Which commit added the most lines (to F)?": a ranking of commits by lines, not F's creation."""
+    return bool(_COMMIT_WORD.search(words) and _LINES.search(words) and (_BIGGEST.search(words) or _MOST.search(words)))
+
+
 def ranking(
     words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None
 ) -> DevPlan | None:
     """A ranking of files or directories the words ask for, else None."""
+    if ranks_commits_by_lines(words):
+        if n is None and (m := _N_COMMITS.search(words)):
+            n = int(m.group(1))  # "the 3 commits that added the most lines"
+        return largest_by_lines(scope, tw, author, params, n)  # "which commit added the most lines?"
     if _BIGGEST.search(words) and _COMMIT_WORD.search(words):
         return largest_commits(scope, tw, author, params, n)
+    if scope is not None and scope.kind == "file" and FILES.search(words) and _TOGETHER.search(words):
+        return co_changed(scope, tw, author, params)
     if scope is not None and scope.kind == "file":
         return None
     if _DIRS.search(words) and _OFTEN.search(words):
@@ -610,6 +687,8 @@ def row_figure(r: dict) -> str:
     """What an answer line adds after a file: its commit count (a ranking) or its last change (by recency)."""
     if "commits" in r:
         return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
+    if "lines" in r:
+        return f": {r['lines']:,} lines added"
     if "files" in r and str(r.get("id", "")).startswith("commit:"):
         return f": {r['files']} file" + ("" if r["files"] == 1 else "s")
     if "renamed_to" in r:

@@ -43,6 +43,7 @@ MAX_SET = 150  # questions whose gold set is larger are not asked (an answer lis
 MAX_FILES_PER_COMMIT = 200
 _SQUASH = re.compile(r"\(#(\d+)\)\s*$")
 _MERGE = re.compile(r"^Merge pull request #(\d+) from ")
+_PR_MERGE = re.compile(r"^Merge pull request #\d+ from \S+|^(?:Auto merge of|Merge) #\d+\b")  # titled by the PR
 _FIXES = re.compile(r"^\s*Fixes:\s*([0-9a-f]{7,40})\b", re.M)
 
 WORDINGS: dict[str, list[str]] = {
@@ -804,13 +805,18 @@ class _Gen:
         return self._words
 
     def _first_lines(self) -> dict[str, str]:
-        """Each commit's subject as its message's first line (``%s`` joins a wrapped first paragraph)."""
+        """Each commit's subject as its message's first line (``%s`` joins a wrapped first paragraph); a
+        GitHub or bors merge of a PR is titled by the first line of its body, the PR's title."""
         if not hasattr(self, "_subjects"):
             self._subjects = {}
-            for rec in self.f.git("log", "--format=%H%x1f%B%x1e").split("\x1e"):
-                if "\x1f" in rec:
-                    sha, body = rec.strip("\n").split("\x1f", 1)
-                    self._subjects[sha] = body.split("\n", 1)[0]
+            for rec in self.f.git("log", "--format=%H%x1f%P%x1f%B%x1f%b%x1e").split("\x1e"):
+                if rec.count("\x1f") != 3:
+                    continue
+                sha, parents, message, body = rec.strip("\n").split("\x1f")
+                first = message.split("\n", 1)[0]
+                if len(parents.split()) > 1 and _PR_MERGE.match(first) and body.strip():
+                    first = body.strip().split("\n", 1)[0].strip()
+                self._subjects[sha] = first
         return self._subjects
 
     def _mentioning(self, word: str) -> set[str]:
