@@ -132,3 +132,21 @@ def test_a_path_inside_another_path_is_its_own_scope(tmp_path):
         assert res["result"]["value"] == 3  # git log --no-merges -- BPF-CHECKPOINT-COMMIT CHECKPOINT-COMMIT
     finally:
         e.close()
+
+
+def test_a_ranking_longer_than_its_list_says_its_whole_length(tmp_path):
+    """The rankings list at most 500 rows; the number they give is the whole one (it said "500 files")."""
+    r = Repo(tmp_path / "wide")
+    r.commit("many", {f"d{k:03d}/f.c": f"{k}\n" for k in range(510)})
+    r.commit("one more", {"d000/f.c": "again\n"})
+    e = ngr.open(tmp_path / "wide.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        files = e.ask("Which files change most often?")
+        assert files["result"]["shape"] == "files_most_changed" and files["result"]["total"] == 510
+        assert len(files["result"]["items"]) == 500 and files["answer"].startswith("510 files")
+        dirs = e.ask("Which directories change most often?")
+        assert dirs["result"]["total"] == 510 and dirs["answer"].startswith("510 directories")
+        assert dirs["result"]["items"][0] == "d000/"
+    finally:
+        e.close()

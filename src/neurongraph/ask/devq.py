@@ -887,7 +887,10 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         head = f"{total} authors {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
     if p.kind in ("dirs", "periods"):
-        return rows, *file_shapes.dirs_answer(p, rows)
+        groups: int | None = None
+        if p.count_cypher and len(rows) >= MAX_ITEMS:  # the ranking stops at MAX_ITEMS; the number does not
+            groups = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
+        return rows, *file_shapes.dirs_answer(p, rows, total=groups)
     total = len(rows)
     if p.count_cypher and len(rows) >= MAX_ITEMS:
         total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])

@@ -537,7 +537,8 @@ def files_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, 
         f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
     )
     expl = "files by the commits touching them " + ", ".join(said)
-    return DevPlan("files_most_changed", "files", cy, params, expl, filters=said)
+    total = f"{match} RETURN count(DISTINCT f) AS count"  # the list stops at MAX_ITEMS; the number does not
+    return DevPlan("files_most_changed", "files", cy, params, expl, count_cypher=total, filters=said)
 
 
 def dirs_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
@@ -550,7 +551,12 @@ def dirs_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, p
         f"RETURN d AS dir, count(DISTINCT c) AS commits ORDER BY commits DESC, dir LIMIT {MAX_ITEMS}"
     )
     expl = "directories by the commits touching a file in them " + ", ".join(said)
-    return DevPlan("dirs_most_changed", "dirs", cy, params, expl.strip(), filters=said)
+    total = (
+        f"{match} WITH substring(f.id, 5) AS p "
+        "RETURN count(DISTINCT CASE WHEN p CONTAINS '/' THEN left(p, size(p) - size(last(split(p, '/')))) "
+        "ELSE '' END) AS count"
+    )
+    return DevPlan("dirs_most_changed", "dirs", cy, params, expl.strip(), count_cypher=total, filters=said)
 
 
 def largest_commits(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, n: int | None) -> DevPlan:
@@ -600,7 +606,11 @@ def co_changed(scope: Scope, tw: TimeWindow, author: str | None, params: dict) -
     expl = f"files changed in the same commits as {scope.phrase}, by those commits " + ", ".join(
         w for w in said if not w.startswith("touching")
     )
-    return DevPlan("co_changed", "files", cy, params, expl.strip(), filters=said)
+    total = (
+        f"{match} WITH DISTINCT c MATCH (c)-[:touches]->(g:file) WHERE g.id <> $f_self "
+        "RETURN count(DISTINCT g) AS count"
+    )
+    return DevPlan("co_changed", "files", cy, params, expl.strip(), count_cypher=total, filters=said)
 
 
 _TOGETHER = re.compile(
@@ -702,18 +712,19 @@ def row_figure(r: dict) -> str:
     return ""
 
 
-def dirs_answer(p: DevPlan, rows: list[dict], show: int = 10) -> tuple[dict, str, list[str]]:
+def dirs_answer(p: DevPlan, rows: list[dict], show: int = 10, total: int | None = None) -> tuple[dict, str, list[str]]:
     """``(result, answer, refs)`` of a table of groups — directories by commits, or commits per year or
     month — (groups are no nodes: nothing to cite)."""
     periods = p.kind == "periods"
     names = [str(r["period"]) if periods else r["dir"] or "(top level)" for r in rows]
-    result = {"kind": p.kind, "shape": p.shape, "items": names, "total": len(rows)}
+    n_all = total if total is not None else len(rows)
+    result: dict = {"kind": p.kind, "shape": p.shape, "items": names, "total": n_all}
     if periods:
         result["counts"] = {n: int(r["commits"]) for n, r in zip(names, rows)}
     noun = "periods" if periods else "directories"
     if not rows:
         return result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
     show = 100 if periods else show  # a year-by-year table is read whole
-    more = f" (showing {show} of {len(rows)})" if len(rows) > show else ""
+    more = f" (showing {show} of {n_all})" if n_all > show else ""
     lines = [f"- {n}: {r['commits']} commit" + ("" if r["commits"] == 1 else "s") for n, r in zip(names, rows[:show])]
-    return result, f"{len(rows)} {noun} — {p.explanation}{more}:\n" + "\n".join(lines), []
+    return result, f"{n_all} {noun} — {p.explanation}{more}:\n" + "\n".join(lines), []
