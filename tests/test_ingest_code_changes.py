@@ -1,4 +1,4 @@
-"""Diff-aware git ingest (READER_VERSION 7): hunks, renames and pickaxe code terms in commit metadata,
+"""Diff-aware git ingest (READER_VERSION 8): hunks, renames and pickaxe code terms in commit metadata,
 PR branch commits `part_of` their PR, damaged object stores, and the source name a repository gives.
 Real repositories made in the test, real SQLite stores."""
 
@@ -53,7 +53,7 @@ def test_hunks_renames_and_code_terms(repo):
         {"path": "src/core.c", "added": 10, "deleted": 0, "status": "A"},
     ]
     assert md[repo.c1]["file_status"] == 1 and "status" not in md[repo.c2]["files"][0]
-    assert READER_VERSION == 7
+    assert READER_VERSION == 8
 
 
 def test_deleted_binary_and_empty_files_have_a_status(repo):

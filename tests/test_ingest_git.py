@@ -327,3 +327,25 @@ def test_a_store_synced_by_another_reader_version_is_read_again_once(repo, tmp_p
         assert eng.get_node("commit:" + repo.c3)["metadata"]["files_total"] == 1
         assert eng.store.get_meta(reader_key("widget")) == str(READER_VERSION)
         assert sync_source(eng, "git", repo.path)["adapter"]["up_to_date"]  # incremental again
+
+
+def test_a_revert_without_gits_line_links_by_its_subject(tmp_path):
+    """Reverts written by hand: ``Revert "<subject>"`` with no "This reverts commit" line links to the newest
+    earlier commit with that subject; ``Revert commit <sha> …`` to that commit (reader 8)."""
+    r = Repo(tmp_path / "hand")
+    first = r.commit("flow: Split flow_extract", {"flow.c": "a\n"})
+    again = r.commit("flow: Split flow_extract", {"flow.c": "b\n"})  # the same patch applied twice
+    by_subject = r.commit('Revert "flow: Split flow_extract"\n\nIt was planned to use this code.', {"flow.c": "a\n"})
+    dot = r.commit("Fix dot2pic make dependencies", {"Makefile": "x\n"})
+    by_sha = r.commit(f'Revert commit {dot[:9]} ("Fix dot2pic make dependencies")', {"Makefile": "y\n"})
+    unknown = r.commit('Revert "a subject no commit has"', {"Makefile": "z\n"})
+    eng = ngr.open(str(tmp_path / "h.db"), embedder="hashing")
+    try:
+        sync_source(eng, "git", str(r.path))
+        reverts = set(_edges(eng, "reverts"))
+        assert (f"commit:{by_subject}", f"commit:{again}") in reverts  # the newest earlier one, not {first}
+        assert (f"commit:{by_sha}", f"commit:{dot}") in reverts
+        assert not any(s == f"commit:{unknown}" for s, _ in reverts)
+        assert (f"commit:{by_subject}", f"commit:{first}") not in reverts
+    finally:
+        eng.close()

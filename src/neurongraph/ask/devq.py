@@ -326,9 +326,10 @@ def _reverts(words: str, scope, tw, author, params: dict, count: bool) -> DevPla
     are there?" (the commits whose subject starts with "Revert"); the question's filters apply to the revert."""
     if _REVERTED.search(words):
         match, said = commit_match(scope, tw, author, params)
-        pairs = (
+        pairs = (  # a revert that also says "Fixes: Y" names Y too: its reverts edges speak for it when it has one
             f"{match} MATCH (c)-[e]->(x:commit) WHERE type(e) = 'reverts' OR "
-            f"(type(e) IN ['fixes', 'follows_up'] AND {REVERT_TITLE}) WITH DISTINCT x AS c "
+            f"(type(e) IN ['fixes', 'follows_up'] AND {REVERT_TITLE} AND NOT (c)-[:reverts]->(:commit)) "
+            "WITH DISTINCT x AS c "
         )
         expl = " ".join(["commits a revert names (its reverts edge, or a fix edge of a commit titled Revert)", *said])
         if count:

@@ -741,28 +741,28 @@ class _Gen:
         self.ask("count_reverts", sum(c[4].startswith("Revert") for c in self.f.commits))  # git log --format=%s
 
     def reverted(self) -> None:
-        """The commits a revert names: ``This reverts commit <sha>`` (a sha of this history), else the commit
-        whose subject a ``Revert "<subject>"`` repeats (one commit with it: a mirror's revert names a sha
-        from elsewhere)."""
+        """The commits a revert names: ``This reverts commit <sha>`` (a sha of this history); without that
+        line, a subject ``Revert commit <sha>``, else the newest earlier commit whose subject a ``Revert
+        "<subject>"`` repeats (a mirror's revert names a sha from elsewhere; ovs reverts by hand)."""
         shas = {c[0] for c in self.f.commits}
-        by_subject: dict[str, list[str]] = defaultdict(list)
+        by_subject: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for c in self.f.commits:
-            by_subject[c[4]].append(c[0])
+            by_subject[c[4]].append((c[3], c[0]))
         gold: set[str] = set()
-        for line in self.f.git("log", "--format=%H%x1f%s%x1f%B%x1e").split("\x1e"):
+        for line in self.f.git("log", "--format=%H%x1f%ct%x1f%s%x1f%B%x1e").split("\x1e"):
             if "\x1f" not in line:
                 continue
-            _, subj, body = line.strip("\n").split("\x1f", 2)
-            named = [
-                s
-                for m in re.finditer(r"This reverts commit ([0-9a-f]{7,40})", body)
-                for s in shas
-                if s.startswith(m.group(1))
-            ]
+            _, ct, subj, body = line.strip("\n").split("\x1f", 3)
+            cited = [m.group(1) for m in re.finditer(r"This reverts commit ([0-9a-f]{7,40})", body)]
+            if not cited and (m := re.match(r"Revert(?:s|ed)?\s+commit\s+([0-9a-f]{7,40})\b", subj, re.I)):
+                cited = [m.group(1).lower()]
+            named = [s for c in cited for s in shas if s.startswith(c)]
             if named:
                 gold.update(named)
-            elif (m := re.match(r'Revert "(.+)"$', subj)) and len(by_subject.get(m.group(1), [])) == 1:
-                gold.add(by_subject[m.group(1)][0])
+            elif m := re.match(r'Revert "(.+)"$', subj):
+                earlier = [(t, s) for t, s in by_subject.get(m.group(1), []) if t <= int(ct)]
+                if earlier:
+                    gold.add(max(earlier)[1])
         if 0 < len(gold) <= MAX_ITEMS:
             self.ask("reverted", gold)
 

@@ -62,12 +62,13 @@ class GitError(InvalidArgument):
 # 5: a merge's hunks against its second parent, `hunks_p2`; 6: the code terms of files over 20,000 changed
 # lines as `code.bulk_added` / `bulk_removed`, so "which commit introduced X" finds a generated header's X;
 # 7: a listed file's `status` A / D from git's "new / deleted file mode", so "when was F removed" holds for
-# binary and empty files too).
+# binary and empty files too); 8: a revert without git's "This reverts commit" line links to the commit its
+# subject names: ``Revert commit <sha>``, or the newest earlier commit with the subject of ``Revert "…"``).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
 # view of them for good.
-READER_VERSION = 7
+READER_VERSION = 8
 
 
 def state_key(source: str, ref: str) -> str:
@@ -499,7 +500,7 @@ class _CommitReader:
                 continue
             link("fixes", "commit:" + sha, r.evidence, resolved_by=how)
         for r in R.revert_refs(c.subject, c.body):
-            sha = resolver.sha(r.value) or resolver.subject(r.subject, c.commit_time)
+            sha = (resolver.sha(r.value) if r.value else None) or resolver.subject(r.subject, c.commit_time)
             link("reverts", "commit:" + sha if sha else None, r.evidence)
         for r in R.follow_up_refs(message, self.source):
             for t in _targets(r, resolver, pr):

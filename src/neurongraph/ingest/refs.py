@@ -50,6 +50,7 @@ _FIXES = re.compile(
 )
 _REVERT = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 _REVERT_SUBJECT = re.compile(r"^Revert [\"“](.+)[\"”]\s*$")
+_REVERT_COMMIT_SUBJECT = re.compile(r"^Revert(?:s|ed)?\s+commit\s+([0-9a-f]{7,40})\b", re.IGNORECASE)
 
 # phrases that name the earlier change a commit repairs or continues; each must be followed (within a
 # short clause) by a #N or a sha.  General English of change logs, not one project's wording.
@@ -122,10 +123,17 @@ def fixes_trailers(text: str) -> list[Ref]:
 
 
 def revert_refs(subject: str, text: str) -> list[Ref]:
-    """``This reverts commit <sha>.`` (git's own wording), with the quoted subject of ``Revert "..."``."""
+    """``This reverts commit <sha>.`` (git's own wording), with the quoted subject of ``Revert "..."``; without
+    that line, a subject ``Revert commit <sha> …``, else ``Revert "<subject>"`` alone (a ``Ref`` with no value:
+    the reverted commit is the one with that subject; ovs reverts patches by hand so, three times)."""
     quoted = _REVERT_SUBJECT.match(subject.strip())
     subj = quoted.group(1) if quoted else None
-    return [Ref("sha", m.group(1).lower(), m.group(0), subj) for m in _REVERT.finditer(text)]
+    refs = [Ref("sha", m.group(1).lower(), m.group(0), subj) for m in _REVERT.finditer(text)]
+    if refs:
+        return refs
+    if (named := _REVERT_COMMIT_SUBJECT.match(subject.strip())) is not None:
+        return [Ref("sha", named.group(1).lower(), named.group(0))]
+    return [Ref("subject", "", subject.strip(), subj)] if subj else []
 
 
 def follow_up_refs(text: str, repo: str | None = None) -> list[Ref]:
