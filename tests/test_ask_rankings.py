@@ -23,10 +23,12 @@ def repo(tmp_path_factory):
     r = Repo(tmp_path_factory.mktemp("rank") / "proj")
     r.t += 40 * 86400  # the root is dated 40 days after its first child (an import of older work)
     r.author("Ada Dev")
-    r.root = r.commit("Import from the old repository", {"a.c": "x\n" * 3})
+    r.root = r.commit("Import from the old repository", {"a.c": "x\n" * 3, "old.c": "o\n"})
     r.t -= 41 * 86400
     r.author("Bo Lee")
     r.commit("Write the big module", {"big.c": "y\n" * 50})
+    r.git("rm", "-q", "old.c")
+    r.drop = r.commit("Drop old.c")  # dated before the root that added it
     r.t += 31 * 86400  # a month later: three commits in one month
     for k in range(3):
         r.author("Ada Dev")
@@ -63,7 +65,7 @@ def test_authors_by_lines_added(repo, eng):
     res = eng.ask("Who wrote the most lines?")
     assert res["result"]["shape"] == "authors_by_lines"
     assert res["result"]["items"] == [a for a, _ in sorted(lines.items(), key=lambda kv: (-kv[1], kv[0]))]
-    assert res["result"]["total"] == 3 and f"Bo Lee: {lines['Bo Lee']:,} lines added in 1 commit" in res["answer"]
+    assert res["result"]["total"] == 3 and f"Bo Lee: {lines['Bo Lee']:,} lines added in 2 commits" in res["answer"]
     scoped = eng.ask("Which author added the most lines to a.c?")
     assert scoped["result"]["items"][0] == "Ada Dev"  # 3 + 1 + 1 + 1 lines, against nobody else
 
@@ -150,3 +152,18 @@ def test_a_ranking_longer_than_its_list_says_its_whole_length(tmp_path):
         assert dirs["result"]["items"][0] == "d000/"
     finally:
         e.close()
+
+
+def test_a_root_dated_after_its_children_still_comes_first(repo, eng):
+    """The root created a.c and old.c; commits dated before it changed a.c and deleted old.c."""
+    created = eng.ask("When was a.c created?")
+    assert created["result"]["items"] == [f"commit:{repo.root}"]
+    assert eng.ask("Who created a.c?")["result"]["value"] == "Ada Dev"
+    removed = eng.ask("When was old.c removed?")
+    assert removed["result"]["items"] == [f"commit:{repo.drop}"] and "added again" not in removed["answer"]
+    assert eng.ask("How many files were deleted?")["result"]["value"] == 1
+    year = _git(repo, "log", "-1", "--format=%cd", "--date=format:%Y", repo.root).strip()
+    added = eng.ask(f"Which files were added in {year}?")
+    assert {"file:a.c", "file:old.c"} <= set(added["result"]["items"])
+    last = eng.ask("What was the last commit touching a.c?")
+    assert last["result"]["items"] != [f"commit:{repo.root}"]  # the root is the oldest, whatever its date

@@ -26,6 +26,7 @@ __all__ = [
     "TOPIC_STOP",
     "LEAD_PUNCTUATION",
     "C_RET",
+    "by_time",
     "MAX_ITEMS",
     "NON_MERGE",
 ]
@@ -143,6 +144,16 @@ def commit_match(
 
 
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
+_ROOT_KEY = "CASE WHEN size(coalesce(c.parents, [])) = 0 THEN 0 ELSE 1 END"
+
+
+def by_time(order: str = "ASC") -> str:
+    """``ORDER BY`` keys for commits ``c`` by time, a root commit (no parent) first (``ASC``) or last
+    (``DESC``) whatever its date: it is older than everything it leads to (ovs's root import is dated a
+    month after its first children)."""
+    if order == "DESC":
+        return f"{_ROOT_KEY} DESC, c.time DESC, c.id"
+    return f"{_ROOT_KEY}, c.time ASC, c.id"
 
 
 # "commits that fix bugs", "bug fixes": a subject word starting with fix or bug (a `Fixes:` trailer alone is

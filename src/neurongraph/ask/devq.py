@@ -26,6 +26,7 @@ from .devplan import (
     NON_MERGE,
     DevPlan,
     Scope,
+    by_time,
     commit_match,
     tag_filter,
     time_bounds,
@@ -234,7 +235,7 @@ def _renamed_away(
 
 def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: int | None) -> DevPlan:
     lim = n if n else MAX_ITEMS
-    cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {C_RET}, c.parents AS parents"
+    cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order)} LIMIT {lim} RETURN {C_RET}, c.parents AS parents"
     cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
     which = "latest" if order == "DESC" else "first"
     what = (f"the {which} commit" if n == 1 else f"the {which} {n} commits" if n else "commits") + (
@@ -582,7 +583,7 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
     if _CREATED.search(question) and not tw.active:
         cy = (
             "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
-            f"WITH DISTINCT c ORDER BY c.time, c.id LIMIT {file_shapes.FIRST_COMMITS} RETURN {C_RET}, "
+            f"WITH DISTINCT c ORDER BY {by_time()} LIMIT {file_shapes.FIRST_COMMITS} RETURN {C_RET}, "
             "c.parents AS parents, "
             "c.author_time AS author_time"
         )
@@ -651,7 +652,7 @@ def _who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
         order = "ASC" if first else "DESC"
         # "who created F": its first commits, of which run_plan takes the one git says created it (clock skew)
         lim = file_shapes.FIRST_COMMITS if first and scope is not None and scope.kind == "file" else 1
-        cy = f"{match} WITH DISTINCT c ORDER BY c.time {order}, c.id LIMIT {lim} RETURN {C_RET}"
+        cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order)} LIMIT {lim} RETURN {C_RET}"
         expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said)
     cy = (

@@ -18,7 +18,7 @@ import itertools
 import re
 
 from ..graphdb.projection import RENAMES_LISTED
-from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match, time_bounds
+from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, by_time, commit_match, time_bounds
 from .timephrase import TimeWindow
 
 __all__ = [
@@ -82,7 +82,7 @@ def file_deleted(scope: Scope, params: dict, who: bool) -> DevPlan:
     params["f"] = scope.value
     cy = (
         f"MATCH (c:commit)-[:touches]->(f:file {{id: $f}}) WHERE {NON_MERGE} WITH DISTINCT c "
-        f"ORDER BY c.time DESC, c.id LIMIT {_LOOK_BACK} RETURN {C_RET}, c.parents AS parents"
+        f"ORDER BY {by_time('DESC')} LIMIT {_LOOK_BACK} RETURN {C_RET}, c.parents AS parents"
     )
     expl = f"the commit that removed {scope.phrase}"
     if who:
@@ -354,6 +354,14 @@ def commits_by_lines(engine, rows: list[dict], n: int) -> list[dict]:
     return [{**first[i], "lines": added.get(i, 0)} for i in ranked[:n]]
 
 
+# A root commit (no parent) comes before every other commit touching a file, whatever the clock says: ovs's
+# root "Import from old repository" is dated 2009-07-08 13:19, after its descendant that deleted
+# secchan/automake.mk at 10:30 and after a month of commits on lib/dpif.c it created.
+_ROOT = "size(coalesce(x.parents, [])) = 0"
+_ROOTS_FIRST = f"WITH f, [x IN cs WHERE {_ROOT}] + [x IN cs WHERE NOT {_ROOT}] AS cs "
+_ROOTS_LAST = f"WITH f, [x IN cs WHERE NOT {_ROOT}] + [x IN cs WHERE {_ROOT}] AS cs "
+
+
 def _per_file_second(
     scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, order: str
 ) -> tuple[str, list[str], list[str]]:
@@ -363,6 +371,7 @@ def _per_file_second(
     match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
     head = (
         f"{match} WITH f, c ORDER BY c.time{' DESC' if order == 'DESC' else ''}, c.id WITH f, collect(c) AS cs "
+        f"{_ROOTS_LAST if order == 'DESC' else _ROOTS_FIRST}"
         "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0"
     )
     cond = ["true"] + time_bounds(tw, params, "c0")
@@ -394,7 +403,7 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
     # a rename made it: not new — its first commit lists it among its renames, or (a commit's list holds
     # the first RENAMES_LISTED) a `renamed_to` edge leads to it (an edge from a merge alone does not count)
     cy = (
-        f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs "
+        f"{match} WITH f, c ORDER BY c.time, c.id WITH f, collect(c) AS cs {_ROOTS_FIRST}"
         f"WITH f, [x IN cs WHERE x.time = cs[0].time] AS top, cs[..{EARLY}] AS early "
         f"WITH f, top, early, top[0] AS c0 WHERE {' AND '.join(cond)} "
         "OPTIONAL MATCH (o:file)-[:renamed_to]->(f) WITH f, top, early, c0, count(o) AS moved "
