@@ -167,3 +167,25 @@ def test_a_root_dated_after_its_children_still_comes_first(repo, eng):
     assert {"file:a.c", "file:old.c"} <= set(added["result"]["items"])
     last = eng.ask("What was the last commit touching a.c?")
     assert last["result"]["items"] != [f"commit:{repo.root}"]  # the root is the oldest, whatever its date
+
+
+def test_with_several_roots_time_decides(tmp_path):
+    """A second history merged in (mypy has four roots): its root is older only than its own commits, so
+    README's creation is the main history's older commit, not the later root that also adds a README."""
+    r = Repo(tmp_path / "two")
+    r.commit("Start", {"x.c": "1\n"})
+    first = r.commit("Add a README", {"README": "main\n"})
+    r.git("checkout", "-q", "--orphan", "other")
+    r.git("rm", "-q", "-rf", ".")
+    r.t += 10 * 86400
+    r.commit("Initial commit of the other project", {"README": "other\n", "y.c": "2\n"})
+    r.git("checkout", "-q", "main")
+    r.t += 3600
+    r.git("merge", "-q", "--allow-unrelated-histories", "-X", "ours", "other", "-m", "Merge the other project")
+    e = ngr.open(tmp_path / "two.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        assert e.ask("When was README created?")["result"]["items"] == [f"commit:{first}"]
+        assert e.ask("Who created README?")["result"]["value"] == "Ada Dev"
+    finally:
+        e.close()

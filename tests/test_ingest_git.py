@@ -349,3 +349,28 @@ def test_a_revert_without_gits_line_links_by_its_subject(tmp_path):
         assert (f"commit:{by_subject}", f"commit:{first}") not in reverts
     finally:
         eng.close()
+
+
+def test_a_full_reread_drops_the_edges_the_new_reader_no_longer_derives(repo, tmp_path):
+    """An unchanged commit keeps its node, but under a new reader version its edges must be the new reader's:
+    an upgraded store holds the same edges as a fresh ingest (another reader's edges and user edges stay)."""
+    from neurongraph.ingest.git import reader_key
+
+    def edges(eng) -> set[tuple[str, str, str]]:
+        return set(_edges(eng, "follows_up")) | set(_edges(eng, "reverts")) | set(_edges(eng, "fixes"))
+
+    with ngr.open(tmp_path / "fresh.db", embedder="hashing") as eng:
+        sync_source(eng, "git", repo.path)
+        fresh = edges(eng)
+    with ngr.open(tmp_path / "old.db", embedder="hashing") as eng:
+        sync_source(eng, "git", repo.path)
+        rv, target = "commit:" + repo.c4, "commit:" + repo.c2
+        # as an older reader left it: an edge today's reader does not derive, owned by an unchanged commit
+        eng.add_edges([ngr.Edge(rv, "follows_up", target, meta={"by": "git", "owner": rv})])
+        eng.add_edges([ngr.Edge(rv, "refs", "commit:" + repo.c1, meta={"by": "github", "owner": rv})])
+        eng.store.set_meta(reader_key("widget"), "7")
+        s = sync_source(eng, "git", repo.path)
+        assert s["adapter"]["full_reread"] and s["updated_nodes"] == 0 and s["edges_retracted"] == 1
+        assert edges(eng) == fresh and (rv, target) not in set(_edges(eng, "follows_up"))
+        assert (rv, "commit:" + repo.c1) in set(_edges(eng, "refs"))  # another reader's edge is not this one's
+        assert sync_source(eng, "git", repo.path)["edges_retracted"] == 0  # incremental again: nothing more

@@ -27,6 +27,7 @@ __all__ = [
     "LEAD_PUNCTUATION",
     "C_RET",
     "by_time",
+    "ROOT",
     "MAX_ITEMS",
     "NON_MERGE",
 ]
@@ -144,13 +145,15 @@ def commit_match(
 
 
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
-_ROOT_KEY = "CASE WHEN size(coalesce(c.parents, [])) = 0 THEN 0 ELSE 1 END"
+ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: set by ``devq`` when run
+_ROOT_KEY = f"CASE WHEN {ROOT.format(c='c')} THEN 0 ELSE 1 END"
 
 
 def by_time(order: str = "ASC") -> str:
-    """``ORDER BY`` keys for commits ``c`` by time, a root commit (no parent) first (``ASC``) or last
-    (``DESC``) whatever its date: it is older than everything it leads to (ovs's root import is dated a
-    month after its first children)."""
+    """``ORDER BY`` keys for commits ``c`` by time, the root commit first (``ASC``) or last (``DESC``)
+    whatever its date when the history has one root: it is older than everything (ovs's root import is
+    dated a month after its first children).  With several roots (mypy: four histories merged) a root is
+    older only than its own descendants, so time decides."""
     if order == "DESC":
         return f"{_ROOT_KEY} DESC, c.time DESC, c.id"
     return f"{_ROOT_KEY}, c.time ASC, c.id"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import heapq
 import re
+import weakref
 
 from . import file_shapes, tag_shapes
 from .devplan import (
@@ -788,9 +789,24 @@ def _all_rows(engine, p: DevPlan) -> list[dict]:
             return rows
 
 
+def _one_root(engine) -> bool:
+    """Whether the history has exactly one root commit (``$one_root`` of ``devplan.by_time``), per store state."""
+    seq = engine.store.current_seq()
+    hit = _ROOTS_SEEN.get(engine)
+    if hit is None or hit[0] != seq:
+        n = engine.cypher("MATCH (c:commit) WHERE size(coalesce(c.parents, [])) = 0 RETURN count(c) AS n")["rows"]
+        hit = _ROOTS_SEEN[engine] = (seq, bool(n) and int(n[0]["n"]) == 1)
+    return hit[1]
+
+
+_ROOTS_SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _rows(engine, p: DevPlan) -> list[dict]:
     """The plan's rows, with what its shape reads beyond the query (renamed-away commits, the first of a
     same-second tie, the removal among a file's touches, the files of the latest change, the tip's walk)."""
+    if "$one_root" in p.cypher or p.count_cypher and "$one_root" in p.count_cypher:
+        p.params["one_root"] = _one_root(engine)
     rows = _all_rows(engine, p) if p.shape in ROW_CHECKED else engine.cypher(p.cypher, p.params)["rows"]
     if not rows and p.fallback:
         rows = engine.cypher(p.fallback[0], p.params)["rows"]

@@ -18,7 +18,7 @@ import itertools
 import re
 
 from ..graphdb.projection import RENAMES_LISTED
-from .devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, by_time, commit_match, time_bounds
+from .devplan import C_RET, MAX_ITEMS, NON_MERGE, ROOT, DevPlan, Scope, by_time, commit_match, time_bounds
 from .timephrase import TimeWindow
 
 __all__ = [
@@ -357,7 +357,7 @@ def commits_by_lines(engine, rows: list[dict], n: int) -> list[dict]:
 # A root commit (no parent) comes before every other commit touching a file, whatever the clock says: ovs's
 # root "Import from old repository" is dated 2009-07-08 13:19, after its descendant that deleted
 # secchan/automake.mk at 10:30 and after a month of commits on lib/dpif.c it created.
-_ROOT = "size(coalesce(x.parents, [])) = 0"
+_ROOT = ROOT.format(c="x")  # (only in a history with one root: devplan.by_time)
 _ROOTS_FIRST = f"WITH f, [x IN cs WHERE {_ROOT}] + [x IN cs WHERE NOT {_ROOT}] AS cs "
 _ROOTS_LAST = f"WITH f, [x IN cs WHERE NOT {_ROOT}] + [x IN cs WHERE {_ROOT}] AS cs "
 

@@ -167,6 +167,8 @@ class _Sync:
                 self.store.upsert_nodes(write)
             if changed:
                 self._retract(changed)
+            if self.batch.stats.get("full_reread"):
+                self._retract_rederived((self.in_batch & set(self.idx)) - changed)
             if self.prune:
                 self._prune()
             if self.batch.gone:
@@ -218,6 +220,16 @@ class _Sync:
         if orphans:
             store.drop_pending_edges(orphans)
             self.counts["nodes_pruned"] += store.delete_nodes(orphans)
+
+    def _retract_rederived(self, owners: set[str]) -> None:
+        """A full re-read (a new reader version, ``--full``): the edges an unchanged owner no longer yields
+        under this reader are dropped too, so an upgraded store holds what a fresh ingest would (ovs's
+        ``Revert commit 74622b44b …`` kept reader 7's follows_up edge next to reader 8's reverts edge).
+        Only the reader's own edges (``meta.by`` = the source kind); the others, and learned weights, stay."""
+        if not owners:
+            return
+        stale = [t for t in self.store.owned_edges(owners, by=self.batch.kind) if t not in self.edge_set]
+        self.counts["edges_retracted"] += self.store.delete_edges(stale)
 
     def _prune(self) -> None:
         """Delete what the source no longer has (only a complete listing can say that)."""

@@ -606,8 +606,9 @@ class EdgeTables(ABC):
         """(src, rel, dst) of every edge whose meta has ``meta_key`` (e.g. the linker's)."""
 
     @abstractmethod
-    def owned_edges(self, owners: Iterable[str]) -> list[tuple[str, str, str]]:
-        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners`` (ingest)."""
+    def owned_edges(self, owners: Iterable[str], by: str | None = None) -> list[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners`` (ingest); with ``by``, only
+        those the named reader derived (``meta.by``)."""
 
     @abstractmethod
     def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:

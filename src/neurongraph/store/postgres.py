@@ -638,13 +638,15 @@ class PostgresStore(SharedSQLStore):
         rows = self._all("SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE jsonb_exists(e.meta, %s)", (meta_key,))
         return [(a, b, c) for a, b, c in rows]
 
-    def owned_edges(self, owners: Iterable[str]) -> list[tuple[str, str, str]]:
+    def owned_edges(self, owners: Iterable[str], by: str | None = None) -> list[tuple[str, str, str]]:
         owners = list(dict.fromkeys(owners))
         if not owners:
             return []
-        rows = self._all(
-            "SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE e.meta ->> 'owner' = ANY(%s)", (owners,)
-        )
+        q = "SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE e.meta ->> 'owner' = ANY(%s)"
+        if by is not None:
+            rows = self._all(q + " AND e.meta ->> 'by' = %s", (owners, by))
+        else:
+            rows = self._all(q, (owners,))
         return [(a, b, c) for a, b, c in rows]
 
     def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:

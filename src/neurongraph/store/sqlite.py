@@ -931,8 +931,8 @@ class SQLiteStore(SharedSQLStore):
         return len(found)
 
     # ------------------------------------------------------------ incremental ingest (ingest/sync.py)
-    def owned_edges(self, owners: Iterable[str]) -> list[tuple[str, str, str]]:
-        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners``."""
+    def owned_edges(self, owners: Iterable[str], by: str | None = None) -> list[tuple[str, str, str]]:
+        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners`` (and ``meta.by`` is ``by``)."""
         owners = list(dict.fromkeys(owners))
         out: list[tuple[str, str, str]] = []
         for part in chunks(owners):
@@ -940,8 +940,9 @@ class SQLiteStore(SharedSQLStore):
                 "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
                 " JOIN relations r ON r.id = e.rel_id"
                 f" WHERE json_extract(e.meta, '$.owner') IN ({marks(len(part))})"
+                + (" AND json_extract(e.meta, '$.by') = ?" if by is not None else "")
             )
-            out += [tuple(r) for r in self.conn.execute(q, part)]
+            out += [tuple(r) for r in self.conn.execute(q, [*part, by] if by is not None else part)]
         return out
 
     def edges_marked(self, meta_key: str) -> list[tuple[str, str, str]]:
