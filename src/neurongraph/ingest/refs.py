@@ -125,7 +125,7 @@ def fixes_trailers(text: str) -> list[Ref]:
 def revert_refs(subject: str, text: str) -> list[Ref]:
     """``This reverts commit <sha>.`` (git's own wording), with the quoted subject of ``Revert "..."``; without
     that line, a subject ``Revert commit <sha> …``, else ``Revert "<subject>"`` alone (a ``Ref`` with no value:
-    the reverted commit is the one with that subject; ovs reverts patches by hand so, three times)."""
+    the reverted commit is the one with that subject; ovs reverts patches by hand so, four times)."""
     quoted = _REVERT_SUBJECT.match(subject.strip())
     subj = quoted.group(1) if quoted else None
     refs = [Ref("sha", m.group(1).lower(), m.group(0), subj) for m in _REVERT.finditer(text)]
