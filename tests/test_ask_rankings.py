@@ -189,3 +189,23 @@ def test_with_several_roots_time_decides(tmp_path):
         assert e.ask("Who created README?")["result"]["value"] == "Ada Dev"
     finally:
         e.close()
+
+
+def test_oldest_and_newest_files_by_creation(tmp_path):
+    r = Repo(tmp_path / "age")
+    r.commit("one", {"src/a.c": "1\n", "src/b.c": "1\n"})
+    r.commit("two", {"src/c.c": "2\n", "docs/x.md": "2\n"})
+    r.commit("touch a", {"src/a.c": "again\n"})  # the last change is no creation
+    e = ngr.open(tmp_path / "age.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        oldest = e.ask("Which files were created first?")
+        assert oldest["result"]["shape"] == "files_oldest"
+        assert oldest["result"]["items"][:2] == ["file:src/a.c", "file:src/b.c"]
+        newest = e.ask("What is the newest file in src/?")
+        assert newest["result"]["items"] == ["file:src/c.c"] and "created last" in newest["answer"]
+        one = e.ask("What is the oldest file?")
+        assert one["result"]["items"] == ["file:src/a.c"] and "2 files were created at" in one["answer"]  # a tie
+        assert e.ask("Which file changed most recently?")["result"]["items"] == ["file:src/a.c"]
+    finally:
+        e.close()

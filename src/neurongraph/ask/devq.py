@@ -769,6 +769,8 @@ def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str])
 # graph server returns at most 1,000 per query (mypy's files removed were counted among its 1,000 most
 # recently changed files: 9 of 1,300)
 ROW_CHECKED = (
+    "files_oldest",
+    "files_newest",
     "files_deleted",
     "count_files_deleted",
     "files_added",
@@ -825,8 +827,10 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.latest_only(rows)
     if p.shape in ("files_deleted", "count_files_deleted"):
         rows = file_shapes.keep_removed(engine, rows)
-    if p.shape in ("files_added", "count_files_added"):
+    if p.shape in ("files_added", "count_files_added", "files_oldest", "files_newest"):
         rows = file_shapes.keep_added(engine, rows, p.params)
+    if p.shape in ("files_oldest", "files_newest"):
+        rows = file_shapes.by_age(rows, p)
     if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
         rows = [{"count": len(rows)}]
     if summed := _SUMMED.get(p.shape.removesuffix("_added").removesuffix("_deleted").removesuffix("_changed")):

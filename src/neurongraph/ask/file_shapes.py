@@ -418,6 +418,45 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
     return DevPlan("files_added", "files", cy + ret, params, expl, filters=said)
 
 
+_AGE = re.compile(
+    r"\b(?P<old>oldest|earliest)\s+(?:\d{1,3}\s+)?files?\b|\b(?P<new>newest)\s+(?:\d{1,3}\s+)?files?\b"
+    r"|\bfiles?\b[^?]*\b(?:created|added)\s+(?:(?P<first>first)|(?P<last>last|most recently))\b"
+    r"|\b(?:(?P<first2>first)|(?P<last2>last|most recently))\s+(?:\d{1,3}\s+)?(?:created|added)\s+files?\b",
+    re.I,
+)
+_N_FILES = re.compile(r"\b(\d{1,3})\s+(?:\w+\s+){0,2}?files\b", re.I)
+
+
+def files_by_age(words: str, scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan | None:
+    """ "What is the oldest file?", "the 5 newest files", "which files were created first?": files by the time
+    their creating commit made them (``files_added``'s rows, clock skew resolved), oldest or newest first."""
+    m = _AGE.search(words)
+    if m is None:
+        return None
+    newest = bool(m.group("new") or m.group("last") or m.group("last2"))
+    k = int(n.group(1)) if (n := _N_FILES.search(words)) else 1 if re.search(r"\bfile\b", words, re.I) else 10
+    p = files_added(scope, tw, author, params)
+    p.shape = "files_newest" if newest else "files_oldest"
+    params["files_top"] = k
+    said = [x for x in p.filters if x]
+    what = f"the {'file' if k == 1 else f'{k} files'} created {'last' if newest else 'first'}"
+    merges = [] if any("merge commits left out" in x for x in said) else ["(merge commits left out)"]
+    p.explanation = " ".join([what, *merges, *([", ".join(said)] if said else [])]).strip()
+    return p
+
+
+def by_age(rows: list[dict], p: DevPlan) -> list[dict]:
+    """The first ``files_top`` of the created files by creation time (newest first for ``files_newest``);
+    a tie at the cut is said in the explanation, not cut silently."""
+    k = int(p.params["files_top"])
+    newest = p.shape == "files_newest"
+    ranked = sorted(rows, key=lambda r: (str(r.get("first") or ""), r["id"]), reverse=newest)
+    if len(ranked) > k and ranked[k - 1].get("first") == ranked[k].get("first"):
+        same = sum(1 for r in ranked if r.get("first") == ranked[k - 1].get("first"))
+        p.explanation += f" ({same} files were created at {str(ranked[k - 1].get('first'))[:10]}, in the same second)"
+    return ranked[:k]
+
+
 def creators(engine, rows: list[dict], path: str) -> list[dict]:
     """Of a file's first commits (rows in time order), those that created it (git's status "A", else a hunk
     from nothing), when any did; else all of them (a store that cannot tell)."""
@@ -646,6 +685,8 @@ def ranking(
         return co_changed(scope, tw, author, params)
     if scope is not None and scope.kind == "file":
         return None
+    if FILES.search(words) and (aged := files_by_age(words, scope, tw, author, params)) is not None:
+        return aged  # "what is the oldest file?": by creation, not by the last change
     if _DIRS.search(words) and _OFTEN.search(words):
         return dirs_most_changed(scope, tw, author, params)
     if not FILES.search(words):

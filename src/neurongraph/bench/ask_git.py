@@ -151,6 +151,7 @@ WORDINGS: dict[str, list[str]] = {
     "count_mentions": ["How many commits mention {word}?", "How many commits are about {word}?"],
     "mentions": ["Which commits mention {word}?", "List the commits that mention {word}."],
     "busiest_month": ["What was the most active month?", "Which months were the busiest?"],
+    "newest_file": ["What is the newest file?", "Which file was created last?"],
     "top_lines_author": ["Who wrote the most lines?", "Which author added the most lines?"],
 }
 SHAPES = list(WORDINGS)
@@ -187,6 +188,7 @@ KIND = {
     "file_lines": "count",
     "count_mentions": "count",
     "busiest_month": "dirs",  # the first of a ranking
+    "newest_file": "files",
     "top_lines_author": "dirs",
 }  # every other shape: a set of commits
 
@@ -650,6 +652,13 @@ class _Gen:
         ranked = sorted(((len(v), d) for d, v in per.items()), reverse=True)
         if ranked and (len(ranked) == 1 or ranked[0][0] != ranked[1][0]):
             self.ask("top_dir", ranked[0][1])
+
+    def newest_file(self) -> None:
+        """The file whose creating commit (its first status ``A``) is the newest (no tie in that second)."""
+        first, _ = self._status()
+        made = sorted((self.f.by_sha[sha][3], p) for p, (st, sha) in first.items() if st == "A")
+        if len(made) > 1 and made[-1][0] != made[-2][0]:
+            self.ask("newest_file", {made[-1][1]})
 
     def busiest_month(self) -> None:
         """The month with the most commits (merges too: no path scope), by committer date in UTC."""
