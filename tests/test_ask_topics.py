@@ -85,3 +85,22 @@ def test_topic_word_is_not_a_path(eng):
 def test_open_question_stays_a_search(eng):
     res = eng.ask("What do you know about BTF?")
     assert res["route"]["mode"] != "graph" or (res.get("result") or {}).get("shape") not in ("count", "commits")
+
+
+def test_a_fixes_trailer_makes_a_fix(tmp_path):
+    """A commit whose subject says neither fix nor bug is still a fix when its `Fixes:` trailer names an earlier
+    commit (167 of libbpf's 338 such commits); an unresolved trailer does not count."""
+    r = Repo(tmp_path / "trailer")
+    origin = r.commit("Add the ring buffer", {"rb.c": "1\n"})
+    r.commit(f'Handle size overflow\n\nFixes: {origin[:12]} ("Add the ring buffer")', {"rb.c": "2\n"})
+    r.commit("Fix the build", {"Makefile": "x\n"})
+    r.commit('Tidy up\n\nFixes: 0123456789ab ("no such commit")', {"rb.c": "3\n"})
+    e = ngr.open(tmp_path / "tr.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        res = e.ask("How many bug fixes are there?")
+        assert res["result"]["value"] == 2 and "Fixes: trailer" in res["answer"]
+        listed = e.ask("Which commits fix bugs?")
+        assert {e.get_node(i)["title"] for i in listed["result"]["items"]} == {"Handle size overflow", "Fix the build"}
+    finally:
+        e.close()

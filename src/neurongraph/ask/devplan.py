@@ -159,8 +159,8 @@ def by_time(order: str = "ASC") -> str:
     return f"{_ROOT_KEY}, c.time ASC, c.id"
 
 
-# "commits that fix bugs", "bug fixes": a subject word starting with fix or bug (a `Fixes:` trailer alone is
-# not read: most such commits say fix in their subject too)
+# "commits that fix bugs", "bug fixes": a subject word starting with fix or bug, or a `Fixes:` trailer the
+# ingest resolved (its `fixes` edge): 167 of libbpf's 338 commits with such a trailer say neither word
 _FIXING = re.compile(
     r"\b(fix(?:es|ed|ing)?\s+(?:\w+\s+){0,2}?(?:bugs?|issues?|problems?|crash\w*|leaks?)|bug ?fix\w*"
     r"|fix commits?)\b",
@@ -168,9 +168,10 @@ _FIXING = re.compile(
 )
 _MORE_FILES = re.compile(r"\b(more|over|fewer|less)\s+than\s+(\d{1,6})\s+files?\b", re.I)
 FIX_CONDITION = (
-    "any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH 'fix' OR w STARTS WITH 'bug' "
-    "OR w STARTS WITH '[fix' OR w STARTS WITH '(fix')"
+    "(any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH 'fix' OR w STARTS WITH 'bug' "
+    "OR w STARTS WITH '[fix' OR w STARTS WITH '(fix') OR (c)-[:fixes]->(:commit))"
 )
+FIX_SAID = "whose subject says fix or bug, or with a Fixes: trailer"
 
 
 # "commits that mention BTF", "commits about the json output", "fixes of a memory leak": the words after the
@@ -267,7 +268,7 @@ def word_conditions(words: str, tw: TimeWindow, params: dict, topic: Topic | Non
     """Commit conditions the question's words give, added to ``tw.conditions`` (values as ``$params``);
     ``topic``: what :func:`topic_words` found (read before the paths, whose span it takes)."""
     if _FIXING.search(words) or topic is not None and topic.fixing:
-        tw.conditions.append((FIX_CONDITION, "whose subject says fix or bug"))
+        tw.conditions.append((FIX_CONDITION, FIX_SAID))
     if topic is not None:
         tw.conditions.append(topic_condition(topic.words, params))
     if m := _MORE_FILES.search(words):

@@ -23,6 +23,7 @@ them (``-c log.mailmap=false``), which is what the ingest stores.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import os
 import random
@@ -152,6 +153,7 @@ WORDINGS: dict[str, list[str]] = {
     "mentions": ["Which commits mention {word}?", "List the commits that mention {word}."],
     "busiest_month": ["What was the most active month?", "Which months were the busiest?"],
     "newest_file": ["What is the newest file?", "Which file was created last?"],
+    "count_fixes": ["How many bug fixes are there?", "How many commits fix bugs?"],
     "top_lines_author": ["Who wrote the most lines?", "Which author added the most lines?"],
 }
 SHAPES = list(WORDINGS)
@@ -189,6 +191,7 @@ KIND = {
     "count_mentions": "count",
     "busiest_month": "dirs",  # the first of a ranking
     "newest_file": "files",
+    "count_fixes": "count",
     "top_lines_author": "dirs",
 }  # every other shape: a set of commits
 
@@ -652,6 +655,40 @@ class _Gen:
         ranked = sorted(((len(v), d) for d, v in per.items()), reverse=True)
         if ranked and (len(ranked) == 1 or ranked[0][0] != ranked[1][0]):
             self.ask("top_dir", ranked[0][1])
+
+    def count_fixes(self) -> None:
+        """Commits (merges too) whose subject has a word starting with fix or bug (or ``[fix`` / ``(fix``), or
+        whose message has a ``Fixes: <sha>`` trailer naming another commit of the history: a unique sha prefix,
+        else the newest earlier commit with the trailer's quoted subject."""
+        shas = sorted(c[0] for c in self.f.commits)
+        by_subject: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for c in self.f.commits:
+            by_subject[c[4].strip()].append((c[3], c[0]))
+        trailer = re.compile(
+            r"^[ \t]*Fixes:[ \t]*(?:commit[ \t]+)?([0-9a-f]{7,40})\b[^\n(]*(?:\([ \t]*[\"“](.+?)[\"”][ \t]*\))?",
+            re.I | re.M,
+        )
+
+        def named(prefix: str, subject: str | None, me: str, t: int) -> bool:
+            i = bisect.bisect_left(shas, prefix)
+            hits = shas[i : i + 2]
+            if hits and hits[0].startswith(prefix) and not (len(hits) > 1 and hits[1].startswith(prefix)):
+                return hits[0] != me
+            earlier = [x for x in by_subject.get((subject or "").strip(), []) if x[0] <= t and x[1] != me]
+            return bool(subject) and bool(earlier)
+
+        subjects = self._first_lines()
+        n = 0
+        for rec in self.f.git("log", "--format=%H%x1f%ct%x1f%B%x1e").split("\x1e"):
+            if "\x1f" not in rec:
+                continue
+            sha, ct, body = rec.strip("\n").split("\x1f", 2)
+            words = subjects.get(sha, "").lower().split(" ")
+            if any(w.startswith(("fix", "bug", "[fix", "(fix")) for w in words) or any(
+                named(m.group(1).lower(), m.group(2), sha, int(ct)) for m in trailer.finditer(body)
+            ):
+                n += 1
+        self.ask("count_fixes", n)
 
     def newest_file(self) -> None:
         """The file whose creating commit (its first status ``A``) is the newest (no tie in that second)."""
