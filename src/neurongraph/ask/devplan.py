@@ -25,6 +25,7 @@ __all__ = [
     "Topic",
     "TOPIC_STOP",
     "LEAD_PUNCTUATION",
+    "PART_SEPARATORS",
     "C_RET",
     "by_time",
     "ROOT",
@@ -247,18 +248,22 @@ def topic_words(words: str) -> Topic | None:
 
 
 LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")
+PART_SEPARATORS = ["_", "-", "/", "."]  # a part of an identifier or path is a word too ("bpf_ringbuf_discard()")
 
 
 def topic_condition(topic: list[str], params: dict) -> tuple[str, str]:
     """The commit condition of a topic: every topic word starts a word of the subject, after one opening
-    bracket or quote ("leak" also finds "leaks"), as ``$topic0``, ``$topic1``, ..."""
+    bracket or quote, or starts a part of one after ``_``, ``-``, ``/`` or ``.`` ("ringbuf" finds
+    "bpf_ringbuf_discard()", "leak" finds "leaks"; "space" does not find "namespace"), as ``$topic0``, ..."""
     conds = []
     params["topic_lead"] = LEAD_PUNCTUATION
+    params["topic_sep"] = PART_SEPARATORS
     for k, w in enumerate(topic):
         params[f"topic{k}"] = w
         conds.append(
             f"any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH $topic{k} "
-            f"OR (left(w, 1) IN $topic_lead AND substring(w, 1) STARTS WITH $topic{k}))"
+            f"OR (left(w, 1) IN $topic_lead AND substring(w, 1) STARTS WITH $topic{k}) "
+            f"OR any(s IN $topic_sep WHERE w CONTAINS (s + $topic{k})))"
         )
     said = " and ".join(f"'{w}'" for w in topic)
     return " AND ".join(conds), f"whose subject mentions {said}"

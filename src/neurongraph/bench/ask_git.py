@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ask.devplan import LEAD_PUNCTUATION, MAX_ITEMS, TOPIC_STOP, stem
+from ..ask.devplan import LEAD_PUNCTUATION, MAX_ITEMS, PART_SEPARATORS, TOPIC_STOP, stem
 from ..errors import InvalidArgument
 
 __all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
@@ -869,9 +869,10 @@ class _Gen:
         """Commits (merges too: no path scope) with a subject word that starts with ``word``, after one
         opening bracket or quote: each message's first line read word by word."""
         lead = tuple(LEAD_PUNCTUATION)
+        parts = [sep + word for sep in PART_SEPARATORS]
 
         def names(w: str) -> bool:
-            return w.startswith(word) or w.startswith(lead) and w[1:].startswith(word)
+            return w.startswith(word) or w.startswith(lead) and w[1:].startswith(word) or any(p in w for p in parts)
 
         return {sha for sha, subject in self._first_lines().items() if any(map(names, subject.lower().split(" ")))}
 
