@@ -833,7 +833,7 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.by_age(rows, p)
     if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
         rows = [{"count": len(rows)}]
-    if summed := _SUMMED.get(p.shape.removesuffix("_added").removesuffix("_deleted").removesuffix("_changed")):
+    if summed := _SUMMED.get(p.shape):
         rows = summed(engine, p, rows)
     if p.shape == "latest_n" and not p.filters and " DESC" in p.cypher:
         rows = _walk_from_tip(engine, len(rows), rows)
@@ -845,7 +845,9 @@ def _rows(engine, p: DevPlan) -> list[dict]:
 # shapes whose answer is summed from the stored diffs after the query (lines of a file, of commits, of authors)
 _SUMMED = {
     "file_lines": lambda engine, p, rows: file_shapes.file_lines(engine, p) if rows else [],
-    "count_lines": file_shapes.sum_lines,
+    "count_lines_added": file_shapes.sum_lines,
+    "count_lines_deleted": file_shapes.sum_lines,
+    "count_lines_changed": file_shapes.sum_lines,
     "authors_by_lines": lambda engine, p, rows: file_shapes.lines_by_author(engine, rows),
     "largest_commits_lines": lambda engine, p, rows: file_shapes.commits_by_lines(
         engine, rows, int(p.params["lines_top"])
@@ -855,8 +857,8 @@ _SUMMED = {
 
 def _root_first(engine, rows: list[dict]) -> list[dict]:
     """ "The first commit" of the whole history is a root (no parent), the one ``git log --reverse`` lists
-    first, even when a child of it is dated earlier (ovs's import is dated after its first child); the other
-    rows of "the first N" follow by time."""
+    first, even when a child of it is dated earlier; the other rows of "the first N" follow by time.  With
+    one root ``devplan.by_time`` has ordered it first already; this picks the oldest of several roots."""
     if not rows:
         return rows
     roots = engine.cypher(

@@ -13,11 +13,11 @@ like files: the commits that touch something in it, merges left out, as ``git lo
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import itertools
 import re
 
 from ..graphdb.projection import RENAMES_LISTED
+from ..times import to_epoch
 from .devplan import C_RET, MAX_ITEMS, NON_MERGE, ROOT, DevPlan, Scope, by_time, commit_match, time_bounds
 from .timephrase import TimeWindow
 
@@ -233,7 +233,8 @@ def count_lines(words: str, scope: Scope | None, tw: TimeWindow, author: str | N
 
 _LENGTH = re.compile(
     r"\bhow long is\b|\bhow (?:big|large) is\b|\bline count\b|\blines? of code\b"
-    r"|\blines?\b[^?]*\b(?:ha(?:ve|s|d)|contain\w*|long)\b|\b(?:ha(?:ve|s|d)|contain\w*)\b[^?]*\blines?\b|\blines?\s+(?:are|were)\s+(?:there\s+)?in\b",
+    r"|\blines?\b[^?]*\b(?:ha(?:ve|s|d)|contain\w*|long)\b|\b(?:ha(?:ve|s|d)|contain\w*)\b[^?]*\blines?\b"
+    r"|\blines?\s+(?:are|were)\s+(?:there\s+)?in\b",
     re.I,
 )
 _CHURN = re.compile(r"\b(chang\w*|modif\w*|touch\w*|edit\w*|churn\w*|commits?|by)\b", re.I)
@@ -262,10 +263,8 @@ def file_length(words: str, scope: Scope | None, tw: TimeWindow, author: str | N
 
 def file_lines(engine, p: DevPlan) -> list[dict]:
     """``[{"count": N}]`` for a ``file_lines`` plan, or ``[]`` when the stored diffs cannot say."""
-    as_of = None
-    if until := p.params.get("length_until"):
-        d = dt.datetime.fromisoformat(str(until).replace("Z", "+00:00"))
-        as_of = (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp() - 1e-3  # the window's end is exclusive
+    until = p.params.get("length_until")
+    as_of = to_epoch(until) - 1e-3 if until else None  # the window's end is exclusive
     n = engine.code_history.line_count(str(p.params["f"])[5:], as_of)
     return [] if n is None else [{"count": n}]
 
@@ -274,54 +273,31 @@ def sum_lines(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     """``[{"count": N}]``: the plan's side of the line counts of each (commit, path) row, read from the
     commits' stored file lists (their ``-U0`` hunks where a long list was cut)."""
     side = p.shape.rsplit("_", 1)[-1]
-    paths: dict[int, set[str]] = {}
-    for r in rows:
-        paths.setdefault(int(r["idx"]), set()).add(str(r["path"]))
     total = 0
-    for idx, node in engine.store.nodes_by_idx(list(paths)).items():
-        md = node.metadata or {}
-        listed = {f.get("path"): f for f in md.get("files") or [] if isinstance(f, dict)}
-        for path in paths[idx]:
-            f = listed.get(path)
-            if f is not None:
-                a, d = f.get("added"), f.get("deleted")
-            else:  # beyond the listed files: the hunks' sums
-                hs = (md.get("hunks") or {}).get(path) or []
-                a, d = sum(h[3] for h in hs), sum(h[1] for h in hs)
-            a, d = int(a or 0), int(d or 0)
-            total += a if side == "added" else d if side == "deleted" else a + d
+    for a, d in _line_counts(engine, _paths_per_commit(rows)).values():
+        total += a if side == "added" else d if side == "deleted" else a + d
     return [{"count": total}]
 
 
-def lines_by_author(engine, rows: list[dict]) -> list[dict]:
-    """Authors rows ``{author, lines, commits}`` from ``(idx, author, path)`` rows (path None: the
-    whole commit), the lines added read from the commits' stored file lists (their hunks beyond a cut list);
-    most lines first."""
+def _paths_per_commit(rows: list[dict]) -> dict[int, set[str] | None]:
+    """Commit idx -> the paths of its ``(idx, path)`` rows; None where a row's path is None (the whole commit)."""
     want: dict[int, set[str] | None] = {}
-    who: dict[int, str] = {}
     for r in rows:
         idx = int(r["idx"])
-        who[idx] = str(r.get("author") or "")
         if r.get("path") is None:
             want[idx] = None
         elif idx not in want:
             want[idx] = {str(r["path"])}
         elif (got := want[idx]) is not None:
             got.add(str(r["path"]))
-    lines: dict[str, int] = {}
-    commits: dict[str, int] = {}
-    for idx, added in added_lines(engine, want).items():
-        a = who[idx]
-        lines[a] = lines.get(a, 0) + added
-        commits[a] = commits.get(a, 0) + 1
-    ranked = sorted(lines, key=lambda a: (-lines[a], a))
-    return [{"author": a, "lines": lines[a], "commits": commits[a]} for a in ranked[:MAX_ITEMS]]
+    return want
 
 
-def added_lines(engine, want: dict[int, set[str] | None]) -> dict[int, int]:
-    """The lines each commit added (to the given paths; None: to every path it changed), from its stored
-    file list (``git log --numstat``'s counts; a binary file adds none) and its hunks beyond a cut list."""
-    out: dict[int, int] = {}
+def _line_counts(engine, want: dict[int, set[str] | None]) -> dict[int, tuple[int, int]]:
+    """Commit idx -> (lines added, lines removed) in the given paths (None: every path it changed), from its
+    stored file list (``git log --numstat``'s counts; a binary file counts none) and, beyond a cut list, the
+    sums of its ``-U0`` hunks."""
+    out: dict[int, tuple[int, int]] = {}
     ids = list(want)
     for k in range(0, len(ids), 2000):
         for idx, node in engine.store.nodes_by_idx(ids[k : k + 2000]).items():
@@ -330,26 +306,41 @@ def added_lines(engine, want: dict[int, set[str] | None]) -> dict[int, int]:
             raw = md.get("hunks")
             hunks: dict[str, list] = raw if isinstance(raw, dict) else {}
             only = want[idx]
-            paths: set[str] = only if only is not None else set(listed) | set(hunks)
-            added = 0
-            for path in paths:
+            added = removed = 0
+            for path in only if only is not None else set(listed) | set(hunks):
                 f = listed.get(path)
-                added += int((f.get("added") if f is not None else sum(h[3] for h in hunks.get(path) or [])) or 0)
-            out[idx] = added
+                if f is not None:
+                    a, d = f.get("added"), f.get("deleted")
+                else:  # beyond the listed files: the hunks' sums
+                    hs = hunks.get(path) or []
+                    a, d = sum(h[3] for h in hs), sum(h[1] for h in hs)
+                added, removed = added + int(a or 0), removed + int(d or 0)
+            out[idx] = (added, removed)
     return out
+
+
+def lines_by_author(engine, rows: list[dict]) -> list[dict]:
+    """Authors rows ``{author, lines, commits}`` from ``(idx, author, path)`` rows (path None: the
+    whole commit), the lines added read from the commits' stored file lists (their hunks beyond a cut list);
+    most lines first."""
+    who = {int(r["idx"]): str(r.get("author") or "") for r in rows}
+    lines: dict[str, int] = {}
+    commits: dict[str, int] = {}
+    for idx, (added, _) in _line_counts(engine, _paths_per_commit(rows)).items():
+        a = who[idx]
+        lines[a] = lines.get(a, 0) + added
+        commits[a] = commits.get(a, 0) + 1
+    ranked = sorted(lines, key=lambda a: (-lines[a], a))
+    return [{"author": a, "lines": lines[a], "commits": commits[a]} for a in ranked[:MAX_ITEMS]]
 
 
 def commits_by_lines(engine, rows: list[dict], n: int) -> list[dict]:
     """The ``n`` commits of ``rows`` (``idx`` + the commit's columns) that added the most lines, most first;
     each row gains ``lines``."""
-    want: dict[int, set[str] | None] = {}
     first: dict[int, dict] = {}
     for r in rows:  # one row per (commit, scoped path); path None: the whole commit
-        idx = int(r["idx"])
-        first.setdefault(idx, {k: v for k, v in r.items() if k not in ("idx", "path")})
-        paths = want.get(idx, set())
-        want[idx] = None if r.get("path") is None or paths is None else paths | {str(r["path"])}
-    added = added_lines(engine, want)
+        first.setdefault(int(r["idx"]), {k: v for k, v in r.items() if k not in ("idx", "path")})
+    added = {i: a for i, (a, _) in _line_counts(engine, _paths_per_commit(rows)).items()}
     ranked = sorted(first, key=lambda i: (-added.get(i, 0), str(first[i].get("time") or ""), first[i]["id"]))
     return [{**first[i], "lines": added.get(i, 0)} for i in ranked[:n]]
 
@@ -645,19 +636,16 @@ def co_changed(scope: Scope, tw: TimeWindow, author: str | None, params: dict) -
     """ "Which files change together with F?": the other files of the commits touching F, by how many of
     those commits touched them (merges left out, as ``git log --no-merges -- F`` lists F's commits)."""
     match, said = commit_match(scope, tw, author, params)
+    base = f"{match} WITH DISTINCT c MATCH (c)-[:touches]->(g:file) WHERE g.id <> $f_self "
     cy = (
-        f"{match} WITH DISTINCT c MATCH (c)-[:touches]->(g:file) WHERE g.id <> $f_self "
-        f"RETURN g.id AS id, g.title AS title, g.type AS type, count(DISTINCT c) AS commits "
+        f"{base}RETURN g.id AS id, g.title AS title, g.type AS type, count(DISTINCT c) AS commits "
         f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
     )
     params["f_self"] = scope.value
     expl = f"files changed in the same commits as {scope.phrase}, by those commits " + ", ".join(
         w for w in said if not w.startswith("touching")
     )
-    total = (
-        f"{match} WITH DISTINCT c MATCH (c)-[:touches]->(g:file) WHERE g.id <> $f_self "
-        "RETURN count(DISTINCT g) AS count"
-    )
+    total = f"{base}RETURN count(DISTINCT g) AS count"
     return DevPlan("co_changed", "files", cy, params, expl.strip(), count_cypher=total, filters=said)
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..ask.devplan import LEAD_PUNCTUATION, MAX_ITEMS, PART_SEPARATORS, TOPIC_STOP, stem
 from ..errors import InvalidArgument
+from ..ingest.refs import fixes_trailers
 
 __all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
 
@@ -661,13 +662,7 @@ class _Gen:
         whose message has a ``Fixes: <sha>`` trailer naming another commit of the history: a unique sha prefix,
         else the newest earlier commit with the trailer's quoted subject."""
         shas = sorted(c[0] for c in self.f.commits)
-        by_subject: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for c in self.f.commits:
-            by_subject[c[4].strip()].append((c[3], c[0]))
-        trailer = re.compile(
-            r"^[ \t]*Fixes:[ \t]*(?:commit[ \t]+)?([0-9a-f]{7,40})\b[^\n(]*(?:\([ \t]*[\"“](.+?)[\"”][ \t]*\))?",
-            re.I | re.M,
-        )
+        by_subject = self._by_subject()
 
         def named(prefix: str, subject: str | None, me: str, t: int) -> bool:
             i = bisect.bisect_left(shas, prefix)
@@ -685,10 +680,19 @@ class _Gen:
             sha, ct, body = rec.strip("\n").split("\x1f", 2)
             words = subjects.get(sha, "").lower().split(" ")
             if any(w.startswith(("fix", "bug", "[fix", "(fix")) for w in words) or any(
-                named(m.group(1).lower(), m.group(2), sha, int(ct)) for m in trailer.finditer(body)
+                named(r.value, r.subject, sha, int(ct))
+                for r in fixes_trailers(body)  # the trailers as written
             ):
                 n += 1
         self.ask("count_fixes", n)
+
+    def _by_subject(self) -> dict[str, list[tuple[int, str]]]:
+        """Subject (``%s``) -> the (commit time, sha) of the commits with it."""
+        if not hasattr(self, "_subject_index"):
+            self._subject_index: dict[str, list[tuple[int, str]]] = defaultdict(list)
+            for c in self.f.commits:
+                self._subject_index[c[4].strip()].append((c[3], c[0]))
+        return self._subject_index
 
     def newest_file(self) -> None:
         """The file whose creating commit (its first status ``A``) is the newest (no tie in that second)."""
@@ -791,9 +795,7 @@ class _Gen:
         line, a subject ``Revert commit <sha>``, else the newest earlier commit whose subject a ``Revert
         "<subject>"`` repeats (a mirror's revert names a sha from elsewhere; ovs reverts by hand)."""
         shas = {c[0] for c in self.f.commits}
-        by_subject: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for c in self.f.commits:
-            by_subject[c[4]].append((c[3], c[0]))
+        by_subject = self._by_subject()
         gold: set[str] = set()
         for line in self.f.git("log", "--format=%H%x1f%ct%x1f%s%x1f%B%x1e").split("\x1e"):
             if "\x1f" not in line:
@@ -806,7 +808,7 @@ class _Gen:
             if named:
                 gold.update(named)
             elif m := re.match(r'Revert "(.+)"$', subj):
-                earlier = [(t, s) for t, s in by_subject.get(m.group(1), []) if t <= int(ct)]
+                earlier = [(t, s) for t, s in by_subject.get(m.group(1).strip(), []) if t <= int(ct)]
                 if earlier:
                     gold.add(max(earlier)[1])
         if 0 < len(gold) <= MAX_ITEMS:
@@ -866,8 +868,8 @@ class _Gen:
         return self._subjects
 
     def _mentioning(self, word: str) -> set[str]:
-        """Commits (merges too: no path scope) with a subject word that starts with ``word``, after one
-        opening bracket or quote: each message's first line read word by word."""
+        """Commits (merges too: no path scope) with a subject word that starts with ``word`` (after one
+        opening bracket or quote) or holds it after ``_ - / .``: each message's first line read word by word."""
         lead = tuple(LEAD_PUNCTUATION)
         parts = [sep + word for sep in PART_SEPARATORS]
 
