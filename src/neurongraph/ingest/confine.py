@@ -5,6 +5,9 @@ or a special file (a FIFO named ``x.md``, a link to ``/dev/zero``) must not turn
 node served over MCP and HTTP.  A file is read only when its fully resolved path lies under the resolved
 folder and it is a regular file; it is opened by that resolved path with ``O_NOFOLLOW`` (a link swapped in
 after the check is refused by the kernel, not followed) and ``O_NONBLOCK`` (a FIFO never blocks the read).
+A regular file with more than one hard link (``os.link('/etc/hostname', 'x.md')``) is refused too: a hard
+link is the file itself, not a pointer, so nothing about its path says where its other names are; the
+count is read with ``fstat`` on the descriptor that is then read, so the file checked is the file read.
 Everything refused is skipped with a reason the sync summary names.
 """
 
@@ -45,6 +48,8 @@ def read_confined(base: Path, path: Path, max_bytes: int) -> bytes:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise Refused("not a regular file (a device, FIFO or socket): not read")
+        if st.st_nlink > 1:
+            raise Refused(f"hard link: may point outside the folder ({st.st_nlink} names for one file): not read")
         if st.st_size > max_bytes:
             raise Refused(f"file is {st.st_size} bytes, larger than the {max_bytes}-byte limit")
         data = fh.read(max_bytes + 1)
