@@ -160,7 +160,10 @@ def save_snapshot(path: Path, token: str, st: SnapshotState) -> int:
     remove_stale_temporaries(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "wb") as f:
+        # 0600 whatever the umask (the store's own mode): os.replace keeps it for the snapshot
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import typer
 
@@ -20,6 +21,36 @@ from .common import CliError, Ctx, build_engine, handled, is_store_url
 __all__ = ["serve_command"]
 
 MAX_SEARCH_THREADS = 16
+
+
+TOKEN_ENV = "NGR_TOKEN"
+ARGV_WARNING = (
+    "warning: --token is visible to other users of this machine (ps, /proc/PID/cmdline); "
+    "use --token-file PATH or the NGR_TOKEN environment variable"
+)
+
+
+def _resolve_token(token: str | None, token_file: str | None) -> str | None:
+    """The token from ``--token-file``, ``--token`` (with a warning on stderr) or ``NGR_TOKEN``, in that order;
+    two of the options at once is a mistake."""
+    if token is not None and token_file is not None:
+        raise CliError("invalid_argument", "give the token once: --token-file or --token, not both")
+    if token_file is not None:
+        try:
+            with open(token_file, encoding="utf-8") as fh:
+                text = fh.read(4096)
+        except FileNotFoundError:
+            raise CliError("file_not_found", f"--token-file {token_file}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError("invalid_argument", f"--token-file {token_file}: cannot read it ({exc})") from None
+        lines = text.splitlines()
+        if not lines or not lines[0].strip():
+            raise CliError("invalid_argument", f"--token-file {token_file}: the file holds no token")
+        return lines[0].strip()
+    if token is not None:
+        print(ARGV_WARNING, file=sys.stderr, flush=True)
+        return token
+    return os.environ.get(TOKEN_ENV) or None
 
 
 def serve_command(
@@ -32,13 +63,17 @@ def serve_command(
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Anything but loopback needs a token."),
     port: int = typer.Option(8765, "--port", help="TCP port (0 = any free port; the line printed names it)."),
+    token_file: str | None = typer.Option(
+        None,
+        "--token-file",
+        help="Read the token from this file (its first line; keep the file 0600). Every /api request but "
+        "/api/health (searches, feedback, and the GETs: nodes, traces, stats) then needs `Authorization: Bearer "
+        "TOKEN`. A token is required when --host is not loopback; at least 16 characters. Or set NGR_TOKEN.",
+    ),
     token: str | None = typer.Option(
         None,
         "--token",
-        envvar="NGR_TOKEN",
-        show_envvar=True,
-        help="Every /api request but /api/health (searches, feedback, and the GETs: nodes, traces, stats) then "
-        "needs `Authorization: Bearer TOKEN`. Required when --host is not loopback; at least 16 characters.",
+        help="The token itself. Visible to every user of this machine (ps, /proc): prefer --token-file or NGR_TOKEN.",
     ),
     public_reads: bool = typer.Option(
         False, "--public-reads", help="With --token: GETs (nodes, neighbours, traces, stats) need no token; POSTs do."
@@ -73,6 +108,7 @@ def serve_command(
             raise CliError(
                 "missing_dependency", "the HTTP server needs the optional extra: pip install 'neurongraph[serve]'"
             ) from None
+        token = _resolve_token(token, token_file)
         check_bind(host, port, token)
         if not 1 <= search_threads <= MAX_SEARCH_THREADS:
             raise CliError(

@@ -57,7 +57,7 @@ STATUS: dict[str, int] = {
 }
 
 HTTP_HINTS = {
-    "unauthorized": "Send the server's token as `Authorization: Bearer <token>` (see `ngr serve --token`).",
+    "unauthorized": "Send the server's token as `Authorization: Bearer <token>` (see `ngr serve --token-file`).",
     "payload_too_large": "Request bodies are capped; send less (fewer events, a shorter text).",
     "busy": "Too many requests are waiting for the engine; retry in a moment.",
 }

@@ -64,7 +64,7 @@ def check_bind(host: str, port: int, token: str | None) -> None:
     if not is_loopback(host) and token is None:
         raise TokenRequired(
             f"--host {host} is reachable from other machines: give a token for writes "
-            "(--token or the NGR_TOKEN environment variable), or bind to 127.0.0.1"
+            "(--token-file PATH or the NGR_TOKEN environment variable), or bind to 127.0.0.1"
         )
 
 

@@ -37,7 +37,7 @@ from .sql_shared import (
 )
 from .sqlite_ledgers import SQLiteLedgers
 from .sqlite_schema import SQLiteSchemaTables
-from .sqlite_util import chunks, marks
+from .sqlite_util import chunks, marks, private_file
 
 __all__ = ["SQLiteStore", "copy_database", "SQLITE_VERSION"]
 
@@ -64,7 +64,7 @@ class SQLiteStore(SharedSQLStore):
             p = Path(self.path)
             if p.exists() and p.is_dir():
                 raise StoreError(f"{self.path} is a directory, not a database file")
-            p.parent.mkdir(parents=True, exist_ok=True)
+            private_file(p)  # 0600 (its -wal and -shm follow), folders made for it 0700
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
             self._enable_wal()
@@ -1026,6 +1026,7 @@ class SQLiteStore(SharedSQLStore):
     def copy_to(self, path: str | Path) -> None:
         """A consistent copy of the whole database at ``path`` (SQLite's online backup), e.g. to try
         feedback on a scratch copy without touching this store."""
+        private_file(Path(path))
         dst = sqlite3.connect(str(path))
         try:
             with self._lock:
@@ -1041,6 +1042,7 @@ def copy_database(src: str | Path, dst: str | Path) -> None:
     """A consistent copy of the database file ``src`` at ``dst`` through SQLite's online backup, WAL
     included, opening ``src`` read-only (so a template is never written, not even its journal)."""
     source = sqlite3.connect(f"file:{src}?mode=ro", uri=True)
+    private_file(Path(dst))
     out = sqlite3.connect(str(dst))
     try:
         source.backup(out)
