@@ -28,6 +28,7 @@ from ..graphdb.server import Limits, falkordb_available, launch_early
 from ..service.ask import AskRequest
 from .common import (
     CliError,
+    bench_db,
     check_db_path,
     ctx_of,
     err,
@@ -204,7 +205,10 @@ def bench_ask(
     seed: int = typer.Option(0, "--seed", help="With --repo: the wording and sampling seed."),
     limit_queries: int | None = typer.Option(None, "--limit-queries", help="Only the first N questions."),
     db: str | None = typer.Option(
-        None, "--db", help="Store to build/reuse (default: the retrieval benchmark's cache under .ngr/bench)."
+        None,
+        "--db",
+        help="Store to build/reuse (default: the global --db / NGR_DB when given, "
+        "else the retrieval benchmark's cache under .ngr/bench).",
     ),
     out_file: Path | None = typer.Option(None, "--out", help="Also write the JSON result here."),
     as_json: bool = json_opt(),
@@ -248,7 +252,7 @@ def bench_ask(
 
         ds = br.load_dataset(dataset, limit_queries)
         quiet_model_loading()
-        eng = br.open_for_dataset(ds, check_db_path(db) if db else None, embedder=c.embedder)
+        eng = br.open_for_dataset(ds, bench_db(c, db), embedder=c.embedder)
         try:
             br.ingest_dataset(eng, ds, link=True)
             res = ba.run_qa(eng, ds)

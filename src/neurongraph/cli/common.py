@@ -51,6 +51,7 @@ __all__ = [
     "IngestError",
     "check_db_path",
     "choose_systems",
+    "bench_db",
     "build_engine",
     "ctx_of",
     "err",
@@ -282,6 +283,15 @@ class Ctx:
 def ctx_of(ctx: typer.Context) -> Ctx:
     """The root options of this invocation."""
     return ctx.find_root().obj
+
+
+def bench_db(c: Ctx, db: str | None) -> str | None:
+    """The store a benchmark builds or reuses: the command's own ``--db``, else the global ``--db`` (or
+    ``NGR_DB``) when one was given, else None: the benchmark's own cache file.  (``ngr --db COPY bench
+    history`` ignored COPY and started a fresh ingest into the cache.)"""
+    if db:
+        return check_db_path(db)
+    return c.db_path() if c.db_explicit else None
 
 
 def build_engine(

@@ -18,7 +18,7 @@ import typer
 from ..errors import InvalidArgument
 from ..learning import OUTCOMES, Learning
 from ..service.feedback import FailureRequest, OutcomeRequest, SourceUseRequest, check_upto, resolve_hits
-from .common import ctx_of, err, escape, handled, json_opt, open_engine, out, path_str, print_json
+from .common import bench_db, ctx_of, err, escape, handled, json_opt, open_engine, out, path_str, print_json
 
 __all__ = ["feedback_app", "trace_command", "bench_learning"]
 
@@ -211,7 +211,8 @@ def bench_learning(
     db: Path | None = typer.Option(
         None,
         "--template-db",
-        help="An ingested+linked store of the dataset to copy (default: the retrieval bench's cache).",
+        help="An ingested+linked store of the dataset to copy (default: the global --db / NGR_DB when given, "
+        "else the retrieval bench's cache; built when it lacks the dataset).",
     ),
     top: int = typer.Option(20, "--top", help="Hits the simulated consumer reads."),
     rounds: int = typer.Option(3, "--rounds", help="Extra retrieval rounds in the drift check."),
@@ -226,8 +227,8 @@ def bench_learning(
         from ..bench.retrieval import ingest_dataset, load_dataset, open_for_dataset
 
         ds = load_dataset(dataset)
-        if db is None:  # build (or reuse) the cached, linked store the retrieval bench uses
-            eng = open_for_dataset(ds, None, embedder=c.embedder)
+        if db is None:  # build (or reuse) the global --db, else the cached, linked store the retrieval bench uses
+            eng = open_for_dataset(ds, bench_db(c, None), embedder=c.embedder)
             try:
                 if eng.store.stats()["nodes"] < len(ds.passages):
                     ingest_dataset(eng, ds)

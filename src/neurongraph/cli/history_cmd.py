@@ -30,7 +30,7 @@ from .common import (
     CliError,
     Ctx,
     RateColumn,
-    check_db_path,
+    bench_db,
     choose_systems,
     ctx_of,
     end_bulk_load,
@@ -203,7 +203,7 @@ def bench_history(
         chosen = choose_systems(bh.SYSTEMS if input == "text" else bh.DIFF_SYSTEMS, systems)
         quiet_model_loading()
         emb = c.make_embedder()
-        path = _bench_store(db, GitRepo(repo).name, emb.model_id)
+        path = _bench_store(bench_db(c, db), GitRepo(repo).name, emb.model_id)
         with open_engine(c, path, embedder=emb) as eng, _stage_progress(transient=True) as prog:
             res = bh.run_history_bench(
                 repo,
@@ -244,9 +244,10 @@ def bench_history(
 
 
 def _bench_store(db: str | None, name: str, model_id: str) -> str:
-    """The benchmark store: ``--db``, else the history benchmarks' cache file for this repository and model."""
+    """The benchmark store: ``db`` (the command's ``--db``, else the global one: :func:`bench_db`), else the
+    history benchmarks' cache file for this repository and model."""
     if db:
-        return check_db_path(db)
+        return db
     cache = Path(".ngr/bench/history")
     cache.mkdir(parents=True, exist_ok=True)
     return str(cache / f"{name}-{model_id.replace(':', '_').replace('/', '_')}.db")
@@ -258,7 +259,8 @@ def bench_code(
     db: str | None = typer.Option(
         None,
         "--db",
-        help="Store to build/reuse (default: the history benchmark's cache file for this repository and model).",
+        help="Store to build/reuse (default: the global --db / NGR_DB when given, else the history benchmark's "
+        "cache file for this repository and model).",
     ),
     n: str = typer.Option("200", "--n", metavar="N", help="Identifiers to sample."),
     seed: str = typer.Option("0", "--seed", metavar="S", help="Sampling seed."),
@@ -280,7 +282,7 @@ def bench_code(
         count, s = int_option(n, "--n"), int_option(seed, "--seed")
         quiet_model_loading()
         emb = c.make_embedder()
-        path = _bench_store(db, GitRepo(repo).name, emb.model_id)
+        path = _bench_store(bench_db(c, db), GitRepo(repo).name, emb.model_id)
         with open_engine(c, path, embedder=emb) as eng, _stage_progress(transient=True) as prog:
             res = bc.run_code_bench(repo, eng, n=count, seed=s, progress=_stage_reporter(prog, "git"))
         res["db"] = path

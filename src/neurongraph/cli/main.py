@@ -35,6 +35,7 @@ from .common import (
     REEMBED_LIMIT,
     CliError,
     Ctx,
+    bench_db,
     check_db_path,
     choose_systems,
     ctx_of,
@@ -768,7 +769,10 @@ def bench_retrieval(
     limit_queries: int | None = typer.Option(None, "--limit-queries", help="Only the first N questions."),
     systems: list[str] | None = typer.Option(None, "--system", help="Only these systems (repeatable)."),
     db: str | None = typer.Option(
-        None, "--db", help="Store to build/reuse (default: a cache file under .ngr/bench keyed by dataset and model)."
+        None,
+        "--db",
+        help="Store to build/reuse (default: the global --db / NGR_DB when given, "
+        "else a cache file under .ngr/bench keyed by dataset and model).",
     ),
     out_file: Path | None = typer.Option(None, "--out", help="Also write the JSON result here."),
     as_json: bool = json_opt(),
@@ -788,7 +792,7 @@ def bench_retrieval(
         ds = br.load_dataset(dataset, limit_queries)
         chosen = choose_systems(br.SYSTEMS, systems)
         quiet_model_loading()
-        eng = br.open_for_dataset(ds, check_db_path(db) if db else None, embedder=c.embedder)
+        eng = br.open_for_dataset(ds, bench_db(c, db), embedder=c.embedder)
         try:
             with progress() as prog:
                 t = prog.add_task(f"embedding {ds.name}", total=len(ds.passages))
@@ -819,7 +823,8 @@ def bench_history_command(
     db: str | None = typer.Option(
         None,
         "--db",
-        help="Store to build/reuse (default: a cache file under .ngr/bench/history keyed by repository and model).",
+        help="Store to build/reuse (default: the global --db / NGR_DB when given, "
+        "else a cache file under .ngr/bench/history keyed by repository and model).",
     ),
     limit: str | None = typer.Option(None, "--limit", metavar="N", help="Only the first N questions."),
     systems: list[str] | None = typer.Option(None, "--system", help="Only these systems (repeatable)."),
