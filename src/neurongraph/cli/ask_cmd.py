@@ -32,7 +32,6 @@ from .common import (
     check_db_path,
     ctx_of,
     err,
-    escape,
     handled,
     is_store_url,
     json_opt,
@@ -41,6 +40,7 @@ from .common import (
     print_json,
     quiet_model_loading,
 )
+from .safe_text import print_safe_json, safe_markup
 
 __all__ = ["ask_command", "cypher_command", "bench_ask", "parse_params"]
 
@@ -117,19 +117,19 @@ def cypher_command(
     if stale:  # a shared graph behind the store that this process may not update
         err.print(
             f"warning: the shared graph reflects store sequence {stale['graph_seq']} of {stale['store_seq']}: "
-            f"{escape(stale['reason'])}"
+            f"{safe_markup(stale['reason'])}"
         )
     if as_json:
         extra = {"truncated": True} if res["truncated"] else {}
-        print_json({"rows": res["rows"], **extra, **({"stale": stale} if stale else {})})
+        print_safe_json({"rows": res["rows"], **extra, **({"stale": stale} if stale else {})})
         return
     t = Table()
     for col in res["columns"]:
-        t.add_column(escape(col), overflow="fold")
+        t.add_column(safe_markup(col), overflow="fold")
     for r in res["rows"]:
         t.add_row(
             *(
-                escape(json.dumps(r[col], ensure_ascii=False, default=str) if not isinstance(r[col], str) else r[col])
+                safe_markup(r[col] if isinstance(r[col], str) else json.dumps(r[col], ensure_ascii=False, default=str))
                 for col in res["columns"]
             )
         )
@@ -165,22 +165,23 @@ def ask_command(
                 eng.graph_target = target  # --graph-url over the engine's NGR_GRAPH_URL default
             res = req.run(eng)
     if as_json:
-        print_json(res)
+        print_safe_json(res)
         return
-    out.print(f"[bold]route[/]: {res['route']['mode']} — {escape(res['route']['reason'])}")
+    out.print(f"[bold]route[/]: {res['route']['mode']} — {safe_markup(res['route']['reason'])}")
     q = res["query"]
     if q:
         if q.get("cypher"):  # a code-history answer (blame, identifiers) runs no graph query
-            out.print(f"[bold]query[/]: {escape(q['cypher'])}  [dim]{escape(json.dumps(q.get('params') or {}))}[/]")
-        out.print(f"[dim]{escape(str(q.get('explanation') or ''))} — {len(res['rows'])} rows[/]")
+            params = safe_markup(json.dumps(q.get("params") or {}))
+            out.print(f"[bold]query[/]: {safe_markup(q['cypher'])}  [dim]{params}[/]")
+        out.print(f"[dim]{safe_markup(str(q.get('explanation') or ''))} — {len(res['rows'])} rows[/]")
     for w in res.get("warnings") or []:
-        err.print(f"[yellow]warning[/]: {escape(w)}")
+        err.print(f"[yellow]warning[/]: {safe_markup(w)}")
     if res["hits"]:
-        out.print("[bold]hits[/]: " + ", ".join(escape(h["id"]) for h in res["hits"]))
+        out.print("[bold]hits[/]: " + ", ".join(safe_markup(h["id"]) for h in res["hits"]))
     out.print()
-    out.print(escape(res["answer"]))
+    out.print(safe_markup(res["answer"], layout=True))
     if res.get("dropped_refs"):
-        out.print(f"[yellow]dropped refs not retrieved[/]: {escape(', '.join(res['dropped_refs']))}")
+        out.print(f"[yellow]dropped refs not retrieved[/]: {safe_markup(', '.join(res['dropped_refs']))}")
     out.print(f"[dim]trace {res['trace_id']}[/]")
 
 

@@ -59,6 +59,7 @@ from .history_cmd import SOURCE_KINDS, bench_code, bench_history, ingest_source,
 from .mcp_cmd import mcp_command
 from .migrate_cmd import migrate_command
 from .reembed_cmd import reembed_command
+from .safe_text import print_safe_json, safe_markup
 from .schema_cmd import neighbors_command, schema_app
 from .serve_cmd import serve_command
 from .show_cmd import show_command
@@ -403,12 +404,12 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
         meta = h.get("meta") or {}
         t.add_row(
             str(h.get("rank", k)),
-            escape(_short_ids(h["id"])),
-            meta.get("date", ""),
-            escape(meta.get("author", "")),
-            escape(_short(h["title"]) + _not_ingested(h.get("refs_not_ingested"))),
+            safe_markup(_short_ids(h["id"])),
+            safe_markup(meta.get("date", "")),
+            safe_markup(meta.get("author", "")),
+            safe_markup(_short(h["title"]) + _not_ingested(h.get("refs_not_ingested"))),
             f"{h['scores']['final']:.3f}",
-            escape(_short_ids(via)),
+            safe_markup(_short_ids(via)),
         )
     out.print(t)
 
@@ -420,13 +421,14 @@ def _not_ingested(refs) -> str:
 
 def _print_explained(res) -> None:
     for k, h in enumerate(res.hits, 1):
-        out.print(f"[bold]{k}. {escape(h.id)}[/] [dim]({escape(h.type)})[/] {escape(h.title)}")
+        out.print(f"[bold]{k}. {safe_markup(h.id)}[/] [dim]({safe_markup(h.type)})[/] {safe_markup(h.title)}")
         if h.meta:
-            out.print(f"     [dim]{escape('  '.join(h.meta[f] for f in ('sha', 'date', 'author') if f in h.meta))}[/]")
+            who = "  ".join(h.meta[f] for f in ("sha", "date", "author") if f in h.meta)
+            out.print(f"     [dim]{safe_markup(who)}[/]")
         if h.refs_not_ingested:
-            out.print(f"     [dim]refers to {escape(', '.join(h.refs_not_ingested))} (not ingested)[/]")
+            out.print(f"     [dim]refers to {safe_markup(', '.join(h.refs_not_ingested))} (not ingested)[/]")
         for line in h.explain(res.config).splitlines():
-            out.print(f"     {escape(line)}")
+            out.print(f"     {safe_markup(line)}")
 
 
 def _read_diff(spec: str | None) -> str | None:
@@ -516,21 +518,21 @@ def search(
         with open_engine(c, path) as eng:
             res = req.run(eng)
     if as_json:
-        print_json(res.to_dict())
+        print_safe_json(res.to_dict())
         return
     if not res.hits:
-        out.print(f"no hits for {escape(query)!s}")
+        out.print(f"no hits for {safe_markup(query)!s}")
     elif explain:
         _print_explained(res)
     else:
-        _hits_table([h.to_dict() for h in res.hits], title=f"{escape(query)}")
+        _hits_table([h.to_dict() for h in res.hits], title=f"{safe_markup(query)}")
     if res.unknown_files:
-        err.print(f"[yellow]no file node for: {escape(', '.join(res.unknown_files))}[/] (ignored)")
+        err.print(f"[yellow]no file node for: {safe_markup(', '.join(res.unknown_files))}[/] (ignored)")
     for w in res.warnings:
-        err.print(f"[yellow]warning: {escape(w)}[/]")
+        err.print(f"[yellow]warning: {safe_markup(w)}[/]")
     ms = res.timings_ms
     out.print(
-        f"[dim]trace {res.trace_id}  seeds: {_short_ids(', '.join(res.seeds)) or '-'}  "
+        f"[dim]trace {res.trace_id}  seeds: {safe_markup(_short_ids(', '.join(res.seeds))) or '-'}  "
         + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items())
         + "[/]"
     )

@@ -15,7 +15,8 @@ import typer
 from ..schema.api import Schema
 from ..store.base import Store
 from ..times import event_time_of
-from .common import ctx_of, escape, handled, json_opt, out, print_json
+from .common import ctx_of, handled, json_opt, out
+from .safe_text import print_safe_json, safe_markup
 
 __all__ = ["show_command", "node_report"]
 
@@ -94,25 +95,25 @@ def node_report(view: Schema, text: str, limit: int) -> dict[str, Any]:
 
 def _print(rep: dict) -> None:
     n, m = rep["node"], rep["meta"]
-    out.print(f"[bold]{escape(n['id'])}[/] [dim]({escape(n['type'])})[/]")
+    out.print(f"[bold]{safe_markup(n['id'])}[/] [dim]({safe_markup(n['type'])})[/]")
     if n["title"]:
-        out.print(f"[bold]{escape(n['title'])}[/]")
-    line = "  ".join(f"{k} {escape(str(m[k]))}" for k in ("sha", "date", "author") if k in m)
+        out.print(f"[bold]{safe_markup(n['title'])}[/]")
+    line = "  ".join(f"{k} {safe_markup(str(m[k]))}" for k in ("sha", "date", "author") if k in m)
     if line:
         out.print(f"[dim]{line}[/]")
     md = n["metadata"] if isinstance(n["metadata"], dict) else {}
     extra = [(k, md[k]) for k in SHOWN_META if k in md and k not in ("sha", "author") and md[k] not in (None, "")]
     if extra:
-        out.print("[dim]" + escape("  ".join(f"{k} {v}" for k, v in extra)) + "[/]")
+        out.print("[dim]" + safe_markup("  ".join(f"{k} {v}" for k, v in extra)) + "[/]")
     if n["text"].strip():
         body = n["text"] if len(n["text"]) <= TEXT_CHARS else n["text"][:TEXT_CHARS] + "… (--json has all of it)"
         out.print("")
-        out.print(escape(body.rstrip()))
+        out.print(safe_markup(body.rstrip(), layout=True))
     if rep["files"]:
         out.print("")
         out.print(f"[bold]files[/] ({rep['files_total']}):")
         for f in rep["files"]:
-            out.print(f"  {escape(f['path'])} [dim](+{f.get('added', '?')} -{f.get('deleted', '?')})[/]")
+            out.print(f"  {safe_markup(f['path'])} [dim](+{f.get('added', '?')} -{f.get('deleted', '?')})[/]")
     for direction, arrow in (("out", "-[{}]->"), ("in", "<-[{}]-")):
         es = rep["edges"][direction]
         if not es:
@@ -121,9 +122,10 @@ def _print(rep: dict) -> None:
         out.print("")
         out.print(f"[bold]edges {direction}[/] ({len(es)}{more}):")
         for e in es:
-            out.print(f"  {escape(arrow.format(e['rel']))} {escape(e['node'])} [dim]({escape(e['type'])})[/]")
+            rel, node, typ = (safe_markup(x) for x in (arrow.format(e["rel"]), e["node"], e["type"]))
+            out.print(f"  {rel} {node} [dim]({typ})[/]")
     for p in rep["pending_refs"]:
-        out.print(f"[yellow]refers to #{p['number']}[/]: {escape(p['note'])}")
+        out.print(f"[yellow]refers to #{p['number']}[/]: {safe_markup(p['note'])}")
 
 
 def show_command(
@@ -141,6 +143,6 @@ def show_command(
         finally:
             view.store.close()
     if as_json:
-        print_json(rep)
+        print_safe_json(rep)
     else:
         _print(rep)
