@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import hmac
 import logging
+import types
+from collections import Counter
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -224,30 +226,46 @@ def create_app(
     return app
 
 
-def _query_names(dep: Any) -> set[str]:
-    """The query parameter names a route's dependency tree declares."""
-    out = {p.alias for p in dep.query_params}
+def _repeatable(annotation: Any) -> bool:
+    """A parameter declared as a list (``rel: list[str] | None``) may repeat; any other takes one value."""
+    origin = get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    if origin in (Union, types.UnionType):
+        return any(_repeatable(a) for a in get_args(annotation))
+    return False
+
+
+def _query_fields(dep: Any) -> dict[str, bool]:
+    """The query parameter names a route's dependency tree declares, each with whether it may repeat."""
+    out = {p.alias: _repeatable(getattr(p.field_info, "annotation", None)) for p in dep.query_params}
     for sub in dep.dependencies:
-        out |= _query_names(sub)
+        out.update(_query_fields(sub))
     return out
 
 
 def _known_query_only(request: Request) -> None:
     """An /api query parameter the route does not declare is an error, not ignored: ``?limt=5`` would
-    otherwise answer with the default limit, and the schema says no other parameters."""
+    otherwise answer with the default limit, and the schema says no other parameters.  So is a parameter
+    given twice that takes one value (``?limit=5&limit=6``: which one counts would be a guess)."""
     if not request.url.path.startswith("/api/") or not request.query_params:
         return
     route = request.scope.get("route")
-    names = getattr(route, "ngr_query_names", None)
-    if names is None:
+    fields = getattr(route, "ngr_query_fields", None)
+    if fields is None:
         dep = getattr(route, "dependant", None)
-        names = frozenset(_query_names(dep)) if dep is not None else frozenset()
+        fields = types.MappingProxyType(_query_fields(dep) if dep is not None else {})
         if route is not None:
-            route.ngr_query_names = names
-    unknown = sorted({k for k in request.query_params if k not in names})
+            route.ngr_query_fields = fields
+    unknown = sorted({k for k in request.query_params if k not in fields})
     if unknown:
-        known = ", ".join(sorted(names)) or "none"
+        known = ", ".join(sorted(fields)) or "none"
         raise ApiError("invalid_argument", f"unknown query parameter {unknown[0]!r} (this route takes: {known})")
+    counts = Counter(k for k, _ in request.query_params.multi_items())
+    repeated = sorted(k for k, n in counts.items() if n > 1 and not fields[k])
+    if repeated:
+        k = repeated[0]
+        raise ApiError("invalid_argument", f"query parameter {k!r} is given {counts[k]} times; it takes one value")
 
 
 # ----------------------------------------------------------------------------- routes

@@ -5,7 +5,10 @@ sent half a request head ("slowloris") all stayed open.  :func:`guarded_protocol
 protocol with two limits: a request (head and body) must arrive within ``read_timeout`` seconds of the
 connection opening or of the previous response ending (else ``408`` and the connection closes), and at
 most ``max_connections`` connections are open at once (one more is answered ``503`` and closed at once,
-before anything is read).
+before anything is read).  Fourth pass (issue 42): one client holding ~300 half-sent connections took
+the whole cap, so 19 of 20 other clients' requests got ``503``; now one client address (an IPv4 address,
+or an IPv6 /64 network) may hold at most ``max_per_client`` of them, and one more from it is answered
+``503`` at once while other addresses are served.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ __all__ = [
     "serve",
     "TokenRequired",
     "guarded_protocol",
+    "client_key",
     "uvicorn_config",
     "READ_TIMEOUT",
     "MAX_CONNECTIONS",
+    "MAX_PER_CLIENT",
 ]
 
 READ_TIMEOUT = 10.0  # seconds a client has to send one whole request
 MAX_CONNECTIONS = 256  # open connections at once (each costs a socket and a few KB, never an engine thread)
+MAX_PER_CLIENT = 32  # of those, from one client address (a browser opens ~6 per site)
 
 
 class TokenRequired(NeuronGraphError):
@@ -84,6 +90,21 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def client_key(peer: Any) -> str:
+    """Whose connection this is, for the per-client cap: the IPv4 address (an IPv4-mapped IPv6 address
+    as IPv4), or the /64 network of an IPv6 address (one host usually has a whole /64)."""
+    host = peer[0] if isinstance(peer, (tuple, list)) and peer else str(peer)
+    try:
+        ip = ipaddress.ip_address(str(host).split("%", 1)[0])
+    except ValueError:
+        return str(host)  # a Unix socket path, or nothing: one key for all of them
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return str(ip)
+
+
 def _canned(status: str, code: str, message: str) -> bytes:
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
@@ -96,9 +117,13 @@ class _Guard:
 
     read_timeout: float
     max_connections: int
+    max_per_client: int
+    per_client: dict[str, int]  # open connections by client_key, shared by every connection of one server
     busy: bytes
+    busy_client: bytes
     slow: bytes
     _refused = False
+    _client: str | None = None
     _deadline: asyncio.TimerHandle | None = None
     connections: set
     cycle: Any
@@ -106,17 +131,35 @@ class _Guard:
     loop: asyncio.AbstractEventLoop
 
     def connection_made(self, transport) -> None:
-        if len(self.connections) >= self.max_connections:
+        key = client_key(transport.get_extra_info("peername"))
+        held = self.per_client.get(key, 0)
+        refusal = (
+            self.busy
+            if len(self.connections) >= self.max_connections
+            else self.busy_client
+            if held >= self.max_per_client
+            else None
+        )
+        if refusal is not None:
             self._refused = True
-            transport.write(self.busy)
+            transport.write(refusal)
             transport.close()
             return
+        self._client = key
+        self.per_client[key] = held + 1
         super().connection_made(transport)  # type: ignore[misc]
         self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._refused:
             return
+        if self._client is not None:
+            left = self.per_client.get(self._client, 1) - 1
+            if left > 0:
+                self.per_client[self._client] = left
+            else:
+                self.per_client.pop(self._client, None)
+            self._client = None
         self._disarm()
         super().connection_lost(exc)  # type: ignore[misc]
 
@@ -156,10 +199,13 @@ class _Guard:
         self.transport.close()
 
 
-def guarded_protocol(read_timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> type:
-    """uvicorn's h11 protocol with a per-request read deadline and a cap on open connections (see above)."""
-    if not (read_timeout > 0 and max_connections >= 1):
-        raise InvalidArgument("read_timeout must be > 0 seconds and max_connections at least 1")
+def guarded_protocol(
+    read_timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS, max_per_client: int = MAX_PER_CLIENT
+) -> type:
+    """uvicorn's h11 protocol with a per-request read deadline, a cap on open connections and a cap per
+    client address (see above)."""
+    if not (read_timeout > 0 and max_connections >= 1 and max_per_client >= 1):
+        raise InvalidArgument("read_timeout must be > 0 seconds, max_connections and max_per_client at least 1")
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     return type(
@@ -168,21 +214,33 @@ def guarded_protocol(read_timeout: float = READ_TIMEOUT, max_connections: int = 
         {
             "read_timeout": read_timeout,
             "max_connections": max_connections,
+            "max_per_client": max_per_client,
+            "per_client": {},
             "busy": _canned("503 Service Unavailable", "busy", f"over {max_connections} open connections; retry"),
+            "busy_client": _canned(
+                "503 Service Unavailable",
+                "busy",
+                f"over {max_per_client} open connections from your address; close some and retry",
+            ),
             "slow": _canned("408 Request Timeout", "request_timeout", f"no whole request within {read_timeout:g} s"),
         },
     )
 
 
 def uvicorn_config(
-    app, *, log_level: str = "warning", read_timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS
+    app,
+    *,
+    log_level: str = "warning",
+    read_timeout: float = READ_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+    max_per_client: int = MAX_PER_CLIENT,
 ):
     """The uvicorn configuration ``serve`` runs (also what the tests start in-process)."""
     import uvicorn
 
     return uvicorn.Config(
         app,
-        http=guarded_protocol(read_timeout, max_connections),
+        http=guarded_protocol(read_timeout, max_connections, max_per_client),
         log_level=log_level,
         access_log=False,
         server_header=False,
@@ -203,6 +261,7 @@ def serve(
     log_level: str = "warning",
     read_timeout: float = READ_TIMEOUT,
     max_connections: int = MAX_CONNECTIONS,
+    max_per_client: int = MAX_PER_CLIENT,
     **app_kwargs,
 ) -> None:
     """Serve ``engine`` (and ``search_engines``, see :func:`create_app`) until interrupted; every engine
@@ -230,7 +289,13 @@ def serve(
     real_port = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
     url = f"http://{shown}:{real_port}/"
-    config = uvicorn_config(app, log_level=log_level, read_timeout=read_timeout, max_connections=max_connections)
+    config = uvicorn_config(
+        app,
+        log_level=log_level,
+        read_timeout=read_timeout,
+        max_connections=max_connections,
+        max_per_client=max_per_client,
+    )
     server = uvicorn.Server(config)
     if on_ready is not None:
         startup = server.startup

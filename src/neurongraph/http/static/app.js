@@ -478,6 +478,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("open-trace").addEventListener("submit", (e) => { e.preventDefault(); const v = $("open-trace-id").value.trim(); if (v) openTrace(v); });
   loadStats();
   loadHistory();
+  // A link to /?q=... fills the box but does not search: every search stores a trace, so any site's
+  // link would otherwise write its text into this store's history. The user presses Search.
   const q = new URLSearchParams(location.search).get("q");
-  if (q) { $("q").value = q; doSearch(); }
+  if (q) { $("q").value = q; $("q").focus(); }
 });
