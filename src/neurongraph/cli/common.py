@@ -12,12 +12,16 @@ User mistakes never show a traceback: they print one red ``error[code]: message`
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -49,6 +53,8 @@ __all__ = [
     "CliError",
     "Ctx",
     "IngestError",
+    "LoggedProgress",
+    "PROGRESS_EVERY_S",
     "check_db_path",
     "choose_systems",
     "bench_db",
@@ -64,6 +70,7 @@ __all__ = [
     "path_str",
     "print_json",
     "progress",
+    "progress_every",
     "RateColumn",
     "stage_reporter",
     "quiet_model_loading",
@@ -143,10 +150,141 @@ class RateColumn(ProgressColumn):
         return Text("" if speed is None else f"{speed:,.0f}/s", style="progress.data.speed")
 
 
+PROGRESS_EVERY_S = 10.0  # a stderr that is not a terminal gets a plain progress line at least this often
+PROGRESS_EVERY_ENV = "NGR_PROGRESS_EVERY"  # seconds, overrides PROGRESS_EVERY_S (tests use 0.2)
+_MIN_EVERY_S = 0.05
+
+
+def progress_every() -> float:
+    """Seconds between plain progress lines: ``NGR_PROGRESS_EVERY`` when it is a positive number, else
+    :data:`PROGRESS_EVERY_S` (a bad value is ignored: progress is no reason to refuse an ingest)."""
+    raw = os.environ.get(PROGRESS_EVERY_ENV, "").strip()
+    try:
+        every = float(raw) if raw else PROGRESS_EVERY_S
+    except ValueError:
+        return PROGRESS_EVERY_S
+    return max(_MIN_EVERY_S, every) if math.isfinite(every) and every > 0 else PROGRESS_EVERY_S
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def progress_line(task: Task) -> str:
+    """One plain line for a task: ``reading git: 1,500/3,000 (50%), 812/s, elapsed 0:00:02, ETA 0:00:02``."""
+    try:
+        label = Text.from_markup(task.description).plain
+    except Exception:  # a description that is not valid markup is shown as it is
+        label = task.description
+    done, total = task.completed, task.total
+    count = f"{done:,.0f}/{total:,.0f} ({100 * done / total:.0f}%)" if total else f"{done:,.0f}/?"
+    elapsed = task.finished_time if task.finished else task.elapsed
+    speed = task.finished_speed or task.speed or (done / elapsed if elapsed and done else None)
+    parts = [f"{label}: {count}"]
+    if speed:
+        parts.append(f"{speed:,.1f}/s" if speed < 10 else f"{speed:,.0f}/s")
+    parts.append(f"elapsed {_clock(elapsed)}")
+    if task.finished:
+        parts.append("done")
+    else:
+        parts.append(f"ETA {_clock((total - done) / speed) if total and speed else '?'}")
+    return ", ".join(parts)
+
+
+class LoggedProgress(Progress):
+    """A progress display that also serves a stderr that is not a terminal (a log file, ``nohup``, a pipe).
+
+    There rich draws nothing until the display stops, so a background ingest said nothing for its whole
+    run.  On such a console this writes plain lines (no ANSI codes, each flushed): one when a stage starts
+    and one when it ends, and from a background thread at least every :func:`progress_every` seconds
+    (10 s; ``NGR_PROGRESS_EVERY``) the running stage's done/total, rate, elapsed time and ETA.  On a
+    terminal it is rich's display and nothing else."""
+
+    def __init__(self, *columns: Any, every: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*columns, **kwargs)
+        self.plain = not self.disable and (not self.console.is_terminal or self.console.is_dumb_terminal)
+        self.every = every if every is not None else progress_every()
+        self._halt = threading.Event()
+        self._beat: threading.Thread | None = None
+        self._write = threading.Lock()
+        self._last_line = time.monotonic()
+        self._ended: set[TaskID] = set()
+
+    def start(self) -> None:
+        super().start()
+        if self.plain and self._beat is None:
+            self._halt.clear()
+            self._beat = threading.Thread(target=self._heartbeat, name="ngr-progress-log", daemon=True)
+            self._beat.start()
+
+    def stop(self) -> None:
+        beat, self._beat = self._beat, None
+        if beat is not None:
+            self._halt.set()
+            beat.join()
+        super().stop()
+
+    def add_task(
+        self,
+        description: str,
+        start: bool = True,
+        total: float | None = 100.0,
+        completed: int = 0,
+        visible: bool = True,
+        **fields: Any,
+    ) -> TaskID:
+        task_id = super().add_task(description, start, total, completed, visible, **fields)
+        if self.plain and visible and self.live.is_started:  # a stage starts: say so at once
+            self._log([task_id])
+        return task_id
+
+    def update(self, task_id: TaskID, **kwargs: Any) -> None:
+        super().update(task_id, **kwargs)
+        if self.plain and task_id not in self._ended and self.live.is_started:
+            with self._lock:
+                task = self._tasks.get(task_id)
+                ended = task is not None and task.finished and task.visible
+            if ended:  # a stage ends: its count, rate and time
+                self._ended.add(task_id)
+                self._log([task_id])
+
+    def _log(self, task_ids: list[TaskID]) -> None:
+        with self._lock:
+            lines = [progress_line(self._tasks[t]) for t in task_ids if t in self._tasks]
+        if not lines:
+            return
+        stamp = time.strftime("%H:%M:%S")
+        with self._write:
+            try:
+                f = self.console.file
+                for line in lines:
+                    f.write(f"[{stamp}] progress: {line}\n")
+                f.flush()
+            except (OSError, ValueError):  # a closed or broken stderr never stops the work
+                pass
+            self._last_line = time.monotonic()
+
+    def _heartbeat(self) -> None:
+        wait = self.every
+        while not self._halt.wait(wait):
+            quiet = time.monotonic() - self._last_line
+            if quiet < self.every:  # a stage line was written meanwhile
+                wait = self.every - quiet
+                continue
+            with self._lock:
+                shown = [t for t in self._tasks.values() if t.visible]
+                running = [t.id for t in shown if not t.finished]
+            self._log(running or [t.id for t in shown[-1:]])  # between stages: the last one, still working
+            wait = self.every
+
+
 def progress() -> Progress:
     """A progress display on stderr, so ``--json`` output on stdout can be piped: done/total, rate, elapsed
-    and time left."""
-    return Progress(
+    and time left (plain lines at least every 10 s where stderr is not a terminal: :class:`LoggedProgress`)."""
+    return LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -166,7 +304,7 @@ def stage_reporter(prog: Progress, labels: dict[str, str]):
 
     def on_progress(stage: str, done: int, total: int) -> None:
         if stage not in tasks:
-            tasks[stage] = prog.add_task(labels.get(stage, stage), total=total or None)
+            tasks[stage] = prog.add_task(labels.get(stage, stage), total=total or None, completed=done)
         prog.update(tasks[stage], completed=done, total=total or None)
 
     return on_progress

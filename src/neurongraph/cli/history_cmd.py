@@ -29,6 +29,7 @@ from ..ingest.batch import KINDS
 from .common import (
     CliError,
     Ctx,
+    LoggedProgress,
     RateColumn,
     bench_db,
     choose_systems,
@@ -58,8 +59,9 @@ _STAGES = {
 
 def _stage_progress(*, transient: bool, disable: bool = False, console: Console | None = None) -> Progress:
     """The per-stage progress display of a sync (reading, embedding, writing), on stderr: done/total, rate,
-    time spent and time left (the ETA a 100k-commit ingest needs to be worth waiting for)."""
-    return Progress(
+    time spent and time left (the ETA a 100k-commit ingest needs to be worth waiting for).  Where stderr is
+    not a terminal (a log file, ``nohup``), plain lines instead, at least every 10 s (:class:`LoggedProgress`)."""
+    return LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
