@@ -19,6 +19,7 @@ __all__ = [
     "tag_filter",
     "time_bounds",
     "word_conditions",
+    "no_merge_spans",
     "topic_words",
     "topic_condition",
     "stem",
@@ -267,6 +268,24 @@ def topic_condition(topic: list[str], params: dict) -> tuple[str, str]:
         )
     said = " and ".join(f"'{w}'" for w in topic)
     return " AND ".join(conds), f"whose subject mentions {said}"
+
+
+# "not counting merges", "non-merge commits", "ignore merge commits", "--no-merges": what `git log --no-merges` keeps
+_NO_MERGES = re.compile(
+    r"--no-merges\b|\bnon[- ]?merges?\b(?:\s+commits?)?"
+    r"|\b(?:not\s+counting|not\s+including|excluding|exclude|without|ignor(?:e|ing)|except|minus|no|"
+    r"skip(?:ping)?|leav(?:e|ing)\s+out|drop(?:ping)?)\s+(?:the\s+|any\s+|all\s+)?merges?(?:\s+commits?)?\b",
+    re.I,
+)
+
+
+def no_merge_spans(question: str, tw: TimeWindow) -> list[tuple[int, int]]:
+    """Where the question leaves merge commits out; the condition goes to ``tw.conditions`` and the spans
+    are taken, so neither the merge shapes nor the negation check read "merges" there."""
+    spans = [m.span() for m in _NO_MERGES.finditer(question)]
+    if spans:
+        tw.conditions.append((NON_MERGE, "merge commits left out"))
+    return spans
 
 
 def word_conditions(words: str, tw: TimeWindow, params: dict, topic: Topic | None = None) -> None:

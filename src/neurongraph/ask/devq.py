@@ -20,7 +20,7 @@ import heapq
 import re
 import weakref
 
-from . import file_shapes, tag_shapes
+from . import file_shapes, release_shapes, tag_shapes
 from .devplan import (
     C_RET,
     MAX_ITEMS,
@@ -29,6 +29,7 @@ from .devplan import (
     Scope,
     by_time,
     commit_match,
+    no_merge_spans,
     tag_filter,
     time_bounds,
     topic_words,
@@ -36,7 +37,7 @@ from .devplan import (
 )
 from .names import Mention
 from .nl2cypher import type_words
-from .tags import LazyTags, tag_graph
+from .tags import LazyTags
 from .timephrase import TimeWindow, parse_time
 
 __all__ = ["DevPlan", "plan", "run_plan"]
@@ -66,11 +67,6 @@ _COMMITS = re.compile(r"\b(commits?|changes?|changed|committed|patch(?:es)?|made
 _PRS = re.compile(r"\b(prs?|pull requests?|merge requests?)\b", re.I)
 _AUTHORED = re.compile(r"\b(author\w*|wrote|written|made|committed|who)\b", re.I)
 _LISTY = re.compile(r"\b(which|what|list|show|give|find|all)\b", re.I)
-_RELEASE_Q = re.compile(
-    r"\b(?:which|what|first|earliest)\b[^?]*\b(?:releases?|tags?|versions?)\b"
-    r"|\b(?:releases?|tags?|versions?)\b[^?]*\b(?:contain\w*|includ\w*|ship\w*|land\w*|ha[sd]|have)\b",
-    re.I,
-)
 _NEGATION = re.compile(
     r"\b(?:never|without|except|excluding|other than)\b|\b\w+n't\b|"
     r"\b(?:did|does|do|has|have|had|was|were|is|are|has been|have been)\s+not\b",
@@ -99,6 +95,7 @@ _BUSIEST = re.compile(
     re.I,
 )
 _HOW_OLD = re.compile(r"\bhow old\b|\bwhen did (?:the )?(?:project|repo\w*|history|development) (?:start|begin)", re.I)
+_ALSO_WHICH = re.compile(r"\b(?:and|also)\s+(?:which|what|list|show)\b|\bwhich\s+ones\b|\blist\s+them\b", re.I)
 _MERGES = re.compile(r"\bmerges\b|\bmerge commits?\b|\bmerged commits\b", re.I)
 _REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
 _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
@@ -140,11 +137,30 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
             else:
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
-            notes.append(f"no file '{p}' in the store")
+            out.extend(_basename(engine, p, notes))
     for d, phrase in bare:  # "under docs", "the bridge directory": only when the store has files below it
         if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
             out.append(Scope("dir", f"file:{d}/", phrase))
     return out
+
+
+def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
+    """The one file a bare file name stands for ("usdt.c" for ``src/usdt.c``): the file of that name, or
+    the last of a chain of renames among several (``click/x.py`` renamed to ``src/click/x.py``: one file's
+    history); several unrelated files of that name are said, not guessed between."""
+    files = [i for i, _ in engine.store.ids_with_prefix("file:", 1_000_000) if i.endswith("/" + name)]
+    if len(files) > 1:
+        renamed = {s for s, rel, d in engine.store.edges_from(files) if rel == "renamed_to" and d in files}
+        files = [f for f in files if f not in renamed]
+    if len(files) == 1:
+        notes.append(f"'{name}' read as {files[0][5:]}")
+        return [Scope("file", files[0], name)]
+    if files:
+        shown = ", ".join(f[5:] for f in files[:5]) + (" …" if len(files) > 5 else "")
+        notes.append(f"'{name}' names {len(files)} files ({shown}): name one by its path")
+    else:
+        notes.append(f"no file '{name}' in the store")
+    return []
 
 
 _BARE_DIR = re.compile(
@@ -252,7 +268,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     notes: list[str] = []
     tw = parse_time(question, tags=LazyTags(engine))
     notes += [f"not understood: {p}" for p in tw.not_understood]
-    taken = list(tw.spans) + [(m.start, m.end) for m in mentions]
+    taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(question, tw)
     commit = next((m for m in mentions if m.type == "commit"), None)
     quoted_or_named = [m for m in mentions if m.type != "commit"]
     pr = _pr_anchor(engine, question, mentions, notes)
@@ -264,8 +280,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
     wants_prs = bool(_PRS.search(_blank(question, taken)))  # "…-pr.patch" is a path, not a PR
 
-    if commit is not None and _RELEASE_Q.search(_blank(question, [(commit.start, commit.end)])):
-        return _plan_containing(engine, _blank(question, [(commit.start, commit.end)]), commit, params), notes
+    if (release := release_shapes.plan_release(engine, question, commit, scope, params)) is not None:
+        return release, notes  # "which release first contained X / shipped Y / dropped F"
     if commit is not None:
         return _plan_commit(question, commit, params, who, wants_prs), notes
     if pr is not None:
@@ -474,21 +490,6 @@ def _missing_scope(question: str, notes: list[str]) -> DevPlan | None:
     return None
 
 
-def _plan_containing(engine, question: str, commit: Mention, params: dict) -> DevPlan:
-    """ "Which release first contained X" (the oldest tag whose history holds X: ``git tag --contains X``,
-    by creation time), or every such tag when the question asks for releases in the plural."""
-    graph = tag_graph(engine)
-    found = graph.containing(commit.node) if graph is not None else []
-    every = bool(re.search(r"\b(?:releases|tags|versions)\b", question, re.I)) and not _FIRST.search(question)
-    params["tags"] = ["tag:" + name for _, name in (found if every else found[:1])]
-    cy = (
-        "MATCH (t:tag) WHERE t.id IN $tags RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time "
-        "ORDER BY time, id"
-    )
-    what = "tags whose history holds" if every else "the first tag (by creation time) whose history holds"
-    return DevPlan("tags_containing" if every else "first_tag", "tags", cy, params, f"{what} {commit.node}")
-
-
 def _plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
     """A question about one named commit: its author, the PR it was merged in, what reverted it."""
     params["a"] = commit.node
@@ -694,8 +695,9 @@ def _merge_commits(scope, tw, author, params: dict, count: bool, n: int | None) 
     return _list("latest_n" if n else "merges", match, params, said, "DESC", n)
 
 
-def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = False) -> DevPlan:
-    """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run."""
+def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = False, members: bool = False) -> DevPlan:
+    """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run.
+    ``members``: the question also asks which ("how many …, and which ones?"): the list, which says its length."""
     if wants_prs and scope is None:
         where = time_bounds(tw, params, "p") + ["p.type IN ['pull_request', 'pr']"]
         cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
@@ -707,6 +709,10 @@ def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = Fals
         out = DevPlan("count_authors", "count", cy, params, expl, filters=said)
         out.extra = _renamed_away(scope, tw, author, params)
         return out
+    if members:
+        listed = _list("commits", match, params, said, "DESC", None)
+        listed.extra = _renamed_away(scope, tw, author, params)
+        return listed
     cy = f"{match} RETURN count(DISTINCT c) AS count"
     out = DevPlan("count", "count", cy, params, "commits " + ", ".join(said) if said else "all commits", filters=said)
     out.extra = _renamed_away(scope, tw, author, params)
@@ -735,7 +741,8 @@ def _counted(
     if (count or _LISTY.search(words)) and (per := _PER.search(words)):
         return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
     if count:
-        return _count(scope, tw, author, params, wants_prs, people=bool(_PEOPLE.search(words)))
+        people = bool(_PEOPLE.search(words))
+        return _count(scope, tw, author, params, wants_prs, people, members=bool(_ALSO_WHICH.search(words)))
     return file_shapes.ranking(words, scope, tw, author, params, n)
 
 

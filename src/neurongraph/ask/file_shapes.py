@@ -94,7 +94,7 @@ def _node_hunks(node, path: str) -> list[list[int]]:
     return list(((node.metadata or {}).get("hunks") or {}).get(path) or [])
 
 
-def _status(node, path: str) -> str | None:
+def file_status(node, path: str) -> str | None:
     """What git said of ``path`` in this commit — "A" created, "D" deleted, "M" neither — as the reader
     (version 7) records it; None where it is not recorded (an older reader, or a cut file list)."""
     md = node.metadata or {}
@@ -109,7 +109,7 @@ def _status(node, path: str) -> str | None:
 def _removes(engine, node, path: str, row: dict) -> bool:
     """Whether this commit removed ``path``: git's recorded status, else (older stores) a hunk that empties
     it from line 1 and takes every line it held."""
-    st = _status(node, path)
+    st = file_status(node, path)
     if st is not None:
         return st == "D"
     h = _node_hunks(node, path)
@@ -117,7 +117,7 @@ def _removes(engine, node, path: str, row: dict) -> bool:
 
 
 def _makes(node, path: str) -> bool:
-    st = _status(node, path)
+    st = file_status(node, path)
     return st == "A" if st is not None else _creates(_node_hunks(node, path))
 
 
@@ -470,7 +470,7 @@ def keep_added(engine, rows: list[dict], params: dict | None = None) -> list[dic
         path = str(r["id"])[5:]
         info = {int(idx): {"time": t, "author": who} for idx, t, who in r.get("early") or []}
         firsts = [(int(i), nodes[int(i)]) for i in r.get("by") or [] if int(i) in nodes]
-        st = [_status(n, path) for _, n in firsts]
+        st = [file_status(n, path) for _, n in firsts]
         made = {"time": r.get("first"), "author": None}
         if None in st:  # an older reader: anything but a removal
             ok = not any(_removes(engine, n, path, {"id": n.id, "time": r.get("first")}) for _, n in firsts)

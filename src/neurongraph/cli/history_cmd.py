@@ -92,6 +92,7 @@ def ingest_source(
     full: bool = False,
     show_progress: bool = True,
     strict: bool = False,
+    tags: bool | None = None,
 ) -> dict:
     """Open the store (creating it), sync one source into it, optionally re-link; returns the summary."""
     from ..ingest import sync_source  # lazy: the adapters load only when a source is ingested (start-up time)
@@ -100,15 +101,24 @@ def ingest_source(
         raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {SOURCE_KINDS}")
     if not path.exists():
         raise CliError("file_not_found", f"no such {'repository' if kind == 'git' else 'path'}: {path}")
-    if (refs or full) and kind != "git":
-        raise InvalidArgument("--ref and --full apply to `ngr ingest git` only")
+    if (refs or full or tags is not None) and kind != "git":
+        raise InvalidArgument("--ref, --tags and --full apply to `ngr ingest git` only")
     t0 = time.perf_counter()
     db = c.db_path()
     with open_engine(c, db) as eng:
         with _stage_progress(transient=False, disable=not show_progress) as prog:
             on_progress = _stage_reporter(prog, kind)
             summary = sync_source(
-                eng, kind, path, refs=refs, name=name, prune=prune, full=full, progress=on_progress, strict=strict
+                eng,
+                kind,
+                path,
+                refs=refs,
+                name=name,
+                prune=prune,
+                full=full,
+                progress=on_progress,
+                strict=strict,
+                tags=tags,
             )
             if link:
                 ltask = prog.add_task("linking (mentions, refs, entities)", total=None)

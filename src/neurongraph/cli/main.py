@@ -263,7 +263,17 @@ def ingest(
         show_default=False,
         help="With git/github/markdown: the repository, export file or folder, folder.",
     ),
-    refs: list[str] | None = typer.Option(None, "--ref", help="git: a ref to ingest (repeatable; default HEAD)."),
+    refs: list[str] | None = typer.Option(
+        None,
+        "--ref",
+        help="git: a branch or ref to read, or a glob such as 'origin/release-*' (repeatable; default HEAD). "
+        "Remembered: later syncs read the same refs.",
+    ),
+    tags: bool | None = typer.Option(
+        None,
+        "--tags/--no-tags",
+        help="git: also read every tag's history (releases on release branches); default on, remembered.",
+    ),
     name: str | None = typer.Option(
         None, "--name", help="Source name recorded on every node (default: the repository / folder name)."
     ),
@@ -309,14 +319,14 @@ def ingest(
             if path is None:
                 raise CliError("invalid_argument", f"`ngr ingest {what}` needs a path, e.g. `ngr ingest {what} .`")
             summary = ingest_source(
-                c, what, path, refs=refs, name=name, prune=prune, link=link, full=full, strict=strict
+                c, what, path, refs=refs, name=name, prune=prune, link=link, full=full, strict=strict, tags=tags
             )
         else:
-            if path is not None or refs or name or prune or full:
+            if path is not None or refs or name or prune or full or tags is not None:
                 raise CliError(
                     "invalid_argument",
                     f"{what!r} is not a source kind ({', '.join(SOURCE_KINDS)}); "
-                    "a JSONL file takes no PATH, --ref, --name, --prune or --full",
+                    "a JSONL file takes no PATH, --ref, --tags, --name, --prune or --full",
                 )
             summary = _ingest(c, Path(what), c.db_path(), link=link)
     if as_json:

@@ -30,23 +30,28 @@ def read_source(
     full: bool = False,
     progress: SyncProgress | None = None,
     strict: bool = False,
+    tags: bool | None = None,
 ) -> IngestBatch:
     """Read one source with its adapter; git reads only what is newer than the last sync (all of it
     with ``full``, or when another version of the reader made the last sync: unchanged commits are still
-    not rewritten).  An item over a field limit is skipped and named in ``batch.skipped``; with
-    ``strict`` it is an error and nothing is written."""
+    not rewritten).  Git reads ``refs`` (default HEAD) and every tag unless ``tags`` is False; either,
+    when not given, is what the last sync of the source was given.  An item over a field limit is skipped
+    and named in ``batch.skipped``; with ``strict`` it is an error and nothing is written."""
     if kind == "git":
-        from .git import READER_VERSION, GitRepo, read_git, reader_key, source_name, state_key
+        from .git import READER_VERSION, GitRepo, read_git, reader_key, refs_key, source_name, tips_key
         from .git_tags import tags_key
 
         repo = GitRepo(path)
         source = name or source_name(repo, engine.store, refs)
         upgraded = not full and engine.store.get_meta(reader_key(source)) != str(READER_VERSION)
-        synced = {} if full or upgraded else {r: engine.store.get_meta(state_key(source, r)) for r in refs or ["HEAD"]}
+        chosen = _json_meta(engine.store, refs_key(source), {})
+        if refs is None and isinstance(chosen.get("refs"), list):  # the refs named at an earlier sync
+            refs = [str(r) for r in chosen["refs"]]
+        if tags is None:
+            tags = bool(chosen.get("tags", True))
+        synced = {} if full or upgraded else _json_meta(engine.store, tips_key(source), {})
         known = json.loads(engine.store.get_meta(tags_key(source)) or "[]")
-        batch = read_git(
-            repo, refs, source, {r: s for r, s in synced.items() if s}, progress, strict=strict, known_tags=known
-        )
+        batch = read_git(repo, refs, source, synced, progress, strict=strict, known_tags=known, tags=tags)
         batch.stats["reader_version"] = READER_VERSION
         batch.stats["full_reread"] = bool(full or upgraded)
         return batch
@@ -61,6 +66,16 @@ def read_source(
     raise InvalidArgument(f"unknown source kind {kind!r}; expected one of {KINDS}")
 
 
+def _json_meta(store, key: str, default: dict) -> dict:
+    """A store meta value written as a JSON object; ``default`` when it is absent or not one."""
+    raw = store.get_meta(key)
+    try:
+        val = json.loads(raw) if raw else default
+    except ValueError:
+        return default
+    return val if isinstance(val, dict) else default
+
+
 def sync_source(
     engine,
     kind: str,
@@ -72,11 +87,14 @@ def sync_source(
     full: bool = False,
     progress: SyncProgress | None = None,
     strict: bool = False,
+    tags: bool | None = None,
 ) -> dict:
     """Read ``path`` with the ``kind`` adapter and apply it to ``engine`` (an incremental sync); ``strict``:
     one item over a limit fails the whole sync (default: it is skipped and named in the summary)."""
     t0 = time.perf_counter()
-    batch = read_source(engine, kind, path, refs=refs, name=name, full=full, progress=progress, strict=strict)
+    batch = read_source(
+        engine, kind, path, refs=refs, name=name, full=full, progress=progress, strict=strict, tags=tags
+    )
     read_s = round(time.perf_counter() - t0, 3)
     out = apply_batch(engine, batch, prune=prune, progress=progress)
     out["read_seconds"] = read_s

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import json
 import os
 import re
 import subprocess
@@ -43,10 +44,11 @@ from .git_log import Commit as _Commit
 from .git_log import read_log, start_merge_hunks
 from .git_tags import read_tags
 
-__all__ = ["read_git", "GitRepo", "state_key", "root_key", "source_name", "MAX_FILES_LISTED"]
+__all__ = ["read_git", "GitRepo", "state_key", "tips_key", "refs_key", "root_key", "source_name", "MAX_FILES_LISTED"]
 
 MAX_FILES_LISTED = 200  # files listed in a commit's metadata (all of them still get `touches` edges)
 MAX_TOUCHES = 2000  # a vendor import touching more files gets no `touches` edges (counted as skipped)
+DEFAULT_REFS = ["HEAD"]  # with every tag (``tags=True``): what ``git log HEAD --tags`` reads
 MAX_PR_RANGE = 5000  # a merged branch with more commits than this gets no part_of edges (counted)
 _GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
@@ -63,17 +65,34 @@ class GitError(InvalidArgument):
 # lines as `code.bulk_added` / `bulk_removed`, so "which commit introduced X" finds a generated header's X;
 # 7: a listed file's `status` A / D from git's "new / deleted file mode", so "when was F removed" holds for
 # binary and empty files too); 8: a revert without git's "This reverts commit" line links to the commit its
-# subject names: ``Revert commit <sha>``, or the newest earlier commit with the subject of ``Revert "…"``).
+# subject names: ``Revert commit <sha>``, or the newest earlier commit with the subject of ``Revert "…"``);
+# 9: every tag's history is read (not only HEAD's), a PR number counts only for a commit on a first-parent
+# chain of a synced tip (a fork's "Merge pull request #1" is a plain merge, ``pr_elsewhere``), a merge titled
+# "Title (#N)" gets its branch's ``part_of`` edges, a ``#N`` no PR has is an ``issue:N`` placeholder
+# (``fixes`` after a closing keyword, else ``refs``), ``Revert "X" (#N)`` and ``Reverts owner/repo#N``).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
 # view of them for good.
-READER_VERSION = 8
+READER_VERSION = 9
 
 
 def state_key(source: str, ref: str) -> str:
-    """Store meta key holding the last synced tip of ``ref`` for ``source``."""
+    """Store meta key of an earlier reader: the last synced tip of ``ref`` for ``source`` (read once, when a
+    store synced before :func:`tips_key` existed is synced again)."""
     return f"ingest.git.{source}.{ref}"
+
+
+def tips_key(source: str) -> str:
+    """Store meta key holding the JSON ``{ref: sha}`` of every tip the last sync of ``source`` read (its
+    branches and, with tags, ``refs/tags/NAME``): the next sync reads only what they do not reach."""
+    return f"ingest.git-tips.{source}"
+
+
+def refs_key(source: str) -> str:
+    """Store meta key holding the JSON ``{"refs": [...], "tags": bool}`` the last sync of ``source`` was given:
+    a later sync without ``--ref`` reads the same refs (release branches named once stay read)."""
+    return f"ingest.git-refs.{source}"
 
 
 def path_key(source: str) -> str:
@@ -169,6 +188,44 @@ class GitRepo:
     def is_ancestor(self, a: str, b: str) -> bool:
         return self._git("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
+    def expand(self, ref: str) -> list[str]:
+        """The refs a name stands for: itself when it names a commit (``HEAD``, ``main``, ``origin/stable``, a
+        sha), else every ref a glob matches (``origin/release-*`` as ``refs/remotes/origin/release-*``, and
+        under ``refs/heads/`` and ``refs/tags/``), sorted; an error when it names nothing."""
+        if not ref or ref.startswith("-") or any(ord(ch) < 0x20 for ch in ref):
+            raise InvalidArgument(f"bad ref {ref!r}")
+        if not any(ch in ref for ch in "*?["):
+            self.resolve(ref)
+            return [ref]
+        pats = [ref] if ref.startswith("refs/") else [f"refs/{k}/{ref}" for k in ("heads", "remotes", "tags")]
+        out = self._git("for-each-ref", "--format=%(refname)", *pats, check=False).stdout.decode("utf-8", "replace")
+        names = sorted({ln for ln in out.splitlines() if ln and not ln.endswith("/HEAD")})
+        if not names:
+            raise GitError(f"ref pattern {ref!r} matches no branch or tag in {self.path}")
+        return names
+
+    def tag_tips(self) -> dict[str, str]:
+        """``refs/tags/NAME`` → the commit each tag names (peeled), for every tag of a commit (a tag of a tree
+        or a blob has none).  Ref names hold no space or control character (git check-ref-format), so one
+        line per tag, split on spaces, cannot be forged by a tag's name or message."""
+        fmt = "%(refname) %(objecttype) %(objectname) %(*objecttype) %(*objectname)"
+        out = self._git("for-each-ref", "refs/tags", f"--format={fmt}", check=False).stdout.decode("ascii", "replace")
+        tips: dict[str, str] = {}
+        for line in out.splitlines():
+            parts = line.split(" ")
+            if len(parts) == 5 and parts[1] == "commit":
+                tips[parts[0]] = parts[2]
+            elif len(parts) == 5 and parts[1] == "tag" and parts[3] == "commit":
+                tips[parts[0]] = parts[4]
+        return tips
+
+    def mainline(self, tips: list[str]) -> set[str]:
+        """The commits on the first-parent chains of ``tips``: where this repository's own pull requests land
+        (a squash commit, or the merge commit GitHub makes).  A merge inside a contributor's fork ("Merge
+        pull request #1 from someone/unstable") sits on a merged branch, off these chains."""
+        out = self._git("rev-list", "--first-parent", *tips, "--", check=False)
+        return set(out.stdout.decode("ascii", "replace").split()) if out.returncode == 0 else set()
+
     def listing(self, tips: list[str]) -> list[tuple[str, int, str]]:
         """(sha, committer time, subject) of every commit reachable from ``tips`` (those git could read,
         when the object store is damaged: git stops there, the reader names what it could not read)."""
@@ -185,7 +242,7 @@ class _Resolver:
     """Answers "which commit is this?" for sha prefixes, quoted subjects and PR numbers,
     over every commit reachable from the synced refs (not only the new ones)."""
 
-    def __init__(self, listing: list[tuple[str, int, str]]):
+    def __init__(self, listing: list[tuple[str, int, str]], mainline: set[str] | None = None):
         self.shas = sorted(s for s, _, _ in listing)
         self.time = {s: t for s, t, _ in listing}
         self.by_subject: dict[str, list[str]] = {}
@@ -193,7 +250,7 @@ class _Resolver:
         for sha, _, subj in sorted(listing, key=lambda r: r[1]):  # oldest first: the first squash/merge wins
             self.by_subject.setdefault(subj.strip(), []).append(sha)
             n = R.squash_pr(subj) or (R.merge_pr(subj) or (None,))[0]
-            if n is not None:
+            if n is not None and (mainline is None or sha in mainline):
                 self.pr_commit.setdefault(n, sha)
 
     def sha(self, prefix: str) -> str | None:
@@ -231,7 +288,7 @@ def source_name(repo: GitRepo, store=None, refs: list[str] | None = None) -> str
     if named:
         return named
     if store is not None:
-        roots = repo.roots([repo.resolve(r) for r in dict.fromkeys(refs or ["HEAD"])])
+        roots = repo.roots([repo.resolve(x) for r in dict.fromkeys(refs or DEFAULT_REFS) for x in repo.expand(r)])
         for root in roots:
             known = store.get_meta(root_key(root))
             if known:
@@ -252,34 +309,42 @@ def read_git(
     *,
     strict: bool = False,
     known_tags: list[str] | None = None,
+    tags: bool = True,
 ) -> IngestBatch:
-    """The commits of ``refs`` (default HEAD) not yet synced, as an :class:`IngestBatch`.
+    """The commits of ``refs`` (default HEAD; a glob such as ``origin/release-*`` names every branch it
+    matches) and, with ``tags``, of every tag (releases live on release branches: what ``git log HEAD
+    --tags`` reads), not yet synced, as an :class:`IngestBatch`.
 
-    ``synced`` maps a ref name to the tip ingested last time (store meta, see :func:`state_key`);
+    ``synced`` maps a ref name to the tip ingested last time (store meta, see :func:`tips_key`);
     commits reachable from those tips are skipped.  After a force-push the old tip is still
     excluded if git still has it, so only the rewritten commits are read; if git no longer has
     it, everything reachable is read again and the sync step skips what is unchanged.  A commit over a
     field limit (a 10 MB message) is skipped and named, the rest is read (``strict``: an error)."""
     g = repo if isinstance(repo, GitRepo) else GitRepo(repo)
     source = source or g.name
-    refs = list(dict.fromkeys(refs or ["HEAD"]))
     synced = synced or {}
-    tips = {r: g.resolve(r) for r in refs}
+    branch_tips, tag_tips = _tips(g, refs or DEFAULT_REFS, tags)
+    tips = {**tag_tips, **branch_tips}
     batch = IngestBatch(kind="git", source=source, complete=False)
-    batch.state = {state_key(source, r): sha for r, sha in tips.items()} | {
+    batch.state = {
+        tips_key(source): json.dumps(tips, sort_keys=True),
+        refs_key(source): json.dumps({"refs": list(refs or DEFAULT_REFS), "tags": tags}),
         reader_key(source): str(READER_VERSION),
         path_key(source): str(g.path),  # where exact provenance (git blame) can be read later, if still there
     }
-    old = {r: synced[r] for r in refs if synced.get(r)}
-    if all(old.get(r) == sha for r, sha in tips.items()):
-        batch.stats = {"commits": 0, "up_to_date": True, "tips": tips}
-        read_tags(g, batch, source, list(tips.values()), known_tags)  # a tag can move without a new commit
+    heads = sorted(set(tips.values()))
+    if synced == tips:
+        batch.stats = {"commits": 0, "up_to_date": True, "tips": branch_tips, "tag_tips": len(tag_tips)}
+        read_tags(g, batch, source, heads, known_tags)  # a tag can move without a new commit
         return batch
-    exclude = sorted({sha for sha in old.values() if g.has_commit(sha)})
+    old = {r: synced[r] for r in tips if synced.get(r)}
+    exclude = sorted({sha for sha in synced.values() if g.has_commit(sha)})
     force_pushed = [
-        r for r in old if old[r] != tips[r] and (old[r] not in exclude or not g.is_ancestor(old[r], tips[r]))
+        r
+        for r in branch_tips
+        if r in old and old[r] != tips[r] and (old[r] not in exclude or not g.is_ancestor(old[r], tips[r]))
     ]
-    revs = sorted(set(tips.values())) + ["^" + s for s in exclude]
+    revs = heads + ["^" + s for s in exclude]
     on_log = None
     if progress:  # the log stream is most of a big history's read: its own bar, with a total and an ETA
         counted = g._git("rev-list", "--count", *revs, "--", check=False).stdout.decode().strip()
@@ -297,23 +362,12 @@ def read_git(
             if c.sha in p2:
                 c.hunks_p2 = p2[c.sha]
                 c.flags["p2_read"] = True
-    resolver = _Resolver(g.listing(sorted(set(tips.values()))))
-    for root in g.roots(sorted(set(tips.values()))):
+    mainline = g.mainline(heads)
+    resolver = _Resolver(g.listing(heads), mainline)
+    for root in g.roots(heads):
         batch.state[root_key(root)] = source  # a later ingest from another folder finds the name (source_name)
-    reader = _CommitReader(batch, source, resolver)
-    taken = []
-    for k, c in enumerate(commits):
-        if progress and k % 500 == 0:
-            progress("reading", k, len(commits))
-        marks = (len(reader.merges), len(reader.files), dict(reader.counts))
-        if batch.take("commit:" + c.sha, partial(reader.read, c), strict=strict):
-            taken.append(c)
-        else:  # what the commit had recorded before its node failed goes with it
-            del reader.merges[marks[0] :]
-            for p in list(reader.files)[marks[1] :]:
-                del reader.files[p]
-            reader.counts = marks[2]
-    commits = taken
+    reader = _CommitReader(batch, source, resolver, mainline)
+    commits = reader.take_all(commits, progress, strict)
     reader.branch_edges(commits)
     for p in reader.files:
         batch.nodes.append(Node("file:" + p, "file", p, "", {"path": p, "repo": source}))
@@ -324,25 +378,34 @@ def read_git(
         "commits": len(commits),
         "files": len(reader.files),
         "up_to_date": False,
-        "tips": tips,
+        "tips": branch_tips,
+        "tag_tips": len(tag_tips),
         "force_pushed": force_pushed,
         **reader.counts,
         "unreadable_commits": len(unreadable),
         "unreadable": unreadable[:200],
     }
-    read_tags(g, batch, source, list(tips.values()), known_tags)
+    read_tags(g, batch, source, heads, known_tags)
     if progress:
         progress("reading", len(commits), len(commits))
     return batch
+
+
+def _tips(g: GitRepo, refs: list[str], tags: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """(``{ref: sha}`` of the named refs, globs expanded; ``{refs/tags/NAME: sha}`` of every tag, with ``tags``)."""
+    named = list(dict.fromkeys(r for ref in refs for r in g.expand(ref)))
+    return {r: g.resolve(r) for r in named}, (g.tag_tips() if tags else {})
 
 
 class _CommitReader:
     """One commit at a time into the batch: its node, touches/renamed_to edges, its pull request, and the
     edges its message states (fixes, reverts, follows_up, refs).  Holds the files seen and the counts."""
 
-    def __init__(self, batch: IngestBatch, source: str, resolver: _Resolver):
+    def __init__(self, batch: IngestBatch, source: str, resolver: _Resolver, mainline: set[str] | None = None):
         self.batch, self.source, self.resolver = batch, source, resolver
+        self.mainline = mainline
         self.files: dict[str, None] = {}
+        self.issues: dict[str, None] = {}  # issue placeholders written in this batch, in order
         self.counts = {
             "fixes": 0,
             "fixes_by_subject": 0,
@@ -354,27 +417,57 @@ class _CommitReader:
             "renames": 0,
             "part_of": 0,
             "part_of_skipped": 0,
+            "prs_elsewhere": 0,
+            "issues": 0,
         }
         self.merges: list[tuple[_Commit, str]] = []  # PR merge commits of the batch, with their PR
+
+    def take_all(self, commits: list[_Commit], progress, strict: bool) -> list[_Commit]:
+        """Each commit into the batch (:meth:`read`); the commits taken.  A commit the batch refuses (a field
+        over its limit) takes back what it had recorded here too (merges, files, issues, counts)."""
+        taken = []
+        for k, c in enumerate(commits):
+            if progress and k % 500 == 0:
+                progress("reading", k, len(commits))
+            marks = (len(self.merges), len(self.files), dict(self.counts), len(self.issues))
+            if self.batch.take("commit:" + c.sha, partial(self.read, c), strict=strict):
+                taken.append(c)
+                continue
+            del self.merges[marks[0] :]
+            for p in list(self.files)[marks[1] :]:
+                del self.files[p]
+            for n in list(self.issues)[marks[3] :]:
+                del self.issues[n]
+            self.counts = marks[2]
+        return taken
 
     def read(self, c: _Commit) -> None:
         cid = "commit:" + c.sha
         merge = R.merge_pr(c.subject) if len(c.parents) > 1 else None
         squash = R.squash_pr(c.subject) if merge is None else None
-        pr = merge[0] if merge else squash
+        named = merge[0] if merge else squash  # the PR number the subject names
+        # this repository's PR only with evidence: the commit lands on a first-parent chain of a synced tip
+        # (a merge inside a contributor's fork, "Merge pull request #1 from someone/unstable", does not)
+        ours = self.mainline is None or c.sha in self.mainline
+        pr = named if ours else None
+        merge = merge if ours else None
         title = _pr_title(c, merge)
         message = c.subject + "\n" + c.body
         iss = R.issue_refs(message, self.source)
         shas = R.sha_refs(c.body)
-        self.batch.nodes.append(Node(cid, "commit", title, c.body, self._metadata(c, pr, merge, iss, shas)))
+        md = self._metadata(c, pr, merge, iss, shas)
+        if named and not ours:
+            md["pr_elsewhere"] = int(named)  # a number of another repository's (a fork's) pull requests
+            self.counts["prs_elsewhere"] += 1
+        self.batch.nodes.append(Node(cid, "commit", title, c.body, md))
         if c.unreadable:
             self.batch.skip(cid, f"diff not read ({c.unreadable}): no line counts, hunks or code terms")
-        if merge:
-            self.merges.append((c, merge[0]))
+        if pr and len(c.parents) > 1:  # GitHub's merge commit, titled "Merge pull request #N" or "Title (#N)"
+            self.merges.append((c, pr))
         self._file_edges(c, cid)
         if pr:
             self._pull_request(c, cid, pr, title, merge is not None)
-        self._message_edges(c, cid, pr, message, iss + shas)
+        self._message_edges(c, cid, named, message, iss + shas)
 
     def _metadata(self, c: _Commit, pr: str | None, merge, iss: list[R.Ref], shas: list[R.Ref]) -> dict[str, Any]:
         md: dict[str, Any] = {
@@ -476,6 +569,17 @@ class _CommitReader:
         self.batch.edges.append(derived_edge(cid, "merged_in", "pr:" + pr, by="git", evidence=evidence))
         self.counts["merged_in"] += 1
 
+    def _issue(self, number: str) -> None:
+        """A placeholder ``issue:N`` for a number a message names that no pull request of this history has
+        (GitHub numbers issues and PRs alike: an export brings the real node, which replaces this one)."""
+        if number in self.issues:
+            return
+        self.issues[number] = None
+        md = {"number": int(number), "repo": self.source, "placeholder": True}
+        self.batch.nodes.append(Node("issue:" + number, "issue", f"Issue #{number}", "", md))
+        self.batch.placeholders.add("issue:" + number)
+        self.counts["issues"] += 1
+
     def _message_edges(self, c: _Commit, cid: str, pr: str | None, message: str, refs: list[R.Ref]) -> None:
         """What the message says about earlier changes; one edge per target, the strongest relation first."""
         linked: set[str] = set()
@@ -499,17 +603,32 @@ class _CommitReader:
                 self.counts["fixes_unresolved"] += 1
                 continue
             link("fixes", "commit:" + sha, r.evidence, resolved_by=how)
-        for r in R.revert_refs(c.subject, c.body):
-            sha = (resolver.sha(r.value) if r.value else None) or resolver.subject(r.subject, c.commit_time)
-            link("reverts", "commit:" + sha if sha else None, r.evidence)
+        self._revert_edges(c, pr, link)
         for r in R.follow_up_refs(message, self.source):
             for t in _targets(r, resolver, pr):
                 link("follows_up", t, r.evidence)
+        closing = {r.value: r.evidence for r in R.closing_refs(message, self.source)}
         for r in refs:
             if r.kind == "issue" and r.value == pr:
                 continue  # the commit's own PR number
-            for t in _targets(r, resolver, pr):
+            targets = _targets(r, resolver, pr)
+            if r.kind == "issue" and "issue:" + r.value in targets:  # a number no PR of this history has
+                self._issue(r.value)
+                if r.value in closing:
+                    link("fixes", "issue:" + r.value, closing[r.value])
+            for t in targets:
                 link("refs", t, r.evidence)
+
+    def _revert_edges(self, c: _Commit, pr: str | None, link) -> None:
+        """``reverts`` to the commit git's revert line, ``Revert commit <sha>`` or ``Revert "<subject>"`` (with
+        GitHub's `` (#N)``) names, and to the pull request GitHub's ``Reverts owner/repo#N`` names."""
+        resolver = self.resolver
+        for r in R.revert_refs(c.subject, c.body):
+            sha = (resolver.sha(r.value) if r.value else None) or resolver.subject(r.subject, c.commit_time)
+            link("reverts", "commit:" + sha if sha else None, r.evidence)
+        for r in R.reverted_prs(c.body, self.source):
+            if r.value != pr and r.value in resolver.pr_commit:
+                link("reverts", "pr:" + r.value, r.evidence)
 
 
 def _generations(parents: dict[str, list[str]]) -> dict[str, int]:

@@ -17,6 +17,7 @@ __all__ = [
     "sha_refs",
     "fixes_trailers",
     "revert_refs",
+    "reverted_prs",
     "follow_up_refs",
     "closing_refs",
     "duplicate_refs",
@@ -49,7 +50,10 @@ _FIXES = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _REVERT = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
-_REVERT_SUBJECT = re.compile(r"^Revert [\"“](.+)[\"”]\s*$")
+# ``Revert "X"``, also as a GitHub squash or merge subject: ``Revert "X" (#N)``
+_REVERT_SUBJECT = re.compile(r"^Revert [\"“](.+)[\"”](?:\s*\(#\d+\))?\s*$")
+# GitHub's revert pull request body: ``Reverts owner/repo#N`` (or ``Reverts #N``): the PR it takes back
+_REVERTS_PR = re.compile(r"^[ \t]*Reverts?:?[ \t]+((?:[\w.-]+/[\w.-]+)?#\d+)\b", re.IGNORECASE | re.MULTILINE)
 _REVERT_COMMIT_SUBJECT = re.compile(r"^Revert(?:s|ed)?\s+commit\s+([0-9a-f]{7,40})\b", re.IGNORECASE)
 
 # phrases that name the earlier change a commit repairs or continues; each must be followed (within a
@@ -134,6 +138,16 @@ def revert_refs(subject: str, text: str) -> list[Ref]:
     if (named := _REVERT_COMMIT_SUBJECT.match(subject.strip())) is not None:
         return [Ref("sha", named.group(1).lower(), named.group(0))]
     return [Ref("subject", "", subject.strip(), subj)] if subj else []
+
+
+def reverted_prs(text: str, repo: str | None = None) -> list[Ref]:
+    """The pull requests a message says it reverts: GitHub's ``Reverts owner/repo#N`` line (a revert PR's
+    body, kept in its squash or merge commit), ``Reverts #N``; another repository's number is left out."""
+    out = []
+    for m in _REVERTS_PR.finditer(text):
+        for r in issue_refs(m.group(1), repo):
+            out.append(Ref("issue", r.value, m.group(0).strip()))
+    return out
 
 
 def follow_up_refs(text: str, repo: str | None = None) -> list[Ref]:

@@ -1,0 +1,134 @@
+"""A stranger's repository read right: releases on a release branch, pull requests that are this repository's
+(not a fork's), issue references as nodes, GitHub's reverts, and the release questions `ngr ask` answers on them.
+
+One repository made in the test, shaped like a GitHub project: a main line with a squash merge and GitHub merge
+commits of both titles, a contributor's branch that carries a merge made inside their fork, and a release branch
+with a backport and a tag that main does not reach."""
+
+from __future__ import annotations
+
+import pytest
+
+import neurongraph as ngr
+from git_fixtures import Repo
+from neurongraph.ingest import sync_source
+
+
+def _edges(eng, rel: str) -> set[tuple[str, str]]:
+    ids = eng.store.relation_ids([rel])
+    if not ids:
+        return set()
+    rows = eng.store.conn.execute(
+        "SELECT s.id, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst WHERE e.rel_id = ?",
+        (ids[rel],),
+    ).fetchall()
+    return {(a, b) for a, b in rows}
+
+
+@pytest.fixture
+def project(tmp_path) -> tuple[Repo, dict[str, str]]:
+    r = Repo(tmp_path / "proj")
+    c: dict[str, str] = {}
+    c["root"] = r.commit("Initial import", {"core.py": "a\n", "old_locale.py": "x\n"})
+    c["v1"] = r.commit("Add the parser (#3)", {"parser.py": "p\n"})
+    r.git("tag", "-a", "1.0", "-m", "release 1.0")
+    # a contributor's branch; inside their fork they merged their own PR #1 (a fork-internal number)
+    r.git("checkout", "-q", "-b", "feature")
+    c["f1"] = r.commit("Teach the parser PowerShell completion", {"parser.py": "p\nps\n"})
+    r.git("checkout", "-q", "-b", "fork-topic")
+    c["f2"] = r.commit("Tidy the completion script", {"complete.ps1": "x\n"})
+    r.git("checkout", "-q", "feature")
+    r.t += 60
+    r.git("merge", "-q", "--no-ff", "fork-topic", "-m", "Merge pull request #1 from someone/unstable\n\nTidy")
+    c["fork_merge"] = r.git("rev-parse", "HEAD")
+    r.git("checkout", "-q", "main")
+    r.t += 60
+    r.git("merge", "-q", "--no-ff", "feature", "-m", "Add PowerShell completion (#7)")  # GitHub's merge, titled
+    c["m7"] = r.git("rev-parse", "HEAD")
+    c["fix"] = r.commit("Handle an empty prompt suffix\n\nThis fixes #12. See #13 and other/repo#14.", {"b.py": "1\n"})
+    c["drop"] = r.commit("Remove the old locale detection", {})
+    r.git("rm", "-q", "old_locale.py")
+    r.git("commit", "-q", "--amend", "--no-edit")
+    c["drop"] = r.git("rev-parse", "HEAD")
+    c["reverted"] = r.commit("Use shlex.quote for the editor (#20)", {"edit.py": "q\n"})
+    c["revert"] = r.commit(
+        'Revert "Use shlex.quote for the editor (#20)" (#21)\n\nReverts someone/proj#20\n\nBreaks less -FRSX.',
+        {"edit.py": "\n"},
+    )
+    # the release branch: a backport and the release tag, off main's line
+    r.git("checkout", "-q", "-b", "stable", c["v1"])
+    c["backport"] = r.commit("Handle an empty prompt suffix (backport)", {"b.py": "1\n"})
+    r.git("tag", "-a", "1.1", "-m", "release 1.1")
+    r.git("checkout", "-q", "main")
+    r.git("branch", "-D", "feature", "fork-topic")
+    r.git("tag", "-a", "2.0", "-m", "release 2.0")
+    return r, c
+
+
+def test_every_tag_is_read_and_the_refs_are_remembered(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        s = sync_source(eng, "git", r.path)
+        assert s["adapter"]["tags"] == 3  # 1.1 lives on the release branch only: git log HEAD --tags
+        assert eng.store.get_node("commit:" + c["backport"]) is not None
+        assert eng.store.get_node("tag:1.1") is not None
+        again = sync_source(eng, "git", r.path)
+        assert again["adapter"]["up_to_date"] and again["new_nodes"] == 0
+    with ngr.open(tmp_path / "notags.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path, tags=False)
+        assert eng.store.get_node("commit:" + c["backport"]) is None and eng.store.get_node("tag:1.1") is None
+        sync_source(eng, "git", r.path)  # remembered: still HEAD alone
+        assert eng.store.get_node("tag:1.1") is None
+        s = sync_source(eng, "git", r.path, refs=["stab*"], tags=False)  # a glob names the release branch
+        assert eng.store.get_node("commit:" + c["backport"]) is not None and s["adapter"]["commits"] == 1
+
+
+def test_a_fork_merge_is_no_pull_request_of_this_repository(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        assert eng.store.get_node("pr:1") is None
+        fork = eng.store.get_node("commit:" + c["fork_merge"])
+        assert fork.metadata["pr_elsewhere"] == 1 and fork.metadata["aggregate"] is True
+        # GitHub's merge titled "Title (#7)" is PR 7, and the branch it merged is part of it
+        part_of = _edges(eng, "part_of")
+        assert {("commit:" + c[k], "pr:7") for k in ("f1", "f2", "fork_merge")} <= part_of
+        assert ("commit:" + c["m7"], "pr:7") in _edges(eng, "merged_in")
+        assert ("commit:" + c["v1"], "pr:3") in _edges(eng, "merged_in")  # a squash on the main line
+
+
+def test_issue_references_are_nodes_with_typed_edges(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        fix = "commit:" + c["fix"]
+        assert (fix, "issue:12") in _edges(eng, "fixes")
+        assert (fix, "issue:13") in _edges(eng, "refs")
+        assert eng.store.get_node("issue:14") is None  # another repository's number
+        assert eng.store.get_node("issue:12").metadata["placeholder"] is True
+        ans = eng.ask("which commit fixed issue #12?")
+        assert fix in ans["refs"]
+
+
+def test_github_reverts_link_the_reverted_commit_and_pr(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        reverts = _edges(eng, "reverts")
+        assert ("commit:" + c["revert"], "commit:" + c["reverted"]) in reverts
+
+
+def test_release_questions_read_the_tag_graph(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        first = eng.ask("which release first ships powershell completion?")
+        assert first["refs"] == ["tag:2.0"]
+        dropped = eng.ask("in which version did old_locale.py get dropped?")
+        assert dropped["refs"] == ["tag:2.0"]
+        held = eng.ask(f"which release first contained {c['v1'][:8]}?")
+        assert held["refs"] == ["tag:1.0"]
+        nothing = eng.ask("which release first ships the flux capacitor?")
+        assert "tag:" not in " ".join(nothing["refs"])
+        between = eng.ask("what changed between 1.0 and 2.0? how many non-merge commits, and which ones")
+        assert between["answer"].startswith("6 commits")  # f1, f2, fix, drop, reverted, revert (no merges)
