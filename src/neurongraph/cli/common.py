@@ -182,9 +182,9 @@ def progress_line(task: Task) -> str:
     done, total = task.completed, task.total
     count = f"{done:,.0f}/{total:,.0f} ({100 * done / total:.0f}%)" if total else f"{done:,.0f}/?"
     elapsed = task.finished_time if task.finished else task.elapsed
-    speed = task.finished_speed or task.speed or (done / elapsed if elapsed and done else None)
+    speed = task.finished_speed or task.speed or (done / elapsed if elapsed and elapsed >= 1 else None)
     parts = [f"{label}: {count}"]
-    if speed:
+    if speed and done > 1:  # no rate for a single step (the write transaction)
         parts.append(f"{speed:,.1f}/s" if speed < 10 else f"{speed:,.0f}/s")
     parts.append(f"elapsed {_clock(elapsed)}")
     if task.finished:
@@ -251,9 +251,9 @@ class LoggedProgress(Progress):
                 self._ended.add(task_id)
                 self._log([task_id])
 
-    def _log(self, task_ids: list[TaskID]) -> None:
+    def _log(self, task_ids: list[TaskID], note: str = "") -> None:
         with self._lock:
-            lines = [progress_line(self._tasks[t]) for t in task_ids if t in self._tasks]
+            lines = [progress_line(self._tasks[t]) + note for t in task_ids if t in self._tasks]
         if not lines:
             return
         stamp = time.strftime("%H:%M:%S")
@@ -277,7 +277,10 @@ class LoggedProgress(Progress):
             with self._lock:
                 shown = [t for t in self._tasks.values() if t.visible]
                 running = [t.id for t in shown if not t.finished]
-            self._log(running or [t.id for t in shown[-1:]])  # between stages: the last one, still working
+            if running:
+                self._log(running)
+            else:  # between stages: the last one, and that the command still works
+                self._log([t.id for t in shown[-1:]], "; working on the next step")
             wait = self.every
 
 
