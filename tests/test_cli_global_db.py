@@ -88,23 +88,39 @@ def test_bench_code_uses_the_global_db(repo, work, tmp_path):
     assert not (work / ".ngr").exists()
 
 
-def test_bench_retrieval_uses_the_global_db(work, tmp_path):
+@pytest.fixture
+def dataset(tmp_path):
     ds = tmp_path / "tiny"
     ds.mkdir()
     passages = [
-        {"id": 1, "title": "Ada Lovelace", "text": "Ada Lovelace wrote the first program for the Analytical Engine."},
-        {"id": 2, "title": "Analytical Engine", "text": "The Analytical Engine was designed by Charles Babbage."},
-        {"id": 3, "title": "Teapot", "text": "A teapot is a vessel for steeping tea."},
+        {"id": k, "title": f"Topic {k}", "text": f"Passage {k}: widget {k % 3}, gadget {k % 5}."} for k in range(12)
     ]
-    queries = [{"qid": "q1", "question": "Who designed the engine Ada Lovelace programmed?", "gold_ids": [1, 2]}]
+    queries = [{"qid": f"q{k}", "question": f"widget {k % 3} gadget {k % 5}?", "gold_ids": [k]} for k in range(8)]
     (ds / "corpus.jsonl").write_text("\n".join(json.dumps(p) for p in passages))
     (ds / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries))
-    db = tmp_path / "ret.db"
-    r = _ngr(work, "--db", str(db), "bench", "retrieval", "--dataset", str(ds), "--system", "bm25", "--json")
-    assert r.returncode == 0, r.stderr
+    return ds
+
+
+def _passages(db) -> int:
     con = sqlite3.connect(db)
     try:
-        assert con.execute("SELECT count(*) FROM nodes WHERE type = 'passage'").fetchone()[0] == 3
+        return con.execute("SELECT count(*) FROM nodes WHERE type = 'passage'").fetchone()[0]
     finally:
         con.close()
+
+
+def test_bench_retrieval_uses_the_global_db(work, dataset, tmp_path):
+    db = tmp_path / "ret.db"
+    r = _ngr(work, "--db", str(db), "bench", "retrieval", "--dataset", str(dataset), "--system", "bm25", "--json")
+    assert r.returncode == 0, r.stderr
+    assert _passages(db) == 12
+    assert not (work / ".ngr").exists()
+
+
+def test_bench_learning_builds_its_template_in_the_global_db(work, dataset, tmp_path):
+    db = tmp_path / "learn.db"
+    r = _ngr(work, "--db", str(db), "bench", "learning", "--dataset", str(dataset), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["n_passages"] == 12
+    assert _passages(db) == 12  # the template it copies; each run works on a private copy
     assert not (work / ".ngr").exists()
