@@ -135,3 +135,23 @@ def test_a_background_git_ingest_logs_progress_and_json_stays_clean(tmp_path):
         )
     assert _lines(log.read_text()), log.read_text()
     json.loads(r.stdout)  # a result or an error, always JSON
+
+
+def test_a_background_markdown_ingest_logs_progress(tmp_path):
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    for k in range(20):
+        (wiki / f"p{k}.md").write_text(f"# Page {k}\n\nSome text {k}.\n")
+    log = tmp_path / "md.log"
+    cmd = [sys.executable, "-m", "neurongraph.cli.main", "--db", str(tmp_path / "m.db"), "--embedder", "hashing:64"]
+    with open(log, "w") as err:
+        r = subprocess.run(
+            [*cmd, "ingest", "markdown", str(wiki)],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**os.environ, "NGR_PROGRESS_EVERY": "0.2"},
+        )
+    assert r.returncode == 0, log.read_text()
+    seen = {(m["label"], m["done"], m["total"]) for m in map(LINE.match, _lines(log.read_text())) if m}
+    assert ("embedding new text", "20", "20") in seen and ("writing (one transaction)", "1", "1") in seen
+    assert b"progress:" not in r.stdout  # the summary on stdout, progress on stderr

@@ -237,8 +237,8 @@ class LoggedProgress(Progress):
         **fields: Any,
     ) -> TaskID:
         task_id = super().add_task(description, start, total, completed, visible, **fields)
-        if self.plain and visible and self.live.is_started:  # a stage starts: say so at once
-            self._log([task_id])
+        if self.plain and visible and self.live.is_started and not (total and completed >= total):
+            self._log([task_id])  # a stage starts: say so at once (one born complete is said done by update)
         return task_id
 
     def update(self, task_id: TaskID, **kwargs: Any) -> None:
