@@ -132,3 +132,22 @@ def test_release_questions_read_the_tag_graph(project, tmp_path):
         assert "tag:" not in " ".join(nothing["refs"])
         between = eng.ask("what changed between 1.0 and 2.0? how many non-merge commits, and which ones")
         assert between["answer"].startswith("6 commits")  # f1, f2, fix, drop, reverted, revert (no merges)
+
+
+def test_source_names_are_unique_per_repository(tmp_path):
+    from neurongraph.ingest.git import GitRepo, url_name
+
+    assert url_name("https://github.com/pallets/click.git") == "pallets/click"
+    assert url_name("git@gitlab.com:group-a/proj.git") == "group-a/proj"
+    assert url_name("ssh://git@host:2222/group-b/proj.git") == "group-b/proj"
+    assert url_name("file:///srv/mirrors/repo") == "mirrors/repo"
+    assert url_name("/srv/mirrors/repo/.git") == "mirrors/repo"
+    names = set()
+    for owner in ("one", "two"):  # two mirrors whose remotes end in the same bare name
+        (tmp_path / owner).mkdir()
+        upstream = Repo(tmp_path / owner / "repo")
+        upstream.commit(f"start {owner}", {"a.txt": owner})
+        clone = tmp_path / f"clone-{owner}"
+        upstream.git("clone", "-q", str(upstream.path), str(clone))
+        names.add(GitRepo(clone).name)
+    assert names == {"one/repo", "two/repo"}

@@ -53,7 +53,7 @@ def test_hunks_renames_and_code_terms(repo):
         {"path": "src/core.c", "added": 10, "deleted": 0, "status": "A"},
     ]
     assert md[repo.c1]["file_status"] == 1 and "status" not in md[repo.c2]["files"][0]
-    assert READER_VERSION == 8
+    assert READER_VERSION == 9
 
 
 def test_deleted_binary_and_empty_files_have_a_status(repo):
@@ -177,7 +177,7 @@ def test_source_name_survives_another_folder(repo, tmp_path):
 
 def test_remote_names(tmp_path, repo):
     repo.git("remote", "add", "upstream", "https://git.kernel.org/pub/scm/network/iproute2/iproute2.git")
-    assert read_git(repo.path).source == "iproute2"
+    assert read_git(repo.path).source == "iproute2/iproute2"  # the last two parts: never a bare name
     repo.git("remote", "add", "origin", "git@github.com:acme/widget-kit.git")
     assert read_git(repo.path).source == "acme/widget-kit"
 

@@ -301,14 +301,15 @@ def test_bare_repository_and_a_named_ref(repo, tmp_path):
     bare = tmp_path / "widget.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
     b = read_git(bare, refs=["main"])
-    assert b.source == "widget" and b.stats["commits"] == 9  # 8 on main + the merged branch commit
+    widget = f"{repo.path.parent.name}/widget"  # a local remote's last two parts: never a bare name
+    assert b.source == widget and b.stats["commits"] == 9  # 8 on main + the merged branch commit
     roots = {k: v for k, v in b.state.items() if k.startswith("ingest.git-root.")}
-    assert len(roots) == 1 and set(roots.values()) == {"widget"}  # the root commit names the source
+    assert len(roots) == 1 and set(roots.values()) == {widget}  # the root commit names the source
     assert {k: v for k, v in b.state.items() if k not in roots} == {
-        "ingest.git-tips.widget": json.dumps({"main": repo.merge}),
-        "ingest.git-refs.widget": json.dumps({"refs": ["main"], "tags": True}),
-        "ingest.git-reader.widget": str(READER_VERSION),
-        "ingest.git-path.widget": str(bare.resolve()),
+        f"ingest.git-tips.{widget}": json.dumps({"main": repo.merge}),
+        f"ingest.git-refs.{widget}": json.dumps({"refs": ["main"], "tags": True}),
+        f"ingest.git-reader.{widget}": str(READER_VERSION),
+        f"ingest.git-path.{widget}": str(bare.resolve()),
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -262,7 +263,8 @@ def _bench_store(db: str | None, name: str, model_id: str) -> str:
         return db
     cache = Path(".ngr/bench/history")
     cache.mkdir(parents=True, exist_ok=True)
-    return str(cache / f"{name}-{model_id.replace(':', '_').replace('/', '_')}.db")
+    safe = re.sub(r"[^\w.-]+", "_", f"{name}-{model_id}")  # "pallets/click" names one file, not a folder
+    return str(cache / f"{safe}.db")
 
 
 def bench_code(

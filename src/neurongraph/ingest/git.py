@@ -50,7 +50,8 @@ MAX_FILES_LISTED = 200  # files listed in a commit's metadata (all of them still
 MAX_TOUCHES = 2000  # a vendor import touching more files gets no `touches` edges (counted as skipped)
 DEFAULT_REFS = ["HEAD"]  # with every tag (``tags=True``): what ``git log HEAD --tags`` reads
 MAX_PR_RANGE = 5000  # a merged branch with more commits than this gets no part_of edges (counted)
-_GITHUB_REMOTE = re.compile(r"github\.com[:/]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
+# a URL with a host: scheme://[user@]host[:port]/PATH or scp-like [user@]host:PATH
+_HOSTED = re.compile(r"^(?:[a-z][a-z0-9+.-]*://(?:[^@/]*@)?[^/]+/+|(?:[^@/:]+@)?[^/:]{2,}:(?!/))(?P<path>.+)$", re.I)
 
 
 class GitError(InvalidArgument):
@@ -145,29 +146,33 @@ class GitRepo:
 
     @property
     def name(self) -> str:
-        """The name the repository itself gives: ``owner/repo`` for a GitHub origin (the name a GitHub
-        export of the same repository gets, so both land under one source), else the last path part of
-        any remote's URL (``.git`` / ``.bundle`` stripped), else the folder's name."""
+        """The name the repository itself gives: its remote's (:meth:`remote_name`: ``owner/repo`` for a GitHub
+        origin, the name a GitHub export of the same repository gets, so both land under one source), else the
+        folder's name."""
         return self.remote_name() or self.path.name.removesuffix(".git")
 
     def remote_name(self) -> str | None:
-        """``owner/repo`` of a GitHub origin, else the last path part of a remote's URL (origin first)."""
+        """The name a remote's URL gives (origin first, else the first remote by name): ``owner/repo`` on
+        GitHub, ``group/proj`` on GitLab, the last two parts of a local path (``mirrors/repo``), never a bare
+        last part that two repositories could share (:func:`url_name`)."""
         urls = []
         res = self._git("remote", "get-url", "origin", check=False)
         if res.returncode == 0:
             urls.append(res.stdout.decode(errors="replace").strip())
-        m = _GITHUB_REMOTE.search(urls[0]) if urls else None
-        if m:
-            return f"{m.group(1)}/{m.group(2).removesuffix('.git')}"
         if not urls:
             res = self._git("config", "--get-regexp", r"^remote\..*\.url$", check=False)
             urls = sorted(ln.split(" ", 1)[1] for ln in res.stdout.decode(errors="replace").splitlines() if " " in ln)
         for url in urls:
-            last = re.split(r"[/:\\]", url.rstrip("/\\"))[-1]
-            last = last.removesuffix(".git").removesuffix(".bundle")
-            if last and last not in (".", ".."):
-                return last
+            if name := url_name(url):
+                return name
         return None
+
+    def remote_is_hosted(self) -> bool:
+        """Whether the remote :meth:`remote_name` reads is a URL with a host (a project's identity), not a
+        local path (a clone of a clone says nothing about which project it is)."""
+        res = self._git("remote", "get-url", "origin", check=False)
+        url = res.stdout.decode(errors="replace").strip() if res.returncode == 0 else ""
+        return bool(url) and _HOSTED.match(url) is not None and not url.lower().startswith("file:")
 
     def roots(self, tips: list[str]) -> list[str]:
         """The root commits (no parent) reachable from ``tips``, sorted."""
@@ -279,25 +284,46 @@ def _pr_title(c: _Commit, merge: tuple[str, str | None] | None) -> str:
     return first or c.subject
 
 
+def url_name(url: str) -> str | None:
+    """A remote URL's name: the last two parts of its path on the host (``pallets/click``, ``group/proj``) or of
+    a local path or ``file://`` URL (``mirrors/repo``), ``.git`` / ``.bundle`` cut."""
+    url = url.strip()
+    m = _HOSTED.match(url) if not url.lower().startswith("file:") else None
+    path = m.group("path") if m else url.removeprefix("file://")
+    parts = [p for p in re.split(r"[/\\]", path) if p not in ("", ".", "..")]
+    if parts and parts[-1] == ".git":
+        parts.pop()
+    if not parts:
+        return None
+    parts[-1] = parts[-1].removesuffix(".git").removesuffix(".bundle")
+    name = "/".join(p for p in parts[-2:] if p)
+    return name or None
+
+
 def source_name(repo: GitRepo, store=None, refs: list[str] | None = None) -> str:
     """A git source's default name: the repository's own (GitHub ``owner/repo``, else a remote URL's last
     part); with no remote, the name ``store`` recorded for the repository's root commit (meta
     :func:`root_key`, else the source of that commit's node), so a copy in another folder is the same
-    source; only for a repository the store has never seen, the folder's name."""
-    named = repo.remote_name()
-    if named:
-        return named
-    if store is not None:
-        roots = repo.roots([repo.resolve(x) for r in dict.fromkeys(refs or DEFAULT_REFS) for x in repo.expand(r)])
-        for root in roots:
-            known = store.get_meta(root_key(root))
-            if known:
-                return known
-        for root in roots:
-            row = store.get_node("commit:" + root)
-            if row is not None and row.metadata.get("ingest") == "git" and row.metadata.get("source"):
-                return str(row.metadata["source"])
-    return repo.path.name.removesuffix(".git")
+    source; only for a repository the store has never seen, the folder's name.  A source this store already
+    synced from this very folder keeps its name, and so does a clone whose remote is a local path."""
+    known = _known_source(repo, store, refs) if store is not None else None
+    if known and (store.get_meta(path_key(known)) == str(repo.path) or not repo.remote_is_hosted()):
+        return known  # this folder's own name, or a local clone's: the project the store knows by its root
+    return repo.remote_name() or known or repo.path.name.removesuffix(".git")
+
+
+def _known_source(repo: GitRepo, store, refs: list[str] | None) -> str | None:
+    """The source ``store`` recorded for the repository's root commit (meta, else the root's node)."""
+    roots = repo.roots([repo.resolve(x) for r in dict.fromkeys(refs or DEFAULT_REFS) for x in repo.expand(r)])
+    for root in roots:
+        known = store.get_meta(root_key(root))
+        if known:
+            return str(known)
+    for root in roots:
+        row = store.get_node("commit:" + root)
+        if row is not None and row.metadata.get("ingest") == "git" and row.metadata.get("source"):
+            return str(row.metadata["source"])
+    return None
 
 
 def read_git(
