@@ -25,8 +25,10 @@ import json
 import os
 import threading
 import warnings
+from collections.abc import Callable
 from typing import Any, Literal
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -51,6 +53,16 @@ class EngineBusy(NeuronGraphError):
     """Another tool call has held the engine for longer than this call may wait."""
 
     code = "timeout"
+
+
+class ClientGone(NeuronGraphError):
+    """The client closed its end of stdout: a call that has not started is dropped, not run."""
+
+    code = "cancelled"
+
+
+def _never_gone() -> bool:
+    return False
 
 
 def _call_wait_s() -> float:
@@ -143,6 +155,7 @@ class NGRTools:
         self.snippet_chars = snippet_chars
         self.lock = threading.Lock()
         self.call_wait_s = _call_wait_s() if call_wait_s is None else call_wait_s
+        self.gone: Callable[[], bool] = _never_gone  # the stdio transport's client_gone (mcp/stdio.py)
 
     def search(self, args: SearchArgs) -> dict:
         req = args.to_request()
@@ -196,12 +209,16 @@ class NGRTools:
         try:
             args = ARG_MODELS[name].model_validate(kwargs)
             handler = getattr(self, name, None)
+            if self.gone():
+                raise ClientGone("the client has gone; the call was not run")
             if not self.lock.acquire(timeout=self.call_wait_s):
                 raise EngineBusy(
                     f"another tool call has held the engine for over {self.call_wait_s:g} s (NGR_MCP_CALL_WAIT_S); "
                     "nothing was run: call again"
                 )
             try:
+                if self.gone():  # it died while this call waited behind others: no orphan trace
+                    raise ClientGone("the client has gone; the call was not run")
                 return _result(handler(args) if handler else args.run(self.engine))  # type: ignore[attr-defined]
             finally:
                 self.lock.release()
@@ -323,11 +340,27 @@ def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIP
 
 
 def serve(engine, transport: Literal["stdio", "sse", "streamable-http"] = "stdio") -> None:
-    """Serve ``engine`` over stdio until the client closes the stream; closes the engine afterwards."""
+    """Serve ``engine`` over stdio until the client closes the stream; closes the engine afterwards.
+
+    stdio goes through :mod:`.stdio` (bounded message size and nesting, duplicate keys refused, queued
+    calls dropped and a clean exit when the client dies)."""
     try:
-        build_server(engine).run(transport)
+        server = build_server(engine)
+        if transport == "stdio":
+            anyio.run(_serve_stdio, server)
+        else:
+            server.run(transport)
     finally:
         engine.close()
+
+
+async def _serve_stdio(server: _Server) -> None:
+    from .stdio import guarded_stdio
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; the SDK has no public name for it
+    async with guarded_stdio() as (read_stream, write_stream, wire):
+        server.ngr_tools.gone = wire.client_gone
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 TOOL_NAMES: tuple[str, ...] = tuple(ARG_MODELS)
