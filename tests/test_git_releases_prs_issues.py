@@ -57,11 +57,18 @@ def project(tmp_path) -> tuple[Repo, dict[str, str]]:
     )
     # the release branch: a backport and the release tag, off main's line
     r.git("checkout", "-q", "-b", "stable", c["v1"])
-    c["backport"] = r.commit("Handle an empty prompt suffix (backport)", {"b.py": "1\n"})
+    c["backport"] = r.commit(
+        f"Handle an empty prompt suffix\n\nThis fixes #12.\n\n(cherry picked from commit {c['fix']})", {"b.py": "1\n"}
+    )
     r.git("tag", "-a", "1.1", "-m", "release 1.1")
     r.git("checkout", "-q", "main")
     r.git("branch", "-D", "feature", "fork-topic")
     r.git("tag", "-a", "2.0", "-m", "release 2.0")
+    c["late"] = r.commit("Cache the parsed table", {"cache.py": "c\n"})
+    r.git("checkout", "-q", "stable")
+    c["late_pick"] = r.commit(f"Cache the parsed table\n\n(cherry picked from commit {c['late']})", {"cache.py": "c\n"})
+    r.git("tag", "-a", "1.2", "-m", "release 1.2")
+    r.git("checkout", "-q", "main")
     return r, c
 
 
@@ -69,7 +76,7 @@ def test_every_tag_is_read_and_the_refs_are_remembered(project, tmp_path):
     r, c = project
     with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
         s = sync_source(eng, "git", r.path)
-        assert s["adapter"]["tags"] == 3  # 1.1 lives on the release branch only: git log HEAD --tags
+        assert s["adapter"]["tags"] == 4  # 1.1 and 1.2 live on the release branch only: git log HEAD --tags
         assert eng.store.get_node("commit:" + c["backport"]) is not None
         assert eng.store.get_node("tag:1.1") is not None
         again = sync_source(eng, "git", r.path)
@@ -80,7 +87,7 @@ def test_every_tag_is_read_and_the_refs_are_remembered(project, tmp_path):
         sync_source(eng, "git", r.path)  # remembered: still HEAD alone
         assert eng.store.get_node("tag:1.1") is None
         s = sync_source(eng, "git", r.path, refs=["stab*"], tags=False)  # a glob names the release branch
-        assert eng.store.get_node("commit:" + c["backport"]) is not None and s["adapter"]["commits"] == 1
+        assert eng.store.get_node("commit:" + c["backport"]) is not None and s["adapter"]["commits"] == 2
 
 
 def test_a_fork_merge_is_no_pull_request_of_this_repository(project, tmp_path):
@@ -130,6 +137,9 @@ def test_release_questions_read_the_tag_graph(project, tmp_path):
         assert held["refs"] == ["tag:1.0"]
         nothing = eng.ask("which release first ships the flux capacitor?")
         assert "tag:" not in " ".join(nothing["refs"])
+        late = eng.ask(f"which release first contained {c['late'][:8]}?")  # in no release; its backport is
+        assert late["refs"] == ["tag:1.2"] and "cherry-pick" in late["answer"]
+        assert ("commit:" + c["late_pick"], "commit:" + c["late"]) in _edges(eng, "cherry_pick_of")
         between = eng.ask("what changed between 1.0 and 2.0? how many non-merge commits, and which ones")
         assert between["answer"].startswith("6 commits")  # f1, f2, fix, drop, reverted, revert (no merges)
 

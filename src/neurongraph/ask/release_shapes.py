@@ -6,7 +6,9 @@ removed, or by the words of its subject; all three come down to "the oldest tag 
 commit" (``git tag --contains``, by the tag's creation time), read on the tag graph (``tags.py``).  The
 change is found the way git would be asked: the commit named, the commit git says added or removed the file,
 or the commits whose subject holds every word of the topic (``git log --grep``), and the earliest release
-that holds any of them wins.  Without a commit, a file or a topic that finds a commit, no tag is guessed.
+that holds any of them wins.  A named commit that no release holds, but whose ``cherry-pick -x`` copy one
+does (a backport), is answered with the copy's release, and says so.  Without a commit, a file or a topic
+that finds a commit, no tag is guessed.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def plan_release(engine, question: str, commit: Mention | None, scope: Scope | N
         return None
     graph = tag_graph(engine)
     if commit is not None:
+        if graph is not None and not graph.containing(commit.node):
+            picked = _cherry_picks(engine, commit.node)  # in no release itself: a backport of it may be
+            if picked and any(graph.containing(p) for p in picked):
+                what = f"a cherry-pick of {commit.node} ({', '.join(picked)}; {commit.node} itself is in no release)"
+                return _first_tag(graph, question, picked, what, params)
         return _first_tag(graph, question, [commit.node], commit.node, params)
     if scope is not None and scope.kind == "file":
         dropped = bool(_DROPPED.search(question))
@@ -86,6 +93,14 @@ def _topic(question: str) -> list[str]:
             if low and low not in _FILLER and not low.isdigit():
                 out.append(stem(low) if re.fullmatch(r"[a-z]+", low) else low)
     return list(dict.fromkeys(out))[:6]
+
+
+def _cherry_picks(engine, commit_id: str) -> list[str]:
+    """The commits that say they copy ``commit_id`` (``cherry-pick -x``'s line, the reader's ``cherry_pick_of``)."""
+    rows = engine.cypher(
+        "MATCH (p:commit)-[:cherry_pick_of]->(c:Node {id: $a}) RETURN p.id AS id ORDER BY p.time", {"a": commit_id}
+    )["rows"]
+    return [r["id"] for r in rows]
 
 
 def _file_change(engine, file_id: str, dropped: bool) -> list[str]:

@@ -70,7 +70,8 @@ class GitError(InvalidArgument):
 # 9: every tag's history is read (not only HEAD's), a PR number counts only for a commit on a first-parent
 # chain of a synced tip (a fork's "Merge pull request #1" is a plain merge, ``pr_elsewhere``), a merge titled
 # "Title (#N)" gets its branch's ``part_of`` edges, a ``#N`` no PR has is an ``issue:N`` placeholder
-# (``fixes`` after a closing keyword, else ``refs``), ``Revert "X" (#N)`` and ``Reverts owner/repo#N``).
+# (``fixes`` after a closing keyword, else ``refs``), ``Revert "X" (#N)`` and ``Reverts owner/repo#N``,
+# ``cherry_pick_of`` from ``(cherry picked from commit <sha>)``).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
@@ -630,6 +631,9 @@ class _CommitReader:
                 continue
             link("fixes", "commit:" + sha, r.evidence, resolved_by=how)
         self._revert_edges(c, pr, link)
+        for r in R.cherry_picks(c.body):  # a backport names the commit it copies
+            sha = resolver.sha(r.value)
+            link("cherry_pick_of", "commit:" + sha if sha else None, r.evidence)
         for r in R.follow_up_refs(message, self.source):
             for t in _targets(r, resolver, pr):
                 link("follows_up", t, r.evidence)

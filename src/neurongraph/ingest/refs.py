@@ -18,6 +18,7 @@ __all__ = [
     "fixes_trailers",
     "revert_refs",
     "reverted_prs",
+    "cherry_picks",
     "follow_up_refs",
     "closing_refs",
     "duplicate_refs",
@@ -52,6 +53,7 @@ _FIXES = re.compile(
 _REVERT = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 # ``Revert "X"``, also as a GitHub squash or merge subject: ``Revert "X" (#N)``
 _REVERT_SUBJECT = re.compile(r"^Revert [\"“](.+)[\"”](?:\s*\(#\d+\))?\s*$")
+_CHERRY = re.compile(r"\(cherry[ -]picked from commit ([0-9a-f]{7,40})\)", re.IGNORECASE)
 # GitHub's revert pull request body: ``Reverts owner/repo#N`` (or ``Reverts #N``): the PR it takes back
 _REVERTS_PR = re.compile(r"^[ \t]*Reverts?:?[ \t]+((?:[\w.-]+/[\w.-]+)?#\d+)\b", re.IGNORECASE | re.MULTILINE)
 _REVERT_COMMIT_SUBJECT = re.compile(r"^Revert(?:s|ed)?\s+commit\s+([0-9a-f]{7,40})\b", re.IGNORECASE)
@@ -138,6 +140,11 @@ def revert_refs(subject: str, text: str) -> list[Ref]:
     if (named := _REVERT_COMMIT_SUBJECT.match(subject.strip())) is not None:
         return [Ref("sha", named.group(1).lower(), named.group(0))]
     return [Ref("subject", "", subject.strip(), subj)] if subj else []
+
+
+def cherry_picks(text: str) -> list[Ref]:
+    """``(cherry picked from commit <sha>)``, the line ``git cherry-pick -x`` writes: the commit this one copies."""
+    return [Ref("sha", m.group(1).lower(), m.group(0)) for m in _CHERRY.finditer(text)]
 
 
 def reverted_prs(text: str, repo: str | None = None) -> list[Ref]:
