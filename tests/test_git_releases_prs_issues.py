@@ -161,3 +161,29 @@ def test_source_names_are_unique_per_repository(tmp_path):
         upstream.git("clone", "-q", str(upstream.path), str(clone))
         names.add(GitRepo(clone).name)
     assert names == {"one/repo", "two/repo"}
+
+
+def test_a_misspelt_domain_word_is_read_as_meant_and_said():
+    from neurongraph.ask.spelling import normalise
+
+    assert normalise("gimme all the relases tagged last year") == (
+        "gimme all the releases tagged last year",
+        ["'relases' read as 'releases'"],
+    )
+    assert normalise("how many commmits did Merce make?")[0] == "how many commits did Merce make?"
+    for kept in ("who reverted the merger", "src/relases/x.c", "Relases", "the change", "removes"):
+        assert normalise(kept) == (kept, [])  # a word of its own, a path, a name, two candidates, a known form
+
+
+def test_the_releases_of_a_period_are_tags(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("gimme all the relases tagged in 2023")
+        assert out["result"]["shape"] == "tags" and {x["id"] for x in out["rows"]} == {
+            "tag:1.0",
+            "tag:1.1",
+            "tag:2.0",
+            "tag:1.2",
+        }
+        assert "'relases' read as 'releases'" in out["answer"]

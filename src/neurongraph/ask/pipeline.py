@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..graphdb.errors import CypherError
 from ..graphdb.schema import build_schema
-from . import devq
+from . import devq, spelling
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
 from .code_questions import answer_code_question
 from .llm import LLM, LLMError, make_llm
@@ -54,9 +54,12 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     graph_mark = _graph_queries(engine)
     engine.refresh()
     schema = build_schema(engine.store, lazy=True)  # property names only if a model's prompt needs them
+    asked = question  # stored in the trace as typed; read with its misspelt domain words as meant
+    question, spelled = spelling.normalise(question)
     mentions = find_mentions(engine, question)
     # lines of a file, an identifier's introduction or removal: the code history answers exactly (no graph query)
     dev, said = devq.plan(engine, question, schema, mentions) if mode in ("auto", "graph") else (None, [])
+    said = spelled + said
     code = None
     if dev is None or dev.shape not in devq.FILE_SHAPES:  # "which commit added F": F a file of the store
         code = answer_code_question(engine, question) if mode in ("auto", "graph") else None
@@ -97,7 +100,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
         {
             "id": trace_id,
             "created_at": time.time(),
-            "query": question,
+            "query": asked,
             "params": {
                 "ask": {
                     "mode": chosen,

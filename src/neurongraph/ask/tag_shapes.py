@@ -29,7 +29,8 @@ _TAIL = (
 )
 _COUNT = re.compile(rf"\b(?:how\s+many|number\s+of|count\s+(?:the\s+)?)\s*{_NOUN}\b{_TAIL}", re.I)
 _LIST = re.compile(
-    rf"^\s*(?:(?:which|what|list|show(?:\s+me)?|give\s+me)\s+(?:are\s+)?(?:all\s+)?(?:the\s+)?)?{_NOUN}{_TAIL}", re.I
+    rf"^\s*(?:(?:which|what|list|show(?:\s+me)?|give\s+me|[a-z]+)\s+(?:are\s+)?(?:all\s+)?(?:the\s+)?)?{_NOUN}{_TAIL}",
+    re.I,
 )
 _ORD = re.compile(
     r"\b(?P<which>last|latest|newest|most\s+recent|current|first|oldest|earliest)\s+(?:(?P<n>\d{1,3})\s+)?"
