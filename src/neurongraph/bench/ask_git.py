@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ..ask.devplan import LEAD_PUNCTUATION, MAX_ITEMS, PART_SEPARATORS, TOPIC_STOP, stem
 from ..errors import InvalidArgument
+from ..ingest.git_cmd import git_argv, git_env
 from ..ingest.refs import fixes_trailers
 
 __all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
@@ -233,10 +234,10 @@ class GitFacts:
                 self.rename_paths |= {old, new}
 
     def git(self, *args: str) -> str:
-        env = {**os.environ, "TZ": "UTC", "LC_ALL": "C", "GIT_LITERAL_PATHSPECS": "1", "GIT_PAGER": "cat"}
-        # author names as the commits record them (no .mailmap), which is what the ingest stores
-        cmd = ["git", "-C", self.repo, "-c", "log.mailmap=false", *args]
-        res = subprocess.run(cmd, capture_output=True, env=env, check=True)
+        env = git_env({"TZ": "UTC", "GIT_LITERAL_PATHSPECS": "1"})
+        # author names as the commits record them (no .mailmap: git_cmd's log.mailmap=false), which is what the
+        # ingest stores; the repository's config runs no program (git_cmd.py)
+        res = subprocess.run(git_argv(self.repo, *args), capture_output=True, env=env, check=True)
         return res.stdout.decode("utf-8", "replace")
 
     def shas(self, *args: str) -> list[str]:
@@ -837,7 +838,7 @@ class _Gen:
             if self.count("file_lines") >= self.n:
                 return
             raw = subprocess.run(
-                ["git", "-C", self.f.repo, "show", f"HEAD:{p}"], capture_output=True, check=True
+                git_argv(self.f.repo, "show", f"HEAD:{p}"), capture_output=True, check=True, env=git_env()
             ).stdout
             if b"\0" in raw[:8000] or not raw:
                 continue  # binary or empty: no line count to ask about

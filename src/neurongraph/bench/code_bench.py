@@ -12,7 +12,6 @@ twice — ``which commit introduced X`` and plain ``X`` — with exactly what ``
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import subprocess
@@ -27,6 +26,7 @@ from ..engine import Engine
 from ..errors import InvalidArgument
 from ..ingest import sync_source
 from ..ingest.git import GitRepo
+from ..ingest.git_cmd import git_argv, git_env
 
 __all__ = ["head_identifiers", "sample_identifiers", "introducing_commits", "run_code_bench", "markdown_table"]
 
@@ -100,9 +100,8 @@ def introducing_commits(repo: GitRepo, idents: list[str], rev: str = "HEAD") -> 
     if not left:
         return found
     pat = re.compile("|".join(re.escape(x) for x in sorted(left, key=len, reverse=True)))
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    cmd = ["git", "-C", str(repo.path), "log", "--reverse", "-p", "-U0", f"--format={_SEP}%H", rev, "--"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    cmd = git_argv(repo.path, "log", "--reverse", "-p", "-U0", f"--format={_SEP}%H", rev, "--")  # config disarmed
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git_env())
     assert proc.stdout is not None
     sha = ""
     delta: dict[str, int] = {}

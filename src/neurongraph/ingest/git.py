@@ -135,10 +135,10 @@ class GitRepo:
             raise GitError(f"{p} is not a git repository ({out.stderr.decode(errors='replace').strip()})")
 
     def _git(self, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess:
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        res = subprocess.run(
-            ["git", "-C", str(self.path), "-c", "core.quotepath=off", *args], capture_output=True, env=env, input=input
-        )
+        from .git_cmd import git_argv, git_env
+
+        # the repository's config and attributes run no program, inherited GIT_* variables are dropped (git_cmd.py)
+        res = subprocess.run(git_argv(self.path, *args), capture_output=True, env=git_env(), input=input)
         if check and res.returncode != 0:
             raise GitError(
                 f"git {' '.join(args[:3])} failed in {self.path}: {res.stderr.decode(errors='replace').strip()[:500]}"
@@ -235,12 +235,20 @@ class GitRepo:
     def listing(self, tips: list[str]) -> list[tuple[str, int, str]]:
         """(sha, committer time, subject) of every commit reachable from ``tips`` (those git could read,
         when the object store is damaged: git stops there, the reader names what it could not read)."""
-        out = self._git("log", "--format=%H%x1f%ct%x1f%s", *tips, "--", check=False).stdout.decode("utf-8", "replace")
+        import secrets
+
+        from .git_log import epoch_or_none
+
+        # one record per commit, framed by a per-run nonce no subject can hold; sha and time before the subject
+        nonce = secrets.token_hex(16)
+        out = self._git("log", f"--format={nonce}%H %ct %s", *tips, "--", check=False).stdout
         rows = []
-        for line in out.splitlines():
-            parts = line.split("\x1f", 2)
-            if len(parts) == 3:
-                rows.append((parts[0], int(parts[1]), parts[2]))
+        for rec in out.split(nonce.encode())[1:]:
+            sha, _, rest = rec.partition(b" ")
+            ct, _, subject = rest.partition(b" ")
+            if len(sha) >= 40 and subject.endswith(b"\n"):
+                t = epoch_or_none(ct) or 0
+                rows.append((sha.decode("ascii", "replace"), t, subject[:-1].decode("utf-8", "replace")))
         return rows
 
 

@@ -8,9 +8,16 @@ marker that starts every commit's header, so only one commit's patch is ever hel
 135 MB); whole diffs are never kept: a commit keeps its hunk headers and the code tokens whose count its
 added or removed lines changed.
 
-Record layout: ``MARK sha US parents US an US ae US at US ct US message US LF LF``, then the patch: one
+Record layout: ``START sha SEP parents SEP an SEP ae SEP at SEP ct SEP message SEP``, then the patch: one
 ``diff --git a/P b/P`` section per file (``rename from/to`` lines for a rename, ``Binary files ...`` for
-a binary file), each ``@@ -a,b +c,d @@`` followed by its removed then its added lines.
+a binary file), each ``@@ -a,b +c,d @@`` followed by its removed then its added lines.  ``START`` and
+``SEP`` hold a random nonce drawn for each read (:class:`_Frame`), written into ``--format`` as literal
+text: no commit message, author field, path or file content can hold it, so none can end a field or start
+a commit (a fixed marker let a file's content forge commits and rewrite stored ones, issue 40).  Every git
+process runs with the repository's config disarmed (``git_cmd.py``).  A file over
+:data:`git_cmd.BIG_FILE_THRESHOLD` bytes is not diffed (git prints it as binary: its commit lists it with
+unknown line counts and names it in ``notes["too_large"]``); a date git cannot print as epoch seconds is
+named in ``notes["date_unknown"]``.
 
 A repository with missing objects (a damaged store, a partial clone) makes git stop with "unable to read
 <sha>".  The commits read until then are kept; the failing commit is read again without its diff (file
@@ -22,8 +29,8 @@ only in one stream (a blob-less partial clone would otherwise cost a process per
 from __future__ import annotations
 
 import codecs
-import os
 import re
+import secrets
 import subprocess
 import tempfile
 import threading
@@ -35,6 +42,7 @@ from typing import Any
 
 from ..index.code_terms import STOP_BYTES as _STOP_B
 from ..index.code_terms import count_identifiers_bytes
+from .git_cmd import BIG_FILE_THRESHOLD, git_argv, git_env
 
 __all__ = [
     "Commit",
@@ -43,15 +51,16 @@ __all__ = [
     "read_log",
     "read_merge_hunks",
     "start_merge_hunks",
-    "LOG_FORMAT",
+    "epoch_or_none",
+    "take_notes",
     "MAX_CODE_LINES",
     "MAX_BULK_TERMS",
     "MAX_HUNKS_FILE",
     "MAX_HUNKS_COMMIT",
 ]
 
-MARK = b"\x1e\x1dngr\x1f"
-LOG_FORMAT = "%x1e%x1dngr%x1f%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%B%x1f"
+MARK = b"\x1e\x1dngr\x1f"  # the default of _records (its tests); every read uses a fresh _Frame
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second datetime can write
 MAX_CODE_LINES = 20000  # a file with more changed lines (a vendor import, generated code) gets no code terms
 MAX_HUNKS_FILE = 2000  # hunks kept per file ...
 MAX_HUNKS_COMMIT = 20000  # ... and per commit (metadata["hunks_truncated"] when cut)
@@ -69,8 +78,11 @@ _PLUS_PATH = re.compile(rb"^\+\+\+ (.*)$", re.M)
 _MINUS_PATH = re.compile(rb"^--- (.*)$", re.M)
 _RENAME_FROM = re.compile(rb"^rename from (.*)$", re.M)
 _RENAME_TO = re.compile(rb"^rename to (.*)$", re.M)
+_QUOTED = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a C-quoted path as git prints it
+_INDEX = re.compile(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.M)
 _UNREADABLE = re.compile(
-    r"(?:unable to|could not) read ([0-9a-f]{7,64})|missing (?:blob|tree|commit) ([0-9a-f]{7,64})", re.IGNORECASE
+    r"(?:unable to|could not) (?:read|fetch) ([0-9a-f]{7,64})|missing (?:blob|tree|commit) ([0-9a-f]{7,64})",
+    re.IGNORECASE,
 )
 
 
@@ -97,17 +109,78 @@ class Commit:
     code_bulk_removed: list[str] = field(default_factory=list)
     flags: dict[str, int | bool] = field(default_factory=dict)  # hunks_truncated, code_truncated, code_skipped
     unreadable: str | None = None  # why the diff could not be read (git's message), when it could not
+    # metadata the commit's node carries besides the reader's: "date_unknown" (["author_time"] ...: git gave no
+    # date it could print, stored as the other date or 0), "too_large" (paths over BIG_FILE_THRESHOLD, not diffed)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    blobs: list[tuple[str, bytes, bytes]] = field(default_factory=list)  # binary sections: path, old, new blob
 
 
-def parse_record(rec: bytes, names: bool = False) -> Commit | None:
-    """One commit's record (the bytes after :data:`MARK`); None when it is cut short (no header).
-    ``names``: the record of a ``-z --name-only`` log (file names, no counts)."""
-    parts = rec.split(b"\x1f", 7)
+@dataclass(frozen=True)
+class _Frame:
+    """The markers of one read: ``start`` begins a commit's record, ``sep`` ends each header field.  Both
+    hold a nonce drawn for this read (``secrets``), so no byte sequence the repository holds can match."""
+
+    start: bytes
+    sep: bytes
+
+    @classmethod
+    def new(cls) -> _Frame:
+        nonce = secrets.token_hex(16)
+        return cls(f"{nonce}s".encode(), f"{nonce}f".encode())
+
+    @property
+    def format(self) -> str:
+        sep = self.sep.decode()
+        return "--format=" + self.start.decode() + sep.join(_FIELDS) + sep
+
+
+_FIELDS = ("%H", "%P", "%an", "%ae", "%at", "%ct", "%B")
+
+
+def epoch_or_none(raw: bytes | str) -> int | None:
+    """A date git printed as epoch seconds (``%at``, ``%ct``), or None: git prints nothing for a date it
+    cannot parse (negative, missing) and the digits as they are for one too large (a crafted commit's
+    ``author A <a> 99999999999999999999 +0000``); only 0 ..  :data:`MAX_EPOCH` is a date."""
+    raw = raw.strip()
+    if not raw or not raw.isdigit() or len(raw) > 12:
+        return None
+    t = int(raw)
+    return t if t <= MAX_EPOCH else None
+
+
+class _Notes(threading.local):
+    pending: dict[str, dict[str, list[str]]]
+
+    def __init__(self) -> None:
+        self.pending = {}
+
+
+_NOTES = _Notes()
+
+
+def take_notes() -> dict[str, dict[str, list[str]]]:
+    """``{"commit:<sha>": notes}`` of the commits the last :func:`read_log` of this thread read with notes
+    (:attr:`Commit.notes`), handed over once: the sync step adds them to the commits' nodes and names them
+    in the summary (``sync.apply_batch``)."""
+    out, _NOTES.pending = _NOTES.pending, {}
+    return out
+
+
+def parse_record(rec: bytes, names: bool = False, sep: bytes = b"\x1f") -> Commit | None:
+    """One commit's record (the bytes after the frame's start); None when it is cut short (no header).
+    ``names``: the record of a ``-z --name-only`` log (file names, no counts); ``sep``: the frame's field end."""
+    parts = rec.split(sep, 7)
     if len(parts) < 8:
         return None
-    sha, parents, an, ae, at, ct, message = (p.decode("utf-8", "replace") for p in parts[:7])
-    subject, _, body = message.strip("\n").partition("\n")
-    c = Commit(sha, parents.split(), an, ae, int(at or 0), int(ct or 0), subject.strip(), body.strip("\n"))
+    sha, parents, an, ae = (p.decode("utf-8", "replace") for p in parts[:4])
+    at, ct = epoch_or_none(parts[4]), epoch_or_none(parts[5])
+    subject, _, body = parts[6].decode("utf-8", "replace").strip("\n").partition("\n")
+    c = Commit(sha, parents.split(), an, ae, 0, 0, subject.strip(), body.strip("\n"))
+    c.author_time = at if at is not None else ct or 0  # a crafted date: the other one, else 0, and named
+    c.commit_time = ct if ct is not None else at or 0
+    unknown = [k for k, v in (("author_time", at), ("commit_time", ct)) if v is None]
+    if unknown:
+        c.notes["date_unknown"] = unknown
     tail = parts[7].lstrip(b"\0\n")
     if names:
         c.files = [(path_text(t), None, None) for t in tail.split(b"\0") if t.strip(b"\n")]
@@ -133,6 +206,8 @@ def _read_patch(c: Commit, patch: bytes) -> None:
         if at < 0:  # binary, mode change, pure rename: no lines
             binary = b"\nBinary files " in head or b"\nGIT binary patch" in head
             files.setdefault(path, [None, None] if binary else [0, 0])
+            if binary and (ix := _INDEX.search(head)):  # binary, or over BIG_FILE_THRESHOLD: read_log asks git
+                c.blobs.append((path, ix.group(1), ix.group(2)))
             continue
         body = sec[at:]
         hunks = [[int(o), int(oc or 1), int(n), int(nc or 1)] for o, oc, n, nc in _HUNK.findall(body)]
@@ -219,8 +294,10 @@ def _paths(head: bytes) -> tuple[str, str | None]:
     if m:
         return _unquote(m.group(1).rstrip(b"\t"), 2), None  # git ends a name that has a space with a tab
     line = head.split(b"\n", 1)[0]
-    if line.endswith(b'"'):  # ... "b/quoted name"
-        return _unquote(line[line.rfind(b' "') + 1 :], 2), None
+    if line.endswith(b'"'):  # ... "b/quoted name": after the a-side, quoted or not (an unquoted one has no '"')
+        q = _QUOTED.match(line) if line.startswith(b'"') else None
+        at = q.end() + 1 if q else line.find(b' "') + 1
+        return _unquote(line[at:], 2), None
     n = (len(line) - 5) // 2  # "a/P b/P"
     if line[2 + n :] == b" b/" + line[2 : 2 + n]:
         return _unquote(line[2 : 2 + n]), None
@@ -280,14 +357,16 @@ def _top(counts: dict[bytes, int], flags: dict, cap: int = 0, flag: str = "code_
 
 
 class _Git:
-    """Runs ``git`` in one repository with the reader's environment (no prompts, no lazy fetches)."""
+    """Runs ``git`` in one repository with its config disarmed and the reader's environment (``git_cmd.py``:
+    no program of the repository's config runs, no prompt, no lazy fetch); one :class:`_Frame` per read."""
 
     def __init__(self, path: Path):
         self.path = path
-        self.env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_NO_LAZY_FETCH": "1"}
+        self.env = git_env()
+        self.frame = _Frame.new()
 
     def argv(self, *args: str) -> list[str]:
-        return ["git", "-C", str(self.path), "-c", "core.quotepath=off", *args]
+        return git_argv(self.path, *args, big_files=False)
 
     def stream(
         self, args: list[str], stdin: bytes | None, out: list[Commit], on_commit: Callable[[int], None] | None = None
@@ -309,10 +388,11 @@ class _Git:
                 _feed(proc, stdin)
             assert proc.stdout is not None
             names = "--name-only" in args
+            sep = self.frame.sep
             last: bytes | None = None
-            for rec in _records(proc.stdout):
+            for rec in _records(proc.stdout, self.frame.start):
                 if last is not None:
-                    c = parse_record(last, names)
+                    c = parse_record(last, names, sep)
                     if c is not None:
                         out.append(c)
                         if on_commit is not None and len(out) % PROGRESS_EVERY == 0:
@@ -320,12 +400,12 @@ class _Git:
                 last = rec
             rc = proc.wait()
             if rc == 0:
-                if last is not None and (c := parse_record(last, names)) is not None:
+                if last is not None and (c := parse_record(last, names, sep)) is not None:
                     out.append(c)
                 return None
             err.seek(0)
             msg = err.read().decode("utf-8", "replace").strip()
-            head = last.split(b"\x1f", 1)[0].decode("ascii", "replace") if last else ""
+            head = last.split(sep, 1)[0].decode("ascii", "replace") if last else ""
             return f"{head}\n{msg or f'git exited with status {rc}'}"
 
     def run(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -375,8 +455,10 @@ def _chunks(stream) -> Iterator[bytes]:
         yield item
 
 
-def _records(stream) -> Iterator[bytes]:
-    """The bytes between consecutive :data:`MARK` s, read in chunks (one record in memory at a time)."""
+def _records(stream, mark: bytes = MARK) -> Iterator[bytes]:
+    """The bytes between consecutive ``mark`` s (a read's :attr:`_Frame.start`), read in chunks (one record
+    in memory at a time)."""
+    MARK = mark  # noqa: N806
     buf = bytearray()
     start = 0  # where the current record begins in buf
     started = False
@@ -401,15 +483,18 @@ def _records(stream) -> Iterator[bytes]:
 
 
 PROGRESS_EVERY = 1000  # commits between two on_commit calls of a streaming read
-_DIFF = ["-p", "-U0", "-M", "--diff-merges=first-parent", f"--format={LOG_FORMAT}"]
-_NAMES = ["-z", "--name-only", "--no-renames", "--diff-merges=first-parent", f"--format={LOG_FORMAT}"]
-_HEADER = [f"--format={LOG_FORMAT}"]
+_DIFF = ["-p", "-U0", "-M", "--diff-merges=first-parent", "--no-notes"]  # + the read's _Frame.format
+_NAMES = ["-z", "--name-only", "--no-renames", "--diff-merges=first-parent", "--no-notes"]
+_HEADER = ["--no-notes"]
 
 
-# a merge's id line, a section's "--- a/..\n+++ b/.." pair (the pair: an added line "++ x" is not a path),
-# or a hunk header
+# a merge's id line, a section's header from its "diff --git" line to its "+++ b/.." line (header lines start
+# with a lower-case word; a patch line starts with "+", "-", " " or "\\", so a removed line "-- x" followed by
+# an added "++ y" cannot pass for a path), or a hunk header
 _P2_LINE = re.compile(
-    rb"^(?:([0-9a-f]{40,64})|--- .*\n\+\+\+ (.*)|@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@.*)$", re.M
+    rb"^(?:([0-9a-f]{40,64})|diff --git [^\n]*\n(?:[a-z][^\n]*\n)*?--- [^\n]*\n\+\+\+ ([^\n]*)"
+    rb"|@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*)$",
+    re.M,
 )
 
 
@@ -417,7 +502,7 @@ def start_merge_hunks(path: Path, rev_args: list[str]) -> Callable[[], dict[str,
     """:func:`read_merge_hunks` of the merges in ``rev_args`` (a cheap ``git rev-list --merges --parents``
     names them), run in a thread while the main log streams; call the result to wait for it."""
     listed = subprocess.run(
-        ["git", "-C", str(path), "rev-list", "--merges", "--parents", *rev_args, "--"], capture_output=True
+        git_argv(path, "rev-list", "--merges", "--parents", *rev_args, "--"), capture_output=True, env=git_env()
     )
     pairs = [(p[0], p[2]) for p in (ln.split() for ln in listed.stdout.decode().splitlines()) if len(p) >= 3]
     box: list[Any] = []
@@ -451,9 +536,8 @@ def read_merge_hunks(path: Path, merges: list[tuple[str, str]]) -> dict[str, dic
     branch walk)."""
     if not merges:
         return {}
-    argv = ["git", "-C", str(path), "-c", "core.quotepath=off", "diff-tree", "--stdin", "--always"]
-    argv += ["-p", "-U0", "-M"]
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_NO_LAZY_FETCH": "1"}
+    argv = git_argv(path, "diff-tree", "--stdin", "--always", "-p", "-U0", "-M", big_files=False)  # git_cmd.py
+    env = git_env()
     wanted = {m for m, _ in merges}
     out: dict[str, dict[str, list[list[int]]]] = {}
     with subprocess.Popen(
@@ -493,9 +577,11 @@ def read_log(
     diff with ``unreadable`` set; (id, why) of the commits left out: not even their header could be
     read).  Streams; see the module docstring.  ``on_commit(n)``: n commits read so far (progress)."""
     git = _Git(path)
+    _NOTES.pending = {}
     out: list[Commit] = []
-    failed = git.stream(["log", *_DIFF, *rev_args, "--"], None, out, on_commit)
+    failed = git.stream(["log", *_DIFF, git.frame.format, *rev_args, "--"], None, out, on_commit)
     if failed is None:
+        _finish(git, out)
         return out, []
     lost: list[tuple[str, str]] = []
     listed = git.run("rev-list", *rev_args, "--")
@@ -515,7 +601,8 @@ def read_log(
         restarts += 1
         if restarts > MAX_RESTARTS:  # the rest by names only, in one stream
             got: list[Commit] = []
-            git.stream(["log", "--no-walk=unsorted", "--stdin", *_NAMES], "\n".join(rest).encode() + b"\n", got)
+            names = ["log", "--no-walk=unsorted", "--stdin", *_NAMES, git.frame.format]
+            git.stream(names, "\n".join(rest).encode() + b"\n", got)
             for g in got:
                 g.unreadable = "diffs not read after repeated failures: " + _reason(msg)
             out += got
@@ -530,10 +617,36 @@ def read_log(
         rest = [s for s in rest if s != culprit]
         if not rest:
             break
-        failed = git.stream(["log", "--no-walk=unsorted", "--stdin", *_DIFF], "\n".join(rest).encode() + b"\n", out)
+        again = ["log", "--no-walk=unsorted", "--stdin", *_DIFF, git.frame.format]
+        failed = git.stream(again, "\n".join(rest).encode() + b"\n", out)
     rank = {s: i for i, s in enumerate(order)}
     out.sort(key=lambda c: rank.get(c.sha, len(rank)))
+    _finish(git, out)
     return out, lost
+
+
+def _finish(git: _Git, commits: list[Commit]) -> None:
+    """Name the files git did not diff for their size (``notes["too_large"]``: one ``git cat-file
+    --batch-check`` over the blobs of the binary sections), and hand each commit's notes to
+    :func:`take_notes`."""
+    blobs = {b for c in commits for _, *pair in c.blobs for b in pair if b.strip(b"0")}
+    if blobs:
+        res = git.run(
+            "cat-file", "--batch-check=%(rest) %(objectsize)", stdin=b"".join(b + b" " + b + b"\n" for b in blobs)
+        )
+        size = {}
+        for line in res.stdout.split(b"\n"):
+            name, _, n = line.partition(b" ")
+            if n.isdigit():
+                size[name] = int(n)
+        for c in commits:
+            big = [p for p, old, new in c.blobs if max(size.get(old, 0), size.get(new, 0)) > BIG_FILE_THRESHOLD]
+            if big:
+                c.notes["too_large"] = sorted(set(big))
+    for c in commits:
+        c.blobs = []
+        if c.notes:
+            _NOTES.pending["commit:" + c.sha] = c.notes
 
 
 def _reason(msg: str) -> str:
@@ -547,7 +660,7 @@ def _without_diff(git: _Git, sha: str, reason: str) -> Commit | None:
     """The commit with file names only (from its trees), else its header only; None if even that fails."""
     for args in (_NAMES, _HEADER):
         got: list[Commit] = []
-        if git.stream(["log", "--no-walk", *args, sha, "--"], None, got) is None and got:
+        if git.stream(["log", "--no-walk", *args, git.frame.format, sha, "--"], None, got) is None and got:
             got[0].unreadable = reason
             return got[0]
     return None

@@ -11,6 +11,9 @@ Rules (docs/ingest.md, "Incremental sync"):
   not written (so re-running an unchanged source embeds nothing and bumps nothing);
 - a placeholder node (``batch.placeholders``) never replaces a real node of its id (only an absent
   one or an older placeholder);
+- a node read without its content (``metadata["unreadable"]``: a git commit whose objects are missing) never
+  replaces a stored node of its id that was read whole: the stored hunks, line counts, code terms and files
+  stand, its edges too, and the summary names it (``kept_stored``, ``skipped_items``);
 - when an existing owner node changed, the edges and nodes it owned and no longer
   produces are deleted (retraction), its pending edges are recomputed;
 - an edge whose endpoint does not exist yet waits in ``pending_edges`` and is
@@ -92,6 +95,8 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     Returns a summary: nodes new/updated/unchanged, embedded, edges written/retracted/pending,
     nodes pruned, skipped items and the adapter's own counts."""
     _check(batch, prune)
+    if batch.kind == "git":
+        _git_notes(batch)
     t0 = time.perf_counter()
     if not batch.nodes and not batch.edges and not batch.gone and not prune:  # e.g. a git sync, no new commit
         for k, v in batch.state.items():
@@ -113,6 +118,7 @@ class _Sync:
         self.in_batch = set(self.ids)
         self.idx: dict[str, int] = {}
         self.known: set[str] = set()
+        self.kept: set[str] = set()  # nodes read without their content whose stored whole node stays
         self.by_owner: dict[str, list[Edge]] = {}
         for e in batch.edges:
             if e.src != e.dst:
@@ -129,6 +135,7 @@ class _Sync:
     def _diff(self) -> tuple[list[Node], set[str], set[str]]:
         """(nodes to write, owners whose content changed, ids that are new to the store)."""
         self.counts.clear()
+        self.kept = set()
         self.idx = self.store.lookup_idx(self.ids)
         self.known = self.in_batch | set(self.idx)
         rows = {r.id: r for r in self.store.nodes_by_idx(self.idx.values()).values()} if self.idx else {}
@@ -141,6 +148,8 @@ class _Sync:
                 self.counts["new_nodes"] += 1
             elif n.id in self.batch.placeholders and not row.metadata.get("placeholder"):
                 self.counts["placeholders_kept"] += 1  # a richer node (e.g. the PR from a GitHub export) is there
+            elif n.metadata.get("unreadable") and not row.metadata.get("unreadable") and row.type == n.type:
+                self.kept.add(n.id)  # a missing object never overwrites what was read whole (issue 40)
             elif not _same(row, n):
                 write.append(n)
                 self.counts["updated_nodes"] += 1
@@ -168,7 +177,7 @@ class _Sync:
             if changed:
                 self._retract(changed)
             if self.batch.stats.get("full_reread"):
-                self._retract_rederived((self.in_batch & set(self.idx)) - changed)
+                self._retract_rederived((self.in_batch & set(self.idx)) - changed - self.kept)
             if self.prune:
                 self._prune()
             if self.batch.gone:
@@ -184,6 +193,8 @@ class _Sync:
                 self.store.set_meta(k, v)
         self.engine.refresh()
         self._stage("writing", 1, 1)
+        for i in sorted(self.kept):
+            self.batch.skip(i, "read without its diff now: the stored node, read whole before, is kept")
         c = self.counts
         return _summary(
             self.batch,
@@ -191,8 +202,13 @@ class _Sync:
             nodes=len(self.nodes),
             new_nodes=c["new_nodes"],
             updated_nodes=c["updated_nodes"],
-            unchanged_nodes=len(self.nodes) - c["new_nodes"] - c["updated_nodes"] - c["placeholders_kept"],
+            unchanged_nodes=len(self.nodes)
+            - c["new_nodes"]
+            - c["updated_nodes"]
+            - c["placeholders_kept"]
+            - len(self.kept),
             placeholders_kept=c["placeholders_kept"],
+            kept_stored=len(self.kept),
             embedded=embedded,
             edges=len(self.edge_set),
             # what the store holds from this write: one edge per (src, rel, dst); a repeat (two owners deriving the
@@ -290,6 +306,33 @@ class _Sync:
                 self.counts["pending_resolved"] += 1
 
 
+def _git_notes(batch: IngestBatch) -> None:
+    """Add what the git log reader noted about a commit to its node (``git_log.take_notes``) and name it in the
+    summary: ``date_unknown`` (git printed no date it could read: a crafted commit; stored as the other date,
+    else 0) and ``too_large`` (files over ``git_cmd.BIG_FILE_THRESHOLD`` bytes, not diffed: no line counts)."""
+    from .git_cmd import BIG_FILE_THRESHOLD
+    from .git_log import take_notes
+
+    notes = take_notes()
+    if not notes:
+        return
+    for i, n in enumerate(batch.nodes):
+        extra = notes.get(n.id)
+        if not extra or n.type != "commit":
+            continue
+        batch.nodes[i] = Node(n.id, n.type, n.title, n.text, {**n.metadata, **extra}, n.confidence)
+        if "date_unknown" in extra:
+            which = ", ".join(extra["date_unknown"])
+            batch.skip(n.id, f"date unknown ({which}): git printed none it could read; stored as the other date or 0")
+        if "too_large" in extra:
+            big = extra["too_large"]
+            batch.skip(
+                n.id,
+                f"{len(big)} file(s) over {BIG_FILE_THRESHOLD:,} bytes not diffed (no line counts, hunks or code "
+                f"terms; NGR_GIT_BIG_FILE_BYTES raises it): {', '.join(big[:5])}",
+            )
+
+
 def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
     """The sync summary (every key present, zero when nothing of that kind happened)."""
     out = {
@@ -300,6 +343,7 @@ def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
         "updated_nodes": 0,
         "unchanged_nodes": 0,
         "placeholders_kept": 0,
+        "kept_stored": 0,
         "embedded": 0,
         "edges": 0,
         "edges_written": 0,
