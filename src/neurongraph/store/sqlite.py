@@ -9,14 +9,16 @@ touches, which is how in-memory indexes in this or another process catch up.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from itertools import repeat
 from pathlib import Path
 from typing import Any
+from urllib.request import pathname2url
 
 import numpy as np
 
@@ -65,11 +67,14 @@ class SQLiteStore(SharedSQLStore):
             if p.exists() and p.is_dir():
                 raise StoreError(f"{self.path} is a directory, not a database file")
             private_file(p)  # 0600 (its -wal and -shm follow), folders made for it 0700
+        self.read_only: str | None = None  # why the store was opened read-only (a full disk), else None
+        self._meta_overlay: dict[str, str] = {}
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
             self._enable_wal()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open {self.path} as a SQLite database: {exc}") from None
+            if not self._open_read_only(exc):
+                raise StoreError(f"cannot open {self.path} as a SQLite database: {exc}") from None
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA busy_timeout=30000")
@@ -88,6 +93,55 @@ class SQLiteStore(SharedSQLStore):
         self._migrate()
 
     # ------------------------------------------------------------ plumbing
+    def _open_read_only(self, exc: sqlite3.DatabaseError) -> bool:
+        """On a full disk (or an I/O error creating the ``-shm`` index) a WAL database cannot be opened for
+        writing, and SQLite also fails to open it for reading, because the shared-memory index cannot grow.
+        Open it read-only then, so search, ask, stats and show still work: ``immutable`` when the log holds
+        nothing (nothing to recover; no locks, no ``-shm``), else through the ``unix-none`` VFS with
+        exclusive locking mode (SQLite then keeps the WAL index in this process's memory, no ``-shm``, and
+        reads the log's committed pages).  Neither takes file locks: on a disk with no room no other
+        process can commit either.  Every write then fails with SQLite's "readonly database"
+        error, which ``WRITE_REFUSED`` covers (a search answers with ``trace_saved: false``).  Returns
+        False where this does not apply."""
+        msg = str(exc)
+        if self.path == ":memory:" or not Path(self.path).is_file():
+            return False
+        if not any(m in msg for m in ("disk I/O error", "database or disk is full", "readonly database")):
+            return False
+        with suppress(Exception):
+            self.conn.close()
+        wal = Path(self.path + "-wal")
+        try:
+            empty_log = not wal.exists() or wal.stat().st_size == 0
+        except OSError:
+            empty_log = False
+        how = "?mode=ro&immutable=1" if empty_log else "?mode=ro&vfs=unix-none"
+        url = "file:" + pathname2url(os.path.abspath(self.path)) + how
+        try:
+            conn = sqlite3.connect(url, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0)
+            if not empty_log:
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError:
+            return False
+        self.conn = conn
+        self.read_only = f"the store was opened read-only after {msg!r} (is the disk full?): nothing can be saved"
+        return True
+
+    _VOLATILE_META = "graphdb."  # cache-pairing keys (graph dump token and mark): a read-only store keeps
+    # them for this process only, so `ask` works on a full disk; a dump is never paired with them later
+
+    def get_meta(self, key: str) -> str | None:
+        if self.read_only is not None and key in self._meta_overlay:
+            return self._meta_overlay[key]
+        return super().get_meta(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        if self.read_only is not None and key.startswith(self._VOLATILE_META):
+            self._meta_overlay[key] = value
+            return
+        super().set_meta(key, value)
+
     def _enable_wal(self, wait_s: float = 30.0) -> None:
         """Switch a new database to WAL.  Two processes creating the same file at once can find it locked
         while the other one switches or migrates; that is a wait, not an error."""
@@ -102,6 +156,13 @@ class SQLiteStore(SharedSQLStore):
                 time.sleep(0.05)
 
     def _migrate(self) -> None:
+        try:  # up to date (the usual open): read only, so a store on a full disk still opens
+            done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
+        except sqlite3.OperationalError:
+            done = None
+        if done is not None and {name for name, _ in MIGRATIONS} <= done:
+            check_migrations(self.path, done, MIGRATIONS)
+            return
         with self.transaction():
             self.conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
             done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
@@ -117,6 +178,8 @@ class SQLiteStore(SharedSQLStore):
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Atomic unit of work; nested calls become SAVEPOINTs."""
         with self._lock:
+            if self.read_only is not None:
+                raise StoreError(self.read_only)
             if self._depth == 0:
                 self.conn.execute("BEGIN IMMEDIATE")
             else:
