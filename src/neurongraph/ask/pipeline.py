@@ -28,8 +28,11 @@ from .llm import LLM, LLMError, make_llm
 from .names import find_mentions
 from .nl2cypher import CypherQuery, relation_words, translate, type_words
 from .router import MODES, route
+from .unrecorded import not_recorded
 
 __all__ = ["ask"]
+
+_SAID_BY = {"not_recorded": "not in git"}  # a route reason's label for answers that are not the code history's
 
 MAX_QUESTION_CHARS = 4000
 SNIPPET = 300
@@ -58,11 +61,12 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     question, spelled = spelling.normalise(question)
     mentions = find_mentions(engine, question)
     # lines of a file, an identifier's introduction or removal: the code history answers exactly (no graph query)
-    dev, said = devq.plan(engine, question, schema, mentions) if mode in ("auto", "graph") else (None, [])
+    code = not_recorded(engine, question)  # CI runs, review threads, downloads: "git does not record that"
+    exact = code is None and mode in ("auto", "graph")
+    dev, said = devq.plan(engine, question, schema, mentions) if exact else (None, [])
     said = spelled + said
-    code = None
-    if dev is None or dev.shape not in devq.FILE_SHAPES:  # "which commit added F": F a file of the store
-        code = answer_code_question(engine, question) if mode in ("auto", "graph") else None
+    if exact and (dev is None or dev.shape not in devq.FILE_SHAPES):  # "which commit added F": F a store file
+        code = answer_code_question(engine, question)
         if code is not None:
             dev = None
     notes: list[str] = []
@@ -71,7 +75,7 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     hits_objs: list = []
     query: dict | None
     if code is not None:
-        chosen, reason = "graph", f"code history ({code.shape}): {code.explanation}"
+        chosen, reason = "graph", f"{_SAID_BY.get(code.shape, 'code history')} ({code.shape}): {code.explanation}"
         query = {"cypher": None, "params": {}, "explanation": code.explanation}
         rows, result, answer, refs = code.rows, code.result, code.answer, code.refs
     elif dev is not None:  # a developer question (scoped list, count, who, PR files/commits): answered exactly

@@ -1,0 +1,86 @@
+"""Questions about what a git history does not hold: CI outcomes, review discussions, download counts, the
+issue tracker's state.  The right answer to them is "git does not record that", not a list of commits.
+
+Why a check before every shape: these questions are full of words the shapes do read ("the CI jobs on the
+most recent kernel sync", "open bugs", "PRs merged in August"), so without it they were answered with the
+commits those words matched — confidently wrong.  Each kind is one rule on what is asked (an outcome, a
+comment, a count of downloads, a tracker's state), not on a project's wording; what git does record stays
+answerable: commits *about* CI ("which commit fixed the CI build?"), ``Reviewed-by`` / ``Acked-by`` trailers
+("who acked X?").  The tracker and the reviews are answered from the store when a GitHub export put them
+there (issue and PR nodes with their state); CI runs and downloads never are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .code_questions import CodeAnswer
+
+__all__ = ["not_recorded"]
+
+_CI = r"(?:ci|builds?|jobs?|pipelines?|workflows?|actions|test\s+(?:matrix|suite|runs?)|checks?|vmtest\w*)"
+_OUTCOME = r"(?:pass(?:ed|es)?|fail(?:ed|s|ing|ures?)?|go(?:ne)?\s+green|green|red|succeed\w*|broke(?:n)?|flak\w*)"
+_KINDS: list[tuple[str, re.Pattern, bool]] = [
+    (
+        "CI results (builds, jobs, test runs) are kept by the CI service, not in the repository's history",
+        re.compile(
+            rf"\b(?:did|does|do|were|was|has|have|is|are)\b[^?]*\b{_CI}\b[^?]*\b{_OUTCOME}\b"
+            rf"|\bpass(?:ing)?\s+rate\b|\b{_CI}\s+(?:results?|status|runs?|history)\b",
+            re.I,
+        ),
+        False,
+    ),
+    (
+        "download and install counts are kept by the package index or the mirrors, not in git",
+        re.compile(
+            r"\b(?:how\s+(?:many|often|popular)|number\s+of|count\s+of)\b[^?]*"
+            r"\b(?:download\w*|installs?|installed|stars|stargazers|page\s*views|clones)\b(?![\w./-])"
+            r"|\b(?:download|install)\s+(?:counts?|numbers?|stats|statistics)\b",
+            re.I,
+        ),
+        False,
+    ),
+    (
+        "review discussions (comments, change requests, mailing-list feedback) are not in git; it keeps only the "
+        "trailers a commit carries (Reviewed-by, Acked-by, Tested-by)",
+        re.compile(
+            r"\breview\s+comments?\b|\breviewers?\b[^?]*\b(?:say|said|comment\w*|request\w*|think|thought|ask\w*)\b"
+            r"|\brequested\s+changes\b|\b(?:mailing[- ]list|list)\s+(?:discussion|thread|replies)\b"
+            r"|\bfeedback\s+(?:did|was|were|from|on|in|about|to)\b|\b(?:get|got|receive[sd]?|left|gave)\b[^?]*\bfeedback\b",
+            re.I,
+        ),
+        True,
+    ),
+    (
+        "the issue tracker's state (open or closed issues, labels, bug reports) is not in git",
+        re.compile(
+            r"\b(?:open|closed|unresolved|unfixed)\s+(?:\w+\s+)?(?:issues?|bugs?|bug\s+reports?|tickets?|prs?)\b"
+            r"|\b(?:issues?|bugs?|bug\s+reports?|tickets?)\b[^?]*\b(?:currently|right\s+now|still)\s+open\b"
+            r"|\b(?:issues?|bugs?|prs?)\s+label(?:l?ed|s)\b|\bbugzilla\b|\bissue\s+tracker\b",
+            re.I,
+        ),
+        True,
+    ),
+]
+
+
+def not_recorded(engine, question: str) -> CodeAnswer | None:
+    """An answer that says what git does not record, when the question asks for that; else None.  A kind an
+    export can hold (reviews, the tracker) is left to the other shapes when the store has a GitHub export."""
+    for why, pattern, export_holds in _KINDS:
+        if pattern.search(question) and not (export_holds and _has_export(engine)):
+            text = f"Not recorded in git: {why}. Nothing in this store answers it."
+            result = {"kind": "not_recorded", "shape": "not_recorded", "value": None, "why": why}
+            return CodeAnswer("not_recorded", why, [], result, text, [])
+    return None
+
+
+def _has_export(engine, sample: int = 200) -> bool:
+    """Whether a GitHub export (issues and PRs with their state) was ingested into this store: some issue or
+    PR node that is not a git reader's placeholder (a sample of each kind is read, not the whole store)."""
+    for prefix in ("issue:", "pr:"):
+        for node_id, _ in engine.store.ids_with_prefix(prefix, sample):
+            row = engine.store.get_node(node_id)
+            if row is not None and not (row.metadata or {}).get("placeholder"):
+                return True
+    return False
