@@ -187,3 +187,14 @@ def test_the_releases_of_a_period_are_tags(project, tmp_path):
             "tag:1.2",
         }
         assert "'relases' read as 'releases'" in out["answer"]
+
+
+def test_since_the_last_release_is_git_describe_on_the_default_branch(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("how many commits since the last release?")
+        assert out["result"]["value"] == 1  # 2.0..HEAD: 1.2 is newer but on the release branch only
+        assert "2.0" in out["answer"]
+        newest = eng.ask("what is the latest release?")
+        assert newest["refs"] == ["tag:1.2"]  # the newest tag of all, by its time

@@ -26,7 +26,13 @@ __all__ = ["TagGraph", "LazyTags", "tag_graph", "tag_name", "looks_like_version"
 class TagGraph:
     """The store's commits (ids, parent matrix) and tags (name → commit row, time)."""
 
-    def __init__(self, shas: list[str], parents: list[list[str]], tags: dict[str, tuple[str, int]]):
+    def __init__(
+        self,
+        shas: list[str],
+        parents: list[list[str]],
+        tags: dict[str, tuple[str, int]],
+        heads: list[str] | None = None,
+    ):
         self.ids = np.array(["commit:" + s for s in shas], dtype=object)
         row = {s: i for i, s in enumerate(shas)}
         src = [i for i, ps in enumerate(parents) for p in ps if p in row]
@@ -39,6 +45,20 @@ class TagGraph:
         self.tags = {name: (row[sha], t) for name, (sha, t) in tags.items() if sha in row}
         self.row = row
         self._size: dict[str, int] = {}
+        self.heads = [row[h] for h in heads or [] if h in row]  # the synced default branches' tips (HEAD)
+        self._in_head: np.ndarray | None = None
+
+    def in_head(self) -> np.ndarray | None:
+        """Commits in the default branch's history (reachable from a synced ``HEAD``), as a mask; None when
+        the store does not know its ``HEAD`` (a store synced before the tips were recorded)."""
+        if not self.heads:
+            return None
+        if self._in_head is None:
+            mask = np.zeros(len(self.ids), dtype=bool)
+            for h in self.heads:
+                mask |= self._walk(h, self.up)
+            self._in_head = mask
+        return self._in_head
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -144,7 +164,7 @@ def tag_graph(engine) -> TagGraph | None:
         tag_ids = [i for i, t in store.ids_with_prefix("tag:", 1_000_000) if t == "tag"]
         if not tag_ids:
             return None
-        tmeta = store.node_meta_values(store.lookup_idx(tag_ids).values(), ["name", "sha", "time"])
+        tmeta = store.node_meta_values(store.lookup_idx(tag_ids).values(), ["name", "sha", "time", "repo"])
         tags = {
             str(m["name"]): (str(m["sha"]), int(m.get("time") or 0))
             for m in tmeta.values()
@@ -153,9 +173,23 @@ def tag_graph(engine) -> TagGraph | None:
         commits = [i for i, t in store.ids_with_prefix("commit:", 10_000_000) if t == "commit"]
         cmeta = store.node_meta_values(store.lookup_idx(commits).values(), ["sha", "parents"])
         rows = sorted((str(m["sha"]), _parents(m.get("parents"))) for m in cmeta.values() if "sha" in m)
-        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags)
+        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags, _heads(store, tmeta.values()))
 
     return engine._cypher_projection().memo("tag_graph", load)
+
+
+def _heads(store, tag_meta) -> list[str]:
+    """The ``HEAD`` tip each tagged git source was last synced at (store meta written by the git reader,
+    ``ingest.git.tips_key``: ``{"HEAD": sha, "refs/tags/…": sha}``)."""
+    out = []
+    for source in sorted({str(m["repo"]) for m in tag_meta if m.get("repo")}):
+        try:
+            tips = json.loads(store.get_meta(f"ingest.git-tips.{source}") or "{}")
+        except ValueError:
+            continue
+        if isinstance(tips, dict) and isinstance(tips.get("HEAD"), str):
+            out.append(tips["HEAD"])
+    return out
 
 
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+[\w.+-]*|v\d+[\w.+-]*|[\w.-]*\d[\w.-]*-rc\d+", re.I)

@@ -171,22 +171,32 @@ class _Reader:
         self.taken.append((m.start(), m.end()))
         self.w.not_understood.append(f"'{m.group(0)}' (no tag or release {name} in the store; not applied)")
 
-    def newest_tag(self, first: bool = False) -> str | None:
-        """The stored tag with the latest time (``first``: the earliest), ties to the larger name; None when the
-        store has no tag."""
+    def newest_tag(self, first: bool = False) -> tuple[str | None, str]:
+        """The stored tag with the latest time (``first``: the earliest), ties to the larger name, and how it
+        was chosen; None when the store has no tag.  "The last release" is the newest tag in the default
+        branch's history (what ``git describe`` names), when the store knows that branch: a newer tag on a
+        release branch or past ``HEAD`` is not the last release *of* it."""
         try:
             tags = self.graph.tags if self.graph is not None else None
+            in_head = self.graph.in_head() if tags and not first else None
         except AttributeError:  # (LazyTags over a store without tags)
-            return None
+            return None, ""
         if not tags:
-            return None
-        return (min if first else max)(tags, key=lambda name: (tags[name][1], name))
+            return None, ""
+        pick = min if first else max
+        if in_head is not None and (mine := [n for n in tags if in_head[tags[n][0]]]):
+            return pick(mine, key=lambda name: (tags[name][1], name)), ", the newest tag in HEAD's history"
+        return pick(tags, key=lambda name: (tags[name][1], name)), f", the {'oldest' if first else 'newest'} tag"
 
     def _bound(self, m: re.Match, op: str, name: str, how: str = "") -> None:
         """Apply "since / before / until ``name``" (``how``: how the question named it, for the answer)."""
         g = self.graph
-        if op in ("since", "after"):
-            self._apply(m, ~g.reach(name), f"since {name}{how} (not reachable from {name})")
+        if op in ("since", "after"):  # git log NAME..HEAD: the default branch's commits past NAME
+            in_head = g.in_head()
+            if in_head is None:
+                self._apply(m, ~g.reach(name), f"since {name}{how} (not reachable from {name})")
+            else:
+                self._apply(m, ~g.reach(name) & in_head, f"since {name}{how} ({name}..HEAD)")
         elif op in ("before", "prior to"):
             mask = g.reach(name)
             mask[g.tags[name][0]] = False
@@ -205,12 +215,11 @@ class _Reader:
             if not self.free(m):
                 continue
             first = m.group("which").lower() in FIRST_WORDS
-            name = self.newest_tag(first)
+            name, how = self.newest_tag(first)
             if name is None:
                 self.taken.append((m.start(), m.end()))
                 self.w.not_understood.append(f"'{m.group(0)}' (the store holds no tags; not applied)")
                 continue
-            how = f", the {'oldest' if first else 'newest'} tag"
             op = m.group("op").lower()
             if op in ("in", "into"):
                 self._in(m, name, how)
