@@ -105,6 +105,9 @@ class Engine:
         self.reembed_limit = reembed_limit
         self.embedder = multilingual.for_open(store, embedder, reembed_limit)  # a store holding CJK text: wider
         embedder = self.embedder
+        # a CJK question on a store kept on MiniLM: its own index, built on the first one (index/multilingual.py)
+        self.cross_lingual: multilingual.CrossLingual | None = None
+        self.widen_progress: multilingual.WidenProgress | None = None  # shows that one-off embedding (the CLI)
         self.config = config or SearchConfig()
         self.traces = TraceWriter(store, embedder.model_id)  # a recorded search (retrieval/results.py)
         self.vectors = VectorIndex(embedder.dim)
@@ -272,6 +275,8 @@ class Engine:
         if nc.changed is not None:
             idx = nc.changed
             self._load_vectors(idx, [r[2] for r in ch.nodes], progress)
+            if self.cross_lingual is not None:
+                self.cross_lingual.changed(idx)
             self.query_linker.changed(idx)
             self.lexical.changed(idx)
             self.code_history.changed(idx)
@@ -279,6 +284,8 @@ class Engine:
         if nc.deleted is not None:
             dead = nc.deleted
             self.vectors.remove(dead)
+            if self.cross_lingual is not None:
+                self.cross_lingual.removed(dead)
             self.query_linker.changed(None)
             self.lexical.changed(dead)
             self.code_history.changed(dead)
@@ -314,6 +321,7 @@ class Engine:
         English model (index/multilingual.py decides, within the re-embed consent)."""
         self.embedder = embedder
         self.vectors = VectorIndex(embedder.dim)
+        self.cross_lingual = None  # CJK questions now use the store's own index (rows cached by it are reused)
         idx = np.flatnonzero(self.table.alive)
         if idx.size:
             rows = self.store.nodes_by_idx(idx.tolist())
@@ -490,7 +498,17 @@ class Engine:
 
     # ------------------------------------------------------------ search
     def embed_query(self, query: str) -> np.ndarray:
-        return self.embedder.embed([query])[0]
+        side = self._cross_lingual(query)
+        return side.query_vector(query) if side is not None else self.embedder.embed([query])[0]
+
+    def _cross_lingual(self, query: str) -> multilingual.CrossLingual | None:
+        """The cross-lingual index a CJK question on a store kept on MiniLM takes (None: the store's own)."""
+        if not multilingual.cross_lingual_for(query, self.store, self.embedder):
+            return None
+        if self.cross_lingual is None:
+            self.cross_lingual = multilingual.CrossLingual(self.store, self.embedder)
+        self.cross_lingual.progress = self.widen_progress
+        return self.cross_lingual
 
     def search(
         self,
@@ -515,15 +533,23 @@ class Engine:
             overrides["changes"] = WorkingSet.coerce(overrides["changes"])
         if overrides:
             cfg = cfg.replace(**overrides)
-        cfg = multilingual.query_weights(cfg, query, self.embedder)  # a CJK question: its own entry weights
+        side = self._cross_lingual(query)  # a CJK question on a store kept on MiniLM
+        cfg = multilingual.query_weights(cfg, query, side.embedder if side else self.embedder)  # a CJK question
         self.refresh()
         self.result_types.check(self.table, cfg.result_types)
+        t_widen = 0.0
+        if side is not None:
+            t0 = time.perf_counter()
+            side.index(self.table.alive)  # the first such question embeds the store once (cached)
+            t_widen = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        if qvec is None:
-            qvec = self.embed_query(query)
+        if qvec is None or (side is not None and np.shape(qvec) != (side.vectors.dim,)):
+            qvec = self.embed_query(query)  # (a caller's vector from the store's own embedder does not fit)
         t_embed = (time.perf_counter() - t0) * 1000
-        r = self._rank(query, qvec, cfg)
+        r = self._rank(query, qvec, cfg, side)
         r.timings_ms["embed_query"] = t_embed
+        if side is not None:
+            r.timings_ms["cross_lingual_index"] = t_widen
         res = assemble(self.store, self.table.event_time, self._rel_ids, query, cfg, r)
         if record:
             self.traces.record(res)
@@ -578,7 +604,9 @@ class Engine:
         ids = self.store.ids_by_idx({int(i) for i in got.tolist() if i >= 0})
         return [ids.get(int(i)) if i >= 0 else None for i in got.tolist()]
 
-    def _rank(self, query: str, qvec: np.ndarray, cfg: SearchConfig) -> Ranking:
+    def _rank(
+        self, query: str, qvec: np.ndarray, cfg: SearchConfig, side: multilingual.CrossLingual | None = None
+    ) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         t = self.table
         sc = SearchScope.build(t, self.store, self.filters, self.result_types, self.superseded_mask, query, cfg)
@@ -588,10 +616,14 @@ class Engine:
             # the commits that last wrote the working set's lines are ancestors of its commit: never hidden by time
             sc.admit(code.nodes[code.blame > 0], t)
         # base graph + learned weights near this query, and recent use near it (learning)
-        learned_graph, priming = self.learning.for_search(qvec, query, t.n, self._seq)
+        # (learning compares the question with its learning queries in the store's own embedding)
+        lvec = qvec if side is None else self.embedder.embed([query])[0]
+        learned_graph, priming = self.learning.for_search(lvec, query, t.n, self._seq)
+        vectors = self.vectors if side is None else side.vectors
+        gate = multilingual.lexical_trust_for(query, self.embedder) if side is None else side.gate(query)
         inputs = RankInputs(
             lexical_search=self._known_lexical,
-            vectors=self.vectors,
+            vectors=vectors,
             graph=learned_graph or self.graph,
             rel_ids=self._rel_ids,
             allowed=sc.allowed,
@@ -608,9 +640,9 @@ class Engine:
             edge_lines=lambda eids: self.edge_lines.read(eids, self._seq),
             aggregate=lambda nodes: t.aggregate.mask(nodes, t.n),
             code=code,
-            lexical_trust=multilingual.lexical_trust_for(query, self.embedder),  # a CJK question (issue 29)
+            lexical_trust=gate,  # a CJK question (issue 29)
         )
-        with one_blas_thread(self.vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
+        with one_blas_thread(vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)
         r.unknown_files = sc.unknown_files
         return r

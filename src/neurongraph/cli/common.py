@@ -17,7 +17,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -446,17 +446,29 @@ def build_engine(
     try:
         emb = embedder or c.make_embedder()
         if not c.reembed:
-            return Engine(store, emb, reembed_limit=c.reembed_limit)
-        with progress() as prog:  # --reembed: opening may embed the whole store again; show it
-            task = prog.add_task("re-embedding the store (--reembed)", total=None)
+            eng = Engine(store, emb, reembed_limit=c.reembed_limit)
+        else:
+            with progress() as prog:  # --reembed: opening may embed the whole store again; show it
+                task = prog.add_task("re-embedding the store (--reembed)", total=None)
 
-            def on_embed(done: int, total: int) -> None:
-                prog.update(task, completed=done, total=total)
+                def on_embed(done: int, total: int) -> None:
+                    prog.update(task, completed=done, total=total)
 
-            return Engine(store, emb, reembed_limit=None, progress=on_embed)
+                eng = Engine(store, emb, reembed_limit=None, progress=on_embed)
+        eng.widen_progress = cross_lingual_progress  # the first CJK question on an English store: shown
+        return eng
     except BaseException:
         store.close()
         raise
+
+
+@contextmanager
+def cross_lingual_progress() -> Iterator[Callable[[int, int], None]]:
+    """The progress display of the one-off embedding a first Japanese/Korean/Chinese question starts on a
+    store kept on the English model (index/multilingual.py ``CrossLingual``)."""
+    with progress() as prog:
+        task = prog.add_task("cross-lingual vectors (once per store)", total=None)
+        yield lambda done, total: prog.update(task, completed=done, total=total)
 
 
 @contextmanager

@@ -18,6 +18,12 @@ A store only pays for this once it holds CJK writing (:func:`for_add`): an Engli
 keeps the plain MiniLM vectors and rankings bit for bit.  The MiniLM half of a row is read from the
 store's cache of MiniLM vectors when it is there (``base_cache``), so adding the channel to an existing
 store runs USE on each node and MiniLM on none.
+
+A CJK question on a store that is not widened (an English history) is answered cross-lingually all the
+same (:class:`CrossLingual`, issue 43): the first such question embeds every node with the channel once
+(cached in the store under the multilingual model id, so it is never done again and a later widening of
+the store finds them), and the question is ranked exactly as on a widened store; English questions on that
+store keep the MiniLM index and their rankings.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from __future__ import annotations
 import functools
 import math
 import os
+import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 
 import numpy as np
 
@@ -36,6 +44,8 @@ from ..model import content_hash
 from ..store.base import Store
 from .embedder import DEFAULT_MODEL_ID, Embedder, EmbedderUnavailable, Progress
 from .language import cjk_mask, has_cjk, is_cjk
+from .vector_cache import cached_embeddings, load_node_vectors
+from .vectors import VectorIndex
 
 __all__ = [
     "UseEmbedder",
@@ -54,6 +64,8 @@ __all__ = [
     "CJK_WEIGHTS_NO_DENSE",
     "lexical_trust_for",
     "LanguageGate",
+    "CrossLingual",
+    "cross_lingual_for",
 ]
 
 USE_MODEL_ID = "use-m3:512"
@@ -315,3 +327,127 @@ def lexical_trust_for(query: str, embedder: object) -> LanguageGate | None:
     if isinstance(embedder, MultilingualEmbedder):
         return LanguageGate(is_cjk(query), embedder.base.dim)
     return LanguageGate(True, None) if is_cjk(query) else None
+
+
+# ---------------------------------------------------------------- a CJK question on a store that is not widened
+WidenProgress = Callable[[], AbstractContextManager[Progress]]  # a display entered only when nodes get embedded
+
+
+class CrossLingual:
+    """The dense channel of a CJK question on a store kept on MiniLM (an English history; issue 43).
+
+    Widening such a store for good would change its English rankings (musique_train200 ngr R@5 0.853 ->
+    0.828 with every passage widened, docs/multilingual.md), so the store keeps its MiniLM index and a CJK
+    question gets a second index of its own, built on the first such question: every live node's
+    multilingual row (:class:`MultilingualEmbedder`: USE run on each text, MiniLM read from the cache), cached
+    in the store under the multilingual model id, so the next process loads them in one scan and only nodes
+    written since are embedded.  A CJK question's vector has a zero MiniLM block, so its dot product with a
+    row only reads the row's USE block and whether the row has a MiniLM block (its script, for the
+    :class:`LanguageGate`): the index keeps exactly that, ``[|minilm block|, use block]`` (1 + 512 floats a
+    node instead of 896), and the question ranks as on a widened store.  (Node-to-node similarity of this
+    index, used by the opt-in ``strategy`` channels only, is the USE part plus a constant between English
+    rows.)"""
+
+    def __init__(self, store: Store, base: Embedder):
+        self.store = store
+        self.embedder = _widen(store, base)  # the widened store's embedder: its rows, cache and model id
+        self.base_dim = base.dim
+        self.vectors = VectorIndex(1 + self.embedder.use.dim)
+        self.progress: WidenProgress | None = None  # the CLI's progress display for the one-off embedding
+        self._built = False
+        self._changed: list[np.ndarray] = []  # nodes written since the index was built (caught up on next use)
+        self.last_widening: dict | None = None  # {"nodes", "embedded", "seconds"} of the last catch-up that embedded
+
+    def compact(self, rows: np.ndarray) -> np.ndarray:
+        """Multilingual rows as this index keeps them: the MiniLM block's norm, then the USE block."""
+        rows = np.asarray(rows, np.float32)
+        out = np.empty((rows.shape[0], 1 + rows.shape[1] - self.base_dim), np.float32)
+        out[:, 0] = np.linalg.norm(rows[:, : self.base_dim], axis=1)
+        out[:, 1:] = rows[:, self.base_dim :]
+        return out
+
+    def query_vector(self, query: str) -> np.ndarray:
+        return self.compact(self.embedder.embed([query]))[0]
+
+    def gate(self, query: str) -> LanguageGate:
+        """The question's gate over this index: a row's script is its first column (zero: CJK text)."""
+        return LanguageGate(is_cjk(query), 1)
+
+    def changed(self, idx: np.ndarray) -> None:
+        if self._built:
+            self._changed.append(np.asarray(idx, np.int64))
+
+    def removed(self, idx: np.ndarray) -> None:
+        if self._built:
+            self.vectors.remove(idx)
+
+    @contextmanager
+    def _display(self) -> Iterator[Progress | None]:
+        if self.progress is None:
+            yield None
+        else:
+            with self.progress() as on_progress:
+                yield on_progress
+
+    def _embed(self, texts: Sequence[str], progress: Progress | None) -> np.ndarray:
+        with self._display() as shown:
+            if getattr(self.store, "read_only", None) is not None:  # nothing can be cached: this process only
+                return self.embedder.embed(texts, progress=shown)
+            return cached_embeddings(self.store, self.embedder, texts, shown)[0]
+
+    def index(self, alive: np.ndarray) -> VectorIndex:
+        """The index, built on first use over the live nodes (``alive``: the engine's mask) or caught up with
+        the nodes written since; only texts without a cached multilingual row are embedded."""
+        if self._built and not self._changed:
+            return self.vectors
+        t0 = time.perf_counter()
+        if self._built:
+            idx = np.unique(np.concatenate(self._changed))
+            idx = idx[idx < alive.shape[0]]
+            idx = idx[alive[idx]]
+        else:
+            idx = np.flatnonzero(alive)
+        self._changed = []
+        embedded: list[int] = []
+
+        def embed(texts: Sequence[str], progress: Progress | None) -> np.ndarray:
+            embedded.append(len(texts))
+            return self._embed(texts, progress)
+
+        if idx.size:  # hashes: "" = not known here, read with the rows of the nodes that lack a cached row
+            sink = _Compacting(self)
+            load_node_vectors(self.store, self.embedder, sink, idx, [""] * idx.size, embed, None)  # type: ignore[arg-type]
+        self._built = True
+        if embedded:
+            self.last_widening = {
+                "nodes": int(idx.size),
+                "embedded": sum(embedded),
+                "seconds": time.perf_counter() - t0,
+            }
+        return self.vectors
+
+
+class _Compacting:
+    """What ``load_node_vectors`` writes to: multilingual rows, kept compact (:meth:`CrossLingual.compact`)."""
+
+    def __init__(self, owner: CrossLingual):
+        self.owner = owner
+
+    @property
+    def n(self) -> int:
+        return self.owner.vectors.n
+
+    def set(self, idx: np.ndarray, vecs: np.ndarray) -> None:
+        self.owner.vectors.set(idx, self.owner.compact(vecs))
+
+
+def cross_lingual_for(query: str, store: Store, embedder: Embedder) -> bool:
+    """Whether ``query`` takes the :class:`CrossLingual` index: a CJK question, a store kept on the base
+    model (not widened: English-only, or waiting for ``--reembed``) and the channel allowed (the model
+    installed, ``NGR_MULTILINGUAL`` not 0, the store not marked "off").  An English question: one regex."""
+    return (
+        is_cjk(query)
+        and not reads_cjk(embedder)
+        and _may_widen(store, embedder)
+        and store.get_meta(MULTILINGUAL_KEY) != "off"
+    )
