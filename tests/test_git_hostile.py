@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ import neurongraph as ngr
 from git_fixtures import Repo
 from neurongraph.ingest import sync_source
 from neurongraph.ingest.git import GitRepo
-from neurongraph.ingest.git_blame import blame_with_git
+from neurongraph.ingest.git_blame import SourceBlame, blame_with_git
 from neurongraph.ingest.git_log import path_text
 
 OLD_MARK = b"\x1e\x1dngr\x1f"
@@ -228,13 +229,35 @@ def test_the_repositorys_config_and_environment_run_no_program(tmp_path):
     with ngr.open(db, embedder="hashing") as eng:
         md = eng.get_node("commit:" + first)["metadata"]
         assert {f["path"]: f["added"] for f in md["files"]} == {"a.txt": 1, "b.bin": 1}
-    # exact provenance reads git blame of the same repository
+    # exact provenance reads git blame of the same repository: directly, and as the engine finds it
     head = repo.git("rev-parse", "HEAD")
     assert blame_with_git(GitRepo(repo.path), head, "a.txt", [1, 3]) == {1: first, 3: head}
+    with ngr.open(db, embedder="hashing") as eng:
+        assert SourceBlame(eng.store)("r", head, "a.txt", [1, 3]) == {1: first, 3: head}
     assert sorted(os.listdir(marks)) == []
     # the fixture is armed: plain git runs the textconv and the signature check
     subprocess.run(["git", "-C", str(repo.path), "log", "-p"], capture_output=True)
     assert {"textconv", "gpg"} <= set(os.listdir(marks))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give the repository away")
+def test_the_users_own_safe_directory_still_counts(tmp_path):
+    """The user's global config is not read, but its ``safe.directory`` entries are passed on: a repository
+    owned by someone else that the user trusted is still read (git ignores the setting in a repository)."""
+    repo = Repo(tmp_path / "r")
+    sha = repo.commit("One", {"a.c": "int a;\n"})
+    subprocess.run(["chown", "-R", "nobody", str(repo.path)], check=True)
+    glob = tmp_path / "gitconfig"
+    cmd = [*NGR, "--db", str(tmp_path / "h.db"), "--embedder", "hashing", "ingest", "git", str(repo.path), "--json"]
+    glob.write_text("")
+    refused = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "GIT_CONFIG_GLOBAL": str(glob)})
+    assert refused.returncode != 0 and "dubious ownership" in refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr
+    glob.write_text(f"[safe]\n\tdirectory = {repo.path}\n")
+    run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "GIT_CONFIG_GLOBAL": str(glob)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        assert eng.get_node("commit:" + sha) is not None
 
 
 # ---- 4. lost data -----------------------------------------------------------------------------------------

@@ -19,11 +19,13 @@ no prompt, no lazy fetch, the C locale.
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["git_argv", "git_env", "OVERRIDES", "BIG_FILE_THRESHOLD"]
+__all__ = ["git_argv", "git_env", "trusted_dirs", "OVERRIDES", "BIG_FILE_THRESHOLD"]
 
 # files larger than this are not diffed: git prints "Binary files ... differ" for them (their commit keeps
 # them, with unknown line counts, named in metadata["too_large"]); a 50 MB text file cost 1 GB before
@@ -83,6 +85,8 @@ def git_argv(repo: str | os.PathLike | None, *args: str, big_files: bool = True)
         argv += ["-C", str(Path(repo))]
     for k, v in OVERRIDES:
         argv += ["-c", f"{k}={v}"]
+    for d in trusted_dirs():
+        argv += ["-c", f"safe.directory={d}"]
     if not big_files:
         argv += ["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}"]
     if not args:
@@ -93,6 +97,30 @@ def git_argv(repo: str | os.PathLike | None, *args: str, big_files: bool = True)
     elif sub == "blame":
         rest = ["--no-textconv", *rest]
     return argv + [sub, *rest]
+
+
+@functools.cache
+def trusted_dirs() -> tuple[str, ...]:
+    """The ``safe.directory`` entries of the user's own global and system config, read once per process.
+    Why: :func:`git_env` reads neither file, and a user who trusted a repository owned by someone else (a CI
+    checkout) would see git refuse it as "dubious ownership"; git takes the setting from ``-c`` (protected
+    configuration), never from a repository's own config, so passing these on trusts nothing new."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({k: os.environ[k] for k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM") if k in os.environ})
+    scopes = ["--global"] + ([] if os.environ.get("GIT_CONFIG_NOSYSTEM") else ["--system"])
+    out: list[str] = []
+    for scope in scopes:
+        try:
+            res = subprocess.run(
+                ["git", "config", scope, "--includes", "--get-all", "safe.directory"],
+                capture_output=True,
+                env=env,
+                cwd=os.path.expanduser("~") if os.path.isdir(os.path.expanduser("~")) else "/",
+            )
+        except OSError:
+            return ()
+        out += [ln for ln in res.stdout.decode("utf-8", "replace").splitlines() if ln]
+    return tuple(dict.fromkeys(out))
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -166,9 +166,10 @@ def take_notes() -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def parse_record(rec: bytes, names: bool = False, sep: bytes = b"\x1f") -> Commit | None:
+def parse_record(rec: bytes, sep: bytes, names: bool = False) -> Commit | None:
     """One commit's record (the bytes after the frame's start); None when it is cut short (no header).
-    ``names``: the record of a ``-z --name-only`` log (file names, no counts); ``sep``: the frame's field end."""
+    ``sep``: the read's field end (:attr:`_Frame.sep`); ``names``: the record of a ``-z --name-only`` log (file
+    names, no counts)."""
     parts = rec.split(sep, 7)
     if len(parts) < 8:
         return None
@@ -392,7 +393,7 @@ class _Git:
             last: bytes | None = None
             for rec in _records(proc.stdout, self.frame.start):
                 if last is not None:
-                    c = parse_record(last, names, sep)
+                    c = parse_record(last, sep, names)
                     if c is not None:
                         out.append(c)
                         if on_commit is not None and len(out) % PROGRESS_EVERY == 0:
@@ -400,7 +401,7 @@ class _Git:
                 last = rec
             rc = proc.wait()
             if rc == 0:
-                if last is not None and (c := parse_record(last, names, sep)) is not None:
+                if last is not None and (c := parse_record(last, sep, names)) is not None:
                     out.append(c)
                 return None
             err.seek(0)
@@ -458,7 +459,6 @@ def _chunks(stream) -> Iterator[bytes]:
 def _records(stream, mark: bytes = MARK) -> Iterator[bytes]:
     """The bytes between consecutive ``mark`` s (a read's :attr:`_Frame.start`), read in chunks (one record
     in memory at a time)."""
-    MARK = mark  # noqa: N806
     buf = bytearray()
     start = 0  # where the current record begins in buf
     started = False
@@ -466,14 +466,14 @@ def _records(stream, mark: bytes = MARK) -> Iterator[bytes]:
     for chunk in _chunks(stream):
         buf += chunk
         while True:
-            at = buf.find(MARK, scan)
+            at = buf.find(mark, scan)
             if at < 0:
-                scan = max(start, len(buf) - len(MARK) + 1)
+                scan = max(start, len(buf) - len(mark) + 1)
                 break
             if started:
                 yield bytes(buf[start:at])
             started = True
-            start = scan = at + len(MARK)
+            start = scan = at + len(mark)
         if start:  # compact once per chunk, not once per record
             del buf[:start]
             scan -= start
@@ -587,6 +587,7 @@ def read_log(
     listed = git.run("rev-list", *rev_args, "--")
     if listed.returncode != 0:  # not even the commit graph: what streamed is all there is
         culprit, _, msg = failed.partition("\n")
+        _finish(git, out)
         return out, [(culprit or "?", "history from here on unreadable: " + _reason(msg))]
     order = listed.stdout.decode().split()
     restarts = 0
