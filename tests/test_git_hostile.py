@@ -159,6 +159,23 @@ def test_author_names_and_crafted_dates_never_stop_a_sync(tmp_path):
         assert "date_unknown" not in nodes["commit:" + base]["metadata"]
 
 
+def test_a_crafted_tag_date_is_named_not_a_traceback(tmp_path):
+    repo = Repo(tmp_path / "r")
+    sha = repo.commit("One", {"a.c": "int a;\n"})
+    for name, date in (("huge", "9" * 20), ("negative", "-5")):
+        obj = f"object {sha}\ntype commit\ntag {name}\ntagger T <t@example.org> {date} +0000\n\nRelease {name}\n"
+        tag = _git(repo.path, "hash-object", "-t", "tag", "-w", "--literally", "--stdin", input=obj.encode())
+        repo.git("update-ref", f"refs/tags/{name}", tag.decode().strip())
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        s = sync_source(eng, "git", repo.path)
+        tags = _nodes(eng, "tag")
+        assert set(tags) == {"tag:huge", "tag:negative"}
+        for t in tags.values():
+            md = t["metadata"]
+            assert md["date_unknown"] == ["time"] and md["time"] == repo.t and "tag_time" not in md
+        assert {i["item"] for i in s["skipped_items"] if "date unknown" in i["reason"]} == set(tags)
+
+
 # ---- 3. the repository's config runs nothing --------------------------------------------------------------
 
 
