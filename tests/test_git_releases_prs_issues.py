@@ -198,3 +198,11 @@ def test_since_the_last_release_is_git_describe_on_the_default_branch(project, t
         assert "2.0" in out["answer"]
         newest = eng.ask("what is the latest release?")
         assert newest["refs"] == ["tag:1.2"]  # the newest tag of all, by its time
+
+
+def test_what_a_named_commit_changed_says_what_the_commit_is(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask(f"what did {c['m7'][:7]} change? which files")
+        assert "Add PowerShell completion (#7)" in out["answer"] and "commit:" + c["m7"] in out["refs"]

@@ -126,6 +126,19 @@ def _best_sentence(text: str, qwords: set[str]) -> tuple[float, str]:
 SOURCE_TYPES = ("commit", "pull_request", "pr", "issue", "document", "doc", "decision", "page", "section")
 
 
+def _anchor_line(engine, anchor) -> str | None:
+    """One line on the node a graph query started from: its title, type, author and date."""
+    if not isinstance(anchor, str):
+        return None
+    row = engine.store.get_node(anchor)
+    if row is None:
+        return None
+    md = row.metadata or {}
+    when = str(md.get("commit_date") or md.get("date") or "")[:10]
+    who = ", ".join(x for x in (row.type, str(md.get("author") or ""), when) if x)
+    return f"- {row.title or anchor} ({who}) [{anchor}]"
+
+
 def extractive_answer(
     engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10, max_hits: int = 5
 ) -> tuple[str, list[str]]:
@@ -133,6 +146,11 @@ def extractive_answer(
     and documents before structural nodes; ``(answer, refs)``.  "Not found" only when no retrieved source
     shares a content word with the question (the answer once read only the top 3 hits, often files)."""
     lines, refs = [], []
+    anchors = {r.get("anchor") for r in rows if isinstance(r, dict)}
+    subject = bool(rows) and all(isinstance(r, dict) and r.get("outgoing") is True for r in rows)
+    if subject and len(anchors) == 1 and (line := _anchor_line(engine, anchors.pop())) is not None:
+        lines.append(line)  # the named node the rows are *its* ends of: "what did X change?" says what X is
+        refs.append(rows[0]["anchor"])
     for r in rows[:max_rows]:
         ids = evidence_ids(engine, [r], [])
         lines.append(f"- {render_row(r)}" + (f" [{', '.join(ids[:4])}]" if ids else ""))
