@@ -91,4 +91,6 @@ def test_the_schema_covers_the_api(api_schema):
         ("POST", "/api/source-use"),
         ("POST", "/api/outcome"),
         ("POST", "/api/retrieval-failure"),
+        ("GET", "/api/graph/schema"),
+        ("POST", "/api/cypher"),
     }

@@ -19,7 +19,17 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 import neurongraph as ngr  # noqa: E402
 
-TOOLS = {"search", "get_node", "record_source_use", "record_retrieval_failure", "record_outcome", "get_trace", "ask"}
+TOOLS = {
+    "search",
+    "get_node",
+    "record_source_use",
+    "record_retrieval_failure",
+    "record_outcome",
+    "get_trace",
+    "ask",
+    "graph_schema",
+    "cypher",
+}
 QUERY = "why did we replace cookie sessions with JWT tokens"
 WALK = ("selected", "validated", "used")
 HISTORY = [

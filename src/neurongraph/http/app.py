@@ -42,6 +42,7 @@ from .. import strict_json
 from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
 from ..service.contract import trace_view
+from ..service.cypher import GraphSchemaRequest
 from ..store import DATABASE_ERRORS
 from . import models as m
 from .errors import ApiError, describe_validation, error_payload, error_response, error_responses
@@ -222,6 +223,7 @@ def create_app(
     )
     _search_routes(app, runner, write)
     _feedback_routes(app, runner, write)
+    _cypher_routes(app, runner, read, write)
     _trim_openapi(app)
     return app
 
@@ -438,6 +440,37 @@ def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
     )
     async def retrieval_failure(body: m.FailureBody) -> Response:
         """The search did not give what was needed: its own ledger, changes no weight, punishes no hit."""
+        _check_text(body.model_dump())
+        return _json(await runner.call(body.run))
+
+
+def _cypher_routes(app: FastAPI, runner: EngineRunner, read: list, write: list) -> None:
+    """The graph's schema and read-only Cypher for a client that writes its own queries (MCP: ``graph_schema``,
+    ``cypher``)."""
+
+    @app.get(
+        "/api/graph/schema",
+        response_model=m.GraphSchemaOut,
+        tags=["graph"],
+        dependencies=read,
+        responses=error_responses(401, 429, 500, 503, 504),
+    )
+    async def graph_schema() -> Response:
+        """Node labels with counts, relation types with direction and counts, each label's properties with a
+        type and an example, and example queries that run on this store; at most ~6,000 characters."""
+        return _json(await runner.call(GraphSchemaRequest().run))
+
+    @app.post(
+        "/api/cypher",
+        response_model=m.CypherOut,
+        tags=["graph"],
+        dependencies=write,
+        responses=error_responses(400, 401, 413, 429, 500, 503, 504),
+    )
+    async def cypher(body: m.CypherBody) -> Response:
+        """One read-only Cypher query with ``params``; the rows cut to ``limit`` and ``max_chars`` (``truncated``,
+        ``more``). Writes are ``read_only``; an unknown label, relation type or property is ``query_error``
+        naming the closest known ones."""
         _check_text(body.model_dump())
         return _json(await runner.call(body.run))
 

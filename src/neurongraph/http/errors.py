@@ -47,12 +47,18 @@ STATUS: dict[str, int] = {
     "source_not_used": 409,
     "schema_violation": 409,
     "invariant_violation": 409,
+    "query_error": 400,
+    "read_only": 400,
     "payload_too_large": 413,
     "busy": 429,
     "internal_error": 500,
     "store_error": 503,
     "missing_dependency": 503,
     "embedder_unavailable": 503,
+    "graph_server_error": 503,
+    "graph_unreachable": 503,
+    "graph_auth": 503,
+    "graph_not_built": 503,
     "query_timeout": 504,
 }
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..service.contract import (
     LIMITS,
     AskArgs,
+    CypherArgs,
     RecordOutcomeArgs,
     RecordRetrievalFailureArgs,
     RecordSourceUseArgs,
@@ -25,6 +26,7 @@ __all__ = [
     "LIMITS",
     "SearchBody",
     "AskBody",
+    "CypherBody",
     "SourceUseBody",
     "OutcomeBody",
     "FailureBody",
@@ -38,6 +40,8 @@ __all__ = [
     "FailureOut",
     "StatsOut",
     "AskOut",
+    "GraphSchemaOut",
+    "CypherOut",
     "JobOut",
     "HealthOut",
 ]
@@ -56,6 +60,7 @@ class SearchBody(SearchArgs):
 
 
 AskBody = AskArgs
+CypherBody = CypherArgs
 SourceUseBody = RecordSourceUseArgs
 OutcomeBody = RecordOutcomeArgs
 FailureBody = RecordRetrievalFailureArgs
@@ -244,6 +249,30 @@ class AskOut(_Out):
     answer: str
     refs: list[str]
     trace_id: str
+
+
+class GraphSchemaOut(_Out):
+    """``GET /api/graph/schema``: what ``POST /api/cypher`` queries are written against (at most ~6,000
+    characters: the MCP tool ``graph_schema``)."""
+
+    labels: dict[str, int] = Field(description="Node label -> count (every node also has the label Node).")
+    relations: list[str] = Field(description="'(:source)-[:type]->(:target) count', most common first.")
+    properties: dict[str, dict[str, str]] = Field(description="Label -> property -> 'type example'.")
+    notes: list[str]
+    examples: list[dict[str, Any]] = Field(description="what, cypher, params: queries that run on this store.")
+
+
+class CypherOut(_Out):
+    """``POST /api/cypher``: the rows of one read-only query, cut to its limits."""
+
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    row_count: int = Field(description="Rows in this answer.")
+    truncated: bool = Field(description="Rows were cut: by `limit`, `max_chars` or the engine's 1,000-row cap.")
+    more: bool = Field(description="More rows exist than this answer holds.")
+    cut_by: Literal["limit", "max_chars", "engine_cap"] | None = Field(None, description="Only when truncated.")
+    note: str | None = Field(None, description="Only when truncated: how to ask for less.")
+    stale: dict[str, Any] | None = Field(None, description="Only when a shared graph is behind the store.")
 
 
 class JobOut(_Out):

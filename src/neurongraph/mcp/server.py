@@ -295,6 +295,12 @@ _ANNOTATIONS = {
     "ask": ToolAnnotations(
         title="Ask the history (cited answer)", read_only_hint=False, idempotent_hint=False, open_world_hint=False
     ),  # stores a trace; the graph query itself is read-only
+    "graph_schema": ToolAnnotations(
+        title="The graph's schema for Cypher", read_only_hint=True, idempotent_hint=True, open_world_hint=False
+    ),
+    "cypher": ToolAnnotations(
+        title="Run a read-only Cypher query", read_only_hint=True, idempotent_hint=True, open_world_hint=False
+    ),
 }
 
 

@@ -123,7 +123,9 @@ back, ending with `[refs: ...]`.
 Use it for questions about concrete structure: which commit/PR fixes an issue, what touched a file \
 before a date, what a change reverted or superseded, how two items are connected, the latest items of \
 a type. For open "find me material about X" exploration, `search` gives you ranked candidates with \
-explanations instead.
+explanations instead. When the question needs counts, joins, several filters at once or a shape `ask` \
+does not read (its `query` is null or its rows do not answer it), write the Cypher yourself: call \
+`graph_schema` once, then `cypher`.
 
 Returns `route` (mode + reason), `query` (the Cypher, its params and a one-line explanation, or null), \
 `rows`, `hits`, `answer`, `refs` (only ids that were actually retrieved; `dropped_refs` lists any \
@@ -131,3 +133,31 @@ others a model cited) and a `trace_id`. "Not found in the history" means nothing
 The answer is a summary, not proof: read the cited sources with `get_node`, then report the ones your \
 final answer rests on with `record_source_use` on this `trace_id` (every cited id is part of that \
 trace), or `record_retrieval_failure` if the answer was not what you needed."""
+
+
+DESCRIPTIONS["graph_schema"] = """\
+The graph you can query with `cypher`, small enough to keep in context (at most ~1,500 tokens): node \
+`labels` with counts; `relations` with their direction, (:source)-[:type]->(:target), and counts; \
+`properties` of each label with their type and an example value; `notes` (ids, times, lists); and \
+`examples`: queries with their params that run on this store and return rows (commits touching a file, \
+what fixed an issue, tags on a commit, PRs of an author, ... as the store holds them).
+
+Call it once before writing your first `cypher` query; it changes nothing and stays the same until \
+the store changes."""
+
+DESCRIPTIONS["cypher"] = """\
+Run one READ-ONLY openCypher query (FalkorDB) over the history graph and get its rows. Use it when \
+`ask` does not cover the question: counts, aggregations, joins across relations, several filters at \
+once. Call `graph_schema` first and use only the labels, relation types (in their direction) and \
+properties it lists; pass values as `params` ($name), never pasted into the query.
+
+Read-only is enforced by the graph engine: CREATE, MERGE, SET, DELETE, REMOVE, write procedures and \
+LOAD CSV are refused (`read_only`). A query runs at most 2 s (`query_timeout`: start from a node by id, \
+bound variable-length paths, LIMIT early). An unknown label, relation type or property is a \
+`query_error` naming the closest known ones.
+
+The answer: `columns`, `rows` (objects keyed by column; a node comes back as its properties), \
+`row_count`. It holds at most `limit` rows (default 100, at most 1,000) and `max_chars` characters \
+(default 20,000, at most 50,000); when rows were cut, `truncated` is true, `cut_by` says which limit, \
+and `more` says whether further rows exist: aggregate (count, collect), filter or ORDER BY … LIMIT \
+instead of paging. Row ids (`commit:<sha>`, `issue:N`) can be read in full with `get_node`."""

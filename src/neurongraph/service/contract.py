@@ -17,9 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 from ..channels import ChannelName
 from ..checks import MAX_QUERY_CHARS
+from ..graphdb import agent as cypher_limits
+from ..graphdb.guard import MAX_QUERY_CHARS as MAX_CYPHER_CHARS
 from ..learning.api import MAX_KEY_CHARS, MAX_REASON_CHARS, MAX_REF_CHARS
 from ..learning.policy import OUTCOMES
 from .ask import AskRequest
+from .cypher import CypherRequest, GraphSchemaRequest
 from .feedback import FailureRequest, OutcomeRequest, SourceUseRequest
 from .search import SearchRequest
 
@@ -35,6 +38,8 @@ __all__ = [
     "GetTraceArgs",
     "GetNodeArgs",
     "AskArgs",
+    "GraphSchemaArgs",
+    "CypherArgs",
     "trace_view",
 ]
 
@@ -52,6 +57,10 @@ LIMITS = {
     # one unified diff: a diff one past this, JSON-escaped at worst (12 bytes a character), still fits the HTTP
     # body cap (256 KiB), so an over-long diff is told so (400) rather than cut off (413); more lines: `files`
     "diff_chars": 16_000,
+    "cypher_chars": MAX_CYPHER_CHARS,  # one Cypher query (the guard's limit)
+    "cypher_rows": cypher_limits.MAX_ROWS,  # rows of one cypher answer (the graph child's cap)
+    "cypher_answer_chars": cypher_limits.MAX_CHARS,  # characters of one cypher answer as JSON
+    "cypher_params": 50,  # $params of one query
 }
 
 _STRICT = ConfigDict(extra="forbid", str_strip_whitespace=False)
@@ -242,6 +251,63 @@ class AskArgs(_Args):
         return AskRequest(self.question, self.mode, self.limit).run(engine)
 
 
+_ParamScalar = (
+    StrictBool
+    | Annotated[StrictInt, Field(ge=-(2**63), lt=2**63)]
+    | _Finite
+    | Annotated[StrictStr, Field(max_length=LIMITS["query_chars"])]
+)
+_ParamName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class GraphSchemaArgs(_Args):
+    """``graph_schema``: no arguments."""
+
+    def run(self, engine) -> dict:
+        """Labels with counts, relations with direction and counts, properties per label, example queries."""
+        return GraphSchemaRequest().run(engine)
+
+
+class CypherArgs(_Args):
+    """``cypher``: one read-only query, its ``$params`` and the answer's limits."""
+
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=LIMITS["cypher_chars"],
+            description="One read-only openCypher query (MATCH … RETURN …; FalkorDB dialect). Write the labels, "
+            "relation types and properties `graph_schema` lists; pass values as $name parameters.",
+        ),
+    ]
+    params: (
+        Annotated[
+            dict[_ParamName, _ParamScalar | None | Annotated[list[_ParamScalar], Field(max_length=1000)]],
+            Field(max_length=LIMITS["cypher_params"]),
+        ]
+        | None
+    ) = Field(None, description='Values for the query\'s $names, e.g. {"file": "file:src/a.c", "number": 12}.')
+    limit: Annotated[
+        StrictInt, Field(ge=1, le=LIMITS["cypher_rows"], description="At most this many rows in the answer.")
+    ] = cypher_limits.DEFAULT_ROWS
+    max_chars: Annotated[
+        StrictInt,
+        Field(
+            ge=cypher_limits.MIN_CHARS,
+            le=LIMITS["cypher_answer_chars"],
+            description="At most this many characters of JSON in the answer: rows past it are cut (truncated).",
+        ),
+    ] = cypher_limits.DEFAULT_CHARS
+    timeout_ms: Annotated[StrictInt, Field(ge=1, le=cypher_limits.MAX_TIMEOUT_MS)] | None = Field(
+        None,
+        description=f"A lower time limit in ms (the graph engine stops every query at {cypher_limits.MAX_TIMEOUT_MS}).",
+    )
+
+    def run(self, engine) -> dict:
+        """The rows, cut to the limits, saying whether they were cut and whether more exist."""
+        return CypherRequest(self.query, self.params, self.limit, self.max_chars, self.timeout_ms).run(engine)
+
+
 ARG_MODELS: dict[str, type[BaseModel]] = {
     "search": SearchArgs,
     "get_node": GetNodeArgs,
@@ -250,6 +316,8 @@ ARG_MODELS: dict[str, type[BaseModel]] = {
     "record_outcome": RecordOutcomeArgs,
     "get_trace": GetTraceArgs,
     "ask": AskArgs,
+    "graph_schema": GraphSchemaArgs,
+    "cypher": CypherArgs,
 }
 
 HINTS = {
@@ -264,6 +332,12 @@ HINTS = {
     "`ngr schema show` lists the allowed relations.",
     "invariant_violation": "The write would break an invariant of the store's schema; nothing from this call "
     "was applied.",
+    "read_only": "Only read queries run (MATCH, OPTIONAL MATCH, WITH, RETURN, read procedures); the store is "
+    "changed only by ingesting and by feedback.",
+    "query_error": "`graph_schema` lists the labels, relation types (with their direction) and properties, "
+    "and example queries that run on this store.",
+    "query_timeout": "Narrow the query: start from one node by id ({id: $id}), bound variable-length paths "
+    "(*1..3), LIMIT early.",
 }
 
 

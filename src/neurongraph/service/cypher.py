@@ -1,0 +1,56 @@
+"""Cypher written by the agent itself: the graph's schema for its prompt, and a read-only query with limits.
+
+Why here: the MCP tools ``graph_schema`` and ``cypher`` and the HTTP routes ``GET /api/graph/schema`` and
+``POST /api/cypher`` ask the same two things; the requests name them once.  Both run through the engine's
+Cypher projection (the FalkorDB child ``ngr cypher`` and ``ngr ask`` use: read-only enforced by the graph
+engine and the tokenizer guard, the child's time limit); :mod:`neurongraph.graphdb.agent` keeps the schema
+small and the answers within their row and size limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CypherRequest", "GraphSchemaRequest"]
+
+
+def _projection(engine: Any):
+    return engine._cypher_projection()  # the engine's one projection (ask reads it the same way)
+
+
+@dataclass(frozen=True)
+class GraphSchemaRequest:
+    """The schema an agent writes Cypher against (labels, relations, properties, example queries)."""
+
+    def run(self, engine: Any) -> dict:
+        """At most ``graphdb.agent.SCHEMA_MAX_CHARS`` characters of JSON; kept until the store changes."""
+        from ..graphdb.agent import agent_schema  # first use only: graphdb/ is not loaded for a search
+
+        return agent_schema(_projection(engine), engine.store)
+
+
+@dataclass(frozen=True)
+class CypherRequest:
+    """One read-only query with ``$params``, cut to ``limit`` rows and ``max_chars`` characters of JSON."""
+
+    query: str
+    params: dict | None = None
+    limit: int = 100
+    max_chars: int = 20_000
+    timeout_ms: int | None = None
+
+    def run(self, engine: Any) -> dict:
+        """``columns``, ``rows``, ``row_count``, ``truncated``, ``more`` (see ``graphdb.agent.run_query``)."""
+        from ..graphdb.agent import graph_names, run_query
+
+        proj = _projection(engine)
+        return run_query(
+            proj.query,
+            lambda: proj.memo("agent_names", lambda: graph_names(proj.query)),
+            self.query,
+            self.params,
+            limit=self.limit,
+            max_chars=self.max_chars,
+            timeout_ms=self.timeout_ms,
+        )
