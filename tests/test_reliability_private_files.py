@@ -144,6 +144,15 @@ def test_serve_takes_the_token_from_a_file(tmp_path):
         assert _health(url, TOKEN) == (401, 200)
         with open(f"/proc/{proc.pid}/cmdline", "rb") as fh:
             assert TOKEN.encode() not in fh.read()
+        proc.terminate()
+        proc.wait(timeout=15)
+        assert "warning" not in proc.stderr.read()
+    tf.chmod(0o644)  # readable by everyone: served, with a warning that says how to fix it
+    with served(db, "--token-file", str(tf)) as (url, proc):
+        assert _health(url, TOKEN) == (401, 200)
+        proc.terminate()
+        proc.wait(timeout=15)
+        assert f"may be read by other users (mode 644); chmod 600 {tf}" in proc.stderr.read()
 
 
 def test_token_on_the_command_line_still_works_but_warns_once(tmp_path):

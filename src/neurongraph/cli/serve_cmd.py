@@ -38,6 +38,7 @@ def _resolve_token(token: str | None, token_file: str | None) -> str | None:
     if token_file is not None:
         try:
             with open(token_file, encoding="utf-8") as fh:
+                mode = os.fstat(fh.fileno()).st_mode
                 text = fh.read(4096)
         except FileNotFoundError:
             raise CliError("file_not_found", f"--token-file {token_file}: no such file") from None
@@ -46,6 +47,13 @@ def _resolve_token(token: str | None, token_file: str | None) -> str | None:
         lines = text.splitlines()
         if not lines or not lines[0].strip():
             raise CliError("invalid_argument", f"--token-file {token_file}: the file holds no token")
+        if mode & 0o077:
+            print(
+                f"warning: --token-file {token_file} may be read by other users (mode {mode & 0o777:03o}); "
+                f"chmod 600 {token_file}",
+                file=sys.stderr,
+                flush=True,
+            )
         return lines[0].strip()
     if token is not None:
         print(ARGV_WARNING, file=sys.stderr, flush=True)
