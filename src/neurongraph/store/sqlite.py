@@ -106,7 +106,7 @@ class SQLiteStore(SharedSQLStore):
         msg = str(exc)
         if self.path == ":memory:" or not Path(self.path).is_file():
             return False
-        if not any(m in msg for m in ("disk I/O error", "database or disk is full", "readonly database")):
+        if not any(m in msg for m in ("disk I/O error", "database or disk is full")):
             return False
         with suppress(Exception):
             self.conn.close()
