@@ -187,6 +187,24 @@ def test_mcp_cypher_params_limits_writes_and_unknown_names(history):
     anyio.run(main)
 
 
+def test_the_graph_engine_itself_refuses_the_writes(history):
+    """Past the tokenizer guard (``guard=False``), the graph engine refuses every write on its own, and
+    nothing changes."""
+    import neurongraph as ngr
+    from neurongraph.graphdb.errors import ReadOnlyViolation
+
+    db, _ = history
+    eng = ngr.open(db, embedder="hashing")
+    try:
+        proj = eng._cypher_projection()
+        for w in WRITES:
+            with pytest.raises(ReadOnlyViolation, match="refused by the graph engine"):
+                proj.query(w, guard=False)
+        assert proj.query("MATCH (n) RETURN count(n) AS n")["rows"] == [{"n": 19}]
+    finally:
+        eng.close()
+
+
 def test_query_names_reads_labels_types_and_pattern_properties():
     got = query_names(
         "MATCH (c:commit {author: $a})-[r:merged_in|part_of|:fixes*1..2]->(p:`pull_request`) "
