@@ -206,3 +206,18 @@ def test_what_a_named_commit_changed_says_what_the_commit_is(project, tmp_path):
         sync_source(eng, "git", r.path)
         out = eng.ask(f"what did {c['m7'][:7]} change? which files")
         assert "Add PowerShell completion (#7)" in out["answer"] and "commit:" + c["m7"] in out["refs"]
+
+
+def test_who_wrote_a_name_that_looks_like_code_is_its_introducer(tmp_path):
+    r = Repo(tmp_path / "code")
+    r.commit("Start", {"pager.py": "def show(): pass\n"})
+    r.author("Craig Writer")
+    r.commit("Add a file-like pager", {"pager.py": "def show(): pass\ndef get_pager_file(): pass\n"})
+    r.author("Ada Dev")
+    r.commit("Document the pager", {"README": "the docs\n"})
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("who wrote mod.get_pager_file ?")
+        assert out["answer"].startswith("Craig Writer — `get_pager_file` was introduced by")
+        assert out["result"]["shape"] == "identifier_introduced"
+        assert eng.ask("who wrote the docs?").get("result", {}).get("shape") != "identifier_introduced"

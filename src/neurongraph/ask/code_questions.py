@@ -125,7 +125,7 @@ def _lines_answer(engine, m: re.Match) -> CodeAnswer:
     return CodeAnswer("lines_last_changed", expl, rows, res, text + f"\n[refs: {', '.join(refs)}]" + note, refs)
 
 
-def _term_answer(engine, term: str, verb: str) -> CodeAnswer:
+def _term_answer(engine, term: str, verb: str, who: bool = False) -> CodeAnswer:
     removed = verb.lower() in ("removed", "deleted", "dropped")
     side = "removed" if removed else "added"
     shape = "identifier_removed" if removed else "identifier_introduced"
@@ -142,8 +142,31 @@ def _term_answer(engine, term: str, verb: str) -> CodeAnswer:
     others = len(nodes) - 1
     tail = f" ({others} other commit{'s' if others != 1 else ''} also {side} it)" if others else ""
     text = f"`{term}` was {'last removed' if removed else 'introduced'} by {_line(info)}{tail}.\n[refs: {cid}]"
+    if who and info.get("author"):
+        text = f"{info['author']} — {text}"
     res = {"kind": "commit", "shape": shape, "value": cid, "items": [cid]}
     return CodeAnswer(shape, expl, [info], res, text, [cid])
+
+
+# "who wrote click.get_pager_file?", "who added `parse_args()`": the author of the commit that introduced a name
+# that looks like code (an ``_``, a ``.``, ``::``, ``()``, backticks, camelCase or a leading ``--``), so "who
+# wrote the docs" or "who added tests" stay the other shapes' questions
+_WHO_WROTE = re.compile(
+    r"^\s*who\s+(?:first\s+)?(?:wrote|added|introduced|created|implemented|invented)\s+"
+    r"(?:the\s+)?(?:function\s+|method\s+|class\s+|option\s+|flag\s+|identifier\s+|symbol\s+)?"
+    r"(?P<raw>`[^`\s]+`|--[A-Za-z][\w-]*|[A-Za-z_][\w.:]*(?:\(\))?)\s*\??\s*$",
+    re.I,
+)
+_CODE_LIKE = re.compile(r"`|_|\.|::|\(\)|^--|[a-z][A-Z]")
+
+
+def _who_wrote(m: re.Match) -> str | None:
+    """The identifier a "who wrote X" question names, when X looks like code: its last dotted part."""
+    raw = m.group("raw")
+    if not _CODE_LIKE.search(raw):
+        return None
+    term = re.split(r"\.|::", raw.strip("`").removesuffix("()"))[-1]
+    return term if len(term) >= 3 else None
 
 
 def answer_code_question(engine, question: str) -> CodeAnswer | None:
@@ -154,4 +177,8 @@ def answer_code_question(engine, question: str) -> CodeAnswer | None:
     m = _INTRO.match(question) or _WHEN.match(question)
     if m and engine.code_history.commits:
         return _term_answer(engine, m.group("term"), m.group("verb"))
+    m = _WHO_WROTE.match(question)
+    term = _who_wrote(m) if m else None
+    if term and engine.code_history.commits:
+        return _term_answer(engine, term, "added", who=True)
     return None

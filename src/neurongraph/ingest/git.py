@@ -40,6 +40,7 @@ from ..errors import InvalidArgument
 from ..model import Node
 from . import refs as R
 from .batch import IngestBatch, derived_edge
+from .git_cmd import BIG_FILE_THRESHOLD
 from .git_log import Commit as _Commit
 from .git_log import read_log, start_merge_hunks
 from .git_tags import read_tags
@@ -160,9 +161,10 @@ class GitRepo:
         res = self._git("remote", "get-url", "origin", check=False)
         if res.returncode == 0:
             urls.append(res.stdout.decode(errors="replace").strip())
-        if not urls:
-            res = self._git("config", "--get-regexp", r"^remote\..*\.url$", check=False)
-            urls = sorted(ln.split(" ", 1)[1] for ln in res.stdout.decode(errors="replace").splitlines() if " " in ln)
+        if not urls:  # -z: NUL between entries, a newline between key and value (a URL cannot fake an entry)
+            res = self._git("config", "-z", "--get-regexp", r"^remote\..*\.url$", check=False)
+            entries = res.stdout.decode(errors="replace").split("\0")
+            urls = sorted(e.split("\n", 1)[1] for e in entries if "\n" in e)
         for url in urls:
             if name := url_name(url):
                 return name
@@ -497,6 +499,7 @@ class _CommitReader:
         self.batch.nodes.append(Node(cid, "commit", title, c.body, md))
         if c.unreadable:
             self.batch.skip(cid, f"diff not read ({c.unreadable}): no line counts, hunks or code terms")
+        self._name_notes(cid, c.notes)
         if pr and len(c.parents) > 1:  # GitHub's merge commit, titled "Merge pull request #N" or "Title (#N)"
             self.merges.append((c, pr))
         self._file_edges(c, cid)
@@ -542,7 +545,23 @@ class _CommitReader:
                 md[flag] = c.flags[flag]
         if c.unreadable:
             md["unreadable"] = c.unreadable
+        md.update(c.notes)  # date_unknown, too_large: what the log reader could not read as it is
         return md
+
+    def _name_notes(self, cid: str, notes: dict[str, list[str]]) -> None:
+        """Name in the summary what the log reader noted: ``date_unknown`` (git printed no date it could read:
+        a crafted commit; stored as the other date, else 0) and ``too_large`` (files over
+        ``git_cmd.BIG_FILE_THRESHOLD`` bytes, not diffed: no line counts)."""
+        if "date_unknown" in notes:
+            which = ", ".join(notes["date_unknown"])
+            why = f"date unknown ({which}): git printed none it could read; stored as the other date or 0"
+            self.batch.skip(cid, why)
+        if big := notes.get("too_large"):
+            self.batch.skip(
+                cid,
+                f"{len(big)} file(s) over {BIG_FILE_THRESHOLD:,} bytes not diffed (no line counts, hunks or code "
+                f"terms; NGR_GIT_BIG_FILE_BYTES raises it): {', '.join(big[:5])}",
+            )
 
     def _file_edges(self, c: _Commit, cid: str) -> None:
         if len(c.files) <= MAX_TOUCHES:

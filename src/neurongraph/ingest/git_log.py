@@ -52,7 +52,6 @@ __all__ = [
     "read_merge_hunks",
     "start_merge_hunks",
     "epoch_or_none",
-    "take_notes",
     "MAX_CODE_LINES",
     "MAX_BULK_TERMS",
     "MAX_HUNKS_FILE",
@@ -146,24 +145,6 @@ def epoch_or_none(raw: bytes | str) -> int | None:
         return None
     t = int(raw)
     return t if t <= MAX_EPOCH else None
-
-
-class _Notes(threading.local):
-    pending: dict[str, dict[str, list[str]]]
-
-    def __init__(self) -> None:
-        self.pending = {}
-
-
-_NOTES = _Notes()
-
-
-def take_notes() -> dict[str, dict[str, list[str]]]:
-    """``{"commit:<sha>": notes}`` of the commits the last :func:`read_log` of this thread read with notes
-    (:attr:`Commit.notes`), handed over once: the sync step adds them to the commits' nodes and names them
-    in the summary (``sync.apply_batch``)."""
-    out, _NOTES.pending = _NOTES.pending, {}
-    return out
 
 
 def parse_record(rec: bytes, sep: bytes, names: bool = False) -> Commit | None:
@@ -577,7 +558,6 @@ def read_log(
     diff with ``unreadable`` set; (id, why) of the commits left out: not even their header could be
     read).  Streams; see the module docstring.  ``on_commit(n)``: n commits read so far (progress)."""
     git = _Git(path)
-    _NOTES.pending = {}
     out: list[Commit] = []
     failed = git.stream(["log", *_DIFF, git.frame.format, *rev_args, "--"], None, out, on_commit)
     if failed is None:
@@ -628,8 +608,7 @@ def read_log(
 
 def _finish(git: _Git, commits: list[Commit]) -> None:
     """Name the files git did not diff for their size (``notes["too_large"]``: one ``git cat-file
-    --batch-check`` over the blobs of the binary sections), and hand each commit's notes to
-    :func:`take_notes`."""
+    --batch-check`` over the blobs of the binary sections)."""
     blobs = {b for c in commits for _, *pair in c.blobs for b in pair if b.strip(b"0")}
     if blobs:
         res = git.run(
@@ -646,8 +625,6 @@ def _finish(git: _Git, commits: list[Commit]) -> None:
                 c.notes["too_large"] = sorted(set(big))
     for c in commits:
         c.blobs = []
-        if c.notes:
-            _NOTES.pending["commit:" + c.sha] = c.notes
 
 
 def _reason(msg: str) -> str:

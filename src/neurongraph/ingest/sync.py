@@ -95,8 +95,6 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     Returns a summary: nodes new/updated/unchanged, embedded, edges written/retracted/pending,
     nodes pruned, skipped items and the adapter's own counts."""
     _check(batch, prune)
-    if batch.kind == "git":
-        _git_notes(batch)
     t0 = time.perf_counter()
     if not batch.nodes and not batch.edges and not batch.gone and not prune:  # e.g. a git sync, no new commit
         for k, v in batch.state.items():
@@ -304,33 +302,6 @@ class _Sync:
             else:
                 self.ready.append(Edge.from_dict(d))
                 self.counts["pending_resolved"] += 1
-
-
-def _git_notes(batch: IngestBatch) -> None:
-    """Add what the git log reader noted about a commit to its node (``git_log.take_notes``) and name it in the
-    summary: ``date_unknown`` (git printed no date it could read: a crafted commit; stored as the other date,
-    else 0) and ``too_large`` (files over ``git_cmd.BIG_FILE_THRESHOLD`` bytes, not diffed: no line counts)."""
-    from .git_cmd import BIG_FILE_THRESHOLD
-    from .git_log import take_notes
-
-    notes = take_notes()
-    if not notes:
-        return
-    for i, n in enumerate(batch.nodes):
-        extra = notes.get(n.id)
-        if not extra or n.type != "commit":
-            continue
-        batch.nodes[i] = Node(n.id, n.type, n.title, n.text, {**n.metadata, **extra}, n.confidence)
-        if "date_unknown" in extra:
-            which = ", ".join(extra["date_unknown"])
-            batch.skip(n.id, f"date unknown ({which}): git printed none it could read; stored as the other date or 0")
-        if "too_large" in extra:
-            big = extra["too_large"]
-            batch.skip(
-                n.id,
-                f"{len(big)} file(s) over {BIG_FILE_THRESHOLD:,} bytes not diffed (no line counts, hunks or code "
-                f"terms; NGR_GIT_BIG_FILE_BYTES raises it): {', '.join(big[:5])}",
-            )
 
 
 def _summary(batch: IngestBatch, t0: float, **counts) -> dict:
