@@ -184,6 +184,15 @@ def test_mcp_cypher_params_limits_writes_and_unknown_names(history):
             assert "unknown property 'shaa'" in err["message"] and "'sha'" in err["message"]
             await fails(c, "query_error", "cypher", query="MATCH (c:commit RETURN c")  # the engine's syntax error
 
+            # an empty answer whose hop points against every stored edge of its relation says so
+            res, _ = await call(c, "cypher", query="MATCH (f:file)-[:touches]->(c:commit) RETURN c.id")
+            assert res["rows"] == [] and "the graph has (:commit)-[:touches]->(:file)" in res["note"]
+            # one row over the size limit: shown with its cells cut, and said so
+            big = "UNWIND range(1, 5000) AS x RETURN collect(toString(x) + ' padding') AS big, 1 AS one"
+            res, text = await call(c, "cypher", query=big, max_chars=2000)
+            assert len(text) <= 2000 and res["truncated"] and res["cut_by"] == "max_chars" and not res["more"]
+            assert res["rows"][0]["one"] == 1 and res["rows"][0]["big"]["chars"] > 50_000
+
     anyio.run(main)
 
 

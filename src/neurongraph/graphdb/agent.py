@@ -42,6 +42,7 @@ __all__ = [
     "MAX_TIMEOUT_MS",
     "agent_schema",
     "check_names",
+    "direction_hints",
     "graph_names",
     "query_names",
     "run_query",
@@ -162,13 +163,40 @@ def _alternatives(toks: list[tuple[str, str]], i: int) -> list[str]:
     return names
 
 
-def graph_names(run) -> dict[str, list[str]]:
+def graph_names(run, store: Store | None = None) -> dict[str, Any]:
     """What the graph holds, as the engine lists it (``db.labels()`` and friends), for :func:`check_names`;
-    ``run(query)`` is a projection's query."""
+    ``run(query)`` is a projection's query.  With ``store``, also each relation's ``(source, target)`` label
+    pairs (:func:`.schema.build_schema`, cached per store state), for the direction hint of an empty answer."""
     labels = [r["label"] for r in run("CALL db.labels()")["rows"]]
     types = [r["relationshipType"] for r in run("CALL db.relationshipTypes()")["rows"]]
     props = [r["propertyKey"] for r in run("CALL db.propertyKeys()")["rows"]]
-    return {"labels": sorted(labels), "types": sorted(types), "props": sorted(props)}
+    out: dict[str, Any] = {"labels": sorted(labels), "types": sorted(types), "props": sorted(props)}
+    if store is not None:
+        rels = build_schema(store, lazy=True).relations
+        out["pairs"] = {name: [tuple(p) for p in r["pairs"]] for name, r in rels.items() if r.get("directed", True)}
+    return out
+
+
+# (:S)-[:T]->(:D), (:S)<-[:T]-(:D): a hop between two labelled nodes (strings blanked first); lookahead for chains
+_HOP = re.compile(
+    r"(?=\(\s*\w*\s*:\s*(\w+)[^()]*\)\s*(<?)-\s*\[\s*\w*\s*:\s*(\w+)[^\]]*\]\s*-(>?)\s*\(\s*\w*\s*:\s*(\w+))"
+)
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def direction_hints(query: str, pairs: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """Hops of ``query`` that point against every stored edge of their relation (``(:file)-[:touches]->
+    (:commit)`` where the graph has ``(:commit)-[:touches]->(:file)`` only): why an answer is empty."""
+    out = []
+    for m in _HOP.finditer(_STRING.sub("''", query)):
+        left, back, rel, fwd, right = m.groups()
+        if rel not in pairs or bool(back) == bool(fwd):
+            continue
+        src, dst = (right, left) if back else (left, right)
+        have = pairs[rel]
+        if (src, dst) not in have and (dst, src) in have:
+            out.append(f"the graph has (:{dst})-[:{rel}]->(:{src}); the query asks (:{src})-[:{rel}]->(:{dst})")
+    return list(dict.fromkeys(out))
 
 
 def _closest(name: str, known: list[str]) -> list[str]:
@@ -238,7 +266,8 @@ def run_query(
     if not MIN_CHARS <= max_chars <= MAX_CHARS:
         raise QueryError(f"max_chars must be in {MIN_CHARS}..{MAX_CHARS}")
     check_read_only(query)  # a write is read_only before it can be an unknown name
-    check_names(query, known())
+    known_now = known()
+    check_names(query, known_now)
     res = run(query, params, timeout_ms)
     rows_all = res["rows"]
     rows: list[dict] = []
@@ -250,13 +279,11 @@ def run_query(
             break
         size = _size(row) + 2  # and ", " between rows
         if used + size > max_chars:
+            cut_by = "max_chars"
             if not rows:  # one row alone is over the budget: show it with its cells cut
                 rows.append(_shorten(row, max_chars - used))
                 used += _size(rows[-1]) + 2
-                if len(rows_all) > 1:
-                    cut_by = "max_chars"
                 continue
-            cut_by = "max_chars"
             break
         rows.append(row)
         used += size
@@ -278,6 +305,10 @@ def run_query(
             f"{'the engine returns at most ' + str(MAX_ROWS) if cut_by == 'engine_cap' else ''}); "
             "aggregate (count, collect), filter, ORDER BY … LIMIT, or return fewer columns"
         )
+    if not rows_all and known_now.get("pairs"):
+        hints = direction_hints(query, known_now["pairs"])
+        if hints:
+            out["note"] = "no rows: " + "; ".join(hints) + " (turn the arrow around, or write -[:rel]- for either way)"
     if res.get("stale"):
         out["stale"] = res["stale"]
     return out

@@ -271,7 +271,9 @@ class CypherOut(_Out):
     truncated: bool = Field(description="Rows were cut: by `limit`, `max_chars` or the engine's 1,000-row cap.")
     more: bool = Field(description="More rows exist than this answer holds.")
     cut_by: Literal["limit", "max_chars", "engine_cap"] | None = Field(None, description="Only when truncated.")
-    note: str | None = Field(None, description="Only when truncated: how to ask for less.")
+    note: str | None = Field(
+        None, description="When truncated: how to ask for less; with no rows: a hop that points against its relation."
+    )
     stale: dict[str, Any] | None = Field(None, description="Only when a shared graph is behind the store.")
 
 

@@ -154,7 +154,8 @@ properties it lists; pass values as `params` ($name), never pasted into the quer
 Read-only is enforced by the graph engine: CREATE, MERGE, SET, DELETE, REMOVE, write procedures and \
 LOAD CSV are refused (`read_only`). A query runs at most 2 s (`query_timeout`: start from a node by id, \
 bound variable-length paths, LIMIT early). An unknown label, relation type or property is a \
-`query_error` naming the closest known ones.
+`query_error` naming the closest known ones; an empty answer whose arrow points against its relation \
+says so in `note`.
 
 The answer: `columns`, `rows` (objects keyed by column; a node comes back as its properties), \
 `row_count`. It holds at most `limit` rows (default 100, at most 1,000) and `max_chars` characters \

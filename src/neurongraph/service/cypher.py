@@ -47,7 +47,7 @@ class CypherRequest:
         proj = _projection(engine)
         return run_query(
             proj.query,
-            lambda: proj.memo("agent_names", lambda: graph_names(proj.query)),
+            lambda: proj.memo("agent_names", lambda: graph_names(proj.query, engine.store)),
             self.query,
             self.params,
             limit=self.limit,
