@@ -26,6 +26,7 @@ from git_fixtures import Repo  # noqa: E402
 from http_fixtures import served  # noqa: E402
 from neurongraph.cli.main import app  # noqa: E402
 from neurongraph.graphdb.agent import SCHEMA_MAX_CHARS, query_names  # noqa: E402
+from neurongraph.model import strict_dumps  # noqa: E402
 
 ROWS_10K = "UNWIND range(1, 10000) AS x RETURN x, 'row ' + toString(x) + ' of ten thousand' AS text"
 WRITES = [
@@ -210,6 +211,36 @@ def test_the_graph_engine_itself_refuses_the_writes(history):
             with pytest.raises(ReadOnlyViolation, match="refused by the graph engine"):
                 proj.query(w, guard=False)
         assert proj.query("MATCH (n) RETURN count(n) AS n")["rows"] == [{"n": 19}]
+    finally:
+        eng.close()
+
+
+def test_a_store_too_wide_for_the_budget_still_fits(tmp_path):
+    """30 labels of 40 properties each and 29 relations: fewer properties, labels and relations are listed,
+    within the budget, and every example still runs; an empty store answers an empty schema."""
+    import neurongraph as ngr
+    from neurongraph.service.cypher import CypherRequest, GraphSchemaRequest
+
+    eng = ngr.open(tmp_path / "wide.db", embedder="hashing")
+    try:
+        assert GraphSchemaRequest().run(eng)["labels"] == {}
+        nodes, edges = [], []
+        for t in range(30):
+            for i in range(5):
+                md = {
+                    f"property_number_{k}_of_kind_{t}": "a long example value " * 3 if k % 2 else k for k in range(40)
+                }
+                nodes.append(ngr.Node(f"kind-{t}:{i}", f"kind-{t}", f"Title {t} {i}", "text", metadata=md))
+                if t:
+                    edges.append(ngr.Edge(f"kind-{t - 1}:{i}", f"relation_{t}", f"kind-{t}:{i}"))
+        eng.add_nodes(nodes)
+        eng.add_edges(edges)
+        schema = GraphSchemaRequest().run(eng)
+        assert len(strict_dumps(schema, ensure_ascii=False)) <= SCHEMA_MAX_CHARS
+        assert len(schema["labels"]) == 30 and schema["relations"][-1].startswith("… ")
+        assert 4 <= len(schema["properties"]) < 30 and len(schema["examples"]) == 10
+        for ex in schema["examples"]:
+            assert CypherRequest(ex["cypher"], ex.get("params")).run(eng)["row_count"] >= 1, ex
     finally:
         eng.close()
 
