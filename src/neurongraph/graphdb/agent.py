@@ -15,7 +15,8 @@ graph child's limit (``Limits.timeout_ms``).  This module adds:
 * :func:`check_names`: a label, relation type or property a query names that the graph does not hold is a
   ``query_error`` naming the closest known ones (the engine itself silently returns no rows).
 * :func:`run_query`: the query through the projection, cut to ``limit`` rows and ``max_chars`` characters
-  of JSON, saying whether it was cut and whether more rows exist.
+  of JSON, saying whether it was cut and whether more rows exist; an empty answer whose hop points against
+  every stored edge of its relation says so (:func:`direction_hints`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ SCHEMA_MAX_CHARS = 6_000  # the graph_schema answer as JSON: ~1,500 tokens
 DEFAULT_ROWS = 100
 MAX_ROWS = Limits().resultset_size  # the graph child's result-set cap (1,000): no query returns more
 MAX_TIMEOUT_MS = Limits().timeout_ms  # the graph child's time limit (2,000 ms): no query runs longer
-DEFAULT_CHARS = 20_000  # the rows of one answer as JSON
+DEFAULT_CHARS = 20_000  # one answer as JSON
 MAX_CHARS = 50_000
 MIN_CHARS = 1_000
 ENVELOPE_CHARS = 400  # the answer's keys, counts and note around its columns and rows

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..graphdb.agent import DEFAULT_CHARS, DEFAULT_ROWS, agent_schema, graph_names, run_query
+
 __all__ = ["CypherRequest", "GraphSchemaRequest"]
 
 
@@ -25,8 +27,6 @@ class GraphSchemaRequest:
 
     def run(self, engine: Any) -> dict:
         """At most ``graphdb.agent.SCHEMA_MAX_CHARS`` characters of JSON; kept until the store changes."""
-        from ..graphdb.agent import agent_schema  # first use only: graphdb/ is not loaded for a search
-
         return agent_schema(_projection(engine), engine.store)
 
 
@@ -36,14 +36,12 @@ class CypherRequest:
 
     query: str
     params: dict | None = None
-    limit: int = 100
-    max_chars: int = 20_000
+    limit: int = DEFAULT_ROWS
+    max_chars: int = DEFAULT_CHARS
     timeout_ms: int | None = None
 
     def run(self, engine: Any) -> dict:
         """``columns``, ``rows``, ``row_count``, ``truncated``, ``more`` (see ``graphdb.agent.run_query``)."""
-        from ..graphdb.agent import graph_names, run_query
-
         proj = _projection(engine)
         return run_query(
             proj.query,
