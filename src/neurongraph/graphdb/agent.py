@@ -22,6 +22,7 @@ graph child's limit (``Limits.timeout_ms``).  This module adds:
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -575,12 +576,25 @@ def _example_queries(run, schema, props: dict[str, set[str]], n: int) -> list[di
     return out
 
 
-NOTES = [
-    "Every node also has the label Node; `id` is unique ('commit:<sha>', 'file:<path>', 'issue:N').",
-    "`time` is ISO-8601 UTC text: compare as strings (c.time >= '2024-01-01').",
-    "Relations point as listed; -[:r]- matches either way. List properties: 'x' IN n.files.",
-    f"Read-only; at most {MAX_ROWS} rows and {MAX_TIMEOUT_MS} ms per query; pass values as $params.",
-]
+def _notes(props: dict[str, list[tuple[str, str, str]]]) -> list[str]:
+    """How ids, times and lists are written in this store, from the properties' examples."""
+    ids = []
+    for p in props.values():
+        ex = next((json.loads(e) for k, t, e in p if k == "id" and t == "string" and not e.endswith("…")), None)
+        if isinstance(ex, str):
+            ids.append(repr(ex[: ex.index(":") + 13] + "…" if ":" in ex and len(ex) > ex.index(":") + 16 else ex))
+    notes = [
+        "Every node also has the label Node and a unique `id`"
+        + (f" ({', '.join(ids[:4])})" if ids else "")
+        + "; start from one with {id: $id}."
+    ]
+    if any(k == "time" for p in props.values() for k, _, _ in p):
+        notes.append("`time` is ISO-8601 UTC text: compare it as a string (n.time >= '2024-01-01').")
+    listed = next(((lab, k) for lab, p in props.items() for k, t, _ in p if t.startswith("list")), None)
+    tail = f" A list property is tested with IN ('x' IN n.{listed[1]} on {listed[0]})." if listed else ""
+    notes.append("Relations point as listed; -[:r]- matches either way." + tail)
+    notes.append(f"Read-only; at most {MAX_ROWS} rows and {MAX_TIMEOUT_MS} ms per query; pass values as $params.")
+    return notes
 
 
 def agent_schema(projection, store: Store, max_chars: int = SCHEMA_MAX_CHARS) -> dict:
@@ -600,6 +614,7 @@ def _agent_schema(projection, store: Store, max_chars: int) -> dict:
     names = {lab: {k for k, _, _ in p} for lab, p in props_all.items()}
     examples = _example_queries(run, schema, names, N_EXAMPLES)
     relations = _relations(schema)
+    notes = _notes(props_all)
     out: dict = {}
     # shrink until it fits: fewer properties per label, shorter examples, then fewer labels and relations
     for per_label, chars, n_labels, n_rels in (
@@ -617,7 +632,7 @@ def _agent_schema(projection, store: Store, max_chars: int) -> dict:
             "labels": labels,
             "relations": relations[:n_rels] + more,
             "properties": props,
-            "notes": NOTES,
+            "notes": notes,
             "examples": examples,
         }
         if _size(out) <= max_chars:
