@@ -158,11 +158,11 @@ def test_when_did_an_author_last_commit_is_one_commit(eng, repo):
     assert _shas(_ask(eng, "When did Bo Lee first commit?")) == {repo.trim}
 
 
-def test_reviewers_are_said_to_be_unrecorded(eng):
-    res = eng.ask("Who reviewed the most commits?")
-    assert res["answer"].count("not recorded: reviewers") == 1
-    res = eng.ask("Who reviewed PR #12?")  # no such PR here: said too, and reviewers are still not recorded
-    assert "not recorded: reviewers" in res["answer"]
+def test_reviewers_are_the_trailers_and_a_prs_reviews_are_said_to_be_unrecorded(eng):
+    res = eng.ask("Who reviewed the most commits?")  # no Reviewed-by trailer in this history: said, nothing cited
+    assert res["answer"].startswith("No commit here carries a Reviewed-by trailer") and not res["refs"]
+    res = eng.ask("Who reviewed PR #12?")  # no such PR here: said too, and a PR's reviews are not recorded
+    assert "not recorded: a PR's reviews" in res["answer"]
 
 
 def test_files_added_and_removed_lists(eng, repo):

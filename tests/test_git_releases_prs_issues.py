@@ -221,3 +221,21 @@ def test_who_wrote_a_name_that_looks_like_code_is_its_introducer(tmp_path):
         assert out["answer"].startswith("Craig Writer — `get_pager_file` was introduced by")
         assert out["result"]["shape"] == "identifier_introduced"
         assert eng.ask("who wrote the docs?").get("result", {}).get("shape") != "identifier_introduced"
+
+
+def test_trailers_name_reviewers_and_ackers(tmp_path):
+    r = Repo(tmp_path / "trail")
+    r.commit("Start", {"a.c": "x\n"})
+    c1 = r.commit("Fix the parser\n\nReviewed-by: Jo Reviewer <jo@x.org>\nAcked-by: Al Acker <al@x.org>", {"a.c": "1\n"})
+    r.commit("Fix the lexer\n\nReviewed-by: Jo Reviewer <jo@x.org>\nReviewed-by: Kim Second <k@x.org>", {"a.c": "2\n"})
+    r.commit("Tidy\n\nSigned-off-by: Ada Dev <ada@example.org>", {"a.c": "3\n"})
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        assert eng.store.get_node("commit:" + c1).metadata["reviewed_by"] == ["Jo Reviewer"]
+        ranked = eng.ask("who reviews the most patches here (Reviewed-by)?")
+        assert ranked["result"]["items"] == ["Jo Reviewer", "Kim Second"]
+        assert ranked["answer"].startswith("2 people") and "Jo Reviewer: 2 commits" in ranked["answer"]
+        assert eng.ask("who has the most Acked-by tags?")["result"]["items"] == ["Al Acker"]
+        assert eng.ask(f"who acked {c1[:8]}?")["result"]["items"] == ["Al Acker"]
+        assert eng.ask("who tested the most commits?")["answer"].startswith("No commit here carries a Tested-by")
+        assert eng.ask("who wrote the most commits?")["result"]["shape"] != "trailer_ranking"

@@ -39,6 +39,7 @@ from .names import Mention
 from .nl2cypher import type_words
 from .tags import LazyTags
 from .timephrase import TimeWindow, parse_time
+from .trailer_shapes import plan_trailers
 
 __all__ = ["DevPlan", "plan", "run_plan"]
 
@@ -262,6 +263,15 @@ def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: 
 
 
 # ---------------------------------------------------------------------- planning
+def _releases_or_trailers(engine, question, taken, commit, scope, tw, author, params, who: bool) -> DevPlan | None:
+    """The shapes read before the others: "which release first contained X / shipped Y / dropped F", and
+    "who reviews the most (Reviewed-by)?" / "who acked X?" (the people a commit's trailers name)."""
+    if (release := release_shapes.plan_release(engine, question, commit, scope, params)) is not None:
+        return release
+    named = commit.node if commit is not None else None
+    return plan_trailers(_blank(question, taken), named, scope, tw, author, params) if who else None
+
+
 def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPlan | None, list[str]]:
     """A plan when the question is a developer question this module answers; always the notes (phrases
     not understood, names not found), which the caller must say in its answer."""
@@ -280,8 +290,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))
     wants_prs = bool(_PRS.search(_blank(question, taken)))  # "…-pr.patch" is a path, not a PR
 
-    if (release := release_shapes.plan_release(engine, question, commit, scope, params)) is not None:
-        return release, notes  # "which release first contained X / shipped Y / dropped F"
+    if (early := _releases_or_trailers(engine, question, taken, commit, scope, tw, author, params, who)) is not None:
+        return early, notes
     if commit is not None:
         return _plan_commit(question, commit, params, who, wants_prs), notes
     if pr is not None:
@@ -746,14 +756,14 @@ def _counted(
     return file_shapes.ranking(words, scope, tw, author, params, n)
 
 
-NO_REVIEWERS = "not recorded: reviewers (the store keeps each commit's author, not Reviewed-by / Acked-by)"
+NO_REVIEWERS = "not recorded: a PR's reviews (git keeps only the Reviewed-by / Acked-by trailers of its commits)"
 
 
 def _pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) -> str | None:
     """``pr:N`` the question names ("PR #12", "pull request 12", "#12" when no issue 12 exists).  "Who reviewed
     PR #N" is said to be unrecorded here (no PR shape reads reviewers either)."""
-    if _WHO.search(question) and _REVIEW.search(question):
-        notes.append(NO_REVIEWERS)
+    if _WHO.search(question) and _REVIEW.search(question) and _PRS.search(question):
+        notes.append(NO_REVIEWERS)  # a commit's reviewers are its trailers (trailer_shapes); a PR's are not in git
     for m in mentions:
         if m.type in ("pull_request", "pr"):
             return m.node
@@ -907,15 +917,16 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
             total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
         result = {"kind": "authors", "shape": p.shape, "items": [r["author"] for r in rows], "total": total}
         if not rows:
-            return rows, result, f"No commits {scope or 'match'}.", []
+            return rows, result, p.none_text or f"No commits {scope or 'match'}.", []
         lines = [
             f"- {r['author']}: {_tally(r)}" + (f" (last {str(r['last'])[:10]})" if r.get("last") else "")
             for r in rows[:SHOW]
         ]
         whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
-        if p.shape in ("pr_mergers", "authors_by_lines"):
+        if p.shape in ("pr_mergers", "authors_by_lines", "trailer_ranking", "trailer_people"):
             whose = "— " + p.explanation
-        head = f"{total} authors {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
+        noun = "people" if p.shape.startswith("trailer") else "authors"
+        head = f"{total} {noun} {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
     if p.kind in ("dirs", "periods"):
         groups: int | None = None

@@ -72,7 +72,9 @@ class GitError(InvalidArgument):
 # chain of a synced tip (a fork's "Merge pull request #1" is a plain merge, ``pr_elsewhere``), a merge titled
 # "Title (#N)" gets its branch's ``part_of`` edges, a ``#N`` no PR has is an ``issue:N`` placeholder
 # (``fixes`` after a closing keyword, else ``refs``), ``Revert "X" (#N)`` and ``Reverts owner/repo#N``,
-# ``cherry_pick_of`` from ``(cherry picked from commit <sha>)``).
+# ``cherry_pick_of`` from ``(cherry picked from commit <sha>)``, the people a commit's trailers name as
+# ``reviewed_by`` / ``acked_by`` / ``tested_by`` / ``reported_by`` / ``suggested_by`` / ``co_authored_by`` /
+# ``signed_off_by``).
 # A store synced
 # by another version is read again in full on its next sync (unchanged commits are still not rewritten or
 # re-embedded): incremental syncs otherwise never revisit old commits, and a store would keep an older reader's
@@ -546,6 +548,7 @@ class _CommitReader:
         if c.unreadable:
             md["unreadable"] = c.unreadable
         md.update(c.notes)  # date_unknown, too_large: what the log reader could not read as it is
+        md.update(R.trailers(c.body))  # reviewed_by, acked_by, …: who the trailers name (ask ranks them)
         return md
 
     def _name_notes(self, cid: str, notes: dict[str, list[str]]) -> None:

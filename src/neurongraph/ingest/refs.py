@@ -19,6 +19,7 @@ __all__ = [
     "revert_refs",
     "reverted_prs",
     "cherry_picks",
+    "trailers",
     "follow_up_refs",
     "closing_refs",
     "duplicate_refs",
@@ -53,6 +54,10 @@ _FIXES = re.compile(
 _REVERT = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})\b", re.IGNORECASE)
 # ``Revert "X"``, also as a GitHub squash or merge subject: ``Revert "X" (#N)``
 _REVERT_SUBJECT = re.compile(r"^Revert [\"“](.+)[\"”](?:\s*\(#\d+\))?\s*$")
+_TRAILER = re.compile(
+    r"^[ \t]*(Reviewed|Acked|Tested|Reported|Suggested|Co-authored|Signed-off)-by:[ \t]*(.+?)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _CHERRY = re.compile(r"\(cherry[ -]picked from commit ([0-9a-f]{7,40})\)", re.IGNORECASE)
 # GitHub's revert pull request body: ``Reverts owner/repo#N`` (or ``Reverts #N``): the PR it takes back
 _REVERTS_PR = re.compile(r"^[ \t]*Reverts?:?[ \t]+((?:[\w.-]+/[\w.-]+)?#\d+)\b", re.IGNORECASE | re.MULTILINE)
@@ -145,6 +150,20 @@ def revert_refs(subject: str, text: str) -> list[Ref]:
 def cherry_picks(text: str) -> list[Ref]:
     """``(cherry picked from commit <sha>)``, the line ``git cherry-pick -x`` writes: the commit this one copies."""
     return [Ref("sha", m.group(1).lower(), m.group(0)) for m in _CHERRY.finditer(text)]
+
+
+def trailers(text: str) -> dict[str, list[str]]:
+    """The people a message's trailers name, by kind (``reviewed_by``, ``acked_by``, ``tested_by``,
+    ``reported_by``, ``suggested_by``, ``co_authored_by``, ``signed_off_by``), names only (``<email>`` cut),
+    in order, each once per kind."""
+    out: dict[str, list[str]] = {}
+    for m in _TRAILER.finditer(text):
+        name = re.sub(r"\s*<[^>]*>?.*$", "", m.group(2)).strip().strip('"')
+        if name and len(name) <= 200:
+            key = m.group(1).lower().replace("-", "_") + "_by"
+            if name not in out.setdefault(key, []):
+                out[key].append(name)
+    return out
 
 
 def reverted_prs(text: str, repo: str | None = None) -> list[Ref]:

@@ -1,0 +1,78 @@
+"""Who the trailers name: "who reviews the most patches (Reviewed-by)?", "who has the most Acked-by tags?",
+"who acked 3f2a9c1?".
+
+Why a shape of its own: the people who review, ack, test or report a change are not its author, and the
+store once answered these with the authors (or a search).  The git reader keeps each commit's trailers as
+lists of names (``reviewed_by``, ``acked_by``, ``tested_by``, ``reported_by``, ``suggested_by``,
+``co_authored_by``, ``signed_off_by``: ``ingest/refs.trailers``), so a ranking is one count over them, as
+``git log --format='%(trailers:key=Reviewed-by,valueonly)' | sort | uniq -c`` counts.  The kind is read from
+the trailer's own name ("Reviewed-by") or from the verb ("reviews", "acked", "tested"); a question with
+neither is not this shape's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .devplan import MAX_ITEMS, DevPlan, commit_match
+
+__all__ = ["plan_trailers", "TRAILER_KEYS"]
+
+TRAILER_KEYS = {
+    "review": "reviewed_by",
+    "ack": "acked_by",
+    "test": "tested_by",
+    "report": "reported_by",
+    "suggest": "suggested_by",
+    "co-author": "co_authored_by",
+    "sign": "signed_off_by",
+}
+_NAMED = re.compile(r"\b(Reviewed|Acked|Tested|Reported|Suggested|Co-authored|Signed-off)-by\b", re.I)
+# the verbs and nouns of the people trailers name; "tests" (files) and "reports" (documents) are not read
+_VERB = re.compile(
+    r"\b(?:(review)(?:s|ed|er|ers|ing)?|(ack)(?:s|ed|er|ers|ing)?|(test)(?:ed|er|ers)|(report)(?:ed|er|ers)|"
+    r"(suggest)(?:ed|er|ers)?|(co-?author)(?:s|ed)?|(sign)(?:s|ed)?[- ]off)\b",
+    re.I,
+)
+_RANKED = re.compile(r"\b(?:most|top|leading|busiest|ranking|rank|how\s+many)\b", re.I)
+
+
+def _kind(words: str) -> str | None:
+    named = _NAMED.search(words)
+    if named is not None:
+        word = named.group(1).lower()
+        return TRAILER_KEYS["co-author" if word.startswith("co") else "sign" if word.startswith("sign") else word[:-2]]
+    verb = _VERB.search(words)
+    if verb is None:
+        return None
+    found = next(g for g in verb.groups() if g)
+    low = found.lower().replace("coauthor", "co-author")
+    return TRAILER_KEYS.get(low)
+
+
+def plan_trailers(words: str, commit_id: str | None, scope, tw, author, params: dict) -> DevPlan | None:
+    """The trailer question ``words`` asks, if any: the people of one kind for a named commit, or the people
+    ranked by how many commits name them (the question's scope, period and author filters apply)."""
+    key = _kind(words)
+    if key is None:
+        return None
+    said_kind = key.replace("_", "-").capitalize()
+    article = "an" if said_kind[0] in "AEIOU" else "a"
+    none = f"No commit here carries {article} {said_kind} trailer (git records who reviewed or acked a change so)."
+    if commit_id is not None:
+        params["a"] = commit_id
+        cy = f"MATCH (c:commit {{id: $a}}) UNWIND coalesce(c.{key}, []) AS who RETURN who AS author, 1 AS commits"
+        expl = f"the people {commit_id}'s {said_kind} trailers name"
+        none = f"{commit_id} carries no {said_kind} trailer (git records who reviewed or acked a change so)."
+        return DevPlan("trailer_people", "authors", cy, params, expl, none_text=none)
+    if not _RANKED.search(words):
+        return None
+    match, said = commit_match(scope, tw, author, params)
+    cy = (
+        f"{match} WITH DISTINCT c UNWIND coalesce(c.{key}, []) AS who "
+        f"RETURN who AS author, count(DISTINCT c) AS commits ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
+    )
+    expl = f"people by the commits whose {said_kind} trailers name them" + (", " + ", ".join(said) if said else "")
+    out = DevPlan("trailer_ranking", "authors", cy, params, expl, filters=said, none_text=none)
+    out.count_cypher = f"{match} UNWIND coalesce(c.{key}, []) AS who RETURN count(DISTINCT who) AS count"
+    return out
