@@ -80,6 +80,7 @@ _TOKEN = re.compile(
 )
 # keywords after which "(" opens a node pattern rather than a function call's arguments
 _PATTERN_AFTER = {"MATCH", "MERGE", "CREATE", "WHERE", "AND", "OR", "XOR", "NOT", "OPTIONAL", "WITH", "RETURN"}
+_PATTERN_AFTER |= {"WHEN", "THEN", "ELSE", "IN", "UNWIND"}
 
 
 def _tokens(query: str) -> list[tuple[str, str]]:
