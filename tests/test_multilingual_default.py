@@ -129,3 +129,39 @@ def test_multilingual_off_keeps_the_old_behaviour(tmp_path, monkeypatch):
         assert len(eng.store.embedding_models()) == 1
     finally:
         eng.close()
+
+
+def test_a_store_waiting_for_reembed_answers_cjk_questions_and_its_widening_reuses_the_rows(tmp_path):
+    from neurongraph.engine import Engine
+    from neurongraph.index.embedder import default_embedder
+    from neurongraph.store.sqlite import SQLiteStore
+
+    path = tmp_path / "big.db"
+    note = ngr.Node(
+        "wiki:ja", "wiki", "ログイン", "ログインが遅いという報告が多い。原因はパスワードのハッシュ計算らしい。"
+    )
+    eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=2)
+    try:
+        eng.add_nodes(EN)
+        with pytest.warns(RuntimeWarning, match="--reembed"):
+            eng.add_nodes([note])
+        assert eng.store.get_meta(MULTILINGUAL_KEY) == "pending"
+        res = eng.search("ログインが遅い問題を直したコミットは？", limit=3, result_types=("commit",), record=False)
+        assert res.hits[0].id == "commit:login"  # the English commit, by the cross-lingual index
+        got = [h.id for h in eng.search("ログインが遅いという報告", limit=3, record=False).hits]
+        assert got[0] == "wiki:ja"  # a question in the note's own words finds the note first
+        assert eng.store.get_meta(MULTILINGUAL_KEY) == "pending" and eng.embedder.model_id == DEFAULT_MODEL_ID
+    finally:
+        eng.close()
+    seen: list[tuple[int, int]] = []
+    eng = Engine(SQLiteStore(path), default_embedder(), reembed_limit=None, progress=lambda d, t: seen.append((d, t)))
+    try:  # --reembed widens the store: every row is already cached, nothing is embedded again
+        assert eng.embedder.model_id.startswith("ml:") and eng.vectors.present.sum() == len(EN) + 1
+        assert seen == []
+        assert (
+            eng.search("ログインが遅い問題を直したコミットは？", limit=3, result_types=("commit",)).hits[0].id
+            == "commit:login"
+        )
+        assert eng.cross_lingual is None  # a widened store answers CJK questions from its own index
+    finally:
+        eng.close()

@@ -391,6 +391,8 @@ class CrossLingual:
 
     def _embed(self, texts: Sequence[str], progress: Progress | None) -> np.ndarray:
         with self._display() as shown:
+            if shown is not None:
+                shown(0, len(texts))  # (the first batch holds the longest texts: the total shows meanwhile)
             if getattr(self.store, "read_only", None) is not None:  # nothing can be cached: this process only
                 return self.embedder.embed(texts, progress=shown)
             return cached_embeddings(self.store, self.embedder, texts, shown)[0]
