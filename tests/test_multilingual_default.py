@@ -165,3 +165,26 @@ def test_a_store_waiting_for_reembed_answers_cjk_questions_and_its_widening_reus
         assert eng.cross_lingual is None  # a widened store answers CJK questions from its own index
     finally:
         eng.close()
+
+
+def test_an_interrupted_widening_is_finished_by_the_next_cjk_question(tmp_path, monkeypatch):
+    from neurongraph.index.multilingual import CrossLingual
+
+    eng = ngr.open(tmp_path / "en.db")
+    try:
+        eng.add_nodes(EN[:3])
+        eng.search("ログインが遅い", limit=3, record=False)  # built over three nodes
+        eng.add_nodes(EN[3:])
+        real = CrossLingual._embed
+
+        def interrupted(self, texts, progress):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(CrossLingual, "_embed", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            eng.search("パーサーのメモリリーク", limit=3, record=False)
+        monkeypatch.setattr(CrossLingual, "_embed", real)
+        assert eng.search("パーサーのメモリリークを直した", limit=3, record=False).hits[0].id == "commit:leak"
+        assert eng.cross_lingual.last_widening["embedded"] == 2  # the two nodes written since
+    finally:
+        eng.close()

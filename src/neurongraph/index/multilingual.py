@@ -409,7 +409,6 @@ class CrossLingual:
             idx = idx[alive[idx]]
         else:
             idx = np.flatnonzero(alive)
-        self._changed = []
         embedded: list[int] = []
 
         def embed(texts: Sequence[str], progress: Progress | None) -> np.ndarray:
@@ -419,7 +418,7 @@ class CrossLingual:
         if idx.size:  # hashes: "" = not known here, read with the rows of the nodes that lack a cached row
             sink = _Compacting(self)
             load_node_vectors(self.store, self.embedder, sink, idx, [""] * idx.size, embed, None)  # type: ignore[arg-type]
-        self._built = True
+        self._built, self._changed = True, []  # (after the load: an interrupted one is caught up next time)
         if embedded:
             self.last_widening = {
                 "nodes": int(idx.size),
