@@ -239,3 +239,15 @@ def test_trailers_name_reviewers_and_ackers(tmp_path):
         assert eng.ask(f"who acked {c1[:8]}?")["result"]["items"] == ["Al Acker"]
         assert eng.ask("who tested the most commits?")["answer"].startswith("No commit here carries a Tested-by")
         assert eng.ask("who wrote the most commits?")["result"]["shape"] != "trailer_ranking"
+
+
+def test_shell_habits_and_why(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        assert eng.ask("wc -l parser.py at HEAD?")["answer"].startswith("2 — lines in parser.py")
+        listed = eng.ask("git log b.py for 2023 - which commits?")
+        assert {x["id"] for x in listed["rows"]} == {"commit:" + c["fix"]}  # main's history; merges left out
+        assert eng.ask("git log b.py for 2031 - which commits?")["rows"] == []
+        why = eng.ask(f"what did {c['revert'][:8]} change, and why?")
+        assert "Breaks less -FRSX." in why["answer"]

@@ -31,6 +31,7 @@ from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
 from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors, vector_text
 from .index.vectors import VectorIndex, one_blas_thread
+from .ingest.git import synced_heads
 from .ingest.git_blame import SourceBlame
 from .learning.api import Learning
 from .learning.assoc import lexical_idf
@@ -141,7 +142,8 @@ class Engine:
         self._lexical_snapshotted = False  # the last snapshot loaded or saved holds the BM25 arrays
         # blame and identifier postings from the git ingest's per-commit code facts (index/code_history.py),
         # read on first use and kept in step with the change feed
-        self.code_history = CodeHistory(self._code_rows, SourceBlame(store))  # exact blame: ingest/git_blame.py
+        # exact blame: ingest/git_blame.py; the mainline's tip: the HEAD each git source was synced at
+        self.code_history = CodeHistory(self._code_rows, SourceBlame(store), heads=functools.partial(synced_heads, store))
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
         self._graph_seq_open = self._seq  # a shared graph server is brought up to date at close if this moves

@@ -126,8 +126,24 @@ def _best_sentence(text: str, qwords: set[str]) -> tuple[float, str]:
 SOURCE_TYPES = ("commit", "pull_request", "pr", "issue", "document", "doc", "decision", "page", "section")
 
 
-def _anchor_line(engine, anchor) -> str | None:
-    """One line on the node a graph query started from: its title, type, author and date."""
+_WHY = re.compile(r"\bwhy\b|\breason\b|\bmotivat\w*", re.I)
+_TRAILER_LINE = re.compile(r"^[\w-]+(?:-by|-id)?:\s", re.I)
+
+
+def _why_of(text: str, limit: int = 400) -> str:
+    """A message's reason: its body up to the trailers (Signed-off-by, Fixes: …), one line, cut at ``limit``."""
+    kept = []
+    for line in text.strip().splitlines():
+        if _TRAILER_LINE.match(line.strip()):
+            break
+        kept.append(line.strip())
+    said = " ".join(x for x in kept if x)
+    return said if len(said) <= limit else said[: limit - 1].rstrip() + "…"
+
+
+def _anchor_line(engine, anchor, why: bool = False) -> str | None:
+    """One line on the node a graph query started from: its title, type, author and date; with ``why``, the
+    reason its message gives."""
     if not isinstance(anchor, str):
         return None
     row = engine.store.get_node(anchor)
@@ -136,7 +152,8 @@ def _anchor_line(engine, anchor) -> str | None:
     md = row.metadata or {}
     when = str(md.get("commit_date") or md.get("date") or "")[:10]
     who = ", ".join(x for x in (row.type, str(md.get("author") or ""), when) if x)
-    return f"- {row.title or anchor} ({who}) [{anchor}]"
+    reason = _why_of(row.text or "") if why else ""
+    return f"- {row.title or anchor} ({who})" + (f": {reason}" if reason else "") + f" [{anchor}]"
 
 
 def extractive_answer(
@@ -148,7 +165,8 @@ def extractive_answer(
     lines, refs = [], []
     anchors = {r.get("anchor") for r in rows if isinstance(r, dict)}
     subject = bool(rows) and all(isinstance(r, dict) and r.get("outgoing") is True for r in rows)
-    if subject and len(anchors) == 1 and (line := _anchor_line(engine, anchors.pop())) is not None:
+    why = bool(_WHY.search(question))
+    if subject and len(anchors) == 1 and (line := _anchor_line(engine, anchors.pop(), why)) is not None:
         lines.append(line)  # the named node the rows are *its* ends of: "what did X change?" says what X is
         refs.append(rows[0]["anchor"])
     for r in rows[:max_rows]:

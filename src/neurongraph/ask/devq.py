@@ -37,7 +37,7 @@ from .devplan import (
 )
 from .names import Mention
 from .nl2cypher import type_words
-from .tags import LazyTags
+from .tags import LazyTags, off_head
 from .timephrase import TimeWindow, parse_time
 from .trailer_shapes import plan_trailers
 
@@ -48,7 +48,7 @@ SHOW = 10  # items written out in the answer text
 _PR_NUM = re.compile(r"\b(?:PR|pull request|pull|merge request)\s*#?\s*(\d{1,7})\b", re.I)
 _HASHNUM = re.compile(r"(?<![\w/])#(\d{1,7})\b")
 _WHO = re.compile(r"\b(who|whom|whose|which (?:person|people|author|authors|developer|developers))\b", re.I)
-_COUNT = re.compile(r"\b(how many|number of|count)\b", re.I)
+_COUNT = re.compile(r"\b(how many|number of|count)\b|\bwc\s+-l\b", re.I)  # `wc -l F`: a shell user's count
 _LAST = re.compile(r"\b(last|latest|most recent(?:ly)?|newest)\b", re.I)
 _FIRST = re.compile(r"\b(first|oldest|earliest)\b", re.I)
 _N = re.compile(
@@ -263,6 +263,18 @@ def _list(shape: str, match: str, params: dict, said: list[str], order: str, n: 
 
 
 # ---------------------------------------------------------------------- planning
+def head_only(engine, tw: TimeWindow, params: dict) -> None:
+    """Leave out the commits only a tag or another branch reaches (a backport, a release past ``HEAD``), as
+    ``git log`` does, when no tag phrase chose the commits; said in the answer when there are any."""
+    if tw.commits is not None:
+        return
+    off = off_head(engine)
+    if off:
+        params["off_head"] = off
+        said = f"in HEAD's history ({len(off)} commits only tags or other branches reach left out)"
+        tw.conditions.append(("NOT c.id IN $off_head", said))
+
+
 def _releases_or_trailers(engine, question, taken, commit, scope, tw, author, params, who: bool) -> DevPlan | None:
     """The shapes read before the others: "which release first contained X / shipped Y / dropped F", and
     "who reviews the most (Reviewed-by)?" / "who acked X?" (the people a commit's trailers name)."""
@@ -285,6 +297,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     author, topic, scope = _named(engine, question, taken, mentions, notes)
     params: dict = {}
     word_conditions(_blank(question, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
+    head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
     if scope is None and (gone := _missing_scope(question, notes)) is not None:
         return gone, notes
     who, count = bool(_WHO.search(question)), bool(_COUNT.search(question))

@@ -20,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:  # scipy.sparse costs ~0.1 s to import: only a tag phrase needs it
     from scipy.sparse import csr_matrix
 
-__all__ = ["TagGraph", "LazyTags", "tag_graph", "tag_name", "looks_like_version"]
+__all__ = ["TagGraph", "LazyTags", "tag_graph", "commit_graph", "off_head", "tag_name", "looks_like_version"]
 
 
 class TagGraph:
@@ -158,31 +158,69 @@ def _parents(v) -> list[str]:
 
 def tag_graph(engine) -> TagGraph | None:
     """The store's :class:`TagGraph`, rebuilt only when the store changed; None when it has no tag."""
+    graph = commit_graph(engine)
+    return graph if graph is not None and graph.tags else None
+
+
+def commit_graph(engine) -> TagGraph | None:
+    """The store's commits with their parents, tags and synced ``HEAD`` s (rebuilt only when the store
+    changed); None when the store has no commit."""
 
     def load() -> TagGraph | None:
         store = engine.store
-        tag_ids = [i for i, t in store.ids_with_prefix("tag:", 1_000_000) if t == "tag"]
-        if not tag_ids:
+        commits = [i for i, t in store.ids_with_prefix("commit:", 10_000_000) if t == "commit"]
+        if not commits:
             return None
-        tmeta = store.node_meta_values(store.lookup_idx(tag_ids).values(), ["name", "sha", "time", "repo"])
+        cmeta = store.node_meta_values(store.lookup_idx(commits).values(), ["sha", "parents", "repo"])
+        rows = sorted((str(m["sha"]), _parents(m.get("parents"))) for m in cmeta.values() if "sha" in m)
+        tag_ids = [i for i, t in store.ids_with_prefix("tag:", 1_000_000) if t == "tag"]
+        tmeta = store.node_meta_values(store.lookup_idx(tag_ids).values(), ["name", "sha", "time"]) if tag_ids else {}
         tags = {
             str(m["name"]): (str(m["sha"]), int(m.get("time") or 0))
             for m in tmeta.values()
             if "name" in m and "sha" in m
         }
-        commits = [i for i, t in store.ids_with_prefix("commit:", 10_000_000) if t == "commit"]
-        cmeta = store.node_meta_values(store.lookup_idx(commits).values(), ["sha", "parents"])
-        rows = sorted((str(m["sha"]), _parents(m.get("parents"))) for m in cmeta.values() if "sha" in m)
-        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags, _heads(store, tmeta.values()))
+        heads = _heads(store, sorted({str(m["repo"]) for m in cmeta.values() if m.get("repo")}))
+        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags, heads)
 
-    return engine._cypher_projection().memo("tag_graph", load)
+    return engine._cypher_projection().memo("commit_graph", load)
 
 
-def _heads(store, tag_meta) -> list[str]:
-    """The ``HEAD`` tip each tagged git source was last synced at (store meta written by the git reader,
+def off_head(engine) -> list[str]:
+    """The commits no synced ``HEAD`` reaches (only a tag or another named branch does: backports, a release
+    past the default branch), as node ids; empty when every commit is in ``HEAD``'s history or the store does
+    not know its ``HEAD``.  What ``git log`` (which reads ``HEAD``) leaves out, so the commit shapes do too."""
+    if _head_only(engine.store):
+        return []  # the store read HEAD alone: nothing to leave out, and no commit graph to build
+    graph = commit_graph(engine)
+    mask = graph.in_head() if graph is not None else None
+    if graph is None or mask is None:
+        return []
+    return [str(i) for i in graph.ids[~mask]]
+
+
+def _head_only(store) -> bool:
+    """Whether the store's git source (read from one commit's ``repo``: a store of several sources is judged by
+    that one) was synced from ``HEAD`` alone, with no tag: every commit is then in ``HEAD``'s history."""
+    first = store.ids_with_prefix("commit:", 1)
+    if not first:
+        return True
+    row = store.get_node(first[0][0])
+    repo = (row.metadata or {}).get("repo") if row is not None else None
+    if not repo:
+        return False
+    try:
+        tips = json.loads(store.get_meta(f"ingest.git-tips.{repo}") or "{}")
+    except ValueError:
+        return False
+    return isinstance(tips, dict) and set(tips) == {"HEAD"} and not store.ids_with_prefix("tag:", 1)
+
+
+def _heads(store, sources: list[str]) -> list[str]:
+    """The ``HEAD`` tip each git source was last synced at (store meta written by the git reader,
     ``ingest.git.tips_key``: ``{"HEAD": sha, "refs/tags/…": sha}``)."""
     out = []
-    for source in sorted({str(m["repo"]) for m in tag_meta if m.get("repo")}):
+    for source in sources:
         try:
             tips = json.loads(store.get_meta(f"ingest.git-tips.{source}") or "{}")
         except ValueError:

@@ -25,7 +25,11 @@ MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} | {
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}-\d{{2}}|(?:{_MON})\.?\s+\d{{4}}|\d{{4}})"
 _BETWEEN = re.compile(rf"\b(?:between|from)\s+({DATE})\s+(?:and|to|until|through)\s+({DATE})\b", re.I)
-_IN = re.compile(rf"\b(?:in|during|throughout|from|of)\s+({DATE})\b", re.I)
+# "for 2025" too, but only a date or a year of this era ("for 1000 commits" is no period)
+_IN = re.compile(
+    rf"\b(?:(?:in|during|throughout|from|of)\s+|for\s+(?=(?:19|20)\d\d\b|(?:19|20)\d\d-|(?:{_MON})\.?\s+\d))({DATE})\b",
+    re.I,
+)
 _BOUND = re.compile(rf"\b(before|after|since|until|till|prior to|as of)\s+({DATE})\b", re.I)
 _REL = re.compile(r"\b(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d{1,4})\s+(day|week|month|year)s?\b", re.I)
 _REL1 = re.compile(r"\b(last|this|past)\s+(week|month|year)\b", re.I)

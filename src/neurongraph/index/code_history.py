@@ -197,16 +197,23 @@ class _Topology:
     max_time: list[float]  # running max of the mainline's times (bisect for "newest at or before T")
 
     @classmethod
-    def of(cls, commits: dict[int, _Commit], by_sha: dict[str, int]) -> _Topology:
+    def of(cls, commits: dict[int, _Commit], by_sha: dict[str, int], heads: list[str] | None = None) -> _Topology:
+        """``heads``: the synced default branches' tips (HEAD); the newest of them is the mainline's tip, else
+        the newest commit no other commit has as a parent (a store with release branches and tags has several
+        such leaves: HEAD's history is the one a user means by "now")."""
         if not commits:
             return cls([], {}, {}, {}, [])
-        is_parent: set[int] = set()
-        for c in commits.values():
-            for p in c.parents:
-                if p in by_sha:
-                    is_parent.add(by_sha[p])
-        tips = [i for i in commits if i not in is_parent]
-        tip = max(tips or list(commits), key=lambda i: (commits[i].time, -i))
+        known = [by_sha[h] for h in heads or [] if h in by_sha]
+        if known:
+            tip = max(known, key=lambda i: (commits[i].time, -i))
+        else:
+            is_parent: set[int] = set()
+            for c in commits.values():
+                for p in c.parents:
+                    if p in by_sha:
+                        is_parent.add(by_sha[p])
+            tips = [i for i in commits if i not in is_parent]
+            tip = max(tips or list(commits), key=lambda i: (commits[i].time, -i))
         chain: list[int] = []
         seen: set[int] = set()
         cur: int | None = tip
@@ -286,11 +293,14 @@ class CodeHistory:
         self,
         read_rows: Callable[[list[int] | None], Iterable[tuple[int, str, dict]]],
         exact_blame: Callable[[str, str, str, list[int]], dict[int, str] | None] | None = None,
+        heads: Callable[[list[str]], list[str]] | None = None,
     ):
         """``exact_blame(source, sha, path, lines) -> {line: sha}`` (or None when it cannot answer) is the
-        repository's own ``git blame``, used instead of the stored hunks when a blame asks for it."""
+        repository's own ``git blame``, used instead of the stored hunks when a blame asks for it;
+        ``heads(sources) -> [sha]`` the HEAD each git source was last synced at (the mainline's tip)."""
         self._read = read_rows
         self._exact = exact_blame
+        self._heads = heads
         self._commits: dict[int, _Commit] = {}
         self._files: dict[str, dict[int, _Entry]] = {}
         self._postings: dict[str, dict[str, dict[int, float]]] = {"added": {}, "removed": {}}
@@ -398,7 +408,9 @@ class CodeHistory:
 
     def _topology(self) -> _Topology:
         if self._topo is None:
-            self._topo = _Topology.of(self._commits, self._by_sha)
+            repos = sorted({c.repo for c in self._commits.values() if c.repo})
+            heads = self._heads(repos) if self._heads is not None and repos else []
+            self._topo = _Topology.of(self._commits, self._by_sha, heads)
         return self._topo
 
     def _walk(self, path: str) -> _PathWalk:

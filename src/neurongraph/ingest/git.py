@@ -100,6 +100,20 @@ def refs_key(source: str) -> str:
     return f"ingest.git-refs.{source}"
 
 
+def synced_heads(store, sources: list[str]) -> list[str]:
+    """The ``HEAD`` each of ``sources`` was last synced at (store meta :func:`tips_key`), for those that have
+    one: the tip of the history a user means by "now" when tags and release branches add other tips."""
+    out = []
+    for source in sources:
+        try:
+            tips = json.loads(store.get_meta(tips_key(source)) or "{}")
+        except ValueError:
+            continue
+        if isinstance(tips, dict) and isinstance(tips.get("HEAD"), str):
+            out.append(tips["HEAD"])
+    return out
+
+
 def path_key(source: str) -> str:
     """Store meta key holding the repository path ``source`` was last synced from."""
     return f"ingest.git-path.{source}"
