@@ -34,6 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import psycopg
+from psycopg.types.string import StrBinaryDumper, StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError, UnknownNode
@@ -55,7 +56,46 @@ from .sql_shared import (
     last_of_each_id,
 )
 
-__all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK"]
+__all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK", "NUL_STAND_IN", "pg_json"]
+
+# PostgreSQL text and jsonb cannot hold the character U+0000 (SQLite can): one Markdown page or GitHub item
+# with a NUL byte aborted the whole sync ("PostgreSQL text fields cannot contain NUL (0x00) bytes").  Every
+# string sent to the server has each NUL replaced by U+FFFD, and JSON written for jsonb use has its
+# ``\u0000`` escapes replaced by ``\ufffd``: such a text is stored with U+FFFD where the NUL was.
+NUL_STAND_IN = "\ufffd"
+_JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")  # a \u0000 escape, not an escaped backslash + "u0000"
+
+
+def _no_nul(s: str) -> str:
+    return s.replace("\x00", NUL_STAND_IN) if "\x00" in s else s
+
+
+class _NulSafeText(StrDumperUnknown):
+    """psycopg's default string dumper, with NUL replaced (it raises ``DataError`` on one)."""
+
+    def dump(self, obj: str):
+        return super().dump(_no_nul(obj))
+
+
+class _NulSafeBinary(StrBinaryDumper):
+    """The binary string dumper (arrays, COPY), with NUL replaced (the server would refuse it)."""
+
+    def dump(self, obj: str):
+        return super().dump(_no_nul(obj))
+
+
+def nul_safe(conn: psycopg.Connection) -> None:
+    """Make ``conn`` send every ``str`` parameter with NUL replaced (the pool's ``configure``)."""
+    conn.adapters.register_dumper(str, _NulSafeBinary)
+    conn.adapters.register_dumper(str, _NulSafeText)  # registered last: the default for text format
+
+
+def pg_json(obj: Any) -> str:
+    """``json.dumps`` for a value PostgreSQL reads as ``jsonb`` (node metadata, edge meta): a NUL in a
+    string is written as U+FFFD (jsonb refuses ``\\u0000``)."""
+    text = json.dumps(obj, ensure_ascii=False)
+    return _JSON_NUL.sub(r"\1\\ufffd", text) if "\\u0000" in text else text
+
 
 DRIVER_ERRORS = (psycopg.Error, PoolTimeout)  # what this store turns into StoreError
 WRITE_LOCK = 0x6E6772  # "ngr": the advisory lock every write transaction holds until it ends
@@ -164,6 +204,7 @@ class PostgresStore(SharedSQLStore):
                 min_size=1,
                 max_size=max(1, int(pool_size)),
                 kwargs={"autocommit": True},
+                configure=nul_safe,
                 open=True,
                 timeout=60.0,
                 name="neurongraph",
@@ -370,7 +411,7 @@ class PostgresStore(SharedSQLStore):
                     [n.type for n in part],
                     [n.title for n in part],
                     [n.text for n in part],
-                    [json.dumps(n.metadata, ensure_ascii=False) for n in part],
+                    [pg_json(n.metadata) for n in part],
                     [float(n.confidence) for n in part],
                     [n.hash for n in part],
                     [event_time_of(n.metadata) for n in part],
@@ -581,7 +622,7 @@ class PostgresStore(SharedSQLStore):
                     [int(merged[k][0]) for k in keys],
                     [float(merged[k][1]) for k in keys],
                     [float(merged[k][2]) for k in keys],
-                    [json.dumps(merged[k][3], ensure_ascii=False) for k in keys],
+                    [pg_json(merged[k][3]) for k in keys],
                 ),
             )
             if self.validator is not None:
@@ -678,7 +719,7 @@ class PostgresStore(SharedSQLStore):
         with self.transaction():
             self._many(
                 "INSERT INTO pending_edges(missing, owner, edge) VALUES (%s, %s, %s)",
-                [(m, o, json.dumps(e, ensure_ascii=False)) for m, o, e in rows],
+                [(m, o, pg_json(e)) for m, o, e in rows],
             )
 
     def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
