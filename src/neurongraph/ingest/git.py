@@ -279,11 +279,20 @@ class _Resolver:
         self.time = {s: t for s, t, _ in listing}
         self.by_subject: dict[str, list[str]] = {}
         self.pr_commit: dict[str, str] = {}
-        for sha, _, subj in sorted(listing, key=lambda r: r[1]):  # oldest first: the first squash/merge wins
+        claims: list[tuple[int, str, str]] = []  # (time, sha, PR number) of every subject that names a PR
+        for sha, t, subj in sorted(listing, key=lambda r: r[1]):  # oldest first: the first squash/merge wins
             self.by_subject.setdefault(subj.strip(), []).append(sha)
             n = R.squash_pr(subj) or (R.merge_pr(subj) or (None,))[0]
-            if n is not None and (mainline is None or sha in mainline):
+            if n is not None:
+                claims.append((t, sha, n))
+        self.prs_ours = _our_prs(claims, mainline)
+        for _, sha, n in claims:
+            if sha in self.prs_ours:
                 self.pr_commit.setdefault(n, sha)
+
+    def pr_is_ours(self, sha: str) -> bool:
+        """Whether the PR number ``sha``'s subject names is this repository's (:func:`_our_prs`)."""
+        return sha in self.prs_ours
 
     def sha(self, prefix: str) -> str | None:
         """The one commit whose id starts with ``prefix`` (None if none or ambiguous)."""
@@ -301,6 +310,35 @@ class _Resolver:
             return None
         cands = [s for s in self.by_subject.get(subject.strip(), []) if self.time[s] <= before]
         return cands[-1] if cands else None
+
+
+def _our_prs(claims: list[tuple[int, str, str]], mainline: set[str] | None) -> set[str]:
+    """The commits whose subject's PR number is this repository's, from ``(time, sha, number)`` oldest first.
+    Evidence, strongest first: the commit is on a first-parent chain of a synced tip (where GitHub's squash
+    and merge commits land); else its number is claimed by no main-line commit and by no other commit, and
+    is not far below the numbers the main line had reached by then (pull request numbers only grow: a fork's
+    "Merge pull request #1 from someone/unstable" merged in a year of #3000s is that fork's #1; an early
+    project's own merges that left the first-parent chain keep numbers near their time's)."""
+    if mainline is None:
+        return {sha for _, sha, _ in claims}
+    ours = {sha for _, sha, _ in claims if sha in mainline}
+    main_numbers = {n for _, sha, n in claims if sha in ours}
+    off = [(t, sha, n) for t, sha, n in claims if sha not in ours]
+    times, reached, best = [], [], 0
+    for t, sha, n in claims:
+        if sha in ours:
+            best = max(best, int(n))
+            times.append(t)
+            reached.append(best)
+    seen: dict[str, int] = {}
+    for _, _, n in off:
+        seen[n] = seen.get(n, 0) + 1
+    for t, sha, n in off:
+        k = bisect.bisect_right(times, t)
+        high = reached[k - 1] if k else 0
+        if n not in main_numbers and seen[n] == 1 and int(n) * 2 >= high:
+            ours.add(sha)
+    return ours
 
 
 def _pr_title(c: _Commit, merge: tuple[str, str | None] | None) -> str:
@@ -419,7 +457,7 @@ def read_git(
     resolver = _Resolver(g.listing(heads), mainline)
     for root in g.roots(heads):
         batch.state[root_key(root)] = source  # a later ingest from another folder finds the name (source_name)
-    reader = _CommitReader(batch, source, resolver, mainline)
+    reader = _CommitReader(batch, source, resolver)
     commits = reader.take_all(commits, progress, strict)
     reader.branch_edges(commits)
     for p in reader.files:
@@ -454,9 +492,8 @@ class _CommitReader:
     """One commit at a time into the batch: its node, touches/renamed_to edges, its pull request, and the
     edges its message states (fixes, reverts, follows_up, refs).  Holds the files seen and the counts."""
 
-    def __init__(self, batch: IngestBatch, source: str, resolver: _Resolver, mainline: set[str] | None = None):
+    def __init__(self, batch: IngestBatch, source: str, resolver: _Resolver):
         self.batch, self.source, self.resolver = batch, source, resolver
-        self.mainline = mainline
         self.files: dict[str, None] = {}
         self.issues: dict[str, None] = {}  # issue placeholders written in this batch, in order
         self.counts = {
@@ -499,9 +536,9 @@ class _CommitReader:
         merge = R.merge_pr(c.subject) if len(c.parents) > 1 else None
         squash = R.squash_pr(c.subject) if merge is None else None
         named = merge[0] if merge else squash  # the PR number the subject names
-        # this repository's PR only with evidence: the commit lands on a first-parent chain of a synced tip
-        # (a merge inside a contributor's fork, "Merge pull request #1 from someone/unstable", does not)
-        ours = self.mainline is None or c.sha in self.mainline
+        # this repository's PR only with evidence (_our_prs): a merge inside a contributor's fork, "Merge pull
+        # request #1 from someone/unstable", is no PR of this repository
+        ours = self.resolver.pr_is_ours(c.sha)
         pr = named if ours else None
         merge = merge if ours else None
         title = _pr_title(c, merge)
