@@ -226,7 +226,8 @@ def test_who_wrote_a_name_that_looks_like_code_is_its_introducer(tmp_path):
 def test_trailers_name_reviewers_and_ackers(tmp_path):
     r = Repo(tmp_path / "trail")
     r.commit("Start", {"a.c": "x\n"})
-    c1 = r.commit("Fix the parser\n\nReviewed-by: Jo Reviewer <jo@x.org>\nAcked-by: Al Acker <al@x.org>", {"a.c": "1\n"})
+    msg = "Fix the parser\n\nReviewed-by: Jo Reviewer <jo@x.org>\nAcked-by: Al Acker <al@x.org>"
+    c1 = r.commit(msg, {"a.c": "1\n"})
     r.commit("Fix the lexer\n\nReviewed-by: Jo Reviewer <jo@x.org>\nReviewed-by: Kim Second <k@x.org>", {"a.c": "2\n"})
     r.commit("Tidy\n\nSigned-off-by: Ada Dev <ada@example.org>", {"a.c": "3\n"})
     with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
@@ -251,3 +252,17 @@ def test_shell_habits_and_why(project, tmp_path):
         assert eng.ask("git log b.py for 2031 - which commits?")["rows"] == []
         why = eng.ask(f"what did {c['revert'][:8]} change, and why?")
         assert "Breaks less -FRSX." in why["answer"]
+
+
+def test_a_bare_name_of_a_moved_file_is_the_file_now(tmp_path):
+    r = Repo(tmp_path / "moved")
+    r.commit("Start", {"checkexpr.py": "a = 1\n"})
+    r.git("rm", "-q", "checkexpr.py")
+    r.commit("Move code into the package", {"pkg/checkexpr.py": "import os\nimport sys\n\n\ndef check():\n    pass\n"})
+    r.author("Jo Later")
+    last = r.commit("Infer more", {"pkg/checkexpr.py": "import os\nimport sys\n\n\ndef check():\n    return 1\n"})
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("who last touched checkexpr.py?")
+        assert out["answer"].startswith("Jo Later") and out["refs"] == ["commit:" + last]
+        assert "read as pkg/checkexpr.py" in out["answer"]

@@ -143,7 +143,8 @@ class Engine:
         # blame and identifier postings from the git ingest's per-commit code facts (index/code_history.py),
         # read on first use and kept in step with the change feed
         # exact blame: ingest/git_blame.py; the mainline's tip: the HEAD each git source was synced at
-        self.code_history = CodeHistory(self._code_rows, SourceBlame(store), heads=functools.partial(synced_heads, store))
+        heads = functools.partial(synced_heads, store)
+        self.code_history = CodeHistory(self._code_rows, SourceBlame(store), heads=heads)
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
         self._graph_seq_open = self._seq  # a shared graph server is brought up to date at close if this moves

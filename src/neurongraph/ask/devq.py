@@ -119,7 +119,7 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
     out: list[Scope] = []
     for p in cands:
         if f"file:{p}" in found:
-            out.append(Scope("file", f"file:{p}", p))
+            out.append(Scope("file", _renamed_now(engine, p, notes), p))
         elif "*" in p or ("[" in p and "]" in p):
             prefix = re.split(r"[*?\[]", p, maxsplit=1)[0]
             files = [
@@ -143,6 +143,36 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
         if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
             out.append(Scope("dir", f"file:{d}/", phrase))
     return out
+
+
+def _renamed_now(engine, path: str, notes: list[str]) -> str:
+    """A bare file name ("checkexpr.py") that was renamed away (to ``mypy/checkexpr.py``) is read as the path
+    it has now, the end of its renames (its history still reaches back through them); one that was removed,
+    as the one file of that name that exists now (a move git saw as a delete and an add); a path written with
+    a directory is taken as written ("back when it was click/core.py")."""
+    node = f"file:{path}"
+    if "/" in path:
+        return node
+    seen = {node}
+    while True:
+        nxt = sorted(d for s, rel, d in engine.store.edges_from([node]) if rel == "renamed_to" and d not in seen)
+        if len(nxt) != 1:
+            break
+        node = nxt[0]
+        seen.add(node)
+    if node != f"file:{path}":
+        notes.append(f"'{path}' read as {node[5:]} (renamed since)")
+        return node
+    if engine.code_history.line_count(path) == 0:  # removed: a file of that name elsewhere may be the one meant
+        now = [
+            f
+            for f, _ in engine.store.ids_with_prefix("file:", 1_000_000)
+            if f.endswith("/" + path) and engine.code_history.line_count(f[5:])
+        ]
+        if len(now) == 1:
+            notes.append(f"'{path}' read as {now[0][5:]} (the file of that name now; {path} itself was removed)")
+            return now[0]
+    return node
 
 
 def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
@@ -484,7 +514,11 @@ def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes
     """The question's path scope: one path (a file mention counts), or several — "touched both A and B" needs
     every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
     found = [(_at(question, sc.phrase), sc) for sc in _scopes(engine, question, taken, notes)]
-    found += [(m.start, Scope("file", m.node, m.phrase)) for m in mentions if m.type == "file"]
+    found += [
+        (m.start, Scope("file", _renamed_now(engine, m.node[5:], notes), m.phrase))
+        for m in mentions
+        if m.type == "file"
+    ]
     kept: list[tuple[int, Scope]] = []
     for at, sc in sorted(found, key=lambda t: (" " in t[1].phrase, -len(t[1].phrase))):
         # one stretch of text is one path, a written path before a bare directory phrase and the longest
