@@ -266,3 +266,20 @@ def test_a_bare_name_of_a_moved_file_is_the_file_now(tmp_path):
         out = eng.ask("who last touched checkexpr.py?")
         assert out["answer"].startswith("Jo Later") and out["refs"] == ["commit:" + last]
         assert "read as pkg/checkexpr.py" in out["answer"]
+
+
+def test_quoted_subjects_name_commits_or_filter_them(tmp_path):
+    r = Repo(tmp_path / "quoted")
+    origin = r.commit("dpll: Add dpll command", {"dpll.c": "a\n"})
+    r.commit("sync: latest changes from upstream", {"x.c": "1\n"})
+    f1 = r.commit(f'dpll: fix the man page\n\nFixes: {origin[:12]} ("dpll: Add dpll command")', {"dpll.c": "b\n"})
+    r.commit("sync: latest changes from upstream", {"x.c": "2\n"})
+    f2 = r.commit(f'dpll: fix monitor mode\n\nFixes: {origin[:12]} ("dpll: Add dpll command")', {"dpll.c": "c\n"})
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("were there follow-up fixes to the original 'dpll: Add dpll command' patch? list them")
+        assert set(out["refs"]) == {"commit:" + f1, "commit:" + f2}  # the fixes of it, not a two-hop chain
+        out = eng.ask("which later commits fixed 'Add dpll command'?")  # its subject without the prefix
+        assert set(out["refs"]) == {"commit:" + f1, "commit:" + f2}
+        counted = eng.ask("how many 'sync: latest changes from upstream' commits were there in 2023?")
+        assert counted["result"]["value"] == 2

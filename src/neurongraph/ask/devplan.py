@@ -20,6 +20,7 @@ __all__ = [
     "time_bounds",
     "word_conditions",
     "no_merge_spans",
+    "quoted_conditions",
     "topic_words",
     "topic_condition",
     "stem",
@@ -277,6 +278,24 @@ _NO_MERGES = re.compile(
     r"skip(?:ping)?|leav(?:e|ing)\s+out|drop(?:ping)?)\s+(?:the\s+|any\s+|all\s+)?merges?(?:\s+commits?)?\b",
     re.I,
 )
+
+
+_QUOTED_PHRASE = re.compile(r"""(?<![\w])(['"“‘])([^'"“”‘’\n]{3,200})(['"”’])(?![\w])""")
+
+
+def quoted_conditions(question: str, taken: list[tuple[int, int]], tw: TimeWindow, params: dict) -> None:
+    """A quoted phrase no name, path or date took ("how many 'sync: latest libbpf changes' commits") is what
+    the commits' subjects must contain (case ignored), as ``git log --grep -F -i`` reads it; its span is
+    taken.  Unread, it was dropped and every commit of the period counted: confidently wrong."""
+    for m in _QUOTED_PHRASE.finditer(question):
+        if any(s < m.end() and m.start() < e for s, e in taken):
+            continue
+        k = sum(1 for key in params if key.startswith("quoted"))
+        params[f"quoted{k}"] = m.group(2).strip().lower()
+        tw.conditions.append(
+            (f"toLower(c.title) CONTAINS $quoted{k}", f"whose subject contains '{m.group(2).strip()}'")
+        )
+        taken.append(m.span())
 
 
 def no_merge_spans(question: str, tw: TimeWindow) -> list[tuple[int, int]]:

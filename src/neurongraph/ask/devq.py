@@ -30,6 +30,7 @@ from .devplan import (
     by_time,
     commit_match,
     no_merge_spans,
+    quoted_conditions,
     tag_filter,
     time_bounds,
     topic_words,
@@ -327,6 +328,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     author, topic, scope = _named(engine, question, taken, mentions, notes)
     params: dict = {}
     word_conditions(_blank(question, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
+    quoted_conditions(question, taken, tw, params)  # "how many 'sync: latest changes' commits": the subject
     head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
     if scope is None and (gone := _missing_scope(question, notes)) is not None:
         return gone, notes

@@ -87,9 +87,11 @@ def _paths(store: Store, question: str, found: _Found) -> None:
 _OPEN_CLOSE = {'"': '"”', "“": '"”', "'": "'’", "‘": "'’"}
 
 
-def _quoted(store: Store, question: str, found: _Found) -> None:
+def _quoted(store: Store, question: str, found: _Found, by_suffix=None) -> None:
     """A quoted phrase that is exactly one node's title (ASCII case ignored), widest quotes first, so a title
-    that itself holds quotes (``"Keep the "raw" flag (#2222)"``) is read whole, before ``#2222``."""
+    that itself holds quotes (``"Keep the "raw" flag (#2222)"``) is read whole, before ``#2222``; else, with
+    ``by_suffix``, the one commit whose subject is the phrase after a ``subsystem:`` prefix ("Embed and verify
+    the metadata hash" for ``libbpf: Embed and verify the metadata hash``)."""
     marks = [(i, ch) for i, ch in enumerate(question) if ch in "\"“”'‘’"]
     pairs = [
         (i, j)
@@ -101,7 +103,10 @@ def _quoted(store: Store, question: str, found: _Found) -> None:
     for i, j in sorted(pairs, key=lambda p: p[0] - p[1])[:40]:
         if any(s < j + 1 and i < e for s, e in found.taken):
             continue
-        rows = store.nodes_titled(question[i + 1 : j].strip(), 2)
+        phrase = question[i + 1 : j].strip()
+        rows = store.nodes_titled(phrase, 2)
+        if not rows and by_suffix is not None and len(phrase) >= 12:
+            rows = by_suffix(phrase)
         if len(rows) == 1:
             found.add(rows[0][0], rows[0][1], i, j + 1, question[i : j + 1])
 
@@ -119,11 +124,20 @@ def _linked(store: Store, linker, question: str, found: _Found) -> None:
         found.add(node, types[node], start, start + len(key) if pos >= 0 else start, key)
 
 
+def _subject_suffix(engine, phrase: str) -> list[tuple[str, str]]:
+    """(id, type) of up to two commits whose subject ends with ``: phrase`` (a subsystem prefix dropped)."""
+    rows = engine.cypher("MATCH (n:commit) WHERE n.title ENDS WITH $s RETURN n.id AS id LIMIT 2", {"s": ": " + phrase})[
+        "rows"
+    ]
+    return [(r["id"], "commit") for r in rows]
+
+
 def find_mentions(engine, question: str) -> list[Mention]:
     """Every mention in the question, in order of position; earlier kinds win an overlap."""
     store: Store = engine.store
     found = _Found()
-    for step in (_quoted, _ids, _refs, _shas, _paths):
+    _quoted(store, question, found, lambda phrase: _subject_suffix(engine, phrase))
+    for step in (_ids, _refs, _shas, _paths):
         step(store, question, found)
     linker = engine.query_linker.get()
     if linker is not None:

@@ -173,6 +173,18 @@ def _anchor_is_src(schema, r: RelWord, anchor_type: str, target: str | None, anc
     return not src if r.flipped else src
 
 
+def _compounds(question: str, rels: list[RelWord]) -> list[RelWord]:
+    """Two relation words side by side name one relation, the last one's ("follow-up fixes to X": the fixes of
+    X, not the follow-ups of X's fixes); words apart stay a chain ("the PR that merged the commit X follows")."""
+    out: list[RelWord] = []
+    for r in sorted(rels, key=lambda r: r.start):
+        if out and re.fullmatch(r"[\s-]*(?:ups?)?[\s-]*", question[out[-1].end : r.start]):
+            out[-1] = r
+        else:
+            out.append(r)
+    return out
+
+
 def translate(engine, question: str, schema=None, mentions: list[Mention] | None = None) -> CypherQuery | None:
     """A read-only Cypher query for ``question``, or ``None`` when no shape fits."""
     schema = schema or engine.graph_schema()
@@ -180,6 +192,7 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
     rels = relation_words(question, schema.relations)
     # a relation word inside a named span (a title that says "fix") is part of the name
     rels = [r for r in rels if not any(m.start <= r.start < m.end for m in mentions)]
+    rels = _compounds(question, rels)
     # a type word inside a name, or naming the node right after it ("commit 3f2a", "PR #40"), is not a target
     types = [
         (t, p)
