@@ -283,3 +283,18 @@ def test_quoted_subjects_name_commits_or_filter_them(tmp_path):
         assert set(out["refs"]) == {"commit:" + f1, "commit:" + f2}
         counted = eng.ask("how many 'sync: latest changes from upstream' commits were there in 2023?")
         assert counted["result"]["value"] == 2
+
+
+def test_tags_on_a_branch_only_and_on_neither(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        q = "which tags are on the stable branch only and not on main? any on neither?"
+        out = eng.ask(q)
+        assert out["refs"] == ["tag:1.1", "tag:1.2"] and "'stable' is not synced" in out["answer"]
+        sync_source(eng, "git", r.path, refs=["stable"])  # HEAD is still read, stable besides it
+        out = eng.ask(q)
+        assert out["refs"] == ["tag:1.1", "tag:1.2"]
+        assert "on stable and not in HEAD's history: 1.1, 1.2" in out["answer"]
+        assert "on neither HEAD's history nor stable: none" in out["answer"]
+        assert eng.ask("how many commits since the last release?")["result"]["value"] == 1  # HEAD still read

@@ -306,7 +306,7 @@ def test_bare_repository_and_a_named_ref(repo, tmp_path):
     roots = {k: v for k, v in b.state.items() if k.startswith("ingest.git-root.")}
     assert len(roots) == 1 and set(roots.values()) == {widget}  # the root commit names the source
     assert {k: v for k, v in b.state.items() if k not in roots} == {
-        f"ingest.git-tips.{widget}": json.dumps({"main": repo.merge}),
+        f"ingest.git-tips.{widget}": json.dumps({"HEAD": repo.merge, "main": repo.merge}, sort_keys=True),
         f"ingest.git-refs.{widget}": json.dumps({"refs": ["main"], "tags": True}),
         f"ingest.git-reader.{widget}": str(READER_VERSION),
         f"ingest.git-path.{widget}": str(bare.resolve()),

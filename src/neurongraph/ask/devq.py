@@ -21,6 +21,7 @@ import re
 import weakref
 
 from . import file_shapes, release_shapes, tag_shapes
+from .branch_tags import plan_branch_tags
 from .devplan import (
     C_RET,
     MAX_ITEMS,
@@ -307,10 +308,13 @@ def head_only(engine, tw: TimeWindow, params: dict) -> None:
 
 
 def _releases_or_trailers(engine, question, taken, commit, scope, tw, author, params, who: bool) -> DevPlan | None:
-    """The shapes read before the others: "which release first contained X / shipped Y / dropped F", and
-    "who reviews the most (Reviewed-by)?" / "who acked X?" (the people a commit's trailers name)."""
+    """The shapes read before the others: "which release first contained X / shipped Y / dropped F", "which
+    tags are on the stable branch only?", and "who reviews the most (Reviewed-by)?" / "who acked X?" (the
+    people a commit's trailers name)."""
     if (release := release_shapes.plan_release(engine, question, commit, scope, params)) is not None:
         return release
+    if commit is None and (on_branch := plan_branch_tags(engine, question, params)) is not None:
+        return on_branch
     named = commit.node if commit is not None else None
     return plan_trailers(_blank(question, taken), named, scope, tw, author, params) if who else None
 

@@ -266,8 +266,8 @@ def ingest(
     refs: list[str] | None = typer.Option(
         None,
         "--ref",
-        help="git: a branch or ref to read, or a glob such as 'origin/release-*' (repeatable; default HEAD). "
-        "Remembered: later syncs read the same refs.",
+        help="git: a branch to read besides HEAD (a release branch such as origin/stable), or a glob such as "
+        "'origin/release-*' (repeatable). Remembered: later syncs read the same refs.",
     ),
     tags: bool | None = typer.Option(
         None,

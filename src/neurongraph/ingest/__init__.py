@@ -34,8 +34,8 @@ def read_source(
 ) -> IngestBatch:
     """Read one source with its adapter; git reads only what is newer than the last sync (all of it
     with ``full``, or when another version of the reader made the last sync: unchanged commits are still
-    not rewritten).  Git reads ``refs`` (default HEAD) and every tag unless ``tags`` is False; either,
-    when not given, is what the last sync of the source was given.  An item over a field limit is skipped
+    not rewritten).  Git reads HEAD, ``refs`` (more branches) and every tag unless ``tags`` is False;
+    either, when not given, is what the last sync of the source was given.  An item over a field limit is skipped
     and named in ``batch.skipped``; with ``strict`` it is an error and nothing is written."""
     if kind == "git":
         from .git import READER_VERSION, GitRepo, read_git, reader_key, refs_key, source_name, tips_key

@@ -49,7 +49,7 @@ __all__ = ["read_git", "GitRepo", "state_key", "tips_key", "refs_key", "root_key
 
 MAX_FILES_LISTED = 200  # files listed in a commit's metadata (all of them still get `touches` edges)
 MAX_TOUCHES = 2000  # a vendor import touching more files gets no `touches` edges (counted as skipped)
-DEFAULT_REFS = ["HEAD"]  # with every tag (``tags=True``): what ``git log HEAD --tags`` reads
+DEFAULT_REFS = ["HEAD"]  # always read, with every tag (``tags=True``): what ``git log HEAD --tags`` reads
 MAX_PR_RANGE = 5000  # a merged branch with more commits than this gets no part_of edges (counted)
 # a URL with a host: scheme://[user@]host[:port]/PATH or scp-like [user@]host:PATH
 _HOSTED = re.compile(r"^(?:[a-z][a-z0-9+.-]*://(?:[^@/]*@)?[^/]+/+|(?:[^@/:]+@)?[^/:]{2,}:(?!/))(?P<path>.+)$", re.I)
@@ -379,7 +379,7 @@ def source_name(repo: GitRepo, store=None, refs: list[str] | None = None) -> str
 
 def _known_source(repo: GitRepo, store, refs: list[str] | None) -> str | None:
     """The source ``store`` recorded for the repository's root commit (meta, else the root's node)."""
-    roots = repo.roots([repo.resolve(x) for r in dict.fromkeys(refs or DEFAULT_REFS) for x in repo.expand(r)])
+    roots = repo.roots([repo.resolve(x) for r in dict.fromkeys(DEFAULT_REFS + (refs or [])) for x in repo.expand(r)])
     for root in roots:
         known = store.get_meta(root_key(root))
         if known:
@@ -402,9 +402,10 @@ def read_git(
     known_tags: list[str] | None = None,
     tags: bool = True,
 ) -> IngestBatch:
-    """The commits of ``refs`` (default HEAD; a glob such as ``origin/release-*`` names every branch it
-    matches) and, with ``tags``, of every tag (releases live on release branches: what ``git log HEAD
-    --tags`` reads), not yet synced, as an :class:`IngestBatch`.
+    """The commits of ``HEAD``, of ``refs`` (more branches: a glob such as ``origin/release-*`` names every
+    branch it matches) and, with ``tags``, of every tag (releases live on release branches: what ``git log
+    HEAD --tags`` reads), not yet synced, as an :class:`IngestBatch`.  ``HEAD`` is always read: "now", "since
+    the last release" and ``git log`` mean its history.
 
     ``synced`` maps a ref name to the tip ingested last time (store meta, see :func:`tips_key`);
     commits reachable from those tips are skipped.  After a force-push the old tip is still
@@ -414,12 +415,12 @@ def read_git(
     g = repo if isinstance(repo, GitRepo) else GitRepo(repo)
     source = source or g.name
     synced = synced or {}
-    branch_tips, tag_tips = _tips(g, refs or DEFAULT_REFS, tags)
+    branch_tips, tag_tips = _tips(g, DEFAULT_REFS + list(refs or []), tags)
     tips = {**tag_tips, **branch_tips}
     batch = IngestBatch(kind="git", source=source, complete=False)
     batch.state = {
         tips_key(source): json.dumps(tips, sort_keys=True),
-        refs_key(source): json.dumps({"refs": list(refs or DEFAULT_REFS), "tags": tags}),
+        refs_key(source): json.dumps({"refs": list(refs or []), "tags": tags}),
         reader_key(source): str(READER_VERSION),
         path_key(source): str(g.path),  # where exact provenance (git blame) can be read later, if still there
     }
