@@ -298,3 +298,22 @@ def test_tags_on_a_branch_only_and_on_neither(project, tmp_path):
         assert "on stable and not in HEAD's history: 1.1, 1.2" in out["answer"]
         assert "on neither HEAD's history nor stable: none" in out["answer"]
         assert eng.ask("how many commits since the last release?")["result"]["value"] == 1  # HEAD still read
+
+
+def test_files_under_a_directory_now_are_git_ls_tree(tmp_path):
+    r = Repo(tmp_path / "tree")
+    r.commit("Start", {"pkg/a.py": "a\nb\nc\n", "pkg/b.py": "b\n", "pkg/empty.py": "", "docs/x.md": "x\n"})
+    (r.path / "pkg" / "logo.png").write_bytes(b"\x89PNG\x00\x01binary")
+    (r.path / "pkg" / "old.bin").write_bytes(b"\x00\x02old")
+    r.git("add", "pkg/logo.png", "pkg/old.bin")
+    r.commit("Add images")
+    r.git("rm", "-q", "pkg/b.py", "pkg/old.bin")
+    r.commit("Drop b and the old blob")
+    r.git("mv", "pkg/a.py", "pkg/c.py")
+    r.commit("Rename a to c")
+    listed = r.git("ls-tree", "-r", "--name-only", "HEAD", "pkg").split()
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("how many files are under pkg/ right now?")
+        assert out["result"]["value"] == len(listed) == 3  # c.py, empty.py, logo.png
+        assert eng.ask("how many files are under pkg/?")["result"]["value"] == 6  # every path ever touched

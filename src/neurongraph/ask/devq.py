@@ -790,6 +790,8 @@ def _counted(
     if count and file_shapes.COUNT_FILES.search(words) and not _PEOPLE.search(words):
         if (checked := file_shapes.added_or_removed(words, scope, tw, author, params)) is not None:
             return checked  # "how many files were added in 2023?": those created, not those touched
+        if file_shapes.NOW.search(words) and not tw.active and author is None:  # "files in dcb/ right now"
+            return file_shapes.files_now(scope, params, count=True)
         return file_shapes.count_files(scope, tw, author, params)
     if count and (length := file_shapes.file_length(words, scope, tw, author, params)) is not None:
         return length  # "how many lines does F have?": its length, not the lines its commits changed
@@ -847,6 +849,8 @@ ROW_CHECKED = (
     "count_files_added",
     "authors_by_lines",
     "largest_commits_lines",
+    "files_now",
+    "count_files_now",
 )
 PAGE = 1000
 
@@ -895,13 +899,13 @@ def _rows(engine, p: DevPlan) -> list[dict]:
         rows = file_shapes.resolve_deleted(engine, p, rows)
     if p.shape == "files_latest":
         rows = file_shapes.latest_only(rows)
-    if p.shape in ("files_deleted", "count_files_deleted"):
-        rows = file_shapes.keep_removed(engine, rows)
+    if keep := _KEEP_ROWS.get(p.shape):  # checked row by row: the removed files, the files there now
+        rows = keep(engine, rows)
     if p.shape in ("files_added", "count_files_added", "files_oldest", "files_newest"):
         rows = file_shapes.keep_added(engine, rows, p.params)
     if p.shape in ("files_oldest", "files_newest"):
         rows = file_shapes.by_age(rows, p)
-    if p.shape in ("count_files_added", "count_files_deleted"):  # checked row by row: counted after
+    if p.shape in ("count_files_added", "count_files_deleted", "count_files_now"):  # checked row by row
         rows = [{"count": len(rows)}]
     if summed := _SUMMED.get(p.shape):
         rows = summed(engine, p, rows)
@@ -912,6 +916,12 @@ def _rows(engine, p: DevPlan) -> list[dict]:
     return rows
 
 
+_KEEP_ROWS = {
+    "files_deleted": file_shapes.keep_removed,
+    "count_files_deleted": file_shapes.keep_removed,
+    "files_now": file_shapes.keep_present,
+    "count_files_now": file_shapes.keep_present,
+}
 # shapes whose answer is summed from the stored diffs after the query (lines of a file, of commits, of authors)
 _SUMMED = {
     "file_lines": lambda engine, p, rows: file_shapes.file_lines(engine, p) if rows else [],

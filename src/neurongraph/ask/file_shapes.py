@@ -537,6 +537,51 @@ def keep_removed(engine, rows: list[dict]) -> list[dict]:
     return out
 
 
+# "how many files are in dcb/ right now", "files under src/ at HEAD": the files there now, not every path touched
+NOW = re.compile(r"\b(?:right\s+now|now|currently|current|at\s+HEAD|today|at\s+present|still)\b", re.I)
+
+
+def files_now(scope: Scope | None, params: dict, count: bool) -> DevPlan:
+    """The files under ``scope`` (or in the whole history) that exist at ``HEAD``: each path's latest commit in
+    ``HEAD``'s history did not delete it and no later commit renamed it away (resolved when run,
+    :func:`keep_present`); what ``git ls-tree -r HEAD -- DIR`` lists."""
+    if scope is not None and scope.kind in ("any", "all"):  # "in dcb/ (counting Makefile)": the directory's
+        dirs = [p for p in scope.value if isinstance(p, Scope) and p.kind == "dir"]
+        scope = dirs[0] if len(dirs) == 1 else None
+    cond = ["NOT c.id IN $off_head"] if "off_head" in params else []
+    if scope is not None:
+        cond.append(scope.condition("f", "f", params))
+    where = f" WHERE {' AND '.join(cond)}" if cond else ""
+    cy = (
+        f"MATCH (c:commit)-[:touches]->(f:file){where} WITH f, c ORDER BY c.time DESC "
+        "WITH f, collect(c.id)[0] AS last RETURN f.id AS id, f.title AS title, f.type AS type, last ORDER BY id"
+    )
+    prep = scope is not None and re.match(r"(?:in|under|inside|within|below|beneath)\b", scope.phrase, re.I)
+    where_said = (scope.phrase if prep else f"under {scope.phrase}") if scope is not None else "in the repository"
+    expl = f"files {where_said} at HEAD (deleted and renamed-away paths left out)"
+    return DevPlan("count_files_now" if count else "files_now", "count" if count else "files", cy, params, expl)
+
+
+def keep_present(engine, rows: list[dict]) -> list[dict]:
+    """The file rows whose path still exists: its line count on ``HEAD``'s first-parent line is not 0 (deleted
+    or renamed away: ``CodeHistory.line_count``); where the stored hunks give none (a binary or empty file),
+    its latest commit (``last``) did not delete it."""
+    idx = engine.store.lookup_idx([r["last"] for r in rows if r.get("last")])
+    by_idx = engine.store.nodes_by_idx(idx.values())
+    out = []
+    ch = engine.code_history
+    for r in rows:
+        path = str(r["id"])[5:]
+        lines = ch.line_count(path)  # on HEAD's first-parent line: 0 once deleted or renamed away
+        if lines == 0 or ch.renamed_away(path):
+            continue
+        node = by_idx.get(idx.get(r.get("last"), -1))
+        if lines is None and (node is None or file_status(node, path) == "D"):
+            continue  # no stored hunk (binary, empty, cut): the latest commit's own word decides
+        out.append(r)
+    return out
+
+
 def count_files(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
     """ "How many files are there?": every path the history touched (removed and renamed ones included),
     or the files the scoped commits touched."""

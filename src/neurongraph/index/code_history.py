@@ -514,6 +514,14 @@ class CodeHistory:
             return None
         return self._length(path, topo.pos[start] + 1, 0)
 
+    def renamed_away(self, path: str) -> bool:
+        """Whether ``path`` was renamed away on the mainline after its last mainline change (its lines live
+        under the new name now)."""
+        self._ensure()
+        w = self._walk(path)
+        last = w.main_pos[-1] if w.main_pos else -1
+        return any(pos >= last for pos in self._moved_away().get(path, ()))
+
     def _length(self, path: str, upto: int, depth: int) -> int | None:
         """``path``'s line count from its mainline entries before position ``upto``: summed from its last
         rename away (its lines left with it; a later commit may add the path anew) or from the rename that
