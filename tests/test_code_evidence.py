@@ -167,10 +167,11 @@ def test_code_history_follows_the_change_feed(fixed_repo, tmp_path):
     """A commit ingested after the index was built is blamed without rebuilding by hand."""
     repo, origin, fix, diff, parent_t = fixed_repo
     eng = ngr.open(str(tmp_path / "s.db"), embedder="hashing")
-    subprocess.run(["git", "-C", str(repo.path), "branch", "-q", "old", fix + "~1"], check=True)
-    sync_source(eng, "git", repo.path, refs=["old"])
+    subprocess.run(["git", "-C", str(repo.path), "checkout", "-q", "-b", "old", fix + "~1"], check=True)
+    sync_source(eng, "git", repo.path)  # HEAD is the old branch
     assert eng.blame("net/route.c", [12]) == ["commit:" + origin]
-    sync_source(eng, "git", repo.path, refs=["main"])
+    subprocess.run(["git", "-C", str(repo.path), "checkout", "-q", "main"], check=True)
+    sync_source(eng, "git", repo.path)
     assert eng.blame("net/route.c", [12]) == ["commit:" + fix]
     eng.close()
 
