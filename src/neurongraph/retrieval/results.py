@@ -265,8 +265,8 @@ def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> N
 
 def _unresolved_refs(store: Store, hits: list[Hit], refs: list) -> None:
     """``Hit.refs_not_ingested`` (``["#7", "#12"]``): issue numbers a hit's message names ("Fixes #7") with neither
-    an ``issue:N`` nor a ``pr:N`` node, so the reader knows the link waits for an issue export (its edge is
-    pending) instead of seeing nothing; one id lookup for all hits."""
+    an ``issue:N`` (other than the git reader's placeholder) nor a ``pr:N`` node, so the reader knows the
+    issue's text waits for an issue export instead of seeing nothing; one id lookup for all hits."""
     nums: list[list[str]] = []
     for r in refs:
         if isinstance(r, str):
@@ -280,6 +280,10 @@ def _unresolved_refs(store: Store, hits: list[Hit], refs: list) -> None:
     if not wanted:
         return
     known = store.lookup_idx(wanted)
+    # an issue:N the git reader wrote as a placeholder (a number no PR has) is still not ingested
+    issues = {i: k for i, k in known.items() if i.startswith("issue:")}
+    held = store.node_meta_values(issues.values(), ["placeholder"]) if issues else {}
+    known = {i: k for i, k in known.items() if not held.get(k, {}).get("placeholder")}
     for h, ns in zip(hits, nums):
         missing = [n for n in ns if f"issue:{n}" not in known and f"pr:{n}" not in known]
         h.refs_not_ingested = ["#" + n for n in missing]
