@@ -317,3 +317,15 @@ def test_files_under_a_directory_now_are_git_ls_tree(tmp_path):
         out = eng.ask("how many files are under pkg/ right now?")
         assert out["result"]["value"] == len(listed) == 3  # c.py, empty.py, logo.png
         assert eng.ask("how many files are under pkg/?")["result"]["value"] == 6  # every path ever touched
+
+
+def test_a_first_name_where_a_person_stands_and_the_last_one_of_a_count(project, tmp_path):
+    r, c = project
+    r.author("Guido Writer")
+    g = r.commit("Support the new guard", {"guard.py": "g\n"})
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("when did guido last commit?")
+        assert out["refs"] == ["commit:" + g] and "by Guido Writer" in out["answer"]
+        merges = eng.ask("how many merge commits are there, and when was the last one?")
+        assert merges["answer"].startswith("2 commits") and merges["refs"][0] == "commit:" + c["m7"]

@@ -98,7 +98,12 @@ _BUSIEST = re.compile(
     re.I,
 )
 _HOW_OLD = re.compile(r"\bhow old\b|\bwhen did (?:the )?(?:project|repo\w*|history|development) (?:start|begin)", re.I)
-_ALSO_WHICH = re.compile(r"\b(?:and|also)\s+(?:which|what|list|show)\b|\bwhich\s+ones\b|\blist\s+them\b", re.I)
+# "how many …, and which ones?", "…, and when was the last one?": the list, which says its length
+_ALSO_WHICH = re.compile(
+    r"\b(?:and|also)\s+(?:which|what|list|show)\b|\bwhich\s+ones\b|\blist\s+them\b"
+    r"|\band\s+when\s+(?:was|were|did)\s+the\s+(?:last|latest|first|most\s+recent|newest|oldest)\b",
+    re.I,
+)
 _MERGES = re.compile(r"\bmerges\b|\bmerge commits?\b|\bmerged commits\b", re.I)
 _REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
 _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
@@ -239,7 +244,29 @@ def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, t
         hit = _find_name(text, keyed, taken)
         if hit:
             return hit
+    return _first_name(question, names, taken)
+
+
+# "when did guido last commit", "commits by yonghong", "jukka's first commit": a first name where a person stands
+_PERSON_SLOT = re.compile(r"\b(?:did|does|has|had|by|from|of)\s+([A-Za-z][\w-]{3,})\b|\b([A-Za-z][\w-]{3,})'s\b")
+
+
+def _first_name(question: str, names: list[str], taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    """One author by first name alone, where the question puts a person ("did guido", "by jukka"), when
+    exactly one recorded name starts with it (the others that do are the same person only if their
+    first two words agree); ambiguous or common words are not read."""
+    for m in _PERSON_SLOT.finditer(question):
+        word = m.group(1) or m.group(2)
+        span = m.span(1) if m.group(1) else m.span(2)
+        if any(a < span[1] and span[0] < b for a, b in taken) or word.lower() in _NOT_NAMES:
+            continue
+        hits = [n for n in names if n.split()[0].lower() == word.lower() and " " in n]
+        if len(hits) == 1:
+            return hits[0], span
     return None
+
+
+_NOT_NAMES = frozenset("this that these those them they what which when where there here last first most".split())
 
 
 def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
@@ -798,7 +825,7 @@ def _counted(
     if count and (lines := file_shapes.count_lines(words, scope, tw, author, params)) is not None:
         return lines
     if scope is None and _MERGES.search(words) and (count or _LISTY.search(words) or n):
-        return _merge_commits(scope, tw, author, params, count, n)
+        return _merge_commits(scope, tw, author, params, count and not _ALSO_WHICH.search(words), n)
     if (busy := _BUSIEST.search(words)) is not None:  # "the most active months", "the busiest year"
         return _per_period(scope, tw, author, params, (busy.group(1) or busy.group(2)).lower(), busiest=True)
     if _PER_AUTHOR.search(words):  # "how many commits per author?": the authors with their commit counts
