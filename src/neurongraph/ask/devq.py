@@ -110,7 +110,7 @@ _RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committer
 
 
 # ---------------------------------------------------------------------- what the question names
-def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str]) -> list[Scope]:
+def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str], now=None) -> list[Scope]:
     """Paths the question names: a file node, a directory (some file below it), a glob; else a note."""
     cands = []
     for m in re.finditer(r"\S+", question):
@@ -126,7 +126,7 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
     out: list[Scope] = []
     for p in cands:
         if f"file:{p}" in found:
-            out.append(Scope("file", _renamed_now(engine, p, notes), p))
+            out.append(Scope("file", now(p) if now is not None else f"file:{p}", p))
         elif "*" in p or ("[" in p and "]" in p):
             prefix = re.split(r"[*?\[]", p, maxsplit=1)[0]
             files = [
@@ -170,16 +170,29 @@ def _renamed_now(engine, path: str, notes: list[str]) -> str:
     if node != f"file:{path}":
         notes.append(f"'{path}' read as {node[5:]} (renamed since)")
         return node
-    if engine.code_history.line_count(path) == 0:  # removed: a file of that name elsewhere may be the one meant
+    if engine.code_history.line_count(path) == 0:  # removed: moved, if the removing commit added its namesake
         now = [
             f
             for f, _ in engine.store.ids_with_prefix("file:", 1_000_000)
             if f.endswith("/" + path) and engine.code_history.line_count(f[5:])
         ]
-        if len(now) == 1:
-            notes.append(f"'{path}' read as {now[0][5:]} (the file of that name now; {path} itself was removed)")
+        if len(now) == 1 and _moved_together(engine, node, now[0]):
+            notes.append(f"'{path}' read as {now[0][5:]} (moved there; {path} itself was removed)")
             return now[0]
     return node
+
+
+def _moved_together(engine, old: str, new: str) -> bool:
+    """Whether one commit removed ``old`` and added ``new`` (a move git's rename detection did not pair)."""
+    rows = engine.cypher(
+        "MATCH (c:commit)-[:touches]->(:file {id: $old}), (c)-[:touches]->(:file {id: $new}) RETURN c.id AS id",
+        {"old": old, "new": new},
+    )["rows"]
+    for r in rows:
+        node = engine.store.get_node(r["id"])
+        if node is not None and file_shapes.file_status(node, old[5:]) == "D":
+            return file_shapes.file_status(node, new[5:]) in ("A", None)
+    return False
 
 
 def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
@@ -356,7 +369,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     commit = next((m for m in mentions if m.type == "commit"), None)
     quoted_or_named = [m for m in mentions if m.type != "commit"]
     pr = _pr_anchor(engine, question, mentions, notes)
-    author, topic, scope = _named(engine, question, taken, mentions, notes)
+    author, topic, scope = _named(engine, question, taken, mentions, notes, tw.active or tw.commits is not None)
     params: dict = {}
     word_conditions(_blank(question, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
     quoted_conditions(question, taken, tw, params)  # "how many 'sync: latest changes' commits": the subject
@@ -450,14 +463,14 @@ def _reverts(words: str, scope, tw, author, params: dict, count: bool) -> DevPla
     return None
 
 
-def _named(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]):
+def _named(engine, question: str, taken: list, mentions: list[Mention], notes: list[str], dated: bool = False):
     """The author, the subject topic and the path scope the question names, read in that order, each
     taking its words: "g.denis" is an author, not a file; "commits that mention typeshed" a word, not a path."""
     author = _author_taken(engine, question, taken)
     topic = topic_words(_blank(question, taken))
     if topic is not None:
         taken.append(topic.span)
-    return author, topic, _scope_of(engine, question, taken, mentions, notes)
+    return author, topic, _scope_of(engine, question, taken, mentions, notes, dated)
 
 
 def _author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | None:
@@ -543,15 +556,17 @@ def _at(question: str, phrase: str) -> int:
     return m.start() if m else question.find(phrase)
 
 
-def _scope_of(engine, question: str, taken: list, mentions: list[Mention], notes: list[str]) -> Scope | None:
+def _scope_of(
+    engine, question: str, taken: list, mentions: list[Mention], notes: list[str], dated: bool = False
+) -> Scope | None:
     """The question's path scope: one path (a file mention counts), or several — "touched both A and B" needs
     every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
-    found = [(_at(question, sc.phrase), sc) for sc in _scopes(engine, question, taken, notes)]
-    found += [
-        (m.start, Scope("file", _renamed_now(engine, m.node[5:], notes), m.phrase))
-        for m in mentions
-        if m.type == "file"
-    ]
+
+    def now(path: str) -> str:  # a dated question means the file as it was then: not read as today's file
+        return f"file:{path}" if dated else _renamed_now(engine, path, notes)
+
+    found = [(_at(question, sc.phrase), sc) for sc in _scopes(engine, question, taken, notes, now)]
+    found += [(m.start, Scope("file", now(m.node[5:]), m.phrase)) for m in mentions if m.type == "file"]
     kept: list[tuple[int, Scope]] = []
     for at, sc in sorted(found, key=lambda t: (" " in t[1].phrase, -len(t[1].phrase))):
         # one stretch of text is one path, a written path before a bare directory phrase and the longest
