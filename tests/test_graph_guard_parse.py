@@ -176,3 +176,28 @@ def test_the_accepted_worst_shapes_answer_within_a_second(child):
             n += 1
         took = _answer_s(child, make(n))
         assert took <= ANSWER_S, (took, make(n)[:100])
+
+
+def test_parameters_are_bounded_like_the_query_they_are_sent_with():
+    """The client sends parameters as Cypher literals before the query (``CYPHER x=[[…]] RETURN $x``):
+    40 nested lists held the parser like 40 nested brackets."""
+    from neurongraph.graphdb.guard import check_params
+    from neurongraph.graphdb.guard_proxy import check_graph_command, split_params_header
+
+    deep: object = 1
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(QueryError, match="MAX_NESTING"):
+        check_params({"x": deep})
+    with pytest.raises(QueryError, match="MAX_PARAM_ITEMS"):
+        check_params({"x": [[1] * 1000] * 200})
+    check_params({"ids": [f"commit:{i}" for i in range(5000)], "m": {"a": [1, {"b": 2}]}, "n": None})
+    header, query = split_params_header('CYPHER `x`=[1,[2,"a b"]] `y`="RETURN" RETURN $x, $y')
+    assert (header, query) == ('CYPHER `x`=[1,[2,"a b"]] `y`="RETURN" ', "RETURN $x, $y")
+    assert split_params_header("MATCH (n) RETURN n") == ("", "MATCH (n) RETURN n")
+    nested = "CYPHER `x`=" + "[" * 40 + "1" + "]" * 40 + " RETURN $x"
+    with pytest.raises(QueryError, match="MAX_NESTING"):
+        check_graph_command([b"GRAPH.RO_QUERY", b"g", nested.encode()])
+    with pytest.raises(CypherError, match="only read queries"):
+        check_graph_command([b"GRAPH.RO_QUERY", b"g", b'CYPHER `a`="x" CREATE (:X)'])
+    check_graph_command([b"GRAPH.QUERY", b"g", b"CYPHER `rows`=[[1,2],[3,4]] UNWIND $rows AS r CREATE (:X {a: r[0]})"])

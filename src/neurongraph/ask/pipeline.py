@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..graphdb.errors import CypherError
+from ..graphdb.errors import CypherError, GraphGone, GraphServerError, QueryTimeout
 from ..graphdb.schema import build_schema
 from . import devq, spelling
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
@@ -47,6 +47,20 @@ def _hit_dict(h) -> dict:
 
 
 def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None, limit: int = 5) -> dict:
+    """:func:`_ask`; when the graph is down or timed out (``query_timeout``, the engine gone mid-query, or
+    a shared server that is unreachable, refuses the credentials or holds no graph), it is answered from search
+    instead, and ``route.reason`` and ``warnings`` say why."""
+    try:
+        return _ask(engine, question, mode, llm, limit)
+    except (QueryTimeout, GraphGone, GraphServerError) as exc:
+        why = f"the graph was not available (error[{exc.code}]: {exc.message}); answered from search instead"
+    out = _ask(engine, question, "vector", llm, limit)
+    out["route"]["reason"] += "; " + why
+    out.setdefault("warnings", []).append(why)
+    return out
+
+
+def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) -> dict:
     """Route the question, retrieve (graph query and/or search), answer citing only retrieved ids, and
     store one trace with every retrievable id: the four named steps below."""
     _check_args(question, mode, limit)

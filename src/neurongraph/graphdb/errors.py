@@ -9,6 +9,7 @@ __all__ = [
     "ReadOnlyViolation",
     "QueryTimeout",
     "QueryError",
+    "GraphGone",
     "GraphServerError",
     "GraphServerUnreachable",
     "GraphServerAuth",
@@ -38,6 +39,10 @@ class QueryError(CypherError):
     """A syntax error, an unknown function, a memory cap hit, ... (the engine's message)."""
 
     code = "query_error"
+
+
+class GraphGone(QueryError):
+    """The graph engine closed the connection mid-query (a child that died, a shared server restarted)."""
 
 
 class GraphServerError(NeuronGraphError):

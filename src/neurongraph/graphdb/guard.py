@@ -31,7 +31,15 @@ from dataclasses import dataclass
 
 from .errors import QueryError, ReadOnlyViolation
 
-__all__ = ["ParseProfile", "check_read_only", "check_complexity", "code_tokens", "nesting_depth", "parse_profile"]
+__all__ = [
+    "ParseProfile",
+    "check_complexity",
+    "check_params",
+    "check_read_only",
+    "code_tokens",
+    "nesting_depth",
+    "parse_profile",
+]
 
 WRITE_WORDS = {"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "FOREACH"}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -245,6 +253,31 @@ def check_complexity(query: str) -> None:
     ):
         if value > limit:
             raise QueryError(f"the query has {value:,} {what}; at most {limit:,} are allowed ({name})")
+
+
+MAX_PARAM_ITEMS = 100_000  # values in a query's parameters, all together
+
+
+def check_params(params: dict | None) -> None:
+    """Raise :class:`QueryError` for parameters the parser could not finish in time: the client sends them
+    as Cypher literals before the query (``CYPHER x=[[…]] …``), so their lists and maps nest like the
+    query's brackets (40 nested lists held the parser like 40 nested brackets)."""
+    if not params:
+        return
+    count = 0
+    stack: list[tuple[object, int]] = [(v, 1) for v in params.values()]
+    while stack:
+        v, depth = stack.pop()
+        count += 1
+        if count > MAX_PARAM_ITEMS:
+            raise QueryError(f"the query's parameters hold over {MAX_PARAM_ITEMS:,} values (MAX_PARAM_ITEMS)")
+        if isinstance(v, (list, tuple, dict)):
+            if depth > MAX_NESTING:
+                raise QueryError(
+                    f"the query's parameters nest lists or maps over {MAX_NESTING} levels deep (MAX_NESTING)"
+                )
+            items = v.values() if isinstance(v, dict) else v
+            stack.extend((x, depth + 1) for x in items)
 
 
 def check_read_only(query: str) -> None:

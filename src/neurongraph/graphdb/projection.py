@@ -38,8 +38,8 @@ import numpy as np
 
 from ..store.base import Store
 from . import bulk
-from .errors import CypherError, QueryError, QueryTimeout, ReadOnlyViolation
-from .guard import check_read_only
+from .errors import CypherError, GraphGone, QueryError, QueryTimeout, ReadOnlyViolation
+from .guard import check_params, check_read_only
 from .server import FalkorChild, Limits, adopt_early
 
 __all__ = ["CypherProjection", "TIME_KEYS", "cache_dir_for", "default_cache_dir", "label"]
@@ -181,6 +181,8 @@ def _map_error(exc: Exception) -> CypherError:
     low = msg.lower()
     if "timed out" in low or "timeout" in low and "exceed" not in low:
         return QueryTimeout(f"the query ran past its time limit: {msg}")
+    if "graph server closed the connection" in low:  # a guard proxy's server restarted (graphdb/guard_proxy.py)
+        return GraphGone(msg)
     if "read-only" in low or "noperm" in low or "no permissions" in low:
         return ReadOnlyViolation(f"refused by the graph engine: only read queries are allowed ({msg})")
     return QueryError(msg)
@@ -581,6 +583,7 @@ class CypherProjection:
             raise QueryError("params must be an object")
         if guard:
             check_read_only(cypher)
+            check_params(params)
         if timeout_ms is not None and not (isinstance(timeout_ms, int) and 0 < timeout_ms <= self.limits.timeout_ms):
             raise QueryError(f"timeout_ms must be an integer in 1..{self.limits.timeout_ms}")
         self.sync()
@@ -595,15 +598,16 @@ class CypherProjection:
 
             if watch.fired or isinstance(exc, redis.TimeoutError):
                 # the server's timeout does not cover every phase (parsing is not), so a query past its
-                # deadline may hold a worker thread for good: the child is killed and started afresh
+                # deadline may hold a worker thread for good: the child is killed and started afresh (a
+                # shared server's handle only drops this engine's connections: what happened is its note)
+                note = getattr(self.child, "timeout_note", "the graph engine; the engine was stopped and is restarted")
                 self._discard_child()
                 raise QueryTimeout(
-                    f"the query ran past its deadline ({limit_ms} ms + {GRACE_S:g} s) without an answer from the "
-                    "graph engine; the engine was stopped and is restarted"
+                    f"the query ran past its deadline ({limit_ms} ms + {GRACE_S:g} s) without an answer from {note}"
                 ) from None
             if isinstance(exc, redis.ConnectionError):
                 self.close()  # restart on the next call; nothing is lost: the store is the truth
-                raise QueryError(f"the graph engine went away ({exc}); it restarts on the next query") from None
+                raise GraphGone(f"the graph engine went away ({exc}); it restarts on the next query") from None
             raise _map_error(exc) from None
         finally:
             watch.cancel()

@@ -152,6 +152,15 @@ class RemoteServer:
     def alive(self) -> bool:
         return not self._stopped
 
+    @property
+    def timeout_note(self) -> str:
+        """What a query past its deadline did here (the end of its ``query_timeout`` message)."""
+        return (
+            f"the shared graph server at {self.target.read.redacted()}; this engine dropped its connection and "
+            "reconnects on the next query (the server is not this engine's to restart: a query stuck in it "
+            "may still hold one of its worker threads)"
+        )
+
     def writer_client(self):
         """The writer's FalkorDB client, checked with one ``PING`` (a typed error when that fails)."""
         if self._writer is None:

