@@ -832,7 +832,7 @@ def _counted(
     if count and file_shapes.COUNT_FILES.search(words) and not _PEOPLE.search(words):
         if (checked := file_shapes.added_or_removed(words, scope, tw, author, params)) is not None:
             return checked  # "how many files were added in 2023?": those created, not those touched
-        if file_shapes.NOW.search(words) and not tw.active and author is None:  # "files in dcb/ right now"
+        if file_shapes.files_there(words, scope) and not tw.active and author is None:  # "files in dcb/ now"
             return file_shapes.files_now(scope, params, count=True)
         return file_shapes.count_files(scope, tw, author, params)
     if count and (length := file_shapes.file_length(words, scope, tw, author, params)) is not None:

@@ -541,6 +541,24 @@ def keep_removed(engine, rows: list[dict]) -> list[dict]:
 NOW = re.compile(r"\b(?:right\s+now|now|currently|current|at\s+HEAD|today|at\s+present|still)\b", re.I)
 
 
+_CHANGED = re.compile(
+    r"\b(?:touch\w*|chang\w*|modif\w*|edit\w*|add\w*|remov\w*|delet\w*|renam\w*|creat\w*|commit\w*|ever|history)\b",
+    re.I,
+)
+
+
+def files_there(words: str, scope: Scope | None) -> bool:
+    """Whether "how many files …" asks for the files there now: "right now", "at HEAD", or a directory asked
+    in the present with no verb of change ("how many files under ovsdb/?", what ``git ls-tree`` counts);
+    "how many files were touched / ever under src/" and the whole history's files stay the paths touched."""
+    if NOW.search(words):
+        return True
+    if scope is None:
+        return False
+    parts = scope.value if scope.kind in ("any", "all") else [scope]
+    return any(getattr(p, "kind", "") == "dir" for p in parts) and not _CHANGED.search(words)
+
+
 def files_now(scope: Scope | None, params: dict, count: bool) -> DevPlan:
     """The files under ``scope`` (or in the whole history) that exist at ``HEAD``: each path's latest commit in
     ``HEAD``'s history did not delete it and no later commit renamed it away (resolved when run,
