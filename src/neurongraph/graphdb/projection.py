@@ -40,7 +40,7 @@ from ..store.base import Store
 from . import bulk
 from .errors import CypherError, GraphGone, QueryError, QueryTimeout, ReadOnlyViolation
 from .guard import check_params, check_read_only
-from .server import FalkorChild, Limits, adopt_early
+from .server import FalkorChild, Limits, adopt_early, rss_bytes
 
 __all__ = ["CypherProjection", "TIME_KEYS", "cache_dir_for", "default_cache_dir", "label"]
 
@@ -52,6 +52,7 @@ MAX_PROP_CHARS = 1000
 BATCH = 2000
 REBUILD_FRACTION = 0.3  # more changes than this fraction of the projection: rebuild instead of patching
 GRACE_S = 1.0  # a query's deadline is its timeout plus this; past it the watchdog kills the child
+RSS_POLL_S = 0.01  # how often a query's watchdog reads the child's resident memory
 STATE_KEY = "ngr:state"
 TOKEN_META = "graphdb.token"
 MARK_META = "graphdb.dump_mark"  # pairs the store file with the dump saved from it (see the module docstring)
@@ -189,29 +190,47 @@ def _map_error(exc: Exception) -> CypherError:
 
 
 class _Watchdog:
-    """Kills ``child`` unless cancelled within ``seconds``: a deadline that holds whatever the query does."""
+    """Kills ``child`` unless cancelled within ``seconds``, or as soon as its resident memory passes
+    ``rss_limit`` (checked every :data:`RSS_POLL_S`): a deadline and a memory bound that hold whatever
+    the query does (the server's own checks miss a parse that never ends and one huge allocation)."""
 
-    def __init__(self, child: FalkorChild | None, seconds: float):
+    def __init__(self, child: FalkorChild | None, seconds: float, rss_limit: int | None = None):
         self.child = child
         self.fired = False
+        self.mem_fired: int | None = None  # the resident bytes seen when the memory bound fired
         self._lock = threading.Lock()
-        self._done = False
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        self._done = threading.Event()
+        self._deadline = time.monotonic() + seconds
+        self._rss_limit = rss_limit
+        self._thread = threading.Thread(target=self._watch, name="ngr-graphdb-watchdog", daemon=True)
+        self._thread.start()
 
-    def _expire(self) -> None:
-        with self._lock:
-            if self._done:
+    def _watch(self) -> None:
+        pid = getattr(self.child, "pid", None) if self._rss_limit is not None else None
+        while True:
+            left = self._deadline - time.monotonic()
+            if self._done.wait(min(left, RSS_POLL_S) if pid is not None else left):
                 return
-            self.fired = True
+            if time.monotonic() >= self._deadline:
+                self._fire(None)
+                return
+            rss = rss_bytes(pid)
+            if rss is not None and self._rss_limit is not None and rss > self._rss_limit:
+                self._fire(rss)
+                return
+
+    def _fire(self, rss: int | None) -> None:
+        with self._lock:
+            if self._done.is_set():
+                return
+            self.fired = rss is None
+            self.mem_fired = rss
         if self.child is not None:
             self.child.kill()
 
     def cancel(self) -> None:
         with self._lock:
-            self._done = True
-        self._timer.cancel()
+            self._done.set()
 
 
 class CypherProjection:
@@ -236,6 +255,7 @@ class CypherProjection:
         self.last_sync: dict = {}
         self.batch = BATCH
         self.bulk = True  # rebuild through GRAPH.BULK (off after the first refusal)
+        self._rss_base: tuple[tuple[int | None, int], int] | None = None  # ((child pid, seq), resident bytes)
         # FalkorDB client objects (untyped package), set by _ensure_child
         self._db_w: Any = None
         self._g_w: Any = None
@@ -588,7 +608,7 @@ class CypherProjection:
             raise QueryError(f"timeout_ms must be an integer in 1..{self.limits.timeout_ms}")
         self.sync()
         limit_ms = timeout_ms or self.limits.timeout_ms
-        watch = _Watchdog(self.child, limit_ms / 1000 + GRACE_S)
+        watch = _Watchdog(self.child, limit_ms / 1000 + GRACE_S, self._rss_limit())
         try:
             res = self._g_r.ro_query(cypher, params or None, timeout=limit_ms)
         except (ValueError, TypeError) as exc:
@@ -596,6 +616,13 @@ class CypherProjection:
         except Exception as exc:
             import redis
 
+            if watch.mem_fired is not None:
+                self._discard_child()
+                raise QueryError(
+                    f"the query took the graph engine to {watch.mem_fired >> 20} MiB resident, over its bound "
+                    f"({self.limits.mem_headroom_bytes >> 20} MiB above its size after the last update: "
+                    "Limits.mem_headroom_bytes); the engine was stopped and is restarted"
+                ) from None
             if watch.fired or isinstance(exc, redis.TimeoutError):
                 # the server's timeout does not cover every phase (parsing is not), so a query past its
                 # deadline may hold a worker thread for good: the child is killed and started afresh (a
@@ -616,6 +643,20 @@ class CypherProjection:
         cap = self.limits.resultset_size  # the child's server truncates there; a shared one may not: cut here too
         rows = [{c: _convert(v) for c, v in zip(cols, r)} for r in res.result_set[:cap]]
         return {"columns": cols, "rows": rows, "truncated": len(res.result_set) >= cap}
+
+    def _rss_limit(self) -> int | None:
+        """The child's resident-memory bound for a query: its size after the last update (sampled once
+        per store sequence and child) plus ``Limits.mem_headroom_bytes``; ``None`` for a shared server."""
+        child = self.child
+        if not isinstance(child, FalkorChild):
+            return None
+        key = (child.pid, self.seq)
+        if self._rss_base is None or self._rss_base[0] != key:
+            rss = rss_bytes(child.pid)
+            if rss is None:
+                return None
+            self._rss_base = (key, rss)
+        return self._rss_base[1] + self.limits.mem_headroom_bytes
 
     def memo(self, key: str, compute):
         """``compute()`` once per projection state: recomputed only after the store's nodes or edges change."""

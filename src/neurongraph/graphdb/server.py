@@ -46,6 +46,7 @@ __all__ = [
     "falkordb_available",
     "launch_early",
     "remove_stale_dirs",
+    "rss_bytes",
 ]
 
 PR_SET_PDEATHSIG = 1
@@ -69,6 +70,10 @@ class Limits:
     resultset_size: int = 1000  # rows a query may return at most (the server truncates)
     mem_bytes: int = 256 << 20  # QUERY_MEM_CAPACITY per query
     threads: int = 2
+    # resident memory the child may grow past its size after its last update while a query runs; past it
+    # the query's watchdog kills the child (QUERY_MEM_CAPACITY is checked after an allocation, so one
+    # range() or list doubling took 1.5 GB, two at once 3 GB); two queries at the cap take ~600 MB
+    mem_headroom_bytes: int = 768 << 20
 
 
 def falkordb_available() -> bool:
@@ -337,6 +342,20 @@ class FalkorChild:
             password=self.reader_password,
             socket_timeout=socket_timeout,
         )
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_bytes(pid: int | None) -> int | None:
+    """A process's resident memory (``/proc/PID/statm``: one read, ~20 us); ``None`` where it cannot say."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _start_ticks(pid: int) -> int | None:
