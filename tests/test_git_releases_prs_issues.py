@@ -330,3 +330,18 @@ def test_a_first_name_where_a_person_stands_and_the_last_one_of_a_count(project,
         assert out["refs"] == ["commit:" + g] and "by Guido Writer" in out["answer"]
         merges = eng.ask("how many merge commits are there, and when was the last one?")
         assert merges["answer"].startswith("2 commits") and merges["refs"][0] == "commit:" + c["m7"]
+
+
+def test_what_happened_to_a_file_and_plain_counts(project, tmp_path):
+    r, c = project
+    r.git("mv", "parser.py", "lib_parser.py")
+    moved = r.commit("Move the parser")
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("what happened to parser.py? I can't find it anymore")
+        assert out["refs"] == ["commit:" + moved] and "renamed to lib_parser.py" in out["answer"]
+        gone = eng.ask("what happened to old_locale.py?")
+        assert gone["refs"] == ["commit:" + c["drop"]]
+        assert eng.ask("how many lines in lib_parser.py?")["answer"].startswith("2 — lines in lib_parser.py")
+        last = eng.ask("when was the most recent merge commit?")
+        assert last["refs"] == ["commit:" + c["m7"]]

@@ -60,18 +60,27 @@ _N = re.compile(
 )
 # "the most recent change to F", "the first commit": one commit, not the whole list
 _ONE = re.compile(
-    r"\bthe\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+(?:change|commit|patch)\b(?!e?s)",
+    r"\bthe\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+"
+    r"(?:merge\s+)?(?:change|commit|patch)\b(?!e?s)",
     re.I,
 )
 _CREATED = re.compile(r"\b(created|added|introduc\w*|first (?:added|committed)|appear\w*|creat\w*|born)\b", re.I)
 _RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)
+# a question about what became of a file names the file as it was ("what was F renamed to", "is F still there")
+_FATE = re.compile(r"\b(?:renam\w*|mov(?:e|ed)|remov\w*|delet\w*|dropped|gone|still|anymore|happen\w*|missing)\b", re.I)
+# "what happened to F?", "I can't find F anymore", "where did F go": its rename or its removal
+_GONE = re.compile(
+    r"\bwhat\s+happ\w*\s+(?:to|with)\b|\bcan'?n?o?t\s+find\b|\bwhere\s+(?:did|has|is)\b[^?]*\b(?:go|gone)\b"
+    r"|\bmissing\b|\bdisappear\w*",
+    re.I,
+)
 _FILES = file_shapes.FILES
 _COMMITS = re.compile(r"\b(commits?|changes?|changed|committed|patch(?:es)?|made|touch\w*|modif\w*)\b", re.I)
 _PRS = re.compile(r"\b(prs?|pull requests?|merge requests?)\b", re.I)
 _AUTHORED = re.compile(r"\b(author\w*|wrote|written|made|committed|who)\b", re.I)
 _LISTY = re.compile(r"\b(which|what|list|show|give|find|all)\b", re.I)
 _NEGATION = re.compile(
-    r"\b(?:never|without|except|excluding|other than)\b|\b\w+n't\b|"
+    r"\b(?:never|without|except|excluding|other than)\b|\b\w+n't\b(?!\s+(?:find|see|locate)\b)|"
     r"\b(?:did|does|do|has|have|had|was|were|is|are|has been|have been)\s+not\b",
     re.I,
 )
@@ -369,7 +378,8 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     commit = next((m for m in mentions if m.type == "commit"), None)
     quoted_or_named = [m for m in mentions if m.type != "commit"]
     pr = _pr_anchor(engine, question, mentions, notes)
-    author, topic, scope = _named(engine, question, taken, mentions, notes, tw.active or tw.commits is not None)
+    as_named = tw.active or tw.commits is not None or bool(_FATE.search(question))  # the file as it was then
+    author, topic, scope = _named(engine, question, taken, mentions, notes, as_named)
     params: dict = {}
     word_conditions(_blank(question, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
     quoted_conditions(question, taken, tw, params)  # "how many 'sync: latest changes' commits": the subject
@@ -390,7 +400,7 @@ def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPla
     if wants_prs and (prs := _prs_of(author, scope, who, tw, params, count)) is not None:
         return prs, notes
     if scope is not None and scope.kind == "file" and not who and not count:
-        fp = _plan_file(_blank(question, taken), scope, tw, params)  # a path's own words ("Move") are no intent
+        fp = _plan_file(engine, _blank(question, taken), scope, tw, params)  # a path's own words ("Move") are no intent
         if fp is not None:
             return fp, notes
     # the reverts as such ("which commits were reverted?"); other relations without a filter: the translator's
@@ -663,18 +673,21 @@ def _plan_pr(question: str, pr: str, params: dict, who: bool, count: bool) -> De
     return None
 
 
-def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
-    """A question about one file's history: when it was renamed, created or removed; or its length."""
+def _plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
+    """A question about one file's history: when it was renamed, created or removed; or its length.  "What
+    happened to F? I can't find it" is its rename when F was renamed away, else its removal."""
     if (length := file_shapes.file_length(question, scope, tw, None, params)) is not None:
         return length  # "how long is F?"
     if file_shapes.ranks_commits_by_lines(question):
         return None  # "the commits that added the most lines to F": a ranking, not F's creation
     params["f"] = scope.value
-    if _RENAMED.search(question):
+    gone = bool(_GONE.search(question)) and not tw.active
+    if _RENAMED.search(question) or gone and engine.code_history.renamed_away(str(scope.value)[5:]):
         params["p"] = str(scope.value)[5:]
+        into = "[i IN range(0, size(c.renamed_from) - 1) WHERE c.renamed_from[i] = $p | c.renamed_into[i]]"
         direct = (
             "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
-            f"RETURN {C_RET} ORDER BY time"
+            f"RETURN {C_RET}, {into} AS renamed_to ORDER BY time"
         )
         # a store without rename metadata: the first non-merge commit touching each new path
         by_edge = (
@@ -685,7 +698,7 @@ def _plan_file(question: str, scope: Scope, tw: TimeWindow, params: dict) -> Dev
         expl = f"the commit that renamed {scope.phrase}"
         fb = (by_edge, "no rename metadata: the first commit touching the new path")
         return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb)
-    if (file_shapes.DELETED.search(question) or file_shapes.STILL.search(question)) and not tw.active:
+    if (file_shapes.DELETED.search(question) or file_shapes.STILL.search(question) or gone) and not tw.active:
         return file_shapes.file_deleted(scope, params, who=False)
     if _CREATED.search(question) and not tw.active:
         cy = (
