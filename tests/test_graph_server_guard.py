@@ -121,3 +121,63 @@ def test_a_stuck_shared_server_is_restarted_and_ask_answers_from_search_meanwhil
         finally:
             a.close()
             b.close()
+
+
+def _hwm(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def test_a_query_that_takes_the_shared_servers_memory_past_its_bound_stops_it_and_it_restarts(tmp_path):
+    """Before: one guard-passing query took the server to 1.55 GB, two to 3.06 GB.  The proxy reads the
+    server's resident memory while a read runs and kills it past its size after the last update plus
+    ``Limits.mem_headroom_bytes``; its owner restarts it, the writer rebuilds the graph."""
+    from neurongraph.graphdb.errors import GraphGone
+    from neurongraph.graphdb.serve import start_graph_server
+    from neurongraph.graphdb.server import Limits, rss_bytes
+
+    headroom = 384 << 20
+    db = str(tmp_path / "s.db")
+    server = start_graph_server(limits=Limits(mem_headroom_bytes=headroom))
+    a, b = engine(db, server), engine(db, server, write=False)
+    try:
+        fill(a, 0, 4)
+        assert a.cypher(COUNT)["rows"] == [{"c": 8}]
+        assert b.cypher(COUNT)["rows"] == [{"c": 8}]
+        pid = server.child.pid
+        base = rss_bytes(pid)
+        assert base is not None
+        errors: list[BaseException] = []
+
+        def hostile() -> None:
+            try:
+                b.cypher("RETURN size(range(0, 10000 * 10000)) AS x")
+            except QueryError as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=hostile) for _ in range(2)]
+        for t in threads:
+            t.start()
+        peak = 0
+        while any(t.is_alive() for t in threads):
+            peak = max(peak, _hwm(pid))
+            time.sleep(0.002)
+        assert peak <= base + headroom + (96 << 20), (peak >> 20, base >> 20)
+        assert len(errors) == 2 and all(isinstance(e, GraphGone) for e in errors), errors
+        assert "over its bound" in errors[0].message
+        deadline = time.monotonic() + 10
+        while server.restarts == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.restarts == 1 and server.proxy is not None and server.proxy.mem_kills == 1
+        assert a.cypher(COUNT)["rows"] == [{"c": 8}]  # rebuilt by the writer on the fresh server
+        assert b.cypher(COUNT)["rows"] == [{"c": 8}]
+    finally:
+        a.close()
+        b.close()
+        server.stop()

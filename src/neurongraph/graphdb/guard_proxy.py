@@ -27,12 +27,15 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
+import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import CypherError
 from .guard import MAX_NESTING, check_complexity, check_read_only, parse_profile
+from .server import rss_bytes
 
 __all__ = ["GuardProxy", "ProxyUser", "check_params_header", "split_params_header"]
 
@@ -58,6 +61,8 @@ WRITER_COMMANDS = READER_COMMANDS | {
     b"SCAN",
 }
 _GRAPH_QUERIES = (b"GRAPH.RO_QUERY", b"GRAPH.QUERY")
+_WRITES = (b"GRAPH.QUERY", b"GRAPH.BULK", b"GRAPH.DELETE")  # the writer's: memory grows legitimately
+RSS_POLL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,17 @@ class GuardProxy:
         self.on_stuck: Callable[[], object] | None = None  # run (in a thread) after each stuck query
         self.stuck = 0  # graph queries that got no reply within their deadline
         self.refused = 0  # graph queries the guard refused
+        # the memory bound (set by the server's owner): while a read runs and no write does, the server's
+        # resident memory is read every RSS_POLL_S; past its size after the last write plus the headroom,
+        # the server is killed (and restarted through on_stuck)
+        self.server_pid: Callable[[], int | None] | None = None
+        self.mem_headroom_bytes: int | None = None
+        self.mem_kills = 0
+        self._mem_note: str | None = None
+        self._mem_note_at = 0.0
+        self._reads = self._writes = 0
+        self._rss_base: tuple[int | None, int] | None = None  # (server pid, resident bytes after the last write)
+        self._monitor: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._servers: list[asyncio.AbstractServer] = []
@@ -333,7 +349,7 @@ class GuardProxy:
                         if up is not None:
                             up[1].close()
                         up = None
-                        reply = _error(f"ERR {SERVER_GONE}; the next command reconnects")
+                        reply = _error(f"ERR {self.gone_message()}; the next command reconnects")
                     w.write(reply)
                 await w.drain()
         except (_Closed, asyncio.IncompleteReadError, ConnectionError, ValueError):
@@ -377,11 +393,16 @@ class GuardProxy:
                 self.refused += 1
                 kind = "read-only: " if exc.code == "read_only" else ""
                 return _error(f"ERR {kind}{exc.message} (refused by the graph server's guard)"), up
-        uw.write(_encode(args))
-        await uw.drain()
-        if name not in _GRAPH_QUERIES:
-            return await _read_reply(ur), up
+        write = name in _WRITES
+        if name in _GRAPH_QUERIES or write:
+            self._writes += write
+            self._reads += not write
+            self._watch_memory()
         try:
+            uw.write(_encode(args))
+            await uw.drain()
+            if name not in _GRAPH_QUERIES:
+                return await _read_reply(ur), up
             return await asyncio.wait_for(_read_reply(ur), self.deadline_s), up
         except TimeoutError:
             self.stuck += 1
@@ -393,3 +414,51 @@ class GuardProxy:
                 "(its time limit plus grace); the server's owner checks it and restarts it if it is stuck"
             )
             return _error(msg), None  # the next command connects afresh
+        finally:
+            if name in _GRAPH_QUERIES or write:
+                self._writes -= write
+                self._reads -= not write
+                if write and not self._writes:
+                    self._rss_base = None  # resampled at the next read: the graph may have grown
+
+    def gone_message(self) -> str:
+        """What a client is told when the server closed its connection mid-command."""
+        recent = self._mem_note is not None and time.monotonic() - self._mem_note_at < 30
+        return self._mem_note if recent and self._mem_note else SERVER_GONE
+
+    def _watch_memory(self) -> None:
+        if self.server_pid is None or self.mem_headroom_bytes is None:
+            return
+        if self._monitor is None or self._monitor.done():
+            self._monitor = asyncio.get_running_loop().create_task(self._memory_monitor())
+
+    async def _memory_monitor(self) -> None:
+        assert self.server_pid is not None and self.mem_headroom_bytes is not None
+        while self._reads or self._writes:
+            pid = self.server_pid()
+            if self._rss_base is None or self._rss_base[0] != pid:
+                if self._writes:
+                    await asyncio.sleep(RSS_POLL_S)
+                    continue
+                rss = rss_bytes(pid)
+                self._rss_base = (pid, rss or 0) if rss is not None else None
+            await asyncio.sleep(RSS_POLL_S)
+            if self._writes or self._rss_base is None:
+                continue
+            rss = rss_bytes(pid)
+            limit = self._rss_base[1] + self.mem_headroom_bytes
+            if pid is not None and rss is not None and rss > limit:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                self.mem_kills += 1
+                self._mem_note = (
+                    f"the shared graph server closed the connection: it was stopped because a query took it to "
+                    f"{rss >> 20} MiB resident, over its bound ({self.mem_headroom_bytes >> 20} MiB above its size "
+                    "after the last update), and its owner restarts it"
+                )
+                self._mem_note_at = time.monotonic()
+                self._rss_base = None
+                if self.on_stuck is not None:
+                    threading.Thread(target=self.on_stuck, name="ngr-graph-recover", daemon=True).start()

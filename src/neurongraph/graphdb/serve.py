@@ -128,7 +128,7 @@ class GraphServer:
             return False
         try:
             assert self.child.socket is not None
-            if _answers(self.child.socket, self.child.password, PROBE_S):
+            if self.child.alive and _answers(self.child.socket, self.child.password, PROBE_S):
                 return False  # it answers: a slow query, not a stuck server
             old = self.child
             fresh = FalkorChild(old.limits, port=0).start()
@@ -189,6 +189,8 @@ def start_graph_server(port: int = 0, limits: Limits | None = None, guard: bool 
             sock = os.path.join(srv.proxy_dir, "guard.sock")
             srv.proxy = GuardProxy(child.socket, sock, users, lim.timeout_ms, port=port)
             srv.proxy.on_stuck = srv.recover
+            srv.proxy.server_pid = lambda: srv.child.pid
+            srv.proxy.mem_headroom_bytes = lim.mem_headroom_bytes
             srv.proxy.start()
             srv.proxy_port = port
     except BaseException:
