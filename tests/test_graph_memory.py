@@ -77,3 +77,24 @@ def test_hostile_queries_alone_and_together_stay_within_the_memory_bound(tmp_pat
     finally:
         proj.close()
         eng.close()
+
+
+def test_the_child_runs_with_its_caps():
+    """The caps a query cannot lift (FalkorDB's configuration, set at load): time, rows, memory per query,
+    and a bounded queue, so a flood is refused at once instead of queued behind the stuck."""
+    from neurongraph.graphdb.server import FalkorChild
+
+    child = FalkorChild(Limits()).start()
+    try:
+        w = child.writer()
+        got = {k: w.execute_command("GRAPH.CONFIG", "GET", k)[1] for k in ("TIMEOUT_MAX", "RESULTSET_SIZE")}
+        got |= {k: w.execute_command("GRAPH.CONFIG", "GET", k)[1] for k in ("QUERY_MEM_CAPACITY", "MAX_QUEUED_QUERIES")}
+        assert got == {
+            "TIMEOUT_MAX": 2000,
+            "RESULTSET_SIZE": 1000,
+            "QUERY_MEM_CAPACITY": 256 << 20,
+            "MAX_QUEUED_QUERIES": 64,
+        }
+        w.close()
+    finally:
+        child.stop()

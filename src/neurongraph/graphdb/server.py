@@ -74,6 +74,7 @@ class Limits:
     # the query's watchdog kills the child (QUERY_MEM_CAPACITY is checked after an allocation, so one
     # range() or list doubling took 1.5 GB, two at once 3 GB); two queries at the cap take ~600 MB
     mem_headroom_bytes: int = 768 << 20
+    max_queued: int = 64  # MAX_QUEUED_QUERIES: past it a query is refused at once, not queued behind the others
 
 
 def falkordb_available() -> bool:
@@ -239,6 +240,8 @@ class FalkorChild:
             str(lim.mem_bytes),
             "THREAD_COUNT",
             str(lim.threads),
+            "MAX_QUEUED_QUERIES",
+            str(lim.max_queued),
             "OMP_THREAD_COUNT",
             "1",
             "IMPORT_FOLDER",
