@@ -181,3 +181,50 @@ def test_a_query_that_takes_the_shared_servers_memory_past_its_bound_stops_it_an
         a.close()
         b.close()
         server.stop()
+
+
+def test_ngr_graph_server_runs_a_guarded_server_until_sigterm(tmp_path):
+    """``ngr graph-server --urls-file F``: a real process; engines use the URLs it writes, a raw reader
+    query that would jam the parser is refused, SIGTERM stops it (exit 0) and its folders are removed."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from neurongraph.graphdb.remote import parse_graph_url
+
+    urls_file = tmp_path / "urls.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "neurongraph.cli.main", "graph-server", "--urls-file", str(urls_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not (urls_file.exists() and urls_file.read_text().endswith("\n")) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        urls = json.loads(urls_file.read_text())
+        assert oct(os.stat(urls_file).st_mode & 0o777) == "0o600"
+        reader = parse_graph_url(urls["reader"])
+        import neurongraph as ngr
+
+        eng = ngr.open(tmp_path / "s.db", embedder="hashing", graph_url=urls["reader"], graph_write_url=urls["writer"])
+        try:
+            fill(eng, 0, 3)
+            assert eng.cypher(COUNT)["rows"] == [{"c": 6}]
+            graph = eng._cypher_projection()._published
+        finally:
+            eng.close()
+        raw = reader.client(5)
+        with pytest.raises(Exception, match="MAX_NESTING"):
+            raw.select_graph(graph).ro_query(NOT_88)
+        raw.connection.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert reader.socket is not None and not os.path.exists(reader.socket)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)

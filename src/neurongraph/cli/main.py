@@ -55,6 +55,7 @@ from .common import (
 )
 from .common import print_json as _print_json  # noqa: F401  (tests import it from here)
 from .feedback import bench_learning, feedback_app, trace_command, traces_app
+from .graph_server_cmd import graph_server_command
 from .history_cmd import SOURCE_KINDS, bench_code, bench_history, ingest_source, print_summary
 from .mcp_cmd import mcp_command
 from .migrate_cmd import migrate_command
@@ -877,6 +878,7 @@ app.command("ask")(ask_command)
 app.command("show")(show_command)
 app.command("reembed")(reembed_command)
 app.command("cypher")(cypher_command)
+app.command("graph-server")(graph_server_command)
 bench_app.command("ask")(bench_ask)
 
 
