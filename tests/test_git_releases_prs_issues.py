@@ -345,3 +345,13 @@ def test_what_happened_to_a_file_and_plain_counts(project, tmp_path):
         assert eng.ask("how many lines in lib_parser.py?")["answer"].startswith("2 — lines in lib_parser.py")
         last = eng.ask("when was the most recent merge commit?")
         assert last["refs"] == ["commit:" + c["m7"]]
+
+
+def test_one_change_named_by_a_description_is_said_not_counted(project, tmp_path):
+    r, c = project
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("how many files did the powershell completion PR touch?")
+        assert out["answer"].startswith("Not understood: which change") and not out["refs"] and not out["rows"]
+        topic = eng.ask("list the commits about powershell (completion scripts)")  # an aside is not required
+        assert "commit:" + c["f1"] in topic["refs"]

@@ -232,6 +232,8 @@ def topic_words(words: str) -> Topic | None:
         start = end = -1
         for m in _TOKEN.finditer(words, cue.end()):
             tok = m.group(0)
+            if found and tok.startswith("("):
+                break  # "TypeForm (PEP 747)": an aside that says the same thing, not more words to require
             core = tok.strip(_QUOTES).rstrip(".,;:!?").strip(_QUOTES)
             low = core.lower()
             if not found and low in _TOPIC_LEAD:

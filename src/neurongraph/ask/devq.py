@@ -837,11 +837,31 @@ def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = Fals
     return out
 
 
+# "how many files did the PEP 661 sentinels PR touch?", "… did the very first commit add?": one change, named by a
+# description no shape resolves to a commit (a sha, #N or a quoted subject would be a mention, read before)
+_ONE_CHANGE = re.compile(
+    r"\bdid\s+(?P<what>(?:the|that|this|a)\s+[\w\s.-]{0,60}?\b(?:pr|pull\s+request|commit|change|patch|merge))\s+"
+    r"(?:touch|add|chang|modif|remov|delet|creat|introduc)\w*",
+    re.I,
+)
+
+
+def _unread_change(what: str) -> DevPlan:
+    """Said, not answered: the question counts something of one change it names only by a description."""
+    text = (
+        f"Not understood: which change '{what.strip()}' is — name it by its sha, its #number or its quoted subject "
+        "(the count of the whole history would not be its)."
+    )
+    return DevPlan("change_not_read", "commits", "UNWIND [] AS x RETURN x AS id", {}, "one change", none_text=text)
+
+
 def _counted(
     words: str, scope, tw, author, params: dict, count: bool, wants_prs: bool, n: int | None
 ) -> DevPlan | None:
     """A count ("how many commits / authors / files ..."), or a ranking of files or directories ("which
     files change most often?", "the most recently changed file")."""
+    if count and scope is None and author is None and (one := _ONE_CHANGE.search(words)) is not None:
+        return _unread_change(one.group("what"))  # "how many files did the sentinels PR touch?": which PR?
     if count and file_shapes.COUNT_FILES.search(words) and not _PEOPLE.search(words):
         if (checked := file_shapes.added_or_removed(words, scope, tw, author, params)) is not None:
             return checked  # "how many files were added in 2023?": those created, not those touched
