@@ -15,8 +15,8 @@ every query where the server is, so no credential an engine holds can send an un
   (:data:`READER_COMMANDS` / :data:`WRITER_COMMANDS`, the ACLs of :mod:`.serve`) names it;
 * a graph query that gets no reply within its deadline (``TIMEOUT_MAX`` + :data:`GRACE_S`) is answered
   ``Query timed out … the shared graph server gave no reply …`` and its upstream connection closed
-  (:attr:`GuardProxy.stuck` counts them; :class:`.serve.GraphServer` then probes the server and
-  restarts it when the probe gets no reply either).
+  (:attr:`GuardProxy.stuck` counts them; :class:`.serve.GraphServer` then reads the server's running
+  queries and restarts it when one has run past its time, or it does not answer).
 
 Commands are handled one at a time per connection (a pipeline is served in order); a request over
 :data:`MAX_REQUEST_BYTES` or an inline (non-RESP) command closes the connection.

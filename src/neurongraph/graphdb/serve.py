@@ -31,12 +31,12 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from .guard_proxy import READER_COMMANDS, WRITER_COMMANDS, GuardProxy, ProxyUser
+from .guard_proxy import GRACE_S, READER_COMMANDS, WRITER_COMMANDS, GuardProxy, ProxyUser
 from .server import FalkorChild, Limits
 
 __all__ = ["READER_ACL", "WRITER_ACL", "GraphServer", "start_graph_server"]
 
-PROBE_S = 2.0  # a stuck-server probe waits this long for "RETURN 1"
+PROBE_S = 2.0  # a stuck-server probe waits this long for the server's list of running queries
 
 # ACL SETUSER <name> on ><password> <rules...>  (docs/ask.md quotes these)
 READER_ACL = ("resetkeys", "~ngr:*", "resetchannels", "-@all", "+graph.ro_query", "+get", "+ping", "+info")
@@ -119,17 +119,21 @@ class GraphServer:
     _recovering: threading.Lock = field(default_factory=threading.Lock)
 
     def recover(self) -> bool:
-        """After a query got no reply past its deadline: probe the server (one trivial query, at most
-        :data:`PROBE_S`); when that gets no reply either, the server is stuck (every worker thread held):
-        it is replaced by a fresh one with the same users and the proxy pointed at it.  Its graphs are
-        gone — the stores are the truth: the next engine with a writer credential rebuilds its store's
-        graph, reader-only engines get ``graph_not_built`` until one has.  True when it restarted."""
+        """After a query got no reply past its deadline (or the server was killed for memory): ask the
+        server which queries it is running (``GRAPH.INFO RunningQueries``, answered by its main thread
+        even while every worker is held, at most :data:`PROBE_S`).  When one has run past ``TIMEOUT_MAX``
+        + :data:`~.guard_proxy.GRACE_S` (the server's timeout did not stop it: a stuck parse), when it does
+        not answer, or when it is dead, it is replaced by a fresh server with the same users and the proxy
+        pointed at it; a busy server whose queries are only queued is left alone.  Its graphs are gone —
+        the stores are the truth: the next engine with a writer credential rebuilds its store's graph,
+        reader-only engines get ``graph_not_built`` until one has.  True when it restarted."""
         if self.proxy is None or not self._recovering.acquire(blocking=False):
             return False
         try:
-            assert self.child.socket is not None
-            if self.child.alive and _answers(self.child.socket, self.child.password, PROBE_S):
-                return False  # it answers: a slow query, not a stuck server
+            if self.child.alive:
+                longest = _longest_running_ms(self.child, PROBE_S)
+                if longest is not None and longest <= self.child.limits.timeout_ms + GRACE_S * 1000:
+                    return False  # it answers and nothing is past its time: busy, not stuck
             old = self.child
             fresh = FalkorChild(old.limits, port=0).start()
             conn = fresh.writer()
@@ -199,32 +203,32 @@ def start_graph_server(port: int = 0, limits: Limits | None = None, guard: bool 
     return srv
 
 
-def _answers(path: str, password: str, within_s: float) -> bool:
-    """Whether the server answers a trivial graph query within ``within_s`` (a raw socket with one
-    deadline: the client library's retries would stretch a probe of a stuck server to tens of seconds)."""
-    import socket
-    import time
+def _longest_running_ms(child: FalkorChild, within_s: float) -> float | None:
+    """The longest execution time (ms) among the server's running queries (0 when none), or ``None``
+    when it does not answer within ``within_s`` (no retries: a stuck server must not stretch the probe)."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
-    deadline = time.monotonic() + within_s
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = redis.Redis(
+        unix_socket_path=child.socket,
+        password=child.password,
+        socket_timeout=within_s,
+        socket_connect_timeout=within_s,
+        retry=Retry(NoBackoff(), 0),
+    )
     try:
-        s.settimeout(within_s)
-        s.connect(path)
-        pw = password.encode()
-        s.sendall(b"*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n" % (len(pw), pw))
-        s.sendall(b"*3\r\n$11\r\nGRAPH.QUERY\r\n$9\r\nngr-probe\r\n$8\r\nRETURN 1\r\n")
-        got = b""
-        while got.count(b"\r\n") < 2:  # "+OK" and the first line of the query's reply
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            s.settimeout(left)
-            chunk = s.recv(4096)
-            if not chunk:
-                return False
-            got += chunk
-        return True
-    except OSError:
-        return False
+        info = conn.execute_command("GRAPH.INFO", "RunningQueries")
+    except (redis.RedisError, OSError):
+        return None
     finally:
-        s.close()
+        conn.close()
+    longest = 0.0
+    for entry in info[1] if isinstance(info, list) and len(info) > 1 else []:
+        fields: dict = dict(zip(entry[::2], entry[1::2])) if isinstance(entry, list) else {}
+        dur = fields.get(b"Execution duration", fields.get("Execution duration")) or 0
+        try:
+            longest = max(longest, float(dur))
+        except (TypeError, ValueError):
+            pass
+    return longest
