@@ -307,6 +307,10 @@ class GuardProxy:
                 s.close()
             for w in list(self._writers):
                 w.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:  # connections mid-command and the memory monitor: ended, not left pending
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         try:
             asyncio.run_coroutine_threadsafe(close(), loop).result(5)
