@@ -11,7 +11,9 @@ every query where the server is, so no credential an engine holds can send an un
   matching *server* user, whose password never leaves the proxy's process;
 * ``GRAPH.RO_QUERY`` passes only after :func:`.guard.check_read_only` on the query and a parse-cost
   check of its ``CYPHER name=value`` parameters header (:func:`check_params_header`); the writer's
-  ``GRAPH.QUERY`` after :func:`.guard.check_complexity`; any other command only when the user's list
+  ``GRAPH.QUERY`` after :func:`.guard.check_complexity` on the query (its parameters, a patch's rows of
+  up to megabytes, are not parsed here: give the writer credential only to the hosts that ingest, it
+  can delete graphs anyway); any other command only when the user's list
   (:data:`READER_COMMANDS` / :data:`WRITER_COMMANDS`, the ACLs of :mod:`.serve`) names it;
 * a graph query that gets no reply within its deadline (``TIMEOUT_MAX`` + :data:`GRACE_S`) is answered
   ``Query timed out … the shared graph server gave no reply …`` and its upstream connection closed
@@ -63,6 +65,7 @@ WRITER_COMMANDS = READER_COMMANDS | {
 _GRAPH_QUERIES = (b"GRAPH.RO_QUERY", b"GRAPH.QUERY")
 _WRITES = (b"GRAPH.QUERY", b"GRAPH.BULK", b"GRAPH.DELETE")  # the writer's: memory grows legitimately
 RSS_POLL_S = 0.01
+OFFLOAD_BYTES = 64 << 10  # a query (with its parameters) longer than this is checked on a worker thread
 
 
 @dataclass(frozen=True)
@@ -169,10 +172,10 @@ def check_graph_command(args: list[bytes]) -> None:
     except UnicodeDecodeError:
         raise QueryError("the query is not valid UTF-8") from None
     header, query = split_params_header(text)
-    check_params_header(header)
     if args[0].upper() == b"GRAPH.RO_QUERY":
+        check_params_header(header)
         check_read_only(query)
-    else:
+    else:  # the writer's: a patch's rows take megabytes of parameters, and the credential can delete graphs anyway
         check_complexity(query)
 
 
@@ -392,7 +395,10 @@ class GuardProxy:
         ur, uw = up
         if name in _GRAPH_QUERIES:
             try:
-                check_graph_command(args)
+                if len(args) > 2 and len(args[2]) > OFFLOAD_BYTES:  # a long check must not hold every connection
+                    await asyncio.get_running_loop().run_in_executor(None, check_graph_command, args)
+                else:
+                    check_graph_command(args)
             except CypherError as exc:
                 self.refused += 1
                 kind = "read-only: " if exc.code == "read_only" else ""
