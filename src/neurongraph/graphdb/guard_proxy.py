@@ -15,8 +15,8 @@ every query where the server is, so no credential an engine holds can send an un
   up to megabytes, are not parsed here: give the writer credential only to the hosts that ingest, it
   can delete graphs anyway); any other command only when the user's list
   (:data:`READER_COMMANDS` / :data:`WRITER_COMMANDS`, the ACLs of :mod:`.serve`) names it;
-* a graph query that gets no reply within its deadline (``TIMEOUT_MAX`` + :data:`GRACE_S`) is answered
-  ``Query timed out … the shared graph server gave no reply …`` and its upstream connection closed
+* a read (``GRAPH.RO_QUERY``) that gets no reply within its deadline (``TIMEOUT_MAX`` + :data:`GRACE_S`)
+  is answered ``Query timed out … the shared graph server gave no reply …`` and its upstream connection closed
   (:attr:`GuardProxy.stuck` counts them; :class:`.serve.GraphServer` then reads the server's running
   queries and restarts it when one has run past its time, or it does not answer).
 
@@ -411,7 +411,7 @@ class GuardProxy:
         try:
             uw.write(_encode(args))
             await uw.drain()
-            if name not in _GRAPH_QUERIES:
+            if name != b"GRAPH.RO_QUERY":  # the writer's batches wait for their answer (TIMEOUT_MAX caps them)
                 return await _read_reply(ur), up
             return await asyncio.wait_for(_read_reply(ur), self.deadline_s), up
         except TimeoutError:
