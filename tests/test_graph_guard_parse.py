@@ -93,6 +93,8 @@ def test_the_limits_leave_ordinary_queries_alone():
         "MATCH (n) WHERE " + " OR ".join(f"n.id = 'commit:{i:07x}'" for i in range(300)) + " RETURN n.id",
     ):
         check_read_only(q)
+    assert parse_profile("MATCH (n:Case)-[:END]->(m:Not) RETURN {a: CASE WHEN true THEN 1 END} AS x").depth == 2
+    assert parse_profile("RETURN [1:CASE WHEN [1:CASE WHEN true THEN 1 END] THEN 1 END] AS x").depth == 4
     p = parse_profile("RETURN CASE WHEN (1) THEN [2] END, n.end, {case: 1}")
     assert (p.depth, p.groups, p.items) == (2, 4, 3)
     with pytest.raises(QueryError, match="CASE without END"):

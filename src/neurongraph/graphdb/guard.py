@@ -61,6 +61,7 @@ _PREFIX_AFTER = set("([{,+-*/%^=<>:|")  # a - or + after one of these (or at the
 _RESETS = {"AND", "OR", "XOR", "WHERE", "RETURN", "WITH", "MATCH", "OPTIONAL", "UNWIND", "ORDER", "SKIP", "LIMIT"}
 _KEYWORD_BEFORE_PREFIX = {"RETURN", "WHERE", "AND", "OR", "XOR", "NOT", "WITH", "IN", "WHEN", "THEN", "ELSE"}
 _KEYWORD_BEFORE_PREFIX |= {"CASE", "UNWIND", "BY", "SKIP", "LIMIT", "IS"}
+_AFTER_LABEL = {")", "]", ":", "{", "|", "*", "-", "<", ">"}  # what may follow a label or relationship type
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9.eE]*|\S")
 
 
@@ -157,6 +158,8 @@ def parse_profile(query: str) -> ParseProfile:
         up = tok.upper() if prev != "." else "_property_"  # n.not, n.and: property names, not keywords
         if up in ("CASE", "END") and k + 1 < len(toks) and toks[k + 1].group() == ":" and prev in ("{", ","):
             up = "_key_"  # {end: 1}: a map key
+        elif up in ("CASE", "END") and prev == ":" and (k + 1 == len(toks) or toks[k + 1].group() in _AFTER_LABEL):
+            up = "_label_"  # (n:Case), [:END]: a label or relationship type (CASE the keyword is followed by WHEN)
         if tok in _OPEN or up == "CASE":
             prefixes.append(0)
             commas.append(0)
