@@ -361,6 +361,8 @@ class GuardProxy:
                 await w.drain()
         except (_Closed, asyncio.IncompleteReadError, ConnectionError, ValueError):
             pass
+        except asyncio.CancelledError:  # stop(): ended quietly (Python 3.11 logs a handler that ends cancelled)
+            pass
         finally:
             self._writers.discard(w)
             w.close()
