@@ -17,6 +17,7 @@ import typer
 
 from ..engine import Engine
 from .common import CliError, Ctx, build_engine, handled, is_store_url
+from .mcp_cmd import REPO_HELP, WAIT_HELP, open_freshness
 
 __all__ = ["serve_command"]
 
@@ -92,6 +93,8 @@ def serve_command(
         help="Searches that may run at once (1..16). Each extra one opens another engine over the store, with its "
         "own in-memory indexes and embedder (memory grows accordingly); feedback and ask stay on one engine.",
     ),
+    repo: list[str] | None = typer.Option(None, "--repo", help=REPO_HELP),
+    fresh_wait: float = typer.Option(3.0, "--fresh-wait", help=WAIT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the ready line (and errors) as JSON."),
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and the web page at http://HOST:PORT/.
@@ -127,6 +130,7 @@ def serve_command(
         try:
             for _ in range(search_threads):
                 engines.append(build_engine(c, path))
+            fresh = open_freshness(c, path, repo, fresh_wait)  # --repo: sync new commits before a search
         except BaseException:
             for e in engines:
                 e.close()
@@ -139,6 +143,7 @@ def serve_command(
             "token_required": token is not None,
             "reads_need_token": token is not None and not public_reads,
             "search_threads": search_threads,
+            **({"repos": [str(r.path) for r in fresh.repos]} if fresh is not None else {}),
         }
         if as_json:
             print(json.dumps(info), flush=True)
@@ -160,6 +165,7 @@ def serve_command(
                 search_engines=engines[1:],
                 on_ready=ready,
                 public_reads=public_reads,
+                freshness=fresh,
             )
         except OSError as exc:  # the port is taken, the address is not ours
             raise CliError("bind_error", f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

@@ -23,6 +23,7 @@ loopback, the server also checks the ``Host`` header (a DNS-rebinding page canno
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import types
@@ -119,6 +120,30 @@ def _do_ask(eng, job: Job | None, body: m.AskBody) -> dict:
     return body.run(eng)
 
 
+async def _fresh(freshness) -> dict | None:
+    """With ``ngr serve --repo`` (service/freshness.py): sync new commits first, off the event loop; the
+    answer's ``freshness``."""
+    return None if freshness is None else await asyncio.to_thread(freshness.before_call)
+
+
+def _with_fresh(res: dict, fresh: dict | None) -> dict:
+    return res if fresh is None else {**res, "freshness": fresh}
+
+
+def _fresh_job(freshness, fn):
+    """A background job's ``fn`` that syncs new commits first (on the job's lane, at most the wait)."""
+    if freshness is None:
+        return fn
+
+    def run(eng, job: Job | None, body):
+        if job is not None:
+            job.phase = "syncing new commits"
+        fresh = freshness.before_call()
+        return _with_fresh(fn(eng, job, body), fresh)
+
+    return run
+
+
 def _do_trace(eng, trace_id: str) -> dict:
     rep = eng.learning_report(trace_id)
     named = {c["eid"]: c for r in rep["receipts"] for c in r.get("edges_changed") or [] if "eid" in c}
@@ -158,6 +183,7 @@ def create_app(
     max_waiting: int = 64,
     close_engine: bool = True,
     public_reads: bool = False,
+    freshness=None,
 ) -> FastAPI:
     """The API and page over ``engine`` (owned by the app: closed at shutdown unless ``close_engine=False``).
 
@@ -165,7 +191,8 @@ def create_app(
     searches, each on its own thread: that many more searches run at once (see runner.py).
     ``token``: when set, every ``/api`` request but ``/api/health`` needs ``Authorization: Bearer <token>``;
     ``public_reads`` exempts the GETs.  ``loopback``: the server is bound to a loopback address (then the
-    Host header must name loopback too)."""
+    Host header must name loopback too).  ``freshness`` (service/freshness.py, ``ngr serve --repo``): search,
+    ask and cypher first sync new commits and answer with ``freshness``; closed with the app."""
     from .. import __version__
 
     if token is not None and not token:
@@ -177,6 +204,8 @@ def create_app(
         try:
             yield
         finally:
+            if freshness is not None:
+                freshness.close()
             if close_engine:
                 runner.close()
 
@@ -221,9 +250,9 @@ def create_app(
         reads_need_token=token is not None and not public_reads,
         max_body=max_body,
     )
-    _search_routes(app, runner, write)
+    _search_routes(app, runner, write, freshness)
     _feedback_routes(app, runner, write)
-    _cypher_routes(app, runner, read, write)
+    _cypher_routes(app, runner, read, write, freshness)
     _trim_openapi(app)
     return app
 
@@ -367,15 +396,16 @@ def _read_routes(
         return _json(runner.job_view(j))
 
 
-def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
+def _search_routes(app: FastAPI, runner: EngineRunner, write: list, freshness=None) -> None:
     post_errors = error_responses(400, 401, 404, 413, 429, 503)
 
     @app.post("/api/search", response_model=m.SearchOut, tags=["search"], dependencies=write, responses=post_errors)
     async def search(body: m.SearchBody) -> Response:
         """Explained hybrid + graph search; records a trace. The response is ``ngr search --json``'s JSON."""
         _check_text(body.model_dump())
+        fresh = await _fresh(freshness)
         res = await runner.call_search(_do_search, None, body)
-        return _json(res)
+        return _json(_with_fresh(res, fresh))
 
     @app.post(
         "/api/search/jobs",
@@ -389,14 +419,16 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         """Start a search in the background (the page uses this); poll ``GET /api/jobs/{job_id}``."""
         _check_text(body.model_dump())
 
-        return _json(runner.job_view(runner.submit("search", _do_search, body, search=True)), status=202)
+        job = runner.submit("search", _fresh_job(freshness, _do_search), body, search=True)
+        return _json(runner.job_view(job), status=202)
 
     @app.post("/api/ask", response_model=m.AskOut, tags=["search"], dependencies=write, responses=post_errors)
     async def ask(body: m.AskBody) -> Response:
         """A cited answer from the history (rule-based route, read-only graph query, extractive answer)."""
         _check_text(body.model_dump())
+        fresh = await _fresh(freshness)
         res = await runner.call(_do_ask, None, body)
-        return _json(res)
+        return _json(_with_fresh(res, fresh))
 
     @app.post(
         "/api/ask/jobs", response_model=m.JobOut, status_code=202, tags=["search"], dependencies=write,
@@ -406,7 +438,7 @@ def _search_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         """Start an ask in the background; poll ``GET /api/jobs/{job_id}``."""
         _check_text(body.model_dump())
 
-        return _json(runner.job_view(runner.submit("ask", _do_ask, body)), status=202)
+        return _json(runner.job_view(runner.submit("ask", _fresh_job(freshness, _do_ask), body)), status=202)
 
 
 def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
@@ -444,7 +476,7 @@ def _feedback_routes(app: FastAPI, runner: EngineRunner, write: list) -> None:
         return _json(await runner.call(body.run))
 
 
-def _cypher_routes(app: FastAPI, runner: EngineRunner, read: list, write: list) -> None:
+def _cypher_routes(app: FastAPI, runner: EngineRunner, read: list, write: list, freshness=None) -> None:
     """The graph's schema and read-only Cypher for a client that writes its own queries (MCP: ``graph_schema``,
     ``cypher``)."""
 
@@ -472,7 +504,8 @@ def _cypher_routes(app: FastAPI, runner: EngineRunner, read: list, write: list) 
         ``more``). Writes are ``read_only``; an unknown label, relation type or property is ``query_error``
         naming the closest known ones."""
         _check_text(body.model_dump())
-        return _json(await runner.call(body.run))
+        fresh = await _fresh(freshness)
+        return _json(_with_fresh(await runner.call(body.run), fresh))
 
 
 # ----------------------------------------------------------------------------- guards and handlers

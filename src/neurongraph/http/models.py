@@ -67,6 +67,12 @@ FailureBody = RecordRetrievalFailureArgs
 
 
 # ----------------------------------------------------------------------------- responses
+FRESHNESS = (
+    "Only with `ngr serve --repo`: stale, syncing, synced_at, age_s, head, repo_head, waited_ms, repos, note "
+    "(docs/http.md)."
+)
+
+
 class _Out(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -114,6 +120,7 @@ class SearchOut(_Out):
         None, description="Only when false: the store could not take the trace (a full disk); the hits stand."
     )
     warnings: list[str] | None = Field(None, description="Only when something about the answer needs saying.")
+    freshness: dict[str, Any] | None = Field(None, description=FRESHNESS)
 
 
 class NodeOut(_Out):
@@ -249,6 +256,7 @@ class AskOut(_Out):
     answer: str
     refs: list[str]
     trace_id: str
+    freshness: dict[str, Any] | None = Field(None, description=FRESHNESS)
 
 
 class GraphSchemaOut(_Out):
@@ -275,6 +283,7 @@ class CypherOut(_Out):
         None, description="When truncated: how to ask for less; with no rows: a hop that points against its relation."
     )
     stale: dict[str, Any] | None = Field(None, description="Only when a shared graph is behind the store.")
+    freshness: dict[str, Any] | None = Field(None, description=FRESHNESS)
 
 
 class JobOut(_Out):

@@ -47,6 +47,8 @@ __all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_
 SNIPPET_CHARS = 300
 _ROUND = 4
 CALL_WAIT_S = 30.0  # a call waits this long for the engine (another call holds it), then error[timeout]
+# with --repo (service/freshness.py): these tools first sync new commits; the first three answer with `freshness`
+FRESH_TOOLS = ("search", "ask", "cypher", "graph_schema")
 
 
 class EngineBusy(NeuronGraphError):
@@ -150,12 +152,13 @@ class NGRTools:
     """The tools over one engine.  ``search``, ``get_node``, ``get_trace`` and ``ask`` shape their
     results for an agent; the feedback tools return the engine's receipt as it is."""
 
-    def __init__(self, engine, snippet_chars: int = SNIPPET_CHARS, call_wait_s: float | None = None):
+    def __init__(self, engine, snippet_chars: int = SNIPPET_CHARS, call_wait_s: float | None = None, freshness=None):
         self.engine = engine
         self.snippet_chars = snippet_chars
         self.lock = threading.Lock()
         self.call_wait_s = _call_wait_s() if call_wait_s is None else call_wait_s
         self.gone: Callable[[], bool] = _never_gone  # the stdio transport's client_gone (mcp/stdio.py)
+        self.freshness = freshness  # service/freshness.Freshness with --repo: sync new commits before a read
 
     def search(self, args: SearchArgs) -> dict:
         req = args.to_request()
@@ -211,6 +214,7 @@ class NGRTools:
             handler = getattr(self, name, None)
             if self.gone():
                 raise ClientGone("the client has gone; the call was not run")
+            fresh = self.freshness.before_call() if self.freshness is not None and name in FRESH_TOOLS else None
             if not self.lock.acquire(timeout=self.call_wait_s):
                 raise EngineBusy(
                     f"another tool call has held the engine for over {self.call_wait_s:g} s (NGR_MCP_CALL_WAIT_S); "
@@ -219,7 +223,10 @@ class NGRTools:
             try:
                 if self.gone():  # it died while this call waited behind others: no orphan trace
                     raise ClientGone("the client has gone; the call was not run")
-                return _result(handler(args) if handler else args.run(self.engine))  # type: ignore[attr-defined]
+                out = handler(args) if handler else args.run(self.engine)  # type: ignore[attr-defined]
+                if fresh is not None and name != "graph_schema" and isinstance(out, dict):
+                    out["freshness"] = fresh
+                return _result(out)
             finally:
                 self.lock.release()
         except NeuronGraphError as exc:
@@ -330,9 +337,10 @@ class _Server(MCPServer):
     ngr_tools: NGRTools
 
 
-def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIPPET_CHARS) -> _Server:
-    """An ``MCPServer`` exposing ``engine`` (anything with the Engine's public API) as six tools."""
-    tools = NGRTools(engine, snippet_chars)
+def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIPPET_CHARS, freshness=None) -> _Server:
+    """An ``MCPServer`` exposing ``engine`` (anything with the Engine's public API) as tools; ``freshness``
+    (service/freshness.py) syncs new commits before a search, ask, cypher or graph_schema call."""
+    tools = NGRTools(engine, snippet_chars, freshness=freshness)
     server = _Server(
         name,
         title="Neuron Graph RAG",
@@ -345,19 +353,24 @@ def build_server(engine, *, name: str = "neurongraph", snippet_chars: int = SNIP
     return server
 
 
-def serve(engine, transport: Literal["stdio", "sse", "streamable-http"] = "stdio") -> None:
-    """Serve ``engine`` over stdio until the client closes the stream; closes the engine afterwards.
+def serve(engine, transport: Literal["stdio", "sse", "streamable-http"] = "stdio", freshness=None) -> None:
+    """Serve ``engine`` over stdio until the client closes the stream; closes the engine (and ``freshness``)
+    afterwards.
 
     stdio goes through :mod:`.stdio` (bounded message size and nesting, duplicate keys refused, queued
     calls dropped and a clean exit when the client dies)."""
     try:
-        server = build_server(engine)
+        server = build_server(engine, freshness=freshness)
         if transport == "stdio":
             anyio.run(_serve_stdio, server)
         else:
             server.run(transport)
     finally:
-        engine.close()
+        try:
+            if freshness is not None:
+                freshness.close()
+        finally:
+            engine.close()
 
 
 async def _serve_stdio(server: _Server) -> None:
