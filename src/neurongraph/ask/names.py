@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import NeuronGraphError
 from ..store.base import Store
 
 __all__ = ["Mention", "find_mentions"]
@@ -126,9 +127,11 @@ def _linked(store: Store, linker, question: str, found: _Found) -> None:
 
 def _subject_suffix(engine, phrase: str) -> list[tuple[str, str]]:
     """(id, type) of up to two commits whose subject ends with ``: phrase`` (a subsystem prefix dropped)."""
-    rows = engine.cypher("MATCH (n:commit) WHERE n.title ENDS WITH $s RETURN n.id AS id LIMIT 2", {"s": ": " + phrase})[
-        "rows"
-    ]
+    query = "MATCH (n:commit) WHERE n.title ENDS WITH $s RETURN n.id AS id LIMIT 2"
+    try:
+        rows = engine.cypher(query, {"s": ": " + phrase})["rows"]
+    except NeuronGraphError:  # the graph is down: the phrase names nothing here, and the search still answers
+        return []
     return [(r["id"], "commit") for r in rows]
 
 

@@ -42,7 +42,10 @@ class QueryError(CypherError):
 
 
 class GraphGone(QueryError):
-    """The graph engine closed the connection mid-query (a child that died, a shared server restarted)."""
+    """The graph engine closed the connection mid-query (a child that died, a shared server restarted): the
+    service is unavailable for now (HTTP 503), not a fault of the query."""
+
+    code = "graph_gone"
 
 
 class GraphServerError(NeuronGraphError):

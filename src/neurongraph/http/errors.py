@@ -59,6 +59,7 @@ STATUS: dict[str, int] = {
     "graph_unreachable": 503,
     "graph_auth": 503,
     "graph_not_built": 503,
+    "graph_gone": 503,
     "query_timeout": 504,
 }
 
