@@ -251,8 +251,10 @@ class Freshness:
             out["note"] = f"answered from the store as it is ({age}): {why}"
         return out
 
-    def close(self, wait_s: float = 30.0) -> None:
-        """Let a running sync finish (at most ``wait_s``), then close the writer's connection."""
+    def close(self, wait_s: float = 5.0) -> None:
+        """Let a running sync finish (at most ``wait_s``: a client that disconnects expects the server to
+        exit), then close the writer's connection.  A sync still running is one open transaction, which the
+        process exit rolls back: the store stays as it was, and the next call's check syncs again."""
         t = self._thread
         if t is not None:
             t.join(wait_s)
