@@ -115,9 +115,17 @@ def test_mcp_search_finds_a_commit_made_while_connected(db, repo):
             print(f"mcp: the call after a commit took {took:.2f} s (its sync included: waited {waited_ms} ms)")
             assert took < 3.0 + 2.0  # the default 3 s cap, plus the search and the transport
 
+            # ask and cypher (the ask extra: a FalkorDB child) read the synced commit too, and say how fresh
             r = await c.call_tool("ask", {"question": "which commit fixed the frobnicator overflow?"})
-            if not r.is_error:  # ask needs the ask extra (a FalkorDB child): when it answers, it says how fresh
+            if r.is_error:
+                assert r.structured_content["error"]["code"] == "missing_dependency", r.content[0].text
+            else:
+                assert f"commit:{sha}" in r.structured_content["refs"], r.structured_content["answer"]
                 _check_freshness(r.structured_content["freshness"], sha)
+                q = "MATCH (c:commit) WHERE c.title CONTAINS $w RETURN c.id AS id"
+                res = await _call(c, "cypher", query=q, params={"w": "frobnicator"})
+                assert res["rows"] == [{"id": f"commit:{sha}"}], res
+                _check_freshness(res["freshness"], sha)
 
     anyio.run(main)
 
