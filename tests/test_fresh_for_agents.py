@@ -243,3 +243,22 @@ def test_a_search_during_a_sync_is_not_blocked_and_reads_the_last_committed_stat
     finally:
         fresh.close()
         eng.close()
+
+
+def test_a_new_tag_and_a_second_repository_are_synced_too(tmp_path, db, repo):
+    other = Repo(tmp_path / "tool")
+    other.commit("Add the linter", {"lint.py": "print('lint')\n"})
+    eng = ngr.open(db, embedder="hashing")
+    fresh = Freshness(db, [repo.path, other.path], lambda: HashingEmbedder(), wait_s=10)
+    try:
+        f = fresh.before_call()  # the second repository was never synced: read in full first
+        assert f["stale"] is False and [r["source"] for r in f["repos"]] == ["proj", "tool"], f
+        assert eng.get_node(f"commit:{other.git('rev-parse', 'HEAD')}")["title"] == "Add the linter"
+        repo.git("tag", "v1.1", "HEAD~1")  # a tag on an old commit, no new commit: a tip moved all the same
+        f = fresh.before_call()
+        assert f["stale"] is False, f
+        assert eng.get_node("tag:v1.1")["metadata"]["sha"] == repo.git("rev-parse", "HEAD~1")
+        assert fresh.before_call()["waited_ms"] < UNCHANGED_BOUND_S * 1000
+    finally:
+        fresh.close()
+        eng.close()
