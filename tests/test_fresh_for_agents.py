@@ -262,3 +262,18 @@ def test_a_new_tag_and_a_second_repository_are_synced_too(tmp_path, db, repo):
     finally:
         fresh.close()
         eng.close()
+
+
+def test_a_repository_gone_is_said_and_the_call_still_answers(tmp_path, db, repo):
+    import shutil
+
+    fresh = Freshness(db, [repo.path], lambda: HashingEmbedder())
+    try:
+        assert fresh.before_call()["stale"] is False
+        shutil.rmtree(repo.path)
+        f = fresh.before_call()
+        assert f["stale"] is True and f["syncing"] is False, f
+        assert "cannot read the refs" in f["repos"][0]["error"] and f["repos"][0]["error"] in f["note"], f
+        assert f["head"] is not None and f["synced_at"] is not None  # the store's view, and when it was last current
+    finally:
+        fresh.close()

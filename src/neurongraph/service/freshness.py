@@ -35,6 +35,7 @@ from typing import Any
 __all__ = ["Freshness", "WAIT_S"]
 
 WAIT_S = 3.0  # a call waits at most this long for a sync of new commits, then answers from the store as it is
+RETRY_S = 60.0  # a sync that failed is tried again after this long, or at once when the tips move again
 
 
 def _iso(t: float | None) -> str | None:
@@ -51,7 +52,8 @@ class _Repo:
     stale: bool = True
     synced_at: float | None = None  # when the store last held every tip the repository had (wall clock)
     error: str | None = None
-    failed: dict[str, str] | None = None  # the tips a sync failed on: not retried until they move
+    failed: dict[str, str] | None = None  # the tips a sync failed on: not retried until they move (or RETRY_S)
+    failed_at: float = 0.0
     moved: dict[str, str] = field(default_factory=dict)  # the tips the pending sync is for
 
     def view(self, now: float, syncing: bool) -> dict[str, Any]:
@@ -177,7 +179,7 @@ class Freshness:
             r.stale, r.synced_at, r.error, r.failed = False, now, None, None
             return False
         r.stale = True
-        if current == r.failed:  # the last sync of exactly these tips failed: not again until they move
+        if current == r.failed and now - r.failed_at < RETRY_S:  # the last sync of these very tips failed
             return False
         r.moved = current
         return True
@@ -191,7 +193,7 @@ class Freshness:
             try:
                 sync_source(self._writer, "git", r.path, name=r.source)
             except Exception as exc:
-                r.error, r.failed = f"sync failed: {type(exc).__name__}: {exc}"[:500], r.moved
+                r.error, r.failed, r.failed_at = f"sync failed: {type(exc).__name__}: {exc}"[:500], r.moved, time.time()
             else:
                 r.error, r.failed, r.synced_at = None, None, began
 
