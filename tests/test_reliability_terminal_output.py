@@ -130,3 +130,20 @@ def test_the_escaped_set_is_every_control_and_format_character():
     doc = json.dumps({"t": "\u202e\x9b\U000e0041 é"}, ensure_ascii=False)
     assert json.loads(json_safe(doc)) == json.loads(doc) and json_safe(doc).isascii() is False
     assert "\u202e" not in json_safe(doc) and "\\udb40\\udc41" in json_safe(doc)
+
+
+def test_every_other_command_escapes_stored_text_too(db):
+    """neighbors, stats, trace and their --json (the common ``escape`` / ``print_json`` every command uses)."""
+    r = _ngr(db, "neighbors", "note:plain")
+    _no_raw(r.stdout)
+    assert "commit:" + SHA in r.stdout
+    js = _ngr(db, "neighbors", "commit:" + SHA, "--json").stdout
+    _no_raw(js)
+    assert json.loads(js)["neighbors"][0]["node"] == "note:plain"
+    searched = json.loads(_ngr(db, "search", "cache fix", "--json").stdout)
+    r = _ngr(db, "trace", searched["trace_id"])
+    _no_raw(r.stdout)
+    js = _ngr(db, "trace", searched["trace_id"], "--json").stdout
+    _no_raw(js)
+    assert "\\u202e" in js and "\\u001b" in js  # the stored title, as JSON escapes
+    _no_raw(_ngr(db, "stats").stdout)

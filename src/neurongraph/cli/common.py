@@ -25,7 +25,6 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -46,6 +45,7 @@ from ..ingest.jsonl import IngestError  # a JSONL file with bad lines: every one
 from ..model import strict_dumps
 from ..store import DATABASE_ERRORS, is_postgres_url, open_store
 from ..store.base import Store
+from .safe_text import json_safe, safe_markup
 
 __all__ = [
     "DEFAULT_DB",
@@ -134,7 +134,15 @@ def handled(as_json: bool) -> Iterator[None]:
 
 # --------------------------------------------------------------------- output
 def print_json(obj) -> None:
-    print(strict_dumps(obj, ensure_ascii=False, indent=2, default=str))  # never NaN/Infinity (not JSON)
+    """Strict JSON (never NaN/Infinity), with C1 controls and bidi/format characters of stored text written as
+    ``\\uXXXX`` escapes: the same value, plain on a terminal (``safe_text.json_safe``)."""
+    print(json_safe(strict_dumps(obj, ensure_ascii=False, indent=2, default=str)))
+
+
+def escape(text) -> str:
+    """Stored text for rich markup: control and bidi/format characters written as visible ``\\x1b`` /
+    ``\\u202e`` text (a repository's escape sequences never reach the terminal), lines kept."""
+    return safe_markup(text, layout=True)
 
 
 def json_opt():

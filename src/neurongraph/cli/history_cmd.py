@@ -15,7 +15,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -37,6 +36,7 @@ from .common import (
     ctx_of,
     end_bulk_load,
     err,
+    escape,
     handled,
     int_option,
     json_opt,
