@@ -69,7 +69,9 @@ def test_a_github_item_with_nul_bytes_in_text_and_metadata(pg_url, tmp_path):
     (export / "issues.json").write_text(json.dumps(issues))
     r = _ngr(pg_url, "ingest", "github", str(export), "--json")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert not json.loads(r.stdout)["skipped_items"]
+    summary = json.loads(r.stdout)
+    assert not summary["skipped_items"]
+    assert "issue:" + str(issues[0]["number"]) in summary["adapter"]["nul_replaced"]  # said, not silent
     # a metadata filter casts every node's metadata to jsonb: one bad row would fail them all
     r = _ngr(pg_url, "search", "login token expiry", "--where", "state=closed", "--json")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -25,6 +25,7 @@ Rules (docs/ingest.md, "Incremental sync"):
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -95,6 +96,7 @@ def apply_batch(engine, batch: IngestBatch, *, prune: bool = False, progress: Sy
     Returns a summary: nodes new/updated/unchanged, embedded, edges written/retracted/pending,
     nodes pruned, skipped items and the adapter's own counts."""
     _check(batch, prune)
+    batch.stats.setdefault("nul_replaced", _nul_replaced(engine.store, batch))
     t0 = time.perf_counter()
     if not batch.nodes and not batch.edges and not batch.gone and not prune:  # e.g. a git sync, no new commit
         for k, v in batch.state.items():
@@ -302,6 +304,18 @@ class _Sync:
             else:
                 self.ready.append(Edge.from_dict(d))
                 self.counts["pending_resolved"] += 1
+
+
+def _nul_replaced(store, batch: IngestBatch) -> list[str]:
+    """The ids of the batch's nodes whose strings hold a NUL character, where the store writes a stand-in for it
+    (``Store.NUL_STAND_IN``: PostgreSQL text cannot hold NUL; SQLite keeps it): said in the summary."""
+    if not getattr(store, "NUL_STAND_IN", None):
+        return []
+    out = []
+    for n in batch.nodes:
+        if "\x00" in n.id or "\x00" in n.title or "\x00" in n.text or "\\u0000" in json.dumps(n.metadata):
+            out.append(n.id.replace("\x00", store.NUL_STAND_IN))
+    return out[:200]
 
 
 def _summary(batch: IngestBatch, t0: float, **counts) -> dict:

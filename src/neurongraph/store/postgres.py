@@ -181,6 +181,8 @@ class _Local(threading.local):
 class PostgresStore(SharedSQLStore):
     """The store on PostgreSQL + pgvector, for several processes and machines sharing one history."""
 
+    NUL_STAND_IN = NUL_STAND_IN  # what a NUL character is stored as (ingest/sync.py names the items)
+
     @property
     def _q(self):
         """The shared statements' connection (sql_shared.py)."""
