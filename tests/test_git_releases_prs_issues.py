@@ -340,8 +340,8 @@ def test_what_happened_to_a_file_and_plain_counts(project, tmp_path):
         sync_source(eng, "git", r.path)
         out = eng.ask("what happened to parser.py? I can't find it anymore")
         assert out["refs"] == ["commit:" + moved] and "renamed to lib_parser.py" in out["answer"]
-        gone = eng.ask("what happened to old_locale.py?")
-        assert gone["refs"] == ["commit:" + c["drop"]]
+        gone = eng.ask("what happened to old_locale.py?")  # when it was added, and removed
+        assert gone["refs"] == ["commit:" + c["root"], "commit:" + c["drop"]] and ": removed it" in gone["answer"]
         assert eng.ask("how many lines in lib_parser.py?")["answer"].startswith("2 — lines in lib_parser.py")
         last = eng.ask("when was the most recent merge commit?")
         assert last["refs"] == ["commit:" + c["m7"]]

@@ -68,6 +68,7 @@ _CREATED = re.compile(r"\b(created|added|introduc\w*|first (?:added|committed)|a
 _RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)
 # a question about what became of a file names the file as it was ("what was F renamed to", "is F still there")
 _FATE = re.compile(r"\b(?:renam\w*|mov(?:e|ed)|remov\w*|delet\w*|dropped|gone|still|anymore|happen\w*|missing)\b", re.I)
+_TWICE = re.compile(r"\b(?:created|added)\s+twice\b|\bre-?(?:added|created)\b|\bcame\s+back\b", re.I)
 # "what happened to F?", "I can't find F anymore", "where did F go": its rename or its removal
 _GONE = re.compile(
     r"\bwhat\s+happ\w*\s+(?:to|with)\b|\bcan'?n?o?t\s+find\b|\bwhere\s+(?:did|has|is)\b[^?]*\b(?:go|gone)\b"
@@ -698,7 +699,9 @@ def _plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict
         expl = f"the commit that renamed {scope.phrase}"
         fb = (by_edge, "no rename metadata: the first commit touching the new path")
         return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb)
-    if (file_shapes.DELETED.search(question) or file_shapes.STILL.search(question) or gone) and not tw.active:
+    if (gone or _TWICE.search(question)) and not file_shapes.DELETED.search(question) and not tw.active:
+        return file_shapes.file_events(scope, params)  # "what happened to F?": when it was added and removed
+    if (file_shapes.DELETED.search(question) or file_shapes.STILL.search(question)) and not tw.active:
         return file_shapes.file_deleted(scope, params, who=False)
     if _CREATED.search(question) and not tw.active:
         cy = (
@@ -995,6 +998,7 @@ _KEEP_ROWS = {
     "files_deleted": file_shapes.keep_removed,
     "count_files_deleted": file_shapes.keep_removed,
     "files_now": file_shapes.keep_present,
+    "file_events": file_shapes.keep_events,
     "count_files_now": file_shapes.keep_present,
 }
 # shapes whose answer is summed from the stored diffs after the query (lines of a file, of commits, of authors)

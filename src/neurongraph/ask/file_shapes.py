@@ -516,6 +516,33 @@ def files_deleted(scope: Scope | None, tw: TimeWindow, author: str | None, param
     return DevPlan("files_deleted", "files", cy, params, expl, filters=said)
 
 
+def file_events(scope: Scope, params: dict) -> DevPlan:
+    """ "What happened to F?", "F looks like it was created twice": the commits that added or removed F, oldest
+    first (git's "new / deleted file mode" for F in each commit: ``git log --diff-filter=AD -- F``)."""
+    params["f"] = scope.value
+    cy = (
+        f"MATCH (c:commit)-[:touches]->(f:file {{id: $f}}) WHERE {NON_MERGE} WITH DISTINCT c, f "
+        f"ORDER BY c.time, c.author_time, c.id RETURN {C_RET}, f.id AS path"
+    )
+    expl = f"the commits that added or removed {scope.phrase}"
+    return DevPlan("file_events", "commits", cy, params, expl, none_text=f"No commit added or removed {scope.phrase}.")
+
+
+def keep_events(engine, rows: list[dict]) -> list[dict]:
+    """The rows whose commit added ("A") or removed ("D") the row's ``path``, each with what it did."""
+    idx = engine.store.lookup_idx([r["id"] for r in rows])
+    nodes = engine.store.nodes_by_idx(idx.values())
+    out = []
+    for r in rows:
+        node = nodes.get(idx.get(r["id"], -1))
+        st = file_status(node, str(r["path"])[5:]) if node is not None else None
+        if st in ("A", "D"):
+            out.append(
+                {**{k: v for k, v in r.items() if k != "path"}, "did": "added it" if st == "A" else "removed it"}
+            )
+    return out
+
+
 def keep_removed(engine, rows: list[dict]) -> list[dict]:
     """The files one of whose newest commits removed them (see ``_removes``), with that commit as
     ``removed_by`` (all of them: the total is their number).  The candidates are read in one batch."""
@@ -804,6 +831,8 @@ def row_figure(r: dict) -> str:
         return f": {r['files']} file" + ("" if r["files"] == 1 else "s")
     if "renamed_to" in r:
         return ": renamed to " + ", ".join(r["renamed_to"] or [])
+    if "did" in r:
+        return f": {r['did']}"
     if "removed_by" in r:
         return f": removed by {str(r['removed_by'])[7:17]} ({str(r.get('last') or '')[:10]})"
     if "first" in r:
