@@ -355,3 +355,16 @@ def test_one_change_named_by_a_description_is_said_not_counted(project, tmp_path
         assert out["answer"].startswith("Not understood: which change") and not out["refs"] and not out["rows"]
         topic = eng.ask("list the commits about powershell (completion scripts)")  # an aside is not required
         assert "commit:" + c["f1"] in topic["refs"]
+
+
+def test_a_directory_move_from_a_to_b(tmp_path):
+    r = Repo(tmp_path / "mv")
+    r.commit("Start", {"pkg/core.py": "import os\n\n\ndef run():\n    return 1\n", "pkg/util.py": "x = 1\ny = 2\n"})
+    (r.path / "src").mkdir()
+    r.git("mv", "pkg", "src/pkg")
+    moved = r.commit("move to src directory")
+    r.commit("Tidy", {"src/pkg/util.py": "x = 1\ny = 3\n"})
+    with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        out = eng.ask("when did the package move from pkg/ to src/pkg/?")
+        assert out["result"]["shape"] == "dir_moved" and out["refs"] == ["commit:" + moved]

@@ -357,14 +357,46 @@ def head_only(engine, tw: TimeWindow, params: dict) -> None:
         tw.conditions.append(("NOT c.id IN $off_head", said))
 
 
+_FROM_TO = re.compile(r"\bfrom\s+(\S+)\s+(?:to|into)\s+(\S+)", re.I)
+
+
+def _dir_move(question: str, scope, params: dict) -> DevPlan | None:
+    """ "When did the package move from click/ to src/click/?": the commits with a rename from a path under the
+    first directory to one under the second (their first 100 renames each, as the projection keeps them)."""
+    if scope is None or scope.kind not in ("any", "all") or not _RENAMED.search(question):
+        return None
+    dirs = [p for p in scope.value if getattr(p, "kind", "") == "dir"]
+    m = _FROM_TO.search(question)
+    if len(dirs) != 2 or m is None:
+        return None
+    first, second = sorted(dirs, key=lambda d: question.find(d.phrase))
+    params["moved_from"], params["moved_to"] = str(first.value)[5:], str(second.value)[5:]
+    cy = (
+        "MATCH (c:commit) WHERE size(coalesce(c.parents, [])) < 2 AND any(i IN range(0, size(coalesce("
+        "c.renamed_from, [])) - 1) WHERE c.renamed_from[i] STARTS WITH $moved_from AND c.renamed_into[i] "
+        f"STARTS WITH $moved_to) RETURN {C_RET} ORDER BY time"
+    )
+    expl = f"the commits that moved files from {first.phrase} to {second.phrase}"
+    return DevPlan(
+        "dir_moved",
+        "commits",
+        cy,
+        params,
+        expl,
+        none_text=f"No commit moved files from {first.phrase} to {second.phrase}.",
+    )
+
+
 def _releases_or_trailers(engine, question, taken, commit, scope, tw, author, params, who: bool) -> DevPlan | None:
     """The shapes read before the others: "which release first contained X / shipped Y / dropped F", "which
-    tags are on the stable branch only?", and "who reviews the most (Reviewed-by)?" / "who acked X?" (the
-    people a commit's trailers name)."""
+    tags are on the stable branch only?", "when did the package move from A/ to B/?", and "who reviews the
+    most (Reviewed-by)?" / "who acked X?" (the people a commit's trailers name)."""
     if (release := release_shapes.plan_release(engine, question, commit, scope, params)) is not None:
         return release
     if commit is None and (on_branch := plan_branch_tags(engine, question, params)) is not None:
         return on_branch
+    if (moved := _dir_move(question, scope, params)) is not None:
+        return moved
     named = commit.node if commit is not None else None
     return plan_trailers(_blank(question, taken), named, scope, tw, author, params) if who else None
 
