@@ -666,6 +666,8 @@ class Engine:
                 proj = self._cypher = CypherProjection(self.store)
         return proj
 
+    cypher_projection = _cypher_projection  # public: the request model's Cypher calls (service/cypher.py)
+
     def _push_graph(self) -> None:
         """A writer keeps a shared graph server in step: the store moved since open, so apply the change
         feed there now (readers need no writer credential then).  A failure only warns: the next engine

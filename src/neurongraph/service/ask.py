@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .engine_api import AskEngine
+
 __all__ = ["AskRequest"]
 
 
@@ -27,6 +29,6 @@ class AskRequest:
         """Whether the route may query the Cypher projection (so an interface can start it early)."""
         return self.mode in ("auto", "graph", "hybrid")
 
-    def run(self, engine: Any) -> dict:
+    def run(self, engine: AskEngine) -> dict[str, Any]:
         """``Engine.ask``'s answer: route, read-only graph query and/or search, cited answer."""
         return engine.ask(self.question, mode=self.mode, llm=self.llm, limit=self.limit)

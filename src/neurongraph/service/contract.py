@@ -11,7 +11,7 @@ pass the lines you are changing).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -23,6 +23,7 @@ from ..learning.api import MAX_KEY_CHARS, MAX_REASON_CHARS, MAX_REF_CHARS
 from ..learning.policy import OUTCOMES
 from .ask import AskRequest
 from .cypher import CypherRequest, GraphSchemaRequest
+from .engine_api import AskEngine, CypherEngine, FailureTarget, FeedbackEngine
 from .feedback import FailureRequest, OutcomeRequest, SourceUseRequest
 from .search import SearchRequest
 
@@ -168,7 +169,7 @@ class RecordSourceUseArgs(_Args):
         ),
     ]
 
-    def run(self, engine) -> dict:
+    def run(self, engine: FeedbackEngine) -> dict[str, Any]:
         """The receipt of ``Engine.record_source_use``."""
         events = [{"node_id": e.node_id, "stage": e.stage} for e in self.events]
         return SourceUseRequest(self.trace_id, events, self.idempotency_key).run(engine)
@@ -193,7 +194,7 @@ class RecordOutcomeArgs(_Args):
         None, description="Where the verdict can be checked: a PR, commit, issue or URL."
     )
 
-    def run(self, engine) -> dict:
+    def run(self, engine: FeedbackEngine) -> dict[str, Any]:
         """The outcome row of ``Engine.record_outcome``."""
         return OutcomeRequest(self.trace_id, self.node_ids, self.outcome, self.summary, self.external_ref).run(engine)
 
@@ -211,7 +212,7 @@ class RecordRetrievalFailureArgs(_Args):
         ),
     ]
 
-    def run(self, engine) -> dict:
+    def run(self, engine: FailureTarget) -> dict[str, Any]:
         """The failure row of ``Engine.record_retrieval_failure``."""
         return FailureRequest(self.trace_id, self.reason).run(engine)
 
@@ -246,7 +247,7 @@ class AskArgs(_Args):
     )
     limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="Search hits to use.")] = 5
 
-    def run(self, engine) -> dict:
+    def run(self, engine: AskEngine) -> dict[str, Any]:
         """``Engine.ask``'s answer (rule-based route, read-only graph query, extractive answer)."""
         return AskRequest(self.question, self.mode, self.limit).run(engine)
 
@@ -263,7 +264,7 @@ _ParamName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-
 class GraphSchemaArgs(_Args):
     """``graph_schema``: no arguments."""
 
-    def run(self, engine) -> dict:
+    def run(self, engine: CypherEngine) -> dict[str, Any]:
         """Labels with counts, relations with direction and counts, properties per label, example queries."""
         return GraphSchemaRequest().run(engine)
 
@@ -303,7 +304,7 @@ class CypherArgs(_Args):
         description=f"A lower time limit in ms (the graph engine stops every query at {cypher_limits.MAX_TIMEOUT_MS}).",
     )
 
-    def run(self, engine) -> dict:
+    def run(self, engine: CypherEngine) -> dict[str, Any]:
         """The rows, cut to the limits, saying whether they were cut and whether more exist."""
         return CypherRequest(self.query, self.params, self.limit, self.max_chars, self.timeout_ms).run(engine)
 
@@ -341,7 +342,11 @@ HINTS = {
 }
 
 
-def trace_view(report: dict, scores: Callable[[dict], dict] = dict, paths: Callable[[list], list] = list) -> dict:
+def trace_view(
+    report: dict[str, Any],
+    scores: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+    paths: Callable[[list[Any]], list[Any]] = list,
+) -> dict[str, Any]:
     """What an interface shows of ``Engine.learning_report``: the trace's hits with their source-use stage,
     and its receipts, outcomes and failures.  One view for MCP and HTTP; ``scores``/``paths`` shape the
     numbers (MCP rounds them)."""

@@ -13,21 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..graphdb.agent import DEFAULT_CHARS, DEFAULT_ROWS, agent_schema, graph_names, run_query
+from .engine_api import CypherEngine
 
 __all__ = ["CypherRequest", "GraphSchemaRequest"]
-
-
-def _projection(engine: Any):
-    return engine._cypher_projection()  # the engine's one projection (ask reads it the same way)
 
 
 @dataclass(frozen=True)
 class GraphSchemaRequest:
     """The schema an agent writes Cypher against (labels, relations, properties, example queries)."""
 
-    def run(self, engine: Any) -> dict:
+    def run(self, engine: CypherEngine) -> dict[str, Any]:
         """At most ``graphdb.agent.SCHEMA_MAX_CHARS`` characters of JSON; kept until the store changes."""
-        return agent_schema(_projection(engine), engine.store)
+        return agent_schema(engine.cypher_projection(), engine.store)
 
 
 @dataclass(frozen=True)
@@ -35,14 +32,14 @@ class CypherRequest:
     """One read-only query with ``$params``, cut to ``limit`` rows and ``max_chars`` characters of JSON."""
 
     query: str
-    params: dict | None = None
+    params: dict[str, Any] | None = None
     limit: int = DEFAULT_ROWS
     max_chars: int = DEFAULT_CHARS
     timeout_ms: int | None = None
 
-    def run(self, engine: Any) -> dict:
+    def run(self, engine: CypherEngine) -> dict[str, Any]:
         """``columns``, ``rows``, ``row_count``, ``truncated``, ``more`` (see ``graphdb.agent.run_query``)."""
-        proj = _projection(engine)
+        proj = engine.cypher_projection()
         return run_query(
             proj.query,
             lambda: proj.memo("agent_names", lambda: graph_names(proj.query, engine.store)),

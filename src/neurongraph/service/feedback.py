@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..learning import STAGES
+from .engine_api import FailureTarget, FeedbackEngine
 
 __all__ = ["FailureRequest", "OutcomeRequest", "SourceUseRequest", "check_upto", "resolve_hits"]
 
@@ -27,13 +28,13 @@ def check_upto(upto: str) -> str:
     return upto
 
 
-def resolve_hits(engine: Any, nodes: Sequence[str], known: Mapping[str, Any] | Sequence[str]) -> list[str]:
+def resolve_hits(engine: FeedbackEngine, nodes: Sequence[str], known: Mapping[str, Any] | Sequence[str]) -> list[str]:
     """Node ids as given: one of ``known`` (a trace's hits) as is, else resolved by the store (a short sha, as
     the search table prints commits; an ambiguous one is an error naming candidates)."""
     return [n if n in known else engine.store.resolve_node_id(n) for n in nodes]
 
 
-def _stages_before(engine: Any, trace_id: str, key: str | None) -> dict[str, str]:
+def _stages_before(engine: FeedbackEngine, trace_id: str, key: str | None) -> dict[str, str]:
     """The trace's stages as they were before the request keyed ``key`` (now, without a key or before its
     first use)."""
     current = dict(engine.trace_stages(trace_id))
@@ -55,7 +56,9 @@ class SourceUseRequest:
     idempotency_key: str | None = None  # a retry with the same key returns the stored receipt
 
     @classmethod
-    def walk(cls, engine: Any, trace_id: str, nodes: Sequence[str], upto: str, key: str | None) -> SourceUseRequest:
+    def walk(
+        cls, engine: FeedbackEngine, trace_id: str, nodes: Sequence[str], upto: str, key: str | None
+    ) -> SourceUseRequest:
         """Each of ``nodes`` walked from its current stage up to ``upto`` (a node already there: a no-op the
         ledger still validates)."""
         check_upto(upto)
@@ -65,7 +68,7 @@ class SourceUseRequest:
         events = [(n, STAGES[s]) for n in ids for s in range(STAGES.index(current.get(n, "retrieved")) + 1, target + 1)]
         return cls(trace_id, events or [(n, upto) for n in ids], key)
 
-    def run(self, engine: Any) -> dict:
+    def run(self, engine: FeedbackEngine) -> dict[str, Any]:
         """The receipt of ``record_source_use``."""
         return engine.record_source_use(self.trace_id, list(self.events), idempotency_key=self.idempotency_key)
 
@@ -80,7 +83,7 @@ class OutcomeRequest:
     summary: str = ""
     external_ref: str | None = None  # where the verdict can be checked: a PR, commit, CI run
 
-    def run(self, engine: Any) -> dict:
+    def run(self, engine: FeedbackEngine) -> dict[str, Any]:
         """The outcome row of ``record_outcome``."""
         return engine.record_outcome(self.trace_id, list(self.node_ids), self.outcome, self.summary, self.external_ref)
 
@@ -92,7 +95,7 @@ class FailureRequest:
     trace_id: str
     reason: str
 
-    def run(self, target: Any) -> dict:
+    def run(self, target: FailureTarget) -> dict[str, Any]:
         """The failure row of ``record_retrieval_failure`` (``target``: an engine, or the ``Learning`` service
         over a bare store, which needs no embedder)."""
         return target.record_retrieval_failure(self.trace_id, self.reason)

@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..store.base import Store
+
 __all__ = ["Freshness", "WAIT_S"]
 
 WAIT_S = 3.0  # a call waits at most this long for a sync of new commits, then answers from the store as it is
@@ -77,10 +79,17 @@ class _Writer:
     ``refresh``), over a connection and an embedder of its own.  It holds no in-memory index: the serving
     engine catches up from the store's change feed at its next call."""
 
-    def __init__(self, store, embedder):
+    def __init__(self, store: Store, embedder: Any) -> None:
         self.store, self.embedder, self.last_embedded = store, embedder, 0
 
-    def vectors_for(self, texts, progress=None, batch: int = 256, *, widen: bool = True):
+    def vectors_for(
+        self,
+        texts: Sequence[str],
+        progress: Callable[[int, int], None] | None = None,
+        batch: int = 256,
+        *,
+        widen: bool = True,
+    ) -> Any:
         from ..index.vector_cache import cached_embeddings
 
         out, embedded = cached_embeddings(self.store, self.embedder, texts, progress, batch)
@@ -88,11 +97,11 @@ class _Writer:
             self.last_embedded = embedded
         return out
 
-    def refresh(self, progress=None) -> int:
+    def refresh(self, progress: object = None) -> int:
         return 0
 
 
-def _git(path: Path, *args: str) -> subprocess.CompletedProcess:
+def _git(path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     from ..ingest.git_cmd import git_argv, git_env
 
     return subprocess.run(git_argv(path, *args), capture_output=True, env=git_env(), timeout=30)
@@ -107,8 +116,8 @@ class Freshness:
 
     def __init__(
         self,
-        db: str | os.PathLike,
-        repos: Sequence[str | os.PathLike],
+        db: str | os.PathLike[str],
+        repos: Sequence[str | os.PathLike[str]],
         make_embedder: Callable[[], Any],
         *,
         wait_s: float = WAIT_S,
@@ -140,7 +149,7 @@ class Freshness:
         """(the tips the store last synced, the refs and the tags flag that sync was given)."""
         from ..ingest.git import refs_key, tips_key
 
-        def meta(key: str) -> dict:
+        def meta(key: str) -> dict[str, Any]:
             try:
                 val = json.loads(self._writer.store.get_meta(key) or "{}")
             except ValueError:

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..retrieval.changes import WorkingSet
+from ..retrieval.results import SearchResult
+from .engine_api import SearchEngine, SearchOptions
 
 __all__ = ["SearchRequest", "has_range", "where_pairs"]
 
@@ -84,13 +86,15 @@ class SearchRequest:
             ws = d if ws is None else ws.merge(d)
         return ws
 
-    def engine_options(self) -> dict[str, Any]:
+    def engine_options(self) -> SearchOptions:
         """``Engine.search`` keyword overrides (only what the request sets; the rest stays the engine's)."""
-        o: dict[str, Any] = {"channel": self.strategy} if self.strategy else {}
-        for name in ("as_of", "since", "until"):
-            v = getattr(self, name)
-            if v is not None:
-                o[name] = v
+        o: SearchOptions = {"channel": self.strategy} if self.strategy else {}
+        if self.as_of is not None:
+            o["as_of"] = self.as_of
+        if self.since is not None:
+            o["since"] = self.since
+        if self.until is not None:
+            o["until"] = self.until
         if self.types:
             o["result_types"] = tuple(self.types)
         if self.rels:
@@ -107,9 +111,6 @@ class SearchRequest:
             o["changes"] = ws
         return o
 
-    def run(self, engine: Any, qvec: Any = None) -> Any:
+    def run(self, engine: SearchEngine, qvec: Any = None) -> SearchResult:
         """The engine's ``SearchResult`` for this request (``qvec``: the query's embedding, if made already)."""
-        kw: dict[str, Any] = self.engine_options()
-        if qvec is not None:
-            kw["qvec"] = qvec
-        return engine.search(self.query, self.limit, **kw)
+        return engine.search(self.query, self.limit, qvec=qvec, **self.engine_options())
