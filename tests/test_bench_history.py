@@ -149,11 +149,14 @@ def test_diff_protocol(hist, tmp_path):
         res = run_history_bench(hist.path, eng, input="diff", szz_cache=tmp_path / "szz.json", exactness=50)
     assert res["input"] == "diff" and set(res["systems"]) == set(DIFF_SYSTEMS)
     # every fix here rewrites a line: nothing is a pure addition.  B-SZZ blames f1's and f2's origins; f3's
-    # line was written by the branch commit its origin (the merge of #41) merged, f4's by f1 (B-SZZ's limits)
+    # line was written by the branch commit its origin (the merge of #41) merged: the same change, found as a
+    # branch commit of the PR; f4's by f1 (B-SZZ's limits)
     assert res["pairs"] == 4 and res["pure_addition_pairs"] == 0
     szz = {pp["fix"][7:]: pp["rank"]["szz"] for pp in res["per_pair"]}
-    assert szz == {hist.f1: 1, hist.f2: 1, hist.f3: None, hist.f4: None}
-    assert res["systems"]["szz"]["hit@1"] == 0.5
+    assert szz == {hist.f1: 1, hist.f2: 1, hist.f3: 1, hist.f4: None}
+    assert res["systems"]["szz"]["hit@1"] == 0.75
+    assert res["systems"]["szz"]["hit@1_as"] == {"commit": 2, "merge": 0, "pr": 0, "branch": 1}
+    assert {pp["fix"][7:]: pp.get("found_as", {}).get("szz") for pp in res["per_pair"]}[hist.f3] == "branch"
     both = {pp["fix"][7:]: pp["rank"]["szz-then-ngr-text"] for pp in res["per_pair"]}
     text = {pp["fix"][7:]: pp["rank"]["ngr-text"] for pp in res["per_pair"]}
     assert both[hist.f1] == both[hist.f2] == 1 and both[hist.f4] is not None and both[hist.f4] >= text[hist.f4]

@@ -76,6 +76,8 @@ INPUTS = ("text", "diff")
 # "szz" is computed from git blame (bench/szz.py), "szz-then-ngr-text" composed, "ngr-text" is the text protocol
 DIFF_SYSTEMS: dict[str, dict] = {
     "szz": {},
+    # the same blamed commits, newest first (R-SZZ: "the most recent blamed commit"), the stronger plain-blame rule
+    "szz-newest": {},
     # szz's candidates a search as of the question's time can see: the protocol hides the parent's own second
     # (git am series, mirror sync batches), git blame at the parent does not
     "szz-visible": {},
@@ -102,19 +104,27 @@ class Pair:
     subject: str
     files: list[str]
     query: str = ""
+    gold: list[list[str]] = field(default_factory=list)  # per origin, the unit ids that count as it (_Units.gold)
+
+    def accepted(self) -> list[list[str]]:
+        """Per origin, the ids a ranking may name for it (the origin itself when no units were read)."""
+        return self.gold or [[o] for o in self.origins]
 
 
 @dataclass
 class _History:
     """What the benchmark reads from an ingested store, once: every commit (metadata it needs), the
-    typed repair/merge edges by relation as node-id pairs, and each PR's commit (the oldest one that
-    merged it, the same mapping for the gold origins and for scoring PR hits)."""
+    typed repair/merge edges by relation as node-id pairs, each PR's commit (the oldest one that
+    merged it, the same mapping for the gold origins and for scoring PR hits), and the change units:
+    a PR's branch commits (``part_of``) and every branch commit's landing merge (``landed``)."""
 
     commits: dict[str, dict]
     edges: dict[str, list[tuple[str, str]]]
     pr_commit: dict[str, str]
+    pr_of: dict[str, str] = field(default_factory=dict)  # commit -> the PR it merged or belongs to
+    landed: dict[str, str] = field(default_factory=dict)  # branch commit -> the mainline merge that landed it
 
-    RELS = ("fixes", "follows_up", "reverts", "merged_in")
+    RELS = ("fixes", "follows_up", "reverts", "merged_in", "part_of")
 
     @classmethod
     def read(cls, eng: Engine) -> _History:
@@ -143,7 +153,40 @@ class _History:
         pr_commit: dict[str, str] = {}
         for c, pr in sorted(edges["merged_in"], key=lambda cp: commits.get(cp[0], {}).get("time", 0)):
             pr_commit.setdefault(pr, c)
-        return cls(commits, edges, pr_commit)
+        pr_of: dict[str, str] = {}
+        for c, pr in edges["merged_in"] + edges["part_of"]:  # the merge itself first: it names its own PR
+            if c in commits and pr in pr_commit:
+                pr_of.setdefault(c, pr)
+        return cls(commits, edges, pr_commit, pr_of, _landing_merges(commits))
+
+
+def _landing_merges(commits: dict[str, dict]) -> dict[str, str]:
+    """Each branch commit's landing merge: the first-parent chain of the newest commit no other commit has
+    as a parent is the mainline; a merge on it lands what its second parents reach that is not landed yet."""
+    by_sha = {c["sha"]: cid for cid, c in commits.items()}
+    is_parent = {p for c in commits.values() for p in c["parents"]}
+    tips = [cid for cid, c in commits.items() if c["sha"] not in is_parent]
+    if not tips:
+        return {}
+    cur: str | None = max(tips, key=lambda cid: commits[cid]["time"])
+    chain: list[str] = []
+    seen: set[str] = set()
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        chain.append(cur)
+        ps = commits[cur]["parents"]
+        cur = by_sha.get(ps[0]) if ps else None
+    landed: dict[str, str] = {}
+    on_main = set(chain)
+    for m in reversed(chain):  # oldest first: a commit is landed by the first merge that reaches it
+        stack = [by_sha[p] for p in commits[m]["parents"][1:] if p in by_sha]
+        while stack:
+            x = stack.pop()
+            if x in landed or x in on_main:
+                continue
+            landed[x] = m
+            stack.extend(by_sha[p] for p in commits[x]["parents"] if p in by_sha)
+    return landed
 
 
 def extract_pairs(eng: Engine, repo: GitRepo, hist: _History | None = None) -> tuple[list[Pair], dict]:
@@ -235,23 +278,61 @@ class _PathsFloor:
         return [c for c, _ in sorted(cands.items(), key=lambda kv: -kv[1])][:K]
 
 
-def _canonical(ids: list[str], pr_commit: dict[str, str], fix: str) -> list[str]:
-    """A PR hit counts as its commit; duplicates (a PR and its commit) take one slot; F never counts."""
+class _Units:
+    """A change is one unit: a PR, the commit that merged it (or its squash commit) and the commits on its
+    branch are one answer, scored as the PR's commit (``pr_commit``); a branch commit's landing merge counts
+    for it too.  ``how`` says which of them a hit was."""
+
+    def __init__(self, hist: _History):
+        self.pr_commit, self.pr_of, self.landed = hist.pr_commit, hist.pr_of, hist.landed
+
+    def unit(self, hid: str) -> str:
+        pr = hid if hid.startswith("pr:") else self.pr_of.get(hid)
+        return self.pr_commit.get(pr, hid) if pr else hid
+
+    def gold(self, origins: list[str]) -> list[list[str]]:
+        """Per origin, the unit ids a ranking may name for it: its unit and its landing merge's."""
+        return [
+            list(dict.fromkeys([self.unit(o)] + ([self.unit(self.landed[o])] if o in self.landed else [])))
+            for o in origins
+        ]
+
+    def how(self, hid: str, origins: list[str]) -> str:
+        """What a hit of the gold's unit was: the gold ``commit`` itself, its ``pr``, the ``merge`` that
+        landed it, or a ``branch`` commit of the gold's PR."""
+        if hid in origins:
+            return "commit"
+        if hid.startswith("pr:"):
+            return "pr"
+        if any(hid == self.landed.get(o) or hid == self.pr_commit.get(self.pr_of.get(o, ""), "") for o in origins):
+            return "merge"
+        return "branch"
+
+
+def _canonical(
+    ids: list[str], units: _Units | dict[str, str], fix: str, raw: dict[str, str] | None = None
+) -> list[str]:
+    """Each hit as its change unit (a PR, its merge and its branch commits take one slot, the first one
+    seen; a plain ``{pr: commit}`` dict maps PR hits only); F never counts.  ``raw`` collects unit -> the
+    hit id that stood for it."""
     out: dict[str, None] = {}
     for i in ids:
-        c = pr_commit.get(i, i)
-        if c != fix:
-            out.setdefault(c)
+        c = units.get(i, i) if isinstance(units, dict) else units.unit(i)
+        if c != fix and i != fix and c not in out:
+            out[c] = None
+            if raw is not None:
+                raw[c] = i
     return list(out)
 
 
 def _metrics(ranked: list[list[str]], pairs: list[Pair], tokens: dict[str, int]) -> dict:
     hit1, r5, r10, rr, toks, found = [], [], [], [], [], 0
     for r, p in zip(ranked, pairs):
-        g = set(p.origins)
+        acc = p.accepted()
+        g = {u for a in acc for u in a}
         hit1.append(1.0 if r[:1] and r[0] in g else 0.0)
-        r5.append(len(g & set(r[:5])) / len(g))
-        r10.append(len(g & set(r[:10])) / len(g))
+        r5.append(sum(1 for a in acc if set(a) & set(r[:5])) / len(acc))
+        r10.append(sum(1 for a in acc if set(a) & set(r[:10])) / len(acc))
         first = next((i for i, x in enumerate(r) if x in g), None)
         rr.append(0.0 if first is None else 1.0 / (first + 1))
         if first is not None:
@@ -295,6 +376,7 @@ class Prepared:
     diffs: dict[int, FixDiff] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     _memo: dict[str, tuple[dict[str, list[list[str]]], list[float]]] = field(default_factory=dict)
+    found_as: dict[str, dict[str, list[dict[str, str]]]] = field(default_factory=dict)  # key -> unit -> hit id
 
     @property
     def pairs(self) -> list[Pair]:
@@ -303,43 +385,73 @@ class Prepared:
     def rank(
         self, eng: Engine, name: str, overrides: dict, progress: Callable[[str, int, int], None] | None = None
     ) -> tuple[dict[str, list[list[str]]], list[float]]:
-        """Per group, each question's canonical ranking (top K) under one system, and the search latencies."""
-        key = name + repr(sorted(overrides.items(), key=lambda kv: kv[0]))
+        """Per group, each question's canonical ranking (top K) under one system, and the search latencies;
+        ``found_as[key]`` keeps which hit stood for each unit (:meth:`how_found`)."""
+        key = _key(name, overrides)
         if key in self._memo:
             return self._memo[key]
-        pr_commit = self.hist.pr_commit
+        units = _Units(self.hist)
         out: dict[str, list[list[str]]] = {}
+        raws: dict[str, list[dict[str, str]]] = {}
         lat: list[float] = []
         if name == "szz-then-ngr-text":
             base, _ = self.rank(eng, "ngr-text", DIFF_SYSTEMS["ngr-text"])
+            base_raw = self.found_as[_key("ngr-text", DIFF_SYSTEMS["ngr-text"])]
             for g, plist in self.groups.items():
-                out[g] = [list(dict.fromkeys(self.szz.get(id(p), []) + b))[:K] for p, b in zip(plist, base[g])]
-            self._memo[key] = (out, lat)
+                out[g], raws[g] = [], []
+                for p, b, braw in zip(plist, base[g], base_raw[g]):
+                    raw: dict[str, str] = {}
+                    out[g].append(_canonical(self.szz.get(id(p), []), units, p.fix, raw))
+                    out[g][-1] = list(dict.fromkeys(out[g][-1] + b))[:K]
+                    raws[g].append(braw | raw)
+            self._memo[key], self.found_as[key] = (out, lat), raws
             return out, lat
         floor = _PathsFloor(self.hist.commits) if name == "paths" else None
         total, done = len(self.pairs), 0
         for g, plist in self.groups.items():
-            ranked = []
+            out[g], raws[g] = [], []
             for p in plist:
-                if floor is not None:
-                    r = floor.rank(p)
-                elif name == "szz":
-                    r = self.szz.get(id(p), [])
-                elif name == "szz-visible":  # only what a search as of p.as_of can see (same corpus as ngr)
-                    r = [c for c in self.szz.get(id(p), []) if self.hist.commits.get(c, {}).get("time", 0) <= p.as_of]
-                else:
-                    t = time.perf_counter()
-                    cfg = _config(eng, p, overrides, self.changes.get(id(p)))
-                    res = eng.search(p.query, config=cfg, qvec=self.qv[id(p)], record=False)
-                    lat.append((time.perf_counter() - t) * 1000)
-                    r = [h.id for h in res.hits]
-                ranked.append(_canonical(r, pr_commit, p.fix)[:K])
+                r = floor.rank(p) if floor is not None else self._ranked(eng, name, overrides, p, lat)
+                raw = {}
+                out[g].append(_canonical(r, units, p.fix, raw)[:K])
+                raws[g].append(raw)
                 done += 1
                 if progress:
                     progress(f"searching ({name})", done, total)
-            out[g] = ranked
-        self._memo[key] = (out, lat)
+        self._memo[key], self.found_as[key] = (out, lat), raws
         return out, lat
+
+    def _ranked(self, eng: Engine, name: str, overrides: dict, p: Pair, lat: list[float]) -> list[str]:
+        """One question's hit ids under one system (B-SZZ's from git blame, the others searched)."""
+        szz = self.szz.get(id(p), [])
+        if name == "szz":
+            return szz
+        if name == "szz-newest":  # the blamed commits newest first, whatever their line counts
+            return sorted(szz, key=lambda c: -self.hist.commits.get(c, {}).get("time", 0.0))
+        if name == "szz-visible":  # only what a search as of p.as_of can see (same corpus as ngr)
+            return [c for c in szz if self.hist.commits.get(c, {}).get("time", 0) <= p.as_of]
+        t = time.perf_counter()
+        cfg = _config(eng, p, overrides, self.changes.get(id(p)))
+        res = eng.search(p.query, config=cfg, qvec=self.qv[id(p)], record=False)
+        lat.append((time.perf_counter() - t) * 1000)
+        return [h.id for h in res.hits]
+
+    def how_found(self, name: str, overrides: dict, group: str) -> list[str | None]:
+        """Per question of ``group``, what the first hit of the gold's unit was under a ranked system:
+        ``commit`` / ``merge`` / ``pr`` / ``branch`` (:class:`_Units`), None when no hit was."""
+        ranked, _ = self._memo[_key(name, overrides)]
+        raws = self.found_as[_key(name, overrides)][group]
+        units = _Units(self.hist)
+        out: list[str | None] = []
+        for r, raw, p in zip(ranked[group], raws, self.groups[group]):
+            g = {u for a in p.accepted() for u in a}
+            first = next((u for u in r if u in g), None)
+            out.append(None if first is None else units.how(raw.get(first, first), p.origins))
+        return out
+
+
+def _key(name: str, overrides: dict) -> str:
+    return name + repr(sorted(overrides.items(), key=lambda kv: kv[0]))
 
 
 def prepare(
@@ -364,6 +476,10 @@ def prepare(
     }
     hist = _History.read(eng)
     pairs, stats["pair_stats"] = extract_pairs(eng, repo, hist)
+    units = _Units(hist)
+    for p in pairs:  # a change is one unit: the origin's PR, its merge or a branch commit of it count as found
+        p.gold = units.gold(p.origins)
+    stats["pair_stats"]["origins_in_a_larger_unit"] = sum(1 for p in pairs if p.gold != [[o] for o in p.origins])
     main = [p for p in pairs if p.kind != "revert"]
     reverts = [p for p in pairs if p.kind == "revert"]
     if limit:
@@ -451,18 +567,31 @@ def run_history_bench(
     tokens = {cid: c["tokens"] for cid, c in commits.items()}
     out_systems: dict[str, dict[str, dict]] = {}
     per_pair: dict[str, dict[str, int | None]] = defaultdict(dict)
+    found_as: dict[str, dict[str, str]] = defaultdict(dict)  # fix -> system -> how, when not the commit itself
     for name, overrides in systems.items():
         ranked, lat = prep.rank(eng, name, overrides, progress)
         for group, plist in prep.groups.items():
             m = _metrics(ranked[group], plist, tokens)
+            how = prep.how_found(name, overrides, group)
+            # what the hit at rank 1 was, when it was the origin's unit: the commit, its merge, its PR, a branch commit
+            m["hit@1_as"] = {
+                k: sum(
+                    1
+                    for r, h, p in zip(ranked[group], how, plist)
+                    if h == k and r[:1] and any(r[0] in a for a in p.accepted())
+                )
+                for k in ("commit", "merge", "pr", "branch")
+            }
             if lat:
                 m["latency_ms_p50"] = float(np.median(lat))
                 m["latency_ms_p95"] = float(np.percentile(lat, 95))
             out_systems.setdefault(name, {})[group] = m
             if group != "reverts":
-                for r, p in zip(ranked[group], plist):
-                    g = set(p.origins)
+                for r, p, h in zip(ranked[group], plist, how):
+                    g = {u for a in p.accepted() for u in a}
                     per_pair[p.fix][name] = next((i + 1 for i, x in enumerate(r) if x in g), None)
+                    if h not in (None, "commit"):
+                        found_as[p.fix][name] = h
     main = prep.groups["main"]
     asked = [p for g, pl in prep.groups.items() if g != "reverts" for p in pl]
     result = {
@@ -486,6 +615,7 @@ def run_history_bench(
                 "as_of": p.as_of,
                 "rank": per_pair[p.fix],
             }
+            | ({"found_as": found_as[p.fix]} if found_as.get(p.fix) else {})
             | ({"pure_addition": not prep.diffs[id(p)].old_lines} if input == "diff" else {})
             for p in asked
         ],
