@@ -140,10 +140,10 @@ def test_a_fast_store_opened_with_the_exact_model_names_the_spec_and_waits_for_c
 def test_the_ingest_progress_shows_rate_time_spent_and_time_left():
     from rich.console import Console
 
-    from neurongraph.cli.history_cmd import _stage_progress
+    from neurongraph.cli.ingest_cmd import stage_progress
 
     console = Console(record=True, force_terminal=True, width=160)
-    with _stage_progress(transient=False, console=console) as prog:
+    with stage_progress(transient=False, console=console) as prog:
         task = prog.add_task("embedding new text", total=1000)
         prog.update(task, completed=250)
         prog.refresh()

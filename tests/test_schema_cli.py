@@ -8,7 +8,8 @@ import typer
 from typer.testing import CliRunner
 
 from neurongraph.cli import main
-from neurongraph.cli.schema_cmd import neighbors_command, schema_app
+from neurongraph.cli.neighbors_cmd import neighbors_command
+from neurongraph.cli.schema_cmd import schema_app
 from schema_fixtures import SEED003_TOML
 
 app = typer.Typer()

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import neurongraph as ngr
-from neurongraph.cli.feedback import parse_age
+from neurongraph.cli.traces_cmd import parse_age
 from neurongraph.errors import InvalidArgument
 
 DAY = 86400.0

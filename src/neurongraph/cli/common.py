@@ -1,9 +1,8 @@
 """What every ``ngr`` command shares: the root context, error handling, JSON output, and the one way to
 open a store and build an engine over it.
 
-Command modules (``main.py``, ``feedback.py``, ``schema_cmd.py``, ``ask_cmd.py``, ``history_cmd.py``,
-``mcp_cmd.py``, ``serve_cmd.py``) import this module at the top; none of them imports ``main`` (which
-imports them to mount their commands), so the CLI has no import cycle.
+Command modules (``*_cmd.py``, one per command or command group) import this module at the top; none of
+them imports ``main`` (which imports them to mount their commands), so the CLI has no import cycle.
 
 User mistakes never show a traceback: they print one red ``error[code]: message`` line to stderr (or
 ``{"error": {...}}`` to stdout with ``--json``) and exit with status 2.
@@ -18,7 +17,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from ..engine import Engine
 from ..errors import InvalidArgument, NeuronGraphError
 from ..index.embedder import Embedder, make_embedder
 from ..ingest.jsonl import IngestError  # a JSONL file with bad lines: every one is reported
+from ..learning import Learning
 from ..model import strict_dumps
 from ..store import DATABASE_ERRORS, is_postgres_url, open_store
 from ..store.base import Store
@@ -432,6 +432,13 @@ class Ctx:
 def ctx_of(ctx: typer.Context) -> Ctx:
     """The root options of this invocation."""
     return ctx.find_root().obj
+
+
+def on_ledger(c: Ctx, call: Callable[[Learning], Any]) -> Any:
+    """Run ``call(learning)`` with the learning service over a bare store: ledgers need no embedder or index
+    (``ngr trace``, ``ngr traces``, ``ngr feedback failure``)."""
+    with closing(c.open_store(c.existing_db_path())) as store:
+        return call(Learning(store))
 
 
 def bench_db(c: Ctx, db: str | None) -> str | None:

@@ -1,13 +1,7 @@
-"""``ngr schema ...`` and ``ngr neighbors``: the relation schema and relation queries from the command line.
+"""``ngr schema load|show|blockers|evidence``: the relation schema and relation queries from the command line.
 
-Mounted by ``cli/main.py``::
-
-    from .schema_cmd import neighbors_command, schema_app
-    app.add_typer(schema_app, name="schema")
-    app.command("neighbors")(neighbors_command)
-
-None of these commands loads an embedding model: they open the store only (and,
-for path queries, build the CSR graph from it).
+None of these commands loads an embedding model: they open the store only (and, for path queries, build the
+CSR graph from it); ``ngr neighbors`` (neighbors_cmd.py) reads the store through the same view (:func:`open_view`).
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ from ..schema import Schema
 from ..schema.invariants import parse_invariant
 from .common import CliError, Ctx, ctx_of, escape, handled, json_opt, out, print_json
 
-__all__ = ["schema_app", "neighbors_command"]
+__all__ = ["open_view", "schema_app"]
 
 schema_app = typer.Typer(
     no_args_is_help=True, help="Relation schema: load/show it, query blockers and evidence chains."
@@ -32,7 +26,7 @@ schema_app = typer.Typer(
 
 
 @contextmanager
-def _open_view(c: Ctx, path: str | None = None) -> Iterator[Schema]:
+def open_view(c: Ctx, path: str | None = None) -> Iterator[Schema]:
     """The schema service over the store at ``path`` (default: the existing database), which attaches the
     store's schema validator; the CSR graph of path queries is rebuilt from the store (``StoreGraph``).
     The store is closed afterwards."""
@@ -57,7 +51,7 @@ def load(
         if not file.exists():
             raise CliError("file_not_found", f"no such file: {file}")
         path = c.db_path()
-        with _open_view(c, path) as view:
+        with open_view(c, path) as view:
             info = view.load_schema(file, mode=mode, check_existing=not no_check)
     if as_json:
         print_json(info)
@@ -74,7 +68,7 @@ def show(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     schema that `ngr ask` generates Cypher against (labels, relation type pairs, properties)."""
     c = ctx_of(ctx)
     with handled(as_json):
-        with _open_view(c) as view:
+        with open_view(c) as view:
             doc = view.relation_schema().to_dict()
             graph = build_schema(view.store)  # labels/relations/properties from the store (issue 13)
     if as_json:
@@ -103,43 +97,6 @@ def show(ctx: typer.Context, as_json: bool = json_opt()) -> None:
     out.print(escape(graph.prompt()))
 
 
-def neighbors_command(
-    ctx: typer.Context,
-    node_id: str = typer.Argument(..., help="A node id or alias."),
-    rels: list[str] | None = typer.Option(
-        None, "--rel", "-r", help="Only this relation (repeatable; inverse names work)."
-    ),
-    incoming: bool = typer.Option(False, "--in", help="Only edges pointing at the node."),
-    outgoing: bool = typer.Option(False, "--out", help="Only edges leaving the node."),
-    no_superseded: bool = typer.Option(False, "--no-superseded", help="Leave out superseded entry revisions."),
-    limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many edges."),
-    as_json: bool = json_opt(),
-) -> None:
-    """Edges of a node by relation and direction (both directions unless --in or --out)."""
-    c = ctx_of(ctx)
-    with handled(as_json):
-        if incoming and outgoing:
-            raise CliError("invalid_argument", "give at most one of --in and --out")
-        direction = "in" if incoming else "out" if outgoing else "both"
-        with _open_view(c) as view:
-            node = view.resolve(node_id)
-            res = view.neighbors(node, rels, direction, include_superseded=not no_superseded, limit=limit)
-    if as_json:
-        print_json({"node": node, "direction": direction, "neighbors": res})
-        return
-    if not res:
-        out.print(
-            f"no {direction if direction != 'both' else ''} edges of {escape(node)}"
-            + (f" with relation {', '.join(rels)}" if rels else "")
-        )
-        return
-    for r in res:
-        arrow = f"-[{r['rel']}]->" if r["direction"] == "out" else f"<-[{r['rel']}]-"
-        out.print(
-            f"{escape(node)} {escape(arrow)} {escape(r['node'])} [dim]({escape(r['type'])}, w={r['weight']:.2f})[/]"
-        )
-
-
 @schema_app.command("blockers")
 def blockers(
     ctx: typer.Context, task: str = typer.Argument(..., help="A task id or alias."), as_json: bool = json_opt()
@@ -147,7 +104,7 @@ def blockers(
     """Effective blockers of a task: blocked_by targets, conditions expanded along resolves_to."""
     c = ctx_of(ctx)
     with handled(as_json):
-        with _open_view(c) as view:
+        with open_view(c) as view:
             res = view.effective_blockers(task)
     if as_json:
         print_json(res)
@@ -169,7 +126,7 @@ def evidence(
     """Evidence chain: entry -evidence_of-> entity <-evidence_of- other entries."""
     c = ctx_of(ctx)
     with handled(as_json):
-        with _open_view(c) as view:
+        with open_view(c) as view:
             res = view.evidence_chain(entry, rel, include_superseded)
     if as_json:
         print_json([{"entity": r["entity"], "entry": r["entry"]} for r in res])
