@@ -345,9 +345,11 @@ def test_who_merged_the_most_prs_and_author_lists_past_the_cap(eng, repo, monkey
     res = _ask(eng, "Who merged the most pull requests?")
     assert res["result"]["shape"] == "pr_mergers"
     assert sorted(res["result"]["items"]) == ["Bo Lee", "Cy Maintainer"] and "1 PR (" in res["answer"]
-    from neurongraph.ask import devq
+    from neurongraph.ask import dev_run
+    from neurongraph.ask.shapes import who
 
-    monkeypatch.setattr(devq, "MAX_ITEMS", 1)
+    monkeypatch.setattr(who, "MAX_ITEMS", 1)  # the authors query's LIMIT
+    monkeypatch.setattr(dev_run, "MAX_ITEMS", 1)  # the runner's cut and its count query
     res = _ask(eng, "Who changed src/net/?")
     assert len(res["result"]["items"]) == 1 and res["result"]["total"] == 2  # Ada Dev, Bo Lee
     assert res["answer"].startswith("2 authors")

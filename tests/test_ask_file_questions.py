@@ -295,9 +295,9 @@ def test_a_pr_that_moved_files_away_counts_for_their_old_folder(tmp_path):
 def test_a_list_returns_at_most_max_items_and_counts_them_all(eng, monkeypatch):
     """Shapes checked row by row after the query (files added or removed) have no LIMIT in their Cypher:
     the items are cut like every list's, the total is every one."""
-    import neurongraph.ask.devq as devq
+    import neurongraph.ask.dev_run as dev_run
 
-    monkeypatch.setattr(devq, "MAX_ITEMS", 2)
+    monkeypatch.setattr(dev_run, "MAX_ITEMS", 2)
     res = _ask(eng, "Which files were added?")
     assert len(res["result"]["items"]) == 2 and res["result"]["total"] == 6
     assert res["answer"].startswith("6 files")
@@ -306,9 +306,9 @@ def test_a_list_returns_at_most_max_items_and_counts_them_all(eng, monkeypatch):
 def test_how_many_files_were_added_or_removed_counts_those_files(eng, repo, monkeypatch):
     """Not the files the period's commits touched; every row read, a page at a time (the graph server
     returns at most 1,000 rows a query: a history with more files counted only among those)."""
-    import neurongraph.ask.devq as devq
+    import neurongraph.ask.dev_run as dev_run
 
-    monkeypatch.setattr(devq, "PAGE", 2)  # three pages for six files
+    monkeypatch.setattr(dev_run, "PAGE", 2)  # three pages for six files
     assert _ask(eng, "How many files were added?")["result"]["value"] == 6
     assert _ask(eng, "How many files were removed?")["result"]["value"] == 1  # xsk.c; README came back
     assert set(_ask(eng, "Which files were added?")["result"]["items"]) == {

@@ -8,7 +8,9 @@ way, so those pieces live here, below the planners that use them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .timephrase import TimeWindow
 
@@ -58,6 +60,9 @@ class Scope:
         return f"{f}.id IN ${key}"
 
 
+RowStep = Callable[[Any, "DevPlan", list[dict]], list[dict]]
+
+
 @dataclass
 class DevPlan:
     """A developer question read as one Cypher query: its shape, what the rows hold, and the query with its params."""
@@ -73,6 +78,13 @@ class DevPlan:
     notes: list[str] = field(default_factory=list)
     filters: list[str] = field(default_factory=list)
     none_text: str | None = None  # the answer when no row matches (else "No commits: ... none in the store")
+    # what the shape does to the rows after the query, in order: each ``step(engine, plan, rows) -> rows``
+    # (the removal among a file's touches, the files there now, lines summed from the stored diffs, ...)
+    steps: tuple[RowStep, ...] = ()
+    read_all: bool = False  # every row is checked in Python: read them all, a page at a time
+    about_file: bool = False  # about a file node ("which commit added F"): before the identifier questions
+    noun: str = "authors"  # what an authors list holds ("people" for trailers)
+    heads_with_explanation: bool = False  # an authors list is headed by the explanation, not "of the commits …"
 
     def to_dict(self) -> dict:
         return {"cypher": self.cypher, "params": self.params, "explanation": self.explanation}
@@ -322,3 +334,29 @@ def word_conditions(words: str, tw: TimeWindow, params: dict, topic: Topic | Non
         tw.conditions.append(
             (f"coalesce(c.files_total, 0) {'>' if more else '<'} $n_files", f"changing {m.group(0).lower()}")
         )
+
+
+def renamed_away(
+    scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, ret: str | None = None
+) -> str | None:
+    """Commits that renamed a path of the scope to a path outside it (the ingest's rename metadata);
+    ``ret``: what to return of each such commit ``c`` instead of the commit row."""
+    if scope is None or scope.kind in ("all", "any"):
+        return None
+    if scope.kind == "file":
+        params["p"] = str(scope.value)[5:]
+        cond, fcond = "o = $p", "f.id = $f"
+    elif scope.kind == "dir":
+        params["fx"] = str(scope.value).rstrip("/")
+        cond, fcond = "(('file:' + o) STARTS WITH $f OR ('file:' + o) = $fx)", "(f.id STARTS WITH $f OR f.id = $fx)"
+    else:
+        cond, fcond = "('file:' + o) IN $f", "f.id IN $f"
+    where = [f"any(o IN coalesce(c.renamed_from, []) WHERE {cond})", "size(coalesce(c.parents, [])) < 2"]
+    where += time_bounds(tw, params)
+    where += tag_filter(tw, params)
+    if author:
+        where.append("c.author = $author")
+    return (
+        f"MATCH (c:commit) WHERE {' AND '.join(where)} OPTIONAL MATCH (c)-[:touches]->(f:file) WHERE {fcond} "
+        f"WITH c, count(f) AS k WHERE k = 0 {ret or 'RETURN ' + C_RET}"
+    )

@@ -21,13 +21,15 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..graphdb.errors import CypherError, GraphGone, GraphServerError, QueryTimeout
 from ..graphdb.schema import build_schema
-from . import devq, spelling
+from . import spelling
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
 from .code_questions import answer_code_question
+from .dev_run import run_plan
 from .llm import LLM, LLMError, make_llm
 from .names import find_mentions
 from .nl2cypher import CypherQuery, relation_words, translate, type_words
 from .router import MODES, route
+from .shapes import registry
 from .unrecorded import not_recorded
 
 __all__ = ["ask"]
@@ -77,9 +79,9 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
     # lines of a file, an identifier's introduction or removal: the code history answers exactly (no graph query)
     code = not_recorded(engine, question)  # CI runs, review threads, downloads: "git does not record that"
     exact = code is None and mode in ("auto", "graph")
-    dev, said = devq.plan(engine, question, schema, mentions) if exact else (None, [])
-    said = spelled + said
-    if exact and (dev is None or dev.shape not in devq.FILE_SHAPES):  # "which commit added F": F a store file
+    dev, q, entry = registry.plan(engine, question, schema, mentions) if exact else (None, None, None)
+    said = spelled + (q.notes if q is not None else [])
+    if exact and (dev is None or not dev.about_file):  # "which commit added F": F a store file
         code = answer_code_question(engine, question)
         if code is not None:
             dev = None
@@ -96,7 +98,7 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
         chosen, reason = "graph", f"developer question ({dev.shape}): {dev.explanation}"
         query = dev.to_dict()
         try:
-            rows, result, answer, refs = devq.run_plan(engine, dev)
+            rows, result, answer, refs = run_plan(engine, dev)
         except CypherError as exc:
             rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
     else:

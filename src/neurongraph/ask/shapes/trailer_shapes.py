@@ -13,8 +13,10 @@ neither is not this shape's.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from .devplan import MAX_ITEMS, DevPlan, commit_match
+from ..devplan import MAX_ITEMS, DevPlan, commit_match
+from .shape import Shape
 
 __all__ = ["plan_trailers", "TRAILER_KEYS"]
 
@@ -50,6 +52,9 @@ def _kind(words: str) -> str | None:
     return TRAILER_KEYS.get(low)
 
 
+_PEOPLE: dict[str, Any] = {"noun": "people", "heads_with_explanation": True}  # the people trailers name
+
+
 def plan_trailers(words: str, commit_id: str | None, scope, tw, author, params: dict) -> DevPlan | None:
     """The trailer question ``words`` asks, if any: the people of one kind for a named commit, or the people
     ranked by how many commits name them (the question's scope, period and author filters apply)."""
@@ -64,7 +69,7 @@ def plan_trailers(words: str, commit_id: str | None, scope, tw, author, params: 
         cy = f"MATCH (c:commit {{id: $a}}) UNWIND coalesce(c.{key}, []) AS who RETURN who AS author, 1 AS commits"
         expl = f"the people {commit_id}'s {said_kind} trailers name"
         none = f"{commit_id} carries no {said_kind} trailer (git records who reviewed or acked a change so)."
-        return DevPlan("trailer_people", "authors", cy, params, expl, none_text=none)
+        return DevPlan("trailer_people", "authors", cy, params, expl, none_text=none, **_PEOPLE)
     if not _RANKED.search(words):
         return None
     match, said = commit_match(scope, tw, author, params)
@@ -73,6 +78,16 @@ def plan_trailers(words: str, commit_id: str | None, scope, tw, author, params: 
         f"RETURN who AS author, count(DISTINCT c) AS commits ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
     )
     expl = f"people by the commits whose {said_kind} trailers name them" + (", " + ", ".join(said) if said else "")
-    out = DevPlan("trailer_ranking", "authors", cy, params, expl, filters=said, none_text=none)
-    out.count_cypher = f"{match} UNWIND coalesce(c.{key}, []) AS who RETURN count(DISTINCT who) AS count"
-    return out
+    total = f"{match} UNWIND coalesce(c.{key}, []) AS who RETURN count(DISTINCT who) AS count"
+    return DevPlan("trailer_ranking", "authors", cy, params, expl, total, filters=said, none_text=none, **_PEOPLE)
+
+
+TRAILERS = Shape(
+    "trailers",
+    lambda engine, q: (
+        plan_trailers(q.words, q.commit.node if q.commit else None, q.scope, q.tw, q.author, q.params)
+        if q.who
+        else None
+    ),
+    doc="who reviewed / acked / tested (the trailers git keeps)",
+)

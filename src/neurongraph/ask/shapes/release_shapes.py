@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 
-from .devplan import DevPlan, Scope, stem, topic_condition
-from .names import Mention
-from .tags import tag_graph
+from ..devplan import DevPlan, Scope, stem, topic_condition
+from ..names import Mention
+from ..tags import tag_graph
+from .file_removal import file_status  # the status the reader records per listed file
+from .shape import Shape
 
 __all__ = ["plan_release", "RELEASE_Q"]
 
@@ -105,8 +107,6 @@ def _cherry_picks(engine, commit_id: str) -> list[str]:
 
 def _file_change(engine, file_id: str, dropped: bool) -> list[str]:
     """The commits git says removed (``dropped``) or added the file, oldest first."""
-    from .file_shapes import file_status  # the status the reader records per listed file
-
     rows = engine.cypher(
         "MATCH (c:commit)-[:touches]->(f:file {id: $f}) RETURN c.id AS id ORDER BY c.time", {"f": file_id}
     )["rows"]
@@ -140,3 +140,10 @@ def _first_tag(graph, question: str, commits: list[str], what: str, params: dict
     which = "tags whose history holds" if every else "the first tag (by creation time) whose history holds"
     none = f"No release holds {what}" + ("" if commits else " (no such commit in the store)") + "."
     return DevPlan("tags_containing" if every else "first_tag", "tags", cy, params, f"{which} {what}", none_text=none)
+
+
+RELEASE = Shape(
+    "release",
+    lambda engine, q: plan_release(engine, q.text, q.commit, q.scope, q.params),
+    doc="which release first contained a commit, shipped a change, dropped a file",
+)

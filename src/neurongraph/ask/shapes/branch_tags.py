@@ -15,8 +15,9 @@ import re
 
 import numpy as np
 
-from .devplan import DevPlan
-from .tags import commit_graph
+from ..devplan import DevPlan
+from ..tags import commit_graph
+from .shape import Shape
 
 __all__ = ["plan_branch_tags"]
 
@@ -94,3 +95,10 @@ def _sources(engine) -> list[str]:
     row = engine.store.get_node(first[0][0]) if first else None
     repo = (row.metadata or {}).get("repo") if row is not None else None
     return [str(repo)] if repo else []
+
+
+BRANCH_TAGS = Shape(
+    "branch_tags",
+    lambda engine, q: plan_branch_tags(engine, q.text, q.params) if q.commit is None else None,
+    doc="tags on one branch only, on neither",
+)

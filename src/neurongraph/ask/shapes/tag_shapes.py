@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 
-from .devplan import MAX_ITEMS, DevPlan, time_bounds
-from .timephrase import FIRST_WORDS, TimeWindow
+from ..devplan import MAX_ITEMS, DevPlan, time_bounds
+from ..timephrase import FIRST_WORDS, TimeWindow
+from .shape import Shape
 
 __all__ = ["plan_tags"]
 
@@ -67,3 +68,10 @@ def plan_tags(words: str, tw: TimeWindow, params: dict) -> DevPlan | None:
             "tags", "tags", cy, params, f"tags, newest first{scope}", count_cypher=count, filters=said, none_text=_NONE
         )
     return None
+
+
+TAGS = Shape(
+    "tags",
+    lambda engine, q: None if q.scope or q.author or q.wants_prs else plan_tags(q.words, q.tw, q.params),
+    doc="how many releases, the latest tag, the tags of a period",
+)

@@ -1,0 +1,143 @@
+"""Running a developer plan and writing its answer: every row read, checked by the plan's own steps, then said."""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+
+from .dev_rows import add_renamed_away
+from .devplan import (
+    MAX_ITEMS,
+    DevPlan,
+)
+from .shapes.file_rankings import dirs_answer, row_figure
+from .words import SHOW
+
+PAGE = 1000  # rows per read of a plan whose rows are all checked (the graph server returns at most 1,000)
+
+
+def _all_rows(engine, p: DevPlan) -> list[dict]:
+    """Every row of ``p.cypher`` (ordered, so pages do not overlap), read a page at a time."""
+    rows: list[dict] = []
+    while True:
+        got = engine.cypher(f"{p.cypher} SKIP {len(rows)} LIMIT {PAGE}", p.params)["rows"]
+        rows += got
+        if len(got) < PAGE:
+            return rows
+
+
+def _one_root(engine) -> bool:
+    """Whether the history has exactly one root commit (``$one_root`` of ``devplan.by_time``), per store state."""
+    seq = engine.store.current_seq()
+    hit = _ROOTS_SEEN.get(engine)
+    if hit is None or hit[0] != seq:
+        n = engine.cypher("MATCH (c:commit) WHERE size(coalesce(c.parents, [])) = 0 RETURN count(c) AS n")["rows"]
+        hit = _ROOTS_SEEN[engine] = (seq, bool(n) and int(n[0]["n"]) == 1)
+    return hit[1]
+
+
+_ROOTS_SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _rows(engine, p: DevPlan) -> list[dict]:
+    """The plan's rows: its query (every page when its rows are checked one by one), its fallback when the
+    query found nothing, the commits that renamed its scope away, then the steps its shape named, in order.
+    ``p`` is the runner's copy: a step may add to its explanation (a tie at a cut), never to the shape's plan."""
+    if "$one_root" in p.cypher or p.count_cypher and "$one_root" in p.count_cypher:
+        p.params["one_root"] = _one_root(engine)
+    rows = _all_rows(engine, p) if p.read_all else engine.cypher(p.cypher, p.params)["rows"]
+    if not rows and p.fallback:
+        rows = engine.cypher(p.fallback[0], p.params)["rows"]
+        p.explanation += f" ({p.fallback[1]})"
+    if p.extra:
+        rows = add_renamed_away(engine, p, rows)
+    for step in p.steps:
+        rows = step(engine, p, rows)
+    return rows
+
+
+def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
+    """``(rows, result, answer, refs)`` for a plan (run on a copy: the plan the shape made is not changed)."""
+    p = dataclasses.replace(p, params=dict(p.params))
+    rows = _rows(engine, p)
+    scope = ("; ".join(p.filters)) if p.filters else ""
+    if p.kind == "count" and not rows and p.none_text:
+        return rows, {"kind": "count", "shape": p.shape, "value": None}, p.none_text, []
+    if p.kind == "count":
+        n = rows[0]["count"] if rows else 0
+        result = {"kind": "count", "shape": p.shape, "value": int(n)}
+        return rows, result, f"{n} — {p.explanation}.", []
+    if p.kind == "author":
+        if not rows or not rows[0].get("author"):
+            return (
+                rows,
+                {"kind": "author", "shape": p.shape, "value": None},
+                p.none_text or "Not found: no commit matches " + p.explanation + ".",
+                [],
+            )
+        r = rows[0]
+        result = {"kind": "author", "shape": p.shape, "value": r["author"], "items": [r["id"]]}
+        line = f"{r['author']} — {p.explanation}: {_short(r)}"
+        return rows, result, f"{line}\n[refs: {r['id']}]", [r["id"]]
+    if p.kind == "authors":
+        total = len(rows)
+        if p.count_cypher and total >= MAX_ITEMS:  # the list is cut at MAX_ITEMS; the number of people is not
+            total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
+        result = {"kind": "authors", "shape": p.shape, "items": [r["author"] for r in rows], "total": total}
+        if not rows:
+            return rows, result, p.none_text or f"No commits {scope or 'match'}.", []
+        lines = [
+            f"- {r['author']}: {_tally(r)}" + (f" (last {str(r['last'])[:10]})" if r.get("last") else "")
+            for r in rows[:SHOW]
+        ]
+        whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
+        if p.heads_with_explanation:
+            whose = "— " + p.explanation
+        head = f"{total} {p.noun} {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
+        return rows, result, head + ":\n" + "\n".join(lines), []
+    if p.kind in ("dirs", "periods"):
+        groups: int | None = None
+        if p.count_cypher and len(rows) >= MAX_ITEMS:  # the ranking stops at MAX_ITEMS; the number does not
+            groups = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
+        return rows, *dirs_answer(p, rows, total=groups)
+    total = len(rows)
+    if p.count_cypher and len(rows) >= MAX_ITEMS:
+        total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
+    ids = [r["id"] for r in rows[:MAX_ITEMS]]  # (a shape checked row by row, e.g. files removed, has no LIMIT)
+    result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
+    noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags"}[p.kind]
+    if not rows:
+        return rows, result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
+    shown = rows[:SHOW]
+    if total == 1 and noun != "PRs":
+        noun = noun[:-1]  # "1 commit", "1 file", "1 tag"
+    head = (
+        f"{total} {noun} — {p.explanation}"
+        + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")
+        + ":"
+    )
+    counted = [row_figure(r) for r in shown]  # files_most_changed: commits; by recency: the date
+    lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
+    refs = [r["id"] for r in shown]
+    return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
+
+
+def _tally(r: dict) -> str:
+    """ "12 commits" / "3 PRs" / "1,200 lines" of an authors row."""
+    if "lines" in r:
+        return f"{r['lines']:,} lines added in {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
+    n, noun = (r["prs"], "PR") if "prs" in r else (r["commits"], "commit")
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _short(r: dict) -> str:
+    rid = r.get("id", "")
+    if rid.startswith("commit:"):
+        bits = [rid[7:17], str(r.get("time") or "")[:10], r.get("author") or "", r.get("title") or ""]
+        return " ".join(b for b in bits if b)
+    if rid.startswith("tag:"):  # a tag's name and when it was made ("when was the first version tagged?")
+        return " ".join(b for b in (rid[4:], str(r.get("time") or "")[:10]) if b)
+    title = r.get("title")
+    if not title or title in (rid, rid.removeprefix("file:")):
+        return rid.removeprefix("file:")  # a file's title is its path: said once (the [ref] names the node)
+    return f"{title} ({rid})"

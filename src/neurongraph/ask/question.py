@@ -1,0 +1,208 @@
+"""A developer question, read once: what it names (paths, an author, a commit, a PR, times, a topic) and asks.
+
+Why one object: every shape reads the same facts — the same "who", the same path scope, the same time window —
+and the words a fact took (its span) are no longer read as anything else ("g.denis" is an author, not a file;
+"last" in "last month" is time, not "the latest").  What could not be read is kept in ``notes``, which every
+answer says.  ``readings`` is the list ``ngr ask --explain`` shows: each phrase and what it was read as.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .devplan import Scope, Topic, no_merge_spans, quoted_conditions, topic_words, word_conditions
+from .names import Mention
+from .question_paths import scope_of
+from .question_people import author_taken
+from .tags import LazyTags, off_head
+from .timephrase import TimeWindow, parse_time
+from .words import (
+    COUNT,
+    FATE,
+    FIRST,
+    HASHNUM,
+    HOW_OLD,
+    LAST,
+    NEGATION,
+    NTH,
+    ONE,
+    PR_NUM,
+    PRS,
+    REVIEW,
+    WHEN,
+    WHO,
+)
+
+__all__ = ["Question", "read_question", "blank", "negated", "NO_REVIEWERS"]
+
+
+@dataclass
+class Question:
+    """What a developer question names and asks; built by :func:`read_question`, read by every shape."""
+
+    text: str
+    tw: TimeWindow  # dates, tag ranges and word conditions ("that fix bugs", "without merges")
+    mentions: list[Mention]
+    taken: list[tuple[int, int]]  # spans read as something (a time, a name, a path): not read again
+    commit: Mention | None  # the commit it names (a sha)
+    quoted_or_named: list[Mention]  # other named nodes (a quoted title, an issue)
+    pr: str | None  # ``pr:N`` it names
+    author: str | None
+    topic: Topic | None  # subject words ("commits that mention typeshed")
+    scope: Scope | None  # the path scope
+    params: dict  # the Cypher parameters the reading gave; shapes add their own
+    notes: list[str]  # what was not understood or not found: said in every answer
+    schema: Any = None
+    who: bool = False
+    count: bool = False
+    wants_prs: bool = False
+    words: str = ""  # the question without the spans read as names, paths and times
+    rest: str = ""  # the question without its time phrases ("last" in "last month" is time)
+    first: bool = False  # "first / oldest / earliest", or "how old"
+    n: int | None = None  # how many commits are asked for ("the last 5"; "the latest change": 1)
+    readings: list[tuple[str, str]] = field(default_factory=list)  # (phrase, what it was read as)
+
+    @property
+    def has_filter(self) -> bool:
+        return self.scope is not None or self.tw.active or self.author is not None or bool(self.tw.conditions)
+
+    def negated(self) -> bool:
+        """Whether it negates (said in the notes: no shape reads a negation)."""
+        return negated(self.words, self.notes)
+
+
+def read_question(engine, text: str, schema, mentions: list[Mention]) -> Question:
+    """Read ``text`` once: times, names, paths, conditions; each later reading skips the spans taken before."""
+    notes: list[str] = []
+    tw = parse_time(text, tags=LazyTags(engine))
+    notes += [f"not understood: {p}" for p in tw.not_understood]
+    taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw)
+    pr = pr_anchor(engine, text, mentions, notes)
+    as_named = tw.active or tw.commits is not None or bool(FATE.search(text))  # the file as it was then
+    author, topic, scope = read_names(engine, text, taken, mentions, notes, as_named)
+    params: dict = {}
+    word_conditions(blank(text, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
+    quoted_conditions(text, taken, tw, params)  # "how many 'sync: latest changes' commits": the subject
+    head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
+    words = blank(text, taken)  # without its paths, times and names ("AUTHORS" is a file)
+    rest = blank(text, tw.spans)
+    first = bool(FIRST.search(rest) or HOW_OLD.search(rest)) and not LAST.search(rest)
+    q = Question(
+        text=text,
+        tw=tw,
+        mentions=mentions,
+        taken=taken,
+        commit=next((m for m in mentions if m.type == "commit"), None),
+        quoted_or_named=[m for m in mentions if m.type != "commit"],
+        pr=pr,
+        author=author,
+        topic=topic,
+        scope=scope,
+        params=params,
+        notes=notes,
+        schema=schema,
+        who=bool(WHO.search(text)),
+        count=bool(COUNT.search(text)),
+        wants_prs=bool(PRS.search(words)),  # "…-pr.patch" is a path, not a PR
+        words=words,
+        rest=rest,
+        first=first,
+        n=how_many(rest, author is not None or scope is not None, first),
+    )
+    q.readings = _readings(q)
+    return q
+
+
+def _readings(q: Question) -> list[tuple[str, str]]:
+    """Each phrase the reading took, and what it became (for ``--explain``)."""
+    out: list[tuple[str, str]] = [(q.text[a:b], "time") for a, b in q.tw.spans]
+    out += [(m.phrase, f"{m.type} {m.node}") for m in q.mentions]
+    if q.author:
+        out.append((q.author, "author"))
+    if q.topic is not None:
+        out.append((q.text[q.topic.span[0] : q.topic.span[1]].strip(), "subject words"))
+    if q.scope is not None:
+        out.append((q.scope.phrase, f"path scope ({q.scope.kind})"))
+    out += [(said, "condition") for _, said in q.tw.conditions]
+    intent = [w for w, on in (("who", q.who), ("how many", q.count), ("PRs", q.wants_prs), ("first", q.first)) if on]
+    if q.n is not None:
+        intent.append(f"{q.n} item(s)")
+    if intent:
+        out.append((", ".join(intent), "intent"))
+    return out
+
+
+def negated(words: str, notes: list[str]) -> bool:
+    """Whether the question negates ("never touched", "did not change"): no shape reads a negation, so it is
+    said as not understood rather than answered without it (the commits *by* A for "files A never touched")."""
+    neg = NEGATION.search(words)
+    if neg:
+        notes.append(f"not understood: '{neg.group(0)}' (a negation; no graph shape reads one)")
+    return neg is not None
+
+
+def head_only(engine, tw: TimeWindow, params: dict) -> None:
+    """Leave out the commits only a tag or another branch reaches (a backport, a release past ``HEAD``), as
+    ``git log`` does, when no tag phrase chose the commits; said in the answer when there are any."""
+    if tw.commits is not None:
+        return
+    off = off_head(engine)
+    if off:
+        params["off_head"] = off
+        said = f"in HEAD's history ({len(off)} commits only tags or other branches reach left out)"
+        tw.conditions.append(("NOT c.id IN $off_head", said))
+
+
+def read_names(engine, question: str, taken: list, mentions: list[Mention], notes: list[str], dated: bool = False):
+    """The author, the subject topic and the path scope the question names, read in that order, each
+    taking its words: "g.denis" is an author, not a file; "commits that mention typeshed" a word, not a path."""
+    author = author_taken(engine, question, taken)
+    topic = topic_words(blank(question, taken))
+    if topic is not None:
+        taken.append(topic.span)
+    return author, topic, scope_of(engine, question, taken, mentions, notes, dated)
+
+
+def how_many(rest: str, named: bool, first: bool) -> int | None:
+    """The number of commits asked for: "the last 5", "the latest change" (1), "when did A last commit" and
+    "when was F last changed" (1: ``named``, an author or a path), "how old is the repository" (its first
+    commit)."""
+    nm = NTH.search(rest)
+    if nm:
+        return int(nm.group(1) or nm.group(2))
+    if ONE.search(rest) or named and WHEN.search(rest) and (first or LAST.search(rest)) or HOW_OLD.search(rest):
+        return 1
+    return None
+
+
+def blank(question: str, spans: list[tuple[int, int]]) -> str:
+    out = list(question)
+    for a, b in spans:
+        out[a:b] = " " * (b - a)
+    return "".join(out)
+
+
+NO_REVIEWERS = "not recorded: a PR's reviews (git keeps only the Reviewed-by / Acked-by trailers of its commits)"
+
+
+def pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) -> str | None:
+    """``pr:N`` the question names ("PR #12", "pull request 12", "#12" when no issue 12 exists).  "Who reviewed
+    PR #N" is said to be unrecorded here (no PR shape reads reviewers either)."""
+    if WHO.search(question) and REVIEW.search(question) and PRS.search(question):
+        notes.append(NO_REVIEWERS)  # a commit's reviewers are its trailers (trailer_shapes); a PR's are not in git
+    for m in mentions:
+        if m.type in ("pull_request", "pr"):
+            return m.node
+    num = PR_NUM.search(question)
+    if num:
+        node = f"pr:{int(num.group(1))}"
+        if engine.store.node_types([node]):
+            return node
+        notes.append(f"no PR #{num.group(1)} in the store")
+        return None
+    for h in HASHNUM.finditer(question):
+        n = h.group(1)
+        if not engine.store.node_types([f"issue:{n}", f"pr:{n}", f"pull_request:{n}"]):
+            notes.append(f"no issue or PR #{n} in the store (no issue export ingested?)")
+    return None

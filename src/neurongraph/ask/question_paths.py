@@ -1,0 +1,172 @@
+"""The paths a question names: a file, a directory, a glob, a bare file name, several at once.
+
+Read against the store (a path is a scope only when some file node has it), so a word that merely looks like
+a path is no filter; what names nothing is said in the notes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from .devplan import (
+    Scope,
+)
+from .names import Mention
+from .shapes.file_removal import file_status
+
+
+# ---------------------------------------------------------------------- what the question names
+def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str], now=None) -> list[Scope]:
+    """Paths the question names: a file node, a directory (some file below it), a glob; else a note."""
+    cands = []
+    for m in re.finditer(r"\S+", question):
+        if any(s < m.end() and m.start() < e for s, e in taken):
+            continue
+        p = m.group(0).strip("`'\"()[]{}<>“”‘’").rstrip(".,;:!?")
+        if p and not p.startswith(("#", "http")) and ":" not in p:
+            cands.append(p)
+    bare = _bare_dirs(question, taken)
+    if not cands and not bare:
+        return []
+    found = engine.store.node_types([f"file:{p}" for p in cands])
+    out: list[Scope] = []
+    for p in cands:
+        if f"file:{p}" in found:
+            out.append(Scope("file", now(p) if now is not None else f"file:{p}", p))
+        elif "*" in p or ("[" in p and "]" in p):
+            prefix = re.split(r"[*?\[]", p, maxsplit=1)[0]
+            files = [
+                i for i, _ in engine.store.ids_with_prefix(f"file:{prefix}", 200_000) if fnmatch.fnmatchcase(i[5:], p)
+            ]
+            if files:
+                out.append(Scope("set", files, p))
+            else:
+                notes.append(f"no file matches '{p}' in the store")
+        elif "/" in p and re.fullmatch(r"[\w.@~+/-]+", p):
+            d = p.strip("/")
+            if d and engine.store.ids_with_prefix(f"file:{d}/", 1):
+                out.append(Scope("dir", f"file:{d}/", p))
+            elif not p.endswith("/") and engine.store.ids_with_prefix(f"file:{p}", 1):
+                out.append(Scope("dir", f"file:{p}", p))  # a path prefix ("mypy/sem": semanal.py, semanal_*.py)
+            else:
+                notes.append(f"no file or directory '{p}' in the store")
+        elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
+            out.extend(_basename(engine, p, notes))
+    for d, phrase in bare:  # "under docs", "the bridge directory": only when the store has files below it
+        if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
+            out.append(Scope("dir", f"file:{d}/", phrase))
+    return out
+
+
+def _renamed_now(engine, path: str, notes: list[str]) -> str:
+    """A bare file name ("checkexpr.py") that was renamed away (to ``mypy/checkexpr.py``) is read as the path
+    it has now, the end of its renames (its history still reaches back through them); one that was removed,
+    as the one file of that name that exists now (a move git saw as a delete and an add); a path written with
+    a directory is taken as written ("back when it was click/core.py")."""
+    node = f"file:{path}"
+    if "/" in path:
+        return node
+    seen = {node}
+    while True:
+        nxt = sorted(d for s, rel, d in engine.store.edges_from([node]) if rel == "renamed_to" and d not in seen)
+        if len(nxt) != 1:
+            break
+        node = nxt[0]
+        seen.add(node)
+    if node != f"file:{path}":
+        notes.append(f"'{path}' read as {node[5:]} (renamed since)")
+        return node
+    if engine.code_history.line_count(path) == 0:  # removed: moved, if the removing commit added its namesake
+        now = [
+            f
+            for f, _ in engine.store.ids_with_prefix("file:", 1_000_000)
+            if f.endswith("/" + path) and engine.code_history.line_count(f[5:])
+        ]
+        if len(now) == 1 and _moved_together(engine, node, now[0]):
+            notes.append(f"'{path}' read as {now[0][5:]} (moved there; {path} itself was removed)")
+            return now[0]
+    return node
+
+
+def _moved_together(engine, old: str, new: str) -> bool:
+    """Whether one commit removed ``old`` and added ``new`` (a move git's rename detection did not pair)."""
+    rows = engine.cypher(
+        "MATCH (c:commit)-[:touches]->(:file {id: $old}), (c)-[:touches]->(:file {id: $new}) RETURN c.id AS id",
+        {"old": old, "new": new},
+    )["rows"]
+    for r in rows:
+        node = engine.store.get_node(r["id"])
+        if node is not None and file_status(node, old[5:]) == "D":
+            return file_status(node, new[5:]) in ("A", None)
+    return False
+
+
+def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
+    """The one file a bare file name stands for ("usdt.c" for ``src/usdt.c``): the file of that name, or
+    the last of a chain of renames among several (``click/x.py`` renamed to ``src/click/x.py``: one file's
+    history); several unrelated files of that name are said, not guessed between."""
+    files = [i for i, _ in engine.store.ids_with_prefix("file:", 1_000_000) if i.endswith("/" + name)]
+    if len(files) > 1:
+        renamed = {s for s, rel, d in engine.store.edges_from(files) if rel == "renamed_to" and d in files}
+        files = [f for f in files if f not in renamed]
+    if len(files) == 1:
+        notes.append(f"'{name}' read as {files[0][5:]}")
+        return [Scope("file", files[0], name)]
+    if files:
+        shown = ", ".join(f[5:] for f in files[:5]) + (" …" if len(files) > 5 else "")
+        notes.append(f"'{name}' names {len(files)} files ({shown}): name one by its path")
+    else:
+        notes.append(f"no file '{name}' in the store")
+    return []
+
+
+_BARE_DIR = re.compile(
+    r"\b(?:under|inside|within|below|beneath|in)\s+(?:the\s+)?([\w.@~+-]+)(?:\s+(?:directory|folder|dir|tree))?\b"
+    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:directory|folder|dir)\b",
+    re.I,
+)
+
+
+def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str]]:
+    """Directory names written without a slash: after "under/inside/in (the)", or before "directory"."""
+    out = []
+    for m in _BARE_DIR.finditer(question):
+        name = m.group(1) or m.group(2)
+        if name and not name.isdigit() and not any(s < m.end() and m.start() < e for s, e in taken):
+            out.append((name, m.group(0)))
+    return out
+
+
+def _at(question: str, phrase: str) -> int:
+    """Where ``phrase`` stands on its own in the question: "CHECKPOINT-COMMIT" is not the end of
+    "BPF-CHECKPOINT-COMMIT" (the first such place; else the first place at all)."""
+    m = re.search(r"(?<![\w./-])" + re.escape(phrase) + r"(?![\w/-])", question)
+    return m.start() if m else question.find(phrase)
+
+
+def scope_of(
+    engine, question: str, taken: list, mentions: list[Mention], notes: list[str], dated: bool = False
+) -> Scope | None:
+    """The question's path scope: one path (a file mention counts), or several — "touched both A and B" needs
+    every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
+
+    def now(path: str) -> str:  # a dated question means the file as it was then: not read as today's file
+        return f"file:{path}" if dated else _renamed_now(engine, path, notes)
+
+    found = [(_at(question, sc.phrase), sc) for sc in _scopes(engine, question, taken, notes, now)]
+    found += [(m.start, Scope("file", now(m.node[5:]), m.phrase)) for m in mentions if m.type == "file"]
+    kept: list[tuple[int, Scope]] = []
+    for at, sc in sorted(found, key=lambda t: (" " in t[1].phrase, -len(t[1].phrase))):
+        # one stretch of text is one path, a written path before a bare directory phrase and the longest
+        # first: "under include/linux/" is not also the bare directory "under include"
+        end = at + len(sc.phrase)
+        if all(sc.value != o.value for _, o in kept) and not any(at < a + len(o.phrase) and a < end for a, o in kept):
+            kept.append((at, sc))
+    scopes = [sc for _, sc in sorted(kept, key=lambda t: t[0])]
+    taken += [(at, at + len(sc.phrase)) for at, sc in sorted(kept, key=lambda t: t[0])]
+    if len(scopes) < 2:
+        return scopes[0] if scopes else None
+    both = re.search(r"\b(both|all of|together|at once|as well as)\b", question, re.I)
+    joint = (" and " if both else " or ").join(sc.phrase for sc in scopes)
+    return Scope("all" if both else "any", list(scopes), ("both " if both else "") + joint)

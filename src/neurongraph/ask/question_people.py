@@ -1,0 +1,80 @@
+"""The author a question names: a recorded name, in any case, or a first name where a person stands."""
+
+from __future__ import annotations
+
+import re
+
+
+def _authors(engine) -> list[str]:
+    """Every commit author, longest names first (cached on the projection until the store changes)."""
+
+    def load() -> list[str]:
+        names: list[str] = []
+        while True:
+            rows = engine.cypher(
+                "MATCH (c:commit) WHERE c.author IS NOT NULL "
+                "RETURN DISTINCT c.author AS a ORDER BY a SKIP $s LIMIT 900",
+                {"s": len(names)},
+            )["rows"]
+            names += [r["a"] for r in rows if isinstance(r["a"], str)]
+            if len(rows) < 900:
+                break
+        return sorted(names, key=len, reverse=True)
+
+    return engine._cypher_projection().memo("authors", load)
+
+
+def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    """The longest author name in the question: written as recorded first, then ignoring case."""
+    names = [n for n in _authors(engine) if len(n) >= 3]
+    for text, keyed in ((question, names), (question.lower(), [(n.lower(), n) for n in names])):
+        hit = _find_name(text, keyed, taken)
+        if hit:
+            return hit
+    return _first_name(question, names, taken)
+
+
+# "when did guido last commit", "commits by yonghong", "jukka's first commit": a first name where a person stands
+_PERSON_SLOT = re.compile(r"\b(?:did|does|has|had|by|from|of)\s+([A-Za-z][\w-]{3,})\b|\b([A-Za-z][\w-]{3,})'s\b")
+
+
+def _first_name(question: str, names: list[str], taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    """One author by first name alone, where the question puts a person ("did guido", "by jukka"), when
+    exactly one recorded name starts with it (the others that do are the same person only if their
+    first two words agree); ambiguous or common words are not read."""
+    for m in _PERSON_SLOT.finditer(question):
+        word = m.group(1) or m.group(2)
+        span = m.span(1) if m.group(1) else m.span(2)
+        if any(a < span[1] and span[0] < b for a, b in taken) or word.lower() in _NOT_NAMES:
+            continue
+        hits = [n for n in names if n.split()[0].lower() == word.lower() and " " in n]
+        if len(hits) == 1:
+            return hits[0], span
+    return None
+
+
+_NOT_NAMES = frozenset("this that these those them they what which when where there here last first most".split())
+
+
+def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+    """The first name (longest first) found in ``text`` as whole words, outside the spans already read
+    (``str.find``, no regex: a store has thousands of author names)."""
+    for item in names:
+        key, name = item if isinstance(item, tuple) else (item, item)
+        s = text.find(key)
+        while s >= 0:
+            e = s + len(key)
+            if (s == 0 or not text[s - 1].isalnum()) and (e == len(text) or not text[e].isalnum()):
+                if not any(a < e and s < b for a, b in taken):
+                    return name, (s, e)
+            s = text.find(key, s + 1)
+    return None
+
+
+def author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | None:
+    """The author the question names, its words then taken (no path or intent is read from them)."""
+    hit = _author(engine, question, taken)
+    if hit is None:
+        return None
+    taken.append(hit[1])
+    return hit[0]

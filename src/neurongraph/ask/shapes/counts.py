@@ -1,0 +1,140 @@
+"""Counts and per-period tallies: commits, authors, merges, PRs, per year or month, the busiest periods."""
+
+from __future__ import annotations
+
+import re
+
+from ..dev_rows import count_people
+from ..devplan import (
+    DevPlan,
+    commit_match,
+    renamed_away,
+    time_bounds,
+)
+from ..words import ALSO_WHICH, BUSIEST, COMMITS, COUNT, LISTY, MERGES, PEOPLE, PER, PER_AUTHOR, WHO
+from .file_lines import count_lines, file_length
+from .file_rankings import ranking
+from .file_sets import COUNT_FILES, added_or_removed, count_files, files_now, files_there
+from .lists import plan_list
+from .shape import Shape
+from .who import plan_who
+
+
+def plan_missing_scope(question: str, notes: list[str]) -> DevPlan | None:
+    """A scoped question whose path names nothing in the store matches nothing — not every commit, with a
+    note saying the scope was dropped."""
+    if not any(n.startswith("no file") for n in notes):
+        return None
+    if COUNT.search(question):
+        return DevPlan("missing_scope", "count", "RETURN 0 AS count", {}, "the path names nothing in the store")
+    if COMMITS.search(question) or WHO.search(question) or LISTY.search(question):
+        return DevPlan("missing_scope", "commits", "UNWIND [] AS x RETURN x AS id", {}, "the path names nothing")
+    return None
+
+
+def _per_period(scope, tw, author, params: dict, unit: str, busiest: bool = False) -> DevPlan:
+    """ "How many commits per year?": the scoped commits counted by the year (or month) of their time, in
+    time order; ``busiest`` ("the most active months"): the periods with the most commits first."""
+    match, said = commit_match(scope, tw, author, params)
+    k = 7 if unit.startswith("month") else 4
+    order = "commits DESC, period" if busiest else "period"
+    cy = (
+        f"{match} WITH DISTINCT c RETURN substring(toString(c.time), 0, {k}) AS period, count(c) AS commits "
+        f"ORDER BY {order}"
+    )
+    noun = "month" if k == 7 else "year"
+    expl = (f"the {noun}s with the most commits" if busiest else f"commits per {noun}") + " " + ", ".join(said)
+    shape = ("busiest_" if busiest else "per_") + noun
+    return DevPlan(shape, "periods", cy, params, expl.strip(), filters=said)
+
+
+def _merge_commits(scope, tw, author, params: dict, count: bool, n: int | None) -> DevPlan:
+    """ "How many merge commits are there?" / "list the merges": commits with two or more parents."""
+    match, said = commit_match(scope, tw, author, params, where=["size(coalesce(c.parents, [])) >= 2"])
+    said = ["(merge commits only)"] + said
+    if count:
+        cy = f"{match} RETURN count(DISTINCT c) AS count"
+        expl = ", ".join(["merge commits"] + said[1:])
+        return DevPlan("count_merges", "count", cy, params, expl, filters=said)
+    return plan_list("latest_n" if n else "merges", match, params, said, "DESC", n)
+
+
+def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = False, members: bool = False) -> DevPlan:
+    """How many commits (or PRs, or files) the scope holds; renamed-away commits are added when run.
+    ``members``: the question also asks which ("how many …, and which ones?"): the list, which says its length."""
+    if wants_prs and scope is None:
+        where = time_bounds(tw, params, "p") + ["p.type IN ['pull_request', 'pr']"]
+        cy = "MATCH (p:Node) WHERE " + " AND ".join(where) + " RETURN count(p) AS count"
+        return DevPlan("count_prs", "count", cy, params, "PRs " + tw.describe())
+    match, said = commit_match(scope, tw, author, params)
+    if people:  # "how many authors / people ..." counts people, not commits
+        cy = f"{match} RETURN collect(DISTINCT c.author) AS authors"  # counted with the renamed-away commits'
+        expl = "authors of " + ("the commits " + ", ".join(said) if said else "all commits")
+        moved = renamed_away(scope, tw, author, params)
+        return DevPlan("count_authors", "count", cy, params, expl, extra=moved, filters=said, steps=(count_people,))
+    if members:
+        return plan_list("commits", match, params, said, "DESC", None, extra=renamed_away(scope, tw, author, params))
+    cy = f"{match} RETURN count(DISTINCT c) AS count"
+    expl = "commits " + ", ".join(said) if said else "all commits"
+    return DevPlan("count", "count", cy, params, expl, extra=renamed_away(scope, tw, author, params), filters=said)
+
+
+# "how many files did the PEP 661 sentinels PR touch?", "… did the very first commit add?": one change, named by a
+# description no shape resolves to a commit (a sha, #N or a quoted subject would be a mention, read before)
+_ONE_CHANGE = re.compile(
+    r"\bdid\s+(?P<what>(?:the|that|this|a)\s+[\w\s.-]{0,60}?\b(?:pr|pull\s+request|commit|change|patch|merge))\s+"
+    r"(?:touch|add|chang|modif|remov|delet|creat|introduc)\w*",
+    re.I,
+)
+
+
+def _unread_change(what: str) -> DevPlan:
+    """Said, not answered: the question counts something of one change it names only by a description."""
+    text = (
+        f"Not understood: which change '{what.strip()}' is — name it by its sha, its #number or its quoted subject "
+        "(the count of the whole history would not be its)."
+    )
+    return DevPlan("change_not_read", "commits", "UNWIND [] AS x RETURN x AS id", {}, "one change", none_text=text)
+
+
+def plan_counted(
+    words: str, scope, tw, author, params: dict, count: bool, wants_prs: bool, n: int | None
+) -> DevPlan | None:
+    """A count ("how many commits / authors / files ..."), or a ranking of files or directories ("which
+    files change most often?", "the most recently changed file")."""
+    if count and scope is None and author is None and (one := _ONE_CHANGE.search(words)) is not None:
+        return _unread_change(one.group("what"))  # "how many files did the sentinels PR touch?": which PR?
+    if count and COUNT_FILES.search(words) and not PEOPLE.search(words):
+        if (checked := added_or_removed(words, scope, tw, author, params)) is not None:
+            return checked  # "how many files were added in 2023?": those created, not those touched
+        if files_there(words, scope) and not tw.active and author is None:  # "files in dcb/ now"
+            return files_now(scope, params, count=True)
+        return count_files(scope, tw, author, params)
+    if count and (length := file_length(words, scope, tw, author, params)) is not None:
+        return length  # "how many lines does F have?": its length, not the lines its commits changed
+    if count and (lines := count_lines(words, scope, tw, author, params)) is not None:
+        return lines
+    if scope is None and MERGES.search(words) and (count or LISTY.search(words) or n):
+        return _merge_commits(scope, tw, author, params, count and not ALSO_WHICH.search(words), n)
+    if (busy := BUSIEST.search(words)) is not None:  # "the most active months", "the busiest year"
+        return _per_period(scope, tw, author, params, (busy.group(1) or busy.group(2)).lower(), busiest=True)
+    if PER_AUTHOR.search(words):  # "how many commits per author?": the authors with their commit counts
+        return plan_who(scope, tw, author, params, False, False)
+    if (count or LISTY.search(words)) and (per := PER.search(words)):
+        return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
+    if count:
+        people = bool(PEOPLE.search(words))
+        return _count(scope, tw, author, params, wants_prs, people, members=bool(ALSO_WHICH.search(words)))
+    return ranking(words, scope, tw, author, params, n)
+
+
+MISSING_SCOPE = Shape(
+    "missing_scope",
+    lambda engine, q: plan_missing_scope(q.text, q.notes) if q.scope is None else None,
+    doc="a scoped question whose path names nothing in the store: nothing matches (not every commit)",
+)
+COUNTED = Shape(
+    "counted",
+    lambda engine, q: plan_counted(q.words, q.scope, q.tw, q.author, q.params, q.count, q.wants_prs, q.n),
+    doc="how many commits / authors / files / lines / merges; per year or month; rankings of files",
+)

@@ -1,0 +1,105 @@
+"""One file's history: when it was renamed, created, removed, or what happened to it; a directory's move."""
+
+from __future__ import annotations
+
+import re
+
+from ..devplan import (
+    C_RET,
+    DevPlan,
+    Scope,
+    by_time,
+)
+from ..timephrase import TimeWindow
+from ..words import CREATED, GONE, RENAMED, TWICE
+from .file_lines import file_length
+from .file_rankings import ranks_commits_by_lines
+from .file_removal import DELETED, STILL, file_deleted, file_events
+from .file_sets import FIRST_COMMITS, first_creator
+from .shape import Shape
+
+_FROM_TO = re.compile(r"\bfrom\s+(\S+)\s+(?:to|into)\s+(\S+)", re.I)
+
+
+def plan_dir_move(question: str, scope, params: dict) -> DevPlan | None:
+    """ "When did the package move from click/ to src/click/?": the commits with a rename from a path under the
+    first directory to one under the second (their first 100 renames each, as the projection keeps them)."""
+    if scope is None or scope.kind not in ("any", "all") or not RENAMED.search(question):
+        return None
+    dirs = [p for p in scope.value if getattr(p, "kind", "") == "dir"]
+    m = _FROM_TO.search(question)
+    if len(dirs) != 2 or m is None:
+        return None
+    first, second = sorted(dirs, key=lambda d: question.find(d.phrase))
+    params["moved_from"], params["moved_to"] = str(first.value)[5:], str(second.value)[5:]
+    cy = (
+        "MATCH (c:commit) WHERE size(coalesce(c.parents, [])) < 2 AND any(i IN range(0, size(coalesce("
+        "c.renamed_from, [])) - 1) WHERE c.renamed_from[i] STARTS WITH $moved_from AND c.renamed_into[i] "
+        f"STARTS WITH $moved_to) RETURN {C_RET} ORDER BY time"
+    )
+    expl = f"the commits that moved files from {first.phrase} to {second.phrase}"
+    return DevPlan(
+        "dir_moved",
+        "commits",
+        cy,
+        params,
+        expl,
+        none_text=f"No commit moved files from {first.phrase} to {second.phrase}.",
+    )
+
+
+def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
+    """A question about one file's history: when it was renamed, created or removed; or its length.  "What
+    happened to F? I can't find it" is its rename when F was renamed away, else its removal."""
+    if (length := file_length(question, scope, tw, None, params)) is not None:
+        return length  # "how long is F?"
+    if ranks_commits_by_lines(question):
+        return None  # "the commits that added the most lines to F": a ranking, not F's creation
+    params["f"] = scope.value
+    gone = bool(GONE.search(question)) and not tw.active
+    if RENAMED.search(question) or gone and engine.code_history.renamed_away(str(scope.value)[5:]):
+        params["p"] = str(scope.value)[5:]
+        into = "[i IN range(0, size(c.renamed_from) - 1) WHERE c.renamed_from[i] = $p | c.renamed_into[i]]"
+        direct = (
+            "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
+            f"RETURN {C_RET}, {into} AS renamed_to ORDER BY time"
+        )
+        # a store without rename metadata: the first non-merge commit touching each new path
+        by_edge = (
+            "MATCH (o:file {id: $f})-[:renamed_to]->(n:file) MATCH (c:commit)-[:touches]->(n) "
+            "WHERE size(coalesce(c.parents, [])) < 2 WITH n, c ORDER BY c.time, c.id "
+            f"WITH n, collect(c)[0] AS c RETURN {C_RET}, n.id AS renamed_to"
+        )
+        expl = f"the commit that renamed {scope.phrase}"
+        fb = (by_edge, "no rename metadata: the first commit touching the new path")
+        return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb, about_file=True)
+    if (gone or TWICE.search(question)) and not DELETED.search(question) and not tw.active:
+        return file_events(scope, params)  # "what happened to F?": when it was added and removed
+    if (DELETED.search(question) or STILL.search(question)) and not tw.active:
+        return file_deleted(scope, params, who=False)
+    if CREATED.search(question) and not tw.active:
+        cy = (
+            "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
+            f"WITH DISTINCT c ORDER BY {by_time()} LIMIT {FIRST_COMMITS} RETURN {C_RET}, "
+            "c.parents AS parents, "
+            "c.author_time AS author_time"
+        )
+        expl = f"the first commit touching {scope.phrase}"
+        return DevPlan("file_created", "commits", cy, params, expl, steps=(first_creator,), about_file=True)
+    return None
+
+
+DIR_MOVE = Shape(
+    "dir_move",
+    lambda engine, q: plan_dir_move(q.text, q.scope, q.params),
+    doc="when files moved from one directory to another",
+)
+FILE_HISTORY = Shape(
+    "file_history",
+    lambda engine, q: (
+        plan_file(engine, q.words, q.scope, q.tw, q.params)
+        if q.scope is not None and q.scope.kind == "file" and not q.who and not q.count
+        else None
+    ),
+    doc="one file: renamed (to what), created, removed, what happened to it, how long it is",
+)

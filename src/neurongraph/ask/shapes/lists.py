@@ -1,0 +1,57 @@
+"""Lists of commits: the scoped commits, the latest or first N; the files the scoped commits touched."""
+
+from __future__ import annotations
+
+from ..dev_rows import from_tip, root_first
+from ..devplan import (
+    C_RET,
+    MAX_ITEMS,
+    DevPlan,
+    by_time,
+    commit_match,
+    renamed_away,
+)
+from ..question import Question
+from ..words import COMMITS, FILE_WORDS, LISTY
+from .shape import Shape
+
+
+def plan_list(
+    shape: str, match: str, params: dict, said: list[str], order: str, n: int | None, extra: str | None = None
+) -> DevPlan:
+    """The commits ``match`` finds, newest (``DESC``) or oldest first; "the latest / first N" (``n``) of the whole
+    history as ``git log -N`` / ``git log --reverse`` list them (from the tip; the root first)."""
+    lim = n if n else MAX_ITEMS
+    cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order)} LIMIT {lim} RETURN {C_RET}, c.parents AS parents"
+    cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
+    which = "latest" if order == "DESC" else "first"
+    what = (f"the {which} commit" if n == 1 else f"the {which} {n} commits" if n else "commits") + (
+        " " + ", ".join(said) if said else ""
+    )
+    steps = ((from_tip,) if order == "DESC" else (root_first,)) if n and not said else ()
+    return DevPlan(shape, "commits", cy, params, what, cnt, extra=extra, filters=said, steps=steps)
+
+
+def plan_listing(engine, q: Question) -> DevPlan:
+    """The scoped commits (newest first, or "the first N"), or the files they touched ("which files changed in
+    2024?"); renamed-away commits are added when run."""
+    if FILE_WORDS.search(q.text) and not COMMITS.search(q.text.replace("changed", "")) and q.scope is None:
+        match, said = commit_match(None, q.tw, q.author, q.params)
+        cy = (
+            f"{match} MATCH (c)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
+            f"f.type AS type ORDER BY id LIMIT {MAX_ITEMS}"
+        )
+        expl = "files touched by commits " + ", ".join(said)
+        return DevPlan("files_changed", "files", cy, q.params, expl, filters=said)
+    match, said = commit_match(q.scope, q.tw, q.author, q.params)
+    moved = None if q.n else renamed_away(q.scope, q.tw, q.author, q.params)
+    order = "ASC" if q.first else "DESC"
+    return plan_list("latest_n" if q.n else "commits", match, q.params, said, order, q.n, extra=moved)
+
+
+LISTING = Shape(
+    "listing",
+    plan_listing,
+    claims=lambda q: q.n is not None or q.has_filter and bool(LISTY.search(q.text) or COMMITS.search(q.text)),
+    doc="the scoped commits, the latest / first N, the files they touched",
+)

@@ -1,0 +1,95 @@
+"""Questions about one named commit (its author, its PR, its reverts) or one named PR (its files, commits, merger)."""
+
+from __future__ import annotations
+
+import re
+
+from ..devplan import (
+    C_RET,
+    DevPlan,
+)
+from ..names import Mention
+from ..words import COMMITS, FILE_WORDS, RELATION
+from .shape import Shape
+
+
+def plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
+    """A question about one named commit: its author, the PR it was merged in, what reverted it."""
+    params["a"] = commit.node
+    if re.search(r"\brevert(?:s|ed|ing)?\b", question, re.I) and not wants_prs:
+        # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes,
+        # so revert commits linked by fixes/refs count when no reverts edge names X
+        by_rel = (
+            f"MATCH (c:commit)-[e:reverts]->(a:Node {{id: $a}}) RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
+        )
+        by_title = (
+            "MATCH (c:commit)-[e]->(a:Node {id: $a}) WHERE type(e) IN ['fixes', 'refs', 'follows_up'] "
+            f"AND c.title STARTS WITH 'Revert' RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
+        )
+        if re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I) and not re.search(
+            r"\bdid\b", question, re.I
+        ):
+            fb = (by_title, "no reverts edge: revert commits that name it as fixed or referenced")
+            return DevPlan("reverted_by", "commits", by_rel, params, f"commits that revert {commit.node}", fallback=fb)
+        fwd = (
+            "MATCH (a:Node {id: $a})-[e]->(c:commit) WHERE type(e) = 'reverts' OR "
+            "(type(e) IN ['fixes', 'refs', 'follows_up'] AND a.title STARTS WITH 'Revert') "
+            f"RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
+        )
+        return DevPlan("reverts", "commits", fwd, params, f"commits {commit.node} reverts")
+    if who or re.search(r"\bauthor", question, re.I):
+        return DevPlan(
+            "author_of",
+            "author",
+            f"MATCH (c:Node {{id: $a}}) RETURN {C_RET}",
+            params,
+            f"the author of {commit.node}",
+        )
+    if wants_prs and not RELATION.search(question.replace(commit.phrase, "")):
+        return DevPlan(
+            "pr_of_commit",
+            "prs",
+            "MATCH (c:Node {id: $a})-[r]->(p) WHERE type(r) IN ['merged_in', 'part_of'] "
+            "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time, c.id AS anchor",
+            params,
+            f"the PR {commit.node} was merged in (merged_in, part_of)",
+        )
+    return None
+
+
+def plan_pr(question: str, pr: str, params: dict, who: bool, count: bool) -> DevPlan | None:
+    """A question about one PR: its files, its commits, who merged it."""
+    params["pr"] = pr
+    merging = "MATCH (m:commit)-[:merged_in]->(p:Node {id: $pr}) WITH m ORDER BY m.time LIMIT 1 "
+    if FILE_WORDS.search(question):
+        return DevPlan(
+            "pr_files",
+            "files",
+            merging + "MATCH (m)-[:touches]->(f:file) RETURN DISTINCT f.id AS id, f.title AS title, "
+            "f.type AS type, m.id AS via ORDER BY id",
+            params,
+            f"files the commit that merged {pr} touches (a merge: its first-parent diff)",
+        )
+    if who:
+        return DevPlan("pr_author", "author", merging + "WITH m AS c RETURN " + C_RET, params, f"who merged {pr}")
+    if COMMITS.search(question) or count:
+        cy = (
+            "MATCH (c:commit)-[r]->(p:Node {id: $pr}) WHERE type(r) IN ['merged_in', 'part_of'] "
+            f"WITH DISTINCT c ORDER BY c.time, c.id RETURN {C_RET}"
+        )
+        return DevPlan("pr_commits", "commits", cy, params, f"commits part_of or merged_in {pr}")
+    return None
+
+
+NAMED_COMMIT = Shape(
+    "named_commit",
+    lambda engine, q: plan_commit(q.text, q.commit, q.params, q.who, q.wants_prs) if q.commit else None,
+    claims=lambda q: q.commit is not None,
+    doc="one named commit: its author, its PR, what it reverts or what reverted it",
+)
+NAMED_PR = Shape(
+    "named_pr",
+    lambda engine, q: plan_pr(q.text, q.pr, q.params, q.who, q.count) if q.pr else None,
+    claims=lambda q: q.pr is not None,
+    doc="one named PR: its files, its commits, who merged it",
+)

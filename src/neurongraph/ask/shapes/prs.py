@@ -1,0 +1,83 @@
+"""PRs by an author, the PRs that touched a path, and who merged the most PRs."""
+
+from __future__ import annotations
+
+import functools
+
+from ..devplan import (
+    MAX_ITEMS,
+    DevPlan,
+    Scope,
+    commit_match,
+    renamed_away,
+    time_bounds,
+)
+from ..timephrase import TimeWindow
+from .shape import Shape
+
+
+def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
+    """The PRs merged by commits of ``author`` (a squash's author wrote the PR; a merge's clicked merge)."""
+    params["author"] = author
+    where = ["c.author = $author"] + time_bounds(tw, params)
+    cy = (
+        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
+        "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
+    )
+    return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}")
+
+
+def plan_pr_mergers(tw: TimeWindow, params: dict) -> DevPlan:
+    """ "Who merged the most PRs?": authors of the commits that merged PRs (``merged_in``: a merge's author
+    clicked merge; a squash's author wrote the PR), by PRs."""
+    where = ["p.type IN ['pull_request', 'pr']"] + time_bounds(tw, params)
+    head = f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
+    cy = (
+        f"{head}RETURN c.author AS author, count(DISTINCT p) AS prs, max(c.time) AS last "
+        f"ORDER BY prs DESC, author LIMIT {MAX_ITEMS}"
+    )
+    said = [tw.describe()] if tw.active else []
+    expl = "authors of the commits that merged PRs (a squash's author wrote the PR), most PRs first"
+    total = f"{head}RETURN count(DISTINCT c.author) AS count"
+    expl = ", ".join([expl] + said)
+    return DevPlan("pr_mergers", "authors", cy, params, expl, total, filters=said, heads_with_explanation=True)
+
+
+def plan_prs_of(author, scope: Scope | None, who: bool, tw: TimeWindow, params: dict, count: bool) -> DevPlan | None:
+    """PRs by an author, or the PRs whose commits touched a scope; None for other PR questions."""
+    if author:
+        return _prs_by(author, tw, params)
+    if scope is not None and not who:
+        return _prs_touching(scope, tw, params, count)
+    return None
+
+
+def _prs_touching(scope: Scope, tw: TimeWindow, params: dict, count: bool) -> DevPlan:
+    """ "Which PRs touched DIR?": the PRs a commit touching the scope belongs to (its branch, ``part_of``)
+    or merged (a squash, ``merged_in``)."""
+    match, said = commit_match(scope, tw, None, params)
+    pr_of = "MATCH (c)-[:merged_in|part_of]->(p) WHERE p.type IN ['pull_request', 'pr'] "
+    head = f"{match} {pr_of}"
+    expl = "PRs with commits " + ", ".join(said)
+    ret = "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
+    # a commit that moved a path of the scope away touches only the new path, yet `git log -- SCOPE` lists it
+    moved = renamed_away(scope, tw, None, params, ret=pr_of + ret)
+    if count:  # the PRs' ids, with the renamed-away commits' PRs, counted when run
+        counted = functools.partial(count_ids_with, moved=moved)
+        return DevPlan("count_prs_touching", "count", head + ret, params, expl, steps=(counted,))
+    total = head + "RETURN count(DISTINCT p) AS count"
+    cy = f"{head}{ret} LIMIT {MAX_ITEMS}"
+    return DevPlan("prs_touching", "prs", cy, params, expl, total, extra=moved, filters=said)
+
+
+def count_ids_with(engine, p: DevPlan, rows: list[dict], moved: str | None = None) -> list[dict]:
+    """``[{"count": N}]``: the distinct ids of the rows and of the rows of the query ``moved``."""
+    extra = engine.cypher(moved, p.params)["rows"] if moved else []
+    return [{"count": len({r["id"] for r in rows} | {r["id"] for r in extra})}]
+
+
+PRS_OF = Shape(
+    "prs_of",
+    lambda engine, q: plan_prs_of(q.author, q.scope, q.who, q.tw, q.params, q.count) if q.wants_prs else None,
+    doc="the PRs of an author, the PRs that touched a path",
+)

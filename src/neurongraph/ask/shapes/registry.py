@@ -1,0 +1,98 @@
+"""The ordered registry of developer-question shapes, and the one chooser that walks it.
+
+Order is meaning: a question that names a release, a commit or a PR is about that thing before it is a count;
+a file's own history comes before "who" and the counts; the plain commit list is the last resort.  The
+first entry that makes a plan answers; an entry that *claims* a question stops the walk even without a plan
+(its kind of question is not to be read as another kind).  Adding a shape is a :class:`~.shape.Shape` in its
+family's module and one line here; ``ngr ask --explain`` names the entry that answered.
+"""
+
+from __future__ import annotations
+
+from ..devplan import DevPlan
+from ..names import Mention
+from ..nl2cypher import type_words
+from ..question import Question, read_question
+from ..words import RELATION
+from .branch_tags import BRANCH_TAGS
+from .counts import COUNTED, MISSING_SCOPE
+from .file_history import DIR_MOVE, FILE_HISTORY
+from .file_rankings import RENAMED_FILES
+from .lists import LISTING
+from .named import NAMED_COMMIT, NAMED_PR
+from .prs import PRS_OF
+from .release_shapes import RELEASE
+from .reverts import REVERTS
+from .shape import Shape
+from .tag_shapes import TAGS
+from .trailer_shapes import TRAILERS
+from .who import WHO_SHAPE
+
+__all__ = ["REGISTRY", "choose", "plan"]
+
+
+def _other_types(q: Question) -> bool:
+    """ "latest 2 pull requests", "issues after 2023": a list of another node type, the translator's."""
+    others = [t for t, _ in type_words(q.text, q.schema.labels) if t not in ("commit", "file")]
+    return bool(others) and not q.has_filter or q.wants_prs
+
+
+def _no_plan(engine, q: Question) -> DevPlan | None:
+    return None
+
+
+# entries that own a kind of question that no developer shape answers: the one-hop translator's (or search's)
+NAMED_NODES = Shape(
+    "named_nodes",
+    _no_plan,
+    claims=lambda q: bool(q.quoted_or_named) and q.scope is None or q.negated(),
+    doc="a named title or issue (the translator's relation shapes); a negation (said, not read)",
+)
+RELATIONS = Shape(
+    "relations",
+    _no_plan,
+    claims=lambda q: bool(RELATION.search(q.text)) and not q.has_filter,
+    doc="fixes / follows up / references without a filter: the translator's relation shapes",
+)
+OTHER_TYPES = Shape("other_types", _no_plan, claims=_other_types, doc="lists of PRs, issues: the translator's")
+
+REGISTRY: tuple[Shape, ...] = (
+    MISSING_SCOPE,
+    RELEASE,
+    BRANCH_TAGS,
+    DIR_MOVE,
+    TRAILERS,
+    NAMED_COMMIT,
+    NAMED_PR,
+    NAMED_NODES,
+    PRS_OF,
+    FILE_HISTORY,
+    REVERTS,
+    RELATIONS,
+    WHO_SHAPE,
+    TAGS,
+    RENAMED_FILES,
+    COUNTED,
+    OTHER_TYPES,
+    LISTING,
+)
+
+
+def choose(engine, q: Question) -> tuple[DevPlan | None, Shape | None]:
+    """The first entry's plan, or the entry that claimed the question without one; ``(None, None)`` when no
+    entry reads it."""
+    for shape in REGISTRY:
+        claimed = shape.claims is not None and shape.claims(q)
+        if shape.claims is not None and not claimed:
+            continue
+        made = shape.plan(engine, q)
+        if made is not None or claimed:
+            return made, shape
+    return None, None
+
+
+def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPlan | None, Question, Shape | None]:
+    """Read the question once and choose its shape."""
+    q = read_question(engine, question, schema, mentions)
+    made, shape = choose(engine, q)
+    return made, q, shape

@@ -1,0 +1,111 @@
+""" "Who" questions: who last/first changed a scope, the authors of it, who wrote the most lines."""
+
+from __future__ import annotations
+
+import re
+
+from ..dev_rows import root_first
+from ..devplan import (
+    C_RET,
+    MAX_ITEMS,
+    NON_MERGE,
+    DevPlan,
+    by_time,
+    commit_match,
+    renamed_away,
+)
+from ..words import COMMITS, CREATED, LAST, PEOPLE, PRS, RANKING, REVIEW
+from .file_lines import lines_by_author
+from .file_removal import DELETED, file_deleted
+from .file_sets import FIRST_COMMITS, first_creator
+from .prs import plan_pr_mergers
+from .shape import Shape
+
+
+def plan_who_question(
+    words: str, rest: str, scope, tw, author, params: dict, first: bool, has_filter: bool, notes: list[str]
+) -> DevPlan | None:
+    """A "who" question: with a filter, about the scoped commits; without one, only a question about the
+    commits themselves ("who made the most / the first commit", "who are the top contributors"), so that
+    "who knows about X" stays a search.  "Who created F" is the author of F's first commit, "who deleted
+    F" the author of its removal; reviewers are not in the store, and the answer says so."""
+    if REVIEW.search(words):
+        return None  # (said by ``pr_anchor``, which reads every question: reviewers are not recorded)
+    if PRS.search(words) and (RANKING.search(words) or re.search(r"\bmerg\w*", words, re.I)):
+        return plan_pr_mergers(tw, params)
+    if _LINES_RANKED.search(words) and not re.search(r"\b(?:remov|delet|drop)\w*", words, re.I):
+        return _authors_by_lines(scope, tw, author, params)  # "who wrote the most lines (of F)?"
+    if scope is not None and scope.kind == "file":
+        if DELETED.search(words):
+            return file_deleted(scope, params, who=True)
+        first = first or bool(CREATED.search(words))
+    last = bool(LAST.search(rest))
+    whole = (
+        COMMITS.search(rest)
+        and (first or last or RANKING.search(rest))
+        or re.search(r"\b(top|main|biggest|leading)\s+(contributors?|committers?|authors)\b", rest, re.I)
+        or (first or last)
+        and PEOPLE.search(rest)  # "who was the first contributor?"
+    )
+    return plan_who(scope, tw, author, params, first, last) if has_filter or whole else None
+
+
+_LINES_RANKED = re.compile(r"\b(?:most|top|biggest|largest)\b[^?]*\blines?\b|\blines?\b[^?]*\bmost\b", re.I)
+
+
+def _authors_by_lines(scope, tw, author, params: dict) -> DevPlan:
+    """ "Who wrote the most lines?": the authors by the lines their non-merge commits added (to the scoped
+    files, if any), what ``git log --no-merges --numstat`` adds up per author; summed when run."""
+    if scope is None:
+        match, said = commit_match(None, tw, author, params, where=[NON_MERGE])
+        said = ["(merge commits left out)"] + said
+    else:
+        match, said = commit_match(scope, tw, author, params, touching=True)
+    path = "substring(f.id, 5)" if scope is not None else "null"
+    cy = f"{match} RETURN DISTINCT c.idx AS idx, c.author AS author, {path} AS path ORDER BY idx, path"
+    expl = "authors by the lines their commits added" + (" " + ", ".join(said) if said else "")
+    total = f"{match} RETURN count(DISTINCT c.author) AS count"
+    return DevPlan(
+        "authors_by_lines",
+        "authors",
+        cy,
+        params,
+        expl,
+        total,
+        filters=said,
+        steps=(lines_by_author,),
+        read_all=True,
+        heads_with_explanation=True,
+    )
+
+
+def plan_who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
+    """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors."""
+    match, said = commit_match(scope, tw, author, params)
+    if first or last:
+        order = "ASC" if first else "DESC"
+        # "who created F": its first commits, of which run_plan takes the one git says created it (clock skew)
+        lim = FIRST_COMMITS if first and scope is not None and scope.kind == "file" else 1
+        cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order)} LIMIT {lim} RETURN {C_RET}"
+        expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
+        steps = (first_creator, root_first) if first and not said else (first_creator,) if first else ()
+        return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said, steps=steps)
+    cy = (
+        f"{match} WITH DISTINCT c RETURN c.author AS author, count(c) AS commits, max(c.time) AS last "
+        f"ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
+    )
+    expl = "authors of the commits " + ", ".join(said) if said else "authors of all commits, most commits first"
+    total = f"{match} RETURN count(DISTINCT c.author) AS count"
+    return DevPlan(
+        "who", "authors", cy, params, expl, total, extra=renamed_away(scope, tw, author, params), filters=said
+    )
+
+
+WHO_SHAPE = Shape(
+    "who",
+    lambda engine, q: plan_who_question(
+        q.words, q.rest, q.scope, q.tw, q.author, q.params, q.first, q.has_filter, q.notes
+    ),
+    claims=lambda q: q.who,
+    doc="who last / first changed a scope, its authors, who wrote the most lines, who merged the most PRs",
+)
