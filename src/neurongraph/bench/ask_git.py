@@ -34,7 +34,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ask.devplan import LEAD_PUNCTUATION, MAX_ITEMS, PART_SEPARATORS, TOPIC_STOP, stem
 from ..errors import InvalidArgument
 from ..ingest.git_cmd import git_argv, git_env
 from ..ingest.refs import fixes_trailers
@@ -42,6 +41,32 @@ from ..ingest.refs import fixes_trailers
 __all__ = ["GitFacts", "generate", "run_repo", "repo_table", "SHAPES"]
 
 SHA_CHARS = 10
+# What a question's words mean, defined here from what a git user means by them, not taken from ask/ (the
+# gold must not share the product's definitions): "commits that mention W" are the subjects with a word that
+# starts with W, after one opening bracket or quote ("(btf)"), or with W after ``_ - / .`` ("bpf_ringbuf");
+# topics are plain subject words that are not plurals of another (a plural's question finds both forms).
+LEAD_PUNCTUATION = ("(", "[", "{", "<", '"', "'", "`")
+PART_SEPARATORS = ("_", "-", "/", ".")
+MAX_ITEMS = 500  # a list question is asked only when its gold is at most this long (what an answer lists)
+# words never asked about as a topic: the frame of a question ("commits about the ...") and generic nouns
+TOPIC_STOP = frozenset(
+    "a an the some any this that these those word words term string in since before after until till by during "
+    "from between on under to for and or were was are is have has had did do does been be there last which who "
+    "their its it them than with without made committed landed merged so far ever total overall all at bug bugs "
+    "issue issues problem problems thing things something stuff commit commits change changes patch patches fix "
+    "files file".split()
+)
+
+
+def singular(word: str) -> str:
+    """The singular of an English plural ("crashes" -> "crash", "leaks" -> "leak"); other words unchanged."""
+    if len(word) > 4 and word.endswith("es") and word[:-2].endswith(("sh", "ch", "x", "ss")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 MAX_SET = 150  # questions whose gold set is larger are not asked (an answer lists at most this many)
 MAX_FILES_PER_COMMIT = 200
 _SQUASH = re.compile(r"\(#(\d+)\)\s*$")
@@ -849,7 +874,7 @@ class _Gen:
         if not hasattr(self, "_words"):
             seen: Counter = Counter()
             for subject in self._first_lines().values():
-                seen.update({m for m in re.findall(r"[a-z][a-z0-9_]{3,}", subject.lower()) if stem(m) == m})
+                seen.update({m for m in re.findall(r"[a-z][a-z0-9_]{3,}", subject.lower()) if singular(m) == m})
             self._words = seen
         return self._words
 
