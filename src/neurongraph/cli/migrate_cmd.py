@@ -1,6 +1,6 @@
 """``ngr migrate --from sqlite:PATH --to postgresql://…`` (and back): copy a whole store, then verify it.
 
-Mounted by ``cli/main.py`` with ``app.command("migrate")(migrate_command)``.  The copy keeps every key,
+The copy keeps every key,
 ledger and learned weight (store/postgres_copy.py); the target must be empty.  Verification: the rows of
 every table are counted on both sides, and a sample of searches (titles of the first nodes as queries)
 must rank the same ids on both (``--verify-queries 0`` skips it; it loads the store's embedder).
@@ -15,7 +15,6 @@ from pathlib import Path
 import typer
 
 from ..engine import Engine
-from ..errors import StoreError
 from ..store import is_postgres_url
 from .common import CliError, Ctx, ctx_of, handled, json_opt, out, print_json
 
@@ -82,34 +81,29 @@ def migrate_command(
 
 
 def _migrate(c: Ctx, s_kind: str, s_where: str, t_kind: str, t_where: str, verify_queries: int) -> dict:
-    from ..store.postgres_copy import postgres_to_sqlite, sqlite_to_postgres, table_counts
-
-    try:
-        import psycopg
+    try:  # the store raises StoreError for a database failure: the CLI never names the driver
+        from ..store.postgres_copy import postgres_to_sqlite, sqlite_to_postgres, table_counts
     except ImportError:
         raise CliError("missing_extra", "the PostgreSQL store needs `pip install 'neurongraph[postgres]'`") from None
-    try:
-        with closing(_open(s_kind, s_where, create=False)) as src:
-            if t_kind == "postgres":
-                with closing(_open(t_kind, t_where, create=True)) as dst:
-                    sqlite_to_postgres(src, dst)
-            else:
-                if Path(t_where).exists():
-                    raise CliError("invalid_argument", f"--to sqlite:{t_where}: the file exists; give a new path")
-                postgres_to_sqlite(src, t_where)
-            want = table_counts(src)
-            queries = [r.title for r in src.iter_nodes(batch=max(verify_queries, 1)) if r.title.strip()]
-            queries = queries[:verify_queries]
-        with closing(_open(t_kind, t_where, create=False)) as dst:
-            got = table_counts(dst)
-        same = [True]
-        if queries:
-            emb = c.make_embedder()
-            a = _rankings(s_kind, s_where, emb, queries)
-            b = _rankings(t_kind, t_where, emb, queries)
-            same = [x == y for x, y in zip(a, b)]
-    except psycopg.Error as exc:
-        raise StoreError(f"database error: {exc}") from None
+    with closing(_open(s_kind, s_where, create=False)) as src:
+        if t_kind == "postgres":
+            with closing(_open(t_kind, t_where, create=True)) as dst:
+                sqlite_to_postgres(src, dst)
+        else:
+            if Path(t_where).exists():
+                raise CliError("invalid_argument", f"--to sqlite:{t_where}: the file exists; give a new path")
+            postgres_to_sqlite(src, t_where)
+        want = table_counts(src)
+        queries = [r.title for r in src.iter_nodes(batch=max(verify_queries, 1)) if r.title.strip()]
+        queries = queries[:verify_queries]
+    with closing(_open(t_kind, t_where, create=False)) as dst:
+        got = table_counts(dst)
+    same = [True]
+    if queries:
+        emb = c.make_embedder()
+        a = _rankings(s_kind, s_where, emb, queries)
+        b = _rankings(t_kind, t_where, emb, queries)
+        same = [x == y for x, y in zip(a, b)]
     return {
         "from": s_where if s_kind == "sqlite" else _redact(s_where),
         "to": t_where if t_kind == "sqlite" else _redact(t_where),

@@ -1070,7 +1070,19 @@ def _store_error(exc: BaseException) -> StoreError:
     return StoreError(f"database error: {str(exc).strip()}")
 
 
-def _raising_store_errors(fn):
+def raising_store_errors(fn):
+    """``fn`` (a function or a generator function) with a driver failure raised as :class:`StoreError`."""
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def rows(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except DRIVER_ERRORS as exc:
+                raise _store_error(exc) from exc
+
+        return rows
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
@@ -1089,8 +1101,8 @@ def _driver_errors_as_store_errors(cls: type) -> None:
         if name.startswith("_") or name == "transaction":
             continue
         attr = inspect.getattr_static(cls, name)
-        if inspect.isfunction(attr) and not inspect.isgeneratorfunction(attr):
-            setattr(cls, name, _raising_store_errors(attr))
+        if inspect.isfunction(attr):
+            setattr(cls, name, raising_store_errors(attr))
 
 
 for _cls in (PostgresStore, PostgresLedgers, PostgresSchemaTables):

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import StoreError
 from ..model import body_of
 from .lexical import lexical_text
-from .postgres import PostgresStore
+from .postgres import PostgresStore, raising_store_errors
 from .postgres_bulk import PENDING
 from .sqlite import SQLiteStore
 
@@ -96,6 +96,7 @@ def _pg_snapshot(store: PostgresStore) -> Iterator[Any]:
             yield c
 
 
+@raising_store_errors  # a driver failure is StoreError, as from every store method
 def sqlite_to_postgres(src: SQLiteStore, dst: PostgresStore) -> dict[str, int]:
     """Copy the SQLite store ``src`` into the empty PostgreSQL store ``dst``; rows copied per table."""
     if dst.stats()["nodes"] or dst.stats()["traces"] or dst.current_seq():
@@ -168,6 +169,7 @@ def _pg_nodes(dst: PostgresStore, rows: list[tuple]) -> None:
     )
 
 
+@raising_store_errors
 def postgres_to_sqlite(src: PostgresStore, path: str) -> dict[str, int]:
     """Copy the PostgreSQL store ``src`` (one snapshot) into a new SQLite file at ``path``."""
     dst = SQLiteStore(path)
@@ -201,6 +203,7 @@ def postgres_to_sqlite(src: PostgresStore, path: str) -> dict[str, int]:
         dst.close()
 
 
+@raising_store_errors
 def table_counts(store: SQLiteStore | PostgresStore) -> dict[str, int]:
     """Rows per copied table (``meta`` without the PostgreSQL-only full-text counters): what a copy must
     reproduce exactly."""
