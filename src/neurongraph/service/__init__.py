@@ -6,7 +6,9 @@ own (three copies that drifted); now they build a :class:`SearchRequest`, a feed
 (:class:`SourceUseRequest`, :class:`OutcomeRequest`, :class:`FailureRequest`) or an :class:`AskRequest` from
 here, so an option is named and checked once and each request makes one engine call.  :mod:`.search`,
 :mod:`.feedback` and :mod:`.ask` need nothing beyond the core; :mod:`.contract` (the JSON interfaces'
-pydantic argument models) imports pydantic and is imported only by the MCP and HTTP adapters.
+pydantic argument models) imports pydantic and is imported only by the MCP and HTTP adapters.  Every request
+is typed against the engine's protocols in :mod:`.engine_api`, so mypy (strict flags on this package) checks
+each engine call.
 """
 
 from __future__ import annotations
