@@ -1,8 +1,8 @@
 """The plan of a developer question and its Cypher pieces: the path scope, the commit filter, the row shape.
 
-Why a module of its own: every developer-question shape (``devq``'s lists, counts and "who", ``file_shapes``'
-file lifecycle and rankings) builds its query from the same scoped ``MATCH`` and says its filters the same
-way, so those pieces live here, below the planners that use them.
+Why a module of its own: every developer-question shape under ``shapes/`` (lists, counts, "who", a file's
+lifecycle, rankings) builds its query from the same scoped ``MATCH`` and says its filters the same way, so
+those pieces live here, below the planners that use them.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def commit_match(
 
 
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
-ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: set by ``devq`` when run
+ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: set by ``dev_run`` when run
 _ROOT_KEY = f"CASE WHEN {ROOT.format(c='c')} THEN 0 ELSE 1 END"
 
 
