@@ -192,7 +192,7 @@ def pr_anchor(engine, question: str, mentions: list[Mention], notes: list[str]) 
     """``pr:N`` the question names ("PR #12", "pull request 12", "#12" when no issue 12 exists).  "Who reviewed
     PR #N" is said to be unrecorded here (no PR shape reads reviewers either)."""
     if WHO.search(question) and REVIEW.search(question) and PRS.search(question):
-        notes.append(NO_REVIEWERS)  # a commit's reviewers are its trailers (shapes/trailer_shapes.py); a PR's are not in git
+        notes.append(NO_REVIEWERS)  # a commit's reviewers are its trailers (trailer shapes); a PR's are not in git
     for m in mentions:
         if m.type in ("pull_request", "pr"):
             return m.node
