@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 
 from ..engine import Engine
-from ..store import is_postgres_url
+from ..store import is_postgres_url, redacted_url
 from .common import CliError, Ctx, ctx_of, handled, json_opt, out, print_json
 
 __all__ = ["migrate_command", "parse_store_spec"]
@@ -105,16 +105,10 @@ def _migrate(c: Ctx, s_kind: str, s_where: str, t_kind: str, t_where: str, verif
         b = _rankings(t_kind, t_where, emb, queries)
         same = [x == y for x, y in zip(a, b)]
     return {
-        "from": s_where if s_kind == "sqlite" else _redact(s_where),
-        "to": t_where if t_kind == "sqlite" else _redact(t_where),
+        "from": s_where if s_kind == "sqlite" else redacted_url(s_where),
+        "to": t_where if t_kind == "sqlite" else redacted_url(t_where),
         "rows": want,
         "counts_match": want == got,
         "queries_compared": len(queries),
         "verified": want == got and all(same),
     }
-
-
-def _redact(url: str) -> str:
-    from ..store.postgres import _redacted
-
-    return _redacted(url)

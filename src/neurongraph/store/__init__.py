@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import sqlite3
 from typing import TYPE_CHECKING, TypeGuard
+from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from .base import Store
 
-__all__ = ["DATABASE_ERRORS", "open_store", "is_postgres_url"]
+__all__ = ["DATABASE_ERRORS", "open_store", "is_postgres_url", "redacted_url"]
 
 # Driver exceptions that mean "the database itself failed" (a corrupt file, disk I/O), not a caller's
 # mistake: interfaces (CLI, MCP, HTTP) report them as ``store_error`` without naming a driver.  Each
@@ -23,6 +24,19 @@ def is_postgres_url(path: object) -> TypeGuard[str]:
     """True for ``postgresql://...`` / ``postgres://...``: a server store, not a file (the one test every
     interface uses)."""
     return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+def redacted_url(url: str) -> str:
+    """The URL without its password (what a PostgreSQL store's ``path`` and ``stats`` show, and ``ngr migrate``
+    reports)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
 
 
 def open_store(path: str | Path) -> Store:

@@ -30,7 +30,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import psycopg
@@ -40,7 +39,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
-from . import is_postgres_url  # one URL test for every interface (re-exported here)
+from . import is_postgres_url, redacted_url  # one URL test for every interface (re-exported here)
 from .base import Changes, EdgeRecord, NodeRow, check_meta_key
 from .lexical import lexical_text
 from .postgres_bulk import HnswBulk, repair_index
@@ -101,18 +100,6 @@ DRIVER_ERRORS = (psycopg.Error, PoolTimeout)  # what this store turns into Store
 WRITE_LOCK = 0x6E6772  # "ngr": the advisory lock every write transaction holds until it ends
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's defaults
-
-
-def _redacted(url: str) -> str:
-    """The URL without its password (what ``path`` and ``stats`` show)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    user = parts.username or ""
-    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
 
 
 def _vec_bytes(blob: bytes) -> np.ndarray:
@@ -192,7 +179,7 @@ class PostgresStore(SharedSQLStore):
         if not is_postgres_url(url):
             raise StoreError(f"not a PostgreSQL URL: {url!r} (expected postgresql://...)")
         self.url = url
-        self.path = _redacted(url)
+        self.path = redacted_url(url)
         self._local = _Local()
         self._rel_cache: dict[str, int] = {}
         self._closed = False
