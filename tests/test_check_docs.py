@@ -36,3 +36,9 @@ def test_a_stated_line_count_is_checked_against_the_file():
 def test_the_docs_pass():
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_docs.py")], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
+
+
+def test_a_pointer_to_a_design_document_outside_the_repository_is_found():
+    assert check_docs.ELSEWHERE.search("the target scale (DESIGN §3)")
+    assert check_docs.ELSEWHERE.search("the loop of seed 001")
+    assert not check_docs.ELSEWHERE.search("designed for a seed 0.85 threshold")
