@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from neurongraph.cli.schema_cmd import _StoreView
 from neurongraph.model import Edge, Node
+from neurongraph.schema.api import Schema, StoreGraph
 from neurongraph.store.sqlite import SQLiteStore
 
 RELS = ["blocked_by", "resolves_to", "evidence_of", "related_to", "mentions"]
@@ -33,7 +33,7 @@ def timed(fn):
     return (time.perf_counter() - t) * 1e3, out
 
 
-def build(path: Path, n: int, m: int, seed: int) -> _StoreView:
+def build(path: Path, n: int, m: int, seed: int) -> tuple[Schema, StoreGraph]:
     rng = np.random.default_rng(seed)
     store = SQLiteStore(path)
     types = rng.integers(0, len(TYPES), n)
@@ -47,9 +47,8 @@ def build(path: Path, n: int, m: int, seed: int) -> _StoreView:
                 for s, r, d in zip(src[i : i + 100_000], rel[i : i + 100_000], dst[i : i + 100_000])
             ]
         )
-    view = _StoreView(store)
-    view._attach_schema_validator()
-    return view
+    graph = StoreGraph(store)  # the CSR graph of path queries, rebuilt from the store's change feed
+    return Schema(store, graph=graph), graph  # the constructor attaches the write-time validator
 
 
 def stats(ms: list[float]) -> str:
@@ -66,10 +65,10 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed + 1)
     with tempfile.TemporaryDirectory() as tmp:
-        t_build, v = timed(lambda: build(Path(tmp) / "q.db", args.nodes, args.edges, args.seed))
-        t_csr, _ = timed(v.refresh)
-        t_rev, _ = timed(lambda: v.graph.expand([0], direction="in"))  # reverse CSR, built lazily once
-        n_edges = v.graph.n_edges
+        t_build, (v, graph) = timed(lambda: build(Path(tmp) / "q.db", args.nodes, args.edges, args.seed))
+        t_csr, g = timed(graph)
+        t_rev, _ = timed(lambda: g.expand([0], direction="in"))  # reverse CSR, built lazily once
+        n_edges = g.n_edges
         v.load_schema(
             {
                 "relations": {
