@@ -163,8 +163,14 @@ def test_first_use_builds_the_files_with_one_line_and_no_torch(built, tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("ngr: building the ONNX graph"), r.stderr
     assert onnx_export.is_current(tmp_path / "onnx")
+    assert not (tmp_path / "onnx" / onnx_export.INT8_FILE).exists()  # made when first asked for, not before
     again = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0 and again.stderr.strip() == "", again.stderr
+    int8 = _FIRST_USE.replace("make_embedder(None)", "make_embedder('onnx:int8')")
+    r = subprocess.run([sys.executable, "-c", int8], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.split()[:2] == ["onnx", "384"], r.stderr
+    assert r.stderr.count("ngr: building the ONNX graph") == 1, r.stderr
+    assert onnx_export.is_current(tmp_path / "onnx", files=onnx_export.BOTH)
 
 
 def test_unusable_model_dir_is_a_clear_error(tmp_path, monkeypatch):

@@ -98,7 +98,7 @@ def read_config(model_dir: str | Path) -> dict[str, Any]:
 class _Graph:
     """Nodes and initialisers being collected, with unique names."""
 
-    def __init__(self, helper, numpy_helper):
+    def __init__(self, helper: Any, numpy_helper: Any) -> None:
         self.h, self.nh = helper, numpy_helper
         self.nodes: list = []
         self.inits: list = []

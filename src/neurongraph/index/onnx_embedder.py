@@ -76,7 +76,8 @@ class OnnxEmbedder:
             ) from exc
         if onnx_path is None:  # the installed files, built here on first use (one line to stderr says so)
             try:
-                onnx_path = ensure() / (FP32_FILE if variant == "fp32" else INT8_FILE)
+                files = (FP32_FILE,) if variant == "fp32" else (FP32_FILE, INT8_FILE)  # int8 runs short texts in fp32
+                onnx_path = ensure(files=files) / files[-1]
             except ImportError as exc:
                 raise EmbedderUnavailable(
                     f"the ONNX files of {MODEL_NAME} are missing in {onnx_dir()} and cannot be built here: {exc} "

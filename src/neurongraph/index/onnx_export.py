@@ -106,8 +106,16 @@ def _read_manifest(out: Path) -> dict | None:
         return None
 
 
-def is_current(out: Path | None = None, model_dir: Path | None = None) -> bool:
-    """True when both ONNX files exist and were exported from the installed weights."""
+FILE_NOTES = {
+    FP32_FILE: "float32, BERT fusions (onnxruntime.transformers)",
+    INT8_FILE: "int8 dynamic quantisation, per channel (see _quantize)",
+}
+BOTH = (FP32_FILE, INT8_FILE)
+
+
+def is_current(out: Path | None = None, model_dir: Path | None = None, files: tuple[str, ...] = (FP32_FILE,)) -> bool:
+    """True when ``files`` (default: the fp32 graph, which the default embedder runs) exist and were built
+    from the installed weights."""
     out = out or onnx_dir()
     if model_dir is None:
         from .onnx_weights import local_model_dir
@@ -116,7 +124,7 @@ def is_current(out: Path | None = None, model_dir: Path | None = None) -> bool:
         if model_dir is None:
             return False  # the model files themselves are not here yet
     m = _read_manifest(out)
-    if m is None or not all((out / f).is_file() for f in (FP32_FILE, INT8_FILE)):
+    if m is None or not all((out / f).is_file() and f in (m.get("files") or {}) for f in files):
         return False
     src = m.get("source") or {}
     try:
@@ -212,28 +220,34 @@ def _quantize(src: Path, dst: Path) -> None:
         )
 
 
-def export(out: Path | None = None, model_dir: Path | None = None, force: bool = False) -> Path:
-    """Build (or keep, when current) the fp32 and int8 ONNX files; returns their folder.
+def export(
+    out: Path | None = None, model_dir: Path | None = None, force: bool = False, files: tuple[str, ...] = BOTH
+) -> Path:
+    """Build (or keep, when current) the ONNX ``files`` (default both: fp32 and int8); returns their folder.
 
-    Files are written under temporary names and renamed into place, the manifest last, so an
-    interrupted export leaves no file that :func:`is_current` accepts."""
+    A file already built from the same weights is kept (the int8 graph is made only when first asked
+    for: the default path runs fp32 alone).  Files are written under temporary names and renamed into
+    place, the manifest last, so an interrupted build leaves no file that :func:`is_current` accepts."""
     out = out or onnx_dir()
     model_dir = model_dir or source_model_dir()
-    if not force and is_current(out, model_dir):
+    if not force and is_current(out, model_dir, files):
         return out
     out.mkdir(parents=True, exist_ok=True)
     import onnx
     import onnxruntime
 
+    kept = [] if force else [f for f in BOTH if f not in files and is_current(out, model_dir, (f,))]
     with tempfile.TemporaryDirectory(dir=out, prefix=".export-") as tmp:
         raw, fp32, int8 = Path(tmp) / "raw.onnx", Path(tmp) / FP32_FILE, Path(tmp) / INT8_FILE
         shutil.copy(model_dir / "config.json", Path(tmp) / "config.json")
         _build_fp32(model_dir, raw)
-        _fuse(raw, fp32)
-        _quantize(raw, int8)  # from the plain graph: its MatMuls (the fused Attention keeps float weights)
+        if FP32_FILE in files:
+            _fuse(raw, fp32)
+        if INT8_FILE in files:
+            _quantize(raw, int8)  # from the plain graph: its MatMuls (the fused Attention keeps float weights)
         (out / MANIFEST).unlink(missing_ok=True)
-        os.replace(fp32, out / FP32_FILE)
-        os.replace(int8, out / INT8_FILE)
+        for f in files:
+            os.replace(Path(tmp) / f, out / f)
     manifest = {
         "model": MODEL_NAME,
         "source_dir": str(model_dir),
@@ -242,10 +256,7 @@ def export(out: Path | None = None, model_dir: Path | None = None, force: bool =
         "builder": "neurongraph.index.onnx_build (numpy + onnx, no torch)",
         "onnx": onnx.__version__,
         "onnxruntime": onnxruntime.__version__,
-        "files": {
-            FP32_FILE: "float32, BERT fusions (onnxruntime.transformers)",
-            INT8_FILE: "int8 dynamic quantisation, per channel (see _quantize)",
-        },
+        "files": {f: FILE_NOTES[f] for f in BOTH if f in files or f in kept},
     }
     tmp_manifest = out / (MANIFEST + ".tmp")
     tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
@@ -268,9 +279,9 @@ def _say(line: str) -> None:
     print(f"ngr: {line}", file=sys.stderr, flush=True)
 
 
-def ensure(out: Path | None = None, log=_say) -> Path:
-    """The current ONNX files' folder, building them first when missing or stale (fetching the model files
-    first when they are not on this machine), with a one-line note to ``log`` for each step taken.
+def ensure(out: Path | None = None, log=_say, files: tuple[str, ...] = (FP32_FILE,)) -> Path:
+    """The folder of the current ONNX ``files``, building them first when missing or stale (fetching the model
+    files first when they are not on this machine), with a one-line note to ``log`` for each step taken.
 
     One process builds at a time (a lock file in the folder); another waiting for it finds the files
     current and returns.  Errors: ImportError (``onnx``/``onnxruntime`` missing, model files unavailable)."""
@@ -278,7 +289,7 @@ def ensure(out: Path | None = None, log=_say) -> Path:
 
     out = out or onnx_dir()
     model_dir = local_model_dir()
-    if model_dir is not None and is_current(out, model_dir):
+    if model_dir is not None and is_current(out, model_dir, files):
         return out
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "a") as lock:
@@ -287,9 +298,9 @@ def ensure(out: Path | None = None, log=_say) -> Path:
         model_dir = local_model_dir() or fetch(log=log)
         if not usable(model_dir):
             raise ModelFilesUnavailable(f"{model_dir} lacks config.json, tokenizer.json or model.safetensors")
-        if not is_current(out, model_dir):
+        if not is_current(out, model_dir, files):
             log(f"building the ONNX graph of {MODEL_NAME} once (~15 s) into {out}")
-            export(out, model_dir, force=True)
+            export(out, model_dir, files=tuple(f for f in files if not is_current(out, model_dir, (f,))))
     return out
 
 
@@ -305,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         model_dir = source_model_dir()
-        if not args.force and is_current(target, model_dir):
+        if not args.force and is_current(target, model_dir, BOTH):
             print(f"onnx export: current ({target})")
             return 0
     except ImportError:
@@ -316,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
 
             export(target, local_model_dir() or fetch(log=_say), force=True)
         else:
-            ensure(target)
+            ensure(target, files=BOTH)
     except ImportError as exc:
         print(
             f"error[embedder_unavailable]: the build needs onnx and onnxruntime "
