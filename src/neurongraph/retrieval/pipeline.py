@@ -19,6 +19,7 @@ from ..graph.arrays import GraphArrays, mask_at
 from ..graph.strategies import EdgeSource
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
+from . import change_groups
 from .channels import ChannelInput, GraphSignal, run_channel
 from .code_evidence import CodeEvidence
 from .fusion import EntryScores, dense_match, fuse, sorted_union
@@ -59,6 +60,7 @@ class Ranking:
     timings_ms: dict[str, float] = field(default_factory=dict)
     unknown_files: list[str] = field(default_factory=list)  # set by the engine: `files` without a node
     evidence: dict[int, list[str]] = field(default_factory=dict)  # hit -> code evidence phrases (blame, identifiers)
+    changes: change_groups.ChangeLinks | None = None  # each node's change: results.py shows one hit per change
 
 
 def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -565,14 +567,15 @@ def _fuse_step(
     return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale)
 
 
-def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> np.ndarray:
-    """Positions (into ``f.u.nodes``) of the hits, best first: positive, allowed, at most ``limit``."""
+def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (into ``f.u.nodes``) of the hits, best first: positive, allowed, at most ``limit`` (times
+    ``change_groups.OVERFETCH`` when the hits are grouped by change afterwards); and the mask of the allowed."""
     nodes, ok = f.u.nodes, f.final > 0
     if x.allowed is not None:
         inside = nodes < x.allowed.shape[0]
         ok &= inside & x.allowed[np.minimum(nodes, x.allowed.shape[0] - 1)]
     keep = np.flatnonzero(ok)
-    return keep[np.argsort(-f.final[keep], kind="stable")][: cfg.limit]
+    return keep[np.argsort(-f.final[keep], kind="stable")][: change_groups.pool_size(cfg)], ok
 
 
 def _explain_step(sig: GraphSignal | None, cfg: SearchConfig, nodes: np.ndarray, graph_scores: np.ndarray):
@@ -605,7 +608,10 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     t3 = time.perf_counter()
     timings["graph"] = (t3 - ent.t_dense) * 1000
     f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written)
-    keep = _keep(cfg, x, f)
+    keep, eligible = _keep(cfg, x, f)
+    links = None
+    if change_groups.groups_changes(cfg):  # the nodes of one change become one hit (results.py)
+        keep, links = change_groups.gather(x.graph, x.rel_ids, f.u.nodes, f.final, eligible, keep)
     e, u = ent.e, f.u
     scores = {
         "lexical": u.take(e.lexical, at=keep),
@@ -636,4 +642,4 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     evidence = {}
     if x.code is not None and x.code.why:
         evidence = {n: x.code.why[n] for n in out_nodes.tolist() if n in x.code.why}
-    return Ranking(out_nodes, scores, ranks, seeds, paths, timings, evidence=evidence)
+    return Ranking(out_nodes, scores, ranks, seeds, paths, timings, evidence=evidence, changes=links)

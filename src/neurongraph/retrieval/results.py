@@ -18,6 +18,7 @@ import numpy as np
 from ..config import SearchConfig
 from ..model import strict_dumps
 from ..store.base import Store
+from . import change_groups
 from .pipeline import Ranking
 from .priors import PRIORS
 
@@ -42,6 +43,9 @@ class Hit:
     config: SearchConfig | None = field(default=None, repr=False, compare=False)  # the search's: explain()'s weights
     evidence: list[str] = field(default_factory=list)  # code evidence: "last changed lines 120–131 of f.c before this"
     refs_not_ingested: list[str] = field(default_factory=list)  # "#7": issues its message names that no node has
+    # the change this hit stands for (change_groups.describe): its PR, the commit(s) that landed it, its branch
+    # commits and the other ranked nodes folded into this hit; None when the change is this node alone
+    change: dict[str, Any] | None = None
 
     @property
     def score(self) -> float:
@@ -60,6 +64,7 @@ class Hit:
             "meta": self.meta,
             "evidence": self.evidence,
             "refs_not_ingested": self.refs_not_ingested,
+            "change": self.change,
             "scores": self.scores,
             "ranks": self.ranks,
             "paths": self.paths,
@@ -167,6 +172,7 @@ def trace_hit(rank: int, h: Hit) -> dict:
         "meta": h.meta,
         "evidence": h.evidence,
         "refs_not_ingested": h.refs_not_ingested,
+        "change": h.change,
         "scores": h.scores,
         "ranks": h.ranks,
         "paths": h.paths,
@@ -210,37 +216,68 @@ def assemble(
     seed_set = set(r.seeds.tolist())
     score_cols = {k: v.tolist() for k, v in r.scores.items()}  # Python numbers once, not per hit and key
     rank_cols = {k: v.tolist() for k, v in r.ranks.items()}
-    hits: list[Hit] = []
-    for i, n in enumerate(r.nodes.tolist()):
+    hits: dict[int, Hit] = {}
+    nodes = r.nodes.tolist()
+    for i, n in enumerate(nodes):
         head = rows.get(n)
         if head is None:  # deleted by another process between ranking and reading
             continue
-        hits.append(
-            Hit(
-                id=head[0],
-                type=head[1],
-                title=head[2],
-                text=head[3],
-                scores={k: float(v[i]) for k, v in score_cols.items()},
-                ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
-                paths=_paths_of(r, n, rows, rel_names),
-                seed=n in seed_set,
-                evidence=r.evidence.get(n, []),
-                config=cfg,
-            )
+        hits[i] = Hit(
+            id=head[0],
+            type=head[1],
+            title=head[2],
+            text=head[3],
+            scores={k: float(v[i]) for k, v in score_cols.items()},
+            ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
+            paths=_paths_of(r, n, rows, rel_names),
+            seed=n in seed_set,
+            evidence=r.evidence.get(n, []),
+            config=cfg,
         )
-    _hit_meta(store, event_time, hits, [n for n in r.nodes.tolist() if n in rows])
+    order = _by_change(store, r, nodes, hits, cfg.limit) if r.changes is not None else list(hits)
+    _hit_meta(store, event_time, [hits[i] for i in order], [nodes[i] for i in order])
     seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
     r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
     return SearchResult(
         trace_id="tr_" + uuid.uuid4().hex[:20],
         query=query,
-        hits=hits,
+        hits=[hits[i] for i in order],
         config=cfg,
         seeds=seeds,
         timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
         unknown_files=list(r.unknown_files),
     )
+
+
+def _by_change(store: Store, r: Ranking, nodes: list[int], hits: dict[int, Hit], limit: int) -> list[int]:
+    """The positions of the hits shown, one per change (change_groups.py), at most ``limit``: each carries its
+    ``change`` and its final rank among them.  Reads the placeholder flags of the ranked nodes and the ids of
+    the shown changes' commits, nothing else."""
+    assert r.changes is not None
+    present = [i for i in range(len(nodes)) if i in hits]
+    ranked = [nodes[i] for i in present]
+    links = _sub(r.changes, present)
+    placeholders = store.node_flags(ranked, "placeholder") if ranked else set()
+    groups = change_groups.collapse(ranked, links, placeholders, limit)
+    want = {ranked[i] for _, _, m in groups for i in m}
+    for k, _, _ in groups:
+        want.update((k, *links.landing.get(k, ()), *links.branch.get(k, ())))
+    ids = store.ids_by_idx(want)
+    order = []
+    for rank, (k, shown, members) in enumerate(groups, 1):
+        h = hits[present[shown]]
+        h.change = change_groups.describe(k, members, ranked, links, ids, shown)
+        h.ranks["final"] = rank
+        order.append(present[shown])
+    return order
+
+
+def _sub(links: change_groups.ChangeLinks, present: list[int]) -> change_groups.ChangeLinks:
+    """The links of the ranked nodes still present (a node deleted meanwhile drops out)."""
+    if len(present) == links.key.shape[0]:
+        return links
+    n_pool = sum(1 for i in present if i < links.n_pool)
+    return change_groups.ChangeLinks(n_pool, links.key[present], links.landing, links.branch, links.referrers)
 
 
 def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> None:
