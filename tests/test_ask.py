@@ -15,7 +15,7 @@ import neurongraph as ngr  # noqa: E402
 from neurongraph.ask.answer import NOT_FOUND, check_refs  # noqa: E402
 from neurongraph.ask.nl2cypher import relation_words, stem  # noqa: E402
 
-KEYS = {"route", "query", "rows", "hits", "answer", "refs", "trace_id"}
+KEYS = {"route", "query", "rows", "hits", "answer", "refs", "trace_id", "explain"}
 NODES = [
     ngr.Node(
         "decision:adr-4",

@@ -66,7 +66,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     if p.kind == "count":
         n = rows[0]["count"] if rows else 0
         result = {"kind": "count", "shape": p.shape, "value": int(n)}
-        return rows, result, f"{n} — {p.explanation}.", []
+        cited = f"\n[refs: {', '.join(p.cites)}]" if p.cites else ""
+        return rows, result, f"{n} — {p.explanation}.{cited}", list(p.cites)
     if p.kind == "author":
         if not rows or not rows[0].get("author"):
             return (

@@ -84,6 +84,7 @@ class DevPlan:
     read_all: bool = False  # every row is checked in Python: read them all, a page at a time
     about_file: bool = False  # about a file node ("which commit added F"): before the identifier questions
     noun: str = "authors"  # what an authors list holds ("people" for trailers)
+    cites: list[str] = field(default_factory=list)  # ids a count answer cites (the one change it counts in)
     heads_with_explanation: bool = False  # an authors list is headed by the explanation, not "of the commits …"
 
     def to_dict(self) -> dict:

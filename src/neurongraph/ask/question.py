@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .described import Described, Resolved, read_described, resolve
 from .devplan import Scope, Topic, no_merge_spans, quoted_conditions, topic_words, word_conditions
 from .names import Mention
 from .question_paths import scope_of
@@ -62,10 +63,20 @@ class Question:
     first: bool = False  # "first / oldest / earliest", or "how old"
     n: int | None = None  # how many commits are asked for ("the last 5"; "the latest change": 1)
     readings: list[tuple[str, str]] = field(default_factory=list)  # (phrase, what it was read as)
+    described: Described | None = None  # one change named by what it did ("the PEP 661 sentinels PR")
+    _resolved: dict = field(default_factory=dict, repr=False)
 
     @property
     def has_filter(self) -> bool:
         return self.scope is not None or self.tw.active or self.author is not None or bool(self.tw.conditions)
+
+    def change(self, engine, reverts: bool = False) -> Resolved | None:
+        """The change the description names (:func:`.described.resolve`, once per question), or None."""
+        if self.described is None:
+            return None
+        if reverts not in self._resolved:
+            self._resolved[reverts] = resolve(engine, self.described, reverts)
+        return self._resolved[reverts]
 
     def negated(self) -> bool:
         """Whether it negates (said in the notes: no shape reads a negation)."""
@@ -110,6 +121,8 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
         first=first,
         n=how_many(rest, author is not None or scope is not None, first),
     )
+    if q.commit is None and q.pr is None:
+        q.described = read_described(words)
     q.readings = _readings(q)
     return q
 
@@ -124,6 +137,8 @@ def _readings(q: Question) -> list[tuple[str, str]]:
         out.append((q.text[q.topic.span[0] : q.topic.span[1]].strip(), "subject words"))
     if q.scope is not None:
         out.append((q.scope.phrase, f"path scope ({q.scope.kind})"))
+    if q.described is not None:
+        out.append((q.described.phrase, "one change, by " + (q.described.position or "its description")))
     out += [(said, "condition") for _, said in q.tw.conditions]
     intent = [w for w, on in (("who", q.who), ("how many", q.count), ("PRs", q.wants_prs), ("first", q.first)) if on]
     if LAST.search(q.rest) and not q.first:

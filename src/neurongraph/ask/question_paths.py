@@ -116,9 +116,15 @@ def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
     if files:
         shown = ", ".join(f[5:] for f in files[:5]) + (" …" if len(files) > 5 else "")
         notes.append(f"'{name}' names {len(files)} files ({shown}): name one by its path")
-    else:
+    elif _known_extension(engine, name):
         notes.append(f"no file '{name}' in the store")
-    return []
+    return []  # "shlex.quote", "click.echo": a dotted name whose "extension" no file has is no path
+
+
+def _known_extension(engine, name: str) -> bool:
+    """Whether some file in the store ends with ``name``'s extension (".c", ".py"; "quote" is none)."""
+    ext = name.rsplit(".", 1)[-1]
+    return any(f.endswith("." + ext) for f, _ in engine.store.ids_with_prefix("file:", 1_000_000))
 
 
 _BARE_DIR = re.compile(

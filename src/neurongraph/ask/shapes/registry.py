@@ -20,6 +20,7 @@ from .file_history import DIR_MOVE, FILE_HISTORY
 from .file_rankings import RENAMED_FILES
 from .lists import LISTING
 from .named import NAMED_COMMIT, NAMED_PR
+from .one_change import CHANGE_FILES, REVERT_OF
 from .prs import PRS_OF
 from .release_shapes import RELEASE
 from .reverts import REVERTS
@@ -64,6 +65,8 @@ REGISTRY: tuple[Shape, ...] = (
     TRAILERS,
     NAMED_COMMIT,
     NAMED_PR,
+    REVERT_OF,
+    CHANGE_FILES,
     NAMED_NODES,
     PRS_OF,
     FILE_HISTORY,

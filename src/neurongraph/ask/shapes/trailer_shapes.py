@@ -16,6 +16,8 @@ import re
 from typing import Any
 
 from ..devplan import MAX_ITEMS, DevPlan, commit_match
+from ..question import Question
+from .one_change import unread_change
 from .shape import Shape
 
 __all__ = ["plan_trailers", "TRAILER_KEYS"]
@@ -82,12 +84,21 @@ def plan_trailers(words: str, commit_id: str | None, scope, tw, author, params: 
     return DevPlan("trailer_ranking", "authors", cy, params, expl, total, filters=said, none_text=none, **_PEOPLE)
 
 
+def _plan(engine, q: Question) -> DevPlan | None:
+    """A trailer question about a named commit, a change named by description, or the whole history."""
+    if not q.who or _kind(q.words) is None:
+        return None
+    commit = q.commit.node if q.commit else None
+    if commit is None and q.described is not None and not _RANKED.search(q.words):
+        got = q.change(engine)
+        if got is None or got.one is None:
+            return unread_change(q.described, got)  # the people of one change: never the whole history's
+        commit = got.one
+    return plan_trailers(q.words, commit, q.scope, q.tw, q.author, q.params)
+
+
 TRAILERS = Shape(
     "trailers",
-    lambda engine, q: (
-        plan_trailers(q.words, q.commit.node if q.commit else None, q.scope, q.tw, q.author, q.params)
-        if q.who
-        else None
-    ),
+    _plan,
     doc="who reviewed / acked / tested (the trailers git keeps)",
 )
