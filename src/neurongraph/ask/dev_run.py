@@ -56,6 +56,9 @@ def _rows(engine, p: DevPlan) -> list[dict]:
     return rows
 
 
+_EVIDENCE = ("added_by", "removed_by")  # a file row's commit that added or removed it: cited with the file
+
+
 def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     """``(rows, result, answer, refs)`` for a plan (run on a copy: the plan the shape made is not changed)."""
     p = dataclasses.replace(p, params=dict(p.params))
@@ -120,6 +123,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     counted = [row_figure(r) for r in shown]  # files_most_changed: commits; by recency: the date
     lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
     refs = [r["id"] for r in shown]
+    refs += list(dict.fromkeys(r[k] for r in shown for k in _EVIDENCE if r.get(k)))  # the commits that did it
     return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
 
 

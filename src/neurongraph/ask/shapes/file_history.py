@@ -60,9 +60,13 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
     if RENAMED.search(question) or gone and engine.code_history.renamed_away(str(scope.value)[5:]):
         params["p"] = str(scope.value)[5:]
         into = "[i IN range(0, size(c.renamed_from) - 1) WHERE c.renamed_from[i] = $p | c.renamed_into[i]]"
+        came = "[i IN range(0, size(c.renamed_into) - 1) WHERE c.renamed_into[i] = $p | c.renamed_from[i]]"
+        # the renames away from the path, and the one that brought it there (a bare name is read as the path it
+        # has now: "when did librt_base64.c move into its own subdirectory?" asks for that one)
         direct = (
-            "MATCH (c:commit) WHERE $p IN c.renamed_from AND size(coalesce(c.parents, [])) < 2 "
-            f"RETURN {C_RET}, {into} AS renamed_to ORDER BY time"
+            "MATCH (c:commit) WHERE ($p IN coalesce(c.renamed_from, []) OR $p IN coalesce(c.renamed_into, [])) "
+            f"AND size(coalesce(c.parents, [])) < 2 RETURN {C_RET}, {into} AS renamed_to, {came} AS renamed_from "
+            "ORDER BY time"
         )
         # a store without rename metadata: the first non-merge commit touching each new path
         by_edge = (

@@ -199,14 +199,17 @@ def row_figure(r: dict) -> str:
         return f": {r['lines']:,} lines added"
     if "files" in r and str(r.get("id", "")).startswith("commit:"):
         return f": {r['files']} file" + ("" if r["files"] == 1 else "s")
-    if "renamed_to" in r:
-        return ": renamed to " + ", ".join(r["renamed_to"] or [])
+    for key, said in (("renamed_to", "renamed to "), ("renamed_from", "renamed here from ")):
+        paths = r.get(key)  # a list from the rename metadata; one node id from the edge fallback
+        if paths:
+            return ": " + said + ", ".join([paths] if isinstance(paths, str) else paths)
     if "did" in r:
         return f": {r['did']}"
     if "removed_by" in r:
         return f": removed by {str(r['removed_by'])[7:17]} ({str(r.get('last') or '')[:10]})"
     if "first" in r:
-        return f": added {str(r.get('first') or '')[:10]}"
+        by = f" by {str(r['added_by'])[7:17]}" if r.get("added_by") else ""
+        return f": added {str(r.get('first') or '')[:10]}{by}"
     if "last" in r:
         return f": last changed {str(r.get('last') or '')[:10]}"
     return ""

@@ -134,12 +134,13 @@ def keep_added(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
         info = {int(idx): {"time": t, "author": who} for idx, t, who in r.get("early") or []}
         firsts = [(int(i), nodes[int(i)]) for i in r.get("by") or [] if int(i) in nodes]
         st = [file_status(n, path) for _, n in firsts]
-        made = {"time": r.get("first"), "author": None}
+        made = {"time": r.get("first"), "author": None, "id": firsts[0][1].id if firsts else None}
         if None in st:  # an older reader: anything but a removal
             ok = not any(removes(engine, n, path, {"id": n.id, "time": r.get("first")}) for _, n in firsts)
         elif "A" in st:
             ok = True
-            made = info.get(next(i for (i, _), x in zip(firsts, st) if x == "A"), made)
+            i_made, n_made = next((i, n) for (i, n), x in zip(firsts, st) if x == "A")
+            made = {**info.get(i_made, made), "id": n_made.id}
         else:  # changed, not created, by its first commit: a later-dated one may have created it
             if later:
                 nodes.update(engine.store.nodes_by_idx(later))
@@ -148,12 +149,13 @@ def keep_added(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
             for idx, t, who in r.get("early") or []:
                 n = nodes.get(int(idx))
                 if n is not None and makes(n, path):  # (status, or a hunk from nothing where the list is cut)
-                    ok, made = True, {"time": t, "author": who}
+                    ok, made = True, {"time": t, "author": who, "id": n.id}
                     break
         if not firsts:
             ok = True
         if ok and _meets(made, r, params):
-            out.append({**{k: v for k, v in r.items() if k not in ("by", "early")}, "first": made["time"]})
+            kept = {k: v for k, v in r.items() if k not in ("by", "early")}
+            out.append({**kept, "first": made["time"], "added_by": made.get("id")})
     return out
 
 
