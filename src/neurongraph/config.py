@@ -231,6 +231,10 @@ class SearchConfig:
     blame_seed_weight: float = 0.5
     code_weight: float = 0.5
     code_intent_weight: float = 2.0  # code_weight for a question that asks which change introduced / removed X
+    # recency among the blamed commits (a regression is usually recent): a blamed commit's share is multiplied
+    # by (1 - r) + r * (d + gap of the newest blamed) / (d + its gap), gap = days from it to the lines' commit
+    blame_recency: float = 0.0
+    blame_recency_days: float = 30.0  # d above
 
     def __post_init__(self) -> None:
         if isinstance(self.channel, str):  # a kind name: that channel with its defaults
@@ -272,6 +276,8 @@ class SearchConfig:
         check_choice("blame_source", self.blame_source, BLAME_SOURCES)
         for name in ("blame_weight", "blame_seed_weight", "code_weight", "code_intent_weight"):
             check_number(name, getattr(self, name), lo=0, hi=100)
+        check_number("blame_recency_days", self.blame_recency_days, lo=0, hi=100_000)
+        check_number("blame_recency", self.blame_recency, lo=0, hi=1)
         if self.changes is not None and not hasattr(self.changes, "to_dict"):
             raise InvalidArgument("changes must be a WorkingSet (neurongraph.retrieval.changes), or None")
         for name, cls in _PRIOR_GROUPS.items():

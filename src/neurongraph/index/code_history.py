@@ -84,6 +84,7 @@ class _Commit:
     paths: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    pr: int | None = None  # the pull request a merge (or squash) commit landed
 
 
 @dataclass
@@ -363,6 +364,8 @@ class CodeHistory:
             return
         parents = [p for p in md.get("parents") or [] if isinstance(p, str)]
         c = _Commit(t, len(parents) > 1, str(md.get("sha") or ""), parents, str(md.get("repo") or ""))
+        if isinstance(md.get("pr"), int):
+            c.pr = md["pr"]
         if c.sha:
             self._by_sha[c.sha] = idx
         hunks = md.get("hunks")
@@ -432,6 +435,19 @@ class CodeHistory:
             if i is not None:
                 return i
         return topo.at(as_of)
+
+    def landing_pr(self, idx: int) -> tuple[int, int] | None:
+        """(the merge commit's index, its PR number) when ``idx`` is a branch commit a pull request's merge
+        landed on the mainline; None otherwise (a mainline commit, or a branch landed by a plain merge)."""
+        self._ensure()
+        m = self._topology().merged_by.get(idx)
+        c = self._commits.get(m) if m is not None else None
+        return (m, c.pr) if m is not None and c is not None and c.pr is not None else None
+
+    def times_of(self, idx: np.ndarray | list[int]) -> np.ndarray:
+        """The commit times of node indices (nan where the index holds no such commit)."""
+        self._ensure()
+        return np.array([self._commits[i].time if i in self._commits else np.nan for i in np.asarray(idx).tolist()])
 
     def blame_lines(
         self,
@@ -702,6 +718,50 @@ class CodeHistory:
         t = term.lower()
         return len(self._postings["added"].get(t, {})) + len(self._postings["removed"].get(t, {}))
 
+    def recent_changers(
+        self, terms: list[str], as_of: float | None, n: int, visible=None, max_terms: int = 40, rare_df: int = 0
+    ) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
+        """The last ``n`` commits before ``as_of`` that added or removed each of ``terms`` (a declaration or a use
+        of a name the caller's lines touch, in any file), scored like :meth:`term_matches`: the idf-weighted
+        share of the (``max_terms`` rarest) terms a commit was among the last changers of."""
+        self._ensure()
+        n_docs = max(len(self._commits), 1)
+        want = list(dict.fromkeys(t.lower() for t in terms if t))
+        post = {t: self._union_posting("added", [t]) for t in want}
+        for t in want:
+            r = self._posting("removed", t)
+            if r[0].size:
+                idx = np.concatenate([post[t][0], r[0]])
+                tm = np.concatenate([post[t][1], r[1]])
+                idx, first = np.unique(idx, return_index=True)
+                tm = tm[first]
+                o = np.lexsort((-idx, tm))
+                post[t] = (idx[o], tm[o])
+        scored = sorted(
+            ((math.log((n_docs + 1) / (post[t][0].shape[0] + 0.5)), t) for t in want if post[t][0].size),
+            key=lambda x: -x[0],
+        )[:max_terms]
+        if not scored:
+            return np.zeros(0, np.int64), np.zeros(0), {}
+        norm = sum(w for w, _ in scored)
+        if rare_df > 0:
+            norm = max(norm, math.log((n_docs + 1) / (rare_df + 0.5)))
+        acc: dict[int, float] = {}
+        why: dict[int, list[str]] = {}
+        for w, t in scored:
+            idx, tm = post[t]
+            if as_of is not None:
+                idx = idx[: int(np.searchsorted(tm, as_of, side="right"))]
+            if visible is not None and idx.size:
+                ok = idx < visible.shape[0]
+                ok[ok] = visible[idx[ok]]
+                idx = idx[ok]
+            for c in idx[-n:].tolist():
+                acc[c] = acc.get(c, 0.0) + w
+                why.setdefault(c, []).append(f"`{t}`")
+        nodes = np.array(sorted(acc), np.int64)
+        return nodes, np.minimum(np.array([acc[c] for c in nodes.tolist()]) / norm, 1.0), why
+
     def term_matches(
         self,
         terms: list[str],
@@ -711,6 +771,7 @@ class CodeHistory:
         visible=None,
         max_terms: int = 40,
         substrings: bool = False,
+        rare_df: int = 0,
     ) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
         """Commits that added/removed any of ``terms`` (whole identifiers, case-insensitive), scored in [0, 1]:
         the idf-weighted share of the terms a commit changed.  ``intent`` ``"introduced"`` gives the term's
@@ -718,7 +779,9 @@ class CodeHistory:
         ``"removed"`` does the same for the last remover; otherwise adders weigh ``side_weights[0]`` and
         removers ``side_weights[1]``.  ``substrings``: a distinctive term (``MIN_SUBSTRING`` characters or more) also
         matches the identifiers containing it, as ``git log -S`` does, unless more than ``MAX_SUPERSTRINGS`` do.
-        Returns (nodes sorted, scores, node -> the evidence phrases)."""
+        ``rare_df`` (0: off): the share is taken of at least the idf of a term ``rare_df`` commits changed, so
+        terms many commits changed (``err``, ``value``) give their adders little even when nothing rarer is
+        asked about.  Returns (nodes sorted, scores, node -> the evidence phrases)."""
         self._ensure()
         n_docs = max(len(self._commits), 1)
         shown: dict[str, str] = {}
@@ -745,6 +808,8 @@ class CodeHistory:
         acc: dict[int, float] = {}
         why: dict[int, list[str]] = {}
         norm = sum(w for w, _ in scored)
+        if rare_df > 0:  # a share of at least one rare term's weight: common terms alone weigh little
+            norm = max(norm, math.log((n_docs + 1) / (rare_df + 0.5)))
         for w, t in scored:
             for side in ("added", "removed"):
                 if (side, t) not in posting:

@@ -29,6 +29,17 @@ _REMOVED = re.compile(_ASKING + r"\b(?:remov\w*|delet\w*|dropp?\w*|got rid|elimi
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 MAX_DIFF_TERMS = 40  # the diff's rarest identifiers that vote (common ones like `err` say nothing)
 PLAIN_WORD_MAX_DF = 25  # a plain word counts as an identifier only if few commits changed it
+# issue 46: with a diff, a plain word of the question is code only when the diff's lines name it (not an English
+# word that some template or message also holds)
+PLAIN_WORDS_FROM_DIFF = False
+# issue 46: a term's adders get a share of at least a term this many commits changed (0: off; term_matches)
+RARE_DF = 0
+# issue 46 (def/use): the last DEF_USE_LAST commits that changed a name the fix's lines touch (its declaration or
+# its uses, in any file) get code credit at this weight (0: off)
+# issue 46 (a change is one unit): a PR's merge gets this share of the blame its branch commits got (0: off)
+PR_CREDIT = 0.0
+DEF_USE_WEIGHT = 0.0
+DEF_USE_LAST = 2
 
 
 # words of the question itself, never read as identifiers
@@ -66,13 +77,20 @@ class CodeEvidence:
     intent: str = ""  # the question asks which change introduced / removed an identifier it names
 
 
-def _query_terms(history: CodeHistory, query: str) -> list[str]:
+def _query_terms(history: CodeHistory, query: str, ws: WorkingSet | None = None) -> list[str]:
     """Identifiers the question names: code-looking tokens, plus plain words few commits changed when the
-    question asks about an introduction or removal (``which commit introduced frobnicate``)."""
+    question asks about an introduction or removal (``which commit introduced frobnicate``); with a diff and
+    ``PLAIN_WORDS_FROM_DIFF``, only the plain words its lines name."""
     terms = [t.strip("`") for t in query_identifiers(query)]
     if query_intent(query) or len(query.split()) <= 2:
+        named = None
+        if PLAIN_WORDS_FROM_DIFF and ws is not None and ws.files:
+            rem, add = ws.terms()
+            named = {t.lower() for t in rem + add}
         for w in _WORD.findall(query):
             if w.lower() in _QUESTION_WORDS or w in STOP or w.lower() in (t.lower() for t in terms):
+                continue
+            if named is not None and w.lower() not in named:
                 continue
             if 0 < history.document_frequency(w) <= PLAIN_WORD_MAX_DF:
                 terms.append(w)
@@ -106,25 +124,41 @@ def code_evidence(
         bl = history.blame(files, as_of, None, ws.base, exact=cfg.blame_source == "git")
         b_nodes, b_share = bl.share()
         blamed, asked = bl.total, bl.asked
-        for n, where in bl.where.items():
+        gaps = _age_gaps(history, b_nodes, as_of, ws.base)
+        b_share = b_share * _recency(gaps, cfg.blame_recency, cfg.blame_recency_days)
+        for k, (n, where) in enumerate(sorted(bl.where.items())):
             verb = "last changed the lines around the insertion at" if pure else "last changed"
-            why.setdefault(n, []).append(f"{verb} {describe(where)} before this")
+            age = f" ({_days(gaps[k])} before the lines' commit)" if cfg.blame_recency > 0 and gaps.size else ""
+            why.setdefault(n, []).append(f"{verb} {describe(where)} before this{age}")
+        if PR_CREDIT > 0:
+            b_nodes, b_share = _pr_credit(history, b_nodes, b_share, why)
     c_nodes, c_score = np.zeros(0, np.int64), np.zeros(0)
     intent = ""
     if use_code:
-        terms = _query_terms(history, query)
+        terms = _query_terms(history, query, ws)
         intent = query_intent(query)
         # a question about an introduction or removal reads identifiers the way `git log -S` does: substrings too
-        c_nodes, c_score, c_why = history.term_matches(terms, as_of, intent, visible=visible, substrings=bool(intent))
+        # (a question that asks for X's introduction or removal means X however common it is: no rare_df there)
+        c_nodes, c_score, c_why = history.term_matches(
+            terms, as_of, intent, visible=visible, substrings=bool(intent), rare_df=0 if intent else RARE_DF
+        )
         if ws is not None:
             removed, _added = ws.terms()
             if removed:  # the diff's removed identifiers were written by earlier changes: who added them
                 d_nodes, d_score, d_why = history.term_matches(
-                    removed, as_of, "", side_weights=(1.0, 0.0), visible=visible, max_terms=MAX_DIFF_TERMS
+                    removed,
+                    as_of,
+                    "",
+                    side_weights=(1.0, 0.0),
+                    visible=visible,
+                    max_terms=MAX_DIFF_TERMS,
+                    rare_df=RARE_DF,
                 )
                 c_nodes, c_score = _combine(c_nodes, c_score, d_nodes, d_score)
                 for n, w in d_why.items():
                     c_why.setdefault(n, []).extend(w)
+        if ws is not None and DEF_USE_WEIGHT > 0:
+            c_nodes, c_score = _def_use(history, ws, as_of, visible, c_nodes, c_score, c_why)
         for n, w in c_why.items():
             shown = list(dict.fromkeys(w))
             more = f" (+{len(shown) - 4} more)" if len(shown) > 4 else ""
@@ -139,6 +173,55 @@ def code_evidence(
     if c_nodes.size:
         code[np.searchsorted(nodes, c_nodes)] = c_score
     return CodeEvidence(nodes, blame, code, why, blamed, asked, pure, intent if c_nodes.size else "")
+
+
+def _def_use(history: CodeHistory, ws: WorkingSet, as_of, visible, c_nodes, c_score, c_why):
+    """The recent changers of the names the diff's lines touch, as code credit (``DEF_USE_WEIGHT``)."""
+    rem, add = ws.terms()
+    u_nodes, u_score, u_why = history.recent_changers(
+        rem + add, as_of, DEF_USE_LAST, visible=visible, max_terms=MAX_DIFF_TERMS, rare_df=RARE_DF
+    )
+    for n, names in u_why.items():
+        c_why.setdefault(n, []).append("recently changed " + ", ".join(names[:3]) + " (a name the change touches)")
+    return _combine(c_nodes, c_score, u_nodes, DEF_USE_WEIGHT * u_score)
+
+
+def _pr_credit(history: CodeHistory, nodes: np.ndarray, share: np.ndarray, why: dict[int, list[str]]):
+    """Blame on a pull request's branch commits counts for the PR's merge too (``PR_CREDIT`` of their sum)."""
+    credit: dict[int, float] = {}
+    for n, s in zip(nodes.tolist(), share.tolist()):
+        got = history.landing_pr(n)
+        if got is not None:
+            credit[got[0]] = credit.get(got[0], 0.0) + s
+            if len(why.get(got[0], [])) < 1:
+                why.setdefault(got[0], []).append(f"merged PR #{got[1]}, whose commits last changed these lines")
+    if not credit:
+        return nodes, share
+    m = np.array(sorted(credit), np.int64)
+    return _combine(nodes, share, m, PR_CREDIT * np.array([credit[x] for x in m.tolist()]))
+
+
+def _age_gaps(history: CodeHistory, nodes: np.ndarray, as_of: float | None, base: str | None) -> np.ndarray:
+    """Days from each blamed commit to the commit the lines are read in (0 where a time is unknown)."""
+    if not nodes.size:
+        return np.zeros(0)
+    start = history.start_of(as_of, base)
+    ref = history.times_of([start])[0] if start is not None else (as_of if as_of is not None else np.nan)
+    gaps = (ref - history.times_of(nodes)) / 86400.0
+    return np.where(np.isfinite(gaps), np.maximum(gaps, 0.0), 0.0)
+
+
+def _recency(gaps: np.ndarray, r: float, days: float) -> np.ndarray:
+    """Each blamed commit's recency factor ``(1 - r) + r·(d + newest gap) / (d + its gap)``: 1 for the newest
+    blamed commit, lower the older a commit is than it (a regression is usually recent; issue 46)."""
+    if r <= 0 or not gaps.size:
+        return np.ones(gaps.shape[0])
+    d = max(days, 1e-3)
+    return (1.0 - r) + r * (d + gaps.min()) / (d + gaps)
+
+
+def _days(gap: float) -> str:
+    return "the same day" if gap < 1 else f"{gap:.0f} day{'s' if gap >= 1.5 else ''}"
 
 
 def _combine(a_nodes, a_score, b_nodes, b_score):

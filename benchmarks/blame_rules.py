@@ -1,0 +1,133 @@
+"""Issue 46's blame and code-credit rules on one history: every grid point of the given search options,
+searched with the benchmark's own protocol (``bench.history.prepare``: the same questions, working sets and
+B-SZZ as ``ngr bench history``), and the B-SZZ rows beside them.
+
+One process prepares the history once and searches each point (a diff-protocol point costs a few seconds
+on iproute2, under a minute on ovs); the results are appended to ``--out`` (JSON lines), one per point, so
+several histories' files feed :func:`loo` (leave-one-repository-out choice, ``--loo A.jsonl B.jsonl ...``).
+
+Usage:
+    python benchmarks/blame_rules.py --repo .ngr/history/iproute2 --db COPY.db --input diff \\
+        --grid '{"blame_recency": [0, 0.5, 1], "blame_recency_days": [7, 30]}' --out iproute2.jsonl
+    python benchmarks/blame_rules.py ... --grid '{"neurongraph.retrieval.code_evidence.RARE_DF": [0, 25]}'
+    python benchmarks/blame_rules.py --loo iproute2.jsonl libbpf.jsonl ovs.jsonl [--slack 0.01]
+
+A grid name with dots is a module constant (set before the point is searched), the others search options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from neurongraph.bench.history import DIFF_SYSTEMS, _metrics, prepare  # noqa: E402
+from neurongraph.engine import open_engine  # noqa: E402
+from neurongraph.index.embedder import make_embedder  # noqa: E402
+
+METRICS = ("hit@1", "recall@10", "mrr")
+
+
+def points(grid: dict[str, list]) -> list[dict]:
+    names = sorted(grid)
+    return [dict(zip(names, vals)) for vals in itertools.product(*(grid[n] for n in names))]
+
+
+def _patch(point: dict) -> dict:
+    """Set the module constants a point names (``package.module.NAME``); the rest are search options."""
+    opts = {}
+    for k, v in point.items():
+        if "." in k:
+            mod, _, name = k.rpartition(".")
+            setattr(importlib.import_module(mod), name, v)
+        else:
+            opts[k] = v
+    return opts
+
+
+def run(args: argparse.Namespace) -> None:
+    grid = json.loads(args.grid) if args.grid else {}
+    szz_cache = str(Path(args.db).with_suffix("")) + "-szz.json"  # the file `ngr bench history` keeps
+    with open_engine(args.db, make_embedder(None)) as eng:
+        prep = prepare(args.repo, eng, input=args.input, limit=args.limit, szz_cache=szz_cache)
+        tokens = {cid: c["tokens"] for cid, c in prep.hist.commits.items()}
+        base = ["szz", "szz-newest"] if args.input == "diff" else []
+        runs = [(name, DIFF_SYSTEMS[name], None) for name in base] + [("ngr", {}, p) for p in points(grid)]
+        with open(args.out, "a") as fh:
+            for name, overrides, point in runs:
+                if point is not None:  # module constants are not part of the memo's key: search afresh
+                    overrides = _patch(point) | ({} if args.input == "diff" else {"changes": None})
+                    prep._memo.clear()
+                    prep.found_as.clear()
+                t = time.perf_counter()
+                ranked, _ = prep.rank(eng, name, overrides)
+                row = {
+                    "repo": prep.repo.name,
+                    "input": args.input,
+                    "system": name,
+                    "point": point,
+                    "seconds": round(time.perf_counter() - t, 1),
+                }
+                for group, plist in prep.groups.items():
+                    if group != "reverts":
+                        m = _metrics(ranked[group], plist, tokens)
+                        row[group] = {k: round(m[k], 4) for k in METRICS} | {"n": len(plist)}
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                print(json.dumps(row), flush=True)
+
+
+def loo(files: list[str], slack: float) -> None:
+    """Each history held out: the point with the best mean hit@1 (then MRR) on the others, among the points
+    that lose no more than ``slack`` hit@1 against the defaults' point (the first of the grid) on any of them."""
+    rows: dict[str, dict[str, dict]] = {}
+    order: list[str] = []
+    for f in files:
+        for line in Path(f).read_text().splitlines():
+            r = json.loads(line)
+            if r["point"] is None:
+                continue
+            k = json.dumps(r["point"], sort_keys=True)
+            if k not in order:
+                order.append(k)
+            rows.setdefault(f"{r['repo']}/{r['input']}", {})[k] = r["main"]
+    hists = sorted(rows)
+    common = [k for k in order if all(k in rows[h] for h in hists)]
+    base = common[0]
+    for held in hists:
+        others = [h for h in hists if h != held]
+        ok = [k for k in common if all(rows[h][k]["hit@1"] >= rows[h][base]["hit@1"] - slack for h in others)]
+        best = max(ok, key=lambda k: (sum(rows[h][k]["hit@1"] for h in others), sum(rows[h][k]["mrr"] for h in others)))
+        got, ref = rows[held][best], rows[held][base]
+        print(
+            f"{held} held out: chose {best}; held-out hit@1 / R@10 / MRR "
+            f"{got['hit@1']:.3f} / {got['recall@10']:.3f} / {got['mrr']:.3f} "
+            f"(defaults {ref['hit@1']:.3f} / {ref['recall@10']:.3f} / {ref['mrr']:.3f})"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo")
+    ap.add_argument("--db")
+    ap.add_argument("--input", default="diff", choices=("text", "diff"))
+    ap.add_argument("--grid", default="")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--out", default="blame_rules.jsonl")
+    ap.add_argument("--loo", nargs="*")
+    ap.add_argument("--slack", type=float, default=0.01)
+    args = ap.parse_args()
+    if args.loo:
+        loo(args.loo, args.slack)
+    else:
+        run(args)
+
+
+if __name__ == "__main__":
+    main()
