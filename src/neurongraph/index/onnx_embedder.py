@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from .onnx_export import FP32_FILE, INT8_FILE, MODEL_NAME, ensure, onnx_dir, source_model_dir
+from .onnx_weights import ModelFilesUnavailable
 
 __all__ = ["OnnxEmbedder", "VARIANTS", "onnx_model_id"]
 
@@ -79,9 +80,10 @@ class OnnxEmbedder:
                 files = (FP32_FILE,) if variant == "fp32" else (FP32_FILE, INT8_FILE)  # int8 runs short texts in fp32
                 onnx_path = ensure(files=files) / files[-1]
             except ImportError as exc:
+                hint = "" if isinstance(exc, ModelFilesUnavailable) else " (pip install 'neurongraph[embed]')"
                 raise EmbedderUnavailable(
-                    f"the ONNX files of {MODEL_NAME} are missing in {onnx_dir()} and cannot be built here: {exc} "
-                    "(pip install 'neurongraph[embed]', then `python -m neurongraph.index.onnx_export`)"
+                    f"the ONNX files of {MODEL_NAME} are missing in {onnx_dir()} and cannot be built here: "
+                    f"{exc}{hint}; then `python -m neurongraph.index.onnx_export` builds them"
                 ) from exc
         try:
             mdir = Path(model_dir) if model_dir is not None else source_model_dir()
