@@ -261,7 +261,32 @@ def topic_words(words: str) -> Topic | None:
         topic = [w for w in found if w not in _TOPIC_GENERIC]
         if topic:
             return Topic(topic, (start, end), cue.group(0).lower().startswith("fix"))
-    return None
+    return _counted_kind(words)
+
+
+# "how many typeshed syncs were there?": commits counted by what they do, a kind of change no shape counts as
+# such (commits, files, authors, merges, tags … are counted as themselves)
+_HOW_MANY_KIND = re.compile(
+    r"\bhow\s+many\s+((?:[A-Za-z][\w.+-]*\s+){0,3}[A-Za-z][\w.+-]*s)\s+"
+    r"(?=(?:were|are|was|have|has|had|did|do|landed|happened|got|there|in|since|during|last|this|so)\b)",
+    re.I,
+)
+_COUNTED_AS_SUCH = frozenset(
+    "commit change patch file line author people person contributor committer developer merge pr request tag "
+    "release version directory dir folder revert name time year month day week bug issue problem thing review "
+    "comment download report ticket job run build test star fork branch".split()
+)
+
+
+def _counted_kind(words: str) -> Topic | None:
+    """The words of "how many <kind of change>s" as a topic, when no word of it is a thing counted as such."""
+    m = _HOW_MANY_KIND.search(words)
+    if m is None:
+        return None
+    found = [stem(w.lower()) for w in m.group(1).split()]
+    if any(w in _COUNTED_AS_SUCH or w.rstrip("s") in _COUNTED_AS_SUCH for w in found):
+        return None
+    return Topic(found, m.span(1), False)
 
 
 LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")

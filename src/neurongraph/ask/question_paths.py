@@ -19,19 +19,15 @@ from .shapes.file_removal import file_status
 # ---------------------------------------------------------------------- what the question names
 def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str], now=None) -> list[Scope]:
     """Paths the question names: a file node, a directory (some file below it), a glob; else a note."""
-    cands = []
-    for m in re.finditer(r"\S+", question):
-        if any(s < m.end() and m.start() < e for s, e in taken):
-            continue
-        p = m.group(0).strip("`'\"()[]{}<>“”‘’").rstrip(".,;:!?")
-        if p and not p.startswith(("#", "http")) and ":" not in p:
-            cands.append(p)
+    cands, coded = _candidates(question, taken)
     bare = _bare_dirs(question, taken)
     if not cands and not bare:
         return []
     found = engine.store.node_types([f"file:{p}" for p in cands])
     out: list[Scope] = []
     for p in cands:
+        if f"file:{p}" in found and p not in coded and _plain_word_gone(engine, p):
+            continue  # "commits to mypy", "typeshed syncs": the project or a topic, not a file long gone
         if f"file:{p}" in found:
             out.append(Scope("file", now(p) if now is not None else f"file:{p}", p))
         elif "*" in p or ("[" in p and "]" in p):
@@ -57,6 +53,31 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
         if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
             out.append(Scope("dir", f"file:{d}/", phrase))
     return out
+
+
+def _candidates(question: str, taken: list[tuple[int, int]]) -> tuple[list[str], set[str]]:
+    """The question's words that may be paths (outside the spans taken), and those written as code or quoted:
+    a path even when it is a plain word."""
+    cands: list[str] = []
+    coded: set[str] = set()
+    for m in re.finditer(r"\S+", question):
+        if any(s < m.end() and m.start() < e for s, e in taken):
+            continue
+        p = m.group(0).strip("`'\"()[]{}<>“”‘’").rstrip(".,;:!?")
+        if p and not p.startswith(("#", "http")) and ":" not in p:
+            cands.append(p)
+            if m.group(0)[:1] in "`'\"“‘":
+                coded.add(p)
+    return cands, coded
+
+
+def _plain_word_gone(engine, path: str) -> bool:
+    """A lowercase word with no directory and no extension ("mypy", "typeshed") that names a file no longer
+    at ``HEAD`` (no lines there, or none known: a submodule): read as a word, not as that file; a file that is
+    there ("configure") stays a path, and so does one written as code (`` `typeshed` ``)."""
+    if "/" in path or "." in path or not path.islower() or not path.isidentifier():
+        return False
+    return not engine.code_history.line_count(path)
 
 
 def _renamed_now(engine, path: str, notes: list[str]) -> str:
