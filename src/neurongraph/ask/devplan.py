@@ -165,14 +165,17 @@ ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: s
 _ROOT_KEY = f"CASE WHEN {ROOT.format(c='c')} THEN 0 ELSE 1 END"
 
 
-def by_time(order: str = "ASC") -> str:
+def by_time(order: str = "ASC", key: str = "c.time") -> str:
     """``ORDER BY`` keys for commits ``c`` by time, the root commit first (``ASC``) or last (``DESC``)
     whatever its date when the history has one root: it is older than everything (ovs's root import is
     dated a month after its first children).  With several roots (mypy: four histories merged) a root is
     older only than its own descendants, so time decides."""
     if order == "DESC":
-        return f"{_ROOT_KEY} DESC, c.time DESC, c.id"
-    return f"{_ROOT_KEY}, c.time ASC, c.id"
+        return f"{_ROOT_KEY} DESC, {key} DESC, c.id"
+    return f"{_ROOT_KEY}, {key} ASC, c.id"
+
+
+AUTHORED = "coalesce(c.author_time, c.time)"  # when the author wrote it: a person's own first / last commit
 
 
 # "commits that fix bugs", "bug fixes": a subject word starting with fix or bug, or a `Fixes:` trailer the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..dev_rows import from_tip, root_first
 from ..devplan import (
+    AUTHORED,
     C_RET,
     MAX_ITEMS,
     DevPlan,
@@ -17,12 +18,19 @@ from .shape import Shape
 
 
 def plan_list(
-    shape: str, match: str, params: dict, said: list[str], order: str, n: int | None, extra: str | None = None
+    shape: str,
+    match: str,
+    params: dict,
+    said: list[str],
+    order: str,
+    n: int | None,
+    extra: str | None = None,
+    key: str = "c.time",
 ) -> DevPlan:
     """The commits ``match`` finds, newest (``DESC``) or oldest first; "the latest / first N" (``n``) of the whole
     history as ``git log -N`` / ``git log --reverse`` list them (from the tip; the root first)."""
     lim = n if n else MAX_ITEMS
-    cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order)} LIMIT {lim} RETURN {C_RET}, c.parents AS parents"
+    cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order, key)} LIMIT {lim} RETURN {C_RET}, c.parents AS parents"
     cnt = f"{match} RETURN count(DISTINCT c) AS count" if not n else None
     which = "latest" if order == "DESC" else "first"
     what = (f"the {which} commit" if n == 1 else f"the {which} {n} commits" if n else "commits") + (
@@ -46,7 +54,9 @@ def plan_listing(engine, q: Question) -> DevPlan:
     match, said = commit_match(q.scope, q.tw, q.author, q.params)
     moved = None if q.n else renamed_away(q.scope, q.tw, q.author, q.params)
     order = "ASC" if q.first else "DESC"
-    return plan_list("latest_n" if q.n else "commits", match, q.params, said, order, q.n, extra=moved)
+    # "when did A last commit": A's own last commit, by when A wrote it (a mirror applies patches weeks later)
+    key = AUTHORED if q.author and q.n else "c.time"
+    return plan_list("latest_n" if q.n else "commits", match, q.params, said, order, q.n, extra=moved, key=key)
 
 
 LISTING = Shape(
