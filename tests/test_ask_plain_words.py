@@ -57,3 +57,10 @@ def test_a_gone_plain_word_file_is_read_as_a_word(eng, repo):
 
 def test_a_plain_word_file_that_is_there_stays_a_path(eng):
     assert eng.ask("how many commits touched configure?")["result"]["value"] == 2
+
+
+def test_relative_dates_of_an_old_copy_count_back_from_its_newest_commit(eng):
+    """A copy whose newest commit is older than today: "the last 30 days" are those before that commit, said so."""
+    res = eng.ask("how many commits landed in the last 30 days?")
+    assert res["result"]["value"] == 5  # the fixture's commits are minutes apart, in 2020
+    assert "counted back from the newest commit" in res["answer"]

@@ -70,7 +70,7 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
     if isinstance(llm, str):
         llm = make_llm(llm)
     if mode in ("auto", "graph", "hybrid"):
-        engine._cypher_projection().prefetch()  # the child loads its dump while the question is read
+        engine.cypher_projection().prefetch()  # the child loads its dump while the question is read
     graph_mark = _graph_queries(engine)
     engine.refresh()
     schema = build_schema(engine.store, lazy=True)  # property names only if a model's prompt needs them

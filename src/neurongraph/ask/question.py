@@ -8,6 +8,7 @@ answer says.  ``readings`` is the list ``ngr ask --explain`` shows: each phrase 
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,7 @@ class Question:
 def read_question(engine, text: str, schema, mentions: list[Mention]) -> Question:
     """Read ``text`` once: times, names, paths, conditions; each later reading skips the spans taken before."""
     notes: list[str] = []
-    tw = parse_time(text, tags=LazyTags(engine))
+    tw = _window(engine, text, notes)
     notes += [f"not understood: {p}" for p in tw.not_understood]
     taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw)
     pr = pr_anchor(engine, text, mentions, notes)
@@ -125,6 +126,37 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
         q.described = read_described(words)
     q.readings = _readings(q)
     return q
+
+
+def _window(engine, text: str, notes: list[str]) -> TimeWindow:
+    """The question's time window; relative phrases ("last week", "this month") count back from the history's
+    newest commit when that is older than today (a copy, a mirror, an archive: "last week" of what it holds),
+    and the answer says so."""
+    today = dt.datetime.now(dt.UTC)
+    newest = _newest_commit(engine)
+    tw = parse_time(text, tags=LazyTags(engine))
+    if newest is None or newest.date() >= today.date():
+        return tw
+    anchored = parse_time(text, now=newest, tags=LazyTags(engine))
+    if (anchored.since, anchored.until) != (tw.since, tw.until):
+        notes.append(f"relative dates counted back from the newest commit ({newest.date()}), not from today")
+        return anchored
+    return tw
+
+
+def _newest_commit(engine) -> dt.datetime | None:
+    """The newest commit time of the store (once per store state)."""
+
+    def load():
+        rows = engine.cypher("MATCH (c:commit) RETURN max(c.time) AS t")["rows"]
+        t = rows[0]["t"] if rows else None
+        try:
+            return dt.datetime.fromisoformat(str(t).replace("Z", "+00:00")) if t else None
+        except ValueError:
+            return None
+
+    got = engine.cypher_projection().memo("newest_commit", load)
+    return got if got is None or got.tzinfo else got.replace(tzinfo=dt.UTC)
 
 
 def _readings(q: Question) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ def _authors(engine) -> list[str]:
                 break
         return sorted(names, key=len, reverse=True)
 
-    return engine._cypher_projection().memo("authors", load)
+    return engine.cypher_projection().memo("authors", load)
 
 
 def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:

@@ -136,7 +136,7 @@ class LazyTags:
 
     def name(self, text: str) -> str | None:
         if self._names is None:
-            self._names = self.engine._cypher_projection().memo("tag_names", lambda: _tag_names(self.engine.store))
+            self._names = self.engine.cypher_projection().memo("tag_names", lambda: _tag_names(self.engine.store))
         return tag_name(self._names, text) if self._names else None
 
     def __getattr__(self, attr: str):
@@ -183,7 +183,7 @@ def commit_graph(engine) -> TagGraph | None:
         heads = _heads(store, sorted({str(m["repo"]) for m in cmeta.values() if m.get("repo")}))
         return TagGraph([s for s, _ in rows], [p for _, p in rows], tags, heads)
 
-    return engine._cypher_projection().memo("commit_graph", load)
+    return engine.cypher_projection().memo("commit_graph", load)
 
 
 def off_head(engine) -> list[str]:
