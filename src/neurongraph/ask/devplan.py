@@ -235,6 +235,7 @@ class Topic:
     words: list[str]
     span: tuple[int, int]
     fixing: bool
+    near: bool = False  # a compound noun ("typeshed syncs"): its two words stand together in the subject
 
 
 def topic_words(words: str) -> Topic | None:
@@ -289,14 +290,14 @@ def _counted_kind(words: str) -> Topic | None:
     found = [stem(w.lower()) for w in m.group(1).split()]
     if any(w in _COUNTED_AS_SUCH or w.rstrip("s") in _COUNTED_AS_SUCH for w in found):
         return None
-    return Topic(found, m.span(1), False)
+    return Topic(found, m.span(1), False, near=len(found) == 2)
 
 
 LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")
 PART_SEPARATORS = ["_", "-", "/", "."]  # a part of an identifier or path is a word too ("bpf_ringbuf_discard()")
 
 
-def topic_condition(topic: list[str], params: dict) -> tuple[str, str]:
+def topic_condition(topic: list[str], params: dict, near: bool = False) -> tuple[str, str]:
     """The commit condition of a topic: every topic word starts a word of the subject, after one opening
     bracket or quote, or starts a part of one after ``_``, ``-``, ``/`` or ``.`` ("ringbuf" finds
     "bpf_ringbuf_discard()", "leak" finds "leaks"; "space" does not find "namespace"), as ``$topic0``, ..."""
@@ -311,6 +312,15 @@ def topic_condition(topic: list[str], params: dict) -> tuple[str, str]:
             f"OR any(s IN $topic_sep WHERE w CONTAINS (s + $topic{k})))"
         )
     said = " and ".join(f"'{w}'" for w in topic)
+    if near and len(topic) == 2:  # "Sync typeshed", "typeshed: sync", "Bump the version": at most a word between
+        conds.append(
+            "any(i IN range(0, size(split(toLower(c.title), ' ')) - 2) WHERE any(j IN [i + 1, i + 2] WHERE "
+            "j < size(split(toLower(c.title), ' ')) AND ("
+            "(split(toLower(c.title), ' ')[i] STARTS WITH $topic0 AND split(toLower(c.title), ' ')[j] STARTS WITH "
+            "$topic1) OR (split(toLower(c.title), ' ')[i] STARTS WITH $topic1 AND split(toLower(c.title), ' ')[j] "
+            "STARTS WITH $topic0))))"
+        )
+        said += " side by side"
     return " AND ".join(conds), f"whose subject mentions {said}"
 
 
@@ -356,7 +366,7 @@ def word_conditions(words: str, tw: TimeWindow, params: dict, topic: Topic | Non
     if _FIXING.search(words) or topic is not None and topic.fixing:
         tw.conditions.append((FIX_CONDITION, FIX_SAID))
     if topic is not None:
-        tw.conditions.append(topic_condition(topic.words, params))
+        tw.conditions.append(topic_condition(topic.words, params, topic.near))
     if m := _MORE_FILES.search(words):
         params["n_files"] = int(m.group(2))
         more = m.group(1).lower() in ("more", "over")
