@@ -18,6 +18,20 @@ from .file_removal import DELETED, STILL, file_deleted, file_events
 from .file_sets import FIRST_COMMITS, first_creator
 from .shape import Shape
 
+_REPLACED = re.compile(r"\breplac\w*|\bsupersed\w*|\binstead\s+of\b", re.I)
+
+
+def also_removed(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """ "… and what did it replace?": the files the creating commit removed, said with the answer (git's
+    status "D" in that commit; the runner's copy of the plan takes the words)."""
+    node = engine.store.get_node(rows[0]["id"]) if rows else None
+    if node is None:
+        return rows
+    gone = [str(f.get("path")) for f in (node.metadata or {}).get("files") or [] if f.get("status") == "D"]
+    p.explanation += f"; the same commit removed {', '.join(gone)}" if gone else "; the same commit removed no file"
+    return rows
+
+
 _FROM_TO = re.compile(r"\bfrom\s+(\S+)\s+(?:to|into)\s+(\S+)", re.I)
 
 
@@ -89,7 +103,8 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
             "c.author_time AS author_time"
         )
         expl = f"the first commit touching {scope.phrase}"
-        return DevPlan("file_created", "commits", cy, params, expl, steps=(first_creator,), about_file=True)
+        steps = (first_creator, also_removed) if _REPLACED.search(question) else (first_creator,)
+        return DevPlan("file_created", "commits", cy, params, expl, steps=steps, about_file=True)
     return None
 
 

@@ -26,6 +26,7 @@ _FILES_OF = re.compile(
     r"\bfiles?\b[^?]*\bdid\s+(?:the|that|this|a)\b[^?]*\b(?P<verb>touch|add|chang|modif|remov|delet|creat|introduc)\w*",
     re.I,
 )
+_YES_NO = re.compile(r"\s*(?:was|were|has|have|had|did|is|are)\b", re.I)  # "was X ever reverted?"
 _REVERT = re.compile(r"\brevert(?:ed|s|ing)?\b", re.I)
 _STATUS = {"add": "A", "creat": "A", "introduc": "A", "remov": "D", "delet": "D"}
 
@@ -75,6 +76,12 @@ def plan_revert_of(engine, q: Question) -> DevPlan | None:
     if d is None:
         return None
     got = q.change(engine, reverts=True) if q.described is not None else resolve(engine, d, reverts=True)
+    if got is not None and not got.rows and _YES_NO.match(q.text):
+        none = (
+            f"No revert found: no revert commit's subject names {', '.join(d.words)} in the history read "
+            "(HEAD and tags; a revert only on another branch is read after `ngr ingest git --ref BRANCH`)."
+        )
+        return DevPlan("revert_of", "commits", "UNWIND [] AS x RETURN x AS id", {}, "no revert", none_text=none)
     if got is None or got.one is None:
         return unread_change(d, got) if got is not None and got.rows else None
     params = {"a": got.one}
