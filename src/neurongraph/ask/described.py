@@ -17,7 +17,10 @@ from .devplan import C_RET
 
 __all__ = ["Described", "read_described", "resolve", "Resolved", "words_of"]
 
-_NOUNS = r"prs?|pull\s+requests?|commits?|changes?|patch(?:es)?|fix(?:es)?|merges?"
+_NOUNS = (
+    r"prs?|pull\s+requests?|commits?|changes?|patch(?:es)?|fix(?:es)?|merges?|removal|addition|rework|rewrite|"
+    r"refactor(?:ing)?|cleanup|deprecation|bump|update"
+)
 # "the <words> <noun> [that|for|of <words>]": the words on either side say which change
 _DESC = re.compile(
     rf"\b(?:the|that|this)\s+(?P<pre>(?:[^\s?,;!]+\s+){{0,8}}?)(?P<noun>{_NOUNS})\b"
@@ -35,6 +38,7 @@ _STOP = frozenset(
     "reverted revert reverts reverting".split()
 )
 _WORD = re.compile(r"[\w][\w.+/-]*[\w]|\w")
+_ACRONYMS = re.compile(r"\b[A-Z0-9]+(?:/[A-Z0-9]+)+\b")  # "STT/LISP": two words
 MIN_SHARE = 0.6  # of the description's words a subject must hold
 CANDIDATES = 50
 
@@ -66,7 +70,7 @@ def read_described(words: str) -> Described | None:
     """The first description of one change in ``words`` (the question without its names, paths and times)."""
     for m in _DESC.finditer(words):
         raw = f"{m.group('pre')} {m.group('post') or ''}"
-        toks = [t.lower() for t in _WORD.findall(raw)]
+        toks = [t.lower() for t in _WORD.findall(raw.replace("/", " ") if _ACRONYMS.search(raw) else raw)]
         if toks and set(toks) <= _FIRST and "very" != toks[-1] and toks[-1] in _FIRST:
             return Described(m.group(0).strip(), [], "first", m.span())
         if toks and set(toks) <= _LAST and toks[-1] in _LAST - {"very", "most"}:

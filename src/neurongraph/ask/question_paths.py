@@ -45,7 +45,7 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
                 out.append(Scope("dir", f"file:{d}/", p))
             elif not p.endswith("/") and engine.store.ids_with_prefix(f"file:{p}", 1):
                 out.append(Scope("dir", f"file:{p}", p))  # a path prefix ("mypy/sem": semanal.py, semanal_*.py)
-            else:
+            elif not re.fullmatch(r"[A-Z0-9]+(?:/[A-Z0-9]+)+", p):  # "STT/LISP", "TCP/IP": words, not a path
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             out.extend(_basename(engine, p, notes))
