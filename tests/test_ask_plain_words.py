@@ -65,3 +65,8 @@ def test_relative_dates_of_an_old_copy_count_back_from_its_newest_commit(eng):
     res = eng.ask("how many commits landed in the last 30 days?")
     assert res["result"]["value"] == 6  # the fixture's commits are an hour apart, in 2020
     assert "counted back from the newest commit" in res["answer"]
+
+
+def test_a_search_answer_puts_the_named_persons_changes_first(eng):
+    res = eng.ask("why did Guido van Rossum touch the stubs?")
+    assert res["hits"] and res["hits"][0]["meta"]["author"] == "Guido van Rossum"

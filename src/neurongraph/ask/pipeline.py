@@ -104,7 +104,8 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
             rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
     else:
         chosen, reason = _route_question(question, schema, mentions, mode, llm)
-        query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes)
+        author = q.author if q is not None else None
+        query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes, author)
     hits = [_hit_dict(h) for h in hits_objs]
     allowed = evidence_ids(engine, rows, hits)
     if dev is None and code is None:
@@ -218,7 +219,15 @@ def _route_question(question: str, schema, mentions: list, mode: str, llm: LLM |
 
 
 def _retrieve(
-    engine, question: str, schema, mentions: list, chosen: str, llm: LLM | None, limit: int, notes: list[str]
+    engine,
+    question: str,
+    schema,
+    mentions: list,
+    chosen: str,
+    llm: LLM | None,
+    limit: int,
+    notes: list[str],
+    author: str | None = None,
 ) -> tuple[dict | None, list[dict], list]:
     """Step 2: the channels — a read-only graph query and/or a search (the search also when the graph
     query of a graph route returned nothing)."""
@@ -232,8 +241,23 @@ def _retrieve(
     if chosen in ("vector", "hybrid") or (chosen == "graph" and not rows):
         if chosen == "graph":
             notes.append("the graph query returned nothing; searched instead")
-        hits_objs = engine.search(question, limit, record=False).hits
+        hits_objs = _search(engine, question, limit, author, notes)
     return query, rows, hits_objs
+
+
+AUTHOR_POOL = 50  # search hits read to find a named person's own changes among them
+
+
+def _search(engine, question: str, limit: int, author: str | None, notes: list[str]) -> list:
+    """The search hits; when the question names an author, that person's changes among the first
+    :data:`AUTHOR_POOL` hits come first ("when did Ben Pfaff step down as a maintainer?" is his own commit)."""
+    if author is None:
+        return engine.search(question, limit, record=False).hits
+    pool = engine.search(question, max(limit, AUTHOR_POOL), record=False).hits
+    own = [h for h in pool if (h.meta or {}).get("author") == author]
+    if own:
+        notes.append(f"search hits by {author} first")
+    return (own + [h for h in pool if h not in own])[:limit]
 
 
 def _answer(
