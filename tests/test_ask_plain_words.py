@@ -68,5 +68,5 @@ def test_relative_dates_of_an_old_copy_count_back_from_its_newest_commit(eng):
 
 
 def test_a_search_answer_puts_the_named_persons_changes_first(eng):
-    res = eng.ask("why did Guido van Rossum touch the stubs?")
+    res = eng.ask("when did Guido van Rossum step in on the stubs?")
     assert res["hits"] and res["hits"][0]["meta"]["author"] == "Guido van Rossum"
