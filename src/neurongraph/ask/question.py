@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .described import Described, Resolved, read_described, resolve
-from .devplan import Scope, Topic, no_merge_spans, quoted_conditions, topic_words, word_conditions
+from .devplan import Scope, no_merge_spans, quoted_conditions, word_conditions
 from .names import Mention
 from .question_paths import scope_of
 from .question_people import author_taken
 from .tags import LazyTags, off_head
 from .timephrase import TimeWindow, parse_time
+from .topics import Topic, topic_words
 from .words import (
     COUNT,
     FATE,

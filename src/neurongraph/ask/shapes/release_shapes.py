@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 
-from ..devplan import DevPlan, Scope, stem, topic_condition
+from ..devplan import DevPlan, Scope
 from ..names import Mention
 from ..tags import tag_graph
+from ..topics import stem, topic_condition
 from .file_removal import file_status  # the status the reader records per listed file
 from .shape import Shape
 
