@@ -74,3 +74,11 @@ def test_a_dotted_name_no_file_extension_has_is_no_path(eng):
     """ "shlex.quote" is not a missing file (no file ends with .quote): no "no file" note, no empty scope."""
     res = eng.ask("which commits mention shlex.quote?")
     assert "no file" not in res["answer"]
+
+
+def test_a_described_revert_is_resolved_among_the_reverts(eng, repo):
+    """ "the shlex.quote revert" names the revert, not the change it reverted (both subjects hold the words)."""
+    res = eng.ask("how many files did the shlex.quote revert touch?")
+    assert res["refs"] == [f"commit:{repo.rev}"]
+    res = eng.ask("how many files did the shlex.quote change touch?")
+    assert res["refs"] == [f"commit:{repo.q}"]

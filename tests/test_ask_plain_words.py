@@ -70,3 +70,14 @@ def test_relative_dates_of_an_old_copy_count_back_from_its_newest_commit(eng):
 def test_a_search_answer_puts_the_named_persons_changes_first(eng):
     res = eng.ask("when did Guido van Rossum step in on the stubs?")
     assert res["hits"] and res["hits"][0]["meta"]["author"] == "Guido van Rossum"
+
+
+def test_how_many_of_a_kind_reads_the_head_noun():
+    assert topic_words("how many sync commits were there in 2024?").words == ["sync"]
+    assert topic_words("how many version bumps were there last year?").words == ["version", "bump"]
+    for q in (
+        "how many merge commits were there?",
+        "how many non-merge commits were there",
+        "how many new files were made",
+    ):
+        assert topic_words(q) is None

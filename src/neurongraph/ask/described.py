@@ -19,7 +19,7 @@ __all__ = ["Described", "read_described", "resolve", "Resolved", "words_of"]
 
 _NOUNS = (
     r"prs?|pull\s+requests?|commits?|changes?|patch(?:es)?|fix(?:es)?|merges?|removal|addition|rework|rewrite|"
-    r"refactor(?:ing)?|cleanup|deprecation|bump|update"
+    r"refactor(?:ing)?|cleanup|deprecation|bump|update|support|revert"
 )
 # "the <words> <noun> [that|for|of <words>]": the words on either side say which change
 _DESC = re.compile(
@@ -35,7 +35,8 @@ _STOP = frozenset(
     "that this those these it its who whom whose when where how many much any some one about fix fixes fixing "
     "change changes commit commits patch patches pr prs pull request requests merge merges hid hide added adding "
     "removed removing made make got get asked unless most top here there every all ever other others very same "
-    "reverted revert reverts reverting".split()
+    "reverted revert reverts reverting acked ack reviewed review tested reported suggested co-authored coauthored "
+    "signed".split()
 )
 _WORD = re.compile(r"[\w][\w.+/-]*[\w]|\w")
 _ACRONYMS = re.compile(r"\b[A-Z0-9]+(?:/[A-Z0-9]+)+\b")  # "STT/LISP": two words
@@ -51,6 +52,7 @@ class Described:
     words: list[str]
     position: str | None = None
     span: tuple[int, int] = (0, 0)
+    noun: str = ""  # "pr", "fix", "revert", …: "the GTP tunneling revert" is a revert
 
 
 @dataclass
@@ -77,7 +79,7 @@ def read_described(words: str) -> Described | None:
             return Described(m.group(0).strip(), [], "last", m.span())
         kept = [t for t in toks if t not in _STOP and not (t.isdigit() and len(t) > 6)]
         if kept:
-            return Described(m.group(0).strip(), kept, None, m.span())
+            return Described(m.group(0).strip(), kept, None, m.span(), m.group("noun").lower())
     return None
 
 

@@ -72,10 +72,13 @@ class Question:
     def has_filter(self) -> bool:
         return self.scope is not None or self.tw.active or self.author is not None or bool(self.tw.conditions)
 
-    def change(self, engine, reverts: bool = False) -> Resolved | None:
-        """The change the description names (:func:`.described.resolve`, once per question), or None."""
+    def change(self, engine, reverts: bool | None = None) -> Resolved | None:
+        """The change the description names (:func:`.described.resolve`, once per question), or None;
+        ``reverts`` (by default: whether the description calls it a revert) resolves it among the reverts."""
         if self.described is None:
             return None
+        if reverts is None:
+            reverts = self.described.noun.startswith("revert")
         if reverts not in self._resolved:
             self._resolved[reverts] = resolve(engine, self.described, reverts)
         return self._resolved[reverts]

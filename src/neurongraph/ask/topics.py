@@ -119,10 +119,24 @@ def _counted_kind(words: str) -> Topic | None:
     m = _HOW_MANY_KIND.search(words)
     if m is None:
         return None
+    if _AUX & {w.lower() for w in m.group(1).split()}:
+        return None  # "how many lines does F have": a verb, not a kind of change
     found = [stem(w.lower()) for w in m.group(1).split()]
-    if any(w in _COUNTED_AS_SUCH or w.rstrip("s") in _COUNTED_AS_SUCH for w in found):
-        return None
-    return Topic(found, m.span(1), False, near=len(found) == 2)
+    head, modifiers = found[-1], found[:-1]
+    if head in _COMMIT_KINDS:  # "how many sync commits": the commits of that kind
+        found = [w for w in modifiers if w not in _PLAIN_MODIFIERS and "merge" not in w]
+        if not found or any(w in _COUNTED_AS_SUCH for w in found):
+            return None
+    elif head in _COUNTED_AS_SUCH or head.rstrip("s") in _COUNTED_AS_SUCH or _PEOPLE_WORDS & set(modifiers):
+        return None  # "how many new files", "how many open bug reports", "how many author names"
+    found = [w for w in found if w not in _TOPIC_GENERIC]  # "bug fixes": the fixes (word_conditions' reading)
+    return Topic(found, m.span(1), False, near=len(found) == 2) if found else None
+
+
+_AUX = frozenset("does do did is are was were has have had will would can could should".split())
+_COMMIT_KINDS = frozenset({"commit", "change", "patch"})
+_PLAIN_MODIFIERS = frozenset("distinct different unique total new recent separate individual such all".split())
+_PEOPLE_WORDS = frozenset("author committer contributor developer people person".split())
 
 
 LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")

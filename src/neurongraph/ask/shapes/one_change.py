@@ -70,7 +70,7 @@ def plan_change_files(engine, q: Question) -> DevPlan | None:
 def plan_revert_of(engine, q: Question) -> DevPlan | None:
     """ "Which commit reverted <the change>?", "was <the change> reverted?": the revert whose subject holds the
     most of the description's words (a revert's subject quotes the reverted one's)."""
-    if q.commit is not None or q.count or not _REVERT.search(q.words) or q.scope or q.author or q.tw.active:
+    if q.commit is not None or q.count or q.who or not _REVERT.search(q.words) or q.scope or q.author or q.tw.active:
         return None
     d = q.described or words_of(_REVERT.sub(" ", q.words))
     if d is None:
