@@ -82,6 +82,8 @@ def test_tag_ranges_are_the_commits_git_lists(cli, repo):
     res = _ask(cli, "list the commits in v2.0")  # the previous tag is v1.1 (git describe --abbrev=0 v2.0^)
     assert repo.git("describe", "--tags", "--abbrev=0", "v2.0^") == "v1.1"
     assert set(res["result"]["items"]) == _rev(repo, "v2.0", "^v1.1")
+    named_after = _ask(cli, "list the commits in the v2.0 release")  # the keyword after the name
+    assert set(named_after["result"]["items"]) == set(res["result"]["items"])
     res = _ask(cli, "commits before v1.1")
     assert set(res["result"]["items"]) == _rev(repo, "v1.1") - {"commit:" + repo.c3}
     prev = repo.git("describe", "--tags", "--abbrev=0", "v1.1^")  # "moving", on c2
@@ -152,6 +154,8 @@ def test_words_that_only_look_like_tags():
     assert parse_time("what changed in the release notes?").not_understood == []
     assert parse_time("commits adding support in 3.11").not_understood == []  # "in X" needs a v or a keyword
     assert "no tag or release 2.0" in parse_time("what changed in release 2.0?").not_understood[0]
+    assert "no tag or release 2.0" in parse_time("what changed in the 2.0 release?").not_understood[0]
+    assert parse_time("what changed in the parser?").not_understood == []
     w = parse_time("commits between 2023-01-01 and 2023-03-01")
     assert (w.since, w.until, w.commits) == ("2023-01-01", "2023-03-02", None)  # dates stay dates
 

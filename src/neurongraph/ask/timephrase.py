@@ -34,11 +34,14 @@ _BOUND = re.compile(rf"\b(before|after|since|until|till|prior to|as of)\s+({DATE
 _REL = re.compile(r"\b(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d{1,4})\s+(day|week|month|year)s?\b", re.I)
 _REL1 = re.compile(r"\b(last|this|past)\s+(week|month|year)\b", re.I)
 _DAYWORD = re.compile(r"\b(today|yesterday)\b", re.I)
-_TAGREF = r"((?:(?:the\s+)?(?:release|tag|version)\s+)?\w(?:[\w.+/-]*\w)?)"
+# "release 2.0", "v2.0", "the 8.1.0 release": a name, with its keyword before or after it
+_TAGREF = r"((?:the\s+)?(?:(?:release|tag|version)\s+)?\w(?:[\w.+/-]*\w)?(?:\s+(?:release|tag|version)\b)?)"
 _TAG_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_TAGREF}\s+(?:and|to|until|through)\s+{_TAGREF}", re.I)
 _TAG_BOUND = re.compile(rf"\b(since|after|before|until|till|up to|prior to|as of)\s+{_TAGREF}", re.I)
 _TAG_IN = re.compile(rf"\b(in|of|for|into)\s+{_TAGREF}", re.I)
 _KEYWORD = re.compile(r"^(?:the\s+)?(?:release|tag|version)\s+", re.I)
+_KEYWORD_AFTER = re.compile(r"\s+(?:release|tag|version)$", re.I)
+_THE = re.compile(r"^the\s+(?!(?:release|tag|version)\b)", re.I)
 # "since the last release", "in the first tag": the newest / oldest stored tag (by its time), named by position
 _ORDINAL = (
     r"(?:the\s+)?(?P<which>last|latest|newest|most\s+recent|current|first|oldest|earliest)\s+"
@@ -155,8 +158,9 @@ class _Reader:
         tag at all ("since the parser", "in 2023", "in the release notes"); a missing tag must look like a
         version, and with ``strict`` ("in X") also be named with a keyword ("in release 2.0") or a leading
         ``v`` ("in v2"): "in 3.11" is only a tag when the store has it."""
-        keyword = bool(_KEYWORD.match(text))
-        name = _KEYWORD.sub("", text)
+        text = _THE.sub("", text)
+        keyword = bool(_KEYWORD.match(text) or _KEYWORD_AFTER.search(text))
+        name = _KEYWORD_AFTER.sub("", _KEYWORD.sub("", text))
         if not keyword and _DATELIKE.fullmatch(name):
             return None, None
         stored = self.graph.name(name) if self.graph is not None else None
