@@ -132,9 +132,11 @@ def test_search_options(server):
     assert not {"pr:40", "decision:12"} & {h["id"] for h in where["hits"]}
     files = _search(server, query="login slow", files=["src/auth.py", "nope.py"], limit=5)
     assert files["unknown_files"] == ["nope.py"]
-    for strategy in ("spread", "beam", "ppr", "eager", "mmr", "scored", "none"):
-        res = _search(server, strategy=strategy, rels=["implemented_by"], limit=3)
-        assert res["hits"], strategy
+    for channel in ("spread", "beam", "ppr", "eager", "mmr", "scored", "none"):
+        res = _search(server, channel=channel, rels=["implemented_by"], limit=3)
+        assert res["hits"] and not res.get("warnings"), channel
+    old = _search(server, strategy="beam", until=T0 + DAY, limit=3)  # deprecated names: still work, said once each
+    assert [w.split(" is deprecated")[0] for w in old["warnings"]] == ["strategy", "until"]
     cjk = _search(server, query="ログインが遅い原因は?", limit=3)
     assert cjk["hits"][0]["id"] == "issue:88"
 

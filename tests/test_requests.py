@@ -50,7 +50,7 @@ def test_every_interface_builds_the_same_engine_call():
     flags = SearchRequest(
         "why",
         limit=3,
-        strategy="beam",
+        channel="beam",
         as_of="2024-01-01",
         types=["commit"],
         rels=["fixes"],
@@ -62,7 +62,7 @@ def test_every_interface_builds_the_same_engine_call():
         {
             "query": "why",
             "limit": 3,
-            "strategy": "beam",
+            "channel": "beam",
             "as_of": "2024-01-01",
             "types": ["commit"],
             "sources": ["shop"],
@@ -85,6 +85,32 @@ def test_every_interface_builds_the_same_engine_call():
     }
     assert SearchRequest("q").engine_options() == {}  # nothing set: the engine's defaults
     assert has_range("a.c:7") and has_range("a.c:7-9") and not has_range("a.c") and not has_range("C:x.c")
+
+
+def test_old_names_still_work_and_say_so_once():
+    """``strategy`` (now ``channel``) and ``until`` (now ``as_of``, the same filter) are deprecated aliases for
+    one release: the same engine call, one warning each; ``until`` with ``as_of`` is the earlier of the two."""
+    old = ARG_MODELS["search"].model_validate({"query": "why", "strategy": "beam", "until": "2024-01-01T00:00:00Z"})
+    new = ARG_MODELS["search"].model_validate({"query": "why", "channel": "beam", "as_of": 1704067200})
+    a, b = old.to_request(), new.to_request()
+    assert a.engine_options() == b.engine_options() == {"channel": "beam", "as_of": 1704067200}
+    assert b.warnings == () and len(a.warnings) == 2
+    assert a.warnings[0].startswith("strategy is deprecated: it is channel")
+    assert a.warnings[1].startswith("until is deprecated: it is as_of")
+    assert SearchRequest.with_aliases("q", as_of=200, until=100).engine_options() == {"as_of": 100.0}
+    with pytest.raises(InvalidArgument, match="disagree"):
+        SearchRequest.with_aliases("q", channel="ppr", strategy="beam")
+    with pytest.raises(InvalidArgument, match="^--until: "):
+        SearchRequest.with_aliases("q", lambda n: "--" + n.replace("_", "-"), until="soon")
+
+
+def test_cli_until_is_as_of_and_warns(history):
+    _, db = history
+    old = cli(db, "search", "parser tag", "--until", "2030-01-01")
+    new = cli(db, "search", "parser tag", "--as-of", "2030-01-01")
+    assert old.exit_code == new.exit_code == 0, old.output
+    assert "--until is deprecated: it is --as-of" in old.stderr and "deprecated" not in new.stderr
+    assert old.stderr.count("deprecated") == 1
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,9 @@ def test_search_options_are_search_config_fields():
 def test_a_full_request_sets_only_known_options():
     req = SearchRequest(
         "q",
-        strategy="beam",
+        channel="beam",
         as_of=1.0,
         since=0.5,
-        until=2.0,
         types=["commit"],
         rels=["fixes"],
         sources=["s"],
@@ -34,7 +33,7 @@ def test_a_full_request_sets_only_known_options():
     )
     opts = req.engine_options()
     assert set(opts) <= set(SearchOptions.__annotations__)
-    assert set(opts) == {"channel", "as_of", "since", "until", "result_types", "query_types", "sources", "where"} | {
+    assert set(opts) == {"channel", "as_of", "since", "result_types", "query_types", "sources", "where"} | {
         "files",
         "changes",
     }

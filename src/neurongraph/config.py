@@ -292,8 +292,19 @@ class SearchConfig:
                     object.__setattr__(self, name, to_epoch(v))
                 except ValueError as exc:
                     raise InvalidArgument(f"{name}: {exc}") from None
-        if self.since is not None and self.until is not None and self.since > self.until:
-            raise InvalidArgument(f"since ({self.since}) is after until ({self.until}): the range is empty")
+        hi = self.horizon
+        if self.since is not None and hi is not None and self.since > hi:
+            name = "until" if hi == self.until else "as_of"
+            raise InvalidArgument(f"since ({self.since}) is after {name} ({hi}): the range is empty")
+
+    @property
+    def horizon(self) -> float | None:
+        """The search's time limit: event time after it is hidden, and it is "now" for the priors and blame.
+        ``as_of`` and ``until`` are the same filter (the request model knows ``until`` only as a deprecated
+        name of ``as_of``); given both, the earlier.  None: no limit."""
+        if self.until is None:
+            return self.as_of
+        return self.until if self.as_of is None else min(self.as_of, self.until)
 
     # ------------------------------------------------------------ compatibility with the flat options
     @classmethod

@@ -107,6 +107,11 @@ def _read_diff(spec: str | None) -> str | None:
         raise CliError("file_not_found", f"cannot read {spec}: {exc.strerror}") from None
 
 
+def _flag(name: str) -> str:
+    """An option's name as this command spells it (``as_of`` -> ``--as-of``), for the request's messages."""
+    return "--" + name.replace("_", "-")
+
+
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="The question or keywords."),
@@ -125,7 +130,9 @@ def search(
         "bridges. Epoch seconds or ISO-8601 (2024-05-01T12:00:00Z).",
     ),
     since: str | None = typer.Option(None, "--since", help="Only nodes whose event time is at or after this."),
-    until: str | None = typer.Option(None, "--until", help="Only nodes whose event time is at or before this."),
+    until: str | None = typer.Option(
+        None, "--until", help="Deprecated: the old name of --as-of (the same filter; given both, the earlier wins)."
+    ),
     sources: list[str] | None = typer.Option(
         None, "--source", help="Only nodes whose metadata 'source' (repository / site) is this (repeatable)."
     ),
@@ -154,17 +161,18 @@ def search(
 ) -> None:
     """Explained hybrid + graph search; stores a trace (see `ngr trace`).
 
-    Filtered nodes (--as-of, --since, --until, --source, --where) are not in the graph for this search:
+    Filtered nodes (--as-of, --since, --source, --where) are not in the graph for this search:
     never hits nor seeds, and activation never flows through them. A filter judges only nodes that
     carry its field (files and entities usually have no time)."""
     c = ctx_of(ctx)
     with handled(as_json):
         n = int_option(limit, "--limit")
         path = c.existing_db_path()
-        req = SearchRequest(
+        req = SearchRequest.with_aliases(
             query,
+            _flag,
             limit=n,
-            strategy=channel,
+            channel=channel,
             as_of=as_of,
             since=since,
             until=until,

@@ -27,11 +27,11 @@ _QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a qu
 
 
 class TimeWindow:
-    """``as_of`` / ``until`` (event time above the earlier of them is hidden) and ``since``."""
+    """``cfg.horizon`` (``as_of``, or ``until``: event time after it is hidden) and ``since``."""
 
     def keep(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
         t = table.event_time
-        hi = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=None)
+        hi = cfg.horizon
         vis = None
         if hi is not None:
             vis = ~(t > hi)  # NaN (no event time) compares False: always visible

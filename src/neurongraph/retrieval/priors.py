@@ -142,7 +142,7 @@ class RecencySource:
         self, cfg: SearchConfig, table: NodeTable, graph: GraphArrays, rel_ids: dict[str, int], seq: int
     ) -> RecencyPrior | None:
         """None when the prior is off or the store has no event times.  "Now" is the search's
-        as_of/until, else the newest event in the store, so an imported old history is not "old"; the
+        horizon (as_of), else the newest event in the store, so an imported old history is not "old"; the
         prior's shape comes from the store's own repair edges made before "now" when there are enough."""
         if not (cfg.recency.weight or cfg.recency.repair_weight) or table.event_time.size == 0:
             return None
@@ -160,7 +160,7 @@ class RecencySource:
                 gaps = RepairGaps.from_times(t[e.src[m]], t[e.dst[m]], e.dst[m])
             cache = self._cache = (key, newest, gaps)
         _, newest, gaps = cache
-        now = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=newest)
+        now = cfg.horizon if cfg.horizon is not None else newest
         if now is None:
             return None
         seen = gaps.before(now)

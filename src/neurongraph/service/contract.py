@@ -103,11 +103,16 @@ class SearchArgs(_Args):
         ),
     ]
     limit: Annotated[StrictInt, Field(ge=1, le=LIMITS["limit"], description="How many hits to return.")] = 10
-    strategy: ChannelName | None = Field(
+    channel: ChannelName | None = Field(
         None,
-        description="Graph strategy (default: the engine's, 'spread'). spread: activation spreading over "
+        description="Graph channel (default: the engine's, 'spread'). spread: activation spreading over "
         "typed edges; beam: best paths; ppr: personalised PageRank; eager / mmr / scored: "
         "traversal strategies (mmr diversifies); none: hybrid lexical+dense only, no graph.",
+    )
+    strategy: ChannelName | None = Field(
+        None,
+        description="Deprecated: the old name of `channel` (the same option); removed in the next release.",
+        json_schema_extra={"deprecated": True},
     )
     as_of: _Time | None = Field(
         None,
@@ -118,7 +123,12 @@ class SearchArgs(_Args):
     since: _Time | None = Field(
         None, description="Only nodes whose event time is at or after this (epoch seconds or ISO-8601)."
     )
-    until: _Time | None = Field(None, description="Only nodes whose event time is at or before this.")
+    until: _Time | None = Field(
+        None,
+        description="Deprecated: the old name of `as_of` (the same filter; given both, the earlier wins); "
+        "removed in the next release.",
+        json_schema_extra={"deprecated": True},
+    )
     types: _Names | None = Field(
         None,
         description="Only return hits of these node types (e.g. 'commit', "
@@ -147,8 +157,9 @@ class SearchArgs(_Args):
     )
 
     def to_request(self) -> SearchRequest:
-        """The interface-neutral request (the CLI builds the same one from its flags)."""
-        return SearchRequest(**{k: getattr(self, k) for k in type(self).model_fields})
+        """The interface-neutral request (the CLI builds the same one from its flags); the deprecated names
+        (``strategy``, ``until``) become the current ones, each said once in the result's ``warnings``."""
+        return SearchRequest.with_aliases(**{k: getattr(self, k) for k in type(self).model_fields})
 
 
 class RecordSourceUseArgs(_Args):

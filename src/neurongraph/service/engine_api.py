@@ -37,7 +37,6 @@ class SearchOptions(TypedDict, total=False):
     channel: str  # a channel kind name (channels.py)
     as_of: object  # epoch seconds or ISO-8601: SearchConfig converts and checks
     since: object
-    until: object
     result_types: tuple[str, ...]
     query_types: tuple[str, ...]
     sources: tuple[str, ...]

@@ -110,7 +110,7 @@ function timeValue(v) {
 
 function searchBody() {
   const body = { query: $("q").value.trim(), limit: Number($("opt-limit").value || 10) };
-  const strategy = $("opt-strategy").value; if (strategy) body.strategy = strategy;
+  const channel = $("opt-strategy").value; if (channel) body.channel = channel;
   for (const [id, key] of [["opt-types", "types"], ["opt-rels", "rels"], ["opt-sources", "sources"], ["opt-files", "files"]]) {
     const list = splitList($(id).value); if (list.length) body[key] = list;
   }
