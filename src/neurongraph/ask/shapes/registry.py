@@ -9,6 +9,8 @@ family's module and one line here; ``ngr ask --explain`` names the entry that an
 
 from __future__ import annotations
 
+import re
+
 from ..devplan import DevPlan
 from ..names import Mention
 from ..nl2cypher import type_words
@@ -42,6 +44,17 @@ def _no_plan(engine, q: Question) -> DevPlan | None:
     return None
 
 
+# "before that", "since then": a pointer back into the question (its rename, its release), no window asked for
+_ANAPHORA = re.compile(r"^'[^']*\b(?:that|this|then|it|them|those|these)'", re.I)
+
+
+def _unread_time(engine, q: Question) -> DevPlan | None:
+    """No exact answer when a time phrase was not understood: the history's whole count would look like the
+    answer ("how many commits on weekends?" → every commit).  The notes say what was not read."""
+    q.notes.append("no exact answer without it: what follows is a search")
+    return None
+
+
 # entries that own a kind of question that no developer shape answers: the one-hop translator's (or search's)
 NAMED_NODES = Shape(
     "named_nodes",
@@ -57,7 +70,15 @@ RELATIONS = Shape(
 )
 OTHER_TYPES = Shape("other_types", _no_plan, claims=_other_types, doc="lists of PRs, issues: the translator's")
 
+UNREAD_TIME = Shape(
+    "unread_time",
+    _unread_time,
+    claims=lambda q: any(not _ANAPHORA.search(said) for said in q.tw.not_understood),
+    doc="a time phrase not understood ('on weekends', 'since v9' with no such tag): said, then a search",
+)
+
 REGISTRY: tuple[Shape, ...] = (
+    UNREAD_TIME,
     MISSING_SCOPE,
     RELEASE,
     BRANCH_TAGS,
