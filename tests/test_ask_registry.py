@@ -112,3 +112,24 @@ def test_cli_explain_prints_the_reading_and_json_carries_it(db):
     assert "answered by: who (who_last)" in shown.stdout and "parser.c → path scope (file)" in shown.stdout
     as_json = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120, env=env)
     assert json.loads(as_json.stdout)["explain"]["answered_by"] == "who"
+
+
+def test_the_pr_with_the_most_commits(tmp_path):
+    """ "Which PR merged the most commits?": PRs by their branch's commits and their merge (git rev-list --count
+    M^1..M^2, plus the merge)."""
+    r = Repo(tmp_path / "prs")
+    r.commit("Start", {"a": "1\n"})
+    for n, size in ((5, 3), (6, 1)):
+        r.git("checkout", "-q", "-b", f"b{n}")
+        for i in range(size):
+            r.commit(f"Work {n}.{i}", {f"f{n}_{i}": "x\n"})
+        r.git("checkout", "-q", "main")
+        r.git("merge", "-q", "--no-ff", f"b{n}", "-m", f"Merge pull request #{n} from ada/b{n}")
+    e = ngr.open(tmp_path / "prs.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("which PR merged the most commits?")
+        assert res["explain"]["answered_by"] == "pr_sizes" and res["result"]["items"] == ["pr:5"]
+        assert res["answer"].startswith("1 PR —") and "4 commits" in res["answer"]
+    finally:
+        e.close()

@@ -113,8 +113,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     if not rows:
         return rows, result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
     shown = rows[:SHOW]
-    if total == 1 and noun != "PRs":
-        noun = noun[:-1]  # "1 commit", "1 file", "1 tag"
+    if total == 1:
+        noun = noun[:-1]  # "1 commit", "1 file", "1 tag", "1 PR"
     head = (
         f"{total} {noun} — {p.explanation}"
         + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")

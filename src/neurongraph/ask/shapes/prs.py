@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from ..devplan import (
     MAX_ITEMS,
@@ -12,6 +13,7 @@ from ..devplan import (
     renamed_away,
     time_bounds,
 )
+from ..question import Question
 from ..timephrase import TimeWindow
 from .shape import Shape
 
@@ -75,6 +77,33 @@ def count_ids_with(engine, p: DevPlan, rows: list[dict], moved: str | None = Non
     extra = engine.cypher(moved, p.params)["rows"] if moved else []
     return [{"count": len({r["id"] for r in rows} | {r["id"] for r in extra})}]
 
+
+# "which PR merged the most commits?", "the biggest pull requests": PRs by the commits they landed
+_BY_SIZE = re.compile(
+    r"\b(?:most|biggest|largest|longest)\b[^?]*\bcommits?\b|\b(?:biggest|largest|longest)\s+(?:prs?|pull\s+requests?)\b",
+    re.I,
+)
+_ONE_PR = re.compile(r"\b(?:pr|pull\s+request)\b(?!s)", re.I)
+
+
+def plan_pr_sizes(engine, q: Question) -> DevPlan | None:
+    """The PRs with the most commits (their branch's ``part_of`` and the merge or squash ``merged_in``), as
+    ``git rev-list --count M^1..M^2`` counts a merged branch; one PR when the question says "which PR"."""
+    if not q.wants_prs or q.scope or q.author or q.who or q.count or not _BY_SIZE.search(q.words):
+        return None
+    k = 1 if _ONE_PR.search(q.words) else 10
+    where = ["type(r) IN ['part_of', 'merged_in']", "p.type IN ['pull_request', 'pr']"]
+    where += time_bounds(q.tw, q.params, "p")
+    cy = (
+        f"MATCH (c:commit)-[r]->(p) WHERE {' AND '.join(where)} WITH p, count(DISTINCT c) AS commits "
+        f"RETURN p.id AS id, p.title AS title, p.type AS type, p.time AS time, commits "
+        f"ORDER BY commits DESC, id LIMIT {k}"
+    )
+    expl = ("the PR" if k == 1 else f"the {k} PRs") + " with the most commits (its branch's and its merge)"
+    return DevPlan("prs_by_commits", "prs", cy, q.params, expl + (", " + q.tw.describe() if q.tw.active else ""))
+
+
+PR_SIZES = Shape("pr_sizes", plan_pr_sizes, doc="the PRs that landed the most commits")
 
 PRS_OF = Shape(
     "prs_of",

@@ -23,7 +23,7 @@ from .file_rankings import RENAMED_FILES
 from .lists import LISTING
 from .named import NAMED_COMMIT, NAMED_PR
 from .one_change import CHANGE_FILES, REVERT_OF
-from .prs import PRS_OF
+from .prs import PR_SIZES, PRS_OF
 from .release_shapes import RELEASE
 from .reverts import REVERTS
 from .shape import Shape
@@ -89,6 +89,7 @@ REGISTRY: tuple[Shape, ...] = (
     REVERT_OF,
     CHANGE_FILES,
     NAMED_NODES,
+    PR_SIZES,
     PRS_OF,
     FILE_HISTORY,
     REVERTS,
