@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("cypher projection", ("graphdb",)),
     ("ask", ("ask",)),
     ("ingest", ("ingest",)),
-    ("engine", ("query_linker", "snapshot", "engine")),
+    ("engine", ("query_linker", "snapshot", "engine_snapshot", "engine")),
     ("request model", ("service",)),
     ("interfaces", ("cli", "mcp", "bench", "http", "__init__", "__main__")),
 ]

@@ -216,7 +216,7 @@ def test_params_results_and_sync_with_the_store(eng):
     assert eng.cypher("MATCH (n {id: 'issue:5'}) RETURN n")["rows"] == []
     # the projection equals a fresh rebuild of the store
     patched = digest(eng)
-    eng._close_cypher()
+    eng.cypher_graph.close()
     shutil.rmtree(str(eng.store.path) + ".graphdb")  # the persisted dump would be loaded instead
     assert digest(eng) == patched
     assert eng._cypher_projection().last_sync["mode"] == "rebuild"

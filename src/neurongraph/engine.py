@@ -8,25 +8,25 @@ is exactly one way the derived state is kept in step.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import engine_snapshot
 from .checks import MAX_QUERY_CHARS, check_query
 from .config import SearchConfig
 from .errors import UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
 from .graph.strategies import MetadataEdges
-from .graphdb.remote import graph_target
+from .graphdb.handle import CypherHandle
+from .graphdb.remote import GraphTarget, graph_target
 from .index import multilingual
-from .index.bm25 import BM25Index, LexicalIndex
+from .index.bm25 import LexicalIndex
 from .index.code_history import CodeHistory
 from .index.embedder import Embedder, make_embedder
 from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors, vector_text
@@ -35,8 +35,8 @@ from .ingest.git import synced_heads
 from .ingest.git_blame import SourceBlame
 from .learning.api import Learning
 from .learning.assoc import lexical_idf
-from .link import Linker, LinkerConfig
-from .link.query import QueryTables
+from .link import LinkerConfig
+from .link.corpus import link_corpus
 from .model import Edge, Node, as_edges, checked_edge_columns, content_hash, edge_columns
 from .query_linker import QueryLinker, link_inputs
 from .retrieval.changes import WorkingSet
@@ -47,11 +47,14 @@ from .retrieval.priors import EdgeLines, RecencySource
 from .retrieval.results import Hit, SearchResult, TraceWriter, assemble
 from .retrieval.scope import NodeTable, SearchScope
 from .schema.api import Schema
-from .snapshot import TOKEN_KEY, SnapshotState, load_snapshot, new_token, save_snapshot, snapshot_path
+from .snapshot import TOKEN_KEY, load_snapshot, new_token, save_snapshot, snapshot_path
 from .store import open_store
 from .store.base import EdgeArrays, Store
 from .store.sqlite import SQLiteStore  # noqa: F401  (ngr.engine.SQLiteStore, as before open_store)
 from .times import to_epoch
+
+if TYPE_CHECKING:
+    from .graphdb.projection import CypherProjection  # (loaded on first use: graphdb/handle.py)
 
 __all__ = ["MAX_QUERY_CHARS", "Engine", "Hit", "ReembedRequired", "SearchResult", "open_engine"]
 
@@ -99,7 +102,8 @@ class Engine:
         another model, opened with ``--reembed``).  ``graph_url`` / ``graph_write_url`` (default
         ``NGR_GRAPH_URL`` / ``NGR_GRAPH_WRITE_URL``): a shared FalkorDB server for ask/cypher instead of
         the private child (graphdb/shared.py); a bad URL is an error here."""
-        self.graph_target = graph_target(graph_url, graph_write_url)  # None: the private child
+        # ask/cypher's projection (graphdb/handle.py); target None: the private child
+        self.cypher_graph = CypherHandle(store, graph_target(graph_url, graph_write_url))
         self.store = store
         # opening a store with another embedder re-embeds every node; above this many nodes that is an
         # error (ReembedRequired) instead of minutes of silent work (None = no limit; the CLI sets one)
@@ -125,7 +129,6 @@ class Engine:
         self.last_embedded = 0
         self._meta_edges: tuple[tuple, MetadataEdges] | None = None  # (specs, seq) -> metadata links
         self._changes_unsnapshotted = 0  # changes applied since the state was last loaded from / saved to a snapshot
-        self._cypher = None  # the Cypher projection (a FalkorDB child), started on first use
         # the services; each declares what it needs from the engine
         self.schema = Schema(store, graph=self._current_graph, embed=self.vectors_for, refresh=self.refresh)
         self.learning = Learning(
@@ -147,7 +150,7 @@ class Engine:
         self.code_history = CodeHistory(self._code_rows, SourceBlame(store), heads=heads)
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
-        self._graph_seq_open = self._seq  # a shared graph server is brought up to date at close if this moves
+        self.cypher_graph.seq_open = self._seq  # a shared graph server is brought up to date at close if this moves
 
     # ------------------------------------------------------------ lifecycle
     # A snapshot of the derived arrays is written at close() when the store is large enough for a
@@ -170,8 +173,9 @@ class Engine:
             # the next open replays the store instead
             warnings.warn(f"could not write the engine snapshot: {exc}", RuntimeWarning, stacklevel=2)
         finally:
-            self._push_graph()
-            self._close_cypher()  # the FalkorDB child (ask/cypher) never outlives the engine
+            if (handle := getattr(self, "cypher_graph", None)) is not None:  # (None when __init__ failed early)
+                handle.push()
+                handle.close()  # the FalkorDB child (ask/cypher) never outlives the engine
             self.store.close()
 
     def save_snapshot(self) -> dict | None:
@@ -181,39 +185,8 @@ class Engine:
         if path is None:
             return None
         self.refresh()
-        e = self.graph.all_edges()
-        vec_idx = np.flatnonzero(self.vectors.present)
-        # every row present (the usual case): write the matrix itself, not a 1.5 GB copy at 1M nodes
-        vec_mat = self.vectors.matrix if vec_idx.size == self.vectors.n else self.vectors.matrix[vec_idx]
-        fitted = self.query_linker.tables()  # only a linker equal to a fresh fit at this seq
-        tables = fitted.to_arrays() if fitted is not None else None
-        st = SnapshotState(
-            seq=self._seq,
-            model_id=self.embedder.model_id,
-            dim=self.embedder.dim,
-            type_names=self.table.type_names(),
-            alive=self.table.alive,
-            type_of=self.table.type_of,
-            vec_idx=vec_idx,
-            vec_mat=vec_mat,
-            n_nodes=self.graph.n_nodes,
-            edges={
-                "src": e.src,
-                "dst": e.dst,
-                "weight": e.weight,
-                "fact": e.fact,
-                "rtype": e.rtype,
-                "pol": e.pol,
-                "eid": e.eid,
-            },
-            linker=tables,
-            linker_config=self.store.get_meta("linker_config") if tables else None,
-            ivf=self.vectors.ivf_state(),
-            event_time=self.table.event_time,
-            source_of=self.table.source_of,
-            source_names=self.table.source_names(),
-            bm25=self.lexical.export(),
-        )
+        parts = (self.table, self.vectors, self.graph, self.query_linker, self.lexical)
+        st = engine_snapshot.capture(self.store, self.embedder, self._seq, *parts)
         token = new_token()
         size = save_snapshot(path, token, st)
         self.store.set_meta(TOKEN_KEY, token)  # only now does the store vouch for the file
@@ -231,30 +204,10 @@ class Engine:
         )
         if st is None:
             return False
-        assert st.event_time is not None and st.source_of is not None  # SnapshotState fills absent ones
-        self.table.restore(st.alive, st.type_of, st.type_names, st.event_time, st.source_of, st.source_names)
-        self.vectors.set(st.vec_idx, st.vec_mat)
-        if st.ivf is not None and st.ivf[0].shape[1:] == (self.embedder.dim,):
-            self.vectors.restore_ivf(*st.ivf)  # no k-means on the first large search after an open
-        ed = st.edges
-        self.graph = GraphArrays.from_edges(
-            max(st.n_nodes, self.table.n),
-            ed["src"],
-            ed["dst"],
-            ed["weight"],
-            ed["fact"],
-            ed["rtype"],
-            ed["pol"],
-            ed["eid"],
-        )
+        parts = (self.table, self.vectors, self.query_linker, self.lexical)
+        self.graph, self._lexical_snapshotted = engine_snapshot.restore(st, self.store, self.embedder.dim, *parts)
         self._rel_ids = {name: i for i, name in self.store.relation_names().items()}
         self._seq = st.seq
-        if st.linker is not None and st.linker_config == self.store.get_meta("linker_config"):
-            self.query_linker.restored(QueryTables.from_arrays(st.linker))
-        bm25 = BM25Index.from_arrays(st.bm25, self.table.n, checked=True) if st.bm25 is not None else None
-        if bm25 is not None:  # (load_snapshot checked the arrays: a damaged field means a replay)
-            self.lexical.restore(bm25)
-            self._lexical_snapshotted = True
         return True
 
     def __enter__(self) -> Engine:
@@ -429,28 +382,11 @@ class Engine:
         """
         config = config or LinkerConfig()
         items = link_inputs(self.store.iter_nodes())
-        linker = Linker(config, embed=self.vectors_for)  # entity vectors go through the vector cache
-        res = linker.fit(items)
-        if res.entities:  # an entity's body is its name: the vector the similarity linker already cached
-            self.add_nodes([Node(e.id, e.type, e.title, "", e.metadata) for e in res.entities], progress=progress)
-        edges = [Edge(e.src, e.rel, e.dst, weight=float(e.weight), meta=e.meta) for e in res.edges]
-        # links follow the text: a link an earlier run made that this fit no longer finds (its node's text
-        # changed or was deleted) is retracted; the ones that remain keep their learned weight
-        fresh = {(e.src, e.rel, e.dst) for e in edges}
-        stale = [t for t in self.store.edges_marked("linker") if t not in fresh]
-        retracted = self.store.delete_edges(stale) if stale else 0
-        for i in range(0, len(edges), 50_000):
-            self.store.upsert_edges(edges[i : i + 50_000])
-        self.store.set_meta("linker_config", json.dumps(dataclasses.asdict(config)))
+        add = functools.partial(self.add_nodes, progress=progress)
+        linker, stats = link_corpus(self.store, config, items, self.vectors_for, add)  # (link/corpus.py)
         self.refresh()
         self.query_linker.fitted(linker, items)
-        return {
-            "items": len(items),
-            "entities": len(res.entities),
-            "edges": len(edges),
-            "edges_retracted": retracted,
-            **res.stats,
-        }
+        return stats
 
     def _query_seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
         return self.query_linker.seeds(query)
@@ -651,55 +587,37 @@ class Engine:
         return r
 
     # ------------------------------------------------------------ ask / cypher (issue 13; graphdb/, ask/)
-    def _cypher_projection(self):
+    @property
+    def graph_target(self) -> GraphTarget | None:
+        """The shared FalkorDB server for ask/cypher (None: the private child); settable before first use."""
+        return self.cypher_graph.target
+
+    @graph_target.setter
+    def graph_target(self, target: GraphTarget | None) -> None:
+        self.cypher_graph.target = target
+
+    @property
+    def _cypher(self) -> CypherProjection | None:
+        return self.cypher_graph.started  # the projection once started (None before)
+
+    def cypher_projection(self) -> CypherProjection:
         """The Cypher projection (a private FalkorDB child, or a shared server by URL), started on first use."""
-        proj = self._cypher
-        if proj is None:
-            # ask/ and graphdb/ load on first use only: ~0.1 s of imports a search never needs (cold CLI start)
-            from .graphdb.projection import CypherProjection
+        return self.cypher_graph.projection()
 
-            if self.graph_target is not None:
-                from .graphdb.shared import SharedProjection
-
-                proj = self._cypher = SharedProjection(self.store, self.graph_target)
-            else:
-                proj = self._cypher = CypherProjection(self.store)
-        return proj
-
-    cypher_projection = _cypher_projection  # public: the request model's Cypher calls (service/cypher.py)
-
-    def _push_graph(self) -> None:
-        """A writer keeps a shared graph server in step: the store moved since open, so apply the change
-        feed there now (readers need no writer credential then).  A failure only warns: the next engine
-        with a writer credential catches up."""
-        if self.graph_target is None or getattr(self, "_graph_seq_open", None) is None:
-            return
-        try:
-            if self.store.current_seq() != self._graph_seq_open:
-                self._cypher_projection().sync()
-        except Exception as exc:
-            warnings.warn(f"could not update the shared graph server: {exc}", RuntimeWarning, stacklevel=3)
-
-    def _close_cypher(self) -> None:
-        proj = getattr(self, "_cypher", None)  # None too when __init__ failed before setting it
-        if proj is not None:
-            proj.close()
-            self._cypher = None
+    _cypher_projection = cypher_projection  # the name tests and earlier callers use
 
     def cypher(self, query: str, params: dict | None = None, timeout_ms: int | None = None) -> dict:
         """Run a Cypher query read-only over the projection: ``{"columns", "rows", "truncated"}``.
         Writes, ``LOAD CSV``, timeouts and caps raise ``read_only`` / ``query_timeout`` / ``query_error``."""
-        return self._cypher_projection().query(query, params, timeout_ms)
+        return self.cypher_graph.query(query, params, timeout_ms)
 
     def graph_schema(self):
         """Labels, relation types (allowed or observed type pairs) and property names, for query generation."""
-        from .graphdb.schema import build_schema  # first use only (see _cypher_projection)
-
-        return build_schema(self.store)
+        return self.cypher_graph.schema()
 
     def ask(self, question: str, mode: str = "auto", llm=None, limit: int = 5) -> dict:
         """Route a question (graph / vector / hybrid), query read-only, answer with checked ``refs``."""
-        from .ask.pipeline import ask as ask_question  # first use only (see _cypher_projection)
+        from .ask.pipeline import ask as ask_question  # first use only (as graphdb/handle.py's imports)
 
         return ask_question(self, question, mode=mode, llm=llm, limit=limit)
 
