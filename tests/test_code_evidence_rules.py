@@ -38,6 +38,7 @@ def test_recency_among_blamed_commits_lets_the_newer_one_win(tmp_path):
         kw = dict(changes=ws, as_of=r.parent_t, record=False, result_types=("commit",))
         off = eng.search("slots overflow", blame_recency=0.0, **kw)
         on = eng.search("slots overflow", blame_recency=1.0, blame_recency_days=30, **kw)
+        default = eng.search("slots overflow", **kw)  # the defaults: recency on (r = 1, d = 30 days)
     blame_off = {h.id: h.scores["blame"] for h in off.hits}
     blame_on = {h.id: h.scores["blame"] for h in on.hits}
     old, new = "commit:" + r.old, "commit:" + r.new
@@ -46,7 +47,7 @@ def test_recency_among_blamed_commits_lets_the_newer_one_win(tmp_path):
     # with it: the import is 200 days older than the newest blamed commit: (30 + 3) / (30 + 200) of its share
     assert blame_on[new] == blame_off[new]
     assert abs(blame_on[old] - blame_off[old] * (30 + 3) / (30 + 200)) < 0.01
-    assert on.hits[0].id == new
+    assert on.hits[0].id == new and default.hits[0].id == new
     ev = next(h.evidence for h in on.hits if h.id == old)
     assert any("200 days before the lines' commit" in e for e in ev), ev
 

@@ -232,8 +232,9 @@ class SearchConfig:
     code_weight: float = 0.5
     code_intent_weight: float = 2.0  # code_weight for a question that asks which change introduced / removed X
     # recency among the blamed commits (a regression is usually recent): a blamed commit's share is multiplied
-    # by (1 - r) + r * (d + gap of the newest blamed) / (d + its gap), gap = days from it to the lines' commit
-    blame_recency: float = 0.0
+    # by (1 - r) + r * (d + gap of the newest blamed) / (d + its gap), gap = days from it to the lines' commit;
+    # r = 1, d = 30 chosen leave-one-repository-out (docs/code-history.md, issue 46)
+    blame_recency: float = 1.0
     blame_recency_days: float = 30.0  # d above
 
     def __post_init__(self) -> None:

@@ -31,7 +31,7 @@ MAX_DIFF_TERMS = 40  # the diff's rarest identifiers that vote (common ones like
 PLAIN_WORD_MAX_DF = 25  # a plain word counts as an identifier only if few commits changed it
 # issue 46: with a diff, a plain word of the question is code only when the diff's lines name it (not an English
 # word that some template or message also holds)
-PLAIN_WORDS_FROM_DIFF = False
+PLAIN_WORDS_FROM_DIFF = True
 # issue 46: a term's adders get a share of at least a term this many commits changed (0: off; term_matches)
 RARE_DF = 0
 # issue 46 (def/use): the last DEF_USE_LAST commits that changed a name the fix's lines touch (its declaration or
