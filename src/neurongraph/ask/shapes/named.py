@@ -9,7 +9,7 @@ from ..devplan import (
     DevPlan,
 )
 from ..names import Mention
-from ..words import COMMITS, FILE_WORDS, RELATION
+from ..words import COMMITS, FILE_WORDS, RELATION, REVIEW
 from .shape import Shape
 
 
@@ -57,10 +57,30 @@ def plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_p
     return None
 
 
+def _pr_reviewers(pr: str, params: dict) -> DevPlan:
+    """ "Who reviewed PR #N?": git holds no PR review, only its commits' Reviewed-by / Acked-by trailers; the
+    people those name, or that it is not recorded (never who merged it, which is another question)."""
+    cy = (
+        "MATCH (c:commit)-[r]->(p:Node {id: $pr}) WHERE type(r) IN ['merged_in', 'part_of'] "
+        "UNWIND coalesce(c.reviewed_by, []) + coalesce(c.acked_by, []) AS who "
+        "RETURN who AS author, count(DISTINCT c) AS commits ORDER BY commits DESC, author"
+    )
+    none = (
+        f"Not recorded in git: who reviewed {pr} (the forge keeps PR reviews; none of its commits carries a "
+        "Reviewed-by or Acked-by trailer)."
+    )
+    expl = f"the people the Reviewed-by / Acked-by trailers of {pr}'s commits name"
+    return DevPlan(
+        "pr_reviewers", "authors", cy, params, expl, none_text=none, noun="people", heads_with_explanation=True
+    )
+
+
 def plan_pr(question: str, pr: str, params: dict, who: bool, count: bool) -> DevPlan | None:
     """A question about one PR: its files, its commits, who merged it."""
     params["pr"] = pr
     merging = "MATCH (m:commit)-[:merged_in]->(p:Node {id: $pr}) WITH m ORDER BY m.time LIMIT 1 "
+    if who and REVIEW.search(question):
+        return _pr_reviewers(pr, params)
     if FILE_WORDS.search(question):
         return DevPlan(
             "pr_files",
