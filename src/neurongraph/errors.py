@@ -48,3 +48,10 @@ class StoreError(NeuronGraphError):
     """The database itself failed (I/O, a dropped connection), not the caller."""
 
     code = "store_error"
+
+
+class EmbedderUnavailable(NeuronGraphError):
+    """The requested embedding model cannot be loaded (not installed, not exported).  Here, not in
+    index/embedder.py: the embedder implementations raise it and embedder.py chooses among them."""
+
+    code = "embedder_unavailable"

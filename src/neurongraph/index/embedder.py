@@ -26,7 +26,7 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from ..errors import InvalidArgument, NeuronGraphError
+from ..errors import EmbedderUnavailable, InvalidArgument  # (re-exported: its old home)
 
 __all__ = [
     "Embedder",
@@ -47,12 +47,6 @@ SPEC_HELP = "'default', 'torch', 'onnx', 'onnx:fp32', 'onnx:int8', 'fast', 'hash
 MAX_HASHING_DIM = 4096  # a test embedder; larger dims only cost memory (vectors are n x dim float32)
 # files one of which a sentence-transformers / transformers model directory holds
 _MODEL_FILES = ("modules.json", "config_sentence_transformers.json", "config.json")
-
-
-class EmbedderUnavailable(NeuronGraphError):
-    """The requested embedding model cannot be loaded (not installed, not exported)."""
-
-    code = "embedder_unavailable"
 
 
 class Embedder(Protocol):

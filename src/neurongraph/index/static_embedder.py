@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from ..errors import InvalidArgument
+from ..errors import EmbedderUnavailable, InvalidArgument
 from .onnx_export import MODEL_NAME, is_current, onnx_dir, source_model_dir
 
 __all__ = [
@@ -129,8 +129,6 @@ def distill(
     """Build (or keep, when current) the static table from the exported ONNX graph; returns its folder.
 
     ``pieces``: distil only these vocabulary ids (the others stay zero rows): a small table for tests."""
-    from .embedder import EmbedderUnavailable
-
     out = out or static_dir()
     model_dir = model_dir or source_model_dir()
     if not force and is_distilled(out, model_dir):
@@ -181,8 +179,6 @@ class StaticEmbedder:
     def __init__(self, folder: Path | None = None, *, max_tokens: int = MAX_TOKENS, model_dir: Path | None = None):
         if type(max_tokens) is not int or not 1 <= max_tokens <= 100_000:
             raise InvalidArgument(f"fast embedder: max_tokens must be an integer within 1..100000, got {max_tokens!r}")
-        from .embedder import EmbedderUnavailable
-
         try:
             from tokenizers import Tokenizer
         except ImportError as exc:
@@ -274,8 +270,6 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m neurongraph.index.static_embedder", description=__doc__.split("\n")[0])
     p.add_argument("--force", action="store_true", help="distil again even when the table is current")
     args = p.parse_args(argv)
-    from .embedder import EmbedderUnavailable
-
     try:
         if not args.force and is_distilled():
             print(f"fast embedder: current ({static_dir()})")

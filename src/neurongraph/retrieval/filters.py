@@ -9,7 +9,7 @@ carry its field (files and entities usually have no time or source): a node it c
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -17,10 +17,26 @@ from ..config import SearchConfig
 from ..errors import InvalidArgument
 from ..store.base import Store
 
-if TYPE_CHECKING:
-    from .scope import NodeTable  # (scope.py composes these filters)
+__all__ = ["Filters", "NodeColumns", "ResultTypes", "Sources", "TimeWindow", "Where", "file_nodes"]
 
-__all__ = ["Filters", "ResultTypes", "Sources", "TimeWindow", "Where", "file_nodes"]
+
+class NodeColumns(Protocol):
+    """The per-node columns the filters read: ``scope.NodeTable`` (a protocol, not the class: scope.py
+    composes these filters, so importing it here would be an import cycle)."""
+
+    alive: np.ndarray
+    type_of: np.ndarray
+    type_ids: dict[str, int]
+    event_time: np.ndarray
+    source_of: np.ndarray
+    source_ids: dict[str, int]
+    epoch: int
+
+    @property
+    def n(self) -> int: ...
+
+    def type_mask(self, types: tuple[str, ...]) -> np.ndarray: ...
+
 
 _WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key
 _QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
@@ -29,7 +45,7 @@ _QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a qu
 class TimeWindow:
     """``cfg.horizon`` (``as_of``, or ``until``: event time after it is hidden) and ``since``."""
 
-    def keep(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
+    def keep(self, table: NodeColumns, cfg: SearchConfig) -> np.ndarray | None:
         t = table.event_time
         hi = cfg.horizon
         vis = None
@@ -44,7 +60,7 @@ class TimeWindow:
 class Sources:
     """``sources``: a node's source (repository / site) is one of these; a sourceless node stays."""
 
-    def keep(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
+    def keep(self, table: NodeColumns, cfg: SearchConfig) -> np.ndarray | None:
         if not cfg.sources:
             return None
         ids = [table.source_ids[s] for s in cfg.sources if s in table.source_ids]
@@ -58,10 +74,10 @@ class Where:
         self.store = store
         self.cache: dict = {}
 
-    def keep(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
+    def keep(self, table: NodeColumns, cfg: SearchConfig) -> np.ndarray | None:
         return ~self.excluded(table, cfg.where) if cfg.where else None
 
-    def excluded(self, table: NodeTable, where: tuple) -> np.ndarray:
+    def excluded(self, table: NodeColumns, where: tuple) -> np.ndarray:
         """Nodes the filter excludes."""
         key = (tuple((k, type(v).__name__, v) for k, v in where), table.epoch, table.n)
         if self.cache and next(iter(self.cache))[1] != table.epoch:
@@ -83,7 +99,7 @@ class Filters:
     def __init__(self, store: Store):
         self.parts = (TimeWindow(), Sources(), Where(store))
 
-    def visible(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
+    def visible(self, table: NodeColumns, cfg: SearchConfig) -> np.ndarray | None:
         """Nodes the filters leave, as a mask over node indices; ``None`` when they hide no live node
         (then the search is exactly an unfiltered one)."""
         vis = np.ones(table.n, bool)
@@ -103,7 +119,7 @@ class ResultTypes:
         # (key, nodes of the structural types, live nodes of the others): computed once per node change
         self._memo: tuple | None = None
 
-    def _masks(self, table: NodeTable, cfg: SearchConfig) -> tuple[np.ndarray, np.ndarray] | None:
+    def _masks(self, table: NodeColumns, cfg: SearchConfig) -> tuple[np.ndarray, np.ndarray] | None:
         ids = tuple(table.type_ids[t] for t in cfg.structural_types if t in table.type_ids)
         if not ids:
             return None
@@ -114,7 +130,7 @@ class ResultTypes:
             memo = self._memo = (key, structural, table.alive & ~structural)
         return memo[1], memo[2]
 
-    def mask(self, table: NodeTable, query: str, cfg: SearchConfig) -> np.ndarray:
+    def mask(self, table: NodeColumns, query: str, cfg: SearchConfig) -> np.ndarray:
         if cfg.result_types or not cfg.structural_types:
             return table.type_mask(cfg.result_types)
         masks = self._masks(table, cfg)
@@ -127,13 +143,13 @@ class ResultTypes:
         mask[named] = table.alive[named]
         return mask
 
-    def structural(self, table: NodeTable, cfg: SearchConfig) -> np.ndarray | None:
+    def structural(self, table: NodeColumns, cfg: SearchConfig) -> np.ndarray | None:
         """Nodes of ``cfg.structural_types`` (None when the store holds none): they pass activation to every
         change they join, so the seed step weighs them by how many that is."""
         masks = self._masks(table, cfg)
         return None if masks is None else masks[0]
 
-    def named_structural(self, table: NodeTable, query: str, types: tuple[str, ...]) -> np.ndarray:
+    def named_structural(self, table: NodeColumns, query: str, types: tuple[str, ...]) -> np.ndarray:
         """Indices of structural nodes the query names exactly: ``<type>:<word>`` ids of its words (a path
         ``src/x/app.py`` names ``file:src/x/app.py``) and quoted phrases equal to a node's title."""
         words = {w.strip(_WORD_EDGES) for w in query.split()}
@@ -150,7 +166,7 @@ class ResultTypes:
         idx = np.fromiter(found, np.int64, len(found))
         return idx[idx < table.n]
 
-    def check(self, table: NodeTable, types: tuple[str, ...]) -> None:
+    def check(self, table: NodeColumns, types: tuple[str, ...]) -> None:
         """A ``result_types`` naming no type the store holds would find nothing, silently: an error that
         lists the store's types instead (``--type pr`` where the type is ``pull_request``)."""
         if not types or not table.type_ids or any(t in table.type_ids for t in types):
@@ -164,7 +180,7 @@ class ResultTypes:
         )
 
 
-def file_nodes(store: Store, table: NodeTable, files: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
+def file_nodes(store: Store, table: NodeColumns, files: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
     """Live ``file:<path>`` nodes of the given repository-relative paths (a leading ``./`` is ignored),
     and the paths that have none."""
     want: dict[str, str] = {}

@@ -10,7 +10,8 @@ node table and the store (``RecencySource``, ``EdgeLines``); the engine builds t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -20,10 +21,32 @@ from ..store.base import Store
 from .recency import MIN_OBSERVED, RecencyPrior, RepairGaps
 from .scope import NodeTable
 
-if TYPE_CHECKING:
-    from .pipeline import RankInputs
+__all__ = [
+    "PRIORS",
+    "Aggregate",
+    "Authorship",
+    "EdgeLines",
+    "Prior",
+    "PriorInputs",
+    "Recency",
+    "RecencySource",
+    "values_at",
+]
 
-__all__ = ["PRIORS", "Aggregate", "Authorship", "EdgeLines", "Prior", "Recency", "RecencySource", "values_at"]
+
+class PriorInputs(Protocol):
+    """What the priors read of a ranking's inputs: ``pipeline.RankInputs`` (a protocol, not the class: the
+    pipeline applies these priors, so importing it here would be an import cycle)."""
+
+    @property
+    def event_time(self) -> np.ndarray | None: ...
+
+    @property
+    def recency(self) -> RecencyPrior | None: ...
+
+    @property
+    def aggregate(self) -> Callable | None: ...
+
 
 Written = tuple[np.ndarray, np.ndarray] | None  # (nodes, lines each added to the working files), sorted nodes
 
@@ -46,11 +69,11 @@ class Prior:
     name: ClassVar[str] = ""
 
     def weigh(
-        self, cfg: SearchConfig, x: RankInputs, nodes: np.ndarray, written: Written
+        self, cfg: SearchConfig, x: PriorInputs, nodes: np.ndarray, written: Written
     ) -> tuple[np.ndarray, np.ndarray] | None:
         raise NotImplementedError
 
-    def columns(self, cfg: SearchConfig, x: RankInputs, value: np.ndarray, nodes: np.ndarray) -> dict[str, np.ndarray]:
+    def columns(self, cfg: SearchConfig, x: PriorInputs, value: np.ndarray, nodes: np.ndarray) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
     def term(self, cfg: SearchConfig, scores: dict[str, float]) -> tuple[float, str] | None:
