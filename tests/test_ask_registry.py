@@ -131,6 +131,8 @@ def test_the_pr_with_the_most_commits(tmp_path):
         res = e.ask("which PR merged the most commits?")
         assert res["explain"]["answered_by"] == "pr_sizes" and res["result"]["items"] == ["pr:5"]
         assert res["answer"].startswith("1 PR —") and "4 commits" in res["answer"]
+        res = e.ask("how many PRs did Ada Dev merge?")
+        assert res["result"]["value"] == 2 and res["answer"].startswith("2 — PRs merged by commits of Ada Dev")
         res = e.ask("who reviewed PR #5?")  # no trailer names a reviewer: not recorded, never who merged it
         assert res["result"]["shape"] == "pr_reviewers" and res["result"]["items"] == []
         assert res["answer"].startswith("Not recorded in git: who reviewed pr:5")

@@ -18,15 +18,17 @@ from ..timephrase import TimeWindow
 from .shape import Shape
 
 
-def _prs_by(author: str, tw: TimeWindow, params: dict) -> DevPlan:
-    """The PRs merged by commits of ``author`` (a squash's author wrote the PR; a merge's clicked merge)."""
+def _prs_by(author: str, tw: TimeWindow, params: dict, count: bool = False) -> DevPlan:
+    """The PRs merged by commits of ``author`` (a squash's author wrote the PR; a merge's clicked merge), or
+    how many (``count``)."""
     params["author"] = author
     where = ["c.author = $author"] + time_bounds(tw, params)
-    cy = (
-        f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
-        "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
-    )
-    return DevPlan("prs_by_author", "prs", cy, params, f"PRs merged by commits of {author}")
+    head = f"MATCH (c:commit)-[:merged_in]->(p) WHERE {' AND '.join(where)} "
+    expl = f"PRs merged by commits of {author}" + (", " + tw.describe() if tw.active else "")
+    if count:
+        return DevPlan("count_prs_by_author", "count", head + "RETURN count(DISTINCT p) AS count", params, expl)
+    cy = head + "RETURN DISTINCT p.id AS id, p.title AS title, p.type AS type, p.time AS time ORDER BY time DESC"
+    return DevPlan("prs_by_author", "prs", cy, params, expl)
 
 
 def plan_pr_mergers(tw: TimeWindow, params: dict) -> DevPlan:
@@ -48,7 +50,7 @@ def plan_pr_mergers(tw: TimeWindow, params: dict) -> DevPlan:
 def plan_prs_of(author, scope: Scope | None, who: bool, tw: TimeWindow, params: dict, count: bool) -> DevPlan | None:
     """PRs by an author, or the PRs whose commits touched a scope; None for other PR questions."""
     if author:
-        return _prs_by(author, tw, params)
+        return _prs_by(author, tw, params, count)
     if scope is not None and not who:
         return _prs_touching(scope, tw, params, count)
     return None
