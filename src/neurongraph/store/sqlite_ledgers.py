@@ -8,15 +8,11 @@ entry and the weights it changes commit together.  The arithmetic (decay, reinfo
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .base import LedgerTables
-from .sqlite_util import chunks, marks
-
-if TYPE_CHECKING:
-    from .sqlite import SQLiteStore
+from .sqlite_util import SQLiteHost, chunks, marks
 
 __all__ = ["SQLiteLedgers"]
 
@@ -24,7 +20,7 @@ __all__ = ["SQLiteLedgers"]
 class SQLiteLedgers(LedgerTables):
     """The learning ledgers (source use, outcomes, failures, weight changes) on SQLite."""
 
-    def __init__(self, store: SQLiteStore):
+    def __init__(self, store: SQLiteHost):
         self._store = store
 
     @property

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .base import SchemaTables
-from .sqlite_util import chunks, marks
-
-if TYPE_CHECKING:
-    from .sqlite import SQLiteStore
+from .sqlite_util import SQLiteHost, chunks, marks
 
 __all__ = ["SQLiteSchemaTables"]
 
@@ -40,7 +36,7 @@ LIMIT 20"""
 class SQLiteSchemaTables(SchemaTables):
     """The relation-schema tables (relations, invariants, entities) on SQLite."""
 
-    def __init__(self, store: SQLiteStore):
+    def __init__(self, store: SQLiteHost):
         self._store = store
 
     @property
