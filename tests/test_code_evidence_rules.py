@@ -87,3 +87,44 @@ def test_a_token_many_commits_changed_gives_its_adders_little(tmp_path):
     assert full.max() == 1.0  # alone, a common token's adders all get full credit
     assert rare.max() < 0.3  # measured against a term two commits changed, it is worth little
     assert own.max() == 1.0  # a term one commit changed keeps its full credit
+
+
+def test_the_recent_changers_of_a_name_the_fix_touches_get_code_credit(tmp_path):
+    """def/use: the fix edits a line of lib/a.c that uses `slot_len`; the commit that last added a use of it,
+    in another file, is credited (code) and says why.  (The store keeps per-commit count changes of each
+    name: a commit that rewrites a line and keeps the name's count, a type change in place, is not seen.)"""
+    r = Repo(tmp_path / "defuse")
+    r.commit("Import", {"lib/a.c": "int n = slot_len;\n", "lib/a.h": "int slot_len;\n", "README": "x\n"})
+    decl = r.commit("b.c: a second slot", {"lib/b.c": "int m = slot_len * 2;\n"})
+    r.commit("docs", {"README": "y\n"})
+    parent = r.git("rev-parse", "HEAD")
+    diff = "--- a/lib/a.c\n+++ b/lib/a.c\n@@ -1 +1 @@\n-int n = slot_len;\n+long n = slot_len;\n"
+    ws = WorkingSet.from_diff(diff).with_base(parent)
+    with ngr.open(tmp_path / "s.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        res = eng.search("slot overflow", changes=ws, record=False, result_types=("commit",))
+    hit = next(h for h in res.hits if h.id == "commit:" + decl)
+    assert hit.scores["code"] > 0 and hit.scores.get("blame", 0) == 0  # it wrote none of the fix's lines
+    assert any("recently changed `slot_len`" in e for e in hit.evidence), hit.evidence
+
+
+def test_blame_on_a_pull_requests_branch_commit_counts_for_its_merge(tmp_path):
+    r = Repo(tmp_path / "prs")
+    r.commit("Import", {"src/core.py": "def run():\n    return 1\n"})
+    r.git("checkout", "-q", "-b", "opts")
+    branch = r.commit("Parse the new option", {"src/core.py": "def run(opt):\n    return opt\n"})
+    r.git("checkout", "-q", "main")
+    r.commit("docs", {"README": "x\n"})
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "opts", "-m", "Merge pull request #7 from dev/opts\n\nAn option for run")
+    merge = r.git("rev-parse", "HEAD")
+    diff = "--- a/src/core.py\n+++ b/src/core.py\n@@ -2 +2 @@\n-    return opt\n+    return opt or 0\n"
+    ws = WorkingSet.from_diff(diff).with_base(merge)
+    with ngr.open(tmp_path / "s.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        res = eng.search("option is None", changes=ws, record=False, result_types=("commit",), limit=20)
+    blame = {h.id: h.scores.get("blame", 0.0) for h in res.hits}
+    assert blame["commit:" + branch] == 1.0
+    assert blame["commit:" + merge] == ce.PR_CREDIT  # the PR's merge: PR_CREDIT of its branch commits' share
+    ev = next(h.evidence for h in res.hits if h.id == "commit:" + merge)
+    assert any("merged PR #7" in e for e in ev), ev

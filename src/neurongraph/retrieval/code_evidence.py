@@ -37,9 +37,9 @@ RARE_DF = 0
 # issue 46 (def/use): the last DEF_USE_LAST commits that changed a name the fix's lines touch (its declaration or
 # its uses, in any file) get code credit at this weight (0: off)
 # issue 46 (a change is one unit): a PR's merge gets this share of the blame its branch commits got (0: off)
-PR_CREDIT = 0.0
-DEF_USE_WEIGHT = 0.0
-DEF_USE_LAST = 2
+PR_CREDIT = 0.5
+DEF_USE_WEIGHT = 1.0
+DEF_USE_LAST = 3
 
 
 # words of the question itself, never read as identifiers
