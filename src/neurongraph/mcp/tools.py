@@ -129,7 +129,11 @@ does not read (its `query` is null or its rows do not answer it), write the Cyph
 
 Returns `route` (mode + reason), `query` (the Cypher, its params and a one-line explanation, or null), \
 `rows`, `hits`, `answer`, `refs` (only ids that were actually retrieved; `dropped_refs` lists any \
-others a model cited) and a `trace_id`. "Not found in the history" means nothing retrieved answers it. \
+others a model cited), a `trace_id` and `explain` (`answered_by`: the question shape that answered, or \
+`route:<mode>` for the translator or a search; `read`: each phrase and what it was read as; `left`: the words \
+no reading took). An answer that starts "Not understood" or carries "no exact answer" read part of the \
+question only: its hits are a search, not the answer. "Not found in the history" means nothing retrieved \
+answers it. \
 The answer is a summary, not proof: read the cited sources with `get_node`, then report the ones your \
 final answer rests on with `record_source_use` on this `trace_id` (every cited id is part of that \
 trace), or `record_retrieval_failure` if the answer was not what you needed."""
