@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from neurongraph.bench.history import DIFF_SYSTEMS, _metrics, prepare  # noqa: E402
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> None:
                     prep._memo.clear()
                     prep.found_as.clear()
                 t = time.perf_counter()
-                ranked, _ = prep.rank(eng, name, overrides)
+                ranked, lat = prep.rank(eng, name, overrides)
                 row = {
                     "repo": prep.repo.name,
                     "input": args.input,
@@ -74,6 +76,11 @@ def run(args: argparse.Namespace) -> None:
                     "point": point,
                     "seconds": round(time.perf_counter() - t, 1),
                 }
+                if lat:  # search latency (ms) of the point's questions
+                    row["latency_ms"] = {
+                        "p50": round(float(np.median(lat)), 2),
+                        "p90": round(float(np.percentile(lat, 90)), 2),
+                    }
                 for group, plist in prep.groups.items():
                     if group != "reverts":
                         m = _metrics(ranked[group], plist, tokens)
