@@ -138,3 +138,11 @@ def test_the_pr_with_the_most_commits(tmp_path):
         assert res["answer"].startswith("Not recorded in git: who reviewed pr:5")
     finally:
         e.close()
+
+
+def test_a_plan_that_drops_the_period_or_the_author_is_not_the_answer(eng):
+    """A shape whose queries do not use the question's period (or author) would answer another question: the
+    next entry is tried, and the answer says what that shape did not read."""
+    res = eng.ask("when did files move from src/ to docs/ in 2020?")
+    assert "the dir_move shape does not read the period" in res["route"]["reason"]
+    assert res["explain"]["answered_by"] != "dir_move"

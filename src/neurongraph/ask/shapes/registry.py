@@ -111,9 +111,28 @@ def choose(engine, q: Question) -> tuple[DevPlan | None, Shape | None]:
         if shape.claims is not None and not claimed:
             continue
         made = shape.plan(engine, q)
+        if made is not None and (missed := _ignored(q, made)):
+            q.notes.append(f"the {shape.name} shape does not read {missed}")
+            made = None  # a plan that drops the question's author or period would answer another question
         if made is not None or claimed:
             return made, shape
     return None, None
+
+
+def _ignored(q: Question, p: DevPlan) -> str:
+    """What the question names that the plan's queries do not use: its author, its period."""
+    text = " ".join(x for x in (p.cypher, p.count_cypher, p.extra, p.fallback[0] if p.fallback else None) if x)
+    if p.shape == "change_not_read" or p.none_text and p.cypher.startswith("UNWIND [] AS x"):
+        return ""  # said, not answered: nothing is dropped
+    missed = []
+    if q.author and "$author" not in text:
+        missed.append(f"the author {q.author}")
+    dated = "$since" in text or "$until" in text or "length_until" in p.params  # (a file's length: read when run)
+    if (q.tw.since or q.tw.until) and not dated:
+        missed.append(f"the period ({q.tw.describe()})")
+    if q.tw.commits is not None and "$within" not in text:
+        missed.append("the tag range")
+    return " or ".join(missed)
 
 
 def plan(engine, question: str, schema, mentions: list[Mention]) -> tuple[DevPlan | None, Question, Shape | None]:
