@@ -663,6 +663,14 @@ def markdown_table(result: dict) -> str:
         "",
         *_rows(result["systems"], cols),
     ]
+    found_as = {
+        n: m["hit@1_as"]
+        for n, m in result["systems"].items()
+        if any(v for k, v in m.get("hit@1_as", {}).items() if k != "commit")
+    }
+    if found_as:  # a change is one unit: say what the hits at rank 1 were when not the gold commit itself
+        lines += ["", "rank-1 hits of the origin's change, as found:"]
+        lines += [f"- {n}: " + ", ".join(f"{k} {v}" for k, v in m.items()) for n, m in found_as.items()]
     if diff and result.get("pure_addition_pairs"):
         lines += ["", f"pure additions ({result['pure_addition_pairs']} questions):", ""]
         lines += _rows(result["pure_additions"], cols[:5])

@@ -7,6 +7,11 @@ diff names (``git log -S`` at token level).  Both come from :class:`~neurongraph
 this module turns them into one sorted node array with per-node scores in [0, 1] and the phrases that
 explain them, which the pipeline fuses (``retrieval/pipeline.py``: extra seeds and ``scores.blame`` /
 ``scores.code``).
+
+Issue 46's rules (docs/code-history.md, chosen leave-one-repository-out): a blamed commit's share is weighed
+by its age against the newest blamed commit (``blame_recency``); with a diff, a plain word of the question is
+code only when the diff names it; the recent changers of the names the diff's lines touch get code credit
+(def/use); and blame on a pull request's branch commit counts in part for the PR's merge.
 """
 
 from __future__ import annotations
