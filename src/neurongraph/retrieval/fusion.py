@@ -13,6 +13,11 @@ lexical candidates, cosine in two ways that answer two questions:
   R@5 +0.005, R@10 +0.005, docs/benchmarks.md).
 
 RRF is the rank-only alternative.  Output arrays are aligned on the union of candidates.
+
+After the graph is mixed in (retrieval/pipeline.py ``_fuse_step``), :func:`keep_agreed` holds the node both
+entry channels rank first in the top :data:`AGREED_TOP`: two independent readings of the question (its words,
+its meaning) agreeing on one node is the near-exact match, and graph evidence may lift others beside it but
+not push it out (issue 43: "why did the project move from A to B" lost the commits whose subjects say so).
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["EntryScores", "fuse", "dense_match", "sorted_union"]
+__all__ = ["AGREED_TOP", "EntryScores", "agreed_node", "fuse", "dense_match", "keep_agreed", "sorted_union"]
+
+AGREED_TOP = 3  # the place the graph cannot push the entry channels' common first candidate below
 
 
 def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -132,3 +139,28 @@ def fuse(
     out = EntryScores(nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs, match)
     out.blind = blind if blind is not None and blind.any() else None
     return out
+
+
+def agreed_node(e: EntryScores) -> int | None:
+    """The node both entry channels rank first (lexical and dense), None when they rank different ones first."""
+    both = np.flatnonzero((e.lex_rank == 1) & (e.dense_rank == 1))
+    return int(e.nodes[both[0]]) if both.size else None
+
+
+def keep_agreed(final: np.ndarray, at: int, eligible: np.ndarray, top: int = AGREED_TOP) -> float:
+    """Raise ``final[at]`` (in place) to just above the ``top``-th best positive score of the other ``eligible``
+    nodes (those that may be hits) when it is not above it, so it ranks within ``top``; returns the floor it
+    was raised from (0.0: already there, fewer than ``top`` others, or not eligible itself)."""
+    if not eligible[at] or final[at] <= 0:
+        return 0.0
+    mask = eligible.copy()
+    mask[at] = False
+    others = final[mask]
+    others = others[others > 0]
+    if others.shape[0] < top:
+        return 0.0
+    floor = float(-np.partition(-others, top - 1)[top - 1])  # the top-th best of the others
+    if final[at] > floor:
+        return 0.0
+    final[at] = np.nextafter(floor, np.inf)
+    return floor

@@ -22,7 +22,7 @@ from ..index.vectors import VectorIndex
 from . import change_groups
 from .channels import ChannelInput, GraphSignal, run_channel
 from .code_evidence import CodeEvidence
-from .fusion import EntryScores, dense_match, fuse, sorted_union
+from .fusion import EntryScores, agreed_node, dense_match, fuse, keep_agreed, sorted_union
 from .priors import PRIORS, Prior
 from .priors import values_at as _values_at
 from .recency import RecencyPrior
@@ -297,6 +297,7 @@ class _Fused:
     blame: np.ndarray | None = None  # share of the working set's changed lines each node last touched
     code: np.ndarray | None = None  # identifier match (the question's and the diff's identifiers)
     code_scale: tuple[float, float] = (1.0, 0.0)  # (the best score without code evidence, the code weight used)
+    agreed: np.ndarray | None = None  # the floor the entry channels' common first node was raised from (or None)
 
 
 def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
@@ -550,6 +551,8 @@ def _fuse_step(
         if got is not None:
             final = final * got[0]
             applied.append((prior, got[1]))
+    # graph evidence and the priors may lift others beside the entry channels' common first node, not bury it
+    agreed = _hold_agreed(x, e, u, final) if g > 0 or applied or primed.any() else None
     blame = code_score = None
     scale = (1.0, 0.0)
     if code is not None:
@@ -564,7 +567,25 @@ def _fuse_step(
         cw = cfg.code_intent_weight if code.intent else cfg.code_weight
         final = final + ref * (cfg.blame_weight * blame + cw * code_score)
         scale = (ref, cw)
-    return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale)
+    return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale, agreed)
+
+
+def _hold_agreed(x: RankInputs, e: EntryScores, u: _Union, final: np.ndarray) -> np.ndarray | None:
+    """The graph never buries the node both entry channels rank first: ``final`` (in place) keeps it within
+    ``fusion.AGREED_TOP`` of the nodes that may be hits; the column of the floor it was raised from (None)."""
+    n = agreed_node(e)
+    if n is None:
+        return None
+    eligible = final > 0
+    if x.allowed is not None:
+        eligible &= mask_at(x.allowed, u.nodes)
+    at = int(np.searchsorted(u.nodes, n))
+    floor = keep_agreed(final, at, eligible)
+    if not floor:
+        return None
+    col = np.zeros(final.shape[0])
+    col[at] = floor
+    return col
 
 
 def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> tuple[np.ndarray, np.ndarray]:
@@ -622,6 +643,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
         "priming": f.primed[keep],
         "final": f.final[keep],
     }
+    if f.agreed is not None:  # the entry channels' common first node, raised to the top 3 (fusion.keep_agreed)
+        scores["agreed_floor"] = f.agreed[keep]
     for prior, value in f.priors:  # each prior's columns: recency (+ repairs), lines_written, aggregate
         scores.update(prior.columns(cfg, x, value[keep], u.nodes[keep]))
     if f.blame is not None and f.code is not None:  # code evidence (added to final: blame_weight, code_weight)

@@ -72,7 +72,8 @@ class Hit:
 
     def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
         """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
-        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``,
+        value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``
+        (raised to ``agreed_floor`` for the node both entry channels rank first, fusion.py ``keep_agreed``),
         plus the code evidence (``best × (blame_weight·blame + code_weight·code)``, best = the ranking's top
         score without it, so its part is read off ``final``)."""
         cfg = cfg or self.config or SearchConfig()
@@ -89,6 +90,9 @@ class Hit:
             if term is not None:
                 value *= term[0]
                 text += term[1]
+        if s.get("agreed_floor"):  # lexical and dense both rank it first: held within the top 3 (fusion.py)
+            value = max(value, float(np.nextafter(s["agreed_floor"], np.inf)))
+            text = f"max({text}, {s['agreed_floor']:.3f} [lexical and dense rank it first: kept in the top 3])"
         if "blame" in s and "code" in s and (s["blame"] or s["code"]):
             # code evidence, added after the priors in proportion to the search's best score without it (a number
             # of the whole ranking, not of this hit): shown as the part of final it is, with its inputs
