@@ -105,6 +105,12 @@ class HitOut(_Out):
     )
     ranks: dict[str, int | None]
     paths: list[HitPath] = Field(description="The explanation paths: seed → typed weighted edges → this hit.")
+    change: dict[str, Any] | None = Field(
+        None,
+        description="The change this hit stands for, when it is more than this node: pr, landed_by, commits, "
+        "commits_total, folded (the other results merged into this hit), placed_by (when another of them ranked "
+        "it).  None: the change is this node alone.",
+    )
 
 
 class SearchOut(_Out):

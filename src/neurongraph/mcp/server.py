@@ -177,6 +177,7 @@ class NGRTools:
                     "meta": h.meta,  # sha (12), date, author where the node has them
                     "scores": _round(h.scores),
                     "paths": _paths(h.paths),
+                    "change": h.change,  # the PR and commits this hit stands for (retrieval/change_groups.py)
                     "explanation": h.explain(),
                 }
             )

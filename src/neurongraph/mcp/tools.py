@@ -41,7 +41,10 @@ Search the knowledge graph for the few original sources relevant to a question.
 Returns a `trace_id` and ranked hits. Each hit has `id`, `type`, `title`, a text `snippet`, \
 `scores` (lexical, dense, entry, graph, final; and where they apply priming, recency, repairs, lines_written, \
 aggregate, blame, code), `paths` (the typed edges, with their weights, \
-that led to it) and a one-line-per-path `explanation`. Every hit starts at stage `retrieved`.
+that led to it) and a one-line-per-path `explanation`. Every hit starts at stage `retrieved`. \
+A hit is one change: a PR, the commit that landed it and its branch commits come as one hit whose \
+`change` names them (`pr`, `landed_by`, `commits`, `folded`: the other results merged into it); \
+ask for one `types` entry to get each node apart.
 
 A hit is only a CANDIDATE, not evidence: the snippet is truncated and ranking can be wrong. \
 Read a hit in full with `get_node` before relying on it. Being retrieved teaches the engine \
