@@ -142,3 +142,16 @@ def test_a_pr_that_merges_other_prs_keeps_their_commits_apart(tmp_path):
         assert len(pr3) == 1 and {"commit:" + a, "commit:" + m3} >= {pr3[0].id}
         pr5 = [h for h in res.hits if h.change and h.change["pr"] == "pr:5"]
         assert all(h.change["commits"] == h.change["landed_by"] for h in pr5)  # its branch is other changes
+
+
+def test_a_branch_longer_than_max_branch_is_a_history_merged_in(repo, store, monkeypatch):
+    """A merged branch of more than MAX_BRANCH commits (mypy's PR #7378: mypyc's 644) is no single change."""
+    from neurongraph.retrieval import change_groups
+
+    monkeypatch.setattr(change_groups, "MAX_BRANCH", 1)  # PR #7's branch has 2
+    with _db(repo, store) as eng:
+        res = eng.search("vlan tagged frame counters", limit=10, record=False)
+        ids = [h.id for h in res.hits]
+        assert {"commit:" + repo.b1, "commit:" + repo.b2} <= set(ids)  # each a hit of its own again
+        pr7 = [h for h in res.hits if h.change and h.change["pr"] == "pr:7"]
+        assert all(h.change["commits"] == ["commit:" + repo.merge] for h in pr7)

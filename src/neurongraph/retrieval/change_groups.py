@@ -32,6 +32,10 @@ __all__ = ["ChangeLinks", "OVERFETCH", "MAX_LISTED", "collapse", "describe", "ga
 REFER_RELS = ("fixes", "refs", "follows_up")  # commit -> issue:N: the change that names a placeholder issue
 OVERFETCH = 4  # ranked nodes read per hit wanted, so n changes remain after grouping
 MAX_LISTED = 20  # commits a hit's ``change`` lists by id (``commits_total`` counts them all)
+# a merged branch of more commits than this is a history brought in (mypy's PR #7378 merged mypyc's 644
+# commits), not one change: its commits stay apart, as those of a PR that merges other PRs do (click's
+# largest one-change PR has 39)
+MAX_BRANCH = 100
 
 
 def groups_changes(cfg: SearchConfig) -> bool:
@@ -64,8 +68,8 @@ def _rel_set(rel_ids: dict[str, int], names: tuple[str, ...]) -> np.ndarray:
 
 class _Prs:
     """The PRs met so far: the commit(s) that landed each (``merged_in``), its branch commits (``part_of``), and
-    which PRs merge other PRs ("Merge stable into main": a branch commit landed a PR of its own), whose
-    branch commits are other changes and stay apart."""
+    which PRs merge other PRs ("Merge stable into main": a branch commit landed a PR of its own) or a whole
+    history (over :data:`MAX_BRANCH` commits), whose branch commits are other changes and stay apart."""
 
     def __init__(self, graph: GraphArrays, rel_ids: dict[str, int]):
         self.graph = graph
@@ -91,7 +95,7 @@ class _Prs:
         on = out.rtype == self.merged
         landed = dict(zip(out.src[on].tolist(), out.dst[on].tolist()))  # a branch commit -> the PR it landed
         for p in new.tolist():
-            if any(landed.get(d, p) != p for d in self.branch[p]):
+            if len(self.branch[p]) > MAX_BRANCH or any(landed.get(d, p) != p for d in self.branch[p]):
                 self.merges_prs.add(p)
                 self.branch[p] = []
 
