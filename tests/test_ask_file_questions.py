@@ -333,6 +333,7 @@ def test_what_no_shape_reads_is_said_not_dropped(eng):
     res = eng.ask("How many commits were made on weekends?")
     assert "not understood: 'on weekends'" in res["answer"]
     assert "result" not in res and "no exact answer" in res["answer"]  # not the count of every commit
+    assert res["route"]["mode"] == "vector"  # what follows is a search, as the answer says
 
 
 def test_a_file_made_by_an_ancestor_dated_after_its_child_counts_where_it_was_added(tmp_path):

@@ -103,7 +103,10 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
         except CypherError as exc:
             rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
     else:
-        chosen, reason = _route_question(question, schema, mentions, mode, llm)
+        if entry is not None and entry.then == "search":  # the question's shape was not read: a search, said so
+            chosen, reason = "vector", f"search: {entry.doc}"
+        else:
+            chosen, reason = _route_question(question, schema, mentions, mode, llm)
         author = q.author if q is not None else None
         query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes, author)
     hits = [_hit_dict(h) for h in hits_objs]

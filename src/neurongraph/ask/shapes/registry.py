@@ -75,6 +75,7 @@ UNREAD_TIME = Shape(
     _unread_time,
     claims=lambda q: any(not _ANAPHORA.search(said) for said in q.tw.not_understood),
     doc="a time phrase not understood ('on weekends', 'since v9' with no such tag): said, then a search",
+    then="search",
 )
 
 REGISTRY: tuple[Shape, ...] = (

@@ -27,3 +27,4 @@ class Shape:
     plan: Callable[[object, Question], DevPlan | None]
     claims: Callable[[Question], bool] | None = None
     doc: str = ""
+    then: str = ""  # what answers a question the entry claimed without a plan: "search", else the translator
