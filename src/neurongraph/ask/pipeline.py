@@ -104,7 +104,7 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
             rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
     else:
         if entry is not None and entry.then == "search":  # the question's shape was not read: a search, said so
-            chosen, reason = "vector", f"search: {entry.doc}"
+            chosen, reason = "vector", "search: part of the question was not understood (below)"
         else:
             chosen, reason = _route_question(question, schema, mentions, mode, llm)
         author = q.author if q is not None else None
