@@ -63,9 +63,6 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
         "the history benchmark runs its two companion reports lazily and they reuse its question builder, "
         "which needs a module of its own"
     ),
-    frozenset(["neurongraph.mcp.server", "neurongraph.mcp.stdio"]): (
-        "stdio's guard answers a bad call with server.error_result; the error shape needs a module of its own"
-    ),
 }
 
 

@@ -332,8 +332,13 @@ def test_every_error_code_and_input_limit(db):
                 assert needle in err["message"], (tool, err["message"])
             tr = await call(c, "get_trace", trace_id=trace)
             assert hit(tr, "pr:40")["stage"] == "selected" and len(tr["receipts"]) == 2
-            for strategy in ("spread", "beam", "ppr", "eager", "mmr", "scored", "none"):  # accepted by name
-                assert (await call(c, "search", query=QUERY, limit=2, strategy=strategy))["hits"], strategy
+            for channel in ("spread", "beam", "ppr", "eager", "mmr", "scored", "none"):  # accepted by name
+                res = await call(c, "search", query=QUERY, limit=2, channel=channel)
+                assert res["hits"] and "warnings" not in res, channel
+            old = await call(c, "search", query=QUERY, limit=2, strategy="beam")  # the deprecated name: works, said
+            assert old["hits"] and old["warnings"] == [
+                "strategy is deprecated: it is channel (the same option); strategy will be removed in the next release"
+            ]
 
     run(main)
 

@@ -40,7 +40,8 @@ from ..errors import InvalidArgument, NeuronGraphError
 from ..model import strict_dumps
 from ..service.contract import AskArgs, GetNodeArgs, GetTraceArgs, SearchArgs
 from ..store import DATABASE_ERRORS
-from .tools import ARG_MODELS, DESCRIPTIONS, HINTS, INSTRUCTIONS, LIMITS, trace_view
+from .errors import error_result  # (the shape stdio.py shares; importable from here as before)
+from .tools import ARG_MODELS, DESCRIPTIONS, INSTRUCTIONS, LIMITS, trace_view
 
 __all__ = ["build_server", "NGRTools", "serve", "error_result", "LIMITS", "TOOL_NAMES"]
 
@@ -87,19 +88,6 @@ def _call_wait_s() -> float:
 def _result(payload: dict) -> CallToolResult:
     text = strict_dumps(payload, ensure_ascii=False, default=str)  # strict JSON: text and structured agree
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
-
-
-def error_result(exc: NeuronGraphError) -> CallToolResult:
-    err = {"code": exc.code, "message": exc.message}
-    hint = HINTS.get(exc.code)
-    if hint:
-        err["hint"] = hint
-    if exc.details:
-        err["details"] = json.loads(strict_dumps(exc.details, default=str))
-    text = f"error[{exc.code}]: {exc.message}" + (f" ({hint})" if hint else "")
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content={"error": err}, is_error=True
-    )
 
 
 def _where(loc: tuple) -> str:
@@ -182,6 +170,8 @@ class NGRTools:
                 }
             )
         extra = {"unknown_files": res.unknown_files} if req.scoped else {}
+        if res.warnings:  # e.g. a deprecated argument name (strategy, until), said once
+            extra["warnings"] = res.warnings
         return {
             "trace_id": res.trace_id,
             "query": res.query,

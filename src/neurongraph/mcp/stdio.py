@@ -43,6 +43,7 @@ from mcp.server.stdio import stdio_server
 
 from .. import strict_json
 from ..errors import InvalidArgument
+from .errors import error_result  # the same error shape as every other tool error
 
 __all__ = ["MAX_MESSAGE_BYTES", "MAX_DEPTH", "GuardedStdio", "guarded_stdio", "nesting_exceeds", "message_id"]
 
@@ -107,8 +108,6 @@ def _error(msg_id: Any, code: int, message: str, data: Any = None) -> str:
 
 
 def _tool_error(msg_id: Any, exc: InvalidArgument) -> str:
-    from .server import error_result  # the same error shape as every other tool error
-
     result = error_result(exc).model_dump(mode="json", by_alias=True, exclude_none=True)
     return json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}, ensure_ascii=False)
 

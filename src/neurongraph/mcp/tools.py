@@ -52,8 +52,9 @@ nothing; keep the `trace_id` and report afterwards with `record_source_use` whic
 selected, validated and used, or with `record_retrieval_failure` if nothing here was what you \
 needed.
 
-Filters: `as_of` searches history as it was at a time (nothing later leaks in); `since` / `until`, \
-`sources`, `where` and `types` narrow it. A filtered node is not in the graph for that search (it \
+Filters: `as_of` searches history as it was at a time (nothing later leaks in); `since`, \
+`sources`, `where` and `types` narrow it (`until` and `strategy` are the old names of `as_of` and \
+`channel`). A filtered node is not in the graph for that search (it \
 neither appears nor links other hits); nodes that lack the filtered field (files, entities) are not \
 judged by it.
 
