@@ -43,8 +43,8 @@ RARE_DF = 0
 # its uses, in any file) get code credit at this weight (0: off)
 # issue 46 (a change is one unit): a PR's merge gets this share of the blame its branch commits got (0: off)
 PR_CREDIT = 0.5
-DEF_USE_WEIGHT = 1.0
-DEF_USE_LAST = 3
+DEF_USE_WEIGHT = 2.0  # 2 and 5: every leave-one-repository-out fold's choice
+DEF_USE_LAST = 5
 
 
 # words of the question itself, never read as identifiers
