@@ -146,3 +146,21 @@ def test_a_plan_that_drops_the_period_or_the_author_is_not_the_answer(eng):
     res = eng.ask("when did files move from src/ to docs/ in 2020?")
     assert "the dir_move shape does not read the period" in res["route"]["reason"]
     assert res["explain"]["answered_by"] != "dir_move"
+
+
+def test_a_person_asked_for_without_who(eng, repo):
+    """ "the most recent author of F", "the last person to modify F", "top committer in D/": who questions."""
+    for q in (
+        "most recent author of src/parser.c?",
+        "last person to modify parser.c",
+        "the latest committer of parser.c",
+    ):
+        res = eng.ask(q)
+        assert res["explain"]["answered_by"] == "who" and res["result"]["value"] == "Bo Lee", q
+    assert eng.ask("top committer in src/?")["result"]["items"][0] in ("Ada Dev", "Bo Lee")
+
+
+def test_files_there_now_listed_and_a_removal_said_as_getting_rid_of(eng):
+    res = eng.ask("files currently in docs/?")
+    assert res["result"]["shape"] == "files_now" and res["result"]["items"] == ["file:docs/a.md"]
+    assert "last changed by" in res["answer"]

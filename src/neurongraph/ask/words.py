@@ -16,7 +16,14 @@ PR_NUM = re.compile(r"\b(?:PR|pull request|pull|merge request)\s*#?\s*(\d{1,7})\
 HASHNUM = re.compile(r"(?<![\w/])#(\d{1,7})\b")
 
 
-WHO = re.compile(r"\b(who|whom|whose|which (?:person|people|author|authors|developer|developers))\b", re.I)
+# "who", and the ways to ask for a person without it: "the most recent author of F", "top committer in D/",
+# "the last person to modify F"
+WHO = re.compile(
+    r"\b(who|whom|whose|which (?:person|people|author|authors|developer|developers))\b"
+    r"|\b(?:the\s+)?(?:most\s+recent|latest|last|first|main|top|busiest|biggest|most\s+active|original)\s+"
+    r"(?:author|committer|contributor|developer|person|maintainer)s?\b",
+    re.I,
+)
 
 
 COUNT = re.compile(r"\b(how many|number of|count)\b|\bwc\s+-l\b", re.I)  # `wc -l F`: a shell user's count

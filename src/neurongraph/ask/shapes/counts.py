@@ -12,6 +12,7 @@ from ..devplan import (
     time_bounds,
 )
 from ..words import ALSO_WHICH, BUSIEST, COMMITS, COUNT, LISTY, MERGES, PEOPLE, PER, PER_AUTHOR, WHO
+from ..words import FILE_WORDS as FILES_WORD
 from .file_lines import count_lines, file_length
 from .file_rankings import ranking
 from .file_sets import COUNT_FILES, added_or_removed, count_files, files_now, files_there
@@ -125,7 +126,10 @@ def plan_counted(
     if count:
         people = bool(PEOPLE.search(words))
         return _count(scope, tw, author, params, wants_prs, people, members=bool(ALSO_WHICH.search(words)))
-    return ranking(words, scope, tw, author, params, n)
+    ranked = ranking(words, scope, tw, author, params, n)
+    if ranked is None and FILES_WORD.search(words) and files_there(words, scope) and not tw.active and not author:
+        return files_now(scope, params, count=False)  # "files currently in dcb/?": what git ls-tree lists
+    return ranked
 
 
 MISSING_SCOPE = Shape(

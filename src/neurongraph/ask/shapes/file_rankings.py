@@ -211,7 +211,8 @@ def row_figure(r: dict) -> str:
         by = f" by {str(r['added_by'])[7:17]}" if r.get("added_by") else ""
         return f": added {str(r.get('first') or '')[:10]}{by}"
     if "last" in r:
-        return f": last changed {str(r.get('last') or '')[:10]}"
+        last = str(r.get("last") or "")  # a time (by recency) or the commit itself (the files there now)
+        return f": last changed by {last[7:17]}" if last.startswith("commit:") else f": last changed {last[:10]}"
     return ""
 
 

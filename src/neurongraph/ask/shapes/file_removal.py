@@ -13,7 +13,7 @@ import re
 from ..devplan import C_RET, NON_MERGE, ROOT, DevPlan, Scope, by_time, commit_match, time_bounds
 from ..timephrase import TimeWindow
 
-DELETED = re.compile(r"\b(remov\w*|delet\w*|dropped|gone)\b", re.I)
+DELETED = re.compile(r"\b(remov\w*|delet\w*|dropped|gone|rid\s+of)\b", re.I)
 
 
 # "is F still there?", "does F exist?": answered by the removal check
