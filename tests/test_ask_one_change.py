@@ -82,3 +82,10 @@ def test_a_described_revert_is_resolved_among_the_reverts(eng, repo):
     assert res["refs"] == [f"commit:{repo.rev}"]
     res = eng.ask("how many files did the shlex.quote change touch?")
     assert res["refs"] == [f"commit:{repo.q}"]
+
+
+def test_other_ways_to_name_the_files_and_the_coauthors_of_one_change(eng, repo):
+    res = eng.ask("how many files were in the PEP 661 sentinels PR?")
+    assert res["result"]["value"] == 3 and res["refs"] == [f"commit:{repo.pep}"]
+    res = eng.ask("who co-wrote the PEP 661 sentinels change?")
+    assert res["answer"].startswith("1 person") and "Jelle Zijlstra" in res["answer"]

@@ -81,3 +81,10 @@ def test_how_many_of_a_kind_reads_the_head_noun():
         "how many new files were made",
     ):
         assert topic_words(q) is None
+
+
+def test_the_kind_counted_before_how_many_and_a_persons_last_commit(eng, repo):
+    assert topic_words("typeshed syncs in 2025 - how many?").words == ["typeshed", "sync"]
+    assert topic_words("commits in 2025, how many?") is None
+    res = eng.ask("guido's last commit?")
+    assert res["result"]["items"] == [f"commit:{repo.sync2}"]

@@ -97,7 +97,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         whose = f"of the commits {scope}" if scope else "of all commits, most commits first"
         if p.heads_with_explanation:
             whose = "— " + p.explanation
-        head = f"{total} {p.noun} {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
+        noun = p.noun if total != 1 else {"people": "person", "authors": "author"}.get(p.noun, p.noun)
+        head = f"{total} {noun} {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
     if p.kind in ("dirs", "periods"):
         groups: int | None = None

@@ -115,8 +115,9 @@ _COUNTED_AS_SUCH = frozenset(
 
 
 def _counted_kind(words: str) -> Topic | None:
-    """The words of "how many <kind of change>s" as a topic, when no word of it is a thing counted as such."""
-    m = _HOW_MANY_KIND.search(words)
+    """The words of "how many <kind of change>s" (or "<kind of change>s in 2025 - how many?") as a topic, when
+    no word of it is a thing counted as such."""
+    m = _HOW_MANY_KIND.search(words) or _KIND_THEN_HOW_MANY.search(words)
     if m is None:
         return None
     if _AUX & {w.lower() for w in m.group(1).split()}:
@@ -134,6 +135,7 @@ def _counted_kind(words: str) -> Topic | None:
 
 
 _AUX = frozenset("does do did is are was were has have had will would can could should".split())
+_KIND_THEN_HOW_MANY = re.compile(r"^\W*((?:[A-Za-z][\w.+-]*\s+){0,3}[A-Za-z][\w.+-]*s)\b(?=[^?]*\bhow\s+many\b)", re.I)
 _COMMIT_KINDS = frozenset({"commit", "change", "patch"})
 _PLAIN_MODIFIERS = frozenset("distinct different unique total new recent separate individual such all".split())
 _PEOPLE_WORDS = frozenset("author committer contributor developer people person".split())

@@ -44,7 +44,7 @@ NTH = re.compile(
 
 # "the most recent change to F", "the first commit": one commit, not the whole list
 ONE = re.compile(
-    r"\bthe\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+"
+    r"(?:\bthe|'s)\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+"
     r"(?:merge\s+)?(?:change|commit|patch)\b(?!e?s)",
     re.I,
 )

@@ -16,6 +16,7 @@ from ..described import Described, Resolved, resolve, words_of
 from ..dev_rows import count_rows
 from ..devplan import C_RET, DevPlan
 from ..question import Question
+from ..words import FILE_WORDS
 from .file_removal import file_status
 from .shape import Shape
 
@@ -52,14 +53,14 @@ def plan_change_files(engine, q: Question) -> DevPlan | None:
     """The number of files one described change touched (added, removed): its commit's touches, as
     ``git show --stat`` counts them (a squash or a merge: its first-parent diff)."""
     m = _FILES_OF.search(q.words)
-    if m is None or q.described is None or not q.count or q.scope is not None:
-        return None
+    if q.described is None or not q.count or q.scope is not None or not (m or FILE_WORDS.search(q.words)):
+        return None  # "how many files did <the change> touch?", "how many files were in <the change>?"
     got = q.change(engine)
     if got is None or got.one is None:
         return unread_change(q.described, got)
     params = {"a": got.one}
     cy = "MATCH (c:commit {id: $a})-[:touches]->(f:file) RETURN DISTINCT f.id AS id ORDER BY id"
-    verb = m.group("verb").lower()
+    verb = m.group("verb").lower() if m else "touch"
     status = next((s for k, s in _STATUS.items() if verb.startswith(k)), None)
     steps = (functools.partial(keep_status, status=status), count_rows) if status else (count_rows,)
     did = {"A": "added", "D": "removed"}.get(status or "", "touched")

@@ -35,7 +35,7 @@ _NAMED = re.compile(r"\b(Reviewed|Acked|Tested|Reported|Suggested|Co-authored|Si
 # the verbs and nouns of the people trailers name; "tests" (files) and "reports" (documents) are not read
 _VERB = re.compile(
     r"\b(?:(review)(?:s|ed|er|ers|ing)?|(ack)(?:s|ed|er|ers|ing)?|(test)(?:ed|er|ers)|(report)(?:ed|er|ers)|"
-    r"(suggest)(?:ed|er|ers)?|(co-?author)(?:s|ed)?|(sign)(?:s|ed)?[- ]off)\b",
+    r"(suggest)(?:ed|er|ers)?|(co-?author)(?:s|ed)?|(co-?wr)(?:ote|ite|itten|iter|iters)|(sign)(?:s|ed)?[- ]off)\b",
     re.I,
 )
 _RANKED = re.compile(r"\b(?:most|top|leading|busiest|ranking|rank|how\s+many)\b", re.I)
@@ -50,7 +50,7 @@ def _kind(words: str) -> str | None:
     if verb is None:
         return None
     found = next(g for g in verb.groups() if g)
-    low = found.lower().replace("coauthor", "co-author")
+    low = found.lower().replace("coauthor", "co-author").replace("cowr", "co-author").replace("co-wr", "co-author")
     return TRAILER_KEYS.get(low)
 
 
