@@ -47,10 +47,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 # cycles not removed yet (issue 44): the modules of each, and why it stays for now
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset(["neurongraph.index.embedder", "neurongraph.index.onnx_embedder"]): (
-        "onnx_embedder.py:69 imports EmbedderUnavailable from embedder.py, which picks it lazily; the error now "
-        "lives in errors.py, so that import can name it there"
-    ),
     frozenset(
         ["neurongraph.store"]
         + [f"neurongraph.store.{m}" for m in ("postgres", "postgres_copy", "postgres_ledgers", "postgres_schema")]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InvalidArgument
+from ..errors import EmbedderUnavailable, InvalidArgument
 from .onnx_export import FP32_FILE, INT8_FILE, MODEL_NAME, ensure, onnx_dir, source_model_dir
 from .onnx_weights import ModelFilesUnavailable
 
@@ -66,7 +66,6 @@ class OnnxEmbedder:
             raise InvalidArgument(f"onnx embedder: batch_size must be an integer within 1..4096, got {batch_size!r}")
         if type(max_seq_length) is not int or not 1 <= max_seq_length <= 512:
             raise InvalidArgument(f"onnx embedder: max_seq_length must be within 1..512, got {max_seq_length!r}")
-        from .embedder import EmbedderUnavailable
 
         try:
             import onnxruntime as ort

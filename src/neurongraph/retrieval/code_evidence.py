@@ -115,7 +115,7 @@ def code_evidence(
     use_code = cfg.code_weight > 0 and (names_code or (ws is not None and any(f.removed for f in ws.files)))
     if not (use_blame or use_code) or history.commits == 0:
         return None
-    as_of = min((x for x in (cfg.as_of, cfg.until) if x is not None), default=None)
+    as_of = cfg.horizon  # the search's one time limit (as_of, or the deprecated until)
     why: dict[int, list[str]] = {}
     b_nodes, b_share = np.zeros(0, np.int64), np.zeros(0)
     blamed = asked = 0
