@@ -89,3 +89,20 @@ def test_other_ways_to_name_the_files_and_the_coauthors_of_one_change(eng, repo)
     assert res["result"]["value"] == 3 and res["refs"] == [f"commit:{repo.pep}"]
     res = eng.ask("who co-wrote the PEP 661 sentinels change?")
     assert res["answer"].startswith("1 person") and "Jelle Zijlstra" in res["answer"]
+
+
+def test_how_many_trailers_name_a_person(tmp_path):
+    """ "How many Reviewed-by tags did Ada give?": commits whose Reviewed-by names her, not the commits she wrote."""
+    r = Repo(tmp_path / "rev")
+    r.author("Ada Dev")
+    r.commit("Add a", {"a": "1\n"})
+    r.commit("Add b", {"b": "1\n"})
+    r.author("Bo Lee")
+    r.commit("Fix a\n\nReviewed-by: Ada Dev <ada@example.org>", {"a": "2\n"})
+    e = ngr.open(tmp_path / "rev.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("how many Reviewed-by tags did Ada Dev give?")
+        assert res["result"]["value"] == 1 and res["result"]["shape"] == "trailer_count"
+    finally:
+        e.close()

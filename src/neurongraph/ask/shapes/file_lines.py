@@ -39,7 +39,8 @@ def count_lines(words: str, scope: Scope | None, tw: TimeWindow, author: str | N
 _LENGTH = re.compile(
     r"\bhow long is\b|\bhow (?:big|large) is\b|\bline count\b|\blines? of code\b"
     r"|\blines?\b[^?]*\b(?:ha(?:ve|s|d)|contain\w*|long)\b|\b(?:ha(?:ve|s|d)|contain\w*)\b[^?]*\blines?\b"
-    r"|\blines?\s+(?:are|were)\s+(?:there\s+)?in\b|\bwc\s+-l\b|\bhow\s+many\s+lines\s+(?:in|of)\b",
+    r"|\blines?\s+(?:are|were)\s+(?:there\s+)?in\b|\bwc\s+-l\b|\bhow\s+many\s+lines\s+(?:in|of|is|are)\b"
+    r"|\bsize\s+of\b[^?]*\bin\s+lines\b",
     re.I,
 )
 

@@ -18,7 +18,8 @@ from .file_removal import DELETED, ROOTS_FIRST, file_status, files_deleted, make
 # files under src/" counts commits)
 COUNT_FILES = re.compile(
     r"\b(?:how many|number of|count of)\s+(?:(?:different|distinct|unique|separate|source|other|new)\s+)?"
-    r"(?:files?|paths?)\b",
+    r"(?:files?|paths?)\b"
+    r"|\bfiles?\b[^?]*\?\s*how\s+many\b",  # "which files live under D/? how many?"
     re.I,
 )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..devplan import MAX_ITEMS, DevPlan, commit_match
+from ..devplan import MAX_ITEMS, DevPlan, commit_match, time_bounds
 from ..question import Question
 from .one_change import unread_change
 from .shape import Shape
@@ -84,9 +84,24 @@ def plan_trailers(words: str, commit_id: str | None, scope, tw, author, params: 
     return DevPlan("trailer_ranking", "authors", cy, params, expl, total, filters=said, none_text=none, **_PEOPLE)
 
 
+def _counted(q: Question, key: str) -> DevPlan:
+    """ "How many Reviewed-by tags did Andrii give?": the commits whose trailers of that kind name the person
+    (a trailer holds "Name <email>"), within the question's period; the person is not the commits' author."""
+    said_kind = key.replace("_", "-").capitalize()
+    q.params["author"] = q.author  # (the name the trailers hold; the guard sees the author read)
+    where = [f"any(x IN coalesce(c.{key}, []) WHERE x = $author OR x STARTS WITH ($author + ' <'))"]
+    where += time_bounds(q.tw, q.params)
+    cy = f"MATCH (c:commit) WHERE {' AND '.join(where)} RETURN count(c) AS count"
+    expl = f"commits whose {said_kind} trailers name {q.author}" + (", " + q.tw.describe() if q.tw.active else "")
+    return DevPlan("trailer_count", "count", cy, q.params, expl)
+
+
 def _plan(engine, q: Question) -> DevPlan | None:
     """A trailer question about a named commit, a change named by description, or the whole history."""
-    if not q.who or _kind(q.words) is None:
+    key = _kind(q.words)
+    if key is not None and q.count and q.author and not q.who and q.commit is None:
+        return _counted(q, key)
+    if not q.who or key is None:
         return None
     commit = q.commit.node if q.commit else None
     if commit is None and q.described is not None and not _RANKED.search(q.words):
