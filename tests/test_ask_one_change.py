@@ -106,3 +106,18 @@ def test_how_many_trailers_name_a_person(tmp_path):
         assert res["result"]["value"] == 1 and res["result"]["shape"] == "trailer_count"
     finally:
         e.close()
+
+
+def test_what_replaced_a_removed_file(tmp_path):
+    """ "Which file replaced F?": F's removal, and what the removing commit added (or grew most)."""
+    r = Repo(tmp_path / "repl")
+    r.commit("Add old and utils", {"src/old.c": "int a;\nint b;\n", "src/utils.c": "int u;\n"})
+    r.git("rm", "-q", "src/old.c")
+    r.commit("Move old.c into utils.c", {"src/utils.c": "int u;\nint a;\nint b;\n"})
+    e = ngr.open(tmp_path / "repl.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("which file replaced src/old.c?")
+        assert "added no file, and most lines to src/utils.c (+2)" in res["answer"]
+    finally:
+        e.close()

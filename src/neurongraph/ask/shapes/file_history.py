@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..devplan import (
@@ -29,6 +30,24 @@ def also_removed(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
         return rows
     gone = [str(f.get("path")) for f in (node.metadata or {}).get("files") or [] if f.get("status") == "D"]
     p.explanation += f"; the same commit removed {', '.join(gone)}" if gone else "; the same commit removed no file"
+    return rows
+
+
+def also_added(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """ "Which file replaced F?": the files the removing commit added or renamed into place, said with it."""
+    node = engine.store.get_node(rows[0]["id"]) if rows else None
+    if node is None:
+        return rows
+    files = [f for f in (node.metadata or {}).get("files") or [] if isinstance(f, dict)]
+    made = [str(f.get("path")) for f in files if f.get("status") in ("A", "R")]
+    if made:
+        p.explanation += f"; the same commit added {', '.join(made)}"
+        return rows
+    grew = max(files, key=lambda f: int(f.get("added") or 0), default=None)  # its code moved into a file
+    if grew is not None and int(grew.get("added") or 0) > 0:
+        p.explanation += f"; the same commit added no file, and most lines to {grew.get('path')} (+{grew['added']})"
+    else:
+        p.explanation += "; the same commit added no file"
     return rows
 
 
@@ -95,6 +114,9 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
         return file_events(scope, params)  # "what happened to F?": when it was added and removed
     if (DELETED.search(question) or STILL.search(question)) and not tw.active:
         return file_deleted(scope, params, who=False)
+    if _REPLACED.search(question) and not CREATED.search(question) and not tw.active:
+        removal = file_deleted(scope, params, who=False)  # "which file replaced F?": its removal, and what came
+        return dataclasses.replace(removal, steps=(*removal.steps, also_added))
     if CREATED.search(question) and not tw.active:
         cy = (
             "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
