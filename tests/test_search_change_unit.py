@@ -155,3 +155,22 @@ def test_a_branch_longer_than_max_branch_is_a_history_merged_in(repo, store, mon
         assert {"commit:" + repo.b1, "commit:" + repo.b2} <= set(ids)  # each a hit of its own again
         pr7 = [h for h in res.hits if h.change and h.change["pr"] == "pr:7"]
         assert all(h.change["commits"] == ["commit:" + repo.merge] for h in pr7)
+
+
+def test_a_node_folded_into_a_hit_can_be_reported_used_on_its_trace(repo, tmp_path):
+    """The trace keeps the nodes a hit stands for (``folded_into``): reading a branch commit of the PR hit and
+    reporting it used is feedback on that search, not ``node_not_in_trace``."""
+    import shutil
+
+    src = tmp_path / "g.db"
+    with ngr.open(src, embedder="hashing") as eng:
+        sync_source(eng, "git", repo.path)
+        res = eng.search("vlan tagged frame counters", limit=5)
+        hit = next(h for h in res.hits if h.change and h.change["pr"] == "pr:7")
+        member = next(c for c in hit.change["commits"] if c != hit.id)
+        stored = {h["id"]: h for h in eng.get_trace(res.trace_id)["hits"]}
+        assert stored[member]["folded_into"] == hit.id
+        events = [(member, "selected"), (member, "validated"), (member, "used")]
+        receipt = eng.record_source_use(res.trace_id, events, idempotency_key="k1")
+        assert any(t["node_id"] == member for t in receipt["transitions"])
+    shutil.rmtree(tmp_path, ignore_errors=True)

@@ -165,6 +165,28 @@ class SearchResult:
         return len(self.hits)
 
 
+def folded_hits(hits: list[Hit]) -> list[dict]:
+    """The nodes a shown hit stands for (its change's PR, commits and folded results), stored after the shown
+    hits with that hit's rank and ``folded_into``: an agent that reads one of them and reports it used is
+    reporting a hit of this trace."""
+    seen = {h.id for h in hits}
+    out: list[dict] = []
+    for k, h in enumerate(hits):
+        ch = h.change or {}
+        for member in [
+            ch.get("pr"),
+            *(ch.get("landed_by") or []),
+            *(ch.get("commits") or []),
+            *(ch.get("folded") or []),
+        ]:
+            if isinstance(member, str) and member not in seen:
+                seen.add(member)
+                out.append(
+                    {"rank": k + 1, "id": member, "folded_into": h.id, "scores": {"final": h.scores.get("final")}}
+                )
+    return out
+
+
 def trace_hit(rank: int, h: Hit) -> dict:
     """A hit as a trace stores it: ``Hit.to_dict()`` without the text, after its rank (same keys, same order)."""
     return {
@@ -358,7 +380,7 @@ class TraceWriter:
                 "params": params,
                 "params_json": params_json,
                 "fingerprint": res.config.fingerprint(self.model_id),
-                "hits": [trace_hit(k + 1, h) for k, h in enumerate(res.hits)],
+                "hits": [trace_hit(k + 1, h) for k, h in enumerate(res.hits)] + folded_hits(res.hits),
             }
         )
         if refused is not None:  # the store is full or read-only: answer anyway, and say so
