@@ -68,11 +68,19 @@ def _hits_table(hits: list[dict], title: str | None) -> None:
             safe_markup(short_ids(h["id"])),
             safe_markup(meta.get("date", "")),
             safe_markup(meta.get("author", "")),
-            safe_markup(_short(h["title"]) + _not_ingested(h.get("refs_not_ingested"))),
+            safe_markup(_short(h["title"]) + _change_said(h.get("change")) + _not_ingested(h.get("refs_not_ingested"))),
             f"{h['scores']['final']:.3f}",
             safe_markup(short_ids(via)),
         )
     out.print(t)
+
+
+def _change_said(change: dict | None) -> str:
+    """A grouped hit's suffix: the PR it stands for and how many commits it landed ("[PR #7, 3 commits]")."""
+    if not change or not change.get("pr"):
+        return ""
+    n = int(change.get("commits_total") or 0)
+    return f" [PR #{str(change['pr']).split(':', 1)[-1]}, {n} commit{'' if n == 1 else 's'}]"
 
 
 def _not_ingested(refs) -> str:
