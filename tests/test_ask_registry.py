@@ -164,3 +164,27 @@ def test_files_there_now_listed_and_a_removal_said_as_getting_rid_of(eng):
     res = eng.ask("files currently in docs/?")
     assert res["result"]["shape"] == "files_now" and res["result"]["items"] == ["file:docs/a.md"]
     assert "last changed by" in res["answer"]
+
+
+def test_counts_that_name_a_person_issues_or_a_number(tmp_path):
+    """ "how many commits did A author": A's commits (not one author); "how many issues were fixed": the issues
+    a closing keyword names; a number no reading took ("issue #249", none in the store) is no answer's filter:
+    the fix commits of the whole history are not "the commits that fixed #249"."""
+    r = Repo(tmp_path / "iss")
+    r.author("Ada Dev")
+    r.commit("Add parser", {"p.c": "1\n"})
+    r.commit("Fix crash in parser\n\nFixes #12", {"p.c": "2\n"})
+    r.commit("Fix leak\n\nCloses #13", {"p.c": "3\n"})
+    r.author("Bo Lee")
+    r.commit("Fix typo", {"p.c": "4\n"})
+    e = ngr.open(tmp_path / "iss.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        assert e.ask("how many commits did Ada Dev author in total?")["result"]["value"] == 3
+        assert e.ask("how many issues were fixed since 2020?")["result"]["value"] == 2
+        res = e.ask("which commits fixed issue #249?")
+        assert "result" not in res and "the number #249" in res["route"]["reason"]
+        res = e.ask("list authors of p.c")
+        assert res["explain"]["answered_by"] == "who" and sorted(res["result"]["items"]) == ["Ada Dev", "Bo Lee"]
+    finally:
+        e.close()

@@ -98,6 +98,19 @@ def _unread_change(what: str) -> DevPlan:
     return DevPlan("change_not_read", "commits", "UNWIND [] AS x RETURN x AS id", {}, "one change", none_text=text)
 
 
+# "how many issues were fixed in 2024?": the issues a commit's closing keyword names, not the period's commits
+_ISSUES_FIXED = re.compile(r"\bhow\s+many\s+(?:\w+\s+)?(?:issues|tickets)\b[^?]*\b(?:fix\w*|clos\w*|resolv\w*)", re.I)
+
+
+def _issues_fixed(scope, tw, author, params: dict) -> DevPlan:
+    """The issues (``issue:N`` nodes: an export's, or a placeholder the ingest made from "Fixes #N") that
+    scoped commits fix, counted once each."""
+    match, said = commit_match(scope, tw, author, params)
+    cy = f"{match} MATCH (c)-[:fixes]->(i:issue) RETURN count(DISTINCT i) AS count"
+    expl = "issues fixed (a closing keyword: Fixes #N) by the commits " + ", ".join(said) if said else "issues fixed"
+    return DevPlan("count_issues_fixed", "count", cy, params, expl, filters=said)
+
+
 def plan_counted(
     words: str, scope, tw, author, params: dict, count: bool, wants_prs: bool, n: int | None
 ) -> DevPlan | None:
@@ -123,8 +136,10 @@ def plan_counted(
         return plan_who(scope, tw, author, params, False, False)
     if (count or LISTY.search(words)) and (per := PER.search(words)):
         return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
+    if count and _ISSUES_FIXED.search(words):
+        return _issues_fixed(scope, tw, author, params)
     if count:
-        people = bool(PEOPLE.search(words))
+        people = bool(PEOPLE.search(words)) and author is None  # "how many commits did A author": A's commits
         return _count(scope, tw, author, params, wants_prs, people, members=bool(ALSO_WHICH.search(words)))
     ranked = ranking(words, scope, tw, author, params, n)
     if ranked is None and FILES_WORD.search(words) and files_there(words, scope) and not tw.active and not author:

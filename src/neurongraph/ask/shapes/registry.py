@@ -15,7 +15,7 @@ from ..devplan import DevPlan
 from ..names import Mention
 from ..nl2cypher import type_words
 from ..question import Question, read_question
-from ..words import RELATION
+from ..words import HASHNUM, RELATION
 from .branch_tags import BRANCH_TAGS
 from .counts import COUNTED, MISSING_SCOPE
 from .file_history import DIR_MOVE, FILE_HISTORY
@@ -133,6 +133,8 @@ def _ignored(q: Question, p: DevPlan) -> str:
         missed.append(f"the period ({q.tw.describe()})")
     if q.tw.commits is not None and "$within" not in text:
         missed.append("the tag range")
+    if (num := HASHNUM.search(q.words)) is not None:  # an issue or PR number no reading took
+        missed.append(f"the number {num.group(0)}")
     return " or ".join(missed)
 
 
