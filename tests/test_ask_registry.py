@@ -188,3 +188,18 @@ def test_counts_that_name_a_person_issues_or_a_number(tmp_path):
         assert res["explain"]["answered_by"] == "who" and sorted(res["result"]["items"]) == ["Ada Dev", "Bo Lee"]
     finally:
         e.close()
+
+
+def test_a_first_name_several_authors_share_is_said_not_dropped(tmp_path):
+    r = Repo(tmp_path / "names")
+    for who in ("Kevin Yap", "Kevin Wurster", "Alice Dev"):
+        r.author(who)
+        r.commit(f"Work by {who}", {f"{who.split()[1].lower()}.c": "1\n"})
+    e = ngr.open(tmp_path / "names.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("how many commits did Kevin make?")
+        assert "result" not in res and "'Kevin' names 2 authors (" in res["answer"]
+        assert e.ask("how many commits did Alice make?")["result"]["value"] == 1
+    finally:
+        e.close()

@@ -210,7 +210,7 @@ def head_only(engine, tw: TimeWindow, params: dict) -> None:
 def read_names(engine, question: str, taken: list, mentions: list[Mention], notes: list[str], dated: bool = False):
     """The author, the subject topic and the path scope the question names, read in that order, each
     taking its words: "g.denis" is an author, not a file; "commits that mention typeshed" a word, not a path."""
-    author = author_taken(engine, question, taken)
+    author = author_taken(engine, question, taken, notes)
     topic = topic_words(blank(question, taken))
     if topic is not None:
         taken.append(topic.span)

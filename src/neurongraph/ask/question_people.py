@@ -24,24 +24,28 @@ def _authors(engine) -> list[str]:
     return engine.cypher_projection().memo("authors", load)
 
 
-def _author(engine, question: str, taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+def _author(
+    engine, question: str, taken: list[tuple[int, int]], several: list[tuple[str, list[str]]]
+) -> tuple[str, tuple[int, int]] | None:
     """The longest author name in the question: written as recorded first, then ignoring case."""
     names = [n for n in _authors(engine) if len(n) >= 3]
     for text, keyed in ((question, names), (question.lower(), [(n.lower(), n) for n in names])):
         hit = _find_name(text, keyed, taken)
         if hit:
             return hit
-    return _first_name(question, names, taken)
+    return _first_name(question, names, taken, several)
 
 
 # "when did guido last commit", "commits by yonghong", "jukka's first commit": a first name where a person stands
 _PERSON_SLOT = re.compile(r"\b(?:did|does|has|had|by|from|of)\s+([A-Za-z][\w-]{3,})\b|\b([A-Za-z][\w-]{3,})'s\b")
 
 
-def _first_name(question: str, names: list[str], taken: list[tuple[int, int]]) -> tuple[str, tuple[int, int]] | None:
+def _first_name(
+    question: str, names: list[str], taken: list[tuple[int, int]], several: list[tuple[str, list[str]]]
+) -> tuple[str, tuple[int, int]] | None:
     """One author by first name alone, where the question puts a person ("did guido", "by jukka"), when
-    exactly one recorded name starts with it (the others that do are the same person only if their
-    first two words agree); ambiguous or common words are not read."""
+    exactly one recorded name starts with it; a first name several people have ("did Kevin": Kevin Deldycke,
+    Kevin Wurster, Kevin Yap) is added to ``several``, and common words are not read."""
     for m in _PERSON_SLOT.finditer(question):
         word = m.group(1) or m.group(2)
         span = m.span(1) if m.group(1) else m.span(2)
@@ -50,6 +54,8 @@ def _first_name(question: str, names: list[str], taken: list[tuple[int, int]]) -
         hits = [n for n in names if n.split()[0].lower() == word.lower() and " " in n]
         if len(hits) == 1:
             return hits[0], span
+        if len(hits) > 1:
+            several.append((word, hits))
     return None
 
 
@@ -71,10 +77,16 @@ def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tup
     return None
 
 
-def author_taken(engine, question: str, taken: list[tuple[int, int]]) -> str | None:
-    """The author the question names, its words then taken (no path or intent is read from them)."""
-    hit = _author(engine, question, taken)
+def author_taken(engine, question: str, taken: list[tuple[int, int]], notes: list[str] | None = None) -> str | None:
+    """The author the question names, its words then taken (no path or intent is read from them); a first
+    name several authors share is said in ``notes`` ("not understood: 'Kevin' names 3 authors …")."""
+    several: list[tuple[str, list[str]]] = []
+    hit = _author(engine, question, taken, several)
     if hit is None:
+        for word, hits in several[:1]:
+            shown = ", ".join(hits[:5]) + (" …" if len(hits) > 5 else "")
+            if notes is not None:
+                notes.append(f"not understood: '{word}' names {len(hits)} authors ({shown}): name one in full")
         return None
     taken.append(hit[1])
     return hit[0]

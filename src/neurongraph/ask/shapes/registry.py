@@ -48,6 +48,11 @@ def _no_plan(engine, q: Question) -> DevPlan | None:
 _ANAPHORA = re.compile(r"^'[^']*\b(?:that|this|then|it|them|those|these)'", re.I)
 
 
+def _unread_person(q: Question) -> bool:
+    """A first name several authors share: answering without it would count everyone's commits."""
+    return any(n.startswith("not understood:") and " authors (" in n for n in q.notes)
+
+
 def _unread_time(engine, q: Question) -> DevPlan | None:
     """No exact answer when a time phrase was not understood: the history's whole count would look like the
     answer ("how many commits on weekends?" → every commit).  The notes say what was not read."""
@@ -73,8 +78,8 @@ OTHER_TYPES = Shape("other_types", _no_plan, claims=_other_types, doc="lists of 
 UNREAD_TIME = Shape(
     "unread_time",
     _unread_time,
-    claims=lambda q: any(not _ANAPHORA.search(said) for said in q.tw.not_understood),
-    doc="a time phrase not understood ('on weekends', 'since v9' with no such tag): said, then a search",
+    claims=lambda q: any(not _ANAPHORA.search(said) for said in q.tw.not_understood) or _unread_person(q),
+    doc="a time phrase or a person not understood ('on weekends', a missing tag, one 'Kevin' of three): a search",
     then="search",
 )
 
