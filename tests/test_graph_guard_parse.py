@@ -80,7 +80,9 @@ def test_the_known_slow_shapes_are_refused_naming_their_limit(name):
     t0 = time.perf_counter()
     with pytest.raises(QueryError) as ei:
         check_read_only(q)
-    assert time.perf_counter() - t0 < 0.5
+    # the guard's own scan takes ~20 ms here; the bound leaves room for a GC pause on a loaded 2-core machine
+    # and is still far below what the refused shapes cost the engine (seconds and more)
+    assert time.perf_counter() - t0 < 1.5
     assert ei.value.code == "query_error" and limit in ei.value.message, ei.value.message
     assert f"{getattr(guard, limit):,}" in ei.value.message
 
