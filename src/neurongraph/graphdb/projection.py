@@ -267,10 +267,11 @@ class CypherProjection:
         if t is not None and t is not threading.current_thread():
             t.join()  # a child being started in the background is stopped too
             self._prefetch = None
-        if self.child is not None:
-            if self._dirty and self.child.alive:
+        child = self.child  # (read once: a watchdog beside this call may discard it meanwhile)
+        if child is not None:
+            if self._dirty and child.alive:
                 self.save()
-            self.child.stop()
+            child.stop()
         self.child = None
         self._db_w = self._g_w = self._g_r = None
 
@@ -633,6 +634,12 @@ class CypherProjection:
                     f"the query ran past its deadline ({limit_ms} ms + {GRACE_S:g} s) without an answer from {note}"
                 ) from None
             if isinstance(exc, redis.ConnectionError):
+                if watch.child is not None and self.child is not watch.child:
+                    # a query beside this one passed a bound and its watchdog stopped the engine they shared
+                    raise GraphGone(
+                        "the graph engine was stopped while this query ran (another query passed its time or "
+                        "memory bound); it is restarted"
+                    ) from None
                 self.close()  # restart on the next call; nothing is lost: the store is the truth
                 raise GraphGone(f"the graph engine went away ({exc}); it restarts on the next query") from None
             raise _map_error(exc) from None
