@@ -127,7 +127,8 @@ def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
     """The one file a bare file name stands for ("usdt.c" for ``src/usdt.c``): the file of that name, or
     the last of a chain of renames among several (``click/x.py`` renamed to ``src/click/x.py``: one file's
     history); several unrelated files of that name are said, not guessed between."""
-    files = [i for i, _ in engine.store.ids_with_prefix("file:", 1_000_000) if i.endswith("/" + name)]
+    every = [i for i, _ in engine.store.ids_with_prefix("file:", 1_000_000)]  # read once: the name, then its extension
+    files = [i for i in every if i.endswith("/" + name)]
     if len(files) > 1:
         renamed = {s for s, rel, d in engine.store.edges_from(files) if rel == "renamed_to" and d in files}
         files = [f for f in files if f not in renamed]
@@ -137,15 +138,15 @@ def _basename(engine, name: str, notes: list[str]) -> list[Scope]:
     if files:
         shown = ", ".join(f[5:] for f in files[:5]) + (" …" if len(files) > 5 else "")
         notes.append(f"'{name}' names {len(files)} files ({shown}): name one by its path")
-    elif _known_extension(engine, name):
+    elif _known_extension(every, name):
         notes.append(f"no file '{name}' in the store")
     return []  # "shlex.quote", "click.echo": a dotted name whose "extension" no file has is no path
 
 
-def _known_extension(engine, name: str) -> bool:
-    """Whether some file in the store ends with ``name``'s extension (".c", ".py"; "quote" is none)."""
-    ext = name.rsplit(".", 1)[-1]
-    return any(f.endswith("." + ext) for f, _ in engine.store.ids_with_prefix("file:", 1_000_000))
+def _known_extension(file_ids: list[str], name: str) -> bool:
+    """Whether some file of ``file_ids`` ends with ``name``'s extension (".c", ".py"; "quote" is none)."""
+    ext = "." + name.rsplit(".", 1)[-1]
+    return any(f.endswith(ext) for f in file_ids)
 
 
 _BARE_DIR = re.compile(
