@@ -24,6 +24,7 @@ import numpy as np
 from ..config import SearchConfig
 from ..index.code_history import CodeHistory, describe
 from ..index.code_terms import STOP, query_identifiers
+from .blame2 import blame_through_moves
 from .changes import WorkingSet
 
 __all__ = ["CodeEvidence", "code_evidence", "query_intent"]
@@ -45,6 +46,19 @@ RARE_DF = 0
 PR_CREDIT = 0.5
 DEF_USE_WEIGHT = 2.0  # 2 and 5: every leave-one-repository-out fold's choice
 DEF_USE_LAST = 5
+# issue 46 (blame names only a wrong commit): when a commit that did not write the lines but has code evidence of
+# at least NEWER_CODE_MIN (it changed names the lines touch) is newer than every blamed commit, the blame shares
+# are multiplied by ((d + its gap) / (d + the newest blamed gap)) ** NEWER_CODE_POWER, d = NEWER_CODE_DAYS
+# (0: off)
+NEWER_CODE_POWER = 0.0
+# issue 46 (depth-2 blame, retrieval/blame2.py): a line whose last toucher only moved or renamed it (identifier
+# changes, less names moved between files, at most BLAME2_MAX_TERMS) passes this share of its blame to the
+# commit that wrote it before (0: off); BLAME2_IN_PLACE: a same-size rewrite counts as a rename too
+BLAME2_WEIGHT = 0.0
+BLAME2_MAX_TERMS = 2
+BLAME2_IN_PLACE = True
+NEWER_CODE_MIN = 1.5
+NEWER_CODE_DAYS = 30.0
 
 
 # words of the question itself, never read as identifiers
@@ -122,21 +136,7 @@ def code_evidence(
     pure = False
     if use_blame and ws is not None:
         pure = ws.pure_addition
-        # anchors stand in for changed lines only when nothing old-side changed anywhere (a pure addition)
-        files = [(f.path, list(f.anchors) if pure else f.old_lines) for f in ws.files]
-        # no visibility filter: the blamed commits are ancestors of the commit the lines are read in, so they
-        # existed then, whatever a time filter says (a patch series applied in one second shares its time)
-        bl = history.blame(files, as_of, None, ws.base, exact=cfg.blame_source == "git")
-        b_nodes, b_share = bl.share()
-        blamed, asked = bl.total, bl.asked
-        gaps = _age_gaps(history, b_nodes, as_of, ws.base)
-        b_share = b_share * _recency(gaps, cfg.blame_recency, cfg.blame_recency_days)
-        for k, (n, where) in enumerate(sorted(bl.where.items())):
-            verb = "last changed the lines around the insertion at" if pure else "last changed"
-            age = f" ({_days(gaps[k])} before the lines' commit)" if cfg.blame_recency > 0 and gaps.size else ""
-            why.setdefault(n, []).append(f"{verb} {describe(where)} before this{age}")
-        if PR_CREDIT > 0:
-            b_nodes, b_share = _pr_credit(history, b_nodes, b_share, why)
+        b_nodes, b_share, blamed, asked = _blame_part(history, cfg, ws, as_of, why)
     c_nodes, c_score = np.zeros(0, np.int64), np.zeros(0)
     intent = ""
     if use_code:
@@ -164,6 +164,8 @@ def code_evidence(
                     c_why.setdefault(n, []).extend(w)
         if ws is not None and DEF_USE_WEIGHT > 0:
             c_nodes, c_score = _def_use(history, ws, as_of, visible, c_nodes, c_score, c_why)
+        if NEWER_CODE_POWER > 0 and b_nodes.size and c_nodes.size:
+            b_share = _newer_code(history, (b_nodes, b_share), (c_nodes, c_score), as_of, ws, why)
         for n, w in c_why.items():
             shown = list(dict.fromkeys(w))
             more = f" (+{len(shown) - 4} more)" if len(shown) > 4 else ""
@@ -180,6 +182,34 @@ def code_evidence(
     return CodeEvidence(nodes, blame, code, why, blamed, asked, pure, intent if c_nodes.size else "")
 
 
+def _blame_part(history: CodeHistory, cfg: SearchConfig, ws: WorkingSet, as_of, why: dict[int, list[str]]):
+    """The blamed commits' shares (recency, depth-2 blame and PR credit applied), the lines blamed and asked,
+    and each one's explanation in ``why``."""
+    pure = ws.pure_addition
+    # anchors stand in for changed lines only when nothing old-side changed anywhere (a pure addition)
+    files = [(f.path, list(f.anchors) if pure else f.old_lines) for f in ws.files]
+    # no visibility filter: the blamed commits are ancestors of the commit the lines are read in, so they
+    # existed then, whatever a time filter says (a patch series applied in one second shares its time)
+    bl = history.blame(files, as_of, None, ws.base, exact=cfg.blame_source == "git")
+    b_nodes, b_share = bl.share()
+    moved: dict[int, dict[str, list[int]]] = {}
+    if BLAME2_WEIGHT > 0 and b_nodes.size:
+        b_nodes, b_share, moved = _blame2(history, files, as_of, ws.base, bl.total, b_nodes, b_share)
+    gaps = _age_gaps(history, b_nodes, as_of, ws.base)
+    b_share = b_share * _recency(gaps, cfg.blame_recency, cfg.blame_recency_days)
+    at = {n: k for k, n in enumerate(b_nodes.tolist())}
+    verb = "last changed the lines around the insertion at" if pure else "last changed"
+    lines = [(n, w, verb) for n, w in sorted(bl.where.items())]
+    lines += [(n, w, "wrote, before a later commit only moved or renamed them,") for n, w in sorted(moved.items())]
+    for n, where, v in lines:
+        k = at.get(n)
+        age = f" ({_days(gaps[k])} before the lines' commit)" if cfg.blame_recency > 0 and k is not None else ""
+        why.setdefault(n, []).append(f"{v} {describe(where)} before this{age}")
+    if PR_CREDIT > 0:
+        b_nodes, b_share = _pr_credit(history, b_nodes, b_share, why)
+    return b_nodes, b_share, bl.total, bl.asked
+
+
 def _def_use(history: CodeHistory, ws: WorkingSet, as_of, visible, c_nodes, c_score, c_why):
     """The recent changers of the names the diff's lines touch, as code credit (``DEF_USE_WEIGHT``)."""
     rem, add = ws.terms()
@@ -189,6 +219,46 @@ def _def_use(history: CodeHistory, ws: WorkingSet, as_of, visible, c_nodes, c_sc
     for n, names in u_why.items():
         c_why.setdefault(n, []).append("recently changed " + ", ".join(names[:3]) + " (a name the change touches)")
     return _combine(c_nodes, c_score, u_nodes, DEF_USE_WEIGHT * u_score)
+
+
+def _newer_code(history: CodeHistory, blamed, coded, as_of, ws: WorkingSet | None, why: dict[int, list[str]]):
+    """Blame weighed down when a newer commit changed the names the lines touch (``NEWER_CODE_POWER``): the
+    commit that wrote the lines is old, and the regression more likely came from the newer change to what the
+    lines use or declare (issue 46: "blame names only a wrong commit")."""
+    b_nodes, b_share = blamed
+    c_nodes, c_score = coded
+    cand = c_nodes[(c_score >= NEWER_CODE_MIN) & ~np.isin(c_nodes, b_nodes)]
+    if not cand.size:
+        return b_share
+    base = ws.base if ws is not None else None
+    g_blamed = float(_age_gaps(history, b_nodes, as_of, base).min())
+    gaps = _age_gaps(history, cand, as_of, base)
+    k = int(np.argmin(gaps))
+    if gaps[k] >= g_blamed:
+        return b_share
+    d = max(NEWER_CODE_DAYS, 1e-3)
+    factor = ((d + float(gaps[k])) / (d + g_blamed)) ** NEWER_CODE_POWER
+    for n in b_nodes.tolist():
+        why.setdefault(n, []).append(
+            f"weighed ×{factor:.2f}: a newer change ({_days(float(gaps[k]))} before the lines' commit) changed "
+            "names these lines use"
+        )
+    return b_share * factor
+
+
+def _blame2(history: CodeHistory, files, as_of, base, total: int, nodes: np.ndarray, share: np.ndarray):
+    """Depth-2 blame (``BLAME2_WEIGHT``): the lines a mover only moved or renamed pass that part of their
+    share to the commit that wrote them before (retrieval/blame2.py); with where those lines are."""
+    got = blame_through_moves(history, files, as_of, base, BLAME2_MAX_TERMS, BLAME2_IN_PLACE)
+    if not got.moved:
+        return nodes, share, {}
+    acc = dict(zip(nodes.tolist(), share.tolist()))
+    for (x, y), count in got.moved.items():
+        part = BLAME2_WEIGHT * count / max(total, 1)
+        acc[x] = max(acc.get(x, 0.0) - part, 0.0)
+        acc[y] = acc.get(y, 0.0) + part
+    out = np.array(sorted(acc), np.int64)
+    return out, np.array([acc[n] for n in out.tolist()]), got.where
 
 
 def _pr_credit(history: CodeHistory, nodes: np.ndarray, share: np.ndarray, why: dict[int, list[str]]):
