@@ -117,3 +117,34 @@ def test_a_fixes_trailer_makes_a_fix(tmp_path):
         assert {e.get_node(i)["title"] for i in listed["result"]["items"]} == {"Handle size overflow", "Fix the build"}
     finally:
         e.close()
+
+
+def test_a_topic_no_subject_names_is_found_in_whole_messages(tmp_path):
+    """A topic that lives in commit bodies only ("Reported-by: SVACE static analyzer") is listed as
+    ``git log -i --grep`` lists it, and words that most of the history uses ("libbpf", "work") are not
+    required: the informative words of the phrase are."""
+    r = Repo(tmp_path / "lib")
+    bodies = {
+        "Fix a leak in the parser": "Reported-by: SVACE static analyzer",
+        "Check the return value of open": "Found by the SVACE static analyzer.",
+        "Use the syscall directly": "So that libbpf can work on Android (bionic has no wrapper).",
+        "Tidy the loader": "Nothing else to say about libbpf here.",
+    }
+    for k, (subject, body) in enumerate(bodies.items()):
+        r.commit(f"{subject}\n\n{body}", {f"src/f{k}.c": f"{k}\n"})
+    for k in range(30):  # a history where 'libbpf' and 'work' are everywhere
+        r.commit(f"libbpf: make step {k} work", {f"src/g{k}.c": f"{k}\n"})
+    e = ngr.open(tmp_path / "t.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        res = e.ask("list the fixes that came from the SVACE static analyzer reports")
+        got = {t for t in _titles(e, res)}
+        assert got == {"Fix a leak in the parser", "Check the return value of open"}, res["answer"]
+        assert "message mentions" in res["answer"] and "'svace'" in res["answer"]
+        res = e.ask("gimme the commits that were about making libbpf work or build on Android")
+        assert _titles(e, res) == {"Use the syscall directly"}, res["answer"]
+        assert "'android'" in res["answer"] and "'libbpf'" not in res["answer"].split("message mentions")[1]
+        res = e.ask("list the commits about quantum teleportation")  # nowhere: none, said as such
+        assert res["result"]["total"] == 0 and "none" in res["answer"]
+    finally:
+        e.close()

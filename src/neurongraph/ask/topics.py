@@ -7,10 +7,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# "commits that mention BTF", "commits about the json output", "fixes of a memory leak": the words after the
-# cue are a topic the commit's subject must name (the store projects subjects, not whole messages)
+# "commits that mention BTF", "commits about the json output", "fixes of a memory leak", "fixes that came from
+# the X reports": the words after the cue are a topic the commit's subject must name (the graph projects
+# subjects; a topic no subject names is looked up in whole messages: ask/message_words.py)
 _TOPIC_CUE = re.compile(
-    r"\b(?:mention(?:s|ed|ing)?|about|regarding|concerning|related\s+to|fix(?:es|ed|ing)?)\s+(?:of\s+)?", re.I
+    r"\b(?:mention(?:s|ed|ing)?|about|regarding|concerning|related\s+to|fix(?:es|ed|ing)?|"
+    r"(?:came|come|comes|coming|originat(?:e|es|ed|ing))\s+from)\s+(?:of\s+)?",
+    re.I,
 )
 
 

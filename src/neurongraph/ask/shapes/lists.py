@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..dev_rows import from_tip, root_first
 from ..devplan import (
     AUTHORED,
@@ -12,6 +14,7 @@ from ..devplan import (
     commit_match,
     renamed_away,
 )
+from ..message_words import commits_mentioning, phrase_words
 from ..question import Question
 from ..words import COMMITS, FILE_WORDS, LISTY
 from .shape import Shape
@@ -56,7 +59,26 @@ def plan_listing(engine, q: Question) -> DevPlan:
     order = "ASC" if q.first else "DESC"
     # "when did A last commit": A's own last commit, by when A wrote it (a mirror applies patches weeks later)
     key = AUTHORED if q.author and q.n else "c.time"
-    return plan_list("latest_n" if q.n else "commits", match, q.params, said, order, q.n, extra=moved, key=key)
+    made = plan_list("latest_n" if q.n else "commits", match, q.params, said, order, q.n, extra=moved, key=key)
+    if q.topic is not None and not q.n:
+        made.fallback = _in_messages(engine, q, order, key)
+    return made
+
+
+def _in_messages(engine, q: Question, order: str, key: str) -> tuple[str, str] | None:
+    """When no subject names the topic: the commits whose whole message holds the topic phrase's informative
+    words (ask/message_words.py), with the question's other filters."""
+    assert q.topic is not None
+    ids, kept = commits_mentioning(engine, phrase_words(q.text, q.topic.span[0]))
+    if not ids:
+        return None
+    topic_cond = [c for c in q.tw.conditions if c[1].startswith("whose subject mentions")]
+    q.params["message_ids"] = ids
+    tw = replace(q.tw, conditions=[c for c in q.tw.conditions if c not in topic_cond])
+    words = " and ".join(f"'{w}'" for w in kept)
+    match, said = commit_match(q.scope, tw, q.author, q.params, where=["c.id IN $message_ids"])
+    cy = plan_list("commits", match, q.params, said, order, None, key=key).cypher
+    return cy, f"no subject names the topic; commits whose message mentions {words}, as git log -i --grep finds them"
 
 
 LISTING = Shape(
