@@ -24,6 +24,7 @@ from ..graphdb.schema import build_schema
 from . import spelling
 from .answer import NOT_FOUND, check_refs, evidence_ids, extractive_answer
 from .code_questions import answer_code_question
+from .compound import ask_parts
 from .dev_run import run_plan
 from .explain import explain
 from .llm import LLM, LLMError, make_llm
@@ -52,7 +53,11 @@ def _hit_dict(h) -> dict:
 def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None, limit: int = 5) -> dict:
     """:func:`_ask`; when the graph is down or timed out (``query_timeout``, the engine gone mid-query, or
     a shared server that is unreachable, refuses the credentials or holds no graph), it is answered from search
-    instead, and ``route.reason`` and ``warnings`` say why."""
+    instead, and ``route.reason`` and ``warnings`` say why.  A question that asks several things is asked part
+    by part (ask/compound.py)."""
+    whole = ask_parts(lambda part: ask(engine, part, mode, llm, limit), question) if mode == "auto" else None
+    if whole is not None:
+        return whole
     try:
         return _ask(engine, question, mode, llm, limit)
     except (QueryTimeout, GraphGone, GraphServerError) as exc:

@@ -24,7 +24,8 @@ COUNT_FILES = re.compile(
 )
 
 
-CREATED_WORDS = re.compile(r"\b(added|created|new|introduced)\b", re.I)
+# "new" is a file's only when it says so ("new files", "new source files"): "the new tests/ folder" is a place
+CREATED_WORDS = re.compile(r"\b(?:added|created|introduced)\b|\bnew\s+(?:[a-z]+\s+)?(?:files?|paths?)\b", re.I)
 
 
 EARLY = 16  # a file's first commits by time read for its creation (a descendant dated before the root: ovs)

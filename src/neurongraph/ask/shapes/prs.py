@@ -15,6 +15,8 @@ from ..devplan import (
 )
 from ..question import Question
 from ..timephrase import TimeWindow
+from ..words import GONE
+from .file_removal import DELETED, file_deleted
 from .shape import Shape
 
 
@@ -54,6 +56,41 @@ def plan_prs_of(author, scope: Scope | None, who: bool, tw: TimeWindow, params: 
     if scope is not None and not who:
         return _prs_touching(scope, tw, params, count)
     return None
+
+
+# each commit's PRs with their sizes: a branch merged into another PR's branch ("Merge stable into main (#N)")
+# is part of both; the PR that landed the commit is the smallest that holds it
+_PR_OF = (
+    "MATCH (c:commit) WHERE c.id IN $ids MATCH (c)-[:merged_in|part_of]->(p) WHERE p.type IN ['pull_request', 'pr'] "
+    "MATCH (x:commit)-[:merged_in|part_of]->(p) "
+    "RETURN c.id AS commit, p.id AS id, p.title AS title, p.type AS type, p.time AS time, count(x) AS size"
+)
+
+
+def landing_prs(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """The PR that landed each of the plan's commits (a squash merged in it, or its branch part of it: the
+    smallest PR holding it); when none did, the answer names the commits and says so."""
+    ids = [r["id"] for r in rows if isinstance(r.get("id"), str)]
+    found = engine.cypher(_PR_OF, {"ids": ids})["rows"] if ids else []
+    best: dict[str, dict] = {}
+    for r in sorted(found, key=lambda r: (r["size"], str(r["id"]))):
+        best.setdefault(r["commit"], r)
+    prs = list({r["id"]: {k: r[k] for k in ("id", "title", "type", "time")} for r in best.values()}.values())
+    if not prs and ids:
+        p.none_text = f"No PR: {p.explanation} ({', '.join(i[7:17] for i in ids)}) was part of no PR in the store."
+    return prs
+
+
+def _pr_of_removal(q: Question) -> DevPlan | None:
+    """ "In which PR was F deleted?", "F is gone: in which PR?": the PR of F's removal, not every PR that ever
+    touched F."""
+    if q.scope is None or q.scope.kind != "file" or q.count or q.who or q.tw.active:
+        return None
+    if not DELETED.search(q.words) and not GONE.search(q.words):
+        return None
+    removal = file_deleted(q.scope, q.params, who=False)
+    expl = f"the PR of {removal.explanation}"
+    return DevPlan("pr_of_removal", "prs", removal.cypher, q.params, expl, steps=(*removal.steps, landing_prs))
 
 
 def _prs_touching(scope: Scope, tw: TimeWindow, params: dict, count: bool) -> DevPlan:
@@ -109,6 +146,8 @@ PR_SIZES = Shape("pr_sizes", plan_pr_sizes, doc="the PRs that landed the most co
 
 PRS_OF = Shape(
     "prs_of",
-    lambda engine, q: plan_prs_of(q.author, q.scope, q.who, q.tw, q.params, q.count) if q.wants_prs else None,
+    lambda engine, q: (
+        _pr_of_removal(q) or plan_prs_of(q.author, q.scope, q.who, q.tw, q.params, q.count) if q.wants_prs else None
+    ),
     doc="the PRs of an author, the PRs that touched a path",
 )

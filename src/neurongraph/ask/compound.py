@@ -1,0 +1,81 @@
+"""A question that asks several things at once ("F is gone. when was it split up, in which PR, and how many files
+are in the new folder?"), split into its parts, each asked on its own, the answers given together.
+
+Why: one shape answers one question; given three, the first shape that matched answered a fourth ("56 PRs
+touched F") and looked like the answer.  A part is an interrogative clause of the question's last sentence,
+after a comma ("when ..., in which PR, and how many ..."); sentences before it that ask nothing
+("F is gone.") are its context, given to each part that points back at it ("it").  A part that is only an interrogative
+phrase ("in which PR") borrows the rest of the part before it ("was it split up").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")  # a stop then a space: "tests/test_utils.py" is one word
+_ASKS = (
+    r"(?:(?:in|on|at|from|by|for|since|until)\s+)?"
+    r"(?:when|which|what|who|whom|whose|where|why|how(?:\s+(?:many|much|long|often))?)\b"
+)
+_ASKING = re.compile(rf"^\s*{_ASKS}", re.I)
+# a part starts after a comma (and an "and"), with an interrogative word; a bare "and" is not a break ("how many
+# commits and how many authors in 2024?": the period is both parts')
+_PART_BREAK = re.compile(rf"\s*,\s*(?:and\s+)?(?={_ASKS})", re.I)
+# words that point back ("it", "the last one"): a part holding one needs what it points at
+_PRONOUN = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|one|ones)\b", re.I)
+_BARE = re.compile(rf"^\s*{_ASKS}(?:\s+[\w./-]+)?\s*$", re.I)  # "in which PR", "when", "by whom"
+_REST = re.compile(rf"^\s*{_ASKS}(?:\s+[\w-]+)?\s+((?:was|were|is|are|did|does|do|has|have|had)\b.*)$", re.I)
+
+
+def split_parts(question: str) -> list[str] | None:
+    """The parts of a question that asks several things, each with the question's context; None for one."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(question.strip()) if s.strip()]
+    if not sentences:
+        return None
+    context = [s for s in sentences[:-1] if not _ASKING.match(s)]
+    if len(context) != len(sentences) - 1:
+        return None  # two asking sentences: not read as parts here
+    last = sentences[-1].rstrip("?!. ")
+    pieces = [p.strip() for p in _PART_BREAK.split(last) if p.strip()]
+    if len(pieces) < 2 or not all(_ASKING.match(p) for p in pieces):
+        return None
+    if not context and any(_PRONOUN.search(p) for p in pieces[1:]):
+        return None  # "when was F created, and who created it?": "it" is named in another part only
+    parts, rest = [], ""
+    for piece in pieces:
+        if _BARE.match(piece):
+            if not rest:
+                return None  # "..., and why?": nothing to borrow, not read as parts
+            piece = f"{piece} {rest}"
+        elif m := _REST.match(piece):
+            rest = m.group(1)
+        # the context goes to a part that points back at it ("when was it split up?"), not to one that names its
+        # own subject: "F is gone." would make "how many files are in folder D?" a count of removed files
+        parts.append(" ".join([*(context if _PRONOUN.search(piece) else []), piece + "?"]))
+    return parts
+
+
+def ask_parts(run: Callable[[str], dict], question: str) -> dict | None:
+    """Each part's answer (``run`` asks one question) and the whole: the answers in order, the rows, refs and hits
+    of every part, the first part's trace (every trace id listed); None when the question has one part."""
+    parts = split_parts(question)
+    if parts is None:
+        return None
+    outs = [run(p) for p in parts]
+    answer = f"The question asks {len(parts)} things, each answered on its own:\n" + "\n".join(
+        f"{k}. {p}\n{o['answer']}" for k, (p, o) in enumerate(zip(parts, outs), 1)
+    )
+    refs = list(dict.fromkeys(r for o in outs for r in o.get("refs") or []))
+    return {
+        "route": {"mode": "parts", "reason": f"{len(parts)} questions in one: " + " | ".join(parts)},
+        "query": None,
+        "rows": [r for o in outs for r in o.get("rows") or []],
+        "hits": [h for o in outs for h in o.get("hits") or []],
+        "answer": answer,
+        "refs": refs,
+        "trace_id": outs[0]["trace_id"],
+        "trace_ids": [o["trace_id"] for o in outs],
+        "parts": [{"question": p, **o} for p, o in zip(parts, outs)],
+        "explain": {"answered_by": "parts", "parts": [o.get("explain") for o in outs]},
+    }

