@@ -28,6 +28,7 @@ from .graphdb.remote import GraphTarget, graph_target
 from .index import multilingual
 from .index.bm25 import LexicalIndex
 from .index.code_history import CodeHistory
+from .index.code_history_file import CodeHistoryFile
 from .index.embedder import Embedder, make_embedder
 from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors, vector_text
 from .index.vectors import VectorIndex, one_blas_thread
@@ -147,7 +148,9 @@ class Engine:
         # read on first use and kept in step with the change feed
         # exact blame: ingest/git_blame.py; the mainline's tip: the HEAD each git source was synced at
         heads = functools.partial(synced_heads, store)
-        self.code_history = CodeHistory(self._code_rows, SourceBlame(store), heads=heads)
+        self.code_history = CodeHistory(
+            self._code_rows, SourceBlame(store), heads=heads, cache=CodeHistoryFile.beside(store)
+        )
         self.opened_from_snapshot = self._load_snapshot()
         self.refresh(progress)
         self.cypher_graph.seq_open = self._seq  # a shared graph server is brought up to date at close if this moves

@@ -18,18 +18,25 @@ docs/ingest.md).  This index holds them in memory so a search can answer, withou
   commit that first added it introduced it (``git log -S`` semantics at token level).
 
 It is derived state (the store is the truth), read lazily on first use and kept in step with the
-change feed like the lexical index: :meth:`changed` marks rows, the next use re-reads only those.
+change feed like the lexical index: :meth:`changed` marks rows, the next use re-reads only those.  The
+first use reads the commits' facts as columns (:mod:`.code_facts`): from the cache file beside the store
+when it is valid (:mod:`.code_history_file`), else from every commit's metadata (then written there);
+a file's per-path entries are made only for the paths a blame walks, and the commits' objects only for
+a blame or a topology question, so a search that names identifiers reads the postings alone.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import overload
 
 import numpy as np
+
+from .code_facts import CodeFacts, FactsBuilder, parse_commit
+from .code_history_file import CodeHistoryFile
 
 __all__ = ["CodeHistory", "Blame", "line_ranges"]
 
@@ -129,21 +136,85 @@ MIN_SUBSTRING = 6  # a named identifier this long also matches the identifiers c
 MAX_SUPERSTRINGS = 64  # ... unless more contain it than this (then it is too generic: whole matches only)
 
 
-def _p2(md: dict, path: str) -> _Hunks | None:
-    """A merge's hunks of ``path`` against its second parent: None when the ingest did not store them (an
-    older reader), empty when the file there is the merge's own."""
-    p2 = md.get("hunks_p2")
-    if not isinstance(p2, dict):
-        return None
-    return _hunks(p2.get(path, []))
-
-
-def _hunks(raw: Any) -> _Hunks:
-    try:
-        h = np.asarray(raw, np.int64).reshape(-1, 4)
-    except (TypeError, ValueError):
-        return _EMPTY
+def _hunks(h: np.ndarray) -> _Hunks:
+    """``(n, 4)`` stored hunks (:func:`.code_facts.raw_hunks`) as lookup columns."""
     return _Hunks.of(h) if h.size else _EMPTY
+
+
+class _Files:
+    """path -> {commit idx: :class:`_Entry`}, the mapping the blame walks read: a path's entries are made
+    from the columns on its first use (a big history has ~60k), then kept and changed in place."""
+
+    def __init__(self) -> None:
+        self._d: dict[str, dict[int, _Entry]] = {}
+        self._facts: CodeFacts | None = None
+        self._sid: dict[str, int] | None = None
+        self._merge: np.ndarray = np.zeros(0, bool)
+
+    def reset(self, facts: CodeFacts | None) -> None:
+        self._d, self._facts, self._sid = {}, facts, None
+        if facts is not None:
+            self._merge = np.diff(facts["c_par_off"]) > 1
+
+    def _path_ids(self) -> dict[str, int]:
+        if self._sid is None:
+            f = self._facts
+            self._sid = {} if f is None else {f.strings[i]: i for i in np.unique(f["e_path"]).tolist()}
+        return self._sid
+
+    @overload
+    def get(self, path: str) -> dict[int, _Entry] | None: ...
+
+    @overload
+    def get(self, path: str, default: dict[int, _Entry]) -> dict[int, _Entry]: ...
+
+    def get(self, path: str, default: dict[int, _Entry] | None = None) -> dict[int, _Entry] | None:
+        d = self._d.get(path)
+        if d is None:
+            sid = self._path_ids().get(path)
+            if sid is None:
+                return default
+            d = self._d[path] = self._make(sid)
+        return d
+
+    def setdefault(self, path: str, default: dict[int, _Entry]) -> dict[int, _Entry]:
+        d = self.get(path)
+        if d is None:
+            d = self._d[path] = default
+        return d
+
+    def _make(self, sid: int) -> dict[int, _Entry]:
+        f = self._facts
+        assert f is not None  # a path id comes from the columns
+        lo, hi = f.path_rows(sid)
+        out: dict[int, _Entry] = {}
+        for row in range(lo, hi):
+            r = int(f["e_commit"][row])
+            idx, ren, p2 = int(f["c_idx"][r]), int(f["e_ren"][row]), f.p2_of(row)
+            out[idx] = _Entry(
+                float(f["c_time"][r]),
+                -idx,
+                idx,
+                _hunks(f.hunks_of(row)),
+                f.strings[ren] if ren >= 0 else None,
+                bool(self._merge[r]),
+                _hunks(p2) if p2 is not None else None,
+                bool(f["e_cut"][row]),
+            )
+        return out
+
+    def renames(self) -> Iterator[tuple[str, int]]:
+        """``(old path, commit idx)`` of every entry that renamed its file."""
+        for d in self._d.values():
+            for e in d.values():
+                if e.renamed_from:
+                    yield e.renamed_from, e.idx
+        f = self._facts
+        if f is None:
+            return
+        for row in np.flatnonzero(f["e_ren"] >= 0).tolist():
+            if f.strings[int(f["e_path"][row])] not in self._d and f.strings[int(f["e_ren"][row])]:
+                yield f.strings[int(f["e_ren"][row])], int(f["c_idx"][int(f["e_commit"][row])])
 
 
 def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, float]) -> np.ndarray:
@@ -295,20 +366,25 @@ class CodeHistory:
         read_rows: Callable[[list[int] | None], Iterable[tuple[int, str, dict]]],
         exact_blame: Callable[[str, str, str, list[int]], dict[int, str] | None] | None = None,
         heads: Callable[[list[str]], list[str]] | None = None,
+        cache: CodeHistoryFile | None = None,
     ):
         """``exact_blame(source, sha, path, lines) -> {line: sha}`` (or None when it cannot answer) is the
         repository's own ``git blame``, used instead of the stored hunks when a blame asks for it;
-        ``heads(sources) -> [sha]`` the HEAD each git source was last synced at (the mainline's tip)."""
+        ``heads(sources) -> [sha]`` the HEAD each git source was last synced at (the mainline's tip);
+        ``cache``: the file beside the store that keeps the columns between processes (None: none)."""
         self._read = read_rows
         self._exact = exact_blame
         self._heads = heads
-        self._commits: dict[int, _Commit] = {}
-        self._files: dict[str, dict[int, _Entry]] = {}
+        self._cache = cache
+        self.loaded_from_file = False  # whether the last full read came from the cache file (tests, reports)
+        self._facts: CodeFacts | None = None
+        self._commit_map: dict[int, _Commit] | None = None  # made from the columns on first need
+        self._sha_map: dict[str, int] = {}
+        self._files = _Files()
         self._postings: dict[str, dict[str, dict[int, float]]] = {"added": {}, "removed": {}}
         self._post_sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._built = False
         self._dirty: set[int] = set()
-        self._by_sha: dict[str, int] = {}
         self._topo: _Topology | None = None  # mainline positions and where each commit landed; rebuilt on change
         self._walks: dict[str, _PathWalk] = {}
         self._away: tuple[_Topology, dict[str, list[int]]] | None = None  # renamed-away paths, per topology
@@ -326,18 +402,9 @@ class CodeHistory:
 
     def _ensure(self) -> None:
         if not self._built:
-            self._commits.clear()
-            self._files.clear()
-            self._postings = {"added": {}, "removed": {}}
-            for idx, typ, md in self._read(None):
-                if typ == "commit":
-                    self._add(idx, md)
-            self._post_sorted.clear()
+            self._start(self._load_facts())
             self._built = True
             self._dirty.clear()
-            self._topo = None
-            self._walks.clear()
-            self._vocab.clear()
             return
         if self._dirty:
             self._topo = None
@@ -350,51 +417,114 @@ class CodeHistory:
                 if typ == "commit":
                     self._add(idx, md)
 
+    def _load_facts(self) -> CodeFacts:
+        """Every commit's facts: from the cache file when it is valid, else from the store (then written)."""
+        self.loaded_from_file = False
+        seq = None
+        if self._cache is not None:
+            try:
+                facts = self._cache.load()
+                seq = self._cache.seq()  # before the rows are read: the file never claims a newer state
+            except Exception:  # an unreadable store or file: build from the rows as if there were no file
+                facts = None
+            if facts is not None:
+                self.loaded_from_file = True
+                return facts
+        b = FactsBuilder()
+        for idx, typ, md in self._read(None):
+            if typ == "commit" and isinstance(md, dict) and (f := parse_commit(md)) is not None:
+                b.add(idx, f)
+        facts = b.facts()
+        if self._cache is not None and seq is not None:
+            self._cache.save(facts, seq)
+        return facts
+
+    def _start(self, facts: CodeFacts) -> None:
+        """Start over from ``facts``: the postings now, the commits and each path's entries on first need."""
+        self._facts = facts
+        self._commit_map = None
+        self._sha_map = {}
+        self._files.reset(facts)
+        s, idx, t = facts.strings, facts["c_idx"].tolist(), facts["c_time"].tolist()
+        self._postings = {"added": {}, "removed": {}}
+        for side, key in (("added", "pa"), ("removed", "pr")):
+            post = self._postings[side]
+            for term, row in zip(facts[f"{key}_term"].tolist(), facts[f"{key}_commit"].tolist()):
+                post.setdefault(s[term], {})[idx[row]] = t[row]
+        self._post_sorted.clear()
+        self._topo = None
+        self._away = None
+        self._walks.clear()
+        self._vocab.clear()
+
+    @property
+    def _commits(self) -> dict[int, _Commit]:
+        """Commit index -> :class:`_Commit`, made from the columns on first need (blame, topology, a change)."""
+        if self._commit_map is None:
+            self._commit_map = self._make_commits()
+        return self._commit_map
+
+    @property
+    def _by_sha(self) -> dict[str, int]:
+        if self._commit_map is None:
+            self._commit_map = self._make_commits()
+        return self._sha_map
+
+    def _make_commits(self) -> dict[int, _Commit]:
+        f = self._facts
+        out: dict[int, _Commit] = {}
+        self._sha_map = {}
+        if f is None:
+            return out
+        s = f.strings
+        idx, t, off, par = f["c_idx"].tolist(), f["c_time"].tolist(), f["c_par_off"].tolist(), f["c_par"].tolist()
+        sha, repo, pr, has_pr = f["c_sha"].tolist(), f["c_repo"].tolist(), f["c_pr"].tolist(), f["c_has_pr"].tolist()
+        rows: list[_Commit] = []
+        for r in range(len(idx)):
+            ps = [s[p] for p in par[off[r] : off[r + 1]]]
+            c = _Commit(t[r], len(ps) > 1, s[sha[r]], ps, s[repo[r]], pr=pr[r] if has_pr[r] else None)
+            rows.append(c)
+            out[idx[r]] = c
+            if c.sha:
+                self._sha_map[c.sha] = idx[r]
+        order = np.lexsort((f["e_ord"], f["e_commit"]))  # each commit's paths in the order its metadata lists them
+        for p, r in zip(f["e_path"][order].tolist(), f["e_commit"][order].tolist()):
+            rows[r].paths.append(s[p])
+        for side, key in (("added", "pa"), ("removed", "pr")):
+            for term, r in zip(f[f"{key}_term"].tolist(), f[f"{key}_commit"].tolist()):
+                getattr(rows[r], side).append(s[term])
+        return out
+
     @property
     def commits(self) -> int:
         self._ensure()
-        return len(self._commits)
+        return self._count()
+
+    def _count(self) -> int:
+        if self._commit_map is not None:
+            return len(self._commit_map)
+        return self._facts.n_commits if self._facts is not None else 0
 
     def _add(self, idx: int, md: dict) -> None:
-        try:
-            t = float(md.get("time", "nan"))
-        except (TypeError, ValueError):
+        f = parse_commit(md) if isinstance(md, dict) else None
+        if f is None:
             return
-        if not math.isfinite(t):
-            return
-        parents = [p for p in md.get("parents") or [] if isinstance(p, str)]
-        c = _Commit(t, len(parents) > 1, str(md.get("sha") or ""), parents, str(md.get("repo") or ""))
-        if isinstance(md.get("pr"), int):
-            c.pr = md["pr"]
+        c = _Commit(f.time, f.merge, f.sha, f.parents, f.repo, pr=f.pr)
+        commits = self._commits
         if c.sha:
             self._by_sha[c.sha] = idx
-        hunks = md.get("hunks")
-        renames = {new: old for old, new in (md.get("renames") or []) if isinstance(old, str) and isinstance(new, str)}
-        if not isinstance(hunks, dict):
-            hunks = {}  # a commit of pure renames only stores no hunks at all
-        cut = bool(md.get("hunks_truncated"))
-        for path, raw in hunks.items():
-            if not isinstance(path, str):
-                continue
+        for path, h, ren, h2, cut in f.entries:
             self._files.setdefault(path, {})[idx] = _Entry(
-                t, -idx, idx, _hunks(raw), renames.get(path), c.merge, _p2(md, path) if c.merge else None, cut
+                f.time, -idx, idx, _hunks(h), ren, f.merge, _hunks(h2) if h2 is not None else None, cut
             )
             c.paths.append(path)
-        for new, old in renames.items():  # a pure rename has no hunk, but the line history moves
-            if new not in hunks:
-                self._files.setdefault(new, {})[idx] = _Entry(t, -idx, idx, _EMPTY, old, c.merge)
-                c.paths.append(new)
-        code = md.get("code")
-        if isinstance(code, dict):
-            for side in ("added", "removed"):
-                raw = (code.get(side) or []) + (code.get("bulk_" + side) or [])  # bulk: files over the line cap
-                terms = [x.lower() for x in raw if isinstance(x, str)]
-                post = self._postings[side]
-                for term in dict.fromkeys(terms):
-                    post.setdefault(term, {})[idx] = t
-                    self._post_sorted.pop((side, term), None)
-                setattr(c, side, terms)
-        self._commits[idx] = c
+        for side, terms in (("added", f.added), ("removed", f.removed)):
+            post = self._postings[side]
+            for term in dict.fromkeys(terms):
+                post.setdefault(term, {})[idx] = f.time
+                self._post_sorted.pop((side, term), None)
+            setattr(c, side, terms)
+        commits[idx] = c
 
     def _remove(self, idx: int) -> None:
         c = self._commits.pop(idx, None)
@@ -567,10 +697,9 @@ class CodeHistory:
         topo = self._topology()
         if self._away is None or self._away[0] is not topo:
             away: dict[str, list[int]] = {}
-            for entries in self._files.values():
-                for e in entries.values():
-                    if e.renamed_from and e.idx in topo.pos:
-                        away.setdefault(e.renamed_from, []).append(topo.pos[e.idx])
+            for old, idx in self._files.renames():
+                if idx in topo.pos:
+                    away.setdefault(old, []).append(topo.pos[idx])
             self._away = (topo, away)
         return self._away[1]
 
@@ -725,7 +854,7 @@ class CodeHistory:
         of a name the caller's lines touch, in any file), scored like :meth:`term_matches`: the idf-weighted
         share of the (``max_terms`` rarest) terms a commit was among the last changers of."""
         self._ensure()
-        n_docs = max(len(self._commits), 1)
+        n_docs = max(self._count(), 1)
         want = list(dict.fromkeys(t.lower() for t in terms if t))
         post = {t: self._union_posting("added", [t]) for t in want}
         for t in want:
@@ -783,7 +912,7 @@ class CodeHistory:
         terms many commits changed (``err``, ``value``) give their adders little even when nothing rarer is
         asked about.  Returns (nodes sorted, scores, node -> the evidence phrases)."""
         self._ensure()
-        n_docs = max(len(self._commits), 1)
+        n_docs = max(self._count(), 1)
         shown: dict[str, str] = {}
         for t in terms:
             if t:
