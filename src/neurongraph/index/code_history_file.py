@@ -12,8 +12,9 @@ when all of these hold, else the index is built from the store again (and the fi
   deleted since ``S`` (other writes, such as feedback, leave it valid: it is then stamped with the new
   sequence); a new ingest of commits therefore means a rebuild on the next use;
 * it parses: the magic line, a JSON header naming each array's dtype (integers, floats, booleans only:
-  nothing is unpickled), shape and byte range inside the file, and columns that agree with each other
-  (:meth:`~.code_facts.CodeFacts.from_arrays`).  Any damage means a rebuild, never a crash.
+  nothing is unpickled), shape and byte range inside the file, a CRC-32 of the arrays' bytes (a damaged
+  block), and columns that agree with each other (:meth:`~.code_facts.CodeFacts.from_arrays`).  Any
+  damage means a rebuild, never a crash.
 
 Written atomically (a temporary file, then ``os.replace``); 0600 like the store.  SQL stays in store/:
 this module reads the store's meta, sequence and change records through its API.
@@ -26,6 +27,7 @@ import math
 import os
 import struct
 import uuid
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -112,17 +114,15 @@ class CodeHistoryFile:
             arrays[name] = a
             specs[name] = [a.dtype.str, list(a.shape), off]
             off += -(-a.nbytes // 8) * 8  # every array 8-byte aligned
-        header = json.dumps(
-            {"format": FORMAT, "token": token, "seq": int(seq), "n_strings": len(facts.strings), "arrays": specs}
-        ).encode()
+        body = b"".join(a.tobytes() + b"\0" * (-a.nbytes % 8) for a in arrays.values())
+        meta = {"format": FORMAT, "token": token, "seq": int(seq), "n_strings": len(facts.strings), "arrays": specs}
+        header = json.dumps({**meta, "crc32": zlib.crc32(body)}).encode()
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
             with os.fdopen(fd, "wb") as f:
                 header += b" " * (-(len(_MAGIC) + 8 + len(header)) % 8)  # the arrays start 8-byte aligned
-                f.write(_MAGIC + struct.pack("<Q", len(header)) + header)
-                for a in arrays.values():
-                    f.write(a.tobytes() + b"\0" * (-a.nbytes % 8))
+                f.write(_MAGIC + struct.pack("<Q", len(header)) + header + body)
             os.replace(tmp, self.path)
         except OSError:
             return False
@@ -149,6 +149,8 @@ def _read(path: Path) -> tuple[dict, dict[str, np.ndarray], list[str]] | None:
         header = json.loads(data[at + 8 : body])
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             return None
+        if header.get("crc32") != zlib.crc32(memoryview(data)[body:]):
+            return None  # damaged on disk
         cols = {}
         for name, spec in dict(header["arrays"]).items():
             cols[name] = _array(data, body, spec)
