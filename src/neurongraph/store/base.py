@@ -50,6 +50,9 @@ __all__ = [
     "EdgeRecord",
     "LexicalPostings",
     "check_meta_key",
+    "EdgeWeigher",
+    "set_edge_weigher",
+    "effective_weights",
 ]
 
 _META_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -62,6 +65,35 @@ def check_meta_key(key: str) -> str:
     if not isinstance(key, str) or not _META_KEY.fullmatch(key):
         raise InvalidArgument(f"metadata key must be an identifier (letters, digits, _), got {key!r}")
     return key
+
+
+class EdgeWeigher(Protocol):
+    """What a learned edge weighs now, from its stored facts: ``(base, plastic, plastic_at (NaN = never),
+    dormant, half_life, now) -> weights`` (arrays).  The formula is the learning loop's (learning/decay.py
+    registers it with :func:`set_edge_weigher`): the store keeps the columns, learning decides what they
+    weigh, and the store, a lower layer, never imports it."""
+
+    def __call__(self, base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray: ...
+
+
+_weighers: list[EdgeWeigher] = []
+
+
+def set_edge_weigher(weigher: EdgeWeigher) -> None:
+    """Register the formula the change feed weighs learned edges with (learning/decay.py, on import)."""
+    _weighers[:] = [weigher]
+
+
+def effective_weights(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
+    """What the change feed reports as edge weights (float arrays; ``plastic_at`` NaN = never): the base
+    weights themselves unless some edge carries a learned part or is dormant, else the registered
+    :class:`EdgeWeigher`'s answer (a clear error when nothing registered one: importing ``neurongraph``
+    imports the engine, hence learning, which registers it)."""
+    if not (plastic.any() or dormant.any()):
+        return np.array(base, np.float64)
+    if not _weighers:
+        raise StoreError("no edge weigher registered: import neurongraph.learning (learning/decay.py) first")
+    return np.asarray(_weighers[0](base, plastic, plastic_at, dormant, half_life, now), np.float64)
 
 
 @dataclass

@@ -40,7 +40,7 @@ from ..errors import StoreError, UnknownNode
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
 from . import is_postgres_url, redacted_url  # one URL test for every interface (re-exported here)
-from .base import Changes, EdgeRecord, NodeRow, check_meta_key
+from .base import Changes, EdgeRecord, NodeRow, check_meta_key, effective_weights
 from .lexical import lexical_text
 from .postgres_bulk import HnswBulk, repair_index
 from .postgres_ledgers import PostgresLedgers
@@ -51,7 +51,6 @@ from .sql_shared import (
     check_migrations,
     edge_arrays,
     edge_dict,
-    effective_weight,
     last_of_each_id,
 )
 
@@ -880,7 +879,7 @@ class PostgresStore(SharedSQLStore):
         tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > %s ORDER BY seq, key", (seq,)).fetchall()
         raw = np.array(rows, dtype=np.float64).reshape(-1, 10)
         ecols = raw[:, :7]
-        ecols[:, 4] = effective_weight(
+        ecols[:, 4] = effective_weights(
             raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
         )
         edges = edge_arrays(ecols)

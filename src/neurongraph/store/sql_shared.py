@@ -22,7 +22,6 @@ __all__ = [
     "check_migrations",
     "edge_arrays",
     "edge_dict",
-    "effective_weight",
     "last_of_each_id",
     "unknown_nodes_error",
 ]
@@ -140,13 +139,6 @@ def last_of_each_id(nodes: list[Node]) -> dict[str, Node]:
 def unknown_nodes_error(unknown: list[str]) -> UnknownNode:
     shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
     return UnknownNode(f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50])
-
-
-def effective_weight(base, plastic, plastic_at, dormant, half_life: float, now: float) -> np.ndarray:
-    """base + plastic · 0.5^(age / half_life), or 0 for a dormant edge; exactly ``base`` where plastic is 0."""
-    age = np.maximum(now - np.where(np.isnan(plastic_at), now, plastic_at), 0.0)
-    factor = np.exp2(-age / half_life) if half_life > 0 else np.ones_like(age)
-    return np.where(dormant != 0, 0.0, base + plastic * factor)
 
 
 def edge_arrays(ecols: np.ndarray) -> EdgeArrays:

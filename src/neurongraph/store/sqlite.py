@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import StoreError
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
-from .base import Changes, EdgeArrays, LexicalPostings, NodeRow, check_meta_key
+from .base import Changes, EdgeArrays, LexicalPostings, NodeRow, check_meta_key, effective_weights
 from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
 from .sql_shared import (
@@ -33,7 +33,6 @@ from .sql_shared import (
     check_migrations,
     edge_arrays,
     edge_dict,
-    effective_weight,
     last_of_each_id,
     unknown_nodes_error,
 )
@@ -580,7 +579,8 @@ class SQLiteStore(SharedSQLStore):
             if old:
                 o = np.array(old, np.float64)
                 hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
-                o_w = effective_weight(o[:, 4], o[:, 5], o[:, 6], o[:, 7], float(hl[0]) if hl else np.inf, self.clock())
+                hl_s = float(hl[0]) if hl else np.inf
+                o_w = effective_weights(o[:, 4], o[:, 5], o[:, 6], o[:, 7], hl_s, self.clock())
                 pos = {
                     (int(a), int(b), int(c_)): k for k, (a, b, c_) in enumerate(zip(s.tolist(), r.tolist(), d.tolist()))
                 }
@@ -815,7 +815,7 @@ class SQLiteStore(SharedSQLStore):
                 )
                 raw = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 10)
                 ecols = raw[:, :7]
-                ecols[:, 4] = effective_weight(
+                ecols[:, 4] = effective_weights(
                     raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
                 )
                 tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ?", (seq,)).fetchall()
