@@ -14,6 +14,7 @@ reported with ``record_source_use`` on that trace.  The trace keeps the provider
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from typing import Any
@@ -258,14 +259,24 @@ AUTHOR_POOL = 50  # search hits read to find a named person's own changes among 
 
 def _search(engine, question: str, limit: int, author: str | None, notes: list[str]) -> list:
     """The search hits; when the question names an author, that person's changes among the first
-    :data:`AUTHOR_POOL` hits come first ("when did Ben Pfaff step down as a maintainer?" is his own commit)."""
+    :data:`AUTHOR_POOL` hits come first ("when did Ben Pfaff step down as a maintainer?" is his own commit).
+    The name is a filter, not words to match: searched for, it matches every commit that person signed off."""
     if author is None:
         return engine.search(question, limit, record=False).hits
-    pool = engine.search(question, max(limit, AUTHOR_POOL), record=False).hits
+    pool = engine.search(without_person(question, author), max(limit, AUTHOR_POOL), record=False).hits
     own = [h for h in pool if (h.meta or {}).get("author") == author]
     if own:
         notes.append(f"search hits by {author} first")
     return (own + [h for h in pool if h not in own])[:limit]
+
+
+def without_person(question: str, author: str) -> str:
+    """The question without the words of a person's name ("Ben", "Pfaff", "Pfaff's")."""
+    parts = [re.escape(w) for w in author.split() if len(w) > 1]
+    if not parts:
+        return question
+    rest = re.sub(rf"\b(?:{'|'.join(parts)})(?:'s)?\b", " ", question, flags=re.I)
+    return " ".join(rest.split()) or question
 
 
 def _answer(
