@@ -2,7 +2,8 @@
 it projects for that store against today's default.
 
 The texts are the first ``--limit`` commit nodes of a store, as their vectors are made (``vector_text``), in
-batches of 256 like an ingest.  Each embedder embeds 32 texts first (load and warm-up, not timed).  The
+batches of 256 like an ingest, each batch through every embedder in turn (load drift falls on all alike).
+Each embedder embeds 32 texts first (load and warm-up, not timed).  The
 projection keeps an ingest's non-embedding part and scales its embedding part by the rate ratio:
 ``(total - embed + embed * rate_default / rate_candidate) / total``, with ``--ingest-total`` and
 ``--ingest-embed`` seconds read from the store's ingest log (``embedding new text ... elapsed``).
@@ -36,23 +37,32 @@ def commit_texts(db: str, limit: int) -> list[str]:
         store.close()
 
 
-def rate(spec: str, texts: list[str], batch: int = 256) -> dict:
-    emb = make_embedder(spec)
-    t0 = time.perf_counter()
-    emb.embed(texts[:32])
-    load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
+def rates(specs: list[str], texts: list[str], batch: int = 256) -> list[dict]:
+    """Texts/s of each embedder, the batches interleaved (batch 1 through every embedder, then batch 2, ...)
+    so that a change in the machine's load during the run falls on all of them alike."""
+    embs = [make_embedder(spec) for spec in specs]
+    load = []
+    for emb in embs:
+        t0 = time.perf_counter()
+        emb.embed(texts[:32])
+        load.append(time.perf_counter() - t0)
+    secs = [0.0] * len(embs)
     for s in range(0, len(texts), batch):
-        emb.embed(texts[s : s + batch])
-    secs = time.perf_counter() - t0
-    return {
-        "embedder": spec,
-        "model_id": emb.model_id,
-        "texts": len(texts),
-        "seconds": round(secs, 2),
-        "texts_per_s": round(len(texts) / secs, 2),
-        "load_and_first_32_s": round(load_s, 2),
-    }
+        for k, emb in enumerate(embs):
+            t0 = time.perf_counter()
+            emb.embed(texts[s : s + batch])
+            secs[k] += time.perf_counter() - t0
+    return [
+        {
+            "embedder": spec,
+            "model_id": emb.model_id,
+            "texts": len(texts),
+            "seconds": round(sec, 2),
+            "texts_per_s": round(len(texts) / sec, 2),
+            "load_and_first_32_s": round(ld, 2),
+        }
+        for spec, emb, sec, ld in zip(specs, embs, secs, load)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     texts = commit_texts(a.db, a.limit)
-    rows = [rate(spec, texts) for spec in a.embedders]
+    rows = rates(a.embedders, texts)
     base = rows[0]["texts_per_s"]
     for r in rows:
         r["cost_vs_first"] = round(base / r["texts_per_s"], 3)

