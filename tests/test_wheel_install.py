@@ -81,6 +81,7 @@ def test_install_pulls_no_torch(venv):
     r = _run([str(v / "bin/python"), "-m", "pip", "list", "--format=json"], v, _env(v))
     names = {p["name"].lower() for p in json.loads(r.stdout)}
     assert not names & set(FORBIDDEN), names & set(FORBIDDEN)
+    assert "scipy" not in names  # index/sparse.py does the runtime's sparse work (143 MB less)
     assert {"neurongraph", "onnxruntime", "onnx", "tokenizers", "mcp"} <= names
     print(f"\nfresh install of the wheel [embed,mcp]: {stats['install_s']} s, {stats['installed_mb']} MB")
 

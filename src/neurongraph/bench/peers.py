@@ -1,4 +1,4 @@
-"""Side by side, one corpus, one run: ngr, graph-retriever and the numpy/scipy floor (issue 18, target 0).
+"""Side by side, one corpus, one run: ngr, graph-retriever and the numpy floor (issue 18, target 0).
 
     ngr bench perf --peers [--peer-sizes 1000,10000] [--queries 200] [--json]
     python -m neurongraph.bench.peers --sizes 1000,10000 --json
@@ -19,7 +19,7 @@ the same documents, vectors and edges are given to three systems in the same pro
   ``start_k=4`` (``seeds``), ``max_depth=2`` (spread ``max_depth``), ``adjacent_k=10`` (graph-retriever's
   default: ngr's spread has no per-step cap; at the default degree ~6 the first step already reaches 10);
 * **floor**: what any system has to do at least: a float32 matrix-vector product, ``argpartition`` top-10,
-  a 2-hop expansion of the 4 best seeds through a scipy CSR adjacency (undirected, ``indptr``/``indices``
+  a 2-hop expansion of the 4 best seeds through a CSR adjacency (index/sparse.py; undirected, ``indptr``/``indices``
   slices) and the top-10 by similarity over the dense top-10 plus that neighbourhood.
 
 Query embedding is excluded everywhere (all three get the same precomputed query vector).  Queries are
@@ -61,7 +61,7 @@ DESCRIPTIONS = {
     "graph_retriever": "graph_retriever.traverse, InMemory adapter + Eager("
     + ", ".join(f"{k}={v}" for k, v in GR_PARAMS.items())
     + "), edges ('links', '$id') with links = neighbours both ways, precomputed vectors",
-    "floor": f"numpy float32 matvec + argpartition top-{K} + scipy CSR 2-hop expansion of the "
+    "floor": f"numpy float32 matvec + argpartition top-{K} + CSR 2-hop expansion of the "
     f"{SEEDS} best seeds, top-{K} by similarity over both",
 }
 INSTALL_HINT = "pip install -e '.[bench]' (or pip install graph-retriever==0.8.0)"
@@ -84,16 +84,14 @@ def _graph_retriever() -> Any:
 # ------------------------------------------------------------------ the three systems over one corpus
 def _adjacency(n: int, edges: Sequence[tuple[str, str, str]]):
     """Undirected CSR adjacency (duplicates merged) over node indices ``n0000000`` -> 0."""
-    import scipy.sparse as sp
+    from ..index.sparse import Csr
 
     if not edges:
-        return sp.csr_matrix((n, n), dtype=np.float32)
+        return Csr.from_coo(np.zeros(0, np.float32), [], [], (n, n))
     src = np.fromiter((int(s[1:]) for s, _, _ in edges), np.int64, len(edges))
     dst = np.fromiter((int(d[1:]) for _, _, d in edges), np.int64, len(edges))
     rows, cols = np.concatenate([src, dst]), np.concatenate([dst, src])
-    a = sp.csr_matrix((np.ones(rows.size, np.float32), (rows, cols)), shape=(n, n))
-    a.sum_duplicates()
-    return a
+    return Csr.from_coo(np.ones(rows.size, np.float32), rows, cols, (n, n))
 
 
 class Floor:

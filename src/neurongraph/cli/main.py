@@ -17,7 +17,6 @@ from typing import Any
 
 import typer
 from typer.core import TyperGroup
-from typer.rich_utils import rich_format_error
 
 from ..errors import InvalidArgument
 from ..index.embedder import check_embedder_spec
@@ -129,7 +128,7 @@ def main() -> None:
         rv = app(standalone_mode=False)
     except typer.BadParameter as exc:
         if type(exc).__name__ == "MissingParameter":  # a usage mistake, not a bad value: click's own help
-            rich_format_error(exc)
+            _usage_error(exc)
             sys.exit(exc.exit_code)
         # a value click could not convert (`--limit ten`): the same error[invalid_argument] as every other
         # bad value, --json aware, instead of click's usage box
@@ -137,7 +136,7 @@ def main() -> None:
         what = exc.message.rstrip(".")
         _bad_value(InvalidArgument(f"{name}: {what}"), "--json" in sys.argv[1:])
     except typer.TyperException as exc:  # usage mistakes (unknown option, missing argument): click's own help
-        rich_format_error(exc)  # a ClickException (typer vendors click)
+        _usage_error(exc)  # a ClickException (typer vendors click)
         sys.exit(getattr(exc, "exit_code", 2))
     except typer.Abort:
         err.print("Aborted!")
@@ -146,6 +145,13 @@ def main() -> None:
         err.print(f"[bold red]{escape('error[interrupted]')}[/]: interrupted")
         sys.exit(130)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _usage_error(exc: Exception) -> None:
+    """Click's own usage box; typer's rich module is imported here only (~0.05 s of every start otherwise)."""
+    from typer.rich_utils import rich_format_error
+
+    rich_format_error(exc)
 
 
 def _bad_value(exc: InvalidArgument, as_json: bool) -> None:

@@ -36,10 +36,10 @@ from itertools import chain
 from pathlib import Path
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from ..errors import EmbedderUnavailable, InvalidArgument
 from .onnx_export import MODEL_NAME, is_current, onnx_dir, source_model_dir
+from .sparse import Csr
 
 __all__ = [
     "StaticEmbedder",
@@ -243,8 +243,8 @@ class StaticEmbedder:
         before = np.concatenate([[0], cum])[np.cumsum(lengths) - lengths]  # pieces of all earlier texts
         kept = cum - before[seg] <= self.max_tokens
         # one sparse (texts x words) count matrix times the word table: no (words x dim) temporary
-        counts = csr_matrix(
-            (np.ones(int(kept.sum()), np.float32), (seg[kept], ids[kept])), shape=(len(texts), len(self._words))
+        counts = Csr.from_coo(
+            np.ones(int(kept.sum()), np.float32), seg[kept], ids[kept], (len(texts), len(self._words))
         )
         out = np.asarray(counts @ self._rows[: len(self._words)], np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
