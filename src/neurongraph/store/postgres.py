@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
 import struct
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,34 +35,25 @@ import psycopg
 from psycopg.types.string import StrBinaryDumper, StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import StoreError, UnknownNode
+from ..errors import StoreError
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
 from . import is_postgres_url, redacted_url  # one URL test for every interface (re-exported here)
-from .base import Changes, EdgeRecord, NodeRow, check_meta_key, effective_weights
+from .dialects import NUL_STAND_IN, PostgresDialect, pg_json
 from .lexical import lexical_text
 from .postgres_bulk import HnswBulk, repair_index
 from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
 from .postgres_schema import PostgresSchemaTables
-from .sql_shared import (
-    SharedSQLStore,
-    check_migrations,
-    edge_arrays,
-    edge_dict,
-    last_of_each_id,
-)
+from .sql_store import SQLStore, check_migrations
 
 __all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK", "NUL_STAND_IN", "pg_json"]
+
 
 # PostgreSQL text and jsonb cannot hold the character U+0000 (SQLite can): one Markdown page or GitHub item
 # with a NUL byte aborted the whole sync ("PostgreSQL text fields cannot contain NUL (0x00) bytes").  Every
 # string sent to the server has each NUL replaced by U+FFFD, and JSON written for jsonb use has its
 # ``\u0000`` escapes replaced by ``\ufffd``: such a text is stored with U+FFFD where the NUL was.
-NUL_STAND_IN = "\ufffd"
-_JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")  # a \u0000 escape, not an escaped backslash + "u0000"
-
-
 def _no_nul(s: str) -> str:
     return s.replace("\x00", NUL_STAND_IN) if "\x00" in s else s
 
@@ -86,13 +76,6 @@ def nul_safe(conn: psycopg.Connection) -> None:
     """Make ``conn`` send every ``str`` parameter with NUL replaced (the pool's ``configure``)."""
     conn.adapters.register_dumper(str, _NulSafeBinary)
     conn.adapters.register_dumper(str, _NulSafeText)  # registered last: the default for text format
-
-
-def pg_json(obj: Any) -> str:
-    """``json.dumps`` for a value PostgreSQL reads as ``jsonb`` (node metadata, edge meta): a NUL in a
-    string is written as U+FFFD (jsonb refuses ``\\u0000``)."""
-    text = json.dumps(obj, ensure_ascii=False)
-    return _JSON_NUL.sub(r"\1\\ufffd", text) if "\\u0000" in text else text
 
 
 DRIVER_ERRORS = (psycopg.Error, PoolTimeout)  # what this store turns into StoreError
@@ -164,10 +147,11 @@ class _Local(threading.local):
         self.rels = {}
 
 
-class PostgresStore(SharedSQLStore):
+class PostgresStore(SQLStore):
     """The store on PostgreSQL + pgvector, for several processes and machines sharing one history."""
 
     NUL_STAND_IN = NUL_STAND_IN  # what a NUL character is stored as (ingest/sync.py names the items)
+    dialect = PostgresDialect()
 
     @property
     def _q(self):
@@ -292,24 +276,6 @@ class PostgresStore(SharedSQLStore):
             with self._tx().cursor() as cur:
                 cur.executemany(sql, rows)
 
-    def _next_seq(self) -> int:
-        r = self._tx().execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'seq' RETURNING value")
-        return int(r.fetchone()[0])
-
-    def _take_keys(self, table: str, count: int) -> int:
-        """First of ``count`` fresh keys for ``table`` (nodes or edges), from a transactional counter that
-        only grows: a deleted key is never handed out again, in any process."""
-        column = {"nodes": "idx", "edges": "eid"}[table]  # identifiers are constants, never user input
-        c = self._tx()
-        name = f"next_key.{table}"
-        r = c.execute("SELECT value FROM meta WHERE key = %s", (name,)).fetchone()
-        start = int(r[0]) if r else int(c.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0])
-        c.execute(
-            "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (name, str(start + count)),
-        )
-        return start
-
     def _bump(self, key: str, delta: int) -> None:
         if delta:
             self._tx().execute("UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s", (int(delta), key))
@@ -336,18 +302,6 @@ class PostgresStore(SharedSQLStore):
                 (idxs,),
             )
 
-    def next_seq(self) -> int:
-        return self._next_seq()
-
-    def current_seq(self) -> int:
-        r = self._one("SELECT value FROM meta WHERE key = 'seq'")
-        return int(r[0]) if r else 0
-
-    @property
-    def schema_version(self) -> int:
-        r = self._one("SELECT count(*) FROM migrations")
-        return int(r[0]) if r else 0
-
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -366,182 +320,135 @@ class PostgresStore(SharedSQLStore):
         except psycopg.Error as exc:
             raise _store_error(exc) from exc
 
-    # ------------------------------------------------------------- nodes
-    def upsert_nodes(self, nodes: list[Node]) -> int:
-        """Insert or update nodes by id (the last occurrence of a duplicate id wins)."""
-        if not nodes:
-            return self.current_seq()
-        latest = last_of_each_id(nodes)
-        now = time.time()
-        with self.transaction() as c:
-            seq = self._next_seq()
-            existing: dict[str, tuple[int, str]] = {}
-            old_dl = 0
-            for r in c.execute("SELECT id, idx, content_hash, dl FROM nodes WHERE id = ANY(%s)", (list(latest),)):
-                existing[r[0]] = (int(r[1]), r[2])
-                old_dl += int(r[3])
-            new = [n for n in latest.values() if n.id not in existing]
-            old = [n for n in latest.values() if n.id in existing]
-            first = self._take_keys("nodes", len(new)) if new else 0
-            lex = {n.id: lexical_text(n.body) for n in latest.values()}
-            dl = {k: len(_TOKEN.findall(v)) for k, v in lex.items()}
-            cols = (
-                "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], %s::text[],"
-                " %s::float8[], %s::text[], %s::text[], %s::int[]"
-            )
-            self._index_text([existing[n.id][0] for n in old], -1)  # their old text leaves the counts
-            for part, idxs in ((new, [first + k for k in range(len(new))]), (old, [existing[n.id][0] for n in old])):
-                if not part:
-                    continue
-                arrays = (
-                    idxs,
-                    [n.id for n in part],
-                    [n.type for n in part],
-                    [n.title for n in part],
-                    [n.text for n in part],
-                    [pg_json(n.metadata) for n in part],
-                    [float(n.confidence) for n in part],
-                    [n.hash for n in part],
-                    [event_time_of(n.metadata) for n in part],
-                    [source_of(n.metadata) for n in part],
-                    [lex[n.id] for n in part],
-                    [dl[n.id] for n in part],
-                )
-                if part is new:
-                    c.execute(
-                        "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at,"
-                        " updated_at, seq, event_time, source, tsv, dl)"
-                        " SELECT i, id, ty, ti, tx, md, cf, h, %s, %s, %s, et, so, to_tsvector('ngr', lx), dl"
-                        f" FROM unnest({cols}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl)",
-                        (now, now, seq, *arrays),
-                    )
-                else:
-                    c.execute(
-                        "UPDATE nodes n SET type = u.ty, title = u.ti, text = u.tx, metadata = u.md, confidence = u.cf,"
-                        " content_hash = u.h, updated_at = %s, seq = %s, event_time = u.et, source = u.so,"
-                        " tsv = to_tsvector('ngr', u.lx), dl = u.dl"
-                        f" FROM unnest({cols}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl) WHERE n.idx = u.i",
-                        (now, seq, *arrays),
-                    )
-            self._index_text([first + k for k in range(len(new))] + [existing[n.id][0] for n in old], +1)
-            self._bump("fts.docs", len(new))
-            self._bump("fts.tokens", sum(dl.values()) - old_dl)
-            if self.validator is not None:
-                self.validator.after_nodes(seq, existing)
-        return seq
+    def _require_transaction(self) -> None:
+        self._tx()
 
-    def delete_nodes(self, ids: Iterable[str]) -> int:
-        """Delete nodes and every edge touching them; returns how many nodes were deleted."""
-        ids = list(dict.fromkeys(ids))
-        with self.transaction() as c:
-            rows = c.execute("SELECT idx, dl FROM nodes WHERE id = ANY(%s)", (ids,)).fetchall()
-            if not rows:
-                return 0
-            seq = self._next_seq()
-            keys = [int(r[0]) for r in rows]
-            eids = [
-                int(r[0])
-                for r in c.execute(
-                    "SELECT eid FROM edges WHERE src = ANY(%s) UNION SELECT eid FROM edges WHERE dst = ANY(%s)",
-                    (keys, keys),
-                )
-            ]
-            self._index_text(keys, -1)
-            c.execute("DELETE FROM nodes WHERE idx = ANY(%s)", (keys,))  # edges cascade
-            c.execute(
-                "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'node', k FROM unnest(%s::bigint[]) k", (seq, keys)
-            )
-            c.execute(
-                "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'edge', k FROM unnest(%s::bigint[]) k", (seq, eids)
-            )
-            self._bump("fts.docs", -len(keys))
-            self._bump("fts.tokens", -sum(int(r[1]) for r in rows))
-        return len(keys)
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Inside a transaction its own connection; else a pooled one in one REPEATABLE READ snapshot, which
+        the shared statements (``_q``) use meanwhile."""
+        loc = self._local
+        if loc.conn is not None:
+            yield
+            return
+        with self.pool.connection() as c, c.transaction():
+            c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            loc.conn = c
+            try:
+                yield
+            finally:
+                loc.conn = None
 
-    def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
-        key = check_meta_key(key)
-        want = [int(e) for e in eids]
-        if not want:
-            return {}
-        rows = self._all(
-            "SELECT eid, (meta->>%s)::double precision FROM edges"
-            " WHERE eid = ANY(%s) AND jsonb_typeof(meta->%s) = 'number'",
-            (key, want, key),
+    def _tombstone(self, seq: int, kind: str, keys: list[int]) -> None:
+        self._tx().execute(
+            "INSERT INTO tombstones(seq, kind, key) SELECT %s, %s, k FROM unnest(%s::bigint[]) k", (seq, kind, keys)
         )
-        return {int(e): float(v) for e, v in rows}
 
-    def node_flags(self, idxs: Iterable[int] | None, key: str) -> set[int]:
-        key = check_meta_key(key)
-        flag = "jsonb_typeof(metadata::jsonb -> %s) = 'boolean' AND (metadata::jsonb ->> %s)::boolean"
-        if idxs is None:  # every node: the quoted key's text first (cheap), JSON only where it occurs
-            rows = self._all(f"SELECT idx FROM nodes WHERE strpos(metadata, %s) > 0 AND {flag}", (f'"{key}"', key, key))
-            return {int(r[0]) for r in rows}
-        want = [int(i) for i in idxs]
-        if not want:
-            return set()
-        # node metadata is text (kept byte for byte): parsed here, for the given rows only
-        rows = self._all(f"SELECT idx FROM nodes WHERE idx = ANY(%s) AND {flag}", (want, key, key))
-        return {int(r[0]) for r in rows}
+    # ------------------------------------------------------------- nodes
+    _NODE_ARRAYS = (
+        "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], %s::text[],"
+        " %s::float8[], %s::text[], %s::text[], %s::int[]"
+    )
 
-    def node_meta_values(self, idxs: Iterable[int], keys: Sequence[str]) -> dict[int, dict[str, Any]]:
-        keys = [check_meta_key(k) for k in keys]
-        want = sorted({int(i) for i in idxs})
-        if not keys or not want:
-            return {}
-        # jsonb values (psycopg decodes them): numbers stay numbers; the metadata text is parsed for these rows only
-        cols = ", ".join("metadata::jsonb -> %s" for _ in keys)
-        rows = self._all(f"SELECT idx, {cols} FROM nodes WHERE idx = ANY(%s)", (*keys, want))
-        return {
-            int(r[0]): {k: v for k, v in zip(keys, r[1:]) if v is not None and not isinstance(v, (dict, list))}
-            for r in rows
-        }
-
-    def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
-        ids = list(ids)
-        if not ids:
-            return {}
-        return {r[0]: int(r[1]) for r in self._all("SELECT id, idx FROM nodes WHERE id = ANY(%s)", (ids,))}
-
-    def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
-        want = [int(i) for i in idxs]
-        if not want:
-            return {}
-        rows = self._all(f"SELECT {self._NODE_COLS} FROM nodes WHERE idx = ANY(%s)", (want,))
-        return {int(r[0]): self._row(r) for r in rows}
-
-    def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
-        want = sorted({int(i) for i in idxs})
-        if not want:
-            return {}
-        return {int(r[0]): r[1] for r in self._all("SELECT idx, id FROM nodes WHERE idx = ANY(%s)", (want,))}
-
-    def node_types(self, ids: Iterable[str]) -> dict[str, str]:
-        want = list(dict.fromkeys(ids))
-        if not want:
-            return {}
-        return dict(self._all("SELECT id, type FROM nodes WHERE id = ANY(%s)", (want,)))
-
-    def ids_with_prefix(self, prefix: str, limit: int) -> list[tuple[str, str]]:
-        return [
-            (r[0], r[1])
-            for r in self._all(
-                "SELECT id, type FROM nodes WHERE id >= %s AND id < %s ORDER BY id LIMIT %s",
-                (prefix, prefix + "\uffff", int(limit)),
+    def _write_nodes(
+        self, seq: int, now: float, first: int, new: list[Node], old: list[Node], existing: dict[str, tuple[int, str]]
+    ) -> None:
+        """Rows through ``unnest`` of arrays, the text as ``tsv`` with its postings and counts (BM25)."""
+        c = self._tx()
+        old_idx = [existing[n.id][0] for n in old]
+        r = c.execute("SELECT coalesce(sum(dl), 0) FROM nodes WHERE idx = ANY(%s)", (old_idx,)).fetchone()
+        old_dl = int(r[0]) if r else 0
+        lex = {n.id: lexical_text(n.body) for n in (*new, *old)}
+        dl = {k: len(_TOKEN.findall(v)) for k, v in lex.items()}
+        self._index_text(old_idx, -1)  # their old text leaves the counts
+        for part, idxs in ((new, [first + k for k in range(len(new))]), (old, old_idx)):
+            if not part:
+                continue
+            arrays = (
+                idxs,
+                [n.id for n in part],
+                [n.type for n in part],
+                [n.title for n in part],
+                [n.text for n in part],
+                [pg_json(n.metadata) for n in part],
+                [float(n.confidence) for n in part],
+                [n.hash for n in part],
+                [event_time_of(n.metadata) for n in part],
+                [source_of(n.metadata) for n in part],
+                [lex[n.id] for n in part],
+                [dl[n.id] for n in part],
             )
-        ]
+            rows = f" FROM unnest({self._NODE_ARRAYS}) AS u(i, id, ty, ti, tx, md, cf, h, et, so, lx, dl)"
+            if part is new:
+                c.execute(
+                    "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash, created_at,"
+                    " updated_at, seq, event_time, source, tsv, dl)"
+                    " SELECT i, id, ty, ti, tx, md, cf, h, %s, %s, %s, et, so, to_tsvector('ngr', lx), dl" + rows,
+                    (now, now, seq, *arrays),
+                )
+            else:
+                c.execute(
+                    "UPDATE nodes n SET type = u.ty, title = u.ti, text = u.tx, metadata = u.md, confidence = u.cf,"
+                    " content_hash = u.h, updated_at = %s, seq = %s, event_time = u.et, source = u.so,"
+                    " tsv = to_tsvector('ngr', u.lx), dl = u.dl" + rows + " WHERE n.idx = u.i",
+                    (now, seq, *arrays),
+                )
+        self._index_text([first + k for k in range(len(new))] + old_idx, +1)
+        self._bump("fts.docs", len(new))
+        self._bump("fts.tokens", sum(dl.values()) - old_dl)
 
-    def nodes_titled(self, title: str, limit: int) -> list[tuple[str, str]]:
-        # SQLite's COLLATE NOCASE folds ASCII letters only; so does this
-        return [
-            (r[0], r[1])
-            for r in self._all(
-                "SELECT id, type FROM nodes WHERE translate(title, %s, %s) = translate(%s, %s, %s) ORDER BY idx"
-                " LIMIT %s",
-                (_UPPER, _LOWER, title, _UPPER, _LOWER, int(limit)),
-            )
-        ]
+    def _unindex_nodes(self, keys: list[int]) -> None:
+        r = self._tx().execute("SELECT coalesce(sum(dl), 0) FROM nodes WHERE idx = ANY(%s)", (keys,)).fetchone()
+        self._index_text(keys, -1)
+        self._bump("fts.docs", -len(keys))
+        self._bump("fts.tokens", -(int(r[0]) if r else 0))
 
     # ------------------------------------------------------------- edges
+    def _write_edges(self, edges: list[Edge], idx: dict[str, int], rel: dict[str, int], seq: int, now: float) -> None:
+        """One row per ``(src, rel, dst)``: the last occurrence wins, meta merged in order (as repeated
+        upserts), all written by one ``unnest``."""
+        merged: dict[tuple[int, int, int], list] = {}
+        for e in edges:
+            key = (idx[e.src], rel[e.rel], idx[e.dst])
+            prev = merged.get(key)
+            meta = {**prev[3], **e.meta} if prev else dict(e.meta or {})
+            merged[key] = [e.polarity, e.weight, e.factuality, meta]
+        keys = sorted(merged)
+        first = self._take_keys("edges", "eid", len(keys))  # an existing edge keeps its key (gaps are harmless)
+        self._tx().execute(
+            "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at,"
+            " seq) SELECT k, s, r, d, p, w, f, m, %s, %s, %s FROM unnest(%s::bigint[], %s::bigint[], %s::int[],"
+            " %s::bigint[], %s::int[], %s::float8[], %s::float8[], %s::jsonb[]) AS u(k, s, r, d, p, w, f, m)"
+            " ON CONFLICT (src, rel_id, dst) DO UPDATE SET polarity = excluded.polarity, weight = excluded.weight,"
+            " factuality = excluded.factuality, meta = edges.meta || excluded.meta,"
+            " updated_at = excluded.updated_at, seq = excluded.seq",
+            (
+                now,
+                now,
+                seq,
+                [first + k for k in range(len(keys))],
+                [k[0] for k in keys],
+                [k[1] for k in keys],
+                [k[2] for k in keys],
+                [int(merged[k][0]) for k in keys],
+                [float(merged[k][1]) for k in keys],
+                [float(merged[k][2]) for k in keys],
+                [pg_json(merged[k][3]) for k in keys],
+            ),
+        )
+
+    def _find_edges(self, triples: list[tuple[str, str, str]]) -> list[tuple[int, int, int]]:
+        return (
+            self._tx()
+            .execute(
+                "SELECT DISTINCT e.eid, e.src, e.dst FROM unnest(%s::text[], %s::text[], %s::text[]) AS t(s, r, d)"
+                " JOIN nodes s ON s.id = t.s JOIN nodes d ON d.id = t.d JOIN relations r ON r.name = t.r"
+                " JOIN edges e ON e.src = s.idx AND e.dst = d.idx AND e.rel_id = r.id",
+                ([t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]),
+            )
+            .fetchall()
+        )
+
     def _rel_ids(self, names: Iterable[str]) -> dict[str, int]:
         loc = self._local
         out: dict[str, int] = {}
@@ -559,175 +466,9 @@ class PostgresStore(SharedSQLStore):
                 loc.rels[name] = out[name] = int(rid)
         return out
 
-    def relation_ids(self, names: Iterable[str]) -> dict[str, int]:
-        names = list(names)
-        with self.transaction():
-            ids = self._rel_ids(names)
-        return {n: ids[n] for n in names}
-
-    def upsert_edges(self, edges: list[Edge]) -> int:
-        """Insert edges or update existing ``(src, rel, dst)`` ones, all or nothing: an update sets base
-        weight, polarity and factuality, merges ``meta`` (new keys win) and keeps what was learned."""
-        if not edges:
-            return self.current_seq()
-        now = time.time()
-        with self.transaction() as c:
-            idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
-            unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
-            if unknown:
-                shown = ", ".join(repr(u) for u in unknown[:5]) + (
-                    f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-                )
-                raise UnknownNode(
-                    f"edge refers to unknown node(s): {shown}; add the nodes first", node_ids=unknown[:50]
-                )
-            rel = self._rel_ids(e.rel for e in edges)
-            seq = self._next_seq()
-            # one row per (src, rel, dst): the last occurrence wins, meta merged in order (as repeated upserts)
-            merged: dict[tuple[int, int, int], list] = {}
-            for e in edges:
-                key = (idx[e.src], rel[e.rel], idx[e.dst])
-                prev = merged.get(key)
-                meta = {**prev[3], **e.meta} if prev else dict(e.meta or {})
-                merged[key] = [e.polarity, e.weight, e.factuality, meta]
-            keys = sorted(merged)
-            first = self._take_keys("edges", len(keys))  # an existing edge keeps its key (gaps are harmless)
-            c.execute(
-                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at,"
-                " seq) SELECT k, s, r, d, p, w, f, m, %s, %s, %s FROM unnest(%s::bigint[], %s::bigint[], %s::int[],"
-                " %s::bigint[], %s::int[], %s::float8[], %s::float8[], %s::jsonb[]) AS u(k, s, r, d, p, w, f, m)"
-                " ON CONFLICT (src, rel_id, dst) DO UPDATE SET polarity = excluded.polarity, weight = excluded.weight,"
-                " factuality = excluded.factuality, meta = edges.meta || excluded.meta,"
-                " updated_at = excluded.updated_at, seq = excluded.seq",
-                (
-                    now,
-                    now,
-                    seq,
-                    [first + k for k in range(len(keys))],
-                    [k[0] for k in keys],
-                    [k[1] for k in keys],
-                    [k[2] for k in keys],
-                    [int(merged[k][0]) for k in keys],
-                    [float(merged[k][1]) for k in keys],
-                    [float(merged[k][2]) for k in keys],
-                    [pg_json(merged[k][3]) for k in keys],
-                ),
-            )
-            if self.validator is not None:
-                self.validator.after_edges(seq)
-        return seq
-
-    def delete_edges(self, triples: Iterable[tuple[str, str, str]]) -> int:
-        triples = list(dict.fromkeys(triples))
-        if not triples:
-            return 0
-        with self.transaction() as c:
-            found = c.execute(
-                "SELECT DISTINCT e.eid, e.src, e.dst FROM unnest(%s::text[], %s::text[], %s::text[]) AS t(s, r, d)"
-                " JOIN nodes s ON s.id = t.s JOIN nodes d ON d.id = t.d JOIN relations r ON r.name = t.r"
-                " JOIN edges e ON e.src = s.idx AND e.dst = d.idx AND e.rel_id = r.id",
-                ([t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]),
-            ).fetchall()
-            if not found:
-                return 0
-            seq = self._next_seq()
-            eids = [int(r[0]) for r in found]
-            c.execute("DELETE FROM edges WHERE eid = ANY(%s)", (eids,))
-            c.execute(
-                "INSERT INTO tombstones(seq, kind, key) SELECT %s, 'edge', k FROM unnest(%s::bigint[]) k", (seq, eids)
-            )
-            if self.validator is not None:
-                self.validator.after_edge_removal({int(x) for r in found for x in (r[1], r[2])})
-        return len(found)
-
     _EDGE_JOIN = (
         " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
     )
-
-    def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
-        r = self._one(
-            "SELECT e.eid, e.polarity, e.weight, e.plastic, e.factuality, e.meta, e.reinforce_count, e.created_at,"
-            " e.updated_at" + self._EDGE_JOIN + " WHERE s.id = %s AND r.name = %s AND d.id = %s",
-            (src, rel, dst),
-        )
-        if r is None:
-            return None
-        return edge_dict(r, src, rel, dst, r[5])
-
-    def edge_count(self) -> int:
-        r = self._one("SELECT count(*) FROM edges")
-        return int(r[0]) if r else 0
-
-    def edge_pairs(self, rel: str) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self._all("SELECT s.id, d.id" + self._EDGE_JOIN + " WHERE r.name = %s", (rel,))]
-
-    def edges_marked(self, meta_key: str) -> list[tuple[str, str, str]]:
-        if not meta_key.isidentifier():
-            raise ValueError(f"bad meta key {meta_key!r}")
-        rows = self._all("SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE jsonb_exists(e.meta, %s)", (meta_key,))
-        return [(a, b, c) for a, b, c in rows]
-
-    def owned_edges(self, owners: Iterable[str], by: str | None = None) -> list[tuple[str, str, str]]:
-        owners = list(dict.fromkeys(owners))
-        if not owners:
-            return []
-        q = "SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE e.meta ->> 'owner' = ANY(%s)"
-        if by is not None:
-            rows = self._all(q + " AND e.meta ->> 'by' = %s", (owners, by))
-        else:
-            rows = self._all(q, (owners,))
-        return [(a, b, c) for a, b, c in rows]
-
-    def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:
-        src_ids = list(dict.fromkeys(src_ids))
-        if not src_ids:
-            return set()
-        rows = self._all("SELECT s.id, r.name, d.id" + self._EDGE_JOIN + " WHERE s.id = ANY(%s)", (src_ids,))
-        return {(a, b, c) for a, b, c in rows}
-
-    # ------------------------------------------------------------- ingest bookkeeping
-    def owned_nodes(self, owners: Iterable[str]) -> list[str]:
-        owners = list(dict.fromkeys(owners))
-        if not owners:
-            return []
-        return [r[0] for r in self._all("SELECT id FROM nodes WHERE metadata::jsonb ->> 'owner' = ANY(%s)", (owners,))]
-
-    def source_node_ids(self, kind: str, source: str) -> list[str]:
-        return [
-            r[0]
-            for r in self._all(
-                "SELECT id FROM nodes WHERE metadata::jsonb ->> 'source' = %s AND metadata::jsonb ->> 'ingest' = %s",
-                (source, kind),
-            )
-        ]
-
-    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None:
-        if not rows:
-            return
-        with self.transaction():
-            self._many(
-                "INSERT INTO pending_edges(missing, owner, edge) VALUES (%s, %s, %s)",
-                [(m, o, pg_json(e)) for m, o, e in rows],
-            )
-
-    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return []
-        with self.transaction() as c:
-            rows = c.execute("DELETE FROM pending_edges WHERE missing = ANY(%s) RETURNING edge", (ids,)).fetchall()
-        return [json.loads(r[0]) for r in rows]
-
-    def drop_pending_edges(self, owners: Iterable[str]) -> int:
-        owners = list(dict.fromkeys(owners))
-        if not owners:
-            return 0
-        with self.transaction() as c:
-            return c.execute("DELETE FROM pending_edges WHERE owner = ANY(%s)", (owners,)).rowcount
-
-    def pending_edge_count(self) -> int:
-        r = self._one("SELECT count(*) FROM pending_edges")
-        return int(r[0]) if r else 0
 
     # ---------------------------------------------------------- lexical
     def lexical_search(
@@ -838,9 +579,6 @@ class PostgresStore(SharedSQLStore):
         raw = np.frombuffer(b"".join(bytes(r[1][4:]) for r in rows), dtype=">f4").reshape(len(rows), dim)
         return idx, raw.astype(np.float32)
 
-    def embedding_models(self) -> dict[str, int]:
-        return {m: int(n) for m, n in self._all("SELECT model, count(*) FROM embeddings GROUP BY model")}
-
     def vector_search(self, model: str, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k node indices by cosine similarity to ``query`` through pgvector (the HNSW index serves
         384-dimensional vectors; others are scanned).  Not part of the store contract: engines search their
@@ -856,173 +594,6 @@ class PostgresStore(SharedSQLStore):
         )
         return np.array([int(r[0]) for r in rows], np.int64), np.array([float(r[1]) for r in rows])
 
-    # ---------------------------------------------------------- change feed
-    def changes_since(self, seq: int) -> Changes:
-        if self._local.conn is not None:
-            return self._changes(self._local.conn, seq)
-        with self.pool.connection() as c:
-            with c.transaction():
-                c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")  # one snapshot
-                return self._changes(c, seq)
-
-    def _changes(self, c: psycopg.Connection, seq: int) -> Changes:
-        now_seq = int(c.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()[0])
-        nrows = c.execute(
-            "SELECT idx, id, content_hash, type, event_time, source FROM nodes WHERE seq > %s ORDER BY idx", (seq,)
-        ).fetchall()
-        hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
-        rows = c.execute(
-            "SELECT eid, src, dst, rel_id, weight, factuality, polarity, plastic, coalesce(plastic_at, 'NaN'),"
-            " dormant FROM edges WHERE seq > %s ORDER BY eid",
-            (seq,),
-        ).fetchall()
-        tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > %s ORDER BY seq, key", (seq,)).fetchall()
-        raw = np.array(rows, dtype=np.float64).reshape(-1, 10)
-        ecols = raw[:, :7]
-        ecols[:, 4] = effective_weights(
-            raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
-        )
-        edges = edge_arrays(ecols)
-        return Changes(
-            seq=now_seq,
-            nodes=[(int(r[0]), r[1], r[2]) for r in nrows],
-            node_types=[r[3] for r in nrows],
-            node_times=[r[4] for r in nrows],
-            node_sources=[r[5] for r in nrows],
-            edges=edges,
-            deleted_nodes=[int(k) for kind, k in tomb if kind == "node"],
-            deleted_edges=[int(k) for kind, k in tomb if kind == "edge"],
-        )
-
-    def change_count_since(self, seq: int) -> int:
-        r = self._one(
-            "SELECT (SELECT count(*) FROM nodes WHERE seq > %s) + (SELECT count(*) FROM edges WHERE seq > %s)"
-            " + (SELECT count(*) FROM tombstones WHERE seq > %s)",
-            (seq, seq, seq),
-        )
-        return int(r[0]) if r else 0
-
-    def tombstones_between(self, after: int, upto: int) -> list[tuple[str, int]]:
-        return [
-            (kind, int(key))
-            for kind, key in self._all(
-                "SELECT kind, key FROM tombstones WHERE seq > %s AND seq <= %s ORDER BY seq, key", (after, upto)
-            )
-        ]
-
-    def node_records(self, after: int, upto: int) -> list[tuple[int, str, str, str, str]]:
-        return [
-            (int(r[0]), r[1], r[2], r[3], r[4])
-            for r in self._all(
-                "SELECT idx, id, type, title, metadata FROM nodes WHERE seq > %s AND seq <= %s ORDER BY idx",
-                (after, upto),
-            )
-        ]
-
-    def edge_records(self, after: int, upto: int) -> list[EdgeRecord]:
-        return [
-            (int(r[0]), int(r[1]), r[2], int(r[3]), float(r[4]), int(r[5]), float(r[6]))
-            for r in self._all(
-                "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
-                " JOIN relations r ON r.id = e.rel_id WHERE e.seq > %s AND e.seq <= %s ORDER BY e.eid",
-                (after, upto),
-            )
-        ]
-
-    # ---------------------------------------------------------- search filters
-    def nodes_failing(self, where: Iterable[tuple[str, object]]) -> np.ndarray:
-        """Indices of the nodes a metadata-equality filter excludes (same rules as the SQLite store: a list
-        passes when one element equals; a string never equals a number, nor a number a boolean; a node
-        without the key, or with JSON null there, is not judged by it)."""
-        conds: list[str] = []
-        params: list[Any] = []
-        for key, value in where:
-            if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
-                raise ValueError(f"bad metadata key {key!r}")
-            arg: Any
-            if isinstance(value, bool):
-                test, arg = "(jsonb_typeof({x}) = 'boolean' AND ({x})::boolean = %s)", value
-            elif isinstance(value, str):
-                test, arg = "(jsonb_typeof({x}) = 'string' AND ({x}) #>> '{{}}' = %s)", value
-            elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                test, arg = "(jsonb_typeof({x}) = 'number' AND ({x})::float8 = %s::float8)", float(value)
-            else:
-                raise ValueError(f"metadata filters values are strings, numbers or booleans, got {value!r}")
-            conds.append(
-                "(m -> %s IS NOT NULL AND jsonb_typeof(m -> %s) <> 'null' AND NOT (CASE WHEN jsonb_typeof(m -> %s)"
-                " = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(m -> %s) AS j(v) WHERE "
-                + test.format(x="j.v")
-                + ") ELSE "
-                + test.format(x="m -> %s")
-                + " END))"
-            )
-            params += [key, key, key, key, arg, key, key, arg]
-        if not conds:
-            return np.zeros(0, np.int64)
-        rows = self._all(
-            "SELECT idx FROM (SELECT idx, metadata::jsonb AS m FROM nodes) AS n WHERE jsonb_typeof(m) = 'object' AND ("
-            + " OR ".join(conds)
-            + ") ORDER BY idx",
-            params,
-        )
-        return np.fromiter((r[0] for r in rows), np.int64, len(rows))
-
-    # ------------------------------------------------------------ traces
-    def recent_traces(self, limit: int) -> list[dict]:
-        rows = self._all(
-            "SELECT id, created_at, query, fingerprint, json_array_length(hits::json) FROM traces"
-            " ORDER BY created_at DESC, pos DESC LIMIT %s",
-            (int(limit),),
-        )
-        return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
-
-    # ------------------------------------------------------------- stats
-    def stats(self) -> dict:
-        def one(q: str) -> int:
-            r = self._one(q)
-            return int(r[0]) if r else 0
-
-        return {
-            "path": self.path,
-            "schema_version": self.schema_version,
-            "nodes": one("SELECT count(*) FROM nodes"),
-            "edges": one("SELECT count(*) FROM edges"),
-            "relations": one("SELECT count(*) FROM relations"),
-            "traces": one("SELECT count(*) FROM traces"),
-            "cached_vectors": one("SELECT count(*) FROM embeddings"),
-            "pending_edges": one("SELECT count(*) FROM pending_edges"),
-            "node_types": self.node_type_counts(),
-            "edge_relations": {
-                n: int(k)
-                for n, k in self._all(
-                    "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP BY r.name"
-                    " ORDER BY 2 DESC, 1"
-                )
-            },
-        }
-
-    def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
-        return [
-            (a, b, c, int(n))
-            for a, b, c, n in self._all(
-                "SELECT r.name, s.type, d.type, count(*)"
-                + self._EDGE_JOIN
-                + " GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3"
-            )
-        ]
-
-    def metadata_keys(self, limit: int) -> list[str]:
-        return [
-            r[0]
-            for r in self._all(
-                "SELECT j.key FROM (SELECT metadata::jsonb AS m FROM nodes) AS n,"
-                " jsonb_each(CASE WHEN jsonb_typeof(n.m) = 'object' THEN n.m ELSE '{}'::jsonb END) AS j"
-                " WHERE jsonb_typeof(j.value) IN ('string', 'number', 'boolean', 'array')"
-                " GROUP BY j.key ORDER BY count(*) DESC, j.key LIMIT %s",
-                (int(limit),),
-            )
-        ]
-
     # ------------------------------------------------------------ copies
     def copy_to(self, path: str | Path) -> None:
         """A consistent copy of the whole database as a SQLite file at ``path`` (one snapshot), e.g. to
@@ -1030,10 +601,6 @@ class PostgresStore(SharedSQLStore):
         from .postgres_copy import postgres_to_sqlite
 
         postgres_to_sqlite(self, str(path))
-
-
-_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_LOWER = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _copy_binary_vectors(vectors: dict[str, np.ndarray]) -> bytes:

@@ -13,11 +13,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from itertools import repeat
 from pathlib import Path
-from typing import Any
 from urllib.request import pathname2url
 
 import numpy as np
@@ -25,17 +24,11 @@ import numpy as np
 from ..errors import StoreError
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
-from .base import Changes, EdgeArrays, LexicalPostings, NodeRow, check_meta_key, effective_weights
+from .base import EdgeArrays, LexicalPostings, effective_weights
+from .dialects import SQLiteDialect
 from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
-from .sql_shared import (
-    SharedSQLStore,
-    check_migrations,
-    edge_arrays,
-    edge_dict,
-    last_of_each_id,
-    unknown_nodes_error,
-)
+from .sql_store import SQLStore, check_migrations, unknown_nodes_error
 from .sqlite_ledgers import SQLiteLedgers
 from .sqlite_schema import SQLiteSchemaTables
 from .sqlite_util import chunks, marks, private_file
@@ -48,11 +41,12 @@ SQLITE_VERSION = sqlite3.sqlite_version  # the linked SQLite library, for benchm
 _CLEAR_Q_TERMS = "INSERT INTO temp.q_terms(q_terms) VALUES ('delete-all')"  # empties the contentless q_terms
 
 
-class SQLiteStore(SharedSQLStore):
+class SQLiteStore(SQLStore):
     """The default store: one SQLite file (WAL, FTS5), safe for several processes on one machine."""
 
     # "database or disk is full", "disk I/O error", "attempt to write a readonly database", "database is locked"
     WRITE_REFUSED = (sqlite3.OperationalError, StoreError)
+    dialect = SQLiteDialect()
 
     @property
     def _q(self):
@@ -203,229 +197,110 @@ class SQLiteStore(SharedSQLStore):
                 else:
                     self.conn.execute(f"RELEASE sp{self._depth}")
 
-    def _next_seq(self) -> int:
-        return int(
-            self.conn.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'seq' RETURNING value"
-            ).fetchone()[0]
-        )
-
-    _KEYS = {("nodes", "idx"), ("edges", "eid")}
-
-    def _take_keys(self, table: str, column: str, count: int) -> int:
-        """First of ``count`` fresh keys for ``table``, from a counter that only grows.
-
-        SQLite reuses the highest rowid after it is deleted; a reused node index or edge
-        key would let a tombstone (or a learning log entry) name a row added later, and
-        in-memory arrays would update a dead position.  Call inside a write transaction."""
-        assert (table, column) in self._KEYS  # identifiers are constants, never user input
-        name = f"next_key.{table}"
-        r = self.conn.execute("SELECT value FROM meta WHERE key = ?", (name,)).fetchone()
-        start = (
-            int(r[0])
-            if r
-            else int(self.conn.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()[0])
-        )
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (name, str(start + count)),
-        )
-        return start
-
-    def current_seq(self) -> int:
-        return int(self.conn.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()[0])
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        with self._lock:
+            self.conn.execute("BEGIN")  # one consistent snapshot across the reads
+            try:
+                yield
+            finally:
+                self.conn.execute("COMMIT")
 
     @property
-    def schema_version(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM migrations").fetchone()[0])
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` (callers then defer ``changes_since``, which opens its own)."""
+        return self._depth > 0
 
     def close(self) -> None:
         with self._lock:
             self.conn.close()
 
-    # ------------------------------------------------------------- nodes
-    def upsert_nodes(self, nodes: list[Node]) -> int:
-        """Insert or update nodes by id (the last occurrence of a duplicate id wins)."""
-        if not nodes:
-            return self.current_seq()
-        latest = last_of_each_id(nodes)
-        now = time.time()
-        with self.transaction() as c:
-            seq = self._next_seq()
-            existing: dict[str, tuple[int, str]] = {}
-            for part in chunks(list(latest)):
-                q = f"SELECT id, idx, content_hash FROM nodes WHERE id IN ({marks(len(part))})"
-                existing.update({r[0]: (r[1], r[2]) for r in c.execute(q, part)})
-            new = [n for n in latest.values() if n.id not in existing]
-            old = [n for n in latest.values() if n.id in existing]
-            first = self._take_keys("nodes", "idx", len(new))
-            c.executemany(
-                "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash,"
-                " created_at, updated_at, seq,"
-                " event_time, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        first + k,
-                        n.id,
-                        n.type,
-                        n.title,
-                        n.text,
-                        json.dumps(n.metadata, ensure_ascii=False),
-                        n.confidence,
-                        n.hash,
-                        now,
-                        now,
-                        seq,
-                        event_time_of(n.metadata),
-                        source_of(n.metadata),
-                    )
-                    for k, n in enumerate(new)
-                ],
+    # ------------------------------------------------------------- nodes and edges
+    def _write_nodes(
+        self, seq: int, now: float, first: int, new: list[Node], old: list[Node], existing: dict[str, tuple[int, str]]
+    ) -> None:
+        c = self.conn
+        c.executemany(
+            "INSERT INTO nodes(idx, id, type, title, text, metadata, confidence, content_hash,"
+            " created_at, updated_at, seq, event_time, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    first + k,
+                    n.id,
+                    n.type,
+                    n.title,
+                    n.text,
+                    json.dumps(n.metadata, ensure_ascii=False),
+                    n.confidence,
+                    n.hash,
+                    now,
+                    now,
+                    seq,
+                    event_time_of(n.metadata),
+                    source_of(n.metadata),
+                )
+                for k, n in enumerate(new)
+            ],
+        )
+        c.executemany(
+            "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?,"
+            " updated_at=?, seq=?, event_time=?, source=? WHERE idx=?",
+            [
+                (
+                    n.type,
+                    n.title,
+                    n.text,
+                    json.dumps(n.metadata, ensure_ascii=False),
+                    n.confidence,
+                    n.hash,
+                    now,
+                    seq,
+                    event_time_of(n.metadata),
+                    source_of(n.metadata),
+                    existing[n.id][0],
+                )
+                for n in old
+            ],
+        )
+        changed = [n for n in old if existing[n.id][1] != n.hash]
+        c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(existing[n.id][0],) for n in changed])
+        rows = [(first + k, lexical_text(n.body)) for k, n in enumerate(new)]
+        rows += [(existing[n.id][0], lexical_text(n.body)) for n in changed]
+        c.executemany("INSERT INTO nodes_fts(rowid, body) VALUES (?, ?)", rows)
+
+    def _unindex_nodes(self, keys: list[int]) -> None:
+        self.conn.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(k,) for k in keys])
+
+    def _write_edges(self, edges: list[Edge], idx: dict[str, int], rel: dict[str, int], seq: int, now: float) -> None:
+        rows = [
+            (
+                idx[e.src],
+                rel[e.rel],
+                idx[e.dst],
+                e.polarity,
+                e.weight,
+                e.factuality,
+                json.dumps(e.meta, ensure_ascii=False) if e.meta else "{}",
+                now,
+                now,
+                seq,
             )
-            c.executemany(
-                "UPDATE nodes SET type=?, title=?, text=?, metadata=?, confidence=?, content_hash=?,"
-                " updated_at=?, seq=?,"
-                " event_time=?, source=? WHERE idx=?",
-                [
-                    (
-                        n.type,
-                        n.title,
-                        n.text,
-                        json.dumps(n.metadata, ensure_ascii=False),
-                        n.confidence,
-                        n.hash,
-                        now,
-                        seq,
-                        event_time_of(n.metadata),
-                        source_of(n.metadata),
-                        existing[n.id][0],
-                    )
-                    for n in old
-                ],
-            )
-            changed = [n for n in old if existing[n.id][1] != n.hash]
-            c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(existing[n.id][0],) for n in changed])
-            new_idx = self.lookup_idx([n.id for n in new]) if new else {}
-            rows = [(new_idx[n.id], lexical_text(n.body)) for n in new]
-            rows += [(existing[n.id][0], lexical_text(n.body)) for n in changed]
-            c.executemany("INSERT INTO nodes_fts(rowid, body) VALUES (?, ?)", rows)
-            # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
-            if self.validator is not None:
-                self.validator.after_nodes(seq, existing)
-        return seq
+            for e in edges
+        ]
+        rows.sort(key=lambda r: (r[0], r[1], r[2]))  # B-tree friendly order: ~2x faster bulk upserts
+        first = self._take_keys("edges", "eid", len(rows))  # an existing edge keeps its key (gaps are harmless)
+        self.conn.executemany(
+            "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta, created_at, updated_at, seq)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity,"
+            " weight=excluded.weight, factuality=excluded.factuality, meta=json_patch(edges.meta, excluded.meta),"
+            " updated_at=excluded.updated_at, seq=excluded.seq",
+            [(first + k, *r) for k, r in enumerate(rows)],
+        )
 
-    def delete_nodes(self, ids: Iterable[str]) -> int:
-        """Delete nodes and every edge touching them; returns how many nodes were deleted."""
-        ids = list(dict.fromkeys(ids))
-        with self.transaction() as c:
-            idx = self.lookup_idx(ids)
-            if not idx:
-                return 0
-            seq = self._next_seq()
-            keys = list(idx.values())
-            eids: list[int] = []
-            for part in chunks(keys):
-                qm = marks(len(part))
-                eids += [
-                    r[0]
-                    for r in c.execute(
-                        f"SELECT eid FROM edges WHERE src IN ({qm}) UNION SELECT eid FROM edges WHERE dst IN ({qm})",
-                        part + part,
-                    )
-                ]
-            c.executemany("DELETE FROM nodes_fts WHERE rowid = ?", [(k,) for k in keys])
-            c.executemany("DELETE FROM nodes WHERE idx = ?", [(k,) for k in keys])  # edges cascade
-            c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'node', ?)", [(seq, k) for k in keys])
-            c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, e) for e in eids])
-        return len(keys)
+    def _find_edges(self, triples: list[tuple[str, str, str]]) -> list[tuple[int, int, int]]:
+        q = "SELECT e.eid, e.src, e.dst" + self._EDGE_JOIN + " WHERE s.id = ? AND r.name = ? AND d.id = ?"
+        return [r for t in triples for r in self.conn.execute(q, t).fetchall()]
 
-    def edge_numbers(self, eids: Iterable[int], key: str) -> dict[int, float]:
-        path = "$." + check_meta_key(key)
-        out: dict[int, float] = {}
-        for part in chunks([int(e) for e in eids]):
-            q = (
-                f"SELECT eid, json_extract(meta, ?) AS v FROM edges WHERE eid IN ({marks(len(part))})"
-                " AND json_type(meta, ?) IN ('integer', 'real')"
-            )
-            out.update((int(e), float(v)) for e, v in self.conn.execute(q, [path, *part, path]))
-        return out
-
-    def node_flags(self, idxs: Iterable[int] | None, key: str) -> set[int]:
-        path = "$." + check_meta_key(key)
-        if idxs is None:  # every node: the quoted key's text first (cheap), JSON only where it occurs
-            q = "SELECT idx FROM nodes WHERE instr(metadata, ?) > 0 AND json_type(metadata, ?) = 'true'"
-            return {int(r[0]) for r in self.conn.execute(q, (f'"{key}"', path))}
-        out: set[int] = set()
-        for part in chunks([int(i) for i in idxs]):
-            q = f"SELECT idx FROM nodes WHERE idx IN ({marks(len(part))}) AND json_type(metadata, ?) = 'true'"
-            out.update(int(r[0]) for r in self.conn.execute(q, [*part, path]))
-        return out
-
-    def node_meta_values(self, idxs: Iterable[int], keys: Sequence[str]) -> dict[int, dict[str, Any]]:
-        keys = [check_meta_key(k) for k in keys]
-        out: dict[int, dict[str, Any]] = {}
-        if not keys:
-            return out
-        cols = ", ".join(f"json_extract(metadata, '$.{k}')" for k in keys)  # identifiers only: checked above
-        for part in chunks(sorted({int(i) for i in idxs})):
-            q = f"SELECT idx, {cols} FROM nodes WHERE idx IN ({marks(len(part))})"
-            for r in self.conn.execute(q, part):
-                out[int(r[0])] = {k: v for k, v in zip(keys, r[1:]) if v is not None}  # (objects: JSON text)
-        return out
-
-    def lookup_idx(self, ids: Iterable[str]) -> dict[str, int]:
-        ids = list(ids)
-        out: dict[str, int] = {}
-        for part in chunks(ids):
-            q = f"SELECT id, idx FROM nodes WHERE id IN ({marks(len(part))})"
-            out.update(dict(self.conn.execute(q, part).fetchall()))
-        return out
-
-    def nodes_by_idx(self, idxs: Iterable[int]) -> dict[int, NodeRow]:
-        idxs = [int(i) for i in idxs]
-        out: dict[int, NodeRow] = {}
-        for part in chunks(idxs):
-            q = f"SELECT {self._NODE_COLS} FROM nodes WHERE idx IN ({marks(len(part))})"
-            for r in self.conn.execute(q, part):
-                out[r[0]] = self._row(r)
-        return out
-
-    def node_heads(self, idxs: Iterable[int]) -> dict[int, tuple[str, str, str, str]]:
-        idxs = [int(i) for i in idxs]
-        out: dict[int, tuple[str, str, str, str]] = {}
-        for part in chunks(idxs):
-            q = f"SELECT idx, id, type, title, text FROM nodes WHERE idx IN ({marks(len(part))})"
-            for r in self.conn.execute(q, part):
-                out[r[0]] = (r[1], r[2], r[3], r[4])
-        return out
-
-    def ids_by_idx(self, idxs: Iterable[int]) -> dict[int, str]:
-        want = sorted({int(i) for i in idxs})
-        out: dict[int, str] = {}
-        for part in chunks(want):
-            q = f"SELECT idx, id FROM nodes WHERE idx IN ({marks(len(part))})"
-            out.update(self.conn.execute(q, part).fetchall())
-        return out
-
-    def node_types(self, ids: Iterable[str]) -> dict[str, str]:
-        want = list(dict.fromkeys(ids))
-        out: dict[str, str] = {}
-        for part in chunks(want):
-            q = f"SELECT id, type FROM nodes WHERE id IN ({marks(len(part))})"
-            out.update(self.conn.execute(q, part).fetchall())
-        return out
-
-    def ids_with_prefix(self, prefix: str, limit: int) -> list[tuple[str, str]]:
-        return self.conn.execute(
-            "SELECT id, type FROM nodes WHERE id >= ? AND id < ? LIMIT ?", (prefix, prefix + "\uffff", int(limit))
-        ).fetchall()
-
-    def nodes_titled(self, title: str, limit: int) -> list[tuple[str, str]]:
-        return self.conn.execute(
-            "SELECT id, type FROM nodes WHERE title = ? COLLATE NOCASE LIMIT ?", (title, int(limit))
-        ).fetchall()
-
-    # ------------------------------------------------------------- edges
     def _rel_ids(self, names: Iterable[str]) -> dict[str, int]:
         missing = [n for n in set(names) if n not in self._rel_cache]
         if missing:
@@ -434,56 +309,6 @@ class SQLiteStore(SharedSQLStore):
                 q = f"SELECT name, id FROM relations WHERE name IN ({marks(len(part))})"
                 self._rel_cache.update(dict(self.conn.execute(q, part).fetchall()))
         return self._rel_cache
-
-    def upsert_edges(self, edges: list[Edge]) -> int:
-        """Insert edges or update existing ``(src, rel, dst)`` ones, all or nothing.
-
-        An update sets base weight, polarity and factuality to the given values,
-        merges ``meta`` (new keys win) and keeps what was learned (plastic weight,
-        reinforcement count, creation time).  An edge naming an unknown node is
-        rejected, naming it; no node is ever fabricated.
-        """
-        if not edges:
-            return self.current_seq()
-        now = time.time()
-        with self.transaction() as c:
-            idx = self.lookup_idx({e.src for e in edges} | {e.dst for e in edges})
-            unknown = sorted({e.src for e in edges if e.src not in idx} | {e.dst for e in edges if e.dst not in idx})
-            if unknown:
-                raise unknown_nodes_error(unknown)
-            rel = self._rel_ids(e.rel for e in edges)
-            seq = self._next_seq()
-            rows = [
-                (
-                    idx[e.src],
-                    rel[e.rel],
-                    idx[e.dst],
-                    e.polarity,
-                    e.weight,
-                    e.factuality,
-                    json.dumps(e.meta, ensure_ascii=False) if e.meta else "{}",
-                    now,
-                    now,
-                    seq,
-                )
-                for e in edges
-            ]
-            rows.sort(key=lambda r: (r[0], r[1], r[2]))  # B-tree friendly order: ~2x faster bulk upserts
-            first = self._take_keys("edges", "eid", len(rows))  # an existing edge keeps its key (gaps are harmless)
-            keyed = [(first + k, *r) for k, r in enumerate(rows)]
-            c.executemany(
-                "INSERT INTO edges(eid, src, rel_id, dst, polarity, weight, factuality, meta,"
-                " created_at, updated_at, seq)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(src, rel_id, dst) DO UPDATE SET polarity=excluded.polarity, weight=excluded.weight,"
-                " factuality=excluded.factuality, meta=json_patch(edges.meta, excluded.meta),"
-                " updated_at=excluded.updated_at, seq=excluded.seq",
-                keyed,
-            )
-            # schema hook (src/neurongraph/schema): a no-op unless a relation schema validator is attached
-            if self.validator is not None:
-                self.validator.after_edges(seq)
-        return seq
 
     _BULK_IDS = 2_000  # a batch naming at least this many ids resolves them through the in-memory id map
 
@@ -548,7 +373,7 @@ class SQLiteStore(SharedSQLStore):
             p = np.asarray(polarity, np.int64)[keep]
             f = np.asarray(factuality, np.float64)[keep]
             m = int(s.shape[0])
-            seq = self._next_seq()
+            seq = self.next_seq()
             first = self._take_keys("edges", "eid", m)  # an existing edge keeps its key (gaps are harmless)
             eid = np.arange(first, first + m, dtype=np.int64)
             c.executemany(
@@ -594,29 +419,6 @@ class SQLiteStore(SharedSQLStore):
         return seq, EdgeArrays(
             eid=eid, src=s, dst=d, rel_id=r.astype(np.int32), weight=eff, fact=f, pol=p.astype(np.int8)
         )
-
-    def get_edge(self, src: str, rel: str, dst: str) -> dict | None:
-        r = self.conn.execute(
-            "SELECT e.eid, e.polarity, e.weight, e.plastic, e.factuality, e.meta, e.reinforce_count,"
-            " e.created_at, e.updated_at"
-            " FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN"
-            " relations r ON r.id = e.rel_id"
-            " WHERE s.id = ? AND r.name = ? AND d.id = ?",
-            (src, rel, dst),
-        ).fetchone()
-        if r is None:
-            return None
-        return edge_dict(r, src, rel, dst, json.loads(r[5]))
-
-    def edge_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM edges").fetchone()[0])
-
-    def edge_pairs(self, rel: str) -> list[tuple[str, str]]:
-        return self.conn.execute(
-            "SELECT a.id, b.id FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes a ON a.idx = e.src"
-            " JOIN nodes b ON b.idx = e.dst WHERE r.name = ?",
-            (rel,),
-        ).fetchall()
 
     # ---------------------------------------------------------- lexical
     def lexical_search(
@@ -757,10 +559,6 @@ class SQLiteStore(SharedSQLStore):
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
         return idx, mat
 
-    def embedding_models(self) -> dict[str, int]:
-        """Cached vectors per embedder model id."""
-        return dict(self.conn.execute("SELECT model, count(*) FROM embeddings GROUP BY model").fetchall())
-
     def put_vectors(self, model: str, items: list[tuple[str, np.ndarray]]) -> None:
         if not items:
             return
@@ -794,298 +592,7 @@ class SQLiteStore(SharedSQLStore):
                     continue
         return max(gone, 0)
 
-    # ---------------------------------------------------------- changes
-    def changes_since(self, seq: int) -> Changes:
-        c = self.conn
-        with self._lock:
-            c.execute("BEGIN")  # one consistent snapshot across the three reads
-            try:
-                now_seq = self.current_seq()
-                nrows = c.execute(
-                    "SELECT idx, id, content_hash, type, event_time, source FROM nodes INDEXED BY nodes_seq"
-                    " WHERE seq > ?",
-                    (seq,),
-                ).fetchall()
-                # effective weight = base + plastic decayed lazily by half-life since plastic_at (0 if dormant)
-                hl = c.execute("SELECT value FROM meta WHERE key = 'learning.plastic_half_life_s'").fetchone()
-                cur = c.execute(
-                    "SELECT eid, src, dst, rel_id, weight, factuality, polarity, plastic, plastic_at, dormant"
-                    " FROM edges WHERE seq > ?",
-                    (seq,),
-                )
-                raw = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 10)
-                ecols = raw[:, :7]
-                ecols[:, 4] = effective_weights(
-                    raw[:, 4], raw[:, 7], raw[:, 8], raw[:, 9], float(hl[0]) if hl else np.inf, self.clock()
-                )
-                tomb = c.execute("SELECT kind, key FROM tombstones WHERE seq > ?", (seq,)).fetchall()
-            finally:
-                c.execute("COMMIT")
-        edges = edge_arrays(ecols)
-        return Changes(
-            seq=now_seq,
-            nodes=[(r[0], r[1], r[2]) for r in nrows],
-            node_types=[r[3] for r in nrows],
-            node_times=[r[4] for r in nrows],
-            node_sources=[r[5] for r in nrows],
-            edges=edges,
-            deleted_nodes=[k for kind, k in tomb if kind == "node"],
-            deleted_edges=[k for kind, k in tomb if kind == "edge"],
-        )
-
-    def change_count_since(self, seq: int) -> int:
-        return int(
-            self.conn.execute(
-                "SELECT (SELECT count(*) FROM nodes WHERE seq > ?) + (SELECT count(*) FROM edges "
-                "WHERE seq > ?) + (SELECT count(*) FROM tombstones WHERE seq > ?)",
-                (seq, seq, seq),
-            ).fetchone()[0]
-        )
-
-    def tombstones_between(self, after: int, upto: int) -> list[tuple[str, int]]:
-        return self.conn.execute(
-            "SELECT kind, key FROM tombstones WHERE seq > ? AND seq <= ?", (after, upto)
-        ).fetchall()
-
-    def node_records(self, after: int, upto: int) -> list[tuple[int, str, str, str, str]]:
-        return self.conn.execute(
-            "SELECT idx, id, type, title, metadata FROM nodes WHERE seq > ? AND seq <= ?", (after, upto)
-        ).fetchall()
-
-    def edge_records(self, after: int, upto: int) -> list[tuple[int, int, str, int, float, int, float]]:
-        return self.conn.execute(
-            "SELECT e.eid, e.src, r.name, e.dst, e.weight, e.polarity, e.factuality FROM edges e"
-            " JOIN relations r ON r.id = e.rel_id WHERE e.seq > ? AND e.seq <= ?",
-            (after, upto),
-        ).fetchall()
-
-    # ---------------------------------------------------------- search filters
-    _WHERE_TYPES: dict[type, tuple[str, ...]] = {
-        str: ("'text'",),
-        int: ("'integer'", "'real'"),
-        float: ("'integer'", "'real'"),
-    }
-
-    def nodes_failing(self, where: Iterable[tuple[str, object]]) -> np.ndarray:
-        """Indices of the nodes a metadata-equality filter excludes (sorted int64): nodes whose
-        metadata holds one of the keys with another value.  A list value passes when one of its
-        elements equals; a string never equals a number, nor a number a boolean.  A node that
-        lacks the key (or holds JSON null there) is not judged by it."""
-        conds, params = [], []
-        for key, value in where:
-            if not isinstance(key, str) or not key or any(ch in key for ch in '"\\') or not key.isprintable():
-                raise ValueError(f"bad metadata key {key!r}")
-            path = f'$."{key}"'
-            kinds: tuple[str, ...]
-            if isinstance(value, bool):  # type names are constants, never user input
-                kinds, test = ("'true'",) if value else ("'false'",), ""
-            elif type(value) in self._WHERE_TYPES:
-                kinds, test = self._WHERE_TYPES[type(value)], " AND {v} = ?"
-            else:
-                raise ValueError(f"metadata filter values are strings, numbers or booleans, got {value!r}")
-            k = ", ".join(kinds)
-            arr = (
-                "EXISTS (SELECT 1 FROM json_each(nodes.metadata, ?) j WHERE j.type IN ("
-                + k
-                + ")"
-                + test.format(v="j.value")
-                + ")"
-            )
-            one = "json_type(metadata, ?) IN (" + k + ")" + test.format(v="json_extract(metadata, ?)")
-            conds.append(
-                "(coalesce(json_type(metadata, ?), 'null') != 'null' AND NOT (CASE json_type(metadata, ?)"
-                f" WHEN 'array' THEN {arr} ELSE {one} END))"
-            )
-            params += [path, path, path] + ([value] if test else []) + [path] + ([path, value] if test else [])
-        if not conds:
-            return np.zeros(0, np.int64)
-        q = "SELECT idx FROM nodes WHERE json_valid(metadata) AND (" + " OR ".join(conds) + ") ORDER BY idx"
-        rows = self.conn.execute(q, params).fetchall()
-        return np.fromiter((r[0] for r in rows), np.int64, len(rows))
-
-    # ------------------------------------------------------------ traces
-    def recent_traces(self, limit: int) -> list[dict]:
-        rows = self.conn.execute(
-            "SELECT id, created_at, query, fingerprint, json_array_length(hits) FROM traces"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (int(limit),),
-        ).fetchall()
-        return [{"id": r[0], "created_at": r[1], "query": r[2], "fingerprint": r[3], "hits": r[4]} for r in rows]
-
-    # ------------------------------------------------------------- stats
-    def stats(self) -> dict:
-        c = self.conn
-        one = lambda q: c.execute(q).fetchone()[0]  # noqa: E731
-        return {
-            "path": self.path,
-            "schema_version": self.schema_version,
-            "nodes": one("SELECT count(*) FROM nodes"),
-            "edges": one("SELECT count(*) FROM edges"),
-            "relations": one("SELECT count(*) FROM relations"),
-            "traces": one("SELECT count(*) FROM traces"),
-            "cached_vectors": one("SELECT count(*) FROM embeddings"),
-            "pending_edges": one("SELECT count(*) FROM pending_edges"),  # derived edges waiting for a node
-            "node_types": dict(c.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC").fetchall()),
-            "edge_relations": dict(
-                c.execute(
-                    "SELECT r.name, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id GROUP"
-                    " BY r.name ORDER BY 2 DESC"
-                ).fetchall()
-            ),
-        }
-
-    def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
-        return self.conn.execute(
-            "SELECT r.name, a.type, b.type, count(*) FROM edges e JOIN relations r ON r.id = e.rel_id"
-            " JOIN nodes a ON a.idx = e.src JOIN nodes b ON b.idx = e.dst GROUP BY 1, 2, 3 ORDER BY 4 DESC"
-        ).fetchall()
-
-    def metadata_keys(self, limit: int) -> list[str]:
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT key FROM (SELECT j.key AS key, count(*) AS n FROM nodes, json_each(nodes.metadata) AS j"
-                " WHERE json_valid(nodes.metadata) AND j.type IN ('text','integer','real','true','false','array')"
-                " GROUP BY j.key ORDER BY n DESC LIMIT ?)",
-                (int(limit),),
-            )
-        ]
-
-    # ------------------------------------------------------------ learning
-    def next_seq(self) -> int:
-        """Take the next change-feed sequence number; call inside :meth:`transaction`."""
-        return self._next_seq()
-
-    @property
-    def in_transaction(self) -> bool:
-        """True inside :meth:`transaction` (callers then defer ``changes_since``, which opens its own)."""
-        return self._depth > 0
-
-    def relation_ids(self, names: Iterable[str]) -> dict[str, int]:
-        """Predicate ids of relation names, registering new names (the ids graph arrays carry)."""
-        names = list(names)
-        with self.transaction():
-            ids = self._rel_ids(names)
-        return {n: ids[n] for n in names}
-
-    def delete_edges(self, triples: Iterable[tuple[str, str, str]]) -> int:
-        """Delete ``(src, rel, dst)`` edges (unknown ones are ignored), leaving tombstones; returns how many."""
-        triples = list(dict.fromkeys(triples))
-        if not triples:
-            return 0
-        with self.transaction() as c:
-            found = []
-            for s_id, rel, d_id in triples:
-                r = c.execute(
-                    "SELECT e.eid, e.src, e.dst FROM edges e JOIN nodes s ON s.idx = e.src"
-                    " JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id"
-                    " WHERE s.id = ? AND r.name = ? AND d.id = ?",
-                    (s_id, rel, d_id),
-                ).fetchone()
-                if r is not None:
-                    found.append(r)
-            if not found:
-                return 0
-            seq = self._next_seq()
-            c.executemany("DELETE FROM edges WHERE eid = ?", [(r[0],) for r in found])
-            c.executemany("INSERT INTO tombstones(seq, kind, key) VALUES (?, 'edge', ?)", [(seq, r[0]) for r in found])
-            if self.validator is not None:  # removing an edge can break a "needs at least one" invariant
-                self.validator.after_edge_removal({x for r in found for x in (r[1], r[2])})
-        return len(found)
-
-    # ------------------------------------------------------------ incremental ingest (ingest/sync.py)
-    def owned_edges(self, owners: Iterable[str], by: str | None = None) -> list[tuple[str, str, str]]:
-        """(src, rel, dst) of every edge whose ``meta.owner`` is one of ``owners`` (and ``meta.by`` is ``by``)."""
-        owners = list(dict.fromkeys(owners))
-        out: list[tuple[str, str, str]] = []
-        for part in chunks(owners):
-            q = (
-                "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-                " JOIN relations r ON r.id = e.rel_id"
-                f" WHERE json_extract(e.meta, '$.owner') IN ({marks(len(part))})"
-                + (" AND json_extract(e.meta, '$.by') = ?" if by is not None else "")
-            )
-            out += [tuple(r) for r in self.conn.execute(q, [*part, by] if by is not None else part)]
-        return out
-
-    def edges_marked(self, meta_key: str) -> list[tuple[str, str, str]]:
-        """(src, rel, dst) of every edge whose ``meta`` has ``meta_key`` (e.g. the linker's edges)."""
-        if not meta_key.isidentifier():
-            raise ValueError(f"bad meta key {meta_key!r}")
-        return [
-            tuple(r)
-            for r in self.conn.execute(
-                "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-                " JOIN relations r ON r.id = e.rel_id WHERE json_type(e.meta, ?) IS NOT NULL",
-                ("$." + meta_key,),
-            )
-        ]
-
-    def owned_nodes(self, owners: Iterable[str]) -> list[str]:
-        """Ids of nodes whose ``metadata.owner`` is one of ``owners`` (e.g. the sections of a page)."""
-        owners = list(dict.fromkeys(owners))
-        out: list[str] = []
-        for part in chunks(owners):
-            q = f"SELECT id FROM nodes WHERE json_extract(metadata, '$.owner') IN ({marks(len(part))})"
-            out += [r[0] for r in self.conn.execute(q, part)]
-        return out
-
-    def source_node_ids(self, kind: str, source: str) -> list[str]:
-        """Ids of the nodes an ingest adapter ``kind`` wrote for ``source`` (``metadata.ingest`` / ``.source``)."""
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT id FROM nodes WHERE json_extract(metadata, '$.source') = ? AND"
-                " json_extract(metadata, '$.ingest') = ?",
-                (source, kind),
-            )
-        ]
-
-    def edges_from(self, src_ids: Iterable[str]) -> set[tuple[str, str, str]]:
-        """(src, rel, dst) of every edge leaving one of ``src_ids``."""
-        idx = self.lookup_idx(src_ids)
-        keys = list(idx.values())
-        out: set[tuple[str, str, str]] = set()
-        for part in chunks(keys):
-            q = (
-                "SELECT s.id, r.name, d.id FROM edges e JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst"
-                f" JOIN relations r ON r.id = e.rel_id WHERE e.src IN ({marks(len(part))})"
-            )
-            out.update(tuple(r) for r in self.conn.execute(q, part))
-        return out
-
-    def put_pending_edges(self, rows: list[tuple[str, str, dict]]) -> None:
-        """Keep derived edges whose endpoint ``missing`` does not exist yet: (missing, owner, edge dict)."""
-        if not rows:
-            return
-        with self.transaction() as c:
-            c.executemany(
-                "INSERT INTO pending_edges(missing, owner, edge) VALUES (?, ?, ?)",
-                [(m, o, json.dumps(e, ensure_ascii=False)) for m, o, e in rows],
-            )
-
-    def take_pending_edges(self, ids: Iterable[str]) -> list[dict]:
-        """Remove and return the pending edges waiting for any of ``ids`` (call inside a transaction)."""
-        ids = list(dict.fromkeys(ids))
-        out: list[dict] = []
-        with self.transaction() as c:
-            for part in chunks(ids):
-                qm = marks(len(part))
-                out += [
-                    json.loads(r[0]) for r in c.execute(f"SELECT edge FROM pending_edges WHERE missing IN ({qm})", part)
-                ]
-                c.execute(f"DELETE FROM pending_edges WHERE missing IN ({qm})", part)
-        return out
-
-    def drop_pending_edges(self, owners: Iterable[str]) -> int:
-        """Forget the pending edges of ``owners`` (their content changed or they were deleted)."""
-        owners = list(dict.fromkeys(owners))
-        n = 0
-        with self.transaction() as c:
-            for part in chunks(owners):
-                n += c.execute(f"DELETE FROM pending_edges WHERE owner IN ({marks(len(part))})", part).rowcount
-        return n
-
+    # ---------------------------------------------------------- copies
     def copy_to(self, path: str | Path) -> None:
         """A consistent copy of the whole database at ``path`` (SQLite's online backup), e.g. to try
         feedback on a scratch copy without touching this store."""
@@ -1096,9 +603,6 @@ class SQLiteStore(SharedSQLStore):
                 self.conn.backup(dst)
         finally:
             dst.close()
-
-    def pending_edge_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM pending_edges").fetchone()[0])
 
 
 def copy_database(src: str | Path, dst: str | Path) -> None:
