@@ -65,3 +65,24 @@ def test_a_real_rewrite_keeps_its_blame(tmp_path):
         assert not blame_through_moves(hist, [("lib/a.c", [4])], None, parent, max_terms=0).moved
         assert not blame_through_moves(hist, [("lib/a.c", [4])], None, parent, max_terms=2, in_place=False).moved
     assert rewriter
+
+
+def test_blame_that_ends_at_the_first_commit_is_weighed_down(tmp_path, monkeypatch):
+    """The repository's first commit imported the line: blame can go no further, so it says where the history
+    starts, not what changed the line (``ROOT_BLAME``)."""
+    r = Repo(tmp_path / "root")
+    root = r.commit("Import the tree", {"lib/a.c": "int a;\n" + FN})
+    later = r.commit("a.c: a second counter", {"lib/a.c": "int a;\nint b;\n" + FN})
+    parent = r.commit("docs", {"README": "y\n"})
+    diff = "--- a/lib/a.c\n+++ b/lib/a.c\n@@ -2,2 +2,2 @@\n-int b;\n-int check(int n)\n+long b;\n+int check(long n)\n"
+    ws = WorkingSet.from_diff(diff).with_base(parent)
+    with ngr.open(tmp_path / "s.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        kw = dict(changes=ws, record=False, result_types=("commit",), blame_recency=0.0)
+        off = {h.id: h for h in eng.search("counter width", **kw).hits}
+        monkeypatch.setattr(ce, "ROOT_BLAME", 0.25)
+        on = {h.id: h for h in eng.search("counter width", **kw).hits}
+    assert off["commit:" + root].scores["blame"] == 0.5 and off["commit:" + later].scores["blame"] == 0.5
+    assert on["commit:" + root].scores["blame"] == 0.125 and on["commit:" + later].scores["blame"] == 0.5
+    assert any("first commit of the history" in e for e in on["commit:" + root].evidence)
+    assert not any("first commit" in e for e in on["commit:" + later].evidence)

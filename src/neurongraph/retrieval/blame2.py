@@ -9,6 +9,10 @@ move), or a same-size rewrite (in place); and the commit's identifier changes, l
 between files (counted on both sides), are at most ``max_terms``.  The line is then followed to its number
 before the mover and blamed again at the mover's first parent.
 
+Blame that ends at the history's first commit (:func:`roots`) cannot go further: the line is older than the
+history (an import of a tree kept elsewhere before), so that commit says where the history starts, not what
+changed the line.
+
 It reads the code-history index's stored hunks and walk (``index/code_history.py``) and writes nothing.
 """
 
@@ -20,7 +24,7 @@ import numpy as np
 
 from ..index.code_history import CodeHistory
 
-__all__ = ["Blame2", "blame_through_moves"]
+__all__ = ["Blame2", "blame_through_moves", "roots"]
 
 
 @dataclass
@@ -123,3 +127,10 @@ def _deleted_block(history: CodeHistory, idx: int, size: int, off: int) -> tuple
                 # a pure deletion's new-side start is the line before it (git's -U0 numbering)
                 return (e.renamed_from or path, int(h.start[k]) + 1 + int(h.shifts[k]) + off)
     return None
+
+
+def roots(history: CodeHistory, nodes: np.ndarray) -> np.ndarray:
+    """Which of the commit indices ``nodes`` have no parent (where the stored history starts)."""
+    history._ensure()
+    got = [history._commits.get(i) for i in nodes.tolist()]
+    return np.array([c is not None and not c.parents for c in got], bool)

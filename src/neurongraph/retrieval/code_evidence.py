@@ -24,7 +24,7 @@ import numpy as np
 from ..config import SearchConfig
 from ..index.code_history import CodeHistory, describe
 from ..index.code_terms import STOP, query_identifiers
-from .blame2 import blame_through_moves
+from .blame2 import blame_through_moves, roots
 from .changes import WorkingSet
 
 __all__ = ["CodeEvidence", "code_evidence", "query_intent"]
@@ -57,6 +57,8 @@ NEWER_CODE_POWER = 0.0
 BLAME2_WEIGHT = 0.0
 BLAME2_MAX_TERMS = 2
 BLAME2_IN_PLACE = True
+# issue 46: blame that ends at a root commit (where the stored history starts: an import) keeps this share of it
+ROOT_BLAME = 1.0
 NEWER_CODE_MIN = 1.5
 NEWER_CODE_DAYS = 30.0
 
@@ -197,6 +199,13 @@ def _blame_part(history: CodeHistory, cfg: SearchConfig, ws: WorkingSet, as_of, 
         b_nodes, b_share, moved = _blame2(history, files, as_of, ws.base, bl.total, b_nodes, b_share)
     gaps = _age_gaps(history, b_nodes, as_of, ws.base)
     b_share = b_share * _recency(gaps, cfg.blame_recency, cfg.blame_recency_days)
+    if ROOT_BLAME < 1.0 and b_nodes.size:
+        root = roots(history, b_nodes)
+        b_share = np.where(root, b_share * ROOT_BLAME, b_share)
+        for n in b_nodes[root].tolist():
+            why.setdefault(n, []).append(
+                f"weighed ×{ROOT_BLAME:g}: the first commit of the history, where the lines' history starts"
+            )
     at = {n: k for k, n in enumerate(b_nodes.tolist())}
     verb = "last changed the lines around the insertion at" if pure else "last changed"
     lines = [(n, w, verb) for n, w in sorted(bl.where.items())]
