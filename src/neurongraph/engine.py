@@ -583,6 +583,7 @@ class Engine:
             aggregate=lambda nodes: t.aggregate.mask(nodes, t.n),
             code=code,
             lexical_trust=gate,  # a CJK question (issue 29)
+            titles=lambda rows: {i: h[2] for i, h in self.store.node_heads(rows).items()},
         )
         with one_blas_thread(vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
             r = rank(query, qvec, cfg, inputs)

@@ -23,6 +23,7 @@ from . import change_groups
 from .channels import ChannelInput, GraphSignal, run_channel
 from .code_evidence import CodeEvidence
 from .fusion import EntryScores, agreed_node, dense_match, fuse, keep_agreed, sorted_union
+from .origin import Origin, origin_of
 from .priors import PRIORS, Prior
 from .priors import values_at as _values_at
 from .recency import RecencyPrior
@@ -234,6 +235,7 @@ class RankInputs:
     # the question's languages on a store that reads CJK (index/multilingual.py LanguageGate): which candidates
     # BM25 cannot see (another script) and the lexical trust ramp; None = weights as configured, nothing blind
     lexical_trust: LanguageGate | None = None
+    titles: Callable | None = None  # (node indices) -> {node: subject}: "when did X start" reads subjects (origin.py)
 
     @property
     def overfetch(self) -> int:
@@ -298,6 +300,7 @@ class _Fused:
     code: np.ndarray | None = None  # identifier match (the question's and the diff's identifiers)
     code_scale: tuple[float, float] = (1.0, 0.0)  # (the best score without code evidence, the code weight used)
     agreed: np.ndarray | None = None  # the floor the entry channels' common first node was raised from (or None)
+    origin: np.ndarray | None = None  # 1.0 at the earliest change of the topic a "when did X start" asks for
 
 
 def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
@@ -507,7 +510,14 @@ def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> Gra
 
 
 def _fuse_step(
-    qvec, cfg: SearchConfig, x: RankInputs, ent: _EntryStep, sig: GraphSignal | None, overlap, written=None
+    qvec,
+    cfg: SearchConfig,
+    x: RankInputs,
+    ent: _EntryStep,
+    sig: GraphSignal | None,
+    overlap,
+    written=None,
+    origin: Origin | None = None,
 ) -> _Fused:
     """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the priors (priors.py), code evidence."""
     e = ent.e
@@ -515,6 +525,8 @@ def _fuse_step(
     graph_act = sig.score if sig is not None else np.zeros(0)
     code = x.code
     reached = sorted_union(graph_nodes, code.nodes) if code is not None else graph_nodes
+    if origin is not None:  # the topic's earliest change is a hit even when no channel reached it
+        reached = sorted_union(reached, np.array([origin.node], np.int64))
     u = _Union.of(e.nodes, reached)
     nodes, in_e = u.nodes, u.in_e
     entry = u.take(e.match)  # the final ranking uses the corpus-anchored query match
@@ -567,7 +579,32 @@ def _fuse_step(
         cw = cfg.code_intent_weight if code.intent else cfg.code_weight
         final = final + ref * (cfg.blame_weight * blame + cw * code_score)
         scale = (ref, cw)
-    return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale, agreed)
+    first = None
+    if origin is not None:  # "when did X start": its earliest change first, the matches after it
+        first = (nodes == origin.node).astype(np.float64)
+        at = int(np.flatnonzero(first)[0])
+        final[at] = np.nextafter(max(float(final.max()), 1e-9), np.inf)
+    return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale, agreed, first)
+
+
+def _origin(query: str, x: RankInputs) -> Origin | None:
+    """The earliest change of the topic a "when did X start" question asks for, among what this search shows
+    (its filters and result types; never a file, a directory or a person); None when the code history answers
+    (an identifier's introduction: code_evidence.py) or the engine gave no subjects."""
+    if x.titles is None or x.code is not None and x.code.intent:
+        return None
+
+    def shown(rows: np.ndarray) -> np.ndarray:
+        ok = np.ones(rows.shape[0], bool)
+        for mask in (x.visible, x.allowed):
+            if mask is not None:
+                ok &= mask_at(mask, rows)
+        if x.structural is not None:
+            ok &= ~mask_at(x.structural, rows)
+        return ok
+
+    search = lambda terms, k: x.lexical_search(terms, k, None)  # noqa: E731
+    return origin_of(query, search, x.graph.n_nodes, x.event_time, shown, x.titles)
 
 
 def _hold_agreed(x: RankInputs, e: EntryScores, u: _Union, final: np.ndarray) -> np.ndarray | None:
@@ -628,7 +665,7 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     sig = _graph_step(cfg, x, seeds, seed_acts, ent.qsim)
     t3 = time.perf_counter()
     timings["graph"] = (t3 - ent.t_dense) * 1000
-    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written)
+    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written, _origin(query, x))
     keep, eligible = _keep(cfg, x, f)
     links = None
     if change_groups.groups_changes(cfg):  # the nodes of one change become one hit (results.py)
@@ -645,6 +682,8 @@ def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) 
     }
     if f.agreed is not None:  # the entry channels' common first node, raised to the top 3 (fusion.keep_agreed)
         scores["agreed_floor"] = f.agreed[keep]
+    if f.origin is not None:  # the earliest change of the topic a "when did X start" asks for (origin.py)
+        scores["origin"] = f.origin[keep]
     for prior, value in f.priors:  # each prior's columns: recency (+ repairs), lines_written, aggregate
         scores.update(prior.columns(cfg, x, value[keep], u.nodes[keep]))
     if f.blame is not None and f.code is not None:  # code evidence (added to final: blame_weight, code_weight)
