@@ -47,14 +47,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 # cycles not removed yet (issue 44): the modules of each, and why it stays for now
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset(
-        ["neurongraph.store"]
-        + [f"neurongraph.store.{m}" for m in ("postgres", "postgres_copy", "postgres_ledgers", "postgres_schema")]
-    ): (
-        "the ledger and schema halves type their store as PostgresStore (the SQLite halves use a protocol, "
-        "sqlite_util.SQLiteHost), postgres.py takes is_postgres_url from the package that opens it lazily, and "
-        "copy_to() and postgres_copy.py call each other: one store with two dialects (issue 44 item 4) ends it"
-    ),
     frozenset(f"neurongraph.bench.{m}" for m in ("history", "blame_exactness", "history_learning")): (
         "the history benchmark runs its two companion reports lazily and they reuse its question builder, "
         "which needs a module of its own"

@@ -4,8 +4,9 @@ and the PostgreSQL one (:mod:`.postgres`, opened by URL); :func:`open_store` cho
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, TypeGuard
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING
+
+from .urls import is_postgres_url, redacted_url
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,25 +19,6 @@ __all__ = ["DATABASE_ERRORS", "open_store", "is_postgres_url", "redacted_url"]
 # mistake: interfaces (CLI, MCP, HTTP) report them as ``store_error`` without naming a driver.  Each
 # store implementation adds its driver's base exception here (the PostgreSQL store raises StoreError itself).
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
-
-
-def is_postgres_url(path: object) -> TypeGuard[str]:
-    """True for ``postgresql://...`` / ``postgres://...``: a server store, not a file (the one test every
-    interface uses)."""
-    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
-
-
-def redacted_url(url: str) -> str:
-    """The URL without its password (what a PostgreSQL store's ``path`` and ``stats`` show, and ``ngr migrate``
-    reports)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    user = parts.username or ""
-    return urlunsplit((parts.scheme, f"{user}@{host}", parts.path, parts.query, parts.fragment))
 
 
 def open_store(path: str | Path) -> Store:

@@ -19,7 +19,6 @@ lock: PostgreSQL's MVCC serves them from the last committed state.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import re
 import struct
@@ -33,19 +32,20 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg.types.string import StrBinaryDumper, StrDumperUnknown
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
 from ..errors import StoreError
 from ..model import Edge, Node
 from ..times import event_time_of, source_of
-from . import is_postgres_url, redacted_url  # one URL test for every interface (re-exported here)
 from .dialects import NUL_STAND_IN, PostgresDialect, pg_json
 from .lexical import lexical_text
 from .postgres_bulk import HnswBulk, repair_index
+from .postgres_errors import DRIVER_ERRORS, raising_store_errors, store_error
 from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
 from .postgres_schema import PostgresSchemaTables
 from .sql_store import SQLStore, check_migrations
+from .urls import is_postgres_url, redacted_url  # one URL test for every interface (re-exported here)
 
 __all__ = ["PostgresStore", "is_postgres_url", "WRITE_LOCK", "NUL_STAND_IN", "pg_json"]
 
@@ -78,7 +78,6 @@ def nul_safe(conn: psycopg.Connection) -> None:
     conn.adapters.register_dumper(str, _NulSafeText)  # registered last: the default for text format
 
 
-DRIVER_ERRORS = (psycopg.Error, PoolTimeout)  # what this store turns into StoreError
 WRITE_LOCK = 0x6E6772  # "ngr": the advisory lock every write transaction holds until it ends
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's defaults
@@ -227,7 +226,7 @@ class PostgresStore(SQLStore):
                     finally:
                         loc.conn, loc.depth, loc.rels = None, 0, {}
             except DRIVER_ERRORS as exc:  # the commit, or a statement inside: a store_error like any other
-                raise _store_error(exc) from exc
+                raise store_error(exc) from exc
         else:
             conn = loc.conn
             assert conn is not None
@@ -308,7 +307,7 @@ class PostgresStore(SQLStore):
             try:
                 self.bulk.finish()  # a load this handle started: the index is built before the close returns
             except psycopg.Error as exc:
-                raise _store_error(exc) from exc
+                raise store_error(exc) from exc
             finally:
                 self.pool.close()
 
@@ -318,7 +317,7 @@ class PostgresStore(SQLStore):
         try:
             return self.bulk.finish()
         except psycopg.Error as exc:
-            raise _store_error(exc) from exc
+            raise store_error(exc) from exc
 
     def _require_transaction(self) -> None:
         self._tx()
@@ -617,33 +616,6 @@ def _copy_binary_vectors(vectors: dict[str, np.ndarray]) -> bytes:
         out.append(v.astype(">f4").tobytes())
     out.append(struct.pack("!h", -1))
     return b"".join(out)
-
-
-def _store_error(exc: BaseException) -> StoreError:
-    return StoreError(f"database error: {str(exc).strip()}")
-
-
-def raising_store_errors(fn):
-    """``fn`` (a function or a generator function) with a driver failure raised as :class:`StoreError`."""
-    if inspect.isgeneratorfunction(fn):
-
-        @functools.wraps(fn)
-        def rows(*args, **kwargs):
-            try:
-                yield from fn(*args, **kwargs)
-            except DRIVER_ERRORS as exc:
-                raise _store_error(exc) from exc
-
-        return rows
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except DRIVER_ERRORS as exc:
-            raise _store_error(exc) from exc
-
-    return call
 
 
 def _driver_errors_as_store_errors(cls: type) -> None:

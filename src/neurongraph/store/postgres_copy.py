@@ -11,19 +11,38 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import StoreError
 from ..model import body_of
 from .lexical import lexical_text
-from .postgres import PostgresStore, raising_store_errors
 from .postgres_bulk import PENDING
+from .postgres_errors import raising_store_errors
 from .sqlite import SQLiteStore
 
 __all__ = ["sqlite_to_postgres", "postgres_to_sqlite", "TABLES"]
+
+
+class PostgresStore(Protocol):
+    """What a copy uses of :class:`~.postgres.PostgresStore` (a protocol: postgres.py's ``copy_to`` calls this
+    module, so importing that class here would be an import cycle)."""
+
+    path: str
+    pool: Any
+    sql: Any
+    bulk: Any
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def stats(self) -> dict: ...
+
+    def current_seq(self) -> int: ...
+
+    def finish_bulk(self) -> dict | None: ...
+
 
 # (table, columns) in foreign-key order; the columns both stores have.  Rows keep their keys.
 TABLES: list[tuple[str, list[str]]] = [
@@ -209,7 +228,7 @@ def table_counts(store: SQLiteStore | PostgresStore) -> dict[str, int]:
     reproduce exactly."""
     out: dict[str, int] = {}
     for table, _ in TABLES:
-        if isinstance(store, PostgresStore):
+        if not isinstance(store, SQLiteStore):
             where = " WHERE key <> ALL(%s)" if table == "meta" else ""
             r = store.sql.execute(f"SELECT count(*) FROM {table}{where}", (list(_PG_ONLY_META),) if where else ())
             out[table] = int(r.fetchone()[0])

@@ -1,36 +1,23 @@
 """The learning ledgers of :class:`~.postgres.PostgresStore` (``store.ledgers``).
 
 The SQL is the SQLite store's (:class:`~.sqlite_ledgers.SQLiteLedgers`, one definition for both stores):
-its statements are standard SQL with ``?`` placeholders, run here through :class:`~.postgres.QMark`, which
-sends them as psycopg's ``%s``.  Only the statements that differ in PostgreSQL are overridden: the
-insertion order SQLite reads from ``rowid`` is the ``pos`` column here, and an upsert's ``SET`` names the
-table of the column it increments.
+its statements are standard SQL with ``?`` placeholders, run through the store's ``_q`` (here
+:class:`~.postgres.QMark`, which sends them as psycopg's ``%s``).  Only the statements that differ in
+PostgreSQL are overridden: the insertion order SQLite reads from ``rowid`` is the ``pos`` column here, and an
+upsert's ``SET`` names the table of the column it increments.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from .sqlite_ledgers import SQLiteLedgers
-
-if TYPE_CHECKING:
-    from .postgres import PostgresStore, QMark
 
 __all__ = ["PostgresLedgers"]
 
 
 class PostgresLedgers(SQLiteLedgers):
     """The learning ledgers on PostgreSQL: the SQLite section's logic over the PostgreSQL connection."""
-
-    def __init__(
-        self, store: PostgresStore
-    ):  # the parent keeps a SQLite handle; this section runs on the PostgreSQL store
-        self._pg = store
-
-    @property
-    def c(self) -> QMark:
-        return self._pg.qmark
 
     def receipts(self, trace_id: str) -> list[dict]:
         return [

@@ -1,22 +1,17 @@
 """The relation schema's tables of :class:`~.postgres.PostgresStore` (``store.schema_tables``).
 
 The SQL is the SQLite store's (:class:`~.sqlite_schema.SQLiteSchemaTables`, one definition for both stores),
-run through :class:`~.postgres.QMark` (``?`` sent as psycopg's ``%s``).  Overridden here: what PostgreSQL
-spells differently (``ON CONFLICT DO NOTHING`` for ``INSERT OR IGNORE``, booleans and ``<> ALL`` for an
-empty exemption list in the rule check, ``meta`` of ``jsonb`` read back as text) and the schema save, which
-runs on the store's own transaction.
+run through the store's ``_q`` (here :class:`~.postgres.QMark`: ``?`` sent as psycopg's ``%s``).  Overridden
+here: what PostgreSQL spells differently (``ON CONFLICT DO NOTHING`` for ``INSERT OR IGNORE``, booleans and
+``<> ALL`` for an empty exemption list in the rule check, ``meta`` of ``jsonb`` read back as text).
 """
 
 from __future__ import annotations
 
-import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .sqlite_schema import SQLiteSchemaTables
-
-if TYPE_CHECKING:
-    from .postgres import PostgresStore, QMark
 
 __all__ = ["PostgresSchemaTables"]
 
@@ -37,58 +32,6 @@ LIMIT 20"""
 
 class PostgresSchemaTables(SQLiteSchemaTables):
     """The relation-schema tables on PostgreSQL: the SQLite section's logic over the PostgreSQL connection."""
-
-    def __init__(
-        self, store: PostgresStore
-    ):  # the parent keeps a SQLite handle; this section runs on the PostgreSQL store
-        self._pg = store
-
-    @property
-    def c(self) -> QMark:
-        return self._pg.qmark
-
-    def save_relation_schema(
-        self,
-        types: list[tuple[str, bool, str | None, float, str]],
-        rules: list[tuple[str, str, str]],
-        invariants: list[tuple[str, str]],
-        mode: str,
-        entry_types: list[str],
-    ) -> int:
-        with self._pg.transaction():
-            ids = self._pg.relation_ids(t[0] for t in types)
-            self.c.execute("DELETE FROM relation_types")  # rules cascade
-            self.c.execute("DELETE FROM invariants")
-            self.c.executemany(
-                "INSERT INTO relation_types(rel_id, directed, inverse, default_weight, description) VALUES (?,?,?,?,?)",
-                [(ids[name], int(directed), inv, w, desc) for name, directed, inv, w, desc in types],
-            )
-            position: dict[str, int] = {}
-            rows = []
-            for name, s, d in rules:
-                k = position[name] = position.get(name, -1) + 1
-                rows.append((ids[name], s, d, k))
-            self.c.executemany(
-                "INSERT INTO relation_rules(rel_id, src_type, dst_type, position) VALUES (?,?,?,?)", rows
-            )
-            self.c.executemany(
-                "INSERT INTO invariants(name, position, spec) VALUES (?,?,?)",
-                [(name, k, spec) for k, (name, spec) in enumerate(invariants)],
-            )
-            for key, value in (("schema.mode", mode), ("schema.entry_types", json.dumps(list(entry_types)))):
-                self.c.execute(
-                    "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (key, value),
-                )
-            gen = self.c.execute(
-                "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'schema.generation' RETURNING value"
-            ).fetchone()
-            return int(gen[0])
-
-    def add_alias(self, alias: str, idx: int) -> None:
-        self.c.execute(
-            "INSERT INTO aliases(alias, node_idx) VALUES (?, ?) ON CONFLICT (alias) DO NOTHING", (alias, idx)
-        )
 
     def mark_superseded(self, seq: int, rel_id: int, now: float | None = None) -> None:
         self.c.execute(

@@ -8,11 +8,15 @@ entry and the weights it changes commit together.  The arithmetic (decay, reinfo
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .base import LedgerTables
-from .sqlite_util import SQLiteHost, chunks, marks
+from .sqlite_util import chunks, marks
+
+if TYPE_CHECKING:
+    from .sql_store import SQLStore
 
 __all__ = ["SQLiteLedgers"]
 
@@ -20,12 +24,12 @@ __all__ = ["SQLiteLedgers"]
 class SQLiteLedgers(LedgerTables):
     """The learning ledgers (source use, outcomes, failures, weight changes) on SQLite."""
 
-    def __init__(self, store: SQLiteHost):
+    def __init__(self, store: SQLStore):
         self._store = store
 
     @property
     def c(self):
-        return self._store.conn
+        return self._store._q  # the store's statements' connection: ``?`` placeholders on either database
 
     # ------------------------------------------------------------ stages and receipts
     def stages(self, trace_id: str) -> dict[str, int]:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .base import SchemaTables
-from .sqlite_util import SQLiteHost, chunks, marks
+from .sqlite_util import chunks, marks
+
+if TYPE_CHECKING:
+    from .sql_store import SQLStore
 
 __all__ = ["SQLiteSchemaTables"]
 
@@ -36,12 +40,12 @@ LIMIT 20"""
 class SQLiteSchemaTables(SchemaTables):
     """The relation-schema tables (relations, invariants, entities) on SQLite."""
 
-    def __init__(self, store: SQLiteHost):
+    def __init__(self, store: SQLStore):
         self._store = store
 
     @property
     def c(self):
-        return self._store.conn
+        return self._store._q  # the store's statements' connection: ``?`` placeholders on either database
 
     # ------------------------------------------------------------ the registry
     def save_relation_schema(
@@ -52,7 +56,8 @@ class SQLiteSchemaTables(SchemaTables):
         mode: str,
         entry_types: list[str],
     ) -> int:
-        with self._store.transaction() as c:
+        with self._store.transaction():
+            c = self.c
             ids = self._store.relation_ids(t[0] for t in types)
             c.execute("DELETE FROM relation_types")  # rules cascade
             c.execute("DELETE FROM invariants")
@@ -76,7 +81,8 @@ class SQLiteSchemaTables(SchemaTables):
                     (key, value),
                 )
             gen = c.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'schema.generation' RETURNING value"
+                "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = 'schema.generation'"
+                " RETURNING value"
             ).fetchone()
             return int(gen[0])
 
@@ -103,7 +109,9 @@ class SQLiteSchemaTables(SchemaTables):
         return None if r is None else (int(r[0]), r[1])
 
     def add_alias(self, alias: str, idx: int) -> None:
-        self.c.execute("INSERT OR IGNORE INTO aliases(alias, node_idx) VALUES (?, ?)", (alias, idx))
+        self.c.execute(
+            "INSERT INTO aliases(alias, node_idx) VALUES (?, ?) ON CONFLICT (alias) DO NOTHING", (alias, idx)
+        )
 
     def aliases_of(self, idx: int) -> list[str]:
         return [r[0] for r in self.c.execute("SELECT alias FROM aliases WHERE node_idx = ? ORDER BY alias", (idx,))]

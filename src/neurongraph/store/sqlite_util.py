@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
-__all__ = ["CHUNK", "FILE_MODE", "DIR_MODE", "SQLiteHost", "chunks", "marks", "private_dirs", "private_file"]
+__all__ = ["CHUNK", "FILE_MODE", "DIR_MODE", "chunks", "marks", "private_dirs", "private_file"]
 
 FILE_MODE = 0o600  # a store and its side files (-wal, -shm, the snapshot): every stored query is in them
 DIR_MODE = 0o700  # a folder this project creates for a store (``.ngr``)
@@ -17,19 +15,6 @@ DIR_MODE = 0o700  # a folder this project creates for a store (``.ngr``)
 T = TypeVar("T")
 
 CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
-
-
-class SQLiteHost(Protocol):
-    """What the ledger and schema halves of ``SQLiteStore`` use of it: its connection, its transactions and
-    its relation ids (a protocol, not the class: sqlite.py composes the halves, so importing it would be an
-    import cycle)."""
-
-    @property
-    def conn(self) -> sqlite3.Connection: ...
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def relation_ids(self, names: Iterable[str]) -> dict[str, int]: ...
 
 
 def chunks(seq: Sequence[T], n: int = CHUNK) -> Iterator[list[T]]:
