@@ -40,6 +40,8 @@ def test_when_did_x_start_gets_its_first_change_first(eng):
     res = eng.search("when did Geneve support begin?", 5, record=False)
     assert res.hits[0].title == "datapath: Add support for Geneve tunneling."
     assert res.hits[0].scores["origin"] == 1.0
+    line, value = res.hits[0].formula()
+    assert "earliest change" in line and value == pytest.approx(res.hits[0].scores["final"])  # the line adds up
     assert all(h.scores["origin"] == 0.0 for h in res.hits[1:])
 
 

@@ -73,7 +73,8 @@ class Hit:
     def formula(self, cfg: SearchConfig | None = None) -> tuple[str, float]:
         """How ``final`` is formed (retrieval/pipeline.py ``_fuse_step``), with this hit's numbers, and the
         value the formula gives: ``((1-g)·entry + g·graph + p·primed) × recency × authorship × aggregate``
-        (raised to ``agreed_floor`` for the node both entry channels rank first, fusion.py ``keep_agreed``),
+        (raised to ``agreed_floor`` for the node both entry channels rank first, fusion.py ``keep_agreed``; to
+        the top for the earliest change a "when did X start" asks for, origin.py),
         plus the code evidence (``best × (blame_weight·blame + code_weight·code)``, best = the ranking's top
         score without it, so its part is read off ``final``)."""
         cfg = cfg or self.config or SearchConfig()
@@ -103,6 +104,9 @@ class Hit:
                 f" + {scale:.3f}·({cfg.blame_weight:.2f}·blame {s['blame']:.3f} + {wc:.2f}·code {s['code']:.3f})"
                 " [code evidence × the best score without it]"
             )
+        if s.get("origin"):  # "when did X start": the topic's earliest change, put first (origin.py)
+            value = max(value, s["final"])
+            text = f"top({text}) [the earliest change whose subject names the topic asked about: put first]"
         return f"final {s['final']:.3f} = {text}", value
 
     def explain(self, cfg: SearchConfig | None = None) -> str:
