@@ -113,6 +113,10 @@ class OnnxEmbedder:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
+        # no busy-waiting between parallel sections: the same arithmetic, ~10% less CPU for one query (a cold
+        # search) and for a batch on a loaded machine (192 passages, 2 threads, load ~7: 1.47-1.64 s CPU
+        # against 1.89-2.26 s, the same wall time; 2026-12-05)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
         return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
