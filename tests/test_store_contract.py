@@ -10,7 +10,10 @@ no server is available).  No SQL here: a store passes by behaviour.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +21,16 @@ import pytest
 from neurongraph.errors import InvalidArgument, UnknownNode
 from neurongraph.learning import Learning
 from neurongraph.model import Edge, Node
-from neurongraph.store.base import Store
+from neurongraph.store.base import (
+    ChangeFeed,
+    EdgeTables,
+    LedgerTables,
+    NodeTables,
+    SchemaTables,
+    SearchTables,
+    Store,
+    TraceTables,
+)
 from neurongraph.store.sqlite import SQLiteStore
 
 
@@ -539,3 +551,197 @@ def test_hit_metadata_values_and_short_id_resolution(store):
         store.resolve_node_id("commit:abc123")  # both start with it
     assert amb.value.details["candidates"] == sorted(["commit:" + sha_a, "commit:" + sha_b])
     assert "ambiguous" in str(amb.value)
+
+
+# ----------------------------------------------------------------------------- the rest of the contract
+def test_copies_records_of_written_edges_and_a_trace_saved_anyway(open_store, tmp_path):
+    store = open_store()
+    assert store.schema_version > 0 and open_store().schema_version == store.schema_version
+    store.upsert_nodes(_nodes("a", "b"))
+    ia, ib = _idx(store, "a"), _idx(store, "b")
+    assert {i: r.id for i, r in store.nodes_by_idx([ia, ib, 10**9]).items()} == {ia: "a", ib: "b"}
+    s0 = store.current_seq()
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5, polarity=-1, factuality=0.75)])
+    eid = _eid(store, "a", "mentions", "b")
+    assert store.edge_records(s0, store.current_seq()) == [(eid, ia, "mentions", ib, 0.5, -1, 0.75)]
+    assert store.edge_records(store.current_seq(), store.current_seq()) == []
+    trace = {"id": "tr_1", "created_at": 1.0, "query": "q", "params": {}, "fingerprint": "f", "hits": []}
+    assert store.try_save_trace(trace) is None and store.get_trace("tr_1")["query"] == "q"
+    with store.transaction():
+        assert store.try_save_trace({**trace, "id": "tr_2"}) is None
+    store.copy_to(tmp_path / "copy.db")  # a SQLite file, whatever the store
+    copy = SQLiteStore(tmp_path / "copy.db")
+    try:
+        assert copy.get_node("a") is not None and copy.edge_count() == 1 and copy.get_trace("tr_2") is not None
+    finally:
+        copy.close()
+
+
+def test_bulk_edge_columns_and_relation_ids(store):
+    store.upsert_nodes(_nodes("a", "b"))
+    ids = store.relation_ids(["cites", "mentions"])
+    assert store.relation_ids(["cites"]) == {"cites": ids["cites"]} and ids["cites"] != ids["mentions"]
+    assert store.relation_names()[ids["cites"]] == "cites"
+    seq, written = store.upsert_edge_columns(
+        ["a", "a"], ["cites", "cites"], ["b", "b"], np.array([0.2, 0.7]), np.array([1, 1]), np.array([1.0, 0.9])
+    )
+    e = store.get_edge("a", "cites", "b")
+    assert seq == store.current_seq() and e is not None and (e["weight"], e["factuality"]) == (0.7, 0.9)
+    if written is not None:  # the written edges as the change feed reports them, where the store gives them
+        assert written.eid.tolist() == [e["eid"]] and written.weight.tolist() == [0.7]
+    with pytest.raises(UnknownNode):
+        store.upsert_edge_columns(["a"], ["cites"], ["zz"], np.array([1.0]), np.array([1]), np.array([1.0]))
+    assert store.edge_count() == 1
+
+
+def test_lexical_tokens_and_postings_rank_like_the_search(store):
+    store.upsert_nodes([Node("n1", "note", "Parsers", "parsing parsers"), Node("n2", "note", "Other", "words")])
+    i1, i2 = _idx(store, "n1"), _idx(store, "n2")
+    tokens = store.lexical_tokens(["parsers", "words"])
+    if tokens is None:  # the store cannot say: the engine then ranks through lexical_search
+        assert store.lexical_postings() is None
+        return
+    assert len(tokens) == 2 and tokens[0] and tokens[1]
+    post = store.lexical_postings()
+    assert post is not None and {i1, i2} <= set(post.rows.tolist())
+    t = post.terms.index(tokens[0][0])
+    assert i1 in post.docs[post.ptr[t] : post.ptr[t + 1]].tolist()
+    only = store.lexical_postings([i2])
+    assert only is not None and only.rows.tolist() == [i2] and tokens[0][0] not in only.terms
+
+
+def test_vectors_cached_by_a_failed_write_are_released(store):
+    store.upsert_nodes(_nodes("a"))
+    used = store.get_node("a").content_hash
+    v = np.ones(4, np.float32)
+    mark = store.vector_mark()
+    store.put_vectors("m", [("orphan", v), (used, v)])
+    gone = store.release_vectors_since(mark)
+    if mark < 0:  # the store keeps no order of its cache: releasing does nothing
+        assert gone == 0 and set(store.get_vectors("m", ["orphan", used])) == {"orphan", used}
+    else:
+        assert gone == 1 and set(store.get_vectors("m", ["orphan", used])) == {used}
+
+
+def test_pruning_keeps_traces_with_feedback(store):
+    t = store.ledgers
+    _trace(store, "tr_1", ["a"])
+    _trace(store, "tr_2", ["a"])
+    store.save_trace({"id": "tr_3", "created_at": 100.0, "query": "q", "params": {}, "fingerprint": "f", "hits": []})
+    with store.transaction():
+        t.set_stages("tr_1", {"a": 1}, 5.0)
+        assert t.prune_traces(50.0) == (1, 1)
+    assert store.get_trace("tr_2") is None and store.get_trace("tr_1") and store.get_trace("tr_3")
+
+
+def test_learned_edge_queries_name_the_questions_each_edge_was_learned_for(store):
+    t = store.ledgers
+    store.upsert_nodes(_nodes("a", "b"))
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5)])
+    ib, eid = _idx(store, "b"), _eid(store, "a", "mentions", "b")
+    _trace(store, "tr_1", ["a", "b"], query="first")
+    with store.transaction():
+        ids = t.log_weight_changes(
+            [("su_1", "tr_1", "b", eid, "path", 0.5, 0.75, 10.0), ("su_1", "tr_1", "a", eid, "co_use", 0.75, 0.8, 10.0)]
+        )
+        t.mark_reversed(ids[1:], 7)
+    assert t.learned_edge_queries() == []  # the edge carries no learned part yet
+    with store.transaction():
+        t.write_learned([(eid, 0.25, 10.0, False, 1)], store.next_seq(), 10.0)
+    assert t.learned_edge_queries() == [(eid, "path", ib, ib, "first")]
+
+
+def test_superseded_flags_and_the_validator_queries(store):
+    t = store.schema_tables
+    t.save_relation_schema(
+        [("supersedes", True, None, 1.0, ""), ("blocked_by", True, None, 1.0, "")],
+        [("blocked_by", "task", "task")],
+        [],
+        "strict",
+        [],
+    )
+    sn = store.upsert_nodes(
+        [
+            Node("d1", "decision", "old", ""),
+            Node("d2", "decision", "new", ""),
+            Node("t1", "task", "t", ""),
+            *_nodes("n1"),
+        ]
+    )
+    assert {r[1] for r in t.nodes_stamped(sn)} == {"d1", "d2", "t1", "n1"}
+    d1, d2, t1, n1 = (_idx(store, i) for i in ("d1", "d2", "t1", "n1"))
+    assert sorted(t.node_indices("decision")) == sorted([d1, d2]) and sorted(t.node_indices()) == sorted(
+        [d1, d2, t1, n1]
+    )
+    seq = store.upsert_edges([Edge("d2", "supersedes", "d1")])
+    rel = store.relation_ids(["supersedes"])["supersedes"]
+    assert t.edges_stamped(seq) == [(d2, d1, rel)]
+    with store.transaction():
+        t.mark_superseded(seq, rel, 5.0)
+    assert t.superseded_by("d1") == "d2" and t.supersedes("d2") == "d1" and t.superseded_by("d2") is None
+    assert t.superseded_nodes().tolist() == [d1]
+    assert [(r[0], r[1]) for r in t.neighbor_rows(d2, "out", None, True)] == [("supersedes", "d1")]
+    assert t.neighbor_rows(d2, "out", None, False) == []  # the superseded end is left out
+    assert [r[1] for r in t.neighbor_rows(d1, "in", [rel], True)] == ["d2"]
+    assert t.edge_counts([d2, n1], rel, "src") == {d2: 1} and t.edge_counts([d1], rel, "dst") == {d1: 1}
+    bad = store.upsert_edges([Edge("n1", "blocked_by", "t1"), Edge("n1", "unregistered", "t1")])
+    rule = ("n1", "blocked_by", "t1", "note", "task")
+    loose = ("n1", "unregistered", "t1", "note", "task")
+    assert set(t.edges_breaking_rules(True, [], seq=bad)) == {rule, loose}
+    assert t.edges_breaking_rules(False, [], nodes=[n1]) == [rule]
+    assert set(t.edges_breaking_rules(True, ["unregistered"])) == {rule}
+    store.delete_edges([("d2", "supersedes", "d1")])
+    with store.transaction():
+        t.unmark_superseded([d1], rel)
+    assert t.superseded_nodes().tolist() == [] and t.superseded_by("d1") is None
+
+
+# ----------------------------------------------------------------------------- the suite names every member
+CONTRACT_MEMBERS: dict[type, str] = {
+    ChangeFeed: "transaction in_transaction next_seq current_seq schema_version close copy_to changes_since"
+    " change_count_since tombstones_between node_records edge_records",
+    NodeTables: "upsert_nodes delete_nodes get_node nodes_by_idx node_heads edge_numbers node_flags node_meta_values"
+    " resolve_node_id lookup_idx ids_by_idx node_types ids_with_prefix nodes_titled iter_nodes nodes_failing"
+    " owned_nodes source_node_ids",
+    EdgeTables: "upsert_edges upsert_edge_columns delete_edges get_edge relation_names relation_ids edges_marked"
+    " owned_edges edges_from edge_count edge_pairs put_pending_edges take_pending_edges drop_pending_edges"
+    " pending_edge_count",
+    SearchTables: "lexical_search lexical_tokens lexical_postings get_vectors put_vectors all_node_vectors"
+    " embedding_models vector_mark release_vectors_since",
+    TraceTables: "save_trace get_trace recent_traces get_meta set_meta stats node_type_counts relation_type_pairs"
+    " metadata_keys",
+    LedgerTables: "stages set_stages receipt_by_key save_receipt receipts log_weight_changes weight_changes"
+    " mark_reversed add_failure failures add_outcome outcomes prune_traces traces_after add_retrievals"
+    " node_activation mark_used node_stats active_nodes used_queries learned_edge_queries set_activations"
+    " plastic_edges edge_id edge_state write_learned set_plastic",
+    SchemaTables: "save_relation_schema relation_schema_rows alias_target add_alias aliases_of entity_row"
+    " insert_entity_state update_entity_state node_states superseded_by supersedes superseded_nodes"
+    " mark_superseded unmark_superseded edges_breaking_rules edges_stamped nodes_stamped node_indices edge_counts"
+    " neighbor_rows",
+    Store: "clock try_save_trace",
+}
+
+
+def _members(cls: type) -> set[str]:
+    """The public methods and properties ``cls`` itself declares (abstract or with a default)."""
+    return {
+        name
+        for name, v in vars(cls).items()
+        if not name.startswith("_") and (inspect.isfunction(v) or isinstance(v, (property, staticmethod)))
+    }
+
+
+def test_the_member_list_is_the_whole_contract():
+    """A member added to (or removed from) store/base.py must be added here too, and so tested below."""
+    for cls, names in CONTRACT_MEMBERS.items():
+        assert set(names.split()) == _members(cls), cls.__name__
+
+
+def test_the_suite_names_every_member_of_the_contract():
+    """Every member is used by some test of this module (an attribute of that name appears in its code)."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    named = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    missing = [
+        f"{cls.__name__}.{m}" for cls, names in CONTRACT_MEMBERS.items() for m in names.split() if m not in named
+    ]
+    assert missing == []
