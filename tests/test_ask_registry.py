@@ -190,9 +190,9 @@ def test_counts_that_name_a_person_issues_or_a_number(tmp_path):
         e.close()
 
 
-def test_a_first_name_several_authors_share_is_said_not_dropped(tmp_path):
+def test_a_first_name_several_authors_share_or_none_has_is_said_not_dropped(tmp_path):
     r = Repo(tmp_path / "names")
-    for who in ("Kevin Yap", "Kevin Wurster", "Alice Dev"):
+    for who in ("Kevin Yap", "Kevin Wurster", "Alice Dev", "Ian Low"):
         r.author(who)
         r.commit(f"Work by {who}", {f"{who.split()[1].lower()}.c": "1\n"})
     e = ngr.open(tmp_path / "names.db", embedder="hashing")
@@ -201,5 +201,10 @@ def test_a_first_name_several_authors_share_is_said_not_dropped(tmp_path):
         res = e.ask("how many commits did Kevin make?")
         assert "result" not in res and "'Kevin' names 2 authors (" in res["answer"]
         assert e.ask("how many commits did Alice make?")["result"]["value"] == 1
+        # a short first name, as a name is written, is read too (it was dropped: every commit counted)
+        assert e.ask("how many commits did Ian make?")["result"]["value"] == 1
+        assert e.ask("how many commits did you make?")["result"]["value"] == 4  # "you" is no name
+        res = e.ask("how many commits did Zorro make?")  # someone no author is: said, not every commit
+        assert "result" not in res and "'Zorro' names no author in the store" in res["answer"]
     finally:
         e.close()

@@ -36,8 +36,11 @@ def _author(
     return _first_name(question, names, taken, several)
 
 
-# "when did guido last commit", "commits by yonghong", "jukka's first commit": a first name where a person stands
-_PERSON_SLOT = re.compile(r"\b(?:did|does|has|had|by|from|of)\s+([A-Za-z][\w-]{3,})\b|\b([A-Za-z][\w-]{3,})'s\b")
+# "when did guido last commit", "commits by yonghong", "jukka's first commit", "did Ian": a first name where a
+# person stands (a short one only as a name is written, capitalised: "did you" is no name)
+_NAME = r"[A-Za-z][\w-]{3,}|[A-Z][a-z]{1,2}"
+_PERSON_SLOT = re.compile(rf"\b(did|does|has|had|by|from|of)\s+({_NAME})\b|\b({_NAME})'s\b")
+_SUBJECT_SLOT = frozenset({"did", "does", "has", "had"})  # "did X make": X is someone who acts
 
 
 def _first_name(
@@ -47,8 +50,8 @@ def _first_name(
     exactly one recorded name starts with it; a first name several people have ("did Kevin": Kevin Deldycke,
     Kevin Wurster, Kevin Yap) is added to ``several``, and common words are not read."""
     for m in _PERSON_SLOT.finditer(question):
-        word = m.group(1) or m.group(2)
-        span = m.span(1) if m.group(1) else m.span(2)
+        word = m.group(2) or m.group(3)
+        span = m.span(2) if m.group(2) else m.span(3)
         if any(a < span[1] and span[0] < b for a, b in taken) or word.lower() in _NOT_NAMES:
             continue
         hits = [n for n in names if n.split()[0].lower() == word.lower() and " " in n]
@@ -56,6 +59,8 @@ def _first_name(
             return hits[0], span
         if len(hits) > 1:
             several.append((word, hits))
+        elif (m.group(1) or "").lower() in _SUBJECT_SLOT and word[0].isupper():
+            several.append((word, []))  # "how many commits did Zorro make?": a person no author is
     return None
 
 
@@ -79,14 +84,17 @@ def _find_name(text: str, names, taken: list[tuple[int, int]]) -> tuple[str, tup
 
 def author_taken(engine, question: str, taken: list[tuple[int, int]], notes: list[str] | None = None) -> str | None:
     """The author the question names, its words then taken (no path or intent is read from them); a first
-    name several authors share is said in ``notes`` ("not understood: 'Kevin' names 3 authors …")."""
+    name several authors share, or a capitalised name where someone acts ("did Zorro") that no author has, is
+    said in ``notes`` ("not understood: 'Kevin' names 3 authors …")."""
     several: list[tuple[str, list[str]]] = []
     hit = _author(engine, question, taken, several)
     if hit is None:
         for word, hits in several[:1]:
             shown = ", ".join(hits[:5]) + (" …" if len(hits) > 5 else "")
-            if notes is not None:
+            if notes is not None and hits:
                 notes.append(f"not understood: '{word}' names {len(hits)} authors ({shown}): name one in full")
+            elif notes is not None:
+                notes.append(f"not understood: '{word}' names no author in the store")
         return None
     taken.append(hit[1])
     return hit[0]

@@ -49,8 +49,9 @@ _ANAPHORA = re.compile(r"^'[^']*\b(?:that|this|then|it|them|those|these)'", re.I
 
 
 def _unread_person(q: Question) -> bool:
-    """A first name several authors share: answering without it would count everyone's commits."""
-    return any(n.startswith("not understood:") and " authors (" in n for n in q.notes)
+    """A first name several authors share, or a name no author has: answering without it would count
+    everyone's commits."""
+    return any(n.startswith("not understood:") and (" authors (" in n or "names no author" in n) for n in q.notes)
 
 
 def _unread_time(engine, q: Question) -> DevPlan | None:
