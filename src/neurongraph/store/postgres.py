@@ -1,4 +1,6 @@
-"""PostgreSQL + pgvector implementation of the store: many engine processes, one shared history.
+"""The PostgreSQL + pgvector store, for many engine processes sharing one history: the one SQL store
+(sql_store.py) with the PostgreSQL dialect, plus what PostgreSQL does its own way (a connection pool and the
+write lock, BM25 over ``tsvector`` postings, pgvector, array writes through ``unnest``, NUL-safe text).
 
 Opened by URL (``postgresql://user@host:port/db``).  Psycopg 3 with a small connection pool: reads
 outside a transaction borrow any pooled connection (so threads of one process read in parallel); a

@@ -1,4 +1,6 @@
-"""SQLite implementation of the store: the embedded default.
+"""The SQLite store, the embedded default: the one SQL store (sql_store.py) with the SQLite dialect, plus
+what SQLite does its own way (connection and transactions, FTS5 and its tokens, vectors as blobs, the bulk
+edge load, a read-only open on a full disk).
 
 WAL mode (readers never block the writer), one ``BEGIN IMMEDIATE`` transaction
 per write call (all or nothing), SAVEPOINTs for nesting, parameterised SQL only.
