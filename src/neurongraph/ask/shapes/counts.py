@@ -17,6 +17,7 @@ from .file_lines import count_lines, file_length
 from .file_rankings import ranking
 from .file_sets import COUNT_FILES, added_or_removed, count_files, files_now, files_there
 from .lists import plan_list
+from .one_change import unread_change
 from .shape import Shape
 from .who import plan_who
 
@@ -89,15 +90,6 @@ _ONE_CHANGE = re.compile(
 )
 
 
-def _unread_change(what: str) -> DevPlan:
-    """Said, not answered: the question counts something of one change it names only by a description."""
-    text = (
-        f"Not understood: which change '{what.strip()}' is — name it by its sha, its #number or its quoted subject "
-        "(the count of the whole history would not be its)."
-    )
-    return DevPlan("change_not_read", "commits", "UNWIND [] AS x RETURN x AS id", {}, "one change", none_text=text)
-
-
 # "how many issues were fixed in 2024?": the issues a commit's closing keyword names, not the period's commits
 _ISSUES_FIXED = re.compile(r"\bhow\s+many\s+(?:\w+\s+)?(?:issues|tickets)\b[^?]*\b(?:fix\w*|clos\w*|resolv\w*)", re.I)
 
@@ -117,7 +109,7 @@ def plan_counted(
     """A count ("how many commits / authors / files ..."), or a ranking of files or directories ("which
     files change most often?", "the most recently changed file")."""
     if count and scope is None and author is None and (one := _ONE_CHANGE.search(words)) is not None:
-        return _unread_change(one.group("what"))  # "how many files did the sentinels PR touch?": which PR?
+        return unread_change(one.group("what"))  # "how many files did the sentinels PR touch?": which PR?
     if count and COUNT_FILES.search(words) and not PEOPLE.search(words):
         if (checked := added_or_removed(words, scope, tw, author, params)) is not None:
             return checked  # "how many files were added in 2023?": those created, not those touched

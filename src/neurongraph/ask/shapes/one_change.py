@@ -32,12 +32,14 @@ _REVERT = re.compile(r"\brevert(?:ed|s|ing)?\b", re.I)
 _STATUS = {"add": "A", "creat": "A", "introduc": "A", "remov": "D", "delet": "D"}
 
 
-def unread_change(d: Described, got: Resolved | None) -> DevPlan:
-    """Said, not answered: which change the description names is not settled by git's record."""
+def unread_change(d: Described | str, got: Resolved | None = None) -> DevPlan:
+    """Said, not answered: which change a description names (``d``, or its words) is not settled by git's
+    record; the candidates its subject words found, if any."""
+    phrase = d.phrase if isinstance(d, Described) else d.strip()
     cands = ", ".join(f"{r['id'][7:17]} {r.get('title') or ''}".strip() for r in (got.rows if got else [])[:5])
     why = f"candidates: {cands}" if cands else (got.how if got and got.how else "no subject holds its words")
     text = (
-        f"Not understood: which change '{d.phrase}' is ({why}) — name it by its sha, its #number or its quoted "
+        f"Not understood: which change '{phrase}' is ({why}) — name it by its sha, its #number or its quoted "
         "subject (the figure of the whole history would not be its)."
     )
     return DevPlan("change_not_read", "commits", "UNWIND [] AS x RETURN x AS id", {}, "one change", none_text=text)
