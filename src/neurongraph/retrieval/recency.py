@@ -112,7 +112,7 @@ class RecencyPrior:
             out[~timed] = float(np.median(out[timed]))
         return out
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, str | int | float]:
         if self.gaps is not None:
             return {
                 "from": "observed repair gaps",
