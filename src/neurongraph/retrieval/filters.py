@@ -72,12 +72,13 @@ class Where:
 
     def __init__(self, store: Store):
         self.store = store
-        self.cache: dict = {}
+        # (((key, value type, value), ...), epoch, n) -> excluded mask
+        self.cache: dict[tuple[tuple[tuple[str, str, object], ...], int, int], np.ndarray] = {}
 
     def keep(self, table: NodeColumns, cfg: SearchConfig) -> np.ndarray | None:
         return ~self.excluded(table, cfg.where) if cfg.where else None
 
-    def excluded(self, table: NodeColumns, where: tuple) -> np.ndarray:
+    def excluded(self, table: NodeColumns, where: tuple[tuple[str, object], ...]) -> np.ndarray:
         """Nodes the filter excludes."""
         key = (tuple((k, type(v).__name__, v) for k, v in where), table.epoch, table.n)
         if self.cache and next(iter(self.cache))[1] != table.epoch:
@@ -117,7 +118,7 @@ class ResultTypes:
     def __init__(self, store: Store):
         self.store = store
         # (key, nodes of the structural types, live nodes of the others): computed once per node change
-        self._memo: tuple | None = None
+        self._memo: tuple[tuple[tuple[int, ...], int, int], np.ndarray, np.ndarray] | None = None
 
     def _masks(self, table: NodeColumns, cfg: SearchConfig) -> tuple[np.ndarray, np.ndarray] | None:
         ids = tuple(table.type_ids[t] for t in cfg.structural_types if t in table.type_ids)
