@@ -64,7 +64,7 @@ class ChannelInput:
         return np.zeros(n) if qsim.size == 0 else np.pad(qsim.astype(np.float64), (0, max(0, n - qsim.shape[0])))
 
 
-def _hops_from_triples(graph: GraphArrays, triples) -> list[PathStep]:
+def _hops_from_triples(graph: GraphArrays, triples: list[tuple[int, int, int]]) -> list[PathStep]:
     if not triples:
         return []
     w, t = graph.edge_attrs([e for _, e, _ in triples])
