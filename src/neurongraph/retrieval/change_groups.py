@@ -148,7 +148,9 @@ def _positions(all_nodes: np.ndarray, nodes: list[int]) -> np.ndarray:
     return np.where(all_nodes[at] == want, at, -1)
 
 
-def _best_reserve(all_nodes, final, eligible, candidates: list[int], taken: set[int]) -> int | None:
+def _best_reserve(
+    all_nodes: np.ndarray, final: np.ndarray, eligible: np.ndarray, candidates: list[int], taken: set[int]
+) -> int | None:
     """Of ``candidates``, the eligible position with the highest final score not already taken (None)."""
     pos = _positions(all_nodes, candidates)
     pos = pos[pos >= 0]
