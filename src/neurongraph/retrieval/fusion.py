@@ -23,6 +23,7 @@ not push it out (issue 43: "why did the project move from A to B" lost the commi
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 import numpy as np
 
@@ -47,7 +48,17 @@ def sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class EntryScores:
     """The lexical and dense scores and ranks of the entry candidates, aligned by node, before graph work."""
 
-    def __init__(self, nodes, lexical, dense, entry, lex_rank, dense_rank, dense_abs=None, match=None):
+    def __init__(
+        self,
+        nodes: np.ndarray,
+        lexical: np.ndarray,
+        dense: np.ndarray,
+        entry: np.ndarray,
+        lex_rank: np.ndarray,
+        dense_rank: np.ndarray,
+        dense_abs: np.ndarray | None = None,
+        match: np.ndarray | None = None,
+    ):
         self.nodes = nodes  # int64 candidate node indices
         self.lexical = lexical  # normalised BM25 (0 where not a lexical candidate)
         self.dense = dense  # cosine, min-max over the dense candidates
@@ -56,7 +67,7 @@ class EntryScores:
         self.dense_rank = dense_rank
         self.dense_abs = dense if dense_abs is None else dense_abs  # cosine on the corpus-anchored scale
         self.match = entry if match is None else match  # fused on that scale: final ranking
-        self.blind = None  # (bool array or None) True where the lexical channel cannot see the node (fuse)
+        self.blind: np.ndarray | None = None  # bool mask: True where the lexical channel cannot see the node (fuse)
 
 
 def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
@@ -80,23 +91,27 @@ def _ranks(nodes: np.ndarray, ranked: np.ndarray) -> np.ndarray:
     return out
 
 
-def dense_match(sims, best: float, floor: float) -> np.ndarray:
-    """Cosine on a 0..1 scale: ``floor`` (and below) is 0, ``best`` is 1."""
+@overload
+def dense_match(sims: float, best: float, floor: float) -> float: ...
+@overload
+def dense_match(sims: np.ndarray, best: float, floor: float) -> np.ndarray: ...
+def dense_match(sims: np.ndarray | float, best: float, floor: float) -> np.ndarray | float:
+    """Cosine on a 0..1 scale: ``floor`` (and below) is 0, ``best`` is 1 (of one similarity: a numpy float)."""
     span = best - floor if best > floor else 1.0
     return np.clip((np.asarray(sims, np.float64) - floor) / span, 0.0, 1.0)
 
 
 def fuse(
-    lex_nodes,
-    lex_scores,
-    dense_nodes,
-    dense_scores,
-    qsim,
+    lex_nodes: np.ndarray,
+    lex_scores: np.ndarray,
+    dense_nodes: np.ndarray,
+    dense_scores: np.ndarray,
+    qsim: np.ndarray,
     *,
-    method="linear",
-    lexical_weight=0.5,
-    dense_weight=0.5,
-    rrf_k=60,
+    method: str = "linear",
+    lexical_weight: float = 0.5,
+    dense_weight: float = 0.5,
+    rrf_k: int = 60,
     dense_floor: float | None = None,
     lexical_blind: Callable[[np.ndarray], np.ndarray | None] | None = None,
 ) -> EntryScores:
