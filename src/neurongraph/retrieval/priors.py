@@ -45,7 +45,7 @@ class PriorInputs(Protocol):
     def recency(self) -> RecencyPrior | None: ...
 
     @property
-    def aggregate(self) -> Callable | None: ...
+    def aggregate(self) -> Callable[[np.ndarray], np.ndarray] | None: ...  # (node indices) -> bool mask
 
 
 Written = tuple[np.ndarray, np.ndarray] | None  # (nodes, lines each added to the working files), sorted nodes
@@ -85,7 +85,9 @@ class Recency(Prior):
 
     name = "recency"
 
-    def weigh(self, cfg, x, nodes, written):
+    def weigh(
+        self, cfg: SearchConfig, x: PriorInputs, nodes: np.ndarray, written: Written
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         if x.recency is None or x.event_time is None or not nodes.size:
             return None
         t = np.full(nodes.shape[0], np.nan)
@@ -96,14 +98,14 @@ class Recency(Prior):
         rec = x.recency.factor(t, nodes)
         return rec, rec
 
-    def columns(self, cfg, x, value, nodes):
+    def columns(self, cfg: SearchConfig, x: PriorInputs, value: np.ndarray, nodes: np.ndarray) -> dict[str, np.ndarray]:
         out = {"recency": value}  # the factor: age, and earlier repairs below
         prior = x.recency
         if prior is not None and prior.repair_weight and prior.repairs is not None:
             out["repairs"] = prior.repairs.repairs_before(nodes, prior.ref).astype(np.float64)
         return out
 
-    def term(self, cfg, scores):
+    def term(self, cfg: SearchConfig, scores: dict[str, float]) -> tuple[float, str] | None:
         if "recency" not in scores:
             return None
         why = f"; {int(scores['repairs'])} earlier repair(s)" if scores.get("repairs") else ""
@@ -115,16 +117,18 @@ class Authorship(Prior):
 
     name = "authorship"
 
-    def weigh(self, cfg, x, nodes, written):
+    def weigh(
+        self, cfg: SearchConfig, x: PriorInputs, nodes: np.ndarray, written: Written
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         if written is None or not written[0].size:
             return None
         lines = values_at(written[0], written[1], nodes)
         return 1.0 + cfg.authorship.weight * np.log1p(lines), lines
 
-    def columns(self, cfg, x, value, nodes):
+    def columns(self, cfg: SearchConfig, x: PriorInputs, value: np.ndarray, nodes: np.ndarray) -> dict[str, np.ndarray]:
         return {"lines_written": value}  # the input: lines added to the working files
 
-    def term(self, cfg, scores):
+    def term(self, cfg: SearchConfig, scores: dict[str, float]) -> tuple[float, str] | None:
         if "lines_written" not in scores:
             return None
         factor = 1.0 + cfg.authorship.weight * float(np.log1p(scores["lines_written"]))
@@ -136,7 +140,9 @@ class Aggregate(Prior):
 
     name = "aggregate"
 
-    def weigh(self, cfg, x, nodes, written):
+    def weigh(
+        self, cfg: SearchConfig, x: PriorInputs, nodes: np.ndarray, written: Written
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         if x.aggregate is None or cfg.aggregate.weight >= 1.0 or not nodes.size:
             return None
         agg = x.aggregate(nodes)
@@ -144,10 +150,10 @@ class Aggregate(Prior):
             return None
         return np.where(agg, cfg.aggregate.weight, 1.0), agg
 
-    def columns(self, cfg, x, value, nodes):
+    def columns(self, cfg: SearchConfig, x: PriorInputs, value: np.ndarray, nodes: np.ndarray) -> dict[str, np.ndarray]:
         return {"aggregate": np.where(value, cfg.aggregate.weight, 1.0)}  # 1 for a node that is not one
 
-    def term(self, cfg, scores):
+    def term(self, cfg: SearchConfig, scores: dict[str, float]) -> tuple[float, str] | None:
         return None if "aggregate" not in scores else (scores["aggregate"], f" × aggregate {scores['aggregate']:.2f}")
 
 
@@ -159,7 +165,8 @@ class RecencySource:
     once per store change, not per search."""
 
     def __init__(self) -> None:
-        self._cache: tuple | None = None  # (store state, newest event time, observed repair gaps)
+        # ((store seq, graph version, repair relations), newest event time, observed repair gaps)
+        self._cache: tuple[tuple[int, int, tuple[str, ...]], float | None, RepairGaps] | None = None
 
     def prior(
         self, cfg: SearchConfig, table: NodeTable, graph: GraphArrays, rel_ids: dict[str, int], seq: int
