@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ class Hit:
     text: str
     scores: dict[str, float]
     ranks: dict[str, int | None]
-    paths: list[dict] = field(default_factory=list)
+    paths: list[dict[str, Any]] = field(default_factory=list)
     seed: bool = False  # a sparse seed of the graph channel (its graph score is its own activation)
     meta: dict[str, str] = field(default_factory=dict)  # what a reader needs to place it: sha (12), date, author
     config: SearchConfig | None = field(default=None, repr=False, compare=False)  # the search's: explain()'s weights
@@ -51,7 +52,7 @@ class Hit:
     def score(self) -> float:
         return self.scores["final"]
 
-    def to_dict(self, snippet_chars: int | None = 300) -> dict:
+    def to_dict(self, snippet_chars: int | None = 300) -> dict[str, Any]:
         text = (
             self.text if snippet_chars is None or len(self.text) <= snippet_chars else self.text[:snippet_chars] + "…"
         )
@@ -146,7 +147,7 @@ class SearchResult:
     trace_saved: bool = True
     warnings: list[str] = field(default_factory=list)
 
-    def to_dict(self, snippet_chars: int | None = 300) -> dict:
+    def to_dict(self, snippet_chars: int | None = 300) -> dict[str, Any]:
         d: dict[str, Any] = {
             "trace_id": self.trace_id,
             "query": self.query,
@@ -162,19 +163,19 @@ class SearchResult:
             d["warnings"] = self.warnings
         return d
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.hits)
 
 
-def folded_hits(hits: list[Hit]) -> list[dict]:
+def folded_hits(hits: list[Hit]) -> list[dict[str, Any]]:
     """The nodes a shown hit stands for (its change's PR, commits and folded results), stored after the shown
     hits with that hit's rank and ``folded_into``: an agent that reads one of them and reports it used is
     reporting a hit of this trace."""
     seen = {h.id for h in hits}
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for k, h in enumerate(hits):
         ch = h.change or {}
         for member in [
@@ -191,7 +192,7 @@ def folded_hits(hits: list[Hit]) -> list[dict]:
     return out
 
 
-def trace_hit(rank: int, h: Hit) -> dict:
+def trace_hit(rank: int, h: Hit) -> dict[str, Any]:
     """A hit as a trace stores it: ``Hit.to_dict()`` without the text, after its rank (same keys, same order)."""
     return {
         "rank": rank,
@@ -214,7 +215,9 @@ def rel_name(rel: int | str, names: dict[int, str]) -> str:
     return rel if isinstance(rel, str) else names.get(rel, str(rel))
 
 
-def _paths_of(r: Ranking, n: int, rows: dict, rel_names: dict[int, str]) -> list[dict]:
+def _paths_of(
+    r: Ranking, n: int, rows: dict[int, tuple[str, str, str, str]], rel_names: dict[int, str]
+) -> list[dict[str, Any]]:
     """A hit's graph paths with node ids and relation names (a node deleted meanwhile: its index)."""
     paths = []
     for p in r.paths.get(n, []):
@@ -330,7 +333,7 @@ def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> N
     _unresolved_refs(store, hits, [values.get(n, {}).get("refs") for n in idx])
 
 
-def _unresolved_refs(store: Store, hits: list[Hit], refs: list) -> None:
+def _unresolved_refs(store: Store, hits: list[Hit], refs: list[object]) -> None:
     """``Hit.refs_not_ingested`` (``["#7", "#12"]``): issue numbers a hit's message names ("Fixes #7") with neither
     an ``issue:N`` (other than the git reader's placeholder) nor a ``pr:N`` node, so the reader knows the
     issue's text waits for an issue export instead of seeing nothing; one id lookup for all hits."""
@@ -361,9 +364,9 @@ class TraceWriter:
 
     def __init__(self, store: Store, model_id: str):
         self.store, self.model_id = store, model_id
-        self._params: tuple | None = None  # (config, its flat form, that as JSON): once per config
+        self._params: tuple[SearchConfig, dict[str, Any], str] | None = None  # (config, its flat form, that as JSON)
 
-    def params_of(self, cfg: SearchConfig) -> tuple[dict, str]:
+    def params_of(self, cfg: SearchConfig) -> tuple[dict[str, Any], str]:
         """A trace's ``params`` and their JSON, computed once per configuration object (the default one
         serves most searches) instead of once per recorded search."""
         memo = self._params
