@@ -234,3 +234,26 @@ def test_a_forged_file_with_a_valid_checksum_is_checked_column_by_column(store, 
     assert not _code(eng).loaded_from_file
     assert _rankings(eng) == first
     eng.close()
+
+
+def test_a_commit_synced_into_an_engine_that_loaded_the_file(store):
+    """The change feed's rows go on top of the loaded columns: the new commit is found, a changed one
+    answers with its new facts, and a reopened store (which rebuilds) agrees."""
+    repo, db = store
+    eng = _open(db)
+    _code(eng)
+    eng.close()
+    eng = _open(db)
+    ch = _code(eng)
+    assert ch.loaded_from_file
+    before = ch.changes_of("legacy_flag", "added")[0]
+    repo.commit("cache: quux_table replaces legacy_flag", {"src/quux.c": "int quux_table(void);\n"})
+    sync_source(eng, "git", repo.path)
+    assert len(ch.changes_of("quux_table", "added")[0]) == 1
+    assert ch.changes_of("legacy_flag", "added")[0] == before and ch.commits == 5
+    answers, ranked = _answers(eng), _rankings(eng)
+    eng.close()
+    eng = _open(db)
+    assert not _code(eng).loaded_from_file
+    assert _answers(eng) == answers and _rankings(eng) == ranked
+    eng.close()

@@ -115,6 +115,7 @@ _INT_COLUMNS = {  # name -> (dtype, ndim)
     "pa_commit": (np.int32, 1),
     "pr_term": (np.int32, 1),
     "pr_commit": (np.int32, 1),
+    "term_lo": (np.int64, 1),
 }
 _BOOL_COLUMNS = ("c_has_pr", "e_cut", "e_p2")
 
@@ -125,10 +126,26 @@ class CodeFacts:
     index, time, PR, sha, source, parents as offsets into ``c_par``), per-path entries sorted by path
     (``e_*``: path, commit row, renamed-from path or -1, place among its commit's paths, cut, hunks as
     offsets into ``hunks``, second-parent hunks where ``e_p2``), and identifier postings per side (``pa_*``
-    added, ``pr_*`` removed: term, commit row)."""
+    added, ``pr_*`` removed: term, commit row).  The identifiers are the string table's last block, from
+    ``term_lo`` on, sorted (found by bisection: :mod:`.code_postings`)."""
 
     strings: list[str]
     cols: dict[str, np.ndarray]
+    _by_commit: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+
+    @property
+    def term_lo(self) -> int:
+        return int(self.cols["term_lo"][0])
+
+    def terms_of(self, key: str, row: int) -> list[str]:
+        """The identifiers commit ``row`` lists on side ``key`` (``pa`` added, ``pr`` removed)."""
+        got = self._by_commit.get(key)
+        if got is None:
+            order = np.argsort(self.cols[f"{key}_commit"], kind="stable")
+            got = self._by_commit[key] = (order, self.cols[f"{key}_commit"][order])
+        order, rows = got
+        lo, hi = np.searchsorted(rows, row, "left"), np.searchsorted(rows, row, "right")
+        return [self.strings[s] for s in self.cols[f"{key}_term"][order[lo:hi]].tolist()]
 
     @property
     def n_commits(self) -> int:
@@ -204,9 +221,12 @@ def _consistent(c: dict[str, np.ndarray], n_str: int) -> bool:
         _offsets_ok(c["e_h_off"], e, c["hunks"].shape[0]) and _offsets_ok(c["e_p2_off"], e, c["hunks_p2"].shape[0])
     ):
         return False
+    lo = c["term_lo"]
+    if lo.shape != (1,) or not 0 <= int(lo[0]) <= n_str:
+        return False
     for side in ("pa", "pr"):
         t, m = c[f"{side}_term"], c[f"{side}_commit"]
-        if t.shape[0] != m.shape[0] or not _in_range(m, 0, n):
+        if t.shape[0] != m.shape[0] or not _in_range(m, 0, n) or not _in_range(t, int(lo[0]), n_str):
             return False
     return True
 
@@ -246,17 +266,19 @@ class FactsBuilder:
                 m.append(row)
 
     def facts(self) -> CodeFacts:
+        strings, remap, term_lo = self._order_strings()
         c = self._c
-        e = sorted(self._e, key=lambda x: x[0])  # by path (stable: a path's entries in reading order)
+        e = [(int(remap[x[0]]), x[1], int(remap[x[2]]) if x[2] >= 0 else -1, *x[3:]) for x in self._e]
+        e.sort(key=lambda x: x[0])  # by path (stable: a path's entries in reading order)
         cols = {
             "c_idx": np.array(c["idx"], np.int64),
             "c_time": np.array(c["time"], np.float64),
             "c_pr": np.array(c["pr"], np.int64),
             "c_has_pr": np.array(c["has_pr"], bool),
-            "c_sha": np.array(c["sha"], np.int32),
-            "c_repo": np.array(c["repo"], np.int32),
+            "c_sha": remap[np.array(c["sha"], np.int64)].astype(np.int32),
+            "c_repo": remap[np.array(c["repo"], np.int64)].astype(np.int32),
             "c_par_off": np.concatenate([[0], np.cumsum(np.array(c["npar"], np.int64))]).astype(np.int64),
-            "c_par": np.array(c["par"], np.int32),
+            "c_par": remap[np.array(c["par"], np.int64)].astype(np.int32),
             "e_path": np.array([x[0] for x in e], np.int32),
             "e_commit": np.array([x[1] for x in e], np.int32),
             "e_ren": np.array([x[2] for x in e], np.int32),
@@ -268,9 +290,25 @@ class FactsBuilder:
         cols["e_p2_off"], cols["hunks_p2"] = _stack(
             [x[5] for x in e if x[5] is not None], [x[5] is not None for x in e]
         )
-        for side, (t, m) in self._post.items():
-            cols[f"{side}_term"], cols[f"{side}_commit"] = np.array(t, np.int32), np.array(m, np.int32)
-        return CodeFacts(list(self._sid), cols)
+        for side, (t, m) in self._post.items():  # by term, then oldest first (the order the postings read)
+            term, row = remap[np.array(t, np.int64)], np.array(m, np.int64)
+            o = np.lexsort((-cols["c_idx"][row], cols["c_time"][row], term))
+            cols[f"{side}_term"], cols[f"{side}_commit"] = term[o].astype(np.int32), row[o].astype(np.int32)
+        cols["term_lo"] = np.array([term_lo], np.int64)
+        return CodeFacts(strings, cols)
+
+    def _order_strings(self) -> tuple[list[str], np.ndarray, int]:
+        """The string table with the identifiers last and sorted; old id -> new id; where they start."""
+        old = list(self._sid)
+        is_term = np.zeros(len(old), bool)
+        for t, _m in self._post.values():
+            is_term[np.array(t, np.int64)] = True
+        others = np.flatnonzero(~is_term)
+        terms = sorted(np.flatnonzero(is_term).tolist(), key=old.__getitem__)
+        order = np.concatenate([others, np.array(terms, np.int64)]).astype(np.int64)
+        remap = np.empty(len(old), np.int64)
+        remap[order] = np.arange(len(old))
+        return [old[i] for i in order.tolist()], remap, int(others.size)
 
 
 def _stack(parts: list[np.ndarray], present: list[bool] | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -37,6 +37,7 @@ import numpy as np
 
 from .code_facts import CodeFacts, FactsBuilder, parse_commit
 from .code_history_file import CodeHistoryFile
+from .code_postings import Postings
 
 __all__ = ["CodeHistory", "Blame", "line_ranges"]
 
@@ -89,9 +90,35 @@ class _Commit:
     parents: list[str] = field(default_factory=list)
     repo: str = ""
     paths: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
     pr: int | None = None  # the pull request a merge (or squash) commit landed
+    row: int = -1  # its row in ``facts`` (its identifiers are read from there on first need); -1: a later one
+    facts: CodeFacts | None = field(default=None, repr=False, compare=False)
+    _terms: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _side(self, key: str) -> list[str]:
+        got = self._terms.get(key)
+        if got is None:
+            f = self.facts
+            got = self._terms[key] = f.terms_of(key, self.row) if f is not None and self.row >= 0 else []
+        return got
+
+    @property
+    def added(self) -> list[str]:
+        """The identifiers whose count it raised (lower-cased)."""
+        return self._side("pa")
+
+    @added.setter
+    def added(self, terms: list[str]) -> None:
+        self._terms["pa"] = terms
+
+    @property
+    def removed(self) -> list[str]:
+        """The identifiers whose count it lowered."""
+        return self._side("pr")
+
+    @removed.setter
+    def removed(self, terms: list[str]) -> None:
+        self._terms["pr"] = terms
 
 
 @dataclass
@@ -381,7 +408,7 @@ class CodeHistory:
         self._commit_map: dict[int, _Commit] | None = None  # made from the columns on first need
         self._sha_map: dict[str, int] = {}
         self._files = _Files()
-        self._postings: dict[str, dict[str, dict[int, float]]] = {"added": {}, "removed": {}}
+        self._postings = {"added": Postings(), "removed": Postings()}
         self._post_sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._built = False
         self._dirty: set[int] = set()
@@ -445,12 +472,8 @@ class CodeHistory:
         self._commit_map = None
         self._sha_map = {}
         self._files.reset(facts)
-        s, idx, t = facts.strings, facts["c_idx"].tolist(), facts["c_time"].tolist()
-        self._postings = {"added": {}, "removed": {}}
-        for side, key in (("added", "pa"), ("removed", "pr")):
-            post = self._postings[side]
-            for term, row in zip(facts[f"{key}_term"].tolist(), facts[f"{key}_commit"].tolist()):
-                post.setdefault(s[term], {})[idx[row]] = t[row]
+        self._postings["added"].reset(facts, "pa")
+        self._postings["removed"].reset(facts, "pr")
         self._post_sorted.clear()
         self._topo = None
         self._away = None
@@ -482,7 +505,7 @@ class CodeHistory:
         rows: list[_Commit] = []
         for r in range(len(idx)):
             ps = [s[p] for p in par[off[r] : off[r + 1]]]
-            c = _Commit(t[r], len(ps) > 1, s[sha[r]], ps, s[repo[r]], pr=pr[r] if has_pr[r] else None)
+            c = _Commit(t[r], len(ps) > 1, s[sha[r]], ps, s[repo[r]], pr=pr[r] if has_pr[r] else None, row=r, facts=f)
             rows.append(c)
             out[idx[r]] = c
             if c.sha:
@@ -490,9 +513,6 @@ class CodeHistory:
         order = np.lexsort((f["e_ord"], f["e_commit"]))  # each commit's paths in the order its metadata lists them
         for p, r in zip(f["e_path"][order].tolist(), f["e_commit"][order].tolist()):
             rows[r].paths.append(s[p])
-        for side, key in (("added", "pa"), ("removed", "pr")):
-            for term, r in zip(f[f"{key}_term"].tolist(), f[f"{key}_commit"].tolist()):
-                getattr(rows[r], side).append(s[term])
         return out
 
     @property
@@ -521,7 +541,7 @@ class CodeHistory:
         for side, terms in (("added", f.added), ("removed", f.removed)):
             post = self._postings[side]
             for term in dict.fromkeys(terms):
-                post.setdefault(term, {})[idx] = f.time
+                post.setdefault(term)[idx] = f.time
                 self._post_sorted.pop((side, term), None)
             setattr(c, side, terms)
         commits[idx] = c
@@ -536,7 +556,7 @@ class CodeHistory:
             self._files.get(p, {}).pop(idx, None)
         for side in ("added", "removed"):
             for term in c.added if side == "added" else c.removed:
-                self._postings[side].get(term, {}).pop(idx, None)
+                self._postings[side].setdefault(term).pop(idx, None)
                 self._post_sorted.pop((side, term), None)
 
     def _topology(self) -> _Topology:
@@ -782,13 +802,8 @@ class CodeHistory:
     # ------------------------------------------------------------ code terms
     def _posting(self, side: str, term: str) -> tuple[np.ndarray, np.ndarray]:
         got = self._post_sorted.get((side, term))
-        if got is None:
-            d = self._postings[side].get(term, {})
-            idx = np.fromiter(d.keys(), np.int64, len(d))
-            t = np.fromiter(d.values(), np.float64, len(d))
-            o = np.lexsort((-idx, t))  # oldest first; same second: the later-listed (older) first
-            got = (idx[o], t[o])
-            self._post_sorted[(side, term)] = got
+        if got is None:  # oldest first; same second: the later-listed (older) first
+            got = self._post_sorted[(side, term)] = self._postings[side].sorted(term)
         return got
 
     def _containing(self, side: str, term: str) -> list[str]:
@@ -796,7 +811,7 @@ class CodeHistory:
         ``BPF_PROG_TYPE_CGROUP_DEVICE``), found in one joined string, not by a Python loop over the terms."""
         v = self._vocab.get(side)
         if v is None:
-            terms = sorted(t for t, d in self._postings[side].items() if d)
+            terms = self._postings[side].vocabulary()
             joined = "\n".join(terms)
             starts = np.zeros(len(terms), np.int64)
             if terms:
@@ -814,7 +829,7 @@ class CodeHistory:
 
     def _family(self, side: str, term: str, substrings: bool) -> list[str]:
         """The ``side`` terms whose postings answer for ``term``: itself, and with ``substrings`` those holding it."""
-        own = [term] if self._postings[side].get(term) else []
+        own = [term] if self._postings[side].df(term) else []
         if substrings and len(term) >= MIN_SUBSTRING:
             sup = self._containing(side, term)
             if len(sup) <= MAX_SUPERSTRINGS:
@@ -845,7 +860,7 @@ class CodeHistory:
     def document_frequency(self, term: str) -> int:
         self._ensure()
         t = term.lower()
-        return len(self._postings["added"].get(t, {})) + len(self._postings["removed"].get(t, {}))
+        return self._postings["added"].df(t) + self._postings["removed"].df(t)
 
     def recent_changers(
         self, terms: list[str], as_of: float | None, n: int, visible=None, max_terms: int = 40, rare_df: int = 0
@@ -955,7 +970,7 @@ class CodeHistory:
                     continue
                 weights = _side_weights(idx.shape[0], side, intent, side_weights)
                 verb = "added" if side == "added" else "removed"
-                exact = self._postings[side].get(t, {})
+                exact = self._postings[side].get(t) or {}
                 for n, v in zip(idx.tolist(), weights.tolist()):
                     acc[n] = acc.get(n, 0.0) + w * v
                     inside = "" if n in exact else " inside a longer identifier"

@@ -38,7 +38,7 @@ from .code_facts import CodeFacts
 __all__ = ["CodeHistoryFile", "TOKEN_KEY", "FORMAT"]
 
 TOKEN_KEY = "code_history.token"
-FORMAT = 1
+FORMAT = 2  # 2: the identifiers sorted at the end of the string table (term_lo)
 _MAGIC = b"NGR-CODE-HISTORY\n"
 _DTYPES = {"<i8": np.int64, "<i4": np.int32, "<f8": np.float64, "|b1": np.bool_, "|u1": np.uint8}
 MAX_CATCH_UP = 200_000  # changes since the file's sequence read to see whether commits changed; more: rebuild
