@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import SearchConfig
-from ..graph.arrays import GraphArrays, mask_at
+from ..graph.arrays import Expansion, GraphArrays, mask_at
 from ..graph.strategies import EdgeSource
 from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
@@ -24,7 +24,7 @@ from .channels import ChannelInput, GraphSignal, run_channel
 from .code_evidence import CodeEvidence
 from .fusion import EntryScores, agreed_node, dense_match, fuse, keep_agreed, sorted_union
 from .origin import Origin, origin_of
-from .priors import PRIORS, Prior
+from .priors import PRIORS, Prior, Written
 from .priors import values_at as _values_at
 from .recency import RecencyPrior
 
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from ..index.multilingual import LanguageGate
 
 __all__ = ["Ranking", "GraphPath", "RankInputs", "rank"]
+
+Rows = tuple[np.ndarray, np.ndarray]  # (node indices, a value each): candidates best first, or sorted nodes
+LexicalSearch = Callable[[list[str], int, int | None], Rows]  # (terms, k, max_postings) -> (nodes, scores)
+Blind = Callable[[np.ndarray], np.ndarray | None]  # (candidate nodes) -> mask of those BM25 cannot see, or None
 
 
 @dataclass
@@ -73,7 +77,9 @@ def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
     return out
 
 
-def _add_query_seeds(seeds, seed_acts, q_nodes, q_names, e):
+def _add_query_seeds(
+    seeds: np.ndarray, seed_acts: np.ndarray, q_nodes: np.ndarray, q_names: np.ndarray, e: EntryScores
+) -> Rows:
     """Seeds the question names, at the activation of the best entry seed.
 
     An ambiguous name ("Scott Howell": the footballer and the consultant) shares that
@@ -96,7 +102,7 @@ def _add_query_seeds(seeds, seed_acts, q_nodes, q_names, e):
     return _merge_seeds(seeds, seed_acts, q_nodes[ok], top_act * rel[ok])
 
 
-def _merge_seeds(seeds, seed_acts, nodes, acts):
+def _merge_seeds(seeds: np.ndarray, seed_acts: np.ndarray, nodes: np.ndarray, acts: np.ndarray) -> Rows:
     """``seeds`` plus ``nodes`` at ``acts``; a node already seeded keeps the larger activation."""
     seeds, seed_acts = seeds.copy(), seed_acts.astype(np.float64).copy()
     for n, a in zip(np.asarray(nodes, np.int64).tolist(), np.asarray(acts, np.float64).tolist()):
@@ -109,7 +115,9 @@ def _merge_seeds(seeds, seed_acts, nodes, acts):
     return seeds, seed_acts
 
 
-def _add_extra_seeds(seeds, seed_acts, nodes, weight, scale=None):
+def _add_extra_seeds(
+    seeds: np.ndarray, seed_acts: np.ndarray, nodes: np.ndarray, weight: float, scale: np.ndarray | None = None
+) -> Rows:
     """Extra seeds (the caller's working files) at ``weight`` × the best seed's activation
     (1.0 when nothing else seeds), times a per-node ``scale`` if given; a node already seeded keeps
     the larger activation."""
@@ -119,7 +127,7 @@ def _add_extra_seeds(seeds, seed_acts, nodes, weight, scale=None):
     return _merge_seeds(seeds, seed_acts, nodes, best * scale)
 
 
-def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
+def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int) -> tuple[Expansion, np.ndarray]:
     """One walk step from the working files (``files`` sorted, unique) and each file's specificity,
     the idf of its degree in (0, 1]: log((N+1)/(deg+1)) / log(N+1).  Computed once per search for both
     the seed scaling and the overlap share."""
@@ -131,7 +139,9 @@ def _file_neighbours(graph: GraphArrays, files: np.ndarray, n_nodes: int):
     return exp, np.maximum(np.log((n + 1) / (deg + 1)) / np.log(n + 1), 1e-3)
 
 
-def _structural_seed_scale(graph: GraphArrays, structural: np.ndarray, seeds, acts) -> np.ndarray:
+def _structural_seed_scale(
+    graph: GraphArrays, structural: np.ndarray, seeds: np.ndarray, acts: np.ndarray
+) -> np.ndarray:
     """Entry seeds of a structural type (a file, a directory, a person matched by its name) seed at the
     idf of their degree, as working files do: such a node passes its activation to every change it joins,
     so a file most changes touch would otherwise lift hundreds of changes that do not match the question
@@ -147,12 +157,12 @@ def _structural_seed_scale(graph: GraphArrays, structural: np.ndarray, seeds, ac
     return acts
 
 
-def _visible_steps(exp, visible):
+def _visible_steps(exp: Expansion, visible: np.ndarray | None) -> slice | np.ndarray:
     """Which steps of an expansion end at a node the search's filters leave visible (all without filters)."""
     return slice(None) if visible is None else mask_at(visible, exp.dst)
 
 
-def _file_overlap(exp, spec: np.ndarray, visible) -> tuple[np.ndarray, np.ndarray]:
+def _file_overlap(exp: Expansion, spec: np.ndarray, visible: np.ndarray | None) -> Rows:
     """(nodes, share): for every neighbour of the working files, the share of the files' total
     specificity it touches, so a change that touched several of them (or the rare ones) stands out."""
     if not len(exp):
@@ -167,7 +177,7 @@ def _file_overlap(exp, spec: np.ndarray, visible) -> tuple[np.ndarray, np.ndarra
     return nodes, share / spec.sum()
 
 
-def _lines_written(exp, edge_lines: Callable, visible) -> tuple[np.ndarray, np.ndarray]:
+def _lines_written(exp: Expansion, edge_lines: Callable[[np.ndarray], np.ndarray], visible: np.ndarray | None) -> Rows:
     """(nodes, lines): for every neighbour of the working files, the lines it added to them (summed over
     its edges to them; ``edge_lines`` reads them per edge id, 0 where an edge has none)."""
     if not len(exp):
@@ -182,7 +192,7 @@ def _lines_written(exp, edge_lines: Callable, visible) -> tuple[np.ndarray, np.n
     return nodes, np.bincount(inv, weights=lines[lines > 0], minlength=nodes.shape[0])
 
 
-def _fetch_visible(search, k: int, mask: np.ndarray, first: int = 0):
+def _fetch_visible(search: Callable[[int], Rows], k: int, mask: np.ndarray, first: int = 0) -> Rows:
     """The top ``k`` of ``search(kk)`` (nodes, scores; best first) that lie inside ``mask``: asks for
     enough rows to expect ``k`` visible ones at twice the mask's density (at least ``first``), and
     four times more until it has them or the candidates run out (a filter that hides most of the
@@ -214,7 +224,7 @@ class RankInputs:
     ``extra_seeds`` (the caller's working files) seed the graph at ``cfg.working_files.seed_weight`` × the best
     seed's activation.  With neither, nothing differs from an unfiltered search."""
 
-    lexical_search: Callable  # (terms, k, max_postings) -> (nodes, scores), best first
+    lexical_search: LexicalSearch  # (terms, k, max_postings) -> (nodes, scores), best first
     vectors: VectorIndex
     graph: GraphArrays
     rel_ids: dict[str, int]
@@ -229,13 +239,16 @@ class RankInputs:
     structural: np.ndarray | None = None  # files, directories, people: entry seeds among them seed at their idf
     event_time: np.ndarray | None = None
     recency: RecencyPrior | None = None
-    edge_lines: Callable | None = None  # (edge ids) -> lines each edge's change added (authorship prior)
-    aggregate: Callable | None = None  # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
+    # (edge ids) -> lines each edge's change added (authorship prior)
+    edge_lines: Callable[[np.ndarray], np.ndarray] | None = None
+    # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
+    aggregate: Callable[[np.ndarray], np.ndarray] | None = None
     code: CodeEvidence | None = None  # blame of the working set's lines and identifier matches (code_evidence.py)
     # the question's languages on a store that reads CJK (index/multilingual.py LanguageGate): which candidates
     # BM25 cannot see (another script) and the lexical trust ramp; None = weights as configured, nothing blind
     lexical_trust: LanguageGate | None = None
-    titles: Callable | None = None  # (node indices) -> {node: subject}: "when did X start" reads subjects (origin.py)
+    # (node indices) -> {node: subject}: "when did X start" reads subjects (origin.py)
+    titles: Callable[[list[int]], dict[int, str]] | None = None
 
     @property
     def overfetch(self) -> int:
@@ -276,7 +289,7 @@ class _Union:
         )
         return cls(nodes, pos_e, in_e)
 
-    def take(self, arr, fill=0.0, at: np.ndarray | None = None) -> np.ndarray:
+    def take(self, arr: np.ndarray, fill: float = 0.0, at: np.ndarray | None = None) -> np.ndarray:
         """An entry-candidate array spread over ``nodes`` (``fill`` for graph-only nodes); with ``at``, only
         at those positions of ``nodes`` (``take(arr, fill)[at]`` without the full-length array)."""
         in_e, pos_e = (self.in_e, self.pos_e) if at is None else (self.in_e[at], self.pos_e[at])
@@ -303,7 +316,7 @@ class _Fused:
     origin: np.ndarray | None = None  # 1.0 at the earliest change of the topic a "when did X start" asks for
 
 
-def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int):
+def _admit(x: RankInputs, nodes: np.ndarray, scores: np.ndarray, k: int) -> Rows:
     """The top ``k`` of a candidate list that ``entry_allowed`` admits."""
     ea = x.entry_allowed
     if ea is None or nodes.size == 0:
@@ -319,10 +332,11 @@ def _entry_mask(x: RankInputs) -> np.ndarray | None:
     if x.entry_allowed is None:
         return x.visible
     m = min(x.visible.shape[0], x.entry_allowed.shape[0])
-    return x.visible[:m] & x.entry_allowed[:m]
+    both: np.ndarray = x.visible[:m] & x.entry_allowed[:m]
+    return both
 
 
-def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None):
+def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None) -> Rows:
     """BM25 candidates (FTS5)."""
     terms = query_terms(query)
     if vis_entry is not None:
@@ -334,7 +348,9 @@ def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray
     return _admit(x, nodes, scores, cfg.lexical_k)
 
 
-def _dense_approx(qvec, cfg: SearchConfig, x: RankInputs, vis_entry, lex_nodes):
+def _dense_approx(
+    qvec: np.ndarray, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None, lex_nodes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Dense candidates from the IVF (a large corpus); qsim only for the candidates' rows."""
     vectors = x.vectors
     shown = np.flatnonzero(vis_entry[: vectors.n]) if vis_entry is not None else None
@@ -357,7 +373,9 @@ def _dense_approx(qvec, cfg: SearchConfig, x: RankInputs, vis_entry, lex_nodes):
     return qsim, dense_nodes, dense_scores
 
 
-def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
+def _dense_exact(
+    qvec: np.ndarray, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Dense candidates from the similarity of every row."""
     vectors = x.vectors
     qsim = vectors.similarity(qvec)
@@ -370,7 +388,15 @@ def _dense_exact(qvec, cfg: SearchConfig, x: RankInputs, vis_entry):
     return qsim, dense_nodes, dense_scores
 
 
-def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_nodes, dense_scores, floor):
+def _language_gate(
+    cfg: SearchConfig,
+    x: RankInputs,
+    qsim: np.ndarray,
+    lex_nodes: np.ndarray,
+    dense_nodes: np.ndarray,
+    dense_scores: np.ndarray,
+    floor: float | None,
+) -> tuple[float, Blind | None]:
     """The lexical weight of this question and the mask of candidates BM25 cannot see (or None), from the
     question's :class:`LanguageGate` (issue 29): the trust ramp applies when the dense channel's best
     candidate (``gate.decider``) is one BM25 cannot see (or when a row's script is unknown); outside that
@@ -399,7 +425,9 @@ def _language_gate(cfg: SearchConfig, x: RankInputs, qsim, lex_nodes, dense_node
     return lexical_weight, (blind if keep else None)
 
 
-def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]) -> _EntryStep:
+def _entry_step(
+    query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]
+) -> _EntryStep:
     """Step 1, entry: BM25 and dense candidates, fused (normalised linear or RRF)."""
     t0 = time.perf_counter()
     vis_entry = _entry_mask(x)
@@ -438,7 +466,7 @@ def _entry_step(query: str, qvec, cfg: SearchConfig, x: RankInputs, timings: dic
     return _EntryStep(e, qsim, dense_nodes, dense_scores, floor, approx, t2)
 
 
-def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
+def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores) -> tuple[np.ndarray, np.ndarray, Rows | None, Written]:
     """Step 2, seeds: the sparse entry seeds, the nodes the query names, the working files; and the
     files' overlap share and the lines each neighbour wrote in them (None without files)."""
     # sparse seeds: the top-s entry candidates within seed_ratio of the best, activation relative to the best.
@@ -488,7 +516,9 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores):
     return seeds, seed_acts, overlap, written
 
 
-def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> GraphSignal | None:
+def _graph_step(
+    cfg: SearchConfig, x: RankInputs, seeds: np.ndarray, seed_acts: np.ndarray, qsim: np.ndarray
+) -> GraphSignal | None:
     """Step 3, graph: the configured channel from the seeds."""
     qtypes = [x.rel_ids[t] for t in cfg.query_types if t in x.rel_ids]
     if cfg.query_types and not qtypes:
@@ -510,13 +540,13 @@ def _graph_step(cfg: SearchConfig, x: RankInputs, seeds, seed_acts, qsim) -> Gra
 
 
 def _fuse_step(
-    qvec,
+    qvec: np.ndarray | None,
     cfg: SearchConfig,
     x: RankInputs,
     ent: _EntryStep,
     sig: GraphSignal | None,
-    overlap,
-    written=None,
+    overlap: Rows | None,
+    written: Written = None,
     origin: Origin | None = None,
 ) -> _Fused:
     """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the priors (priors.py), code evidence."""
@@ -532,7 +562,9 @@ def _fuse_step(
     entry = u.take(e.match)  # the final ranking uses the corpus-anchored query match
     dense = u.take(e.dense_abs)
     if ent.floor is not None and cfg.fusion == "linear" and ent.dense_nodes.size and not in_e.all():
-        # graph-reached nodes outside the candidate lists keep their dense query match instead of 0
+        # graph-reached nodes outside the candidate lists keep their dense query match instead of 0 (dense
+        # candidates mean the query had a vector)
+        assert qvec is not None
         out = np.flatnonzero(~in_e)
         sims = x.vectors.similarity_of(qvec, nodes[out])[nodes[out]] if ent.approx else ent.qsim[nodes[out]]
         dense[out] = dense_match(sims, float(ent.dense_scores[0]), ent.floor)
@@ -636,7 +668,9 @@ def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> tuple[np.ndarray, np.n
     return keep[np.argsort(-f.final[keep], kind="stable")][: change_groups.pool_size(cfg)], ok
 
 
-def _explain_step(sig: GraphSignal | None, cfg: SearchConfig, nodes: np.ndarray, graph_scores: np.ndarray):
+def _explain_step(
+    sig: GraphSignal | None, cfg: SearchConfig, nodes: np.ndarray, graph_scores: np.ndarray
+) -> dict[int, list[GraphPath]]:
     """Step 5, explain: each hit's best graph path (seed first)."""
     paths: dict[int, list[GraphPath]] = {}
     if sig is None or not cfg.explain_paths:
