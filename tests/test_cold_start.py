@@ -257,3 +257,19 @@ def test_a_commit_synced_into_an_engine_that_loaded_the_file(store):
     assert not _code(eng).loaded_from_file
     assert _answers(eng) == answers and _rankings(eng) == ranked
     eng.close()
+
+
+def test_a_killed_writers_temporary_is_removed_and_no_write_joins_a_transaction(store):
+    from neurongraph.index.code_history_file import CodeHistoryFile
+
+    _, db = store
+    dead = Path(f"{_cache(db)}.999999999.abcd1234.tmp")
+    dead.write_bytes(b"half a file")
+    eng = _open(db)
+    _code(eng)  # builds and writes: the dead writer's temporary goes
+    assert not dead.exists() and _cache(db).is_file()
+    f = CodeHistoryFile.beside(eng.store)
+    facts = f.load()
+    with eng.store.transaction():
+        assert not f.save(facts, eng.store.current_seq())
+    eng.close()

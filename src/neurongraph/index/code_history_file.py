@@ -16,12 +16,14 @@ when all of these hold, else the index is built from the store again (and the fi
   block), and columns that agree with each other (:meth:`~.code_facts.CodeFacts.from_arrays`).  Any
   damage means a rebuild, never a crash.
 
-Written atomically (a temporary file, then ``os.replace``); 0600 like the store.  SQL stays in store/:
+Written atomically (a temporary file, then ``os.replace``; one a killed writer left is removed by the
+next write), never inside a caller's transaction; 0600 like the store.  SQL stays in store/:
 this module reads the store's meta, sequence and change records through its API.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
@@ -94,14 +96,24 @@ class CodeHistoryFile:
     def save(self, facts: CodeFacts, seq: int) -> bool:
         """Write the columns made at ``seq``, then vouch for them in the store; False when either fails (a
         read-only store or directory, a full disk): the next process builds from the store again."""
+        if getattr(self.store, "in_transaction", False):
+            return False  # never a write inside the caller's transaction (its rollback would orphan the file)
         token = uuid.uuid4().hex
         try:
+            self._remove_stale_temporaries()
             if not self._write(facts, seq, token):
                 return False
             self.store.set_meta(TOKEN_KEY, token)
         except Exception:  # a cache write must never fail the search that made it
             return False
         return True
+
+    def _remove_stale_temporaries(self) -> None:
+        """``<file>.<pid>.<rand>.tmp`` left by a writer that died mid-write (its process is gone)."""
+        for tmp in self.path.parent.glob(glob.escape(self.path.name) + ".*.tmp"):
+            pid = tmp.name[len(self.path.name) + 1 :].split(".")[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
 
     def _write(self, facts: CodeFacts, seq: int, token: str) -> bool:
         if any("\0" in s for s in facts.strings):
@@ -130,6 +142,16 @@ class CodeHistoryFile:
             if tmp.exists():
                 tmp.unlink()
         return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process (or no pid we can ask about): leave its file alone
+    return True
 
 
 def _read(path: Path) -> tuple[dict, dict[str, np.ndarray], list[str]] | None:
