@@ -102,15 +102,16 @@ def test_second_open_loads_the_file_and_ranks_the_same(store):
     assert _cache(db).is_file()
     assert answers[1] == [4, 4, 0] and answers[2] and None not in answers[3]
 
-    eng = _open(db)
-    assert _code(eng).loaded_from_file
-    assert _rankings(eng) == first and _answers(eng) == answers
-    eng.close()
-
+    _reopen(db, True, first, answers)
     _cache(db).unlink()  # the same answers from the store itself
+    _reopen(db, False, first, answers)
+
+
+def _reopen(db: Path, from_file: bool, ranked: list, answers: tuple) -> None:
+    """A new engine over ``db`` loads the file (or rebuilds) and answers as before."""
     eng = _open(db)
-    assert not _code(eng).loaded_from_file
-    assert _rankings(eng) == first and _answers(eng) == answers
+    assert _code(eng).loaded_from_file is from_file
+    assert _rankings(eng) == ranked and _answers(eng) == answers
     eng.close()
 
 
@@ -253,10 +254,7 @@ def test_a_commit_synced_into_an_engine_that_loaded_the_file(store):
     assert ch.changes_of("legacy_flag", "added")[0] == before and ch.commits == 5
     answers, ranked = _answers(eng), _rankings(eng)
     eng.close()
-    eng = _open(db)
-    assert not _code(eng).loaded_from_file
-    assert _answers(eng) == answers and _rankings(eng) == ranked
-    eng.close()
+    _reopen(db, False, ranked, answers)
 
 
 def test_a_killed_writers_temporary_is_removed_and_no_write_joins_a_transaction(store):
