@@ -12,8 +12,11 @@ bench ...`` in bench_cmd.py, ...); this module only mounts them, in the order ``
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
-from typing import Any
+import threading
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -144,7 +147,23 @@ def main() -> None:
     except KeyboardInterrupt:  # click normally turns this into "Aborted!"; this covers the rest
         err.print(f"[bold red]{escape('error[interrupted]')}[/]: interrupted")
         sys.exit(130)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    _exit(rv if isinstance(rv, int) else 0)
+
+
+def _exit(code: int) -> NoReturn:
+    """End a finished command without tearing the interpreter down: the exit handlers run and the output
+    is flushed as at a normal exit, but the modules and objects are not freed one by one (~0.06 s of CPU
+    after numpy, ONNX Runtime and a loaded engine, a tenth of a cold ``ngr search``).  A command that left
+    a thread running (a server's) exits the normal way, which waits for it."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`ngr search ... | head`): nothing more to say
+            pass
+    os._exit(code)
 
 
 def _usage_error(exc: Exception) -> None:
