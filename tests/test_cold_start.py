@@ -9,8 +9,11 @@ rebuild from the store (never a crash), and a write that changed no commit leave
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -271,3 +274,26 @@ def test_a_killed_writers_temporary_is_removed_and_no_write_joins_a_transaction(
     with eng.store.transaction():
         assert not f.save(facts, eng.store.current_seq())
     eng.close()
+
+
+def test_the_command_line_exits_without_teardown_yet_flushes_everything(store, tmp_path):
+    """``ngr`` ends a finished command with ``os._exit`` after the exit handlers: the whole JSON answer is out
+    and the exit status is the command's (a user mistake still exits 2 the normal way)."""
+    _, db = store
+    ngr = Path(sys.executable).with_name("ngr")
+    if not ngr.exists():
+        pytest.skip("the ngr script is not installed next to this Python")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    r = subprocess.run(
+        [str(ngr), "--db", str(db), "--embedder", "hashing", "search", "crash in parse_header", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert any("fix crash" in h["title"] for h in json.loads(r.stdout)["hits"])
+    r = subprocess.run(
+        [str(ngr), "--db", str(tmp_path / "none.db"), "search", "x"], capture_output=True, text=True, env=env
+    )
+    assert r.returncode == 2 and "error[" in r.stderr
