@@ -22,6 +22,18 @@ def test_parts_take_the_context_they_point_back_at():
     ]
 
 
+def test_it_becomes_the_context_s_path_and_a_period_is_every_part_s():
+    assert split_parts("ip/x.c exists. when was it created, who created it, and how many commits touched it?") == [
+        "when was ip/x.c created?",  # "exists" is no reading of the parts ("whose subject mentions 'exist'")
+        "who created ip/x.c?",
+        "how many commits touched ip/x.c?",
+    ]
+    assert split_parts("how many commits were made in 2024, and who made the most?") == [
+        "how many commits were made in 2024?",
+        "who made the most in 2024?",
+    ]
+
+
 @pytest.mark.parametrize(
     "question",
     [

@@ -4,7 +4,8 @@ are in the new folder?"), split into its parts, each asked on its own, the answe
 Why: one shape answers one question; given three, the first shape that matched answered a fourth ("56 PRs
 touched F") and looked like the answer.  A part is an interrogative clause of the question's last sentence,
 after a comma ("when ..., in which PR, and how many ..."); sentences before it that ask nothing
-("F is gone.") are its context, given to each part that points back at it ("it").  A part that is only an interrogative
+("F is gone.") are its context, given to each part that points back at it ("it"), and a period one part says
+is the others' too.  A part that is only an interrogative
 phrase ("in which PR") borrows the rest of the part before it ("was it split up").
 """
 
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from .timephrase import parse_time
+from .words import FATE
 
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")  # a stop then a space: "tests/test_utils.py" is one word
 _ASKS = (
@@ -50,10 +54,38 @@ def split_parts(question: str) -> list[str] | None:
             piece = f"{piece} {rest}"
         elif m := _REST.match(piece):
             rest = m.group(1)
-        # the context goes to a part that points back at it ("when was it split up?"), not to one that names its
-        # own subject: "F is gone." would make "how many files are in folder D?" a count of removed files
-        parts.append(" ".join([*(context if _PRONOUN.search(piece) else []), piece + "?"]))
-    return parts
+        parts.append(_pointed(piece + "?", context))
+    return _shared_period(parts)
+
+
+_IT = re.compile(r"\bit\b", re.I)
+_THING = re.compile(r"[\w-]*[/.][\w./-]*\w")  # what a context sentence is about: a path, a dotted name
+
+
+def _pointed(part: str, context: list[str]) -> str:
+    """The part with what it points back at: "it" becomes the context's path ("ip/x.c exists. when was it
+    created?" → "when was ip/x.c created?"); a context that says what became of it ("F is gone.") is kept
+    whole, as is one without a path.  A part that points at nothing gets no context: "F is gone." would make
+    "how many files are in folder D?" a count of removed files."""
+    if not context or not _PRONOUN.search(part):
+        return part
+    said = " ".join(context)
+    thing = _THING.search(said)
+    if FATE.search(said) or thing is None or not _IT.search(part):
+        return f"{said} {part}"
+    return _IT.sub(thing.group(0), part, count=1)
+
+
+def _shared_period(parts: list[str]) -> list[str]:
+    """A period said in one part only is the whole question's ("how many commits were made in 2024, and who
+    made the most?": the most in 2024)."""
+    spans = [parse_time(p).spans for p in parts]
+    said = [(p, sp) for p, sp in zip(parts, spans) if sp]
+    if len(said) != 1:
+        return parts
+    part, sp = said[0]
+    period = " ".join(part[a:b] for a, b in sorted(sp))
+    return [p if s else f"{p[:-1]} {period}?" for p, s in zip(parts, spans)]
 
 
 def ask_parts(run: Callable[[str], dict], question: str) -> dict | None:
