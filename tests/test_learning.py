@@ -18,8 +18,8 @@ from neurongraph.learning import (
     OutcomePolicy,
     SourceNotUsed,
 )
+from neurongraph.store.sql_ledgers import SQLLedgers
 from neurongraph.store.sqlite import SQLiteStore
-from neurongraph.store.sqlite_ledgers import SQLiteLedgers
 
 WALK = ("selected", "validated", "used")
 HISTORY = [
@@ -188,7 +188,7 @@ def test_a_crash_mid_reinforcement_leaves_nothing_half_applied(eng, monkeypatch)
     def boom(self, rows_):
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(SQLiteLedgers, "log_weight_changes", boom)  # after the edge writes, before the receipt
+    monkeypatch.setattr(SQLLedgers, "log_weight_changes", boom)  # after the edge writes, before the receipt
     with pytest.raises(RuntimeError):
         eng.record_source_use(res.trace_id, walk("issue:77"), idempotency_key="k")
     monkeypatch.undo()

@@ -83,6 +83,10 @@ class Dialect:
     def json_array_length(self, col: str) -> str:
         raise NotImplementedError
 
+    def json_as_text(self, col: str) -> str:
+        """A JSON column read back as its text (as SQLite stores it)."""
+        return col
+
     def merge_json(self, old: str, new: str) -> str:
         """The edge ``meta`` an upsert keeps: ``old`` with ``new``'s keys."""
         raise NotImplementedError
@@ -235,6 +239,9 @@ class PostgresDialect(Dialect):
 
     def json_array_length(self, col: str) -> str:
         return f"json_array_length({col}::json)"
+
+    def json_as_text(self, col: str) -> str:
+        return f"{col}::text"
 
     def merge_json(self, old: str, new: str) -> str:
         return f"{old} || {new}"

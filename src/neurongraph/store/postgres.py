@@ -43,9 +43,9 @@ from .dialects import NUL_STAND_IN, PostgresDialect, pg_json
 from .lexical import lexical_text
 from .postgres_bulk import HnswBulk, repair_index
 from .postgres_errors import DRIVER_ERRORS, raising_store_errors, store_error
-from .postgres_ledgers import PostgresLedgers
 from .postgres_migrations import MIGRATIONS
-from .postgres_schema import PostgresSchemaTables
+from .sql_ledgers import SQLLedgers
+from .sql_schema import SQLSchemaTables
 from .sql_store import SQLStore, check_migrations
 from .urls import is_postgres_url, redacted_url  # one URL test for every interface (re-exported here)
 
@@ -129,7 +129,7 @@ class SQL:
 
 class QMark(SQL):
     """:class:`SQL` for statements written with ``?`` placeholders (the SQL the two stores share, see
-    postgres_ledgers.py): each ``?`` is sent as psycopg's ``%s``.  Such statements hold no ``?`` or ``%``
+    sql_ledgers.py, sql_schema.py): each ``?`` is sent as psycopg's ``%s``.  Such statements hold no ``?`` or ``%``
     of their own."""
 
     def execute(self, sql: str, params: Any = ()) -> _Result:
@@ -146,6 +146,14 @@ class _Local(threading.local):
 
     def __init__(self) -> None:
         self.rels = {}
+
+
+class PostgresLedgers(SQLLedgers):
+    """The learning ledgers on PostgreSQL: the one SQL section, its driver failures raised as StoreError."""
+
+
+class PostgresSchemaTables(SQLSchemaTables):
+    """The relation-schema tables on PostgreSQL: the one SQL section, its driver failures raised as StoreError."""
 
 
 class PostgresStore(SQLStore):

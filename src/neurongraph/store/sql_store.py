@@ -7,8 +7,8 @@ or arrays, JSON paths, case folding, row order, metadata filters) the store asks
 What differs beyond the text of a statement is a short list of abstract hooks the two subclasses write:
 connections and transactions (``transaction``, ``_snapshot``), the full-text index (``_write_nodes``,
 ``_unindex_nodes``, ``lexical_search``), vectors, bulk edge writes (``_write_edges``, ``_find_edges``),
-relation ids, copies and closing (sqlite.py, postgres.py).  The learning ledgers and the schema tables share
-their SQL the same way (sqlite_ledgers.py, sqlite_schema.py, overridden where PostgreSQL differs)."""
+relation ids, copies and closing (sqlite.py, postgres.py).  The learning ledgers and the schema tables are
+written once the same way (sql_ledgers.py, sql_schema.py)."""
 
 from __future__ import annotations
 

@@ -30,9 +30,9 @@ from .base import EdgeArrays, LexicalPostings, effective_weights
 from .dialects import SQLiteDialect
 from .lexical import fts_match_expression, lexical_text
 from .migrations import MIGRATIONS
+from .sql_ledgers import SQLLedgers
+from .sql_schema import SQLSchemaTables
 from .sql_store import SQLStore, check_migrations, unknown_nodes_error
-from .sqlite_ledgers import SQLiteLedgers
-from .sqlite_schema import SQLiteSchemaTables
 from .sqlite_util import chunks, marks, private_file
 
 __all__ = ["SQLiteStore", "copy_database", "SQLITE_VERSION"]
@@ -83,8 +83,8 @@ class SQLiteStore(SQLStore):
         self._ids: dict[str, int] | None = None
         self._ids_seq = -1
         self._vocab_ready = False
-        self.ledgers = SQLiteLedgers(self)  # the learning loop's tables (store/base.py: LedgerTables)
-        self.schema_tables = SQLiteSchemaTables(self)  # the relation schema's tables (SchemaTables)
+        self.ledgers = SQLLedgers(self)  # the learning loop's tables (store/base.py: LedgerTables)
+        self.schema_tables = SQLSchemaTables(self)  # the relation schema's tables (SchemaTables)
         self._migrate()
 
     # ------------------------------------------------------------ plumbing

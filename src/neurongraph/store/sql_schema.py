@@ -1,4 +1,6 @@
-"""The relation schema's tables of :class:`~.sqlite.SQLiteStore` (``store.schema_tables``): parameterised SQL.
+"""The relation schema's tables of a SQL store (``store.schema_tables``), for SQLite and PostgreSQL alike:
+parameterised SQL with ``?`` placeholders, run through the store's ``_q``; its dialect says how a long list
+of node indices is matched and how edge ``meta`` reads as text.
 
 Relation types and rules, invariants, entity state, aliases, the derived ``superseded`` flag, and the set
 queries the write-time validator (schema/validator.py) runs inside a write transaction.  The rules
@@ -19,7 +21,7 @@ from .sqlite_util import chunks, marks
 if TYPE_CHECKING:
     from .sql_store import SQLStore
 
-__all__ = ["SQLiteSchemaTables"]
+__all__ = ["SQLSchemaTables"]
 
 
 # edges that break the rules: an unregistered relation (strict mode only), or a registered
@@ -29,7 +31,7 @@ SELECT s.id, r.name, d.id, s.type, d.type FROM edges e
 JOIN nodes s ON s.idx = e.src JOIN nodes d ON d.idx = e.dst JOIN relations r ON r.id = e.rel_id
 LEFT JOIN relation_types t ON t.rel_id = e.rel_id
 WHERE {scope} AND (
-  (t.rel_id IS NULL AND ? AND r.name NOT IN ({exempt}))
+  (t.rel_id IS NULL AND ? = 1 AND {exempt})
   OR (t.rel_id IS NOT NULL AND EXISTS (SELECT 1 FROM relation_rules q WHERE q.rel_id = e.rel_id)
       AND NOT EXISTS (SELECT 1 FROM relation_rules q WHERE q.rel_id = e.rel_id
           AND ((q.src_type IN (s.type, '*') AND q.dst_type IN (d.type, '*'))
@@ -37,8 +39,8 @@ WHERE {scope} AND (
 LIMIT 20"""
 
 
-class SQLiteSchemaTables(SchemaTables):
-    """The relation-schema tables (relations, invariants, entities) on SQLite."""
+class SQLSchemaTables(SchemaTables):
+    """The relation-schema tables (relations, invariants, entities) on a SQL store."""
 
     def __init__(self, store: SQLStore):
         self._store = store
@@ -173,8 +175,8 @@ class SQLiteSchemaTables(SchemaTables):
 
     def mark_superseded(self, seq: int, rel_id: int, now: float | None = None) -> None:
         self.c.execute(
-            "INSERT OR IGNORE INTO superseded(node_idx, by_idx, at) SELECT dst, src, ? FROM edges WHERE seq = ?"
-            " AND rel_id = ?",
+            "INSERT INTO superseded(node_idx, by_idx, at) SELECT dst, src, ? FROM edges WHERE seq = ?"
+            " AND rel_id = ? ORDER BY eid ON CONFLICT (node_idx) DO NOTHING",
             (time.time() if now is None else now, seq, rel_id),
         )
 
@@ -190,21 +192,22 @@ class SQLiteSchemaTables(SchemaTables):
     def edges_breaking_rules(
         self, strict: bool, exempt: list[str], *, seq: int | None = None, nodes: list[int] | None = None
     ) -> list[tuple[str, str, str, str, str]]:
-        exempt_marks = marks(len(exempt))
+        d = self._store.dialect
         if seq is not None:
             scopes: list[tuple[str, list]] = [("e.seq = ?", [seq])]
         elif nodes is not None:
-            scopes = []
-            for part in chunks(nodes):
-                m = marks(len(part))
-                scopes.append((f"(e.src IN ({m}) OR e.dst IN ({m}))", part + part))
+            scopes = [
+                (f"({src} OR {dst})", [*ps, *pd])
+                for (src, ps), (dst, pd) in zip(d.where_in("e.src", nodes), d.where_in("e.dst", nodes))
+            ]
         else:
-            scopes = [("1", [])]
+            scopes = [("1 = 1", [])]
+        exempt_sql = f"r.name NOT IN ({marks(len(exempt))})" if exempt else "1 = 1"  # NOT IN () is SQLite's only
         for scope, params in scopes:
-            sql = _RULE_SQL.format(scope=scope, exempt=exempt_marks)
+            sql = _RULE_SQL.format(scope=scope, exempt=exempt_sql)
             bad = self.c.execute(sql, [*params, int(strict), *exempt]).fetchall()
             if bad:
-                return [tuple(b) for b in bad]
+                return [(a, b, c, d_, e) for a, b, c, d_, e in bad]
         return []
 
     def edges_stamped(self, seq: int) -> list[tuple[int, int, int]]:
@@ -234,12 +237,15 @@ class SQLiteSchemaTables(SchemaTables):
     def neighbor_rows(self, idx: int, walk: str, rel_ids: list[int] | None, include_superseded: bool) -> list[tuple]:
         here, there = ("src", "dst") if walk == "out" else ("dst", "src")
         sql = (
-            f"SELECT r.name, o.id, o.type, e.weight, e.plastic, e.factuality, e.polarity, e.meta, e.eid"
+            f"SELECT r.name, o.id, o.type, e.weight, e.plastic, e.factuality, e.polarity,"
+            f" {self._store.dialect.json_as_text('e.meta')}, e.eid"
             f" FROM edges e JOIN relations r ON r.id = e.rel_id JOIN nodes o ON o.idx = e.{there}"
             f" WHERE e.{here} = ?"
         )
         params: list = [idx]
         if rel_ids is not None:
+            if not rel_ids:
+                return []  # no relation named: no edge (``IN ()`` is SQLite's only)
             sql += f" AND e.rel_id IN ({marks(len(rel_ids))})"
             params += list(rel_ids)
         if not include_superseded:

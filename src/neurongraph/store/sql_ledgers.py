@@ -1,4 +1,6 @@
-"""The learning ledgers of :class:`~.sqlite.SQLiteStore` (``store.ledgers``): parameterised SQL only.
+"""The learning ledgers of a SQL store (``store.ledgers``), for SQLite and PostgreSQL alike: parameterised SQL
+with ``?`` placeholders, run through the store's ``_q``; the one difference (the column that keeps insertion
+order: SQLite's ``rowid``, PostgreSQL's ``pos``) is the store's dialect's.
 
 Every method runs on the store's connection inside the caller's ``store.transaction()``, so a ledger
 entry and the weights it changes commit together.  The arithmetic (decay, reinforcement) stays in
@@ -18,11 +20,11 @@ from .sqlite_util import chunks, marks
 if TYPE_CHECKING:
     from .sql_store import SQLStore
 
-__all__ = ["SQLiteLedgers"]
+__all__ = ["SQLLedgers"]
 
 
-class SQLiteLedgers(LedgerTables):
-    """The learning ledgers (source use, outcomes, failures, weight changes) on SQLite."""
+class SQLLedgers(LedgerTables):
+    """The learning ledgers (source use, outcomes, failures, weight changes) on a SQL store."""
 
     def __init__(self, store: SQLStore):
         self._store = store
@@ -63,12 +65,9 @@ class SQLiteLedgers(LedgerTables):
         )
 
     def receipts(self, trace_id: str) -> list[dict]:
-        return [
-            json.loads(r[0])
-            for r in self.c.execute(
-                "SELECT receipt FROM source_use_receipts WHERE trace_id = ? ORDER BY created_at, rowid", (trace_id,)
-            )
-        ]
+        order = self._store.dialect.insertion_order
+        q = f"SELECT receipt FROM source_use_receipts WHERE trace_id = ? ORDER BY created_at, {order}"
+        return [json.loads(r[0]) for r in self.c.execute(q, (trace_id,))]
 
     # ------------------------------------------------------------ weight changes
     def log_weight_changes(self, rows: list[tuple]) -> list[int]:
@@ -170,15 +169,14 @@ class SQLiteLedgers(LedgerTables):
         return int(deleted), int(kept)
 
     def traces_after(self, position: int, limit: int) -> list[tuple[int, list[dict]]]:
-        rows = self.c.execute(
-            "SELECT rowid, hits FROM traces WHERE rowid > ? ORDER BY rowid LIMIT ?", (position, limit)
-        ).fetchall()
-        return [(r[0], json.loads(r[1])) for r in rows]
+        p = self._store.dialect.insertion_order
+        rows = self.c.execute(f"SELECT {p}, hits FROM traces WHERE {p} > ? ORDER BY {p} LIMIT ?", (position, limit))
+        return [(int(r[0]), json.loads(r[1])) for r in rows.fetchall()]
 
     def add_retrievals(self, counts: dict[int, int]) -> None:
         self.c.executemany(
             "INSERT INTO node_stats(node_idx, retrieved_count) VALUES (?, ?) ON CONFLICT(node_idx)"
-            " DO UPDATE SET retrieved_count = retrieved_count + excluded.retrieved_count",
+            " DO UPDATE SET retrieved_count = node_stats.retrieved_count + excluded.retrieved_count",
             list(counts.items()),
         )
 
@@ -189,7 +187,7 @@ class SQLiteLedgers(LedgerTables):
     def mark_used(self, idx: int, activation: float, at: float) -> None:
         self.c.execute(
             "INSERT INTO node_stats(node_idx, used_count, activation, activation_at) VALUES (?, 1, ?, ?)"
-            " ON CONFLICT(node_idx) DO UPDATE SET used_count = used_count + 1,"
+            " ON CONFLICT(node_idx) DO UPDATE SET used_count = node_stats.used_count + 1,"
             " activation = excluded.activation, activation_at = excluded.activation_at",
             (idx, activation, at),
         )
