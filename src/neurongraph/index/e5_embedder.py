@@ -125,17 +125,11 @@ class E5File:
         p += 20
         (blob_len,) = struct.unpack_from("<Q", buf, p)
         p += 8
-        offs = np.frombuffer(buf, "<u4", n_pieces + 1, p)
-        p += 4 * (n_pieces + 1)
-        self.scores = np.frombuffer(buf, "<f4", n_pieces, p).astype(np.float64)
-        p += 4 * n_pieces
-        blob = bytes(buf[p : p + blob_len])
-        p += blob_len
-        self.pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
+        self._pieces_at = (n_pieces, p, blob_len)  # decoded by tokenizer(), when the files are built
+        p += 8 * n_pieces + 4 + blob_len  # piece offsets, scores, piece bytes
         n_norm, norm_bytes = struct.unpack_from("<iI", buf, p)
-        p += 8
-        self.norm = self._norm_map(bytes(buf[p : p + norm_bytes]), n_norm)
-        p += norm_bytes
+        self._norm_at = (n_norm, p + 8, norm_bytes)
+        p += 8 + norm_bytes
         (n_dir,) = struct.unpack_from("<i", buf, p)
         p += 4
         self._dir: dict[str, tuple[int, int, int]] = {}
@@ -148,8 +142,19 @@ class E5File:
             p += 21
             self._dir[name] = (dtype, n, off)
 
-    @staticmethod
-    def _norm_map(raw: bytes, n: int) -> dict[int, str]:
+    def pieces(self) -> tuple[list[str], list[float]]:
+        """The vocabulary's pieces and their unigram scores."""
+        n, p, blob_len = self._pieces_at
+        offs = np.frombuffer(self._buf, "<u4", n + 1, p)
+        scores = np.frombuffer(self._buf, "<f4", n, p + 4 * (n + 1)).astype(np.float64).tolist()
+        start = p + 4 * (n + 1) + 4 * n
+        blob = bytes(self._buf[start : start + blob_len])
+        return [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n)], scores
+
+    def norm_map(self) -> dict[int, str]:
+        """The per-codepoint normalisation: codepoint -> its replacement."""
+        n, p, size = self._norm_at
+        raw = bytes(self._buf[p : p + size])
         out: dict[int, str] = {}
         p = 0
         for _ in range(n):
@@ -218,8 +223,8 @@ class E5File:
         """The Unigram vocabulary behind a Metaspace pre-tokenizer (normalisation is :func:`normalise`'s)."""
         from tokenizers import Tokenizer, models, pre_tokenizers
 
-        vocab = list(zip(self.pieces, self.scores.tolist()))
-        tok = Tokenizer(models.Unigram(vocab, unk_id=self.unk, byte_fallback=False))
+        pieces, scores = self.pieces()
+        tok = Tokenizer(models.Unigram(list(zip(pieces, scores)), unk_id=self.unk, byte_fallback=False))
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
         return tok
 
@@ -283,7 +288,7 @@ def build(source: Path, out: Path, variant: str) -> Path:
         raw.unlink()
     if not (out / "tokenizer.json").is_file():
         tmp = out / f"normalise.{os.getpid()}.json"
-        tmp.write_text(json.dumps({str(k): v for k, v in f.norm.items()}))
+        tmp.write_text(json.dumps({str(k): v for k, v in f.norm_map().items()}))
         tmp.replace(out / "normalise.json")
         tmp = out / f"tokenizer.{os.getpid()}.json"
         f.tokenizer().save(str(tmp))
