@@ -208,3 +208,30 @@ def test_a_first_name_several_authors_share_or_none_has_is_said_not_dropped(tmp_
         assert "result" not in res and "'Zorro' names no author in the store" in res["answer"]
     finally:
         e.close()
+
+
+def test_a_whole_history_answer_is_not_given_when_the_question_names_a_topic(tmp_path):
+    """ "who added the fish completion?" named a topic no shape reads: every author of the history was the
+    answer (confidently wrong); now it is a search, said so.  A question with one general word left ("who made
+    the most commits?") keeps its whole-history answer."""
+    r = Repo(tmp_path / "topic")
+    r.author("Jon Fisher")
+    r.commit("Add fish completion", {"shell/fish.sh": "1\n"})
+    r.commit("fish completion: quote the options", {"shell/fish.sh": "2\n"})
+    for k in range(25):
+        r.author(f"Dev{k} Person")
+        r.commit(f"Tidy module {k}", {f"src/m{k}.c": f"{k}\n"})
+    r.git("checkout", "-q", "-b", "old")  # a release only a tag reaches: the answers read HEAD's history
+    r.commit("Release 0.9", {"VERSION": "0.9\n"})
+    r.git("tag", "v0.9")
+    r.git("checkout", "-q", "main")
+    e = ngr.open(tmp_path / "topic.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("who added the fish completion?")
+        assert res["route"]["mode"] == "vector" and "result" not in res
+        assert "the who shape does not read the words 'completion' 'fish'" in res["route"]["reason"]
+        assert res["hits"][0]["meta"]["author"] == "Jon Fisher"
+        assert e.ask("who made the most commits?")["result"]["shape"] == "who"
+    finally:
+        e.close()

@@ -15,7 +15,7 @@ from .words import COMMITS, COUNT, FILE_WORDS, FIRST, LAST, LISTY, PEOPLE, PRS, 
 
 _INTENT = (WHO, COUNT, LAST, FIRST, COMMITS, FILE_WORDS, PRS, PEOPLE, LISTY)  # what a shape reads as its intent
 
-__all__ = ["explain"]
+__all__ = ["explain", "words_left"]
 
 # words that carry no filter of their own: the question's frame ("which", "the", "did")
 _FRAME = frozenset(
@@ -37,7 +37,11 @@ def explain(q: Question | None, entry: str | None, dev: DevPlan | None, code, ro
         answered_by, shape = f"route:{route}", None
     if q is None:
         return {"answered_by": answered_by, "shape": shape, "read": [], "left": []}
-    words = [w for w in re.findall(r"[\w'./-]+", q.words) if w.lower() not in _FRAME]
-    left = [w for w in words if not any(rx.fullmatch(w) for rx in _INTENT)]
     read = [{"phrase": phrase, "as": what} for phrase, what in q.readings]
-    return {"answered_by": answered_by, "shape": shape, "read": read, "left": left}
+    return {"answered_by": answered_by, "shape": shape, "read": read, "left": words_left(q)}
+
+
+def words_left(q: Question) -> list[str]:
+    """The question's words that no reading took and that are not its frame or its intent."""
+    words = [w for w in re.findall(r"[\w'./-]+", q.words) if w.lower() not in _FRAME]
+    return [w for w in words if not any(rx.fullmatch(w) for rx in _INTENT)]

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
+from ...retrieval.topic_terms import rows_holding
 from ..devplan import DevPlan
+from ..explain import words_left
 from ..names import Mention
 from ..nl2cypher import type_words
 from ..question import Question, read_question
@@ -110,6 +112,11 @@ REGISTRY: tuple[Shape, ...] = (
 )
 
 
+# the entries that answer for the whole history when the question gives no filter (their words are few and
+# general); the others read their own words (a tag's, a branch's, a file's)
+_WHOLE_HISTORY = (WHO_SHAPE, COUNTED, LISTING)
+
+
 def choose(engine, q: Question) -> tuple[DevPlan | None, Shape | None]:
     """The first entry's plan, or the entry that claimed the question without one; ``(None, None)`` when no
     entry reads it."""
@@ -118,12 +125,30 @@ def choose(engine, q: Question) -> tuple[DevPlan | None, Shape | None]:
         if shape.claims is not None and not claimed:
             continue
         made = shape.plan(engine, q)
-        if made is not None and (missed := _ignored(q, made)):
+        unread = _unread_topic(engine, q, made) if made is not None and shape in _WHOLE_HISTORY else ""
+        if made is not None and (missed := _ignored(q, made) or unread):
             q.notes.append(f"the {shape.name} shape does not read {missed}")
             made = None  # a plan that drops the question's author or period would answer another question
         if made is not None or claimed:
             return made, shape
     return None, None
+
+
+def _unread_topic(engine, q: Question, p: DevPlan) -> str:
+    """Words that name a topic of this history which the plan does not read, when the plan answers for the whole
+    history ("who added shell completion for fish?": every author): two or more of the words left are
+    informative here and go together in its commits (retrieval/topic_terms.py); "who made the most commits?"
+    leaves one word, "the top contributors to the repository" none that go together."""
+    own = [c for c in q.tw.conditions if "$off_head" not in c[0]]  # (reading HEAD's history is no filter)
+    filtered = q.scope is not None or q.tw.active or q.author is not None or bool(own) or q.topic is not None
+    if filtered or p.shape == "change_not_read" or p.about_file or q.commit is not None or q.pr is not None:
+        return ""
+    left = list({w.lower(): w for w in words_left(q)}.values())
+    if len(left) < 2:
+        return ""
+    n_commits = engine.store.node_type_counts().get("commit", 0)
+    _, kept = rows_holding(engine.store.lexical_search, n_commits, left)
+    return f"the words {' '.join(repr(w) for w in kept)}" if len(kept) >= 2 else ""
 
 
 def _ignored(q: Question, p: DevPlan) -> str:
