@@ -68,8 +68,8 @@ def test_a_real_rewrite_keeps_its_blame(tmp_path):
 
 
 def test_blame_that_ends_at_the_first_commit_is_weighed_down(tmp_path, monkeypatch):
-    """The repository's first commit imported the line: blame can go no further, so it says where the history
-    starts, not what changed the line (``ROOT_BLAME``)."""
+    """The repository's first commit imported the line: blame can go no further, so with a diff it says where
+    the history starts, not what changed the line (``ROOT_BLAME``); lines given alone keep it."""
     r = Repo(tmp_path / "root")
     root = r.commit("Import the tree", {"lib/a.c": "int a;\n" + FN})
     later = r.commit("a.c: a second counter", {"lib/a.c": "int a;\nint b;\n" + FN})
@@ -79,10 +79,15 @@ def test_blame_that_ends_at_the_first_commit_is_weighed_down(tmp_path, monkeypat
     with ngr.open(tmp_path / "s.db", embedder="hashing") as eng:
         sync_source(eng, "git", r.path)
         kw = dict(changes=ws, record=False, result_types=("commit",), blame_recency=0.0)
+        monkeypatch.setattr(ce, "ROOT_BLAME", 1.0)
         off = {h.id: h for h in eng.search("counter width", **kw).hits}
         monkeypatch.setattr(ce, "ROOT_BLAME", 0.25)
         on = {h.id: h for h in eng.search("counter width", **kw).hits}
+        # lines alone (no diff) ask who wrote them: there the first commit keeps its blame
+        kw["changes"] = WorkingSet.from_specs(["lib/a.c:2-3"]).with_base(parent)
+        spec = {h.id: h for h in eng.search("counter width", **kw).hits}
     assert off["commit:" + root].scores["blame"] == 0.5 and off["commit:" + later].scores["blame"] == 0.5
     assert on["commit:" + root].scores["blame"] == 0.125 and on["commit:" + later].scores["blame"] == 0.5
     assert any("first commit of the history" in e for e in on["commit:" + root].evidence)
     assert not any("first commit" in e for e in on["commit:" + later].evidence)
+    assert spec["commit:" + root].scores["blame"] == 0.5

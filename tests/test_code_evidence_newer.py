@@ -18,6 +18,7 @@ def _old_line_new_decl(tmp_path):
     """lib/a.c's line was written by an import 300 days before the fix; 5 days before it a change in another
     file changed the name the line uses (`slot_len`, in lib/a.h)."""
     r = Repo(tmp_path / "newer")
+    r.commit("Start", {"README": "start\n"})  # a root commit of its own (blame at a root is weighed down)
     r.old = r.commit("Import", {"lib/a.c": "int n = slot_len;\n", "lib/a.h": "int slot_len;\n", "README": "x\n"})
     r.t += 295 * DAY
     r.new = r.commit("a.h: make the slot length unsigned", {"lib/a.h": "unsigned slot_len_u;\n"})
@@ -65,6 +66,7 @@ def test_weak_or_older_code_evidence_leaves_blame_alone(tmp_path, monkeypatch):
     assert not any("weighed" in e for e in strict[old].evidence)
     # the name changed first, the line was written 300 days later: the writer is the newest, blame stays
     q = Repo(tmp_path / "older")
+    q.commit("Start", {"README": "start\n"})
     q.commit("Import", {"lib/a.h": "int slot_len;\n", "README": "x\n"})
     q.commit("a.h: make the slot length unsigned", {"lib/a.h": "unsigned slot_len_u;\n"})
     q.t += 300 * DAY

@@ -17,6 +17,7 @@ DAY = 86400
 def _two_writers(tmp_path):
     """lib/a.c: two lines from an import 200 days before the fix, one from a change 3 days before it."""
     r = Repo(tmp_path / "rec")
+    r.commit("Start", {"README": "start\n"})  # a root commit of its own (blame at a root is weighed down)
     r.old = r.commit("Import the table code", {"lib/a.c": "int a;\nint b;\nint c;\n"})
     r.t += 197 * DAY
     r.new = r.commit("table: widen the last slot", {"lib/a.c": "int a;\nint b;\nlong c;\n"})
