@@ -139,6 +139,21 @@ def test_vector_and_hybrid_routes(eng):
     assert all(set(h) == {"id", "type", "title", "score", "snippet"} for h in r["hits"])
 
 
+def test_a_change_between_two_named_things_is_a_search_not_a_path():
+    """ "when did the project switch from setup.py to pyproject.toml?" names the two ends of a change: the commits
+    that made it (search), not a path that links the two files in the graph."""
+    from neurongraph.ask.names import Mention
+    from neurongraph.ask.router import route
+
+    both = [
+        Mention("file:setup.py", "file", "setup.py", 0, 8),
+        Mention("file:pyproject.toml", "file", "pyproject.toml", 0, 14),
+    ]
+    mode, reason = route("when did the project switch from setup.py to pyproject.toml?", both, [], [])
+    assert mode == "vector" and "two ends of a change" in reason
+    assert route("how are setup.py and pyproject.toml linked?", both, [], [])[0] == "graph"
+
+
 def test_not_found_is_said_not_invented(eng):
     r = eng.ask("quantum chromodynamics of zebra migration")
     assert r["answer"] == NOT_FOUND and r["refs"] == []

@@ -93,6 +93,15 @@ def test_tag_ranges_are_the_commits_git_lists(cli, repo):
     assert "v9.9" in res["answer"] and "not applied" in res["answer"]
 
 
+def test_files_added_in_a_tag_range_are_those_git_lists(cli, repo):
+    """ "which files were added in v2.0?" reads the tag range (it answered with every file the range touched)."""
+    added = {"file:" + p for p in repo.git("log", "--diff-filter=A", "--name-only", "--format=", "v1.1..v2.0").split()}
+    res = _ask(cli, "which files were added in v2.0?")
+    assert set(res["result"]["items"]) == added == {"file:docs/lexer.md", "file:src/stream.c"}
+    assert _ask(cli, "how many files were added in v2.0?")["result"]["value"] == 2
+    assert _ask(cli, "which files were deleted in v2.0?")["result"]["items"] == []  # none: git deleted none
+
+
 def test_sync_moves_deletes_and_adds_tags(cli, repo):
     repo.c6 = repo.commit("After two", {"src/after.c": "int after;\n"})
     repo.git("tag", "-f", "moving")

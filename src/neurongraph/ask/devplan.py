@@ -93,6 +93,7 @@ def tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
     if tw.commits is None:
         return []
     params["within"] = tw.commits
+    params["within_not"] = tw.negated  # (a row step that checks a commit in Python reads the same range)
     return [f"{'NOT ' if tw.negated else ''}{alias}.id IN $within"]
 
 

@@ -109,10 +109,7 @@ def _ask(engine, question: str, mode: str, llm: LLM | str | None, limit: int) ->
         except CypherError as exc:
             rows, result, answer, refs = [], None, f"The graph query failed: error[{exc.code}]: {exc.message}", []
     else:
-        if entry is not None and entry.then == "search":  # the question's shape was not read: a search, said so
-            chosen, reason = "vector", "search: part of the question was not understood (below)"
-        else:
-            chosen, reason = _route_question(question, schema, mentions, mode, llm)
+        chosen, reason = _unread_route(entry, q) or _route_question(question, schema, mentions, mode, llm)
         author = q.author if q is not None else None
         query, rows, hits_objs = _retrieve(engine, question, schema, mentions, chosen, llm, limit, notes, author)
     hits = [_hit_dict(h) for h in hits_objs]
@@ -209,6 +206,17 @@ def _check_args(question: str, mode: str, limit: int) -> None:
         raise InvalidArgument(f"mode must be one of {list(MODES)}, got {mode!r}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
         raise InvalidArgument("limit must be an integer in 1..50")
+
+
+def _unread_route(entry, q) -> tuple[str, str] | None:
+    """A search, said so, when the question's shape was not read (an entry that says ``then="search"``), or when
+    a shape of its kind dropped a filter the question names: the translator would drop it too (a count of every
+    file for "how many files were added in 8.2.0?")."""
+    if entry is not None and entry.then == "search":
+        return "vector", "search: part of the question was not understood (below)"
+    if q is not None and any(" shape does not read " in n for n in q.notes):
+        return "vector", "search: no shape reads all the question names (below)"
+    return None
 
 
 def _route_question(question: str, schema, mentions: list, mode: str, llm: LLM | None) -> tuple[str, str]:

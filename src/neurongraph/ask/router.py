@@ -14,6 +14,13 @@ MODES = ("auto", "graph", "vector", "hybrid")
 VECTOR_CUES = re.compile(
     r"\b(similar|like|about|resembl\w*|anything on|related work|discuss\w*|why|how come|explain)\b", re.I
 )
+# "when did the project switch from setup.py to pyproject.toml?": the change between two named things, which
+# commits make (search), not a path that links them in the graph
+CHANGE_CUES = re.compile(
+    r"\b(?:switch\w*|mov(?:e|ed|ing)|migrat\w*|convert\w*|port(?:ed|ing)?|replac\w*|transition\w*)\b"
+    r"[^?]*\bfrom\b[^?]*\bto\b",
+    re.I,
+)
 LIST_CUES = re.compile(r"\b(list|latest|newest|oldest|recent|last|first|how many|all)\b", re.I)
 
 
@@ -26,6 +33,8 @@ def route(question: str, mentions: list[Mention], rels: list[RelWord], types: li
         if vec:
             return "hybrid", f"names {shown} and relation {rel_names}, plus '{vec.group(0)}': graph query and search"
         return "graph", f"names {shown} and relation {rel_names}: a graph query answers it"
+    if len(names) >= 2 and (change := CHANGE_CUES.search(question)):
+        return "vector", f"names {shown} as the two ends of a change ('{change.group(0)[:40]}'): search"
     if len(names) >= 2 and not vec:
         return "graph", f"names {shown}: the graph links them"
     if types and not names and LIST_CUES.search(question) and not vec:

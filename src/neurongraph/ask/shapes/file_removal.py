@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from ..devplan import C_RET, NON_MERGE, ROOT, DevPlan, Scope, by_time, commit_match, time_bounds
+from ..devplan import C_RET, NON_MERGE, ROOT, DevPlan, Scope, by_time, commit_match, tag_filter, time_bounds
 from ..timephrase import TimeWindow
 
 DELETED = re.compile(r"\b(remov\w*|delet\w*|dropped|gone|rid\s+of)\b", re.I)
@@ -186,7 +186,7 @@ def _per_file_second(
         f"{_ROOTS_LAST if order == 'DESC' else ROOTS_FIRST}"
         "WITH f, [x IN cs WHERE x.time = cs[0].time] AS top WITH f, top, top[0] AS c0"
     )
-    cond = ["true"] + time_bounds(tw, params, "c0")
+    cond = ["true"] + time_bounds(tw, params, "c0") + tag_filter(tw, params, "c0")  # dates, a tag range
     if author:
         params["author"] = author
         cond.append("any(x IN top WHERE x.author = $author)")

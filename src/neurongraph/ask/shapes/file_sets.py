@@ -10,7 +10,7 @@ import re
 
 from ...graphdb.projection import RENAMES_LISTED
 from ..dev_rows import count_rows, earliest
-from ..devplan import DevPlan, Scope, commit_match, time_bounds
+from ..devplan import DevPlan, Scope, commit_match, tag_filter, time_bounds
 from ..timephrase import TimeWindow
 from .file_removal import DELETED, ROOTS_FIRST, file_status, files_deleted, makes, removes
 
@@ -42,7 +42,7 @@ def files_added(scope: Scope | None, tw: TimeWindow, author: str | None, params:
     a child is dated 2009-06-15).  So the query keeps each file's first ``EARLY`` commits and lets a file
     through when any of them meets the filters; ``keep_added`` decides which commit made it."""
     match, said = commit_match(scope, TimeWindow(), None, params, touching=True)
-    cond = ["true"] + [f"any(x IN early WHERE {c})" for c in time_bounds(tw, params, "x")]
+    cond = ["true"] + [f"any(x IN early WHERE {c})" for c in time_bounds(tw, params, "x") + tag_filter(tw, params, "x")]
     if author:
         params["author"] = author
         cond.append("any(x IN early WHERE x.author = $author)")
@@ -127,6 +127,7 @@ def keep_added(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     its ancestor).  A file a merge brought in has a later change or its deletion as its first non-merge
     commit and no "A" after it: it was not added then."""
     params = p.params
+    within = (set(params["within"]), bool(params.get("within_not"))) if "within" in params else None  # a tag range
     by = {int(i) for r in rows for i in r.get("by") or []}
     nodes = engine.store.nodes_by_idx(by)
     later = {int(e[0]) for r in rows for e in r.get("early") or [] if int(e[0]) not in by}  # read once, if needed
@@ -155,14 +156,17 @@ def keep_added(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
                     break
         if not firsts:
             ok = True
-        if ok and _meets(made, r, params):
+        if ok and _meets(made, r, params, within):
             kept = {k: v for k, v in r.items() if k not in ("by", "early")}
             out.append({**kept, "first": made["time"], "added_by": made.get("id")})
     return out
 
 
-def _meets(made: dict, row: dict, params: dict) -> bool:
-    """Whether the creating commit (its time and author; the first second's when unknown) meets the filters."""
+def _meets(made: dict, row: dict, params: dict, within: tuple[set, bool] | None = None) -> bool:
+    """Whether the creating commit (its time and author; the first second's when unknown) meets the filters:
+    the dates, the author, a tag range (``within``: its commit ids, and whether the range is excluded)."""
+    if within is not None and made.get("id") is not None and (made["id"] in within[0]) == within[1]:
+        return False
     t = str(made.get("time") or row.get("first") or "")
     if params.get("since") and t < str(params["since"]) or params.get("until") and t >= str(params["until"]):
         return False
