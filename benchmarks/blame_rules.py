@@ -11,6 +11,12 @@ Usage:
         --grid '{"blame_recency": [0, 0.5, 1], "blame_recency_days": [7, 30]}' --out iproute2.jsonl
     python benchmarks/blame_rules.py ... --grid '{"neurongraph.retrieval.code_evidence.RARE_DF": [0, 25]}'
     python benchmarks/blame_rules.py --loo iproute2.jsonl libbpf.jsonl ovs.jsonl [--slack 0.01]
+    python benchmarks/blame_rules.py --repo .ngr/history/iproute2 --db COPY.db --misses iproute2-misses.jsonl
+
+``--misses`` reads the defaults' rank-1 misses of the diff protocol one by one (issue 46's classes): per question
+the gold's and the first hit's blame, code, text and age, B-SZZ's rank of the gold, and a class: ``wrong blame``
+(B-SZZ does not name the gold; the first hit is blamed), ``newer picked`` / ``older picked`` (both are blamed),
+``unblamed first`` (the gold is blamed, the first hit is not), ``neither``.
 
 A grid name with dots is a module constant (set before the point is searched), the others search options.
 """
@@ -29,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from neurongraph.bench.history import DIFF_SYSTEMS, _metrics, prepare  # noqa: E402
+from neurongraph.bench.history import DIFF_SYSTEMS, _canonical, _config, _metrics, _Units, prepare  # noqa: E402
 from neurongraph.engine import open_engine  # noqa: E402
 from neurongraph.index.embedder import make_embedder  # noqa: E402
 
@@ -90,6 +96,61 @@ def run(args: argparse.Namespace) -> None:
                 print(json.dumps(row), flush=True)
 
 
+def _hit_row(h, commits: dict, as_of: float, szz: list[str], unit: str) -> dict:
+    """One hit as the miss reading shows it: title, age (days before the question), blame, code, the score
+    without the code evidence (text, graph, priors), its entry ranks, and whether B-SZZ blamed it."""
+    s = h.scores
+    part = s.get("code_scale", 0.0) * (2 * s.get("blame", 0.0) + s.get("code_weight", 0.0) * s.get("code", 0.0))
+    return {
+        "id": h.id,
+        "title": h.title[:100],
+        "age_days": round((as_of - commits.get(h.id, {}).get("time", as_of)) / 86400, 1),
+        "blame": round(s.get("blame", 0.0), 3),
+        "code": round(s.get("code", 0.0), 3),
+        "without_code": round(s["final"] - part, 3),
+        "lexical_rank": h.ranks.get("lexical"),
+        "dense_rank": h.ranks.get("dense"),
+        "szz_blamed": unit in szz,
+        "evidence": h.evidence[:3],
+    }
+
+
+def _miss_class(gold: dict | None, top: dict, szz_rank: int | None) -> str:
+    if szz_rank is None:
+        return "wrong blame" if top["blame"] > 0 or top["szz_blamed"] else "neither"
+    if not top["szz_blamed"]:
+        return "unblamed first"
+    return "newer picked" if gold is not None and gold["age_days"] > top["age_days"] else "older picked"
+
+
+def misses(args: argparse.Namespace) -> None:
+    """The defaults' rank-1 misses of the diff protocol, one JSON line each, and their classes counted."""
+    szz_cache = str(Path(args.db).with_suffix("")) + "-szz.json"
+    counts: dict[str, int] = {}
+    with open_engine(args.db, make_embedder(None)) as eng, open(args.misses, "w") as fh:
+        prep = prepare(args.repo, eng, input="diff", limit=args.limit, szz_cache=szz_cache)
+        units, commits = _Units(prep.hist), prep.hist.commits
+        for p in prep.groups["main"]:
+            cfg = _config(eng, p, {}, prep.changes.get(id(p))).replace(limit=40)
+            hits = eng.search(p.query, config=cfg, qvec=prep.qv[id(p)], record=False).hits
+            raw: dict[str, str] = {}
+            ranked = _canonical([h.id for h in hits], units, p.fix, raw)
+            gold = {u for a in p.accepted() for u in a}
+            szz = _canonical(prep.szz.get(id(p), []), units, p.fix)
+            rank = next((i + 1 for i, x in enumerate(ranked) if x in gold), None)
+            if rank == 1 or not ranked:
+                continue
+            by = {h.id: h for h in hits}
+            top = _hit_row(by[raw[ranked[0]]], commits, p.as_of, szz, ranked[0])
+            g = _hit_row(by[raw[ranked[rank - 1]]], commits, p.as_of, szz, ranked[rank - 1]) if rank else None
+            szz_rank = next((i + 1 for i, x in enumerate(szz) if x in gold), None)
+            cls = _miss_class(g, top, szz_rank)
+            counts[cls] = counts.get(cls, 0) + 1
+            row = {"fix": p.fix, "query": p.query, "rank": rank, "szz_rank": szz_rank, "class": cls}
+            fh.write(json.dumps(row | {"gold": g, "first": top}) + "\n")
+        print(json.dumps({"repo": prep.repo.name, "questions": len(prep.groups["main"]), "misses": counts}))
+
+
 def loo(files: list[str], slack: float) -> None:
     """Each history held out: the point with the best mean hit@1 (then MRR) on the others, among the points
     that lose no more than ``slack`` hit@1 against the defaults' point (the first of the grid) on any of them."""
@@ -129,9 +190,12 @@ def main() -> None:
     ap.add_argument("--out", default="blame_rules.jsonl")
     ap.add_argument("--loo", nargs="*")
     ap.add_argument("--slack", type=float, default=0.01)
+    ap.add_argument("--misses", help="write the defaults' rank-1 misses (diff protocol) here, one JSON line each")
     args = ap.parse_args()
     if args.loo:
         loo(args.loo, args.slack)
+    elif args.misses:
+        misses(args)
     else:
         run(args)
 
