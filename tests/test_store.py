@@ -193,3 +193,28 @@ def test_keys_are_never_reused_after_deletion(store):
     assert store.lookup_idx(["c"])["c"] > old_idx
     new_eid = store.get_edge("a", "r", "c")["eid"]
     assert new_eid not in old_eids and new_eid > max(old_eids)
+
+
+def test_the_change_feed_weighs_learned_edges_with_learnings_formula(store):
+    """The store keeps the learned columns; the weight it reports is the formula learning registered
+    (learning/decay.py), asked only for edges that carry a learned part."""
+    from neurongraph.learning.decay import effective_weight
+    from neurongraph.store.base import set_edge_weigher
+
+    store.upsert_nodes([Node("a", "note", "a", ""), Node("b", "note", "b", ""), Node("c", "note", "c", "")])
+    store.upsert_edges([Edge("a", "mentions", "b", weight=0.5), Edge("a", "mentions", "c", weight=0.25)])
+    eid = store.ledgers.edge_id("a", "mentions", "b")
+    calls = []
+
+    def stub(base, plastic, plastic_at, dormant, half_life, now):
+        calls.append(len(base))
+        return base + 10.0
+
+    set_edge_weigher(stub)
+    try:
+        assert store.changes_since(0).edges.weight.tolist() == [0.5, 0.25] and calls == []  # nothing learned
+        with store.transaction():
+            store.ledgers.write_learned([(eid, 0.25, 1.0, False, 1)], store.next_seq(), 1.0)
+        assert sorted(store.changes_since(0).edges.weight.tolist()) == [10.25, 10.5] and calls == [2]
+    finally:
+        set_edge_weigher(effective_weight)
