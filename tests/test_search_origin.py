@@ -16,6 +16,7 @@ def test_a_beginning_is_asked_with_when_and_a_word_of_beginning():
     assert asks_origin("when did Geneve support begin?")
     assert asks_origin("when was TypeGuard support first added?")
     assert asks_origin("which commit introduced ParamSpec?")
+    assert asks_origin("who wrote the first DPDK support?")
     assert not asks_origin("when was the Geneve checksum fix added?")  # a fix, not a beginning
     assert not asks_origin("Geneve crashes on first packet")  # no when / which question
 

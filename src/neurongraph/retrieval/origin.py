@@ -28,13 +28,18 @@ _BEGINNING = re.compile(
     r"added\s+support|add\s+support)\b",
     re.I,
 )
-_ASKS_WHEN = re.compile(r"\b(?:when|since\s+when|which\s+(?:commit|change|pr|version|release)|what\s+commit)\b", re.I)
+_ASKS_WHEN = re.compile(
+    r"\b(?:when|since\s+when|which\s+(?:commit|change|pr|version|release)|what\s+commit|"
+    r"who\s+(?:wrote|added|introduced|made|did|started|implemented|contributed))\b",
+    re.I,
+)
 
 _WORD = re.compile(r"[A-Za-z][\w.+-]*[\w+]|[A-Za-z]")
 
 # words of the question that ask, not name the topic
 _ASKING = frozenset(
-    "when what which who how did does do was were is are has have had the a an of for in to on by with it "
+    "when what which who how did does do was were is are has have had the a an of for in to on by with it wrote "
+    "made implemented contributed "
     "support supporting supported add added adding start started starts starting begin began beginning first "
     "introduce introduced introduces introducing introduction originally since commit change pr version "
     "release ever".split()
