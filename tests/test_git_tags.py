@@ -102,6 +102,20 @@ def test_files_added_in_a_tag_range_are_those_git_lists(cli, repo):
     assert _ask(cli, "which files were deleted in v2.0?")["result"]["items"] == []  # none: git deleted none
 
 
+def test_a_tag_named_in_other_words_is_read(cli, repo):
+    """ "when was v1.1 released?" is the tag's date (a search answered with other releases' commits); the
+    newest tag "when was the last release tagged?" (read as a time phrase not understood: a search); "who
+    contributed to v2.0", "what changed in tagged v2.0" read the range; a version no tag has is said."""
+    res = _ask(cli, "when was v1.1 released?")
+    assert res["result"]["items"] == ["tag:v1.1"] and res["rows"][0]["time"]
+    assert _ask(cli, "when was the last release tagged?")["result"]["items"] == ["tag:v2.0"]
+    assert "No tag 'v9.9' in the store" in cli("ask", "when was v9.9 released?")["answer"]
+    authors = _ask(cli, "who contributed to v2.0?")
+    assert "v1.1..v2.0" in authors["answer"] or "not from v1.1" in authors["answer"]
+    res = _ask(cli, "what changed in tagged v2.0?")  # a word between "in" and the version
+    assert set(res["result"]["items"]) == _rev(repo, "v2.0", "^v1.1")
+
+
 def test_sync_moves_deletes_and_adds_tags(cli, repo):
     repo.c6 = repo.commit("After two", {"src/after.c": "int after;\n"})
     repo.git("tag", "-f", "moving")

@@ -39,6 +39,13 @@ _TAGREF = r"((?:the\s+)?(?:(?:release|tag|version)\s+)?\w(?:[\w.+/-]*\w)?(?:\s+(
 _TAG_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_TAGREF}\s+(?:and|to|until|through)\s+{_TAGREF}", re.I)
 _TAG_BOUND = re.compile(rf"\b(since|after|before|until|till|up to|prior to|as of)\s+{_TAGREF}", re.I)
 _TAG_IN = re.compile(rf"\b(in|of|for|into)\s+{_TAGREF}", re.I)
+# "what changed in click 8.1.8", "who contributed to 8.2.0", "what went into v2.0": the same, with the project's
+# name before the version, or a verb of contributing before "to"
+_TAG_IN_MORE = re.compile(
+    r"\b(?:(in|of|for|into)\s+[A-Za-z][\w-]*\s+(v?\d[\w.+-]*\w)|"
+    rf"(?:contribut\w*|went|gone|goes|landed|lands|merged|shipped)\s+((?:in)?to)\s+{_TAGREF})",
+    re.I,
+)
 _KEYWORD = re.compile(r"^(?:the\s+)?(?:release|tag|version)\s+", re.I)
 _KEYWORD_AFTER = re.compile(r"\s+(?:release|tag|version)$", re.I)
 _THE = re.compile(r"^the\s+(?!(?:release|tag|version)\b)", re.I)
@@ -256,8 +263,10 @@ class _Reader:
                 self._missing(m, str(missing))
                 continue
             self._bound(m, m.group(1).lower(), name)
-        for m in _TAG_IN.finditer(self.q):
-            name, missing = self._tag(m.group(2), True)
+        ins = [(m, m.group(2)) for m in _TAG_IN.finditer(self.q)]
+        ins += [(m, m.group(2) or m.group(4)) for m in _TAG_IN_MORE.finditer(self.q)]
+        for m, ref in ins:
+            name, missing = self._tag(ref, True)
             if not self.free(m) or (name or missing) is None:
                 continue
             if name is None:

@@ -29,7 +29,7 @@ from .prs import PR_SIZES, PRS_OF
 from .release_shapes import RELEASE
 from .reverts import REVERTS
 from .shape import Shape
-from .tag_shapes import TAGS
+from .tag_shapes import TAGS, asks_about_a_tag
 from .trailer_shapes import TRAILERS
 from .who import WHO_SHAPE
 
@@ -48,6 +48,15 @@ def _no_plan(engine, q: Question) -> DevPlan | None:
 
 # "before that", "since then": a pointer back into the question (its rename, its release), no window asked for
 _ANAPHORA = re.compile(r"^'[^']*\b(?:that|this|then|it|them|those|these)'", re.I)
+
+
+def _unread(q: Question, said: str) -> bool:
+    """A time phrase not understood that matters: not a pointer back ("before that"), not the tag the question
+    asks about ("when was the last release tagged?")."""
+    return not _ANAPHORA.search(said) and not (asks_about_a_tag(q.words) and _TAG_WORD.search(said))
+
+
+_TAG_WORD = re.compile(r"\b(?:release|tag|version)s?\b", re.I)
 
 
 def _unread_person(q: Question) -> bool:
@@ -81,7 +90,7 @@ OTHER_TYPES = Shape("other_types", _no_plan, claims=_other_types, doc="lists of 
 UNREAD_TIME = Shape(
     "unread_time",
     _unread_time,
-    claims=lambda q: any(not _ANAPHORA.search(said) for said in q.tw.not_understood) or _unread_person(q),
+    claims=lambda q: any(_unread(q, said) for said in q.tw.not_understood) or _unread_person(q),
     doc="a time phrase or a person not understood ('on weekends', a missing tag, one 'Kevin' of three): a search",
     then="search",
 )

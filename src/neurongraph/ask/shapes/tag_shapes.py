@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 
 from ..devplan import MAX_ITEMS, DevPlan, time_bounds
+from ..tags import LazyTags, looks_like_version
 from ..timephrase import FIRST_WORDS, TimeWindow
 from .shape import Shape
 
-__all__ = ["plan_tags"]
+__all__ = ["plan_tags", "plan_tag_date", "asks_about_a_tag"]
 
 _NOUN = r"(?:git\s+)?(?:tags|releases|versions)"
 # what may follow the noun when the question is about the tags as such ("… are there?", "… were cut?"): no more
@@ -70,8 +71,40 @@ def plan_tags(words: str, tw: TimeWindow, params: dict) -> DevPlan | None:
     return None
 
 
+def asks_about_a_tag(words: str) -> bool:
+    """ "when was the last release tagged?": the newest tag is what is asked about, not a time filter."""
+    return bool(_ORD.search(words))
+
+
+# "when was 8.2.0 released?", "what date was v1.1 tagged?": one named tag's date
+_RELEASED = re.compile(
+    r"\b(?:when|what\s+(?:date|day))\s+(?:was|were|did|is)\s+(?:the\s+)?(?:(?:release|version|tag)\s+)?"
+    r"(?P<name>[\w.+-]*\w)\s+(?:(?:get|got)\s+)?(?:released|tagged|cut|published|out|made|ship(?:ped)?)\b",
+    re.I,
+)
+
+
+def plan_tag_date(engine, text: str, params: dict) -> DevPlan | None:
+    """One named tag and its date ("when was 8.2.0 released?"); a version-like name no tag has is said."""
+    m = _RELEASED.search(text)
+    if m is None:
+        return None
+    asked = m.group("name")
+    name = LazyTags(engine).name(asked)
+    if name is None and not looks_like_version(asked):
+        return None  # "when was the parser released?": not a tag
+    params["tag"] = f"tag:{name or asked}"
+    cy = f"MATCH (t:tag {{id: $tag}}) {_RET}"
+    none = f"No tag '{asked}' in the store ('which tags are there?' lists them)." if name is None else None
+    return DevPlan("tag_date", "tags", cy, params, f"the tag {name or asked}, with its date", none_text=none)
+
+
 TAGS = Shape(
     "tags",
-    lambda engine, q: None if q.scope or q.author or q.wants_prs else plan_tags(q.words, q.tw, q.params),
+    lambda engine, q: (
+        None
+        if q.scope or q.author or q.wants_prs
+        else plan_tag_date(engine, q.text, q.params) or plan_tags(q.words, q.tw, q.params)
+    ),
     doc="how many releases, the latest tag, the tags of a period",
 )
