@@ -118,32 +118,41 @@ def _reopen(db: Path, from_file: bool, ranked: list, answers: tuple) -> None:
     eng.close()
 
 
-def test_a_new_commit_rebuilds_and_a_write_without_commits_does_not(store):
+def test_new_commits_are_read_on_top_of_the_file_and_many_rebuild_it(store, monkeypatch):
+    import neurongraph.index.code_history_file as chf
+
     repo, db = store
     eng = _open(db)
     _code(eng)
     eng.close()
 
-    eng = _open(db)  # a write that changes no commit: the file stays valid (stamped with the new sequence)
+    eng = _open(db)  # a write that changes no commit: the file stays exact (stamped with the new sequence)
     eng.store.upsert_nodes([Node(id="note:1", type="note", title="a note", text="about parse_header")])
     eng.close()
     eng = _open(db)
-    assert _code(eng).loaded_from_file
+    ch = _code(eng)
+    assert ch.loaded_from_file and ch.caught_up == 0
     eng.close()
 
     repo.commit("cache: drop legacy_flag from quux_table", {"src/quux.c": "int quux_table = 1;\n"})
     eng = _open(db)
     sync_source(eng, "git", repo.path)
     eng.close()
+    eng = _open(db)  # the new commit: read on top of the file, which stays as it was
+    ch = _code(eng)
+    assert ch.loaded_from_file and ch.caught_up == 1 and len(ch.changes_of("quux_table", "added")[0]) == 1
+    answers, ranked = _answers(eng), _rankings(eng)
+    eng.close()
+    _reopen(db, True, ranked, answers)
+
+    monkeypatch.setattr(chf, "MAX_CATCH_UP_COMMITS", 0)  # too many to re-read: rebuilt, and the file rewritten
+    _reopen(db, False, ranked, answers)
     eng = _open(db)
     ch = _code(eng)
-    assert not ch.loaded_from_file  # the new commit: rebuilt from the store, and the file rewritten
-    assert len(ch.changes_of("quux_table", "added")[0]) == 1
+    assert ch.loaded_from_file and ch.caught_up == 0
     eng.close()
-    eng = _open(db)
-    ch = _code(eng)
-    assert ch.loaded_from_file and len(ch.changes_of("quux_table", "added")[0]) == 1
-    eng.close()
+    _cache(db).unlink()  # and all of it as a build from the store says
+    _reopen(db, False, ranked, answers)
 
 
 def _damage(path: Path, how: str) -> None:
@@ -226,8 +235,9 @@ def test_a_forged_file_with_a_valid_checksum_is_checked_column_by_column(store, 
     _code(eng)
     first = _rankings(eng)
     f = CodeHistoryFile.beside(eng.store)
-    facts = f.load()
-    assert facts is not None
+    got = f.load()
+    assert got is not None
+    facts = got[0]
     cols = {k: np.array(v) for k, v in facts.cols.items()}
     cols[column][...] = cols[column][::-1] if column == "e_path" else 10**6  # unsorted paths, or out of range
     if column == "e_path" and (np.diff(cols[column]) >= 0).all():
@@ -242,7 +252,7 @@ def test_a_forged_file_with_a_valid_checksum_is_checked_column_by_column(store, 
 
 def test_a_commit_synced_into_an_engine_that_loaded_the_file(store):
     """The change feed's rows go on top of the loaded columns: the new commit is found, a changed one
-    answers with its new facts, and a reopened store (which rebuilds) agrees."""
+    answers with its new facts, and a reopened store agrees, from the file and from the store."""
     repo, db = store
     eng = _open(db)
     _code(eng)
@@ -257,7 +267,9 @@ def test_a_commit_synced_into_an_engine_that_loaded_the_file(store):
     assert ch.changes_of("legacy_flag", "added")[0] == before and ch.commits == 5
     answers, ranked = _answers(eng), _rankings(eng)
     eng.close()
-    _reopen(db, False, ranked, answers)
+    _reopen(db, True, ranked, answers)  # the file, with the new commit read on top of it
+    _cache(db).unlink()
+    _reopen(db, False, ranked, answers)  # and a build from the store
 
 
 def test_a_killed_writers_temporary_is_removed_and_no_write_joins_a_transaction(store):
@@ -270,7 +282,9 @@ def test_a_killed_writers_temporary_is_removed_and_no_write_joins_a_transaction(
     _code(eng)  # builds and writes: the dead writer's temporary goes
     assert not dead.exists() and _cache(db).is_file()
     f = CodeHistoryFile.beside(eng.store)
-    facts = f.load()
+    got = f.load()
+    assert got is not None
+    facts = got[0]
     with eng.store.transaction():
         assert not f.save(facts, eng.store.current_seq())
     eng.close()

@@ -404,6 +404,7 @@ class CodeHistory:
         self._heads = heads
         self._cache = cache
         self.loaded_from_file = False  # whether the last full read came from the cache file (tests, reports)
+        self.caught_up = 0  # commits written since the file was made, re-read on top of it
         self._facts: CodeFacts | None = None
         self._commit_map: dict[int, _Commit] | None = None  # made from the columns on first need
         self._sha_map: dict[str, int] = {}
@@ -429,10 +430,10 @@ class CodeHistory:
 
     def _ensure(self) -> None:
         if not self._built:
-            self._start(self._load_facts())
+            facts, pending = self._load_facts()
+            self._start(facts)
             self._built = True
-            self._dirty.clear()
-            return
+            self._dirty = set(pending.tolist())  # commits written since the file was: re-read below
         if self._dirty:
             self._topo = None
             self._walks.clear()
@@ -444,19 +445,22 @@ class CodeHistory:
                 if typ == "commit":
                     self._add(idx, md)
 
-    def _load_facts(self) -> CodeFacts:
-        """Every commit's facts: from the cache file when it is valid, else from the store (then written)."""
+    def _load_facts(self) -> tuple[CodeFacts, np.ndarray]:
+        """Every commit's facts and the commits to re-read on top of them: from the cache file when it is
+        valid (with the commits written since it was), else from the store (then written)."""
         self.loaded_from_file = False
+        self.caught_up = 0
         seq = None
         if self._cache is not None:
             try:
-                facts = self._cache.load()
+                got = self._cache.load()
                 seq = self._cache.seq()  # before the rows are read: the file never claims a newer state
             except Exception:  # an unreadable store or file: build from the rows as if there were no file
-                facts = None
-            if facts is not None:
+                got = None
+            if got is not None:
                 self.loaded_from_file = True
-                return facts
+                self.caught_up = int(got[1].size)
+                return got
         b = FactsBuilder()
         for idx, typ, md in self._read(None):
             if typ == "commit" and isinstance(md, dict) and (f := parse_commit(md)) is not None:
@@ -464,7 +468,7 @@ class CodeHistory:
         facts = b.facts()
         if self._cache is not None and seq is not None:
             self._cache.save(facts, seq)
-        return facts
+        return facts, np.zeros(0, np.int64)
 
     def _start(self, facts: CodeFacts) -> None:
         """Start over from ``facts``: the postings now, the commits and each path's entries on first need."""

@@ -8,9 +8,10 @@ when all of these hold, else the index is built from the store again (and the fi
 * the store vouches for it: each write puts a fresh random token into the file and then into the store's
   ``meta`` (``code_history.token``): another database's file, a database restored from a backup, or a
   write that died before its token reached the store all mean a rebuild;
-* it was made at change-feed sequence ``S`` not ahead of the store's, and no commit node was written or
-  deleted since ``S`` (other writes, such as feedback, leave it valid: it is then stamped with the new
-  sequence); a new ingest of commits therefore means a rebuild on the next use;
+* it was made at change-feed sequence ``S`` not ahead of the store's.  Commit nodes written or deleted
+  since ``S`` (a sync that brought new commits) are re-read on top of it, as a running engine does with
+  its change feed, up to ``MAX_CATCH_UP_COMMITS`` of them; more mean a rebuild (and a new file).  When no
+  commit changed (feedback, other node types) the file is stamped with the new sequence;
 * it parses: the magic line, a JSON header naming each array's dtype (integers, floats, booleans only:
   nothing is unpickled), shape and byte range inside the file, a CRC-32 of the arrays' bytes (a damaged
   block), and columns that agree with each other (:meth:`~.code_facts.CodeFacts.from_arrays`).  Any
@@ -44,6 +45,7 @@ FORMAT = 2  # 2: the identifiers sorted at the end of the string table (term_lo)
 _MAGIC = b"NGR-CODE-HISTORY\n"
 _DTYPES = {"<i8": np.int64, "<i4": np.int32, "<f8": np.float64, "|b1": np.bool_, "|u1": np.uint8}
 MAX_CATCH_UP = 200_000  # changes since the file's sequence read to see whether commits changed; more: rebuild
+MAX_CATCH_UP_COMMITS = 500  # commits re-read on top of the file; more: rebuild (about as costly, and rewritten)
 
 
 class CodeHistoryFile:
@@ -64,8 +66,9 @@ class CodeHistoryFile:
     def seq(self) -> int:
         return self.store.current_seq()
 
-    def load(self) -> CodeFacts | None:
-        """The columns if the file is valid for the store now (module docstring), else None."""
+    def load(self) -> tuple[CodeFacts, np.ndarray] | None:
+        """The columns and the commit nodes written or deleted since they were made (to re-read on top of
+        them), if the file is valid for the store now (module docstring); else None."""
         token = self.store.get_meta(TOKEN_KEY)
         if token is None:
             return None
@@ -79,19 +82,28 @@ class CodeHistoryFile:
         facts = CodeFacts.from_arrays(cols, strings)
         if facts is None:
             return None
+        changed = np.zeros(0, np.int64)
         if seq < now:
-            if not self._unchanged_commits(seq, now, facts):
+            since = self._changed_commits(seq, now, facts)
+            if since is None:
                 return None
-            self._write(facts, now, token)  # still valid: stamped with the new sequence (cheap next time)
-        return facts
+            changed = since
+            if not changed.size:
+                self._write(facts, now, token)  # still exact: stamped with the new sequence (cheap next time)
+        return facts, changed
 
-    def _unchanged_commits(self, seq: int, now: int, facts: CodeFacts) -> bool:
+    def _changed_commits(self, seq: int, now: int, facts: CodeFacts) -> np.ndarray | None:
+        """Commit nodes written or deleted after ``seq`` (and nodes of the file that stopped being
+        commits); None when there are too many to re-read."""
         if self.store.change_count_since(seq) > MAX_CATCH_UP:
-            return False
-        if any(r[2] == "commit" for r in self.store.node_records(seq, now)):
-            return False
+            return None
+        known = facts["c_idx"]
+        recs = self.store.node_records(seq, now)
+        written = np.array([int(r[0]) for r in recs], np.int64)
+        is_commit = np.array([r[2] == "commit" for r in recs], bool)
         gone = np.array([int(k) for kind, k in self.store.tombstones_between(seq, now) if kind == "node"], np.int64)
-        return not (gone.size and np.isin(gone, facts["c_idx"]).any())
+        changed = np.union1d(written[is_commit | np.isin(written, known)], gone[np.isin(gone, known)])
+        return changed if changed.size <= MAX_CATCH_UP_COMMITS else None
 
     def save(self, facts: CodeFacts, seq: int) -> bool:
         """Write the columns made at ``seq``, then vouch for them in the store; False when either fails (a
