@@ -67,9 +67,9 @@ def blame_through_moves(
             if not movers[x]:
                 continue
             before = _before(history, x, path, int(tracked[k]), in_place)
-            if before is None:
-                continue
             parent = history._commits[x].parents[0]
+            if before is None or before[1] < 1 or parent not in history._by_sha:  # a parent the store lacks
+                continue  # (a shallow history) would be read as the newest commit instead
             y = int(history.blame_lines(before[0], [before[1]], None, parent)[0])
             if y < 0 or y == x:
                 continue
