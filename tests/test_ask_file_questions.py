@@ -323,6 +323,12 @@ def test_renamed_files_are_listed_and_counted(eng):
     res = _ask(eng, "Which files were renamed?")
     assert res["result"]["items"] == ["file:lib/net/b.c"] and "renamed to lib/net/c.c" in res["answer"]
     assert _ask(eng, "How many renames are there?")["result"]["value"] == 1
+    # a period and an author apply to the renaming commit ("what was renamed in 2023?" listed every commit)
+    res = _ask(eng, "What was renamed in 2023?")
+    assert res["result"]["shape"] == "renamed_files" and res["result"]["items"] == ["file:lib/net/b.c"]
+    assert _ask(eng, "What was renamed in 2022?")["result"]["items"] == []
+    assert _ask(eng, "Which files did Ada Dev rename?")["result"]["items"] == ["file:lib/net/b.c"]
+    assert _ask(eng, "Which files did Bo Lee rename?")["result"]["items"] == []
 
 
 def test_what_no_shape_reads_is_said_not_dropped(eng):

@@ -235,3 +235,19 @@ def test_a_whole_history_answer_is_not_given_when_the_question_names_a_topic(tmp
         assert e.ask("who made the most commits?")["result"]["shape"] == "who"
     finally:
         e.close()
+
+
+def test_the_pr_with_the_most_commits_is_no_one_pr_when_they_tie(tmp_path):
+    """A squash-merging project lands every PR as one commit: "which PR had the most commits?" named the first
+    of many ties as the answer; the tie is said, with the tied PRs."""
+    r = Repo(tmp_path / "squash")
+    for k in (1, 2, 3):
+        r.commit(f"Fix thing {k} (#{k})", {f"f{k}.c": f"{k}\n"})
+    e = ngr.open(tmp_path / "squash.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("which PR had the most commits?")
+        assert res["result"]["shape"] == "prs_by_commits" and len(res["result"]["items"]) == 3
+        assert "3 PRs tie at 1 commit: no one PR is the answer" in res["answer"]
+    finally:
+        e.close()

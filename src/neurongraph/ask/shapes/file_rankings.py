@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ...graphdb.projection import RENAMES_LISTED
-from ..devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match
+from ..devplan import C_RET, MAX_ITEMS, NON_MERGE, DevPlan, Scope, commit_match, tag_filter, time_bounds
 from ..timephrase import TimeWindow
 from ..words import FILE_WORDS as FILES
 from .file_lines import LINES, N_COMMITS, largest_by_lines
@@ -166,22 +166,30 @@ def ranking(
 
 
 _RENAMED_WORDS = re.compile(r"\brenam\w*|\bmoved\b", re.I)
+_WHAT = re.compile(r"^\W*(?:what|which|anything)\b", re.I)  # "what was renamed in 2024?"
 
 
 def renamed_files(words: str, tw: TimeWindow, author: str | None, params: dict, count: bool) -> DevPlan | None:
     """ "Which files were renamed?", "how many renames are there?": the paths a non-merge commit's rename moved
     away (their ``renamed_to`` edges, whose new path that commit lists among its renames, or whose commit lists
-    the first 100 only): what ``git log -M --diff-filter=R`` lists; with their new paths.  No date or author
-    is kept on the edge, so a filtered question is not read here."""
-    if tw.active or author or not _RENAMED_WORDS.search(words) or not (FILES.search(words) or "renames" in words):
+    the first 100 only): what ``git log -M --diff-filter=R`` lists; with their new paths.  "What was renamed in
+    2024?" (no file word: what else is renamed) keeps the renames whose commit meets the dates, tag range and
+    author."""
+    asks = FILES.search(words) or "renames" in words or _WHAT.search(words)
+    if not _RENAMED_WORDS.search(words) or not asks:
         return None
+    filters = time_bounds(tw, params, "c") + tag_filter(tw, params, "c")
+    if author:
+        params["author"] = author
+        filters.append("c.author = $author")
     base = (  # a rename a non-merge commit made (a merge's first-parent diff repeats its branch's renames)
         f"MATCH (o:file)-[:renamed_to]->(n:file)<-[:touches]-(c:commit) WHERE {NON_MERGE} AND "
         f"(substring(n.id, 5) IN coalesce(c.renamed_into, []) "
-        f"OR size(coalesce(c.renamed_into, [])) >= {RENAMES_LISTED})"
+        f"OR size(coalesce(c.renamed_into, [])) >= {RENAMES_LISTED})" + "".join(f" AND {f}" for f in filters)
     )
     total = f"{base} RETURN count(DISTINCT o) AS count"
-    expl = "files renamed (the paths a rename moved away)"
+    said = ([tw.describe()] if tw.active else []) + ([f"by {author}"] if author else [])
+    expl = "files renamed (the paths a rename moved away)" + "".join(f", {x}" for x in said)
     if count:
         return DevPlan("count_renamed", "count", total, params, expl)
     cy = (
@@ -236,8 +244,6 @@ def dirs_answer(p: DevPlan, rows: list[dict], show: int = 10, total: int | None 
 
 RENAMED_FILES = Shape(
     "renamed_files",
-    lambda engine, q: (
-        None if q.scope or q.author or q.wants_prs else renamed_files(q.words, q.tw, q.author, q.params, q.count)
-    ),
+    lambda engine, q: None if q.scope or q.wants_prs else renamed_files(q.words, q.tw, q.author, q.params, q.count),
     doc="which files were renamed; how many",
 )

@@ -136,10 +136,33 @@ def plan_pr_sizes(engine, q: Question) -> DevPlan | None:
     cy = (
         f"MATCH (c:commit)-[r]->(p) WHERE {' AND '.join(where)} WITH p, count(DISTINCT c) AS commits "
         f"RETURN p.id AS id, p.title AS title, p.type AS type, p.time AS time, commits "
-        f"ORDER BY commits DESC, id LIMIT {k}"
+        f"ORDER BY commits DESC, id LIMIT {k + _TIES_SHOWN}"
     )
     expl = ("the PR" if k == 1 else f"the {k} PRs") + " with the most commits (its branch's and its merge)"
-    return DevPlan("prs_by_commits", "prs", cy, q.params, expl + (", " + q.tw.describe() if q.tw.active else ""))
+    expl += ", " + q.tw.describe() if q.tw.active else ""
+    return DevPlan("prs_by_commits", "prs", cy, q.params, expl, steps=(functools.partial(_with_ties, k=k),))
+
+
+_TIES_SHOWN = 10  # PRs tied with the last one asked for, read to say the tie
+
+
+def _with_ties(engine, p: DevPlan, rows: list[dict], k: int) -> list[dict]:
+    """The first ``k`` rows and those tied with the k-th: "the PR with the most commits" is no one PR when
+    several have as many (a squash-merging project: every PR is one commit)."""
+    if len(rows) <= k:
+        return rows
+    last = rows[k - 1]["commits"]
+    kept = [r for r in rows if r["commits"] >= last]
+    if len(kept) > k:
+        more = " or more" if len(kept) == len(rows) == k + _TIES_SHOWN else ""  # the ties ran past what was read
+        unit = f"{last} commit{'s' if last != 1 else ''}"
+        tied = sum(r["commits"] == last for r in kept)
+        p.explanation += (
+            f"; {len(kept)}{more} PRs tie at {unit}: no one PR is the answer"
+            if k == 1
+            else f"; place {k} is a tie: {tied}{more} PRs have {unit}"
+        )
+    return kept
 
 
 PR_SIZES = Shape("pr_sizes", plan_pr_sizes, doc="the PRs that landed the most commits")
