@@ -28,6 +28,10 @@ def test_it_becomes_the_context_s_path_and_a_period_is_every_part_s():
         "who created ip/x.c?",
         "how many commits touched ip/x.c?",
     ]
+    assert split_parts("which files did 830e0d01 touch, and who wrote it?") == [  # "it": the sha of the first
+        "which files did 830e0d01 touch?",
+        "who wrote 830e0d01?",
+    ]
     assert split_parts("how many commits were made in 2024, and who made the most?") == [
         "how many commits were made in 2024?",
         "who made the most in 2024?",

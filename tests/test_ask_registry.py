@@ -251,3 +251,29 @@ def test_the_pr_with_the_most_commits_is_no_one_pr_when_they_tie(tmp_path):
         assert "3 PRs tie at 1 commit: no one PR is the answer" in res["answer"]
     finally:
         e.close()
+
+
+def test_files_by_their_authors_a_bot_by_its_name_and_the_issues_someone_fixed(tmp_path):
+    """ "the files touched by the most authors" ranks by people (it ranked by commits); "dependabot" names
+    dependabot[bot] (it was dropped: every commit counted); "which issues did A fix" lists issues (it listed
+    A's commits)."""
+    r = Repo(tmp_path / "mixed")
+    r.author("Ada Dev")
+    for k in range(3):
+        r.commit(f"Tune the core {k}", {"core.c": f"{k}\n"})
+    for who in ("Bo Lee", "Cy Ops"):
+        r.author(who)
+        r.commit(f"Touch the shared file ({who})\n\nFixes #{len(who)}", {"shared.c": who + "\n"})
+    r.author("dependabot[bot]")
+    r.commit("Bump the action", {"ci.yml": "v2\n"})
+    e = ngr.open(tmp_path / "mixed.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("which files were touched by the most authors?")
+        assert res["result"]["items"][0] == "file:shared.c" and "2 authors" in res["answer"]
+        assert e.ask("which files change most often?")["result"]["items"][0] == "file:core.c"
+        assert e.ask("how many commits did dependabot make?")["result"]["value"] == 1
+        res = e.ask("which issues did Bo Lee fix?")
+        assert res["result"]["kind"] == "issues" and res["result"]["items"] == ["issue:6"], res["answer"]
+    finally:
+        e.close()

@@ -45,7 +45,10 @@ def split_parts(question: str) -> list[str] | None:
     if len(pieces) < 2 or not all(_ASKING.match(p) for p in pieces):
         return None
     if not context and any(_PRONOUN.search(p) for p in pieces[1:]):
-        return None  # "when was F created, and who created it?": "it" is named in another part only
+        thing = _THING.search(pieces[0]) or _SHA.search(pieces[0])
+        if thing is None or any(_PRONOUN.search(p) and not _IT.search(p) for p in pieces[1:]):
+            return None  # "when was F created, and who created it?": no path or sha the later "it" can be
+        context = [thing.group(0)]  # "which files did 830e0d01 touch, and who wrote it?": "it" is 830e0d01
     parts, rest = [], ""
     for piece in pieces:
         if _BARE.match(piece):
@@ -59,6 +62,7 @@ def split_parts(question: str) -> list[str] | None:
 
 
 _IT = re.compile(r"\bit\b", re.I)
+_SHA = re.compile(r"\b[0-9a-f]{7,40}\b")
 _THING = re.compile(r"[\w-]*[/.][\w./-]*\w")  # what a context sentence is about: a path, a dotted name
 
 
@@ -70,7 +74,7 @@ def _pointed(part: str, context: list[str]) -> str:
     if not context or not _PRONOUN.search(part):
         return part
     said = " ".join(context)
-    thing = _THING.search(said)
+    thing = _THING.search(said) or _SHA.search(said)
     if FATE.search(said) or thing is None or not _IT.search(part):
         return f"{said} {part}"
     return _IT.sub(thing.group(0), part, count=1)

@@ -110,12 +110,12 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
     ids = [r["id"] for r in rows[:MAX_ITEMS]]  # (a shape checked row by row, e.g. files removed, has no LIMIT)
     result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
-    noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags"}[p.kind]
+    noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags", "issues": "issues"}[p.kind]
     if not rows:
         return rows, result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
     shown = rows[:SHOW]
     if total == 1:
-        noun = noun[:-1]  # "1 commit", "1 file", "1 tag", "1 PR"
+        noun = noun[:-1]  # "1 commit", "1 file", "1 tag", "1 PR", "1 issue"
     head = (
         f"{total} {noun} — {p.explanation}"
         + (f" (showing {len(shown)} of {total})" if total > len(shown) else "")

@@ -65,7 +65,7 @@ class DevPlan:
     """A developer question read as one Cypher query: its shape, what the rows hold, and the query with its params."""
 
     shape: str
-    kind: str  # what the result holds: commits | files | prs | count | author | authors
+    kind: str  # what the result holds: commits | files | prs | issues | tags | count | author | authors
     cypher: str
     params: dict
     explanation: str

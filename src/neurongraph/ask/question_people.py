@@ -29,7 +29,9 @@ def _author(
 ) -> tuple[str, tuple[int, int]] | None:
     """The longest author name in the question: written as recorded first, then ignoring case."""
     names = [n for n in _authors(engine) if len(n) >= 3]
-    for text, keyed in ((question, names), (question.lower(), [(n.lower(), n) for n in names])):
+    bots = [(n[: -len("[bot]")], n) for n in names if n.endswith("[bot]") and len(n) > 8]  # "dependabot"
+    lowered = [(n.lower(), n) for n in names] + [(k.lower(), n) for k, n in bots]
+    for text, keyed in ((question, [*names, *bots]), (question.lower(), lowered)):
         hit = _find_name(text, keyed, taken)
         if hit:
             return hit

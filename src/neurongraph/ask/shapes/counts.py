@@ -6,6 +6,7 @@ import re
 
 from ..dev_rows import count_people
 from ..devplan import (
+    MAX_ITEMS,
     DevPlan,
     commit_match,
     renamed_away,
@@ -94,12 +95,25 @@ _ONE_CHANGE = re.compile(
 _ISSUES_FIXED = re.compile(r"\bhow\s+many\s+(?:\w+\s+)?(?:issues|tickets)\b[^?]*\b(?:fix\w*|clos\w*|resolv\w*)", re.I)
 
 
-def _issues_fixed(scope, tw, author, params: dict) -> DevPlan:
+# "which issues did A fix in 2024?": the issues, not A's commits
+_ISSUES_LISTED = re.compile(
+    r"\b(?:which|what|list)\s+(?:\w+\s+)?(?:issues|tickets)\b[^?]*\b(?:fix\w*|clos\w*|resolv\w*)", re.I
+)
+
+
+def _issues_fixed(scope, tw, author, params: dict, listed: bool = False) -> DevPlan:
     """The issues (``issue:N`` nodes: an export's, or a placeholder the ingest made from "Fixes #N") that
-    scoped commits fix, counted once each."""
+    scoped commits fix, counted once each, or (``listed``) listed with the commits that fixed them."""
     match, said = commit_match(scope, tw, author, params)
-    cy = f"{match} MATCH (c)-[:fixes]->(i:issue) RETURN count(DISTINCT i) AS count"
     expl = "issues fixed (a closing keyword: Fixes #N) by the commits " + ", ".join(said) if said else "issues fixed"
+    if listed:
+        cy = (
+            f"{match} MATCH (c)-[:fixes]->(i:issue) WITH i, min(c.time) AS time "
+            f"RETURN i.id AS id, i.title AS title, i.type AS type, time ORDER BY time DESC, id LIMIT {MAX_ITEMS}"
+        )
+        total = f"{match} MATCH (c)-[:fixes]->(i:issue) RETURN count(DISTINCT i) AS count"
+        return DevPlan("issues_fixed", "issues", cy, params, expl, count_cypher=total, filters=said)
+    cy = f"{match} MATCH (c)-[:fixes]->(i:issue) RETURN count(DISTINCT i) AS count"
     return DevPlan("count_issues_fixed", "count", cy, params, expl, filters=said)
 
 
@@ -130,6 +144,8 @@ def plan_counted(
         return _per_period(scope, tw, author, params, (per.group(1) or per.group(2)).lower())
     if count and _ISSUES_FIXED.search(words):
         return _issues_fixed(scope, tw, author, params)
+    if not count and _ISSUES_LISTED.search(words):
+        return _issues_fixed(scope, tw, author, params, listed=True)
     if count:
         people = bool(PEOPLE.search(words)) and author is None  # "how many commits did A author": A's commits
         return _count(scope, tw, author, params, wants_prs, people, members=bool(ALSO_WHICH.search(words)))

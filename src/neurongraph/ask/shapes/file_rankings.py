@@ -61,15 +61,20 @@ def latest_only(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     return [r for r in rows if r.get("last") == rows[0].get("last")] if rows else rows
 
 
-def files_most_changed(scope: Scope | None, tw: TimeWindow, author: str | None, params: dict) -> DevPlan:
+def files_most_changed(
+    scope: Scope | None, tw: TimeWindow, author: str | None, params: dict, people: bool = False
+) -> DevPlan:
     """ "Which files change most often?": files ranked by the commits touching them (merges left out, as
-    ``git log --no-merges --name-only`` counts), within the scope and filters."""
+    ``git log --no-merges --name-only`` counts), within the scope and filters; with ``people`` ("touched by the
+    most authors"), by the distinct authors of those commits."""
     match, said = commit_match(scope, tw, author, params, touching=True)
+    key = "authors" if people else "commits"
+    counted = "count(DISTINCT c.author)" if people else "count(DISTINCT c)"
     cy = (
-        f"{match} RETURN f.id AS id, f.title AS title, f.type AS type, count(DISTINCT c) AS commits "
-        f"ORDER BY commits DESC, id LIMIT {MAX_ITEMS}"
+        f"{match} RETURN f.id AS id, f.title AS title, f.type AS type, {counted} AS {key} "
+        f"ORDER BY {key} DESC, id LIMIT {MAX_ITEMS}"
     )
-    expl = "files by the commits touching them " + ", ".join(said)
+    expl = f"files by the {'authors of the ' if people else ''}commits touching them " + ", ".join(said)
     total = f"{match} RETURN count(DISTINCT f) AS count"  # the list stops at MAX_ITEMS; the number does not
     return DevPlan("files_most_changed", "files", cy, params, expl, count_cypher=total, filters=said)
 
@@ -161,11 +166,15 @@ def ranking(
         # "the files the last commit changed": the latest change's files, not one file
         return files_by_recency(scope, tw, author, params, None if _COMMIT_WORD.search(words) else n)
     if _OFTEN.search(words):
-        return files_most_changed(scope, tw, author, params)
+        return files_most_changed(scope, tw, author, params, people=bool(_BY_PEOPLE.search(words)))
     return None
 
 
 _RENAMED_WORDS = re.compile(r"\brenam\w*|\bmoved\b", re.I)
+# "the files touched by the most authors": ranked by people, not by commits
+_BY_PEOPLE = re.compile(
+    r"\b(?:most|many|more)\s+(?:different\s+|distinct\s+)?(?:authors|people|contributors|developers)\b", re.I
+)
 _WHAT = re.compile(r"^\W*(?:what|which|anything)\b", re.I)  # "what was renamed in 2024?"
 
 
@@ -203,6 +212,8 @@ def row_figure(r: dict) -> str:
     """What an answer line adds after a file: its commit count (a ranking) or its last change (by recency)."""
     if "commits" in r:
         return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
+    if "authors" in r:
+        return f": {r['authors']} author" + ("" if r["authors"] == 1 else "s")
     if "lines" in r:
         return f": {r['lines']:,} lines added"
     if "files" in r and str(r.get("id", "")).startswith("commit:"):
