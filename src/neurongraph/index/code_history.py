@@ -23,102 +23,25 @@ first use reads the commits' facts as columns (:mod:`.code_facts`): from the cac
 when it is valid (:mod:`.code_history_file`), else from every commit's metadata (then written there);
 a file's per-path entries are made only for the paths a blame walks, and the commits' objects only for
 a blame or a topology question, so a search that names identifiers reads the postings alone.
+The structures a blame walk reads (hunks as columns, per-path entries, the mainline topology) are in
+:mod:`.code_walk`.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import overload
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
 from .code_facts import CodeFacts, FactsBuilder, parse_commit
 from .code_history_file import CodeHistoryFile
 from .code_postings import Postings
+from .code_walk import Commit, Entry, Files, PathWalk, Topology, apply_hunks, as_hunks, map_lines
 
 __all__ = ["CodeHistory", "Blame", "line_ranges"]
-
-
-@dataclass(frozen=True)
-class _Hunks:
-    """One commit's ``-U0`` hunks of one file as the lookup columns a blame step reads, computed once when
-    the commit is read: new-side starts (sorted), ends (exclusive), the first line after each hunk
-    (``start + max(count, 1)``: after a deletion at ``c`` comes ``c + 1``), and ``shifts[k]``, the old minus
-    new size of the first ``k`` hunks."""
-
-    start: np.ndarray
-    stop: np.ndarray
-    after: np.ndarray
-    shifts: np.ndarray
-
-    @classmethod
-    def of(cls, h: np.ndarray) -> _Hunks:
-        h = h[np.argsort(h[:, 2], kind="stable")]
-        ns, nc = h[:, 2], h[:, 3]
-        return cls(ns, ns + nc, ns + np.maximum(nc, 1), np.concatenate([[0], np.cumsum(h[:, 1] - nc)]))
-
-    @property
-    def n(self) -> int:
-        return int(self.start.shape[0])
-
-
-_EMPTY = _Hunks.of(np.zeros((0, 4), np.int64))
-
-
-@dataclass
-class _Entry:
-    """One commit's change to one path."""
-
-    time: float
-    order: int  # tiebreak among commits of the same second: ingest order (git log lists newest first)
-    idx: int
-    hunks: _Hunks
-    renamed_from: str | None = None
-    merge: bool = False
-    hunks_p2: _Hunks | None = None  # a merge's hunks against its second parent (None: not stored)
-    cut: bool = False  # the commit's hunks were cut at the ingest's caps (a generated or vendored file)
-
-
-@dataclass
-class _Commit:
-    time: float
-    merge: bool
-    sha: str = ""
-    parents: list[str] = field(default_factory=list)
-    repo: str = ""
-    paths: list[str] = field(default_factory=list)
-    pr: int | None = None  # the pull request a merge (or squash) commit landed
-    row: int = -1  # its row in ``facts`` (its identifiers are read from there on first need); -1: a later one
-    facts: CodeFacts | None = field(default=None, repr=False, compare=False)
-    _terms: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
-
-    def _side(self, key: str) -> list[str]:
-        got = self._terms.get(key)
-        if got is None:
-            f = self.facts
-            got = self._terms[key] = f.terms_of(key, self.row) if f is not None and self.row >= 0 else []
-        return got
-
-    @property
-    def added(self) -> list[str]:
-        """The identifiers whose count it raised (lower-cased)."""
-        return self._side("pa")
-
-    @added.setter
-    def added(self, terms: list[str]) -> None:
-        self._terms["pa"] = terms
-
-    @property
-    def removed(self) -> list[str]:
-        """The identifiers whose count it lowered."""
-        return self._side("pr")
-
-    @removed.setter
-    def removed(self, terms: list[str]) -> None:
-        self._terms["pr"] = terms
 
 
 @dataclass
@@ -163,87 +86,6 @@ MIN_SUBSTRING = 6  # a named identifier this long also matches the identifiers c
 MAX_SUPERSTRINGS = 64  # ... unless more contain it than this (then it is too generic: whole matches only)
 
 
-def _hunks(h: np.ndarray) -> _Hunks:
-    """``(n, 4)`` stored hunks (:func:`.code_facts.raw_hunks`) as lookup columns."""
-    return _Hunks.of(h) if h.size else _EMPTY
-
-
-class _Files:
-    """path -> {commit idx: :class:`_Entry`}, the mapping the blame walks read: a path's entries are made
-    from the columns on its first use (a big history has ~60k), then kept and changed in place."""
-
-    def __init__(self) -> None:
-        self._d: dict[str, dict[int, _Entry]] = {}
-        self._facts: CodeFacts | None = None
-        self._sid: dict[str, int] | None = None
-        self._merge: np.ndarray = np.zeros(0, bool)
-
-    def reset(self, facts: CodeFacts | None) -> None:
-        self._d, self._facts, self._sid = {}, facts, None
-        if facts is not None:
-            self._merge = np.diff(facts["c_par_off"]) > 1
-
-    def _path_ids(self) -> dict[str, int]:
-        if self._sid is None:
-            f = self._facts
-            self._sid = {} if f is None else {f.strings[i]: i for i in np.unique(f["e_path"]).tolist()}
-        return self._sid
-
-    @overload
-    def get(self, path: str) -> dict[int, _Entry] | None: ...
-
-    @overload
-    def get(self, path: str, default: dict[int, _Entry]) -> dict[int, _Entry]: ...
-
-    def get(self, path: str, default: dict[int, _Entry] | None = None) -> dict[int, _Entry] | None:
-        d = self._d.get(path)
-        if d is None:
-            sid = self._path_ids().get(path)
-            if sid is None:
-                return default
-            d = self._d[path] = self._make(sid)
-        return d
-
-    def setdefault(self, path: str, default: dict[int, _Entry]) -> dict[int, _Entry]:
-        d = self.get(path)
-        if d is None:
-            d = self._d[path] = default
-        return d
-
-    def _make(self, sid: int) -> dict[int, _Entry]:
-        f = self._facts
-        assert f is not None  # a path id comes from the columns
-        lo, hi = f.path_rows(sid)
-        out: dict[int, _Entry] = {}
-        for row in range(lo, hi):
-            r = int(f["e_commit"][row])
-            idx, ren, p2 = int(f["c_idx"][r]), int(f["e_ren"][row]), f.p2_of(row)
-            out[idx] = _Entry(
-                float(f["c_time"][r]),
-                -idx,
-                idx,
-                _hunks(f.hunks_of(row)),
-                f.strings[ren] if ren >= 0 else None,
-                bool(self._merge[r]),
-                _hunks(p2) if p2 is not None else None,
-                bool(f["e_cut"][row]),
-            )
-        return out
-
-    def renames(self) -> Iterator[tuple[str, int]]:
-        """``(old path, commit idx)`` of every entry that renamed its file."""
-        for d in self._d.values():
-            for e in d.values():
-                if e.renamed_from:
-                    yield e.renamed_from, e.idx
-        f = self._facts
-        if f is None:
-            return
-        for row in np.flatnonzero(f["e_ren"] >= 0).tolist():
-            if f.strings[int(f["e_path"][row])] not in self._d and f.strings[int(f["e_ren"][row])]:
-                yield f.strings[int(f["e_ren"][row])], int(f["c_idx"][int(f["e_commit"][row])])
-
-
 def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, float]) -> np.ndarray:
     """Weights of one posting list (oldest first) of ``side``: with an intent, the first adder (or the last
     remover) counts fully, the rest of that side a quarter and the other side a tenth."""
@@ -258,130 +100,6 @@ def _side_weights(n: int, side: str, intent: str, side_weights: tuple[float, flo
             w[-1] = 1.0
         return w
     return np.full(n, side_weights[0] if side == "added" else side_weights[1])
-
-
-def _map(h: _Hunks, ln: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which of the (new-side) line numbers ``ln`` lie inside hunks ``h``, and every line's old-side number
-    (meaningful for the others): a line after a hunk shifts by that hunk's old minus new size."""
-    j = np.searchsorted(h.start, ln, side="right") - 1
-    inside = (j >= 0) & (ln < h.stop[np.maximum(j, 0)])
-    return inside, ln + h.shifts[np.searchsorted(h.after, ln, side="right")]
-
-
-def _apply(e: _Entry, tracked: np.ndarray, origin: np.ndarray, active: np.ndarray, who: int) -> np.ndarray:
-    """One commit's hunks over the tracked lines: the lines it wrote are blamed on ``who``; the rest move to
-    their numbers before it.  Returns the rows still unresolved."""
-    if not e.hunks.n or not active.size:
-        return active
-    ln = tracked[active]
-    if int(ln.max()) < int(e.hunks.start[0]):  # every tracked line comes before the first hunk: unchanged
-        return active
-    inside, shifted = _map(e.hunks, ln)
-    origin[active[inside]] = who
-    keep = ~inside
-    tracked[active[keep]] = shifted[keep]
-    return active[keep]
-
-
-@dataclass
-class _Topology:
-    """The mainline (the first-parent chain of the newest tip) with positions, and for every commit the
-    mainline position that first contains it (``landed``: its own for a mainline commit, the merge's for a
-    branch commit)."""
-
-    main: list[int]  # commit idx by position, oldest first
-    pos: dict[int, int]
-    landed: dict[int, int]
-    merged_by: dict[int, int]  # branch commit idx -> the mainline merge idx that landed it
-    max_time: list[float]  # running max of the mainline's times (bisect for "newest at or before T")
-
-    @classmethod
-    def of(cls, commits: dict[int, _Commit], by_sha: dict[str, int], heads: list[str] | None = None) -> _Topology:
-        """``heads``: the synced default branches' tips (HEAD); the newest of them is the mainline's tip, else
-        the newest commit no other commit has as a parent (a store with release branches and tags has several
-        such leaves: HEAD's history is the one a user means by "now")."""
-        if not commits:
-            return cls([], {}, {}, {}, [])
-        known = [by_sha[h] for h in heads or [] if h in by_sha]
-        if known:
-            tip = max(known, key=lambda i: (commits[i].time, -i))
-        else:
-            is_parent: set[int] = set()
-            for c in commits.values():
-                for p in c.parents:
-                    if p in by_sha:
-                        is_parent.add(by_sha[p])
-            tips = [i for i in commits if i not in is_parent]
-            tip = max(tips or list(commits), key=lambda i: (commits[i].time, -i))
-        chain: list[int] = []
-        seen: set[int] = set()
-        cur: int | None = tip
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            chain.append(cur)
-            ps = commits[cur].parents
-            cur = by_sha.get(ps[0]) if ps else None
-        chain.reverse()
-        pos = {c: k for k, c in enumerate(chain)}
-        landed: dict[int, int] = dict(pos)
-        merged_by: dict[int, int] = {}
-        for k, m in enumerate(chain):
-            stack = [by_sha[p] for p in commits[m].parents[1:] if p in by_sha]
-            while stack:
-                x = stack.pop()
-                if x in landed:
-                    continue
-                landed[x] = k
-                merged_by[x] = m
-                stack.extend(by_sha[p] for p in commits[x].parents if p in by_sha)
-        run, best = [], -math.inf
-        for ci in chain:
-            best = max(best, commits[ci].time)
-            run.append(best)
-        return cls(chain, pos, landed, merged_by, run)
-
-    def at(self, as_of: float | None) -> int | None:
-        """The newest mainline commit at or before ``as_of`` (the tip when None)."""
-        if not self.main:
-            return None
-        if as_of is None:
-            return self.main[-1]
-        k = bisect.bisect_right(self.max_time, float(as_of)) - 1
-        return self.main[k] if k >= 0 else None
-
-    def chain_from(self, start: int, commits: dict[int, _Commit], by_sha: dict[str, int]) -> tuple[list[int], int]:
-        """``start``'s first-parent commits before it reaches the mainline, and the mainline position it joins."""
-        side: list[int] = []
-        cur: int | None = start
-        seen: set[int] = set()
-        while cur is not None and cur not in self.pos and cur not in seen:
-            seen.add(cur)
-            side.append(cur)
-            ps = commits[cur].parents if cur in commits else []
-            cur = by_sha.get(ps[0]) if ps else None
-        return side, (self.pos[cur] if cur is not None and cur in self.pos else -1)
-
-
-@dataclass
-class _PathWalk:
-    """One path's commits for a blame walk: mainline ones by position, branch ones under the merge that
-    landed them (newest first)."""
-
-    main: list[_Entry]
-    main_pos: list[int]
-    branch: dict[int, list[_Entry]]
-
-    @classmethod
-    def of(cls, entries: list[_Entry], topo: _Topology) -> _PathWalk:
-        on_main = sorted((e for e in entries if e.idx in topo.pos), key=lambda e: topo.pos[e.idx])
-        branch: dict[int, list[_Entry]] = {}
-        for e in entries:
-            m = topo.merged_by.get(e.idx)
-            if m is not None and not e.merge:
-                branch.setdefault(m, []).append(e)
-        for v in branch.values():
-            v.sort(key=lambda e: (e.time, e.order), reverse=True)
-        return cls(on_main, [topo.pos[e.idx] for e in on_main], branch)
 
 
 class CodeHistory:
@@ -406,16 +124,16 @@ class CodeHistory:
         self.loaded_from_file = False  # whether the last full read came from the cache file (tests, reports)
         self.caught_up = 0  # commits written since the file was made, re-read on top of it
         self._facts: CodeFacts | None = None
-        self._commit_map: dict[int, _Commit] | None = None  # made from the columns on first need
+        self._commit_map: dict[int, Commit] | None = None  # made from the columns on first need
         self._sha_map: dict[str, int] = {}
-        self._files = _Files()
+        self._files = Files()
         self._postings = {"added": Postings(), "removed": Postings()}
         self._post_sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._built = False
         self._dirty: set[int] = set()
-        self._topo: _Topology | None = None  # mainline positions and where each commit landed; rebuilt on change
-        self._walks: dict[str, _PathWalk] = {}
-        self._away: tuple[_Topology, dict[str, list[int]]] | None = None  # renamed-away paths, per topology
+        self._topo: Topology | None = None  # mainline positions and where each commit landed; rebuilt on change
+        self._walks: dict[str, PathWalk] = {}
+        self._away: tuple[Topology, dict[str, list[int]]] | None = None  # renamed-away paths, per topology
         self._vocab: dict[str, tuple[str, np.ndarray, list[str]]] = {}  # side -> the terms joined, for substrings
 
     # ------------------------------------------------------------ keeping in step
@@ -485,8 +203,8 @@ class CodeHistory:
         self._vocab.clear()
 
     @property
-    def _commits(self) -> dict[int, _Commit]:
-        """Commit index -> :class:`_Commit`, made from the columns on first need (blame, topology, a change)."""
+    def _commits(self) -> dict[int, Commit]:
+        """Commit index -> :class:`Commit`, made from the columns on first need (blame, topology, a change)."""
         if self._commit_map is None:
             self._commit_map = self._make_commits()
         return self._commit_map
@@ -497,19 +215,19 @@ class CodeHistory:
             self._commit_map = self._make_commits()
         return self._sha_map
 
-    def _make_commits(self) -> dict[int, _Commit]:
+    def _make_commits(self) -> dict[int, Commit]:
         f = self._facts
-        out: dict[int, _Commit] = {}
+        out: dict[int, Commit] = {}
         self._sha_map = {}
         if f is None:
             return out
         s = f.strings
         idx, t, off, par = f["c_idx"].tolist(), f["c_time"].tolist(), f["c_par_off"].tolist(), f["c_par"].tolist()
         sha, repo, pr, has_pr = f["c_sha"].tolist(), f["c_repo"].tolist(), f["c_pr"].tolist(), f["c_has_pr"].tolist()
-        rows: list[_Commit] = []
+        rows: list[Commit] = []
         for r in range(len(idx)):
             ps = [s[p] for p in par[off[r] : off[r + 1]]]
-            c = _Commit(t[r], len(ps) > 1, s[sha[r]], ps, s[repo[r]], pr=pr[r] if has_pr[r] else None, row=r, facts=f)
+            c = Commit(t[r], len(ps) > 1, s[sha[r]], ps, s[repo[r]], pr=pr[r] if has_pr[r] else None, row=r, facts=f)
             rows.append(c)
             out[idx[r]] = c
             if c.sha:
@@ -533,13 +251,13 @@ class CodeHistory:
         f = parse_commit(md) if isinstance(md, dict) else None
         if f is None:
             return
-        c = _Commit(f.time, f.merge, f.sha, f.parents, f.repo, pr=f.pr)
+        c = Commit(f.time, f.merge, f.sha, f.parents, f.repo, pr=f.pr)
         commits = self._commits
         if c.sha:
             self._by_sha[c.sha] = idx
         for path, h, ren, h2, cut in f.entries:
-            self._files.setdefault(path, {})[idx] = _Entry(
-                f.time, -idx, idx, _hunks(h), ren, f.merge, _hunks(h2) if h2 is not None else None, cut
+            self._files.setdefault(path, {})[idx] = Entry(
+                f.time, -idx, idx, as_hunks(h), ren, f.merge, as_hunks(h2) if h2 is not None else None, cut
             )
             c.paths.append(path)
         for side, terms in (("added", f.added), ("removed", f.removed)):
@@ -563,17 +281,17 @@ class CodeHistory:
                 self._postings[side].setdefault(term).pop(idx, None)
                 self._post_sorted.pop((side, term), None)
 
-    def _topology(self) -> _Topology:
+    def _topology(self) -> Topology:
         if self._topo is None:
             repos = sorted({c.repo for c in self._commits.values() if c.repo})
             heads = self._heads(repos) if self._heads is not None and repos else []
-            self._topo = _Topology.of(self._commits, self._by_sha, heads)
+            self._topo = Topology.of(self._commits, self._by_sha, heads)
         return self._topo
 
-    def _walk(self, path: str) -> _PathWalk:
+    def _walk(self, path: str) -> PathWalk:
         w = self._walks.get(path)
         if w is None:
-            w = self._walks[path] = _PathWalk.of(list(self._files.get(path, {}).values()), self._topology())
+            w = self._walks[path] = PathWalk.of(list(self._files.get(path, {}).values()), self._topology())
         return w
 
     def start_of(self, as_of: float | None, base: str | None = None) -> int | None:
@@ -648,7 +366,7 @@ class CodeHistory:
                     e, cur, tracked, origin, active, depth, lambda e=e, cur=cur: self._brought(e, cur, on_chain)
                 )
             else:
-                active = _apply(e, tracked, origin, active, e.idx)
+                active = apply_hunks(e, tracked, origin, active, e.idx)
             cur = e.renamed_from or cur
         if k < 0:
             return
@@ -663,7 +381,7 @@ class CodeHistory:
                     e, cur, tracked, origin, active, depth, lambda e=e, w=w: w.branch.get(e.idx, [])
                 )
             else:
-                active = _apply(e, tracked, origin, active, e.idx)
+                active = apply_hunks(e, tracked, origin, active, e.idx)
             if e.renamed_from and e.renamed_from not in seen:
                 seen.add(e.renamed_from)
                 pos = w.main_pos[i]
@@ -727,7 +445,7 @@ class CodeHistory:
             self._away = (topo, away)
         return self._away[1]
 
-    def _brought(self, m: _Entry, path: str, on_chain: set[int]) -> list[_Entry]:
+    def _brought(self, m: Entry, path: str, on_chain: set[int]) -> list[Entry]:
         """Without second-parent hunks: the commits of the same unmerged line of work, newest first."""
         topo = self._topology()
         here = topo.landed.get(m.idx)
@@ -739,7 +457,7 @@ class CodeHistory:
         others.sort(key=lambda x: (x.time, x.order), reverse=True)
         return others
 
-    def _merge_step(self, m: _Entry, path: str, tracked, origin, active, depth: int, fallback) -> np.ndarray:
+    def _merge_step(self, m: Entry, path: str, tracked, origin, active, depth: int, fallback) -> np.ndarray:
         """A merge: lines inside its first-parent hunks came from its second parent.  With the hunks against
         that parent (``hunks_p2``) they map to its line numbers and the walk goes on from it, as ``git blame``
         does; a line inside those hunks too was written by the merge (a conflict resolution).  Without them,
@@ -747,7 +465,7 @@ class CodeHistory:
         h = m.hunks
         if not h.n or not active.size:
             return active
-        inside, shifted = _map(h, tracked[active])
+        inside, shifted = map_lines(h, tracked[active])
         branch_rows = active[inside]
         keep = ~inside
         tracked[active[keep]] = shifted[keep]
@@ -756,7 +474,7 @@ class CodeHistory:
             p2 = self._by_sha.get(parents[1]) if len(parents) > 1 else None
             if m.hunks_p2 is not None and p2 is not None and depth < MAX_MERGE_DEPTH:
                 in2, sh2 = (
-                    _map(m.hunks_p2, tracked[branch_rows])
+                    map_lines(m.hunks_p2, tracked[branch_rows])
                     if m.hunks_p2.n
                     else (
                         np.zeros(branch_rows.shape[0], bool),
@@ -773,7 +491,7 @@ class CodeHistory:
                 for e in fallback():
                     if not b_active.size:
                         break
-                    b_active = _apply(e, tracked, origin, b_active, e.idx)
+                    b_active = apply_hunks(e, tracked, origin, b_active, e.idx)
                 origin[b_active] = m.idx  # brought by the merge with no branch commit that wrote them (or a fixup)
         return active[keep]
 
