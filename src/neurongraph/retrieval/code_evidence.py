@@ -11,7 +11,10 @@ explain them, which the pipeline fuses (``retrieval/pipeline.py``: extra seeds a
 Issue 46's rules (docs/code-history.md, chosen leave-one-repository-out): a blamed commit's share is weighed
 by its age against the newest blamed commit (``blame_recency``); with a diff, a plain word of the question is
 code only when the diff names it; the recent changers of the names the diff's lines touch get code credit
-(def/use); and blame on a pull request's branch commit counts in part for the PR's merge.
+(def/use); and blame on a pull request's branch commit counts in part for the PR's merge.  When blame names
+only a wrong commit: a newer change to the names the lines use weighs the old writers down, blame that ends
+at the history's first commit counts a quarter (with a diff), and a line whose last toucher only moved it is
+blamed on the commit that wrote it before (``blame2.py``).
 """
 
 from __future__ import annotations
