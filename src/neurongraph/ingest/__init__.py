@@ -38,7 +38,8 @@ def read_source(
     either, when not given, is what the last sync of the source was given.  An item over a field limit is skipped
     and named in ``batch.skipped``; with ``strict`` it is an error and nothing is written."""
     if kind == "git":
-        from .git import READER_VERSION, GitRepo, read_git, reader_key, refs_key, source_name, tips_key
+        from .git import READER_VERSION, read_git, reader_key, refs_key, source_name, tips_key
+        from .git_repo import GitRepo
         from .git_tags import tags_key
 
         repo = GitRepo(path)

@@ -15,8 +15,9 @@ import re
 from ..errors import InvalidArgument
 from ..index.code_history import line_ranges
 from ..store.base import Store
-from .git import GitRepo, path_key
+from .git import path_key
 from .git_log import path_bytes
+from .git_repo import GitRepo
 
 __all__ = ["SourceBlame", "blame_with_git"]
 
