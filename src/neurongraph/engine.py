@@ -32,8 +32,8 @@ from .index.code_history_file import CodeHistoryFile
 from .index.embedder import Embedder, make_embedder
 from .index.vector_cache import ReembedRequired, cached_embeddings, load_node_vectors, vector_text
 from .index.vectors import VectorIndex, one_blas_thread
-from .ingest.git import synced_heads
 from .ingest.git_blame import SourceBlame
+from .ingest.git_meta import synced_heads
 from .learning.api import Learning
 from .learning.assoc import lexical_idf
 from .link import LinkerConfig

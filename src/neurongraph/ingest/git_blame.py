@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument
 from ..index.code_history import line_ranges
 from ..store.base import Store
-from .git import path_key
-from .git_log import path_bytes
-from .git_repo import GitRepo
+from .git_meta import path_key
+
+if TYPE_CHECKING:
+    from .git_repo import GitRepo
 
 __all__ = ["SourceBlame", "blame_with_git"]
 
@@ -34,6 +36,8 @@ def blame_with_git(
     for a, b in line_ranges(lines):
         args += ["-L", f"{a},{b}"]
     # a stored path keeps its bytes as \xNN escapes (git_log.path_text): git is handed the bytes themselves
+    from .git_log import path_bytes  # (the git reader is imported only when git is run)
+
     res = repo._git(*args, rev, "--", os.fsdecode(path_bytes(path)), check=False)
     if res.returncode != 0:
         return None
@@ -58,6 +62,8 @@ class SourceBlame:
         None otherwise (the stored hunks answer instead)."""
         if source not in self._repos:
             where = self.store.get_meta(path_key(source))
+            from .git_repo import GitRepo  # (the git reader is imported only when git is run)
+
             try:
                 self._repos[source] = GitRepo(where) if where and os.path.isdir(where) else None
             except InvalidArgument:
