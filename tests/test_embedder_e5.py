@@ -72,6 +72,13 @@ def test_fp32_vectors_equal_the_reference_engine(model, tmp_path):
     assert emb.model_id == "e5:multilingual-e5-small-q4:fp32:256"
 
 
+def test_int8_vectors_stay_close_to_the_reference_engine(model, tmp_path):
+    emb = make_embedder("e5:int8")
+    cos = (emb.embed(TEXTS) * _reference(tmp_path, model)(TEXTS)).sum(axis=1)
+    assert cos.min() >= 0.99, cos  # every weight MatMul in int8 (e5_embedder._quantize)
+    assert emb.model_id == "e5:multilingual-e5-small-q4:int8-all:256"
+
+
 def test_vector_does_not_depend_on_its_batch(model):
     emb = make_embedder("e5")
     alone = np.stack([emb.embed([t])[0] for t in TEXTS[:3]])

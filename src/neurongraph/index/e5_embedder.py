@@ -63,9 +63,13 @@ Progress = Callable[[int, int], None]
 _SPACES = re.compile(" {2,}")
 
 
+INT8_FILE = "model.int8-all.onnx"  # every weight MatMul in int8 (:func:`_quantize`)
+
+
 def e5_model_id(variant: str, max_seq_length: int = 256) -> str:
-    """The vector-cache key: fp32 and int8 vectors differ slightly, so each has its own."""
-    return f"e5:{MODEL_NAME}:{variant}:{max_seq_length}"
+    """The vector-cache key: fp32 and int8 vectors differ slightly, so each has its own (``int8-all``: the
+    quantisation recipe is part of the key)."""
+    return f"e5:{MODEL_NAME}:{'fp32' if variant == 'fp32' else 'int8-all'}:{max_seq_length}"
 
 
 def model_file() -> Path:
@@ -293,11 +297,11 @@ def build(source: Path, out: Path, variant: str) -> Path:
         tmp = out / f"tokenizer.{os.getpid()}.json"
         f.tokenizer().save(str(tmp))
         tmp.replace(out / "tokenizer.json")  # written last: its presence means both files are there
-    if variant == "int8" and not (out / "model.int8.onnx").is_file():
+    if variant == "int8" and not (out / INT8_FILE).is_file():
         tmp = out / f"model.int8.{os.getpid()}.onnx"
         _quantize(fp32, tmp)
-        tmp.replace(out / "model.int8.onnx")
-    return out / ("model.onnx" if variant == "fp32" else "model.int8.onnx")
+        tmp.replace(out / INT8_FILE)
+    return out / ("model.onnx" if variant == "fp32" else INT8_FILE)
 
 
 def _fuse(src: Path, dst: Path, f: E5File) -> None:
@@ -326,22 +330,15 @@ def _fuse(src: Path, dst: Path, f: E5File) -> None:
 
 
 def _quantize(src: Path, dst: Path) -> None:
-    """int8 dynamic quantisation, per output channel, of the weight MatMuls but the feed-forward output ones:
-    the default model's recipe (:func:`.onnx_export._quantize` says why those stay float), with the tensor
-    type given (the fused attention nodes leave ONNX's shape inference without one)."""
+    """int8 dynamic quantisation, per output channel, of every weight MatMul (the attention products are fused
+    into Attention nodes and stay float).  Unlike the default model's recipe (:func:`.onnx_export._quantize`)
+    the feed-forward output MatMuls are quantised too: 26% less time per text, cosine to the reference engine
+    min 0.993 / median 0.997 on 60 ovs commit texts against 0.998 / 0.999 with them in float (docs/embedders.md);
+    the reference engine itself runs every product on 8-bit activations.  The tensor type is given: the fused
+    attention nodes leave ONNX's shape inference without one."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model = onnx.load(str(src))
-    shapes = {t.name: tuple(t.dims) for t in model.graph.initializer}
-    keep_float = []
-    for node in model.graph.node:
-        if node.op_type != "MatMul":
-            continue
-        dims = [shapes[i] for i in node.input if i in shapes]
-        if not dims or (len(dims[0]) == 2 and dims[0][0] > dims[0][1]):
-            keep_float.append(node.name)
-    del model
     with _quiet():
         quantize_dynamic(
             str(src),
@@ -349,7 +346,6 @@ def _quantize(src: Path, dst: Path) -> None:
             weight_type=QuantType.QInt8,
             op_types_to_quantize=["MatMul"],
             per_channel=True,
-            nodes_to_exclude=keep_float,
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
 
