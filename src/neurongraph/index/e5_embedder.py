@@ -25,11 +25,9 @@ that fit are comparable with it (tests/test_embedder_e5.py).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
-import logging
 import mmap
 import os
 import re
@@ -41,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EmbedderUnavailable, InvalidArgument
+from .onnx_export import quiet_logging
 
 __all__ = [
     "E5Embedder",
@@ -263,17 +262,6 @@ def _with_embeds_input(model) -> None:
     g.input.append(helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["batch", "seq", hidden]))
 
 
-@contextlib.contextmanager
-def _quiet():
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        root.setLevel(level)
-
-
 def build(source: Path, out: Path, variant: str) -> Path:
     """Write the encoder graph (and the tokenizer) under ``out``; returns the graph of ``variant``."""
     import onnx
@@ -313,7 +301,7 @@ def _fuse(src: Path, dst: Path, f: E5File) -> None:
         options = FusionOptions("bert")
         options.enable_shape_inference = False
         options.enable_embed_layer_norm = False  # the word table is an input here
-        with _quiet():
+        with quiet_logging():
             fused = optimize_model(
                 str(src),
                 model_type="bert",
@@ -339,7 +327,7 @@ def _quantize(src: Path, dst: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with _quiet():
+    with quiet_logging():
         quantize_dynamic(
             str(src),
             str(dst),

@@ -164,7 +164,7 @@ def _fuse(src: Path, dst: Path) -> None:
     # no symbolic shape inference: it needs sympy (~80 MB, not in the embed extra), and the graph's shapes are
     # known (onnx_build.py); the fused graph is the same either way (tests/test_onnx_build.py checks the fusions)
     options.enable_shape_inference = False
-    with _quiet_logging():  # its note that the producer is not "pytorch" (the fusions match the graph all the same)
+    with quiet_logging():  # its note that the producer is not "pytorch" (the fusions match the graph all the same)
         fused = optimize_model(
             str(src),
             model_type="bert",
@@ -181,7 +181,8 @@ def _fuse(src: Path, dst: Path) -> None:
 
 
 @contextlib.contextmanager
-def _quiet_logging():
+def quiet_logging():
+    """onnxruntime's tools log through the root logger: only errors while one runs (shared with e5_embedder)."""
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)
@@ -214,7 +215,7 @@ def _quantize(src: Path, dst: Path) -> None:
         if not shapes or (len(shapes[0]) == 2 and shapes[0][0] > shapes[0][1]):
             keep_float.append(node.name)  # activation x activation, or a feed-forward output (in > out)
     del model
-    with _quiet_logging():  # its advice to pre-process (shape inference) does not apply here
+    with quiet_logging():  # its advice to pre-process (shape inference) does not apply here
         quantize_dynamic(
             str(src),
             str(dst),
