@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -188,7 +189,9 @@ def code_evidence(
     return CodeEvidence(nodes, blame, code, why, blamed, asked, pure, intent if c_nodes.size else "")
 
 
-def _blame_part(history: CodeHistory, cfg: SearchConfig, ws: WorkingSet, as_of, why: dict[int, list[str]]):
+def _blame_part(
+    history: CodeHistory, cfg: SearchConfig, ws: WorkingSet, as_of: float | None, why: dict[int, list[str]]
+) -> tuple[np.ndarray, np.ndarray, int, int]:
     """The blamed commits' shares (recency, depth-2 blame and PR credit applied), the lines blamed and asked,
     and each one's explanation in ``why``."""
     pure = ws.pure_addition
@@ -224,7 +227,15 @@ def _blame_part(history: CodeHistory, cfg: SearchConfig, ws: WorkingSet, as_of, 
     return b_nodes, b_share, bl.total, bl.asked
 
 
-def _def_use(history: CodeHistory, ws: WorkingSet, as_of, visible, c_nodes, c_score, c_why):
+def _def_use(
+    history: CodeHistory,
+    ws: WorkingSet,
+    as_of: float | None,
+    visible: Any,
+    c_nodes: np.ndarray,
+    c_score: np.ndarray,
+    c_why: dict[int, list[str]],
+) -> tuple[np.ndarray, np.ndarray]:
     """The recent changers of the names the diff's lines touch, as code credit (``DEF_USE_WEIGHT``)."""
     rem, add = ws.terms()
     u_nodes, u_score, u_why = history.recent_changers(
@@ -235,7 +246,14 @@ def _def_use(history: CodeHistory, ws: WorkingSet, as_of, visible, c_nodes, c_sc
     return _combine(c_nodes, c_score, u_nodes, DEF_USE_WEIGHT * u_score)
 
 
-def _newer_code(history: CodeHistory, blamed, coded, as_of, ws: WorkingSet | None, why: dict[int, list[str]]):
+def _newer_code(
+    history: CodeHistory,
+    blamed: tuple[np.ndarray, np.ndarray],
+    coded: tuple[np.ndarray, np.ndarray],
+    as_of: float | None,
+    ws: WorkingSet | None,
+    why: dict[int, list[str]],
+) -> np.ndarray:
     """Blame weighed down when a newer commit changed the names the lines touch (``NEWER_CODE_POWER``): the
     commit that wrote the lines is old, and the regression more likely came from the newer change to what the
     lines use or declare (issue 46: "blame names only a wrong commit")."""
@@ -257,10 +275,19 @@ def _newer_code(history: CodeHistory, blamed, coded, as_of, ws: WorkingSet | Non
             f"weighed ×{factor:.2f}: a newer change ({_days(float(gaps[k]))} before the lines' commit) changed "
             "names these lines use"
         )
-    return b_share * factor
+    out: np.ndarray = b_share * factor
+    return out
 
 
-def _blame2(history: CodeHistory, files, as_of, base, total: int, nodes: np.ndarray, share: np.ndarray):
+def _blame2(
+    history: CodeHistory,
+    files: list[tuple[str, list[int]]],
+    as_of: float | None,
+    base: str | None,
+    total: int,
+    nodes: np.ndarray,
+    share: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, dict[int, dict[str, list[int]]]]:
     """Depth-2 blame (``BLAME2_WEIGHT``): the lines a mover only moved or renamed pass that part of their
     share to the commit that wrote them before (retrieval/blame2.py); with where those lines are."""
     got = blame_through_moves(history, files, as_of, base, BLAME2_MAX_TERMS, BLAME2_IN_PLACE)
@@ -275,7 +302,9 @@ def _blame2(history: CodeHistory, files, as_of, base, total: int, nodes: np.ndar
     return out, np.array([acc[n] for n in out.tolist()]), got.where
 
 
-def _pr_credit(history: CodeHistory, nodes: np.ndarray, share: np.ndarray, why: dict[int, list[str]]):
+def _pr_credit(
+    history: CodeHistory, nodes: np.ndarray, share: np.ndarray, why: dict[int, list[str]]
+) -> tuple[np.ndarray, np.ndarray]:
     """Blame on a pull request's branch commits counts for the PR's merge too (``PR_CREDIT`` of their sum)."""
     credit: dict[int, float] = {}
     for n, s in zip(nodes.tolist(), share.tolist()):
@@ -306,14 +335,17 @@ def _recency(gaps: np.ndarray, r: float, days: float) -> np.ndarray:
     if r <= 0 or not gaps.size:
         return np.ones(gaps.shape[0])
     d = max(days, 1e-3)
-    return (1.0 - r) + r * (d + gaps.min()) / (d + gaps)
+    out: np.ndarray = (1.0 - r) + r * (d + gaps.min()) / (d + gaps)
+    return out
 
 
 def _days(gap: float) -> str:
     return "the same day" if gap < 1 else f"{gap:.0f} day{'s' if gap >= 1.5 else ''}"
 
 
-def _combine(a_nodes, a_score, b_nodes, b_score):
+def _combine(
+    a_nodes: np.ndarray, a_score: np.ndarray, b_nodes: np.ndarray, b_score: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-node maximum of two sorted score lists."""
     if not b_nodes.size:
         return a_nodes, a_score

@@ -62,7 +62,8 @@ class FlagMarks:
             if flagged:
                 self.marks[np.fromiter(flagged, np.int64)] = True
             self.known[todo] = True
-        return self.marks[nodes]
+        out: np.ndarray = self.marks[nodes]
+        return out
 
 
 class NodeTable:
