@@ -46,12 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 
 # cycles not removed yet (issue 44): the modules of each, and why it stays for now
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset(f"neurongraph.bench.{m}" for m in ("history", "blame_exactness", "history_learning")): (
-        "the history benchmark runs its two companion reports lazily and they reuse its question builder, "
-        "which needs a module of its own"
-    ),
-}
+KNOWN_CYCLES: dict[frozenset[str], str] = {}
 
 
 def module_name(path: Path) -> str:

@@ -24,7 +24,7 @@ from ..engine import Engine
 from .szz import blame_lines
 
 if TYPE_CHECKING:
-    from .history import Prepared
+    from .history_common import Prepared
 
 __all__ = ["blame_exactness"]
 

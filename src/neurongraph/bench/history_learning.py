@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import Engine, open_engine
-from .history import LEARN_SPLIT, Pair, _canonical, _config, _metrics
+from .history_common import LEARN_SPLIT, Pair, _canonical, _config, _metrics
 
 __all__ = ["_learning", "shared_origin_questions"]
 
