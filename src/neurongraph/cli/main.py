@@ -36,6 +36,7 @@ from .link_cmd import link
 from .mcp_cmd import mcp_command
 from .migrate_cmd import migrate_command
 from .neighbors_cmd import neighbors_command
+from .plain_params import install as _plain_params
 from .reembed_cmd import reembed_command
 from .schema_cmd import schema_app
 from .search_cmd import search
@@ -45,6 +46,8 @@ from .stats_cmd import stats
 from .traces_cmd import trace_command, traces_app
 
 __all__ = ["app", "main"]
+
+_plain_params()  # str / list[str] / bool options coerced without importing pydantic (plain_params.py)
 
 
 class _RootGroup(TyperGroup):
