@@ -27,15 +27,13 @@ import numpy as np
 
 from ..config import SearchConfig
 from ..index.code_history import CodeHistory, describe
-from ..index.code_terms import STOP, query_identifiers
+from ..index.code_terms import STOP
 from .blame2 import blame_through_moves, roots
 from .changes import WorkingSet
+from .query import Query
 
 __all__ = ["CodeEvidence", "code_evidence", "query_intent"]
 
-_ASKING = r"^\s*(?:which|what|who|when|where|how)\b.*"
-_INTRODUCED = re.compile(r"\bintroduc\w*|" + _ASKING + r"\b(?:add(?:ed|s)?|creat\w*|first\w*)\b", re.I)
-_REMOVED = re.compile(_ASKING + r"\b(?:remov\w*|delet\w*|dropp?\w*|got rid|eliminat\w*)\b", re.I)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 MAX_DIFF_TERMS = 40  # the diff's rarest identifiers that vote (common ones like `err` say nothing)
 PLAIN_WORD_MAX_DF = 25  # a plain word counts as an identifier only if few commits changed it
@@ -76,17 +74,10 @@ _QUESTION_WORDS = frozenset(
 )
 
 
-def query_intent(query: str) -> str:
-    """``"introduced"`` / ``"removed"`` when the question asks for the change that added / removed something;
-    a bare identifier (``ensure_sync``) asks for its history from the start, like ``git log -S``."""
-    if _REMOVED.search(query):
-        return "removed"
-    if _INTRODUCED.search(query):
-        return "introduced"
-    words = query.split()
-    if len(words) == 1 and query_identifiers(query):
-        return "introduced"
-    return ""
+def query_intent(query: Query | str) -> str:
+    """``"introduced"`` / ``"removed"`` when the question asks for the change that added / removed something
+    (``Query.intent``, read once per search in retrieval/query.py)."""
+    return Query.of(query).intent
 
 
 @dataclass
@@ -103,17 +94,18 @@ class CodeEvidence:
     intent: str = ""  # the question asks which change introduced / removed an identifier it names
 
 
-def _query_terms(history: CodeHistory, query: str, ws: WorkingSet | None = None) -> list[str]:
+def _query_terms(history: CodeHistory, query: Query | str, ws: WorkingSet | None = None) -> list[str]:
     """Identifiers the question names: code-looking tokens, plus plain words few commits changed when the
     question asks about an introduction or removal (``which commit introduced frobnicate``); with a diff and
     ``PLAIN_WORDS_FROM_DIFF``, only the plain words its lines name."""
-    terms = [t.strip("`") for t in query_identifiers(query)]
-    if query_intent(query) or len(query.split()) <= 2:
+    q = Query.of(query)
+    terms = [t.strip("`") for t in q.identifiers]
+    if q.intent or len(q.words) <= 2:
         named = None
         if PLAIN_WORDS_FROM_DIFF and ws is not None and ws.files:
             rem, add = ws.terms()
             named = {t.lower() for t in rem + add}
-        for w in _WORD.findall(query):
+        for w in _WORD.findall(q.text):
             if w.lower() in _QUESTION_WORDS or w in STOP or w.lower() in (t.lower() for t in terms):
                 continue
             if named is not None and w.lower() not in named:
@@ -124,16 +116,15 @@ def _query_terms(history: CodeHistory, query: str, ws: WorkingSet | None = None)
 
 
 def code_evidence(
-    history: CodeHistory, query: str, cfg: SearchConfig, ws: WorkingSet | None, visible: np.ndarray | None
+    history: CodeHistory, query: Query | str, cfg: SearchConfig, ws: WorkingSet | None, visible: np.ndarray | None
 ) -> CodeEvidence | None:
     """The search's code evidence, or None when it has none (no commits with code facts, no identifiers
     named, no lines given) — the pipeline is then exactly the text search."""
+    q = Query.of(query)
     use_blame = ws is not None and ws.has_lines and (cfg.blame_weight > 0 or cfg.blame_seed_weight > 0)
-    # identifiers can only come from code-looking tokens, a question about an introduction or removal, a
-    # one- or two-word query, or the diff: a prose question never reads the code history (its first use
-    # reads every commit's metadata)
-    names_code = bool(query_identifiers(query)) or bool(query_intent(query)) or len(query.split()) <= 2
-    use_code = cfg.code_weight > 0 and (names_code or (ws is not None and any(f.removed for f in ws.files)))
+    # identifiers can only come from the question (``Query.names_code``) or the diff: a prose question never
+    # reads the code history (its first use reads every commit's metadata)
+    use_code = cfg.code_weight > 0 and (q.names_code or (ws is not None and any(f.removed for f in ws.files)))
     if not (use_blame or use_code) or history.commits == 0:
         return None
     as_of = cfg.horizon  # the search's one time limit (as_of, or the deprecated until)
@@ -147,8 +138,8 @@ def code_evidence(
     c_nodes, c_score = np.zeros(0, np.int64), np.zeros(0)
     intent = ""
     if use_code:
-        terms = _query_terms(history, query, ws)
-        intent = query_intent(query)
+        terms = _query_terms(history, q, ws)
+        intent = q.intent
         # a question about an introduction or removal reads identifiers the way `git log -S` does: substrings too
         # (a question that asks for X's introduction or removal means X however common it is: no rare_df there)
         c_nodes, c_score, c_why = history.term_matches(

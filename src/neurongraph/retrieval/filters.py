@@ -8,7 +8,6 @@ carry its field (files and entities usually have no time or source): a node it c
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from ..config import SearchConfig
 from ..errors import InvalidArgument
 from ..store.base import Store
+from .query import Query
 
 __all__ = ["Filters", "NodeColumns", "ResultTypes", "Sources", "TimeWindow", "Where", "file_nodes"]
 
@@ -36,10 +36,6 @@ class NodeColumns(Protocol):
     def n(self) -> int: ...
 
     def type_mask(self, types: tuple[str, ...]) -> np.ndarray: ...
-
-
-_WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key
-_QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
 
 
 class TimeWindow:
@@ -131,7 +127,7 @@ class ResultTypes:
             memo = self._memo = (key, structural, table.alive & ~structural)
         return memo[1], memo[2]
 
-    def mask(self, table: NodeColumns, query: str, cfg: SearchConfig) -> np.ndarray:
+    def mask(self, table: NodeColumns, query: Query | str, cfg: SearchConfig) -> np.ndarray:
         if cfg.result_types or not cfg.structural_types:
             return table.type_mask(cfg.result_types)
         masks = self._masks(table, cfg)
@@ -150,17 +146,16 @@ class ResultTypes:
         masks = self._masks(table, cfg)
         return None if masks is None else masks[0]
 
-    def named_structural(self, table: NodeColumns, query: str, types: tuple[str, ...]) -> np.ndarray:
+    def named_structural(self, table: NodeColumns, query: Query | str, types: tuple[str, ...]) -> np.ndarray:
         """Indices of structural nodes the query names exactly: ``<type>:<word>`` ids of its words (a path
-        ``src/x/app.py`` names ``file:src/x/app.py``) and quoted phrases equal to a node's title."""
-        words = {w.strip(_WORD_EDGES) for w in query.split()}
-        words.update(m.strip() for m in _QUOTED.findall(query))
-        words.discard("")
+        ``src/x/app.py`` names ``file:src/x/app.py``) and quoted phrases equal to a node's title
+        (``Query.keys``, ``Query.quoted``)."""
+        q = Query.of(query)
         present = [t for t in types if t in table.type_ids]
-        if not words or not present:
+        if not q.keys or not present:
             return np.zeros(0, np.int64)
-        found = set(self.store.lookup_idx([f"{t}:{w}" for t in present for w in sorted(words)]).values())
-        for phrase in _QUOTED.findall(query):
+        found = set(self.store.lookup_idx([f"{t}:{w}" for t in present for w in q.keys]).values())
+        for phrase in q.quoted:
             if phrase.strip():
                 hits = self.store.nodes_titled(phrase.strip(), 20)
                 found.update(self.store.lookup_idx([i for i, t in hits if t in present]).values())
