@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import engine_snapshot
-from .checks import MAX_QUERY_CHARS, check_query
+from .checks import MAX_QUERY_CHARS
 from .config import SearchConfig
 from .errors import UnknownNode, UnknownTrace
 from .graph.arrays import GraphArrays
@@ -45,6 +45,7 @@ from .retrieval.code_evidence import code_evidence
 from .retrieval.filters import Filters, ResultTypes
 from .retrieval.pipeline import Ranking, RankInputs, rank
 from .retrieval.priors import EdgeLines, RecencySource
+from .retrieval.query import Query
 from .retrieval.results import Hit, SearchResult, TraceWriter, assemble
 from .retrieval.scope import NodeTable, SearchScope
 from .schema.api import Schema
@@ -391,7 +392,7 @@ class Engine:
         self.query_linker.fitted(linker, items)
         return stats
 
-    def _query_seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def _query_seeds(self, query: Query | str) -> tuple[np.ndarray, np.ndarray] | None:
         return self.query_linker.seeds(query)
 
     def delete_nodes(self, ids: Iterable[str]) -> int:
@@ -439,13 +440,14 @@ class Engine:
         return s
 
     # ------------------------------------------------------------ search
-    def embed_query(self, query: str) -> np.ndarray:
-        side = self._cross_lingual(query)
-        return side.query_vector(query) if side is not None else self.embedder.embed([query])[0]
+    def embed_query(self, query: Query | str) -> np.ndarray:
+        q = Query.of(query)
+        side = self._cross_lingual(q)
+        return side.query_vector(q.text) if side is not None else self.embedder.embed([q.text])[0]
 
-    def _cross_lingual(self, query: str) -> multilingual.CrossLingual | None:
+    def _cross_lingual(self, q: Query) -> multilingual.CrossLingual | None:
         """The cross-lingual index a CJK question on a store kept on MiniLM takes (None: the store's own)."""
-        if not multilingual.cross_lingual_for(query, self.store, self.embedder):
+        if not multilingual.takes_cross_lingual(q.cjk, self.store, self.embedder):
             return None
         if self.cross_lingual is None:
             self.cross_lingual = multilingual.CrossLingual(self.store, self.embedder)
@@ -467,7 +469,7 @@ class Engine:
         ``overrides`` replace fields of the engine's default :class:`SearchConfig`
         for this call only (e.g. ``search(q, channel="none", seeds=3)``).
         """
-        check_query(query)
+        q = Query.read(query)  # the query read once: every step below takes q (retrieval/query.py)
         cfg = config or self.config
         if limit is not None:
             overrides["limit"] = limit
@@ -475,8 +477,8 @@ class Engine:
             overrides["changes"] = WorkingSet.coerce(overrides["changes"])
         if overrides:
             cfg = cfg.replace(**overrides)
-        side = self._cross_lingual(query)  # a CJK question on a store kept on MiniLM
-        cfg = multilingual.query_weights(cfg, query, side.embedder if side else self.embedder)  # a CJK question
+        side = self._cross_lingual(q)  # a CJK question on a store kept on MiniLM
+        cfg = multilingual.cjk_weights(cfg, q.cjk, side.embedder if side else self.embedder)  # a CJK question
         self.refresh()
         self.result_types.check(self.table, cfg.result_types)
         t_widen = 0.0
@@ -486,13 +488,13 @@ class Engine:
             t_widen = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         if qvec is None or (side is not None and np.shape(qvec) != (side.vectors.dim,)):
-            qvec = self.embed_query(query)  # (a caller's vector from the store's own embedder does not fit)
+            qvec = self.embed_query(q)  # (a caller's vector from the store's own embedder does not fit)
         t_embed = (time.perf_counter() - t0) * 1000
-        r = self._rank(query, qvec, cfg, side)
+        r = self._rank(q, qvec, cfg, side)
         r.timings_ms["embed_query"] = t_embed
         if side is not None:
             r.timings_ms["cross_lingual_index"] = t_widen
-        res = assemble(self.store, self.table.event_time, self._rel_ids, query, cfg, r)
+        res = assemble(self.store, self.table.event_time, self._rel_ids, q.text, cfg, r)
         if record:
             self.traces.record(res)
         return res
@@ -547,22 +549,22 @@ class Engine:
         return [ids.get(int(i)) if i >= 0 else None for i in got.tolist()]
 
     def _rank(
-        self, query: str, qvec: np.ndarray, cfg: SearchConfig, side: multilingual.CrossLingual | None = None
+        self, q: Query, qvec: np.ndarray, cfg: SearchConfig, side: multilingual.CrossLingual | None = None
     ) -> Ranking:
         extra = [self._metadata_source(cfg.metadata_edges)] if cfg.metadata_edges else []
         t = self.table
-        sc = SearchScope.build(t, self.store, self.filters, self.result_types, self.superseded_mask, query, cfg)
+        sc = SearchScope.build(t, self.store, self.filters, self.result_types, self.superseded_mask, q, cfg)
         visible = sc.visible
-        code = code_evidence(self.code_history, query, cfg, cfg.changes, visible) if "commit" in t.type_ids else None
+        code = code_evidence(self.code_history, q, cfg, cfg.changes, visible) if "commit" in t.type_ids else None
         if code is not None and visible is not None and code.blame.any():
             # the commits that last wrote the working set's lines are ancestors of its commit: never hidden by time
             sc.admit(code.nodes[code.blame > 0], t)
         # base graph + learned weights near this query, and recent use near it (learning)
         # (learning compares the question with its learning queries in the store's own embedding)
-        lvec = qvec if side is None else self.embedder.embed([query])[0]
-        learned_graph, priming = self.learning.for_search(lvec, query, t.n, self._seq)
+        lvec = qvec if side is None else self.embedder.embed([q.text])[0]
+        learned_graph, priming = self.learning.for_search(lvec, q.text, t.n, self._seq)
         vectors = self.vectors if side is None else side.vectors
-        gate = multilingual.lexical_trust_for(query, self.embedder) if side is None else side.gate(query)
+        gate = multilingual.language_gate(q.cjk, self.embedder) if side is None else side.gate(q.cjk)
         inputs = RankInputs(
             lexical_search=self._known_lexical,
             vectors=vectors,
@@ -573,7 +575,7 @@ class Engine:
             priming=priming,
             entry_allowed=sc.entry_allowed,
             seed_allowed=sc.seed_allowed,
-            query_seeds=self._query_seeds(query) if cfg.query_links and cfg.uses_graph else None,
+            query_seeds=self._query_seeds(q) if cfg.query_links and cfg.uses_graph else None,
             visible=visible,
             extra_seeds=sc.file_idx,
             structural=sc.structural,
@@ -586,7 +588,7 @@ class Engine:
             titles=lambda rows: {i: h[2] for i, h in self.store.node_heads(rows).items()},
         )
         with one_blas_thread(vectors.n):  # a small matrix: no second BLAS thread to wait on (index/vectors.py)
-            r = rank(query, qvec, cfg, inputs)
+            r = rank(q, qvec, cfg, inputs)
         r.unknown_files = sc.unknown_files
         return r
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .link import Linker, LinkerConfig, LinkInput
 from .link.query import QueryTables
+from .retrieval.query import Query
 from .store.base import NodeRow, Store
 
 __all__ = ["QueryLinker", "link_inputs"]
@@ -97,13 +98,14 @@ class QueryLinker:
             self.pending = []
         return self.linker
 
-    def seeds(self, query: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def seeds(self, query: Query | str) -> tuple[np.ndarray, np.ndarray] | None:
         """Nodes whose title, alias or entity name the query mentions (linked corpora only), with one id
-        per matched name so the targets of an ambiguous name can be told apart."""
+        per matched name so the targets of an ambiguous name can be told apart.  The linker matches names
+        in the text itself (its own tables: link/query.py)."""
         linker = self.get()
         if linker is None:
             return None
-        pairs = linker.link_query(query)
+        pairs = linker.link_query(Query.of(query).text)
         if not pairs:
             return None
         idx = self.store.lookup_idx([n for n, _ in pairs])

@@ -60,12 +60,15 @@ __all__ = [
     "for_add",
     "is_base_model",
     "query_weights",
+    "cjk_weights",
     "CJK_WEIGHTS",
     "CJK_WEIGHTS_NO_DENSE",
     "lexical_trust_for",
+    "language_gate",
     "LanguageGate",
     "CrossLingual",
     "cross_lingual_for",
+    "takes_cross_lingual",
 ]
 
 USE_MODEL_ID = "use-m3:512"
@@ -262,9 +265,15 @@ TRUST_LOW, TRUST_HIGH = 0.4, 0.7
 
 
 def query_weights(cfg: SearchConfig, query: str, embedder: object) -> SearchConfig:
-    """``cfg`` with the CJK entry weights when ``query`` is CJK and ``cfg`` keeps the default weights
-    (weights a caller chose, and single-channel configurations, are left alone)."""
-    if (cfg.lexical_weight, cfg.dense_weight) != _DEFAULT_WEIGHTS or not is_cjk(query):
+    """:func:`cjk_weights` of a question's text."""
+    return cjk_weights(cfg, is_cjk(query), embedder)
+
+
+def cjk_weights(cfg: SearchConfig, cjk: bool, embedder: object) -> SearchConfig:
+    """``cfg`` with the CJK entry weights when the question is CJK (``cjk``: retrieval/query.py ``Query.cjk``)
+    and ``cfg`` keeps the default weights (weights a caller chose, and single-channel configurations, are left
+    alone)."""
+    if (cfg.lexical_weight, cfg.dense_weight) != _DEFAULT_WEIGHTS or not cjk:
         return cfg
     lex, dense = CJK_WEIGHTS if reads_cjk(embedder) else CJK_WEIGHTS_NO_DENSE
     return cfg.replace(lexical_weight=lex, dense_weight=dense)
@@ -319,14 +328,19 @@ class LanguageGate:
 
 
 def lexical_trust_for(query: str, embedder: object) -> LanguageGate | None:
-    """The question's :class:`LanguageGate` with an embedder that reads CJK, else None (an English-only
-    store, or an embedder that cannot read CJK: the configured weights, nothing blind).  An embedder that
-    reads CJK without saying a row's script gets the ramp for CJK questions only, as before."""
+    """:func:`language_gate` of a question's text."""
+    return language_gate(is_cjk(query), embedder)
+
+
+def language_gate(cjk: bool, embedder: object) -> LanguageGate | None:
+    """The question's :class:`LanguageGate` (``cjk``: it is written in CJK script) with an embedder that reads
+    CJK, else None (an English-only store, or an embedder that cannot read CJK: the configured weights, nothing
+    blind).  An embedder that reads CJK without saying a row's script gets the ramp for CJK questions only."""
     if not reads_cjk(embedder):
         return None
     if isinstance(embedder, MultilingualEmbedder):
-        return LanguageGate(is_cjk(query), embedder.base.dim)
-    return LanguageGate(True, None) if is_cjk(query) else None
+        return LanguageGate(cjk, embedder.base.dim)
+    return LanguageGate(True, None) if cjk else None
 
 
 # ---------------------------------------------------------------- a CJK question on a store that is not widened
@@ -369,9 +383,10 @@ class CrossLingual:
     def query_vector(self, query: str) -> np.ndarray:
         return self.compact(self.embedder.embed([query]))[0]
 
-    def gate(self, query: str) -> LanguageGate:
-        """The question's gate over this index: a row's script is its first column (zero: CJK text)."""
-        return LanguageGate(is_cjk(query), 1)
+    def gate(self, cjk: bool) -> LanguageGate:
+        """The gate of a question (``cjk``: written in CJK script) over this index: a row's script is its first
+        column (zero: CJK text)."""
+        return LanguageGate(cjk, 1)
 
     def changed(self, idx: np.ndarray) -> None:
         if self._built:
@@ -443,12 +458,12 @@ class _Compacting:
 
 
 def cross_lingual_for(query: str, store: Store, embedder: Embedder) -> bool:
-    """Whether ``query`` takes the :class:`CrossLingual` index: a CJK question, a store kept on the base
-    model (not widened: English-only, or waiting for ``--reembed``) and the channel allowed (the model
-    installed, ``NGR_MULTILINGUAL`` not 0, the store not marked "off").  An English question: one regex."""
-    return (
-        is_cjk(query)
-        and not reads_cjk(embedder)
-        and _may_widen(store, embedder)
-        and store.get_meta(MULTILINGUAL_KEY) != "off"
-    )
+    """:func:`takes_cross_lingual` of a question's text."""
+    return takes_cross_lingual(is_cjk(query), store, embedder)
+
+
+def takes_cross_lingual(cjk: bool, store: Store, embedder: Embedder) -> bool:
+    """Whether a question takes the :class:`CrossLingual` index: a CJK question (``cjk``), a store kept on the
+    base model (not widened: English-only, or waiting for ``--reembed``) and the channel allowed (the model
+    installed, ``NGR_MULTILINGUAL`` not 0, the store not marked "off")."""
+    return cjk and not reads_cjk(embedder) and _may_widen(store, embedder) and store.get_meta(MULTILINGUAL_KEY) != "off"

@@ -17,7 +17,6 @@ import numpy as np
 from ..config import SearchConfig
 from ..graph.arrays import Expansion, GraphArrays, mask_at
 from ..graph.strategies import EdgeSource
-from ..index.tokenize import query_terms
 from ..index.vectors import VectorIndex
 from . import change_groups
 from .channels import ChannelInput, GraphSignal, run_channel
@@ -26,6 +25,7 @@ from .fusion import EntryScores, agreed_node, dense_match, fuse, keep_agreed, so
 from .origin import Origin, origin_of
 from .priors import PRIORS, Prior, Written
 from .priors import values_at as _values_at
+from .query import Query
 from .recency import RecencyPrior
 
 if TYPE_CHECKING:
@@ -336,9 +336,9 @@ def _entry_mask(x: RankInputs) -> np.ndarray | None:
     return both
 
 
-def _lexical(query: str, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None) -> Rows:
-    """BM25 candidates (FTS5)."""
-    terms = query_terms(query)
+def _lexical(q: Query, cfg: SearchConfig, x: RankInputs, vis_entry: np.ndarray | None) -> Rows:
+    """BM25 candidates (FTS5) of the query's terms (``Query.terms``)."""
+    terms = list(q.terms)
     if vis_entry is not None:
         # (reading rows back costs more than FTS5's scoring: ask for what the mask's density needs)
         return _fetch_visible(
@@ -426,12 +426,12 @@ def _language_gate(
 
 
 def _entry_step(
-    query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]
+    q: Query, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs, timings: dict[str, float]
 ) -> _EntryStep:
     """Step 1, entry: BM25 and dense candidates, fused (normalised linear or RRF)."""
     t0 = time.perf_counter()
     vis_entry = _entry_mask(x)
-    lex_nodes, lex_scores = _lexical(query, cfg, x, vis_entry)
+    lex_nodes, lex_scores = _lexical(q, cfg, x, vis_entry)
     t1 = time.perf_counter()
     timings["lexical"] = (t1 - t0) * 1000
     vectors = x.vectors
@@ -619,11 +619,11 @@ def _fuse_step(
     return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale, agreed, first)
 
 
-def _origin(query: str, x: RankInputs) -> Origin | None:
-    """The earliest change of the topic a "when did X start" question asks for, among what this search shows
-    (its filters and result types; never a file, a directory or a person); None when the code history answers
-    (an identifier's introduction: code_evidence.py) or the engine gave no subjects."""
-    if x.titles is None or x.code is not None and x.code.intent:
+def _origin(q: Query, x: RankInputs) -> Origin | None:
+    """The earliest change of the topic a "when did X start" question asks for (``Query.asks_origin``), among
+    what this search shows (its filters and result types; never a file, a directory or a person); None when
+    the code history answers (an identifier's introduction: code_evidence.py) or the engine gave no subjects."""
+    if x.titles is None or x.code is not None and x.code.intent or not q.asks_origin:
         return None
 
     def shown(rows: np.ndarray) -> np.ndarray:
@@ -636,7 +636,7 @@ def _origin(query: str, x: RankInputs) -> Origin | None:
         return ok
 
     search = lambda terms, k: x.lexical_search(terms, k, None)  # noqa: E731
-    return origin_of(query, search, x.graph.n_nodes, x.event_time, shown, x.titles)
+    return origin_of(q.text, search, x.graph.n_nodes, x.event_time, shown, x.titles)
 
 
 def _hold_agreed(x: RankInputs, e: EntryScores, u: _Union, final: np.ndarray) -> np.ndarray | None:
@@ -690,16 +690,17 @@ def _explain_step(
     return paths
 
 
-def rank(query: str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) -> Ranking:
-    """Rank nodes for ``query``: entry → seeds → graph → fuse → explain (:class:`RankInputs` says what
-    each mask means)."""
+def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: RankInputs) -> Ranking:
+    """Rank nodes for ``query`` (read once: retrieval/query.py): entry → seeds → graph → fuse → explain
+    (:class:`RankInputs` says what each mask means)."""
+    q = Query.of(query)
     timings: dict[str, float] = {}
-    ent = _entry_step(query, qvec, cfg, x, timings)
+    ent = _entry_step(q, qvec, cfg, x, timings)
     seeds, seed_acts, overlap, written = _seed_step(cfg, x, ent.e)
     sig = _graph_step(cfg, x, seeds, seed_acts, ent.qsim)
     t3 = time.perf_counter()
     timings["graph"] = (t3 - ent.t_dense) * 1000
-    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written, _origin(query, x))
+    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written, _origin(q, x))
     keep, eligible = _keep(cfg, x, f)
     links = None
     if change_groups.groups_changes(cfg):  # the nodes of one change become one hit (results.py)

@@ -17,6 +17,7 @@ import numpy as np
 from ..config import SearchConfig
 from ..store.base import Changes, Store
 from .filters import Filters, ResultTypes, file_nodes
+from .query import Query
 
 __all__ = ["FlagMarks", "NodeChange", "NodeTable", "SearchScope"]
 
@@ -178,7 +179,7 @@ class SearchScope:
         filters: Filters,
         result_types: ResultTypes,
         superseded: Callable[[int], np.ndarray],
-        query: str,
+        query: Query | str,
         cfg: SearchConfig,
     ) -> SearchScope:
         """The masks of ``query`` under ``cfg``; ``superseded(n)`` marks entry revisions a newer one replaced."""
