@@ -2,8 +2,9 @@
 machine makes noise of).
 
 A real ``ngr`` process searches a real SQLite store made here (``--embedder hashing``): it never imports
-pydantic (typer's coercion of the plain options, cli/plain_params.py) and runs OpenBLAS on one thread (set
-before numpy loads, cli/__init__.py, which needs ``import neurongraph`` to load no numpy).  The fast
+pydantic (typer's coercion of the plain options, cli/plain_params.py) nor another command's module (they
+are mounted when used, cli/main.py), and runs OpenBLAS on one thread (set before numpy loads,
+cli/__init__.py, which needs ``import neurongraph`` to load no numpy).  The fast
 coercion answers what typer's own adapter answers, values and errors alike.
 """
 
@@ -69,6 +70,7 @@ def test_a_cold_search_loads_no_pydantic_and_one_blas_thread(store, tmp_path):
     assert "numpy" in loaded and "neurongraph.engine" in loaded  # the probe saw a real search
     assert not {m for m in loaded if m.split(".")[0] == "pydantic"}
     assert "typer._adapters" not in loaded
+    assert "neurongraph.cli.search_cmd" in loaded and "neurongraph.cli.ask_cmd" not in loaded  # one command built
     assert probe["blas"] == "1"
 
 

@@ -7,7 +7,8 @@ show a traceback: they print one red ``error[code]: message`` line to stderr
 Progress bars always go to stderr, so ``--json`` output can be piped.
 
 Each command or command group lives in a module named after it (``ngr ingest`` in ingest_cmd.py, ``ngr
-bench ...`` in bench_cmd.py, ...); this module only mounts them, in the order ``ngr --help`` lists them.
+bench ...`` in bench_cmd.py, ...); this module only mounts them (``COMMANDS``, in the order ``ngr --help``
+lists them), each when it is used, so a command's start imports no other command's module.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import atexit
 import os
 import sys
 import threading
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
 from typing import Any, NoReturn
 
 import typer
@@ -23,36 +26,100 @@ from typer.core import TyperGroup
 
 from ..errors import InvalidArgument
 from ..index.embedder import check_embedder_spec
-from .ask_cmd import ask_command, cypher_command
-from .bench_cmd import bench_app
 from .common import DEFAULT_DB, REEMBED_LIMIT, Ctx, err, escape, handled
 from .common import print_json as _print_json  # noqa: F401  (tests import it from here)
-from .demo_cmd import demo
-from .feedback_cmd import feedback_app
-from .graph_server_cmd import graph_server_command
 from .ingest_cmd import _read_jsonl, _stream, ingest  # noqa: F401  (tests import the reader from here)
-from .init_cmd import init
-from .link_cmd import link
-from .mcp_cmd import mcp_command
-from .migrate_cmd import migrate_command
-from .neighbors_cmd import neighbors_command
 from .plain_params import install as _plain_params
-from .reembed_cmd import reembed_command
-from .schema_cmd import schema_app
-from .search_cmd import search
-from .serve_cmd import serve_command
-from .show_cmd import show_command
-from .stats_cmd import stats
-from .traces_cmd import trace_command, traces_app
 
 __all__ = ["app", "main"]
 
 _plain_params()  # str / list[str] / bool options coerced without importing pydantic (plain_params.py)
 
 
+# every command and command group: name -> (its module, the function or typer app there), in the order
+# `ngr --help` lists them (the commands, then the groups)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("init_cmd", "init"),
+    "stats": ("stats_cmd", "stats"),
+    "ingest": ("ingest_cmd", "ingest"),
+    "link": ("link_cmd", "link"),
+    "search": ("search_cmd", "search"),
+    "demo": ("demo_cmd", "demo"),
+    "mcp": ("mcp_cmd", "mcp_command"),
+    "serve": ("serve_cmd", "serve_command"),
+    "migrate": ("migrate_cmd", "migrate_command"),
+    "neighbors": ("neighbors_cmd", "neighbors_command"),
+    "trace": ("traces_cmd", "trace_command"),
+    "ask": ("ask_cmd", "ask_command"),
+    "show": ("show_cmd", "show_command"),
+    "reembed": ("reembed_cmd", "reembed_command"),
+    "cypher": ("ask_cmd", "cypher_command"),
+    "graph-server": ("graph_server_cmd", "graph_server_command"),
+    "bench": ("bench_cmd", "bench_app"),
+    "feedback": ("feedback_cmd", "feedback_app"),
+    "traces": ("traces_cmd", "traces_app"),
+    "schema": ("schema_cmd", "schema_app"),
+}
+
+
+def _mount(name: str) -> Any:
+    """The click command (or group) ``name``, built as mounting it on the root builds it: its module is
+    imported here, when the command runs or a help or completion lists it."""
+    module, attr = COMMANDS[name]
+    obj = getattr(import_module(f".{module}", __package__), attr)
+    holder = typer.Typer(add_completion=False)  # the root's defaults: the same markup, exceptions, suggestions
+    if isinstance(obj, typer.Typer):
+        holder.add_typer(obj, name=name)
+    else:
+        holder.command(name)(obj)
+    return typer.main.get_group(holder).commands[name]
+
+
+class _Commands(MutableMapping):
+    """The root's commands by name, each built on first use: a cold ``ngr search`` imports no other
+    command's module (``ngr ask``'s graph projection, the benchmarks, ...) nor builds their options."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, Any] = {}
+        self._names = list(COMMANDS)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._built[name] = _mount(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, cmd: Any) -> None:
+        if name not in self._names:
+            self._names.append(name)
+        self._built[name] = cmd
+
+    def __delitem__(self, name: str) -> None:
+        self._names.remove(name)
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+
 class _RootGroup(TyperGroup):
     """The root group, keeping the command line after the root options in ``ctx.meta["ngr.rest"]``: the root
-    checks ``--embedder`` before any command runs and answers in JSON when that command was given ``--json``."""
+    checks ``--embedder`` before any command runs and answers in JSON when that command was given ``--json``.
+    Its commands are built when used (:class:`_Commands`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands()
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names only: listing builds nothing
 
     def invoke(self, ctx: typer.Context) -> Any:
         ctx.meta["ngr.rest"] = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # click keeps the command apart
@@ -67,7 +134,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Neuron Graph RAG: hybrid search + typed knowledge graph, with explained results.",
 )
-app.add_typer(bench_app, name="bench")
 
 
 @app.callback()
@@ -105,28 +171,6 @@ def _root(
         reembed=reembed,
         reembed_limit=None if reembed else REEMBED_LIMIT,
     )
-
-
-# the commands, in the order `ngr --help` lists them (then the groups, in the order added)
-app.command("init")(init)
-app.command("stats")(stats)
-app.command("ingest")(ingest)
-app.command("link")(link)
-app.command("search")(search)
-app.command("demo")(demo)
-app.add_typer(feedback_app, name="feedback")
-app.add_typer(traces_app, name="traces")
-app.command("mcp")(mcp_command)
-app.command("serve")(serve_command)
-app.command("migrate")(migrate_command)
-app.add_typer(schema_app, name="schema")
-app.command("neighbors")(neighbors_command)
-app.command("trace")(trace_command)
-app.command("ask")(ask_command)
-app.command("show")(show_command)
-app.command("reembed")(reembed_command)
-app.command("cypher")(cypher_command)
-app.command("graph-server")(graph_server_command)
 
 
 def main() -> None:
