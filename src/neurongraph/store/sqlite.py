@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from itertools import repeat
 from pathlib import Path
-from urllib.request import pathname2url
 
 import numpy as np
 
@@ -111,6 +110,8 @@ class SQLiteStore(SQLStore):
         except OSError:
             empty_log = False
         how = "?mode=ro&immutable=1" if empty_log else "?mode=ro&vfs=unix-none"
+        from urllib.request import pathname2url  # here only: urllib.request loads http, email and ssl (~0.015 s)
+
         url = "file:" + pathname2url(os.path.abspath(self.path)) + how
         try:
             conn = sqlite3.connect(url, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0)
