@@ -18,6 +18,16 @@ the gold's and the first hit's blame, code, text and age, B-SZZ's rank of the go
 (B-SZZ does not name the gold; the first hit is blamed), ``newer picked`` / ``older picked`` (both are blamed),
 ``unblamed first`` (the gold is blamed, the first hit is not), ``neither``.
 
+``--top`` writes every question's top 40 under the defaults with the parts of each hit's score and a few facts
+the search does not read (the author is the fix's, the earlier fixes that name the hit, its files); ``--rescore``
+re-orders those lists under rules that change the blame and code parts of the score, one grid point a row in
+``--out``'s format, so ``--loo`` chooses among them as it does among searched points (it takes the grid's first
+point as the baseline: list each rule's "off" value of ``RESCORE`` first):
+
+    python benchmarks/blame_rules.py --repo .ngr/history/ovs --db COPY.db --top ovs-top.jsonl
+    python benchmarks/blame_rules.py --rescore ovs-top.jsonl --grid '{"age_days": [0, 365], "age_power": [0.5]}' \\
+        --out ovs-rescore.jsonl
+
 A grid name with dots is a module constant (set before the point is searched), the others search options.
 """
 
@@ -151,6 +161,95 @@ def misses(args: argparse.Namespace) -> None:
         print(json.dumps({"repo": prep.repo.name, "questions": len(prep.groups["main"]), "misses": counts}))
 
 
+def top(args: argparse.Namespace) -> None:
+    """Every question's top 40 under the defaults (diff protocol), one JSON line each: per hit the score's parts
+    and facts the rules of :func:`rescore` read."""
+    szz_cache = str(Path(args.db).with_suffix("")) + "-szz.json"
+    with open_engine(args.db, make_embedder(None)) as eng, open(args.top, "w") as fh:
+        prep = prepare(args.repo, eng, input="diff", limit=args.limit, szz_cache=szz_cache)
+        units, commits = _Units(prep.hist), prep.hist.commits
+        author = {r.id: r.metadata.get("author_email", "") for r in eng.store.iter_nodes() if r.type == "commit"}
+        named: dict[str, list[float]] = {}  # commit -> times of the fixes that name it
+        for f, o in prep.hist.edges["fixes"]:
+            if f in commits:
+                named.setdefault(o, []).append(commits[f]["time"])
+        for p in prep.groups["main"]:
+            cfg = _config(eng, p, {}, prep.changes.get(id(p))).replace(limit=40)
+            hits = eng.search(p.query, config=cfg, qvec=prep.qv[id(p)], record=False).hits
+            raw: dict[str, str] = {}
+            ranked = _canonical([h.id for h in hits], units, p.fix, raw)
+            gold = {u for a in p.accepted() for u in a}
+            by = {h.id: h for h in hits}
+            rows = []
+            for u in ranked:
+                h, c = by[raw[u]], commits.get(raw[u], {})
+                s = h.scores
+                rows.append(
+                    {k: round(s.get(k, 0.0), 5) for k in ("final", "blame", "code", "code_weight", "code_scale")}
+                    | {
+                        "gold": u in gold,
+                        "age_days": round((p.as_of - c.get("time", p.as_of)) / 86400, 2),
+                        "same_author": bool(author.get(p.fix)) and author.get(raw[u]) == author.get(p.fix),
+                        "named_by_fixes": sum(1 for x in named.get(raw[u], []) if x <= p.as_of),
+                        "files": len(c.get("files", [])),
+                    }
+                )
+            fh.write(json.dumps({"repo": prep.repo.name, "fix": p.fix, "hits": rows}) + "\n")
+
+
+RESCORE = {
+    "repair": 0.0,
+    "author": 0.0,
+    "files_over": 0,
+    "files_power": 0.0,
+    "age_days": 0,
+    "age_power": 0.0,
+    "no_code_blame": 1.0,
+}  # the grid names of --rescore and their "off" values
+
+
+def _rescored(h: dict, pt: dict) -> float:
+    """One hit's final score under a rescore point: the blame part (``2 · blame · code_scale``, blame_weight 2)
+    scaled by the file-count, age and no-code rules, the blame and code parts by the repair and author rules."""
+    rest = h["final"] - h["code_scale"] * (2 * h["blame"] + h["code_weight"] * h["code"])  # text, graph, priors
+    blame_part = h["code_scale"] * 2 * h["blame"]
+    code_part = h["code_scale"] * h["code_weight"] * h["code"]
+    if pt["files_over"] and h["files"] > pt["files_over"]:
+        blame_part *= (pt["files_over"] / h["files"]) ** pt["files_power"]
+    if pt["age_days"]:
+        blame_part *= (pt["age_days"] / (pt["age_days"] + max(h["age_days"], 0.0))) ** pt["age_power"]
+    if h["code"] <= 0:
+        blame_part *= pt["no_code_blame"]
+    m = (1 + pt["repair"] * float(np.log1p(h["named_by_fixes"]))) * (1 + pt["author"] * h["same_author"])
+    return rest + (blame_part + code_part) * m
+
+
+def rescore(args: argparse.Namespace) -> None:
+    """Each grid point re-orders every ``--top`` question; hit@1, R@10 and MRR per history, as :func:`run`'s rows."""
+    grid = json.loads(args.grid) if args.grid else {}
+    unknown = set(grid) - set(RESCORE)
+    if unknown:
+        raise SystemExit(f"--rescore knows {sorted(RESCORE)}, not {sorted(unknown)}")
+    qs = [json.loads(line) for f in args.rescore for line in Path(f).read_text().splitlines()]
+    with open(args.out, "a") as fh:
+        for point in [{}] + points(grid):
+            pt = RESCORE | point
+            for repo in dict.fromkeys(q["repo"] for q in qs):
+                hit1, r10, rr = [], [], []
+                for q in (q for q in qs if q["repo"] == repo):
+                    order = sorted(q["hits"], key=lambda h: -_rescored(h, pt))
+                    first = next((i for i, h in enumerate(order) if h["gold"]), None)
+                    hit1.append(first == 0)
+                    r10.append(first is not None and first < 10)
+                    rr.append(0.0 if first is None else 1 / (first + 1))
+                main = {"hit@1": float(np.mean(hit1)), "recall@10": float(np.mean(r10)), "mrr": float(np.mean(rr))}
+                row = {"repo": repo, "input": "diff-rescored", "system": "ngr", "point": point or None}
+                row["main"] = {k: round(v, 4) for k, v in main.items()} | {"n": len(hit1)}
+                if point:  # the defaults' row ({}) is printed, not written: --loo takes the grid's first point
+                    fh.write(json.dumps(row) + "\n")
+                print(json.dumps(row), flush=True)
+
+
 def loo(files: list[str], slack: float) -> None:
     """Each history held out: the point with the best mean hit@1 (then MRR) on the others, among the points
     that lose no more than ``slack`` hit@1 against the defaults' point (the first of the grid) on any of them."""
@@ -191,11 +290,17 @@ def main() -> None:
     ap.add_argument("--loo", nargs="*")
     ap.add_argument("--slack", type=float, default=0.01)
     ap.add_argument("--misses", help="write the defaults' rank-1 misses (diff protocol) here, one JSON line each")
+    ap.add_argument("--top", help="write every question's top 40 under the defaults (diff protocol) here")
+    ap.add_argument("--rescore", nargs="*", help="re-order --top files under the --grid's rules (RESCORE)")
     args = ap.parse_args()
     if args.loo:
         loo(args.loo, args.slack)
     elif args.misses:
         misses(args)
+    elif args.top:
+        top(args)
+    elif args.rescore:
+        rescore(args)
     else:
         run(args)
 

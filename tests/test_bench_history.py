@@ -185,3 +185,24 @@ def test_diff_protocol_pure_additions_apart(tmp_path):
     assert res["pure_additions"]["szz"]["hit@1"] == 0.0  # nothing to blame: a miss, as B-SZZ scores it
     assert res["systems"]["szz"]["hit@1"] == 1.0
     assert "blame_exactness" not in res
+
+
+def test_diff_protocol_inputs_carry_no_reference_to_the_gold(hist, tmp_path):
+    """The gold is what the fix's message names (``Fixes: <sha> ("subject")``, "follow-up to #41"): the
+    question is the subject stripped of references, and the diff is read without the message, so neither
+    input names the origin."""
+    from neurongraph.bench.history import prepare
+
+    with ngr.open(tmp_path / "d.db", embedder="hashing") as eng:
+        prep = prepare(hist.path, eng, input="diff", szz_cache=tmp_path / "szz.json")
+    assert prep.pairs
+    for p in prep.pairs:
+        diff = prep.diffs[id(p)].text
+        assert diff.startswith("diff --git ") and "Fixes" not in diff and "Follow-up" not in diff
+        assert "reverts commit" not in diff and "Introduced in" not in diff
+        ws = json.dumps(prep.changes[id(p)].to_dict())
+        for o in p.origins:
+            sha = o.split(":", 1)[1]
+            assert sha[:7] not in p.query and sha[:7] not in diff and sha[:7] not in ws
+    f1 = next(p for p in prep.pairs if p.fix == "commit:" + hist.f1)
+    assert "multipath" not in f1.query and "multipath" not in prep.diffs[id(f1)].text
