@@ -114,9 +114,11 @@ class _RootGroup(TyperGroup):
     checks ``--embedder`` before any command runs and answers in JSON when that command was given ``--json``.
     Its commands are built when used (:class:`_Commands`)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.commands = _Commands()
+    def __init__(self, *args: Any, commands: Any = None, **kwargs: Any) -> None:
+        lazy = _Commands()
+        for name, cmd in dict(commands or {}).items():  # any command mounted on ``app`` itself (a test's)
+            lazy[name] = cmd
+        super().__init__(*args, commands=lazy, **kwargs)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)  # the names only: listing builds nothing
