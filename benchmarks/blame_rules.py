@@ -205,12 +205,16 @@ RESCORE = {
     "age_days": 0,
     "age_power": 0.0,
     "no_code_blame": 1.0,
+    "rest_times": 1.0,
+    "blame_times": 1.0,
+    "code_times": 1.0,
 }  # the grid names of --rescore and their "off" values
 
 
 def _rescored(h: dict, pt: dict) -> float:
     """One hit's final score under a rescore point: the blame part (``2 · blame · code_scale``, blame_weight 2)
-    scaled by the file-count, age and no-code rules, the blame and code parts by the repair and author rules."""
+    scaled by the file-count, age and no-code rules, the blame and code parts by the repair and author rules;
+    ``*_times`` scale the three parts (text, graph and priors; blame; code) as they are."""
     rest = h["final"] - h["code_scale"] * (2 * h["blame"] + h["code_weight"] * h["code"])  # text, graph, priors
     blame_part = h["code_scale"] * 2 * h["blame"]
     code_part = h["code_scale"] * h["code_weight"] * h["code"]
@@ -221,7 +225,7 @@ def _rescored(h: dict, pt: dict) -> float:
     if h["code"] <= 0:
         blame_part *= pt["no_code_blame"]
     m = (1 + pt["repair"] * float(np.log1p(h["named_by_fixes"]))) * (1 + pt["author"] * h["same_author"])
-    return rest + (blame_part + code_part) * m
+    return rest * pt["rest_times"] + (blame_part * pt["blame_times"] + code_part * pt["code_times"]) * m
 
 
 def rescore(args: argparse.Namespace) -> None:
