@@ -1,4 +1,5 @@
-"""Sparse seeds: at most ``seeds`` entry candidates, and only those within ``seed_ratio`` of the best."""
+"""Sparse seeds: at most ``seeds`` entry candidates, and only those within ``seed_ratio`` of the best (with
+``lexical_seed`` off: the best lexical match that joins them is tests/test_lexical_seed.py's)."""
 
 from __future__ import annotations
 
@@ -29,13 +30,13 @@ def _entry(eng, **cfg):
 
 
 def test_ratio_zero_keeps_the_top_s(eng):
-    res = eng.search(Q, seeds=3, seed_ratio=0.0, record=False)
+    res = eng.search(Q, seeds=3, seed_ratio=0.0, lexical_seed=False, record=False)
     entry = _entry(eng)
     assert res.seeds == sorted(entry, key=entry.get, reverse=True)[:3]
 
 
 def test_ratio_one_keeps_only_the_best(eng):
-    res = eng.search(Q, seeds=3, seed_ratio=1.0, record=False)
+    res = eng.search(Q, seeds=3, seed_ratio=1.0, lexical_seed=False, record=False)
     entry = _entry(eng)
     assert res.seeds == [max(entry, key=entry.get)]
 
@@ -46,7 +47,7 @@ def test_seeds_are_the_top_candidates_within_the_ratio(eng, ratio):
     ranked = sorted(entry, key=entry.get, reverse=True)[:3]
     best = entry[ranked[0]]
     expected = [n for n in ranked if entry[n] >= ratio * best]
-    res = eng.search(Q, seeds=3, seed_ratio=ratio, record=False)
+    res = eng.search(Q, seeds=3, seed_ratio=ratio, lexical_seed=False, record=False)
     assert res.seeds == expected
     assert 1 <= len(res.seeds) <= 3
 

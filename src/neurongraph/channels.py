@@ -116,7 +116,9 @@ class Spread(Channel):
 
     A node's activation is the best over paths of at most ``max_depth`` hops of
     ``seed_act · Π(weight · factuality) · depth_decay^hops``; values below ``min_act`` stop.
-    ``direction="both"`` also walks against an edge at ``reverse_weight`` (measured default)."""
+    ``direction="both"`` also walks against an edge at ``reverse_weight`` (measured default).  From the
+    second hop on, a node with more than ``fan_ref`` edges passes on ``(fan_ref / edges)^fan_power`` of its
+    activation, so a hub file does not lift every change that touched it (``fan_ref`` 0: off)."""
 
     kind: ClassVar[str] = "spread"
     LEGACY: ClassVar[dict[str, str]] = {
@@ -125,16 +127,20 @@ class Spread(Channel):
         "reverse_weight": "reverse_weight",
         "depth_decay": "depth_decay",
         "min_act": "min_act",
+        "fan_ref": "fan_ref",
+        "fan_power": "fan_power",
     }
     max_depth: int = 2
     depth_decay: float = 0.85
     min_act: float = 0.01
     direction: Direction = "both"
     reverse_weight: float = 0.5
+    fan_ref: float = 20.0
+    fan_power: float = 0.5
 
     def __post_init__(self) -> None:
         check_int("max_depth", self.max_depth)
-        for name in ("depth_decay", "min_act", "reverse_weight"):
+        for name in ("depth_decay", "min_act", "reverse_weight", "fan_ref", "fan_power"):
             check_number(name, getattr(self, name), lo=0)
         check_choice("direction", self.direction, DIRECTIONS)
 

@@ -10,8 +10,9 @@ traversal strategy ``Eager`` / ``Mmr`` / ``Scored``), which carries that channel
 
 Compatibility: the flat option names of earlier versions (``max_depth``, ``direction``,
 ``reverse_weight``, ``depth_decay``, ``min_act``, ``beam_width``, ``beam_mode``, ``beam_min_sim``,
-``ppr_damping``, ``strategy``) keep working in :meth:`SearchConfig.from_options` and
-:meth:`SearchConfig.replace` (so in ``Engine.search(**overrides)``, the CLI and the MCP server):
+``ppr_damping``, ``strategy``; and the spread's ``fan_ref``, ``fan_power``) keep working in
+:meth:`SearchConfig.from_options` and :meth:`SearchConfig.replace` (so in ``Engine.search(**overrides)``, the
+CLI and the MCP server):
 
 * ``channel="beam"`` (a kind name) selects that channel; flat options the new channel shares with the
   current one (``max_depth``) carry over, as they did when they were flat fields;
@@ -69,7 +70,16 @@ FUSIONS: tuple[str, ...] = get_args(Fusion)
 LEGACY_OPTIONS: dict[str, type[Channel]] = {
     flat: cls for cls in reversed(PARAMETRISED) for flat in cls.LEGACY
 }  # "max_depth" -> Spread (the default channel) though Beam has it too
-_LEGACY_ORDER = ("channel", "max_depth", "direction", "reverse_weight", "depth_decay", "min_act")
+_LEGACY_ORDER = (
+    "channel",
+    "max_depth",
+    "direction",
+    "reverse_weight",
+    "depth_decay",
+    "min_act",
+    "fan_ref",
+    "fan_power",
+)
 _LEGACY_ORDER_2 = ("beam_width", "beam_mode", "beam_min_sim", "ppr_damping", "strategy")
 
 _TYPE_LISTS = ("query_types", "result_types", "entry_types", "exclude_types", "structural_types")
@@ -182,6 +192,9 @@ class SearchConfig:
     rrf_k: int = 60
     seeds: int = 4  # sparse seeds: pattern separation needs few (at most this many ...
     seed_ratio: float = 0.85  # ... and only those whose entry score is >= ratio x the best: adaptive count
+    lexical_seed: bool = (
+        True  # the best lexical match seeds too, wherever the fused entry ranks it (a user's own words)
+    )
     structural_specificity: bool = True  # an entry seed that is not a hit (a file) seeds at the idf of its degree
     query_links: bool = True  # titles/entities named in the query become extra seeds (linked corpora)
     # the graph channel and its own parameters (channels.py); a kind name ("beam") selects its defaults

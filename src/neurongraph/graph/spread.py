@@ -20,6 +20,12 @@ Semantics (documented because tests check them to the bit):
   where the cap is not reached the result is bit-identical to the uncapped one.  Why: the
   frontier of hop *k* grows with the degree to the power *k−1* (a hub seed's whole
   neighbourhood), and its weakest members rarely carry a best path;
+* with a ``fan_ref`` F > 0, from hop 2 on a frontier node of fan-out *d* (its edges walked in this hop)
+  passes on ``× min(1, (F/d)^fan_power)``.  Why: a file every change touches (``core.py``) is one hop
+  from the seed that touched it and one more from thousands of unrelated changes; undamped, each of them
+  gets the same activation and the hub's neighbourhood outranks strong text matches.  A seed's own edges
+  are never damped (the query chose the seed), and ``fan_ref`` 0 (the function's default) changes nothing
+  bit for bit;
 * with a ``visible`` mask (search filters such as ``as_of``), an edge into a node outside
   it is not walked: such a node gets no activation and passes none on.  Without one
   nothing is masked at all (the computation is unchanged bit for bit).
@@ -111,10 +117,19 @@ def edge_multipliers(exp: Expansion, query_types, alpha: float, beta: float) -> 
     return m
 
 
-def _best_steps(exp: Expansion, front_act, depth_decay, min_act, query_types, alpha, beta, visible):
+def fan_damping(exp: Expansion, n_front: int, fan_ref: float, fan_power: float) -> np.ndarray:
+    """Per step, ``min(1, (fan_ref / d)^fan_power)`` where *d* is its source's number of steps in ``exp``."""
+    deg = np.bincount(exp.src_pos, minlength=n_front).astype(np.float64)
+    damp = np.minimum(1.0, (fan_ref / np.maximum(deg, 1.0)) ** fan_power)
+    return damp[exp.src_pos]
+
+
+def _best_steps(exp: Expansion, front_act, depth_decay, min_act, query_types, alpha, beta, visible, damp=None):
     """(node, contribution, step) of the best step into each node one hop reaches, nodes ascending (ties
     between equal contributions: the earlier step); ``None`` when no step counts."""
     contrib = front_act[exp.src_pos] * (exp.weight * exp.fact) * depth_decay
+    if damp is not None:
+        contrib = contrib * damp
     m = edge_multipliers(exp, query_types, alpha, beta)
     if m is not None:
         contrib = contrib * m
@@ -152,9 +167,11 @@ def spread(
     reverse_weight: float = 1.0,
     visible: np.ndarray | None = None,
     frontier_cap: int | None = FRONTIER_CAP,
+    fan_ref: float = 0.0,
+    fan_power: float = 0.5,
 ) -> SpreadResult:
     """Max-product spreading activation (semantics in the module docstring); ``frontier_cap`` None or 0
-    means no cap."""
+    means no cap, ``fan_ref`` 0 no fan-out damping."""
     seeds = np.asarray(seeds, np.int64)
     seed_acts = np.asarray(seed_acts, np.float64)
     if seeds.shape != seed_acts.shape:
@@ -185,7 +202,8 @@ def spread(
             exp = graph.expand(frontier, direction=direction, reverse_weight=reverse_weight)
             if len(exp) == 0:
                 break
-            best_in = _best_steps(exp, front_act, depth_decay, min_act, query_types, alpha, beta, visible)
+            damp = fan_damping(exp, frontier.size, fan_ref, fan_power) if fan_ref > 0 and hop >= 2 else None
+            best_in = _best_steps(exp, front_act, depth_decay, min_act, query_types, alpha, beta, visible, damp)
             if best_in is None:
                 break
             cand, cval, cedge = best_in

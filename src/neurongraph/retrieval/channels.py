@@ -86,6 +86,8 @@ def _spread(ch: Spread, x: ChannelInput) -> GraphSignal:
         reverse_weight=ch.reverse_weight,
         visible=x.visible,
         frontier_cap=x.cfg.frontier_cap,
+        fan_ref=ch.fan_ref,
+        fan_power=ch.fan_power,
     )
     return GraphSignal(r.nodes, r.act, explain=lambda node: [PathStep(s, d, e, w, t) for s, e, d, w, t in r.path(node)])
 

@@ -466,6 +466,18 @@ def _entry_step(
     return _EntryStep(e, qsim, dense_nodes, dense_scores, floor, approx, t2)
 
 
+def _with_lexical_best(top: np.ndarray, order: np.ndarray, e: EntryScores) -> np.ndarray:
+    """``top`` and the best lexical candidate among ``order`` when it is not in ``top`` already.  Why: the fused
+    entry score can rank the one change whose text holds most of the question's words below four that only
+    read alike (the dense channel's near-ties), and then the graph, which scores seeds and their neighbours,
+    buries it; seeding it keeps it in play at its own entry score (docs/benchmarks.md, "What helped" 10)."""
+    lexical = e.lexical[order]
+    if not lexical.size or lexical.max() <= 0:
+        return top
+    best = order[int(np.argmax(lexical))]  # the first of equal scores in entry order
+    return top if (top == best).any() else np.append(top, best)
+
+
 def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores) -> tuple[np.ndarray, np.ndarray, Rows | None, Written]:
     """Step 2, seeds: the sparse entry seeds, the nodes the query names, the working files; and the
     files' overlap share and the lines each neighbour wrote in them (None without files)."""
@@ -480,6 +492,8 @@ def _seed_step(cfg: SearchConfig, x: RankInputs, e: EntryScores) -> tuple[np.nda
     top = top[e.entry[top] > 0]
     if top.size:
         top = top[e.entry[top] >= cfg.seed_ratio * e.entry[top[0]]]
+        if cfg.lexical_seed:
+            top = _with_lexical_best(top, order, e)
     seeds = e.nodes[top]
     seed_acts = e.entry[top] / (e.entry[top].max() if top.size else 1.0)
     if cfg.structural_specificity and x.structural is not None and seeds.size:
