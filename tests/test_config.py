@@ -20,7 +20,8 @@ from neurongraph.link import LinkerConfig
 
 _G = GraphArrays.from_edges(2, [0], [1], [1.0])
 
-# the flat to_dict of the default configuration as the flat SearchConfig (before channel objects) wrote it
+# the flat to_dict of the default configuration as the flat SearchConfig (before channel objects) wrote it, with
+# the spread's fan-out damping (added later) beside its other parameters
 FLAT_DEFAULT_CHANNEL_KEYS = {
     "channel": "spread",
     "max_depth": 2,
@@ -28,6 +29,8 @@ FLAT_DEFAULT_CHANNEL_KEYS = {
     "reverse_weight": 0.5,
     "depth_decay": 0.85,
     "min_act": 0.01,
+    "fan_ref": 20.0,
+    "fan_power": 0.5,
     "beam_width": 4,
     "beam_mode": "mean",
     "beam_min_sim": 0.0,
@@ -58,6 +61,8 @@ def test_default_config_holds_a_spread_object_and_reads_as_before():
         "reverse_weight",
         "depth_decay",
         "min_act",
+        "fan_ref",
+        "fan_power",
         "query_types",
         "alpha",
         "beta",

@@ -161,7 +161,15 @@ def snapshot_results(eng):
     for q in GOLDEN_QUERIES:
         for ch in CHANNELS:
             res = eng.search(
-                q, limit=8, channel=ch, record=False, recency_weight=0.0, repair_weight=0.0, structural_types=()
+                q,
+                limit=8,
+                channel=ch,
+                record=False,
+                recency_weight=0.0,
+                repair_weight=0.0,
+                structural_types=(),
+                lexical_seed=False,
+                fan_ref=0.0,
             )
             out[f"{q}|{ch}"] = [
                 [h.id, {k: float(v) for k, v in h.scores.items()}, h.ranks, [p["nodes"] for p in h.paths], h.seed]
@@ -174,8 +182,9 @@ def snapshot_results(eng):
 def test_unfiltered_results_are_bit_for_bit_those_of_the_engine_before_filters(eng):
     """tests/filters_golden.json was written by the engine before filters existed (same corpus, same
     queries, every channel); without a filter every id, rank, path and score is exactly equal.  (The
-    recency and repair priors and the structural-types rule, added after, are switched off here;
-    test_recency, test_repair_prior and test_search_as_user cover them.)"""
+    recency and repair priors, the structural-types rule, the lexical seed and the spread's fan-out damping,
+    added after, are switched off here; test_recency, test_repair_prior, test_search_as_user,
+    test_lexical_seed and test_spread_fan cover them.)"""
     golden = json.loads((Path(__file__).parent / "filters_golden.json").read_text())
     assert json.loads(json.dumps(snapshot_results(eng))) == golden
 
