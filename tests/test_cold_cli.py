@@ -132,3 +132,31 @@ def _typer_coercion(cmd, name: str, value, plain: bool):
 def test_plain_coercion_answers_as_typers_adapter(name, value):
     cmd = typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
     assert _typer_coercion(cmd, name, value, plain=True) == _typer_coercion(cmd, name, value, plain=False)
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "value"),
+    [
+        ("ask", "limit", 5),  # an unbounded int's default: as it is
+        ("ask", "limit", "7"),  # typed as text: typer's reading
+        ("ask", "limit", "seven"),  # typer's error
+        ("ask", "limit", True),  # not an int for typer's adapter either
+        ("ask", "llm", None),
+        ("ask", "llm", "anthropic"),
+        ("show", "limit", 50),  # a bounded int: typer checks the bounds, also for an int
+        ("show", "limit", 0),
+        ("mcp", "fresh_wait", 3.0),
+        ("mcp", "fresh_wait", 3),  # an int for a float: typer's conversion
+        ("mcp", "fresh_wait", "2.5"),
+    ],
+)
+def test_numbers_and_optional_values_coerce_as_typers_adapter(command, name, value):
+    cmd = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    assert _typer_coercion(cmd, name, value, plain=True) == _typer_coercion(cmd, name, value, plain=False)
+
+
+def test_an_ask_parses_its_options_without_pydantic(store, tmp_path):
+    argv = ["--db", str(store), "--embedder", "hashing", "ask", "page cache", "--mode", "vector", "--json"]
+    probe = _cold(tmp_path, *argv)
+    assert json.loads(probe["stdout"])["hits"]
+    assert not {m for m in probe["modules"] if m.split(".")[0] == "pydantic"}

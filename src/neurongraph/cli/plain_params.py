@@ -1,13 +1,15 @@
-"""Typer's value coercion without pydantic for the plain parameters (``str``, ``list[str]``, ``bool``): every
-``ngr`` command but a few takes only those.
+"""Typer's value coercion without pydantic for the plain parameters (``str``, ``list[str]``, ``bool``, those
+three or ``None``, and an ``int``/``float`` without bounds that kept its default): every ``ngr`` command
+takes mostly those.
 
 Typer 0.29 coerces each parameter through a pydantic ``TypeAdapter``, built when the parameter is first
 parsed, also for a value that is absent: importing pydantic and building the adapters cost about 0.05 s
 of CPU on every start, a tenth of a cold ``ngr search``.  For a ``str`` parameter the adapter returns the
-string it was given, for ``list[str]`` a list of them, and a ``bool`` flag's value is already a bool
-(typer skips the adapter then); :func:`install` makes those parameters do that directly and hands any
-other value (bytes, an environment variable's text for a flag, ...) and any other type (``int``,
-``float``, ``Path``, a parser) to typer's own adapter, so every answer and error is typer's.
+string it was given, for ``list[str]`` a list of them, a ``bool`` flag's value is already a bool
+(typer skips the adapter then), an optional one's ``None`` stays ``None`` and an unbounded ``int``'s default
+``5`` stays ``5``; :func:`install` makes those parameters do that directly and hands any other value (a
+number typed as text, bytes, an environment variable's text for a flag, ...) and any other type
+(``Path``, a bounded number, a parser) to typer's own adapter, so every answer and error is typer's.
 
 Typer's hook (``typer.core.build_runtime_param``) is not public: where it is missing (an older or a
 newer typer) nothing is changed, and tests/test_cold_cli.py notices pydantic coming back.
@@ -21,7 +23,7 @@ from typing import Any
 
 __all__ = ["install"]
 
-_PLAIN = (str, list[str], bool)
+_PLAIN = (str, list[str], bool, str | None, list[str] | None, bool | None, int, int | None, float, float | None)
 
 
 def install() -> bool:
@@ -43,7 +45,7 @@ def install() -> bool:
         descriptor: TypeDescriptor
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            if _plain(self.annotation, value):
+            if _plain(self.annotation, value, self.parameter_info):
                 return list(value) if isinstance(value, (list, tuple)) else value
             return original(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
 
@@ -58,10 +60,24 @@ def install() -> bool:
     return True
 
 
-def _plain(annotation: Any, value: Any) -> bool:
+def _plain(annotation: Any, value: Any, info: Any = None) -> bool:
     """Whether typer's adapter would hand ``value`` back unchanged (a list of strings: as a new list)."""
+    if value is None:
+        return annotation != _strip_none(annotation)
+    annotation = _strip_none(annotation)
+    if annotation in (int, float):
+        unbounded = info is None or (getattr(info, "min", None) is None and getattr(info, "max", None) is None)
+        return unbounded and type(value) is annotation
     if annotation is str:
         return type(value) is str
     if annotation is bool:
         return type(value) is bool
     return isinstance(value, (list, tuple)) and all(type(v) is str for v in value)
+
+
+def _strip_none(annotation: Any) -> Any:
+    """``X | None`` → ``X``; anything else as it is."""
+    for plain in (str, list[str], bool, int, float):
+        if annotation == (plain | None):
+            return plain
+    return annotation
