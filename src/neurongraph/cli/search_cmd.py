@@ -89,6 +89,8 @@ def _not_ingested(refs) -> str:
 
 
 def print_explained(res) -> None:
+    if getattr(res, "read_as", ""):  # a question that asks for a beginning, an introduction or a removal
+        out.print(f"[dim]{safe_markup(res.read_as)}[/]")
     for k, h in enumerate(res.hits, 1):
         out.print(f"[bold]{k}. {safe_markup(h.id)}[/] [dim]({safe_markup(h.type)})[/] {safe_markup(h.title)}")
         if h.meta:

@@ -126,6 +126,11 @@ class SearchOut(_Out):
         None, description="Only when false: the store could not take the trace (a full disk); the hits stand."
     )
     warnings: list[str] | None = Field(None, description="Only when something about the answer needs saying.")
+    reading: dict[str, Any] | None = Field(
+        None,
+        description="Only when the question asks when something began, or which change introduced or removed a "
+        "name: intent, asked, topic, rule (what the search did, or why it searched as usual), put_first.",
+    )
     freshness: dict[str, Any] | None = Field(None, description=FRESHNESS)
 
 

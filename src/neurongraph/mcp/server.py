@@ -169,9 +169,11 @@ class NGRTools:
                     "explanation": h.explain(),
                 }
             )
-        extra = {"unknown_files": res.unknown_files} if req.scoped else {}
+        extra: dict[str, Any] = {"unknown_files": res.unknown_files} if req.scoped else {}
         if res.warnings:  # e.g. a deprecated argument name (strategy, until), said once
             extra["warnings"] = res.warnings
+        if res.reading is not None:  # what a "when did X start" / "which change removed X" was read as
+            extra["reading"] = res.reading
         return {
             "trace_id": res.trace_id,
             "query": res.query,

@@ -92,6 +92,7 @@ class CodeEvidence:
     asked_lines: int = 0
     pure_addition: bool = False
     intent: str = ""  # the question asks which change introduced / removed an identifier it names
+    terms: tuple[str, ...] = ()  # the identifiers and plain words read from the question (its code terms)
 
 
 def _query_terms(history: CodeHistory, query: Query | str, ws: WorkingSet | None = None) -> list[str]:
@@ -137,6 +138,7 @@ def code_evidence(
         b_nodes, b_share, blamed, asked = _blame_part(history, cfg, ws, as_of, why)
     c_nodes, c_score = np.zeros(0, np.int64), np.zeros(0)
     intent = ""
+    terms: list[str] = []
     if use_code:
         terms = _query_terms(history, q, ws)
         intent = q.intent
@@ -177,7 +179,7 @@ def code_evidence(
         blame[np.searchsorted(nodes, b_nodes)] = b_share
     if c_nodes.size:
         code[np.searchsorted(nodes, c_nodes)] = c_score
-    return CodeEvidence(nodes, blame, code, why, blamed, asked, pure, intent if c_nodes.size else "")
+    return CodeEvidence(nodes, blame, code, why, blamed, asked, pure, intent if c_nodes.size else "", tuple(terms))
 
 
 def _blame_part(

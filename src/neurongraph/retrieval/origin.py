@@ -48,10 +48,12 @@ _ASKING = frozenset(
 
 @dataclass
 class Origin:
-    """The earliest change whose subject names the topic, and the topic's words."""
+    """What a "when did X start" question was read as: the topic's words and the earliest change whose subject
+    names the topic, or ``None`` and why none was put first (``--explain`` says it: retrieval/reading.py)."""
 
-    node: int
+    node: int | None
     words: list[str]
+    why: str = ""
 
 
 def asks_origin(query: str) -> bool:
@@ -66,23 +68,24 @@ def origin_of(
     shown: Callable[[np.ndarray], np.ndarray],
     titles: Callable[[list[int]], dict[int, str]],
 ) -> Origin | None:
-    """The origin a question asks for, or None.  ``shown(nodes)``: the mask of the nodes this search may show
-    (its filters, its result types); ``titles(nodes)``: their subjects."""
+    """How the question asks for an origin: None when it does not ask when something began; else the topic
+    and its earliest change (``node`` None, with the reason, when none is put first).  ``shown(nodes)``: the
+    mask of the nodes this search may show (its filters, its result types); ``titles(nodes)``: their subjects."""
     if event_time is None or not asks_origin(query):
         return None
     words = [w for w in _WORD.findall(query) if w.lower() not in _ASKING]
     rows, kept = rows_holding(search, n_rows, words)
-    if not rows.size or not named(kept[0]):
-        return None
+    if not rows.size:
+        return Origin(None, [], "no word of the topic is rare enough in this history to name it")
+    if not named(kept[0]):
+        return Origin(None, kept, "the topic is in plain words, which later changes use as often as the first one")
     rows = rows[rows < event_time.shape[0]]
     rows = rows[shown(rows)]
     rows = rows[event_time[rows] > 0]
-    if not rows.size:
-        return None
-    subjects = titles(rows.tolist())
+    subjects = titles(rows.tolist()) if rows.size else {}
     name = re.compile(rf"(?<![\w]){re.escape(kept[0])}", re.I)  # the name; the other words may be the body's
     named_there = np.array([bool(name.search(subjects.get(int(r), ""))) for r in rows.tolist()], bool)
     rows = rows[named_there]
     if not rows.size:
-        return None
+        return Origin(None, kept, f"no dated change this search may show names {kept[0]!r} in its subject")
     return Origin(int(rows[np.argmin(event_time[rows])]), kept)

@@ -26,6 +26,7 @@ from .origin import Origin, origin_of
 from .priors import PRIORS, Prior, Written
 from .priors import values_at as _values_at
 from .query import Query
+from .reading import Reading, read_query
 from .recency import RecencyPrior
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class Ranking:
     unknown_files: list[str] = field(default_factory=list)  # set by the engine: `files` without a node
     evidence: dict[int, list[str]] = field(default_factory=dict)  # hit -> code evidence phrases (blame, identifiers)
     changes: change_groups.ChangeLinks | None = None  # each node's change: results.py shows one hit per change
+    reading: Reading | None = None  # what the question was read as, when it asks for a beginning or a removal
 
 
 def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -561,7 +563,7 @@ def _fuse_step(
     sig: GraphSignal | None,
     overlap: Rows | None,
     written: Written = None,
-    origin: Origin | None = None,
+    origin: int | None = None,
 ) -> _Fused:
     """Step 4, fuse: final = (1 - g)·entry + g·graph, then priming, the priors (priors.py), code evidence."""
     e = ent.e
@@ -570,7 +572,7 @@ def _fuse_step(
     code = x.code
     reached = sorted_union(graph_nodes, code.nodes) if code is not None else graph_nodes
     if origin is not None:  # the topic's earliest change is a hit even when no channel reached it
-        reached = sorted_union(reached, np.array([origin.node], np.int64))
+        reached = sorted_union(reached, np.array([origin], np.int64))
     u = _Union.of(e.nodes, reached)
     nodes, in_e = u.nodes, u.in_e
     entry = u.take(e.match)  # the final ranking uses the corpus-anchored query match
@@ -627,7 +629,7 @@ def _fuse_step(
         scale = (ref, cw)
     first = None
     if origin is not None:  # "when did X start": its earliest change first, the matches after it
-        first = (nodes == origin.node).astype(np.float64)
+        first = (nodes == origin).astype(np.float64)
         at = int(np.flatnonzero(first)[0])
         final[at] = np.nextafter(max(float(final.max()), 1e-9), np.inf)
     return _Fused(u, entry, dense, graph_score, primed, final, applied, blame, code_score, scale, agreed, first)
@@ -714,7 +716,8 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
     sig = _graph_step(cfg, x, seeds, seed_acts, ent.qsim)
     t3 = time.perf_counter()
     timings["graph"] = (t3 - ent.t_dense) * 1000
-    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written, _origin(q, x))
+    origin = _origin(q, x)
+    f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written, origin.node if origin is not None else None)
     keep, eligible = _keep(cfg, x, f)
     links = None
     if change_groups.groups_changes(cfg):  # the nodes of one change become one hit (results.py)
@@ -753,4 +756,5 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
     evidence = {}
     if x.code is not None and x.code.why:
         evidence = {n: x.code.why[n] for n in out_nodes.tolist() if n in x.code.why}
-    return Ranking(out_nodes, scores, ranks, seeds, paths, timings, evidence=evidence, changes=links)
+    reading = read_query(q, origin, x.code)
+    return Ranking(out_nodes, scores, ranks, seeds, paths, timings, evidence=evidence, changes=links, reading=reading)

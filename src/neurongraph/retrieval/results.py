@@ -146,6 +146,9 @@ class SearchResult:
     # False when the store could not take the trace (a full disk): the hits stand, feedback on them cannot
     trace_saved: bool = True
     warnings: list[str] = field(default_factory=list)
+    # what the question was read as when it asks for a beginning, an introduction or a removal (reading.py)
+    reading: dict[str, Any] | None = None
+    read_as: str = ""  # the same, one line for --explain
 
     def to_dict(self, snippet_chars: int | None = 300) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -161,6 +164,8 @@ class SearchResult:
             d["trace_saved"] = False
         if self.warnings:
             d["warnings"] = self.warnings
+        if self.reading is not None:
+            d["reading"] = self.reading
         return d
 
     def __iter__(self) -> Iterator[Hit]:
@@ -241,6 +246,8 @@ def assemble(
     """The result of a ranking: heads, paths and meta read from the store for its hits and seeds only."""
     t0 = time.perf_counter()
     want = set(r.nodes.tolist()) | set(r.seeds.tolist())
+    if r.reading is not None and r.reading.node is not None:
+        want.add(r.reading.node)
     for ps in r.paths.values():
         for p in ps:
             want.update(p.nodes)
@@ -270,6 +277,7 @@ def assemble(
     order = _by_change(store, r, nodes, hits, cfg.limit) if r.changes is not None else list(hits)
     _hit_meta(store, event_time, [hits[i] for i in order], [nodes[i] for i in order])
     seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
+    ids = {n: head[0] for n, head in rows.items()}
     r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
     return SearchResult(
         trace_id="tr_" + uuid.uuid4().hex[:20],
@@ -279,6 +287,8 @@ def assemble(
         seeds=seeds,
         timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
         unknown_files=list(r.unknown_files),
+        reading=r.reading.to_dict(ids) if r.reading is not None else None,
+        read_as=r.reading.line(ids) if r.reading is not None else "",
     )
 
 
