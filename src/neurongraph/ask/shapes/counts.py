@@ -12,7 +12,7 @@ from ..devplan import (
     renamed_away,
     time_bounds,
 )
-from ..words import ALSO_WHICH, BUSIEST, COMMITS, COUNT, LISTY, MERGES, PEOPLE, PER, PER_AUTHOR, WHO
+from ..words import ALSO_WHICH, BUSIEST, COMMITS, COUNT, LISTY, MERGES, PEOPLE, PER, PER_AUTHOR, PRS, WHO
 from ..words import FILE_WORDS as FILES_WORD
 from .file_lines import count_lines, file_length
 from .file_rankings import ranking
@@ -155,6 +155,41 @@ def plan_counted(
     return ranked
 
 
+# "how many X" / "number of X": the three words after it name what is counted
+_COUNTED_THING = re.compile(r"\b(?:how\s+many|number\s+of)\s+((?:[\w'.-]+\s+){0,2}[\w'.-]+)", re.I)
+_TIMES = re.compile(r"\btimes\b", re.I)  # "how many times was F changed": its commits
+_FRAME_WORDS = frozenset("are is was were be been do does did has have had there the a an of in on to by".split())
+
+
+def _counted(engine, q) -> DevPlan | None:
+    """The count shape's plan; a count of commits only when the question counts commits (or people, PRs)."""
+    made = plan_counted(q.words, q.scope, q.tw, q.author, q.params, q.count, q.wants_prs, q.n)
+    own = [c for c in q.tw.conditions if "$off_head" not in c[0]]  # "how many bug fixes": fix commits counted
+    if made is None or made.shape != "count" or own or q.topic is not None:
+        return made
+    readings = [(phrase, what) for phrase, what in q.readings if what != "condition"]
+    return _unread_count(q.text, readings) or made  # "how many docker pulls …?": not a number of commits
+
+
+def _unread_count(text: str, readings: list[tuple[str, str]]) -> DevPlan | None:
+    """Said, not answered: a count of something that is not commits, people or pull requests ("how many docker
+    pulls", "how many release tags") and that no reading took (a topic: "how many bug fixes"); the number of
+    the commits would be another question's answer."""
+    m = _COUNTED_THING.search(text)
+    if m is None:
+        return None
+    thing = m.group(1)
+    read = set(re.findall(r"\w+", " ".join(phrase for phrase, _ in readings).lower()))
+    named = [w for w in re.findall(r"\w+", thing.lower()) if w not in _FRAME_WORDS]
+    if any(rx.search(thing) for rx in (COMMITS, PEOPLE, PRS, _TIMES)) or any(w in read for w in named):
+        return None
+    text = (
+        f"Not understood: what '{m.group(0)}' counts — this history can count commits, authors, files, lines, "
+        "merges, pull requests, tags and releases (the number of all commits would not be its answer)."
+    )
+    return DevPlan("count_not_read", "count", "UNWIND [] AS x RETURN x AS count", {}, "what is counted", none_text=text)
+
+
 MISSING_SCOPE = Shape(
     "missing_scope",
     lambda engine, q: plan_missing_scope(q.text, q.notes) if q.scope is None else None,
@@ -162,6 +197,6 @@ MISSING_SCOPE = Shape(
 )
 COUNTED = Shape(
     "counted",
-    lambda engine, q: plan_counted(q.words, q.scope, q.tw, q.author, q.params, q.count, q.wants_prs, q.n),
+    _counted,
     doc="how many commits / authors / files / lines / merges; per year or month; rankings of files",
 )

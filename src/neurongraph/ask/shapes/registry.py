@@ -121,6 +121,14 @@ REGISTRY: tuple[Shape, ...] = (
 )
 
 
+# a word of a period that no time reading took ("between March and June 2025", "the first half of 2024"): the
+# period the plan reads, if any, is not the question's
+_TIME_WORD = re.compile(
+    r"(?:19|20)\d\d|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|half|quarter|q[1-4]|h[12]",
+    re.I,
+)
+
 # the entries that answer for the whole history when the question gives no filter (their words are few and
 # general); the others read their own words (a tag's, a branch's, a file's)
 _WHOLE_HISTORY = (WHO_SHAPE, COUNTED, LISTING)
@@ -175,6 +183,8 @@ def _ignored(q: Question, p: DevPlan) -> str:
         missed.append("the tag range")
     if (num := HASHNUM.search(q.words)) is not None:  # an issue or PR number no reading took
         missed.append(f"the number {num.group(0)}")
+    if timed := [w for w in words_left(q) if _TIME_WORD.fullmatch(w)]:  # a period the time reading missed
+        missed.append(f"the time words {' '.join(repr(w) for w in timed)}")
     return " or ".join(missed)
 
 
