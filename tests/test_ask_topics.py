@@ -1,7 +1,8 @@
 """``ngr ask`` reads the topic a question gives its commits ("commits that mention BTF", "which commits fix a
-memory leak", "changes about the json output"): the subject must name every topic word, the count agrees
-with a word-by-word reading of ``git log --format=%s``, a topic word is never taken for a path, and an
-open question ("what do you know about X") stays a search."""
+memory leak", "changes about the json output"): commits that *mention* it are those whose whole message holds
+it, as ``git log -i --grep`` finds them; for the other cues the subject must name every topic word, the count
+agreeing with a word-by-word reading of ``git log --format=%s``; a topic word is never taken for a path, and
+an open question ("what do you know about X") stays a search."""
 
 from __future__ import annotations
 
@@ -73,9 +74,28 @@ def test_topic_words_are_read_after_a_commit_noun():
 def test_count_and_list_by_topic(eng):
     res = eng.ask("How many commits mention BTF?")
     assert res["result"]["shape"] == "count" and res["result"]["value"] == len(_git_mentions("btf")) == 4
-    assert "whose subject mentions 'btf'" in res["answer"]
+    assert "whose message mentions 'btf'" in res["answer"]  # (these messages are their subjects)
     listed = eng.ask("Which commits mention btf?")
     assert _titles(eng, listed) == _git_mentions("btf")
+
+
+def test_a_mention_is_read_in_the_whole_message_as_git_grep_reads_it(tmp_path):
+    r = Repo(tmp_path / "grep")
+    r.commit("Tidy the loader\n\nFound while porting to RISC-V; riscv64 builds again.", {"a.c": "1\n"})
+    r.commit("riscv: add the syscall table", {"b.c": "2\n"})
+    r.commit("Add riscv_hwprobe() support", {"c.c": "3\n"})
+    r.commit("Update the docs", {"RISCV.md": "4\n"})  # a path is not the message
+    e = ngr.open(tmp_path / "g.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        grep = r.git("log", "-i", "--grep=riscv", "--format=%H").split()
+        res = e.ask("How many commits mention riscv?")
+        assert res["result"]["value"] == len(grep) == 3 and "whose message mentions 'riscv'" in res["answer"]
+        listed = e.ask("Which commits mention riscv?")["result"]["items"]
+        assert {i.removeprefix("commit:") for i in listed} == set(grep)
+        assert e.ask("How many commits are about riscv?")["result"]["value"] == 2  # "about": the subject names it
+    finally:
+        e.close()
 
 
 def test_fix_with_a_topic_needs_both(eng):

@@ -403,6 +403,12 @@ def test_lookups_vectors_and_traces(store):
     assert store.nodes_titled("fix parser", 2) == [("commit:abc123", "commit")]
     assert store.edge_pairs("touches") == [("commit:abc123", "file:x.py")] and store.edge_count() == 1
     assert store.node_type_counts() == {"commit": 1, "note": 1}
+    store.upsert_nodes([Node("commit:def456", "commit", "Tidy", "Found by the 100%_cov! run")])
+    assert store.message_grep(["PARSER"]) == ["commit:abc123"]  # title or text, any case, as git log -i --grep
+    assert store.message_grep(["fix", "it"]) == ["commit:abc123"] and store.message_grep(["fix", "tidy"]) == []
+    assert store.message_grep(["100%_cov!"]) == ["commit:def456"] and store.message_grep(["0%x"]) == []  # literal
+    assert store.message_grep(["parser"], "note") == [] and store.message_grep([]) == []
+    store.delete_nodes(["commit:def456"])
     assert store.relation_type_pairs() == [("touches", "commit", "note", 1)]
     v = np.arange(4, dtype=np.float32)
     store.put_vectors("m", [("h1", v)])
@@ -709,7 +715,7 @@ CONTRACT_MEMBERS: dict[type, str] = {
     SearchTables: "lexical_search lexical_tokens lexical_postings get_vectors put_vectors all_node_vectors"
     " embedding_models vector_mark release_vectors_since",
     TraceTables: "save_trace get_trace recent_traces get_meta set_meta stats node_type_counts relation_type_pairs"
-    " metadata_keys",
+    " metadata_keys message_grep",
     LedgerTables: "stages set_stages receipt_by_key save_receipt receipts log_weight_changes weight_changes"
     " mark_reversed add_failure failures add_outcome outcomes prune_traces traces_after add_retrievals"
     " node_activation mark_used node_stats active_nodes used_queries learned_edge_queries set_activations"

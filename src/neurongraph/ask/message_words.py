@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from ..retrieval.topic_terms import rows_holding
-from .topics import TOPIC_STOP
+from .timephrase import TimeWindow
+from .topics import TOPIC_STOP, Topic
 
 MAX_WORDS = 6  # words of one topic phrase read
 
@@ -36,3 +37,17 @@ def commits_mentioning(engine, words: list[str]) -> tuple[list[str], list[str]]:
         return [], kept
     heads = engine.store.node_heads(rows.tolist())
     return sorted(h[0] for h in heads.values() if h[1] == "commit"), kept
+
+
+def in_messages(engine, topic: Topic, tw: TimeWindow, params: dict) -> None:
+    """A topic the question says commits *mention*: its subject condition (``tw.conditions``) becomes the commits
+    whose whole message holds every topic word, as ``git log -i --all-match --grep`` reads them (substrings, any
+    case: ``Store.message_grep``); kept as it is when no message holds them all."""
+    ids = engine.store.message_grep(topic.words)
+    if not ids:
+        return
+    said = " and ".join(f"'{w}'" for w in topic.words)
+    subject = [c for c in tw.conditions if c[1].startswith("whose subject mentions")]
+    params["mention_ids"] = ids
+    tw.conditions[:] = [c for c in tw.conditions if c not in subject]
+    tw.conditions.append(("c.id IN $mention_ids", f"whose message mentions {said}, as git log -i --grep finds them"))

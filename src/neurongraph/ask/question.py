@@ -14,6 +14,7 @@ from typing import Any
 
 from .described import Described, Resolved, read_described, resolve
 from .devplan import Scope, no_merge_spans, quoted_conditions, word_conditions
+from .message_words import in_messages
 from .names import Mention
 from .question_paths import scope_of
 from .question_people import author_taken
@@ -99,6 +100,8 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     author, topic, scope = read_names(engine, text, taken, mentions, notes, as_named)
     params: dict = {}
     word_conditions(blank(text, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
+    if topic is not None and topic.in_message:
+        in_messages(engine, topic, tw, params)  # "commits that mention vxlan": git log --grep's whole message
     quoted_conditions(text, taken, tw, params)  # "how many 'sync: latest changes' commits": the subject
     head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
     words = blank(text, taken)  # without its paths, times and names ("AUTHORS" is a file)

@@ -69,6 +69,7 @@ class Topic:
     span: tuple[int, int]
     fixing: bool
     near: bool = False  # a compound noun ("typeshed syncs"): its two words stand together in the subject
+    in_message: bool = False  # "commits that mention X": the whole message, as ``git log --grep`` reads it
 
 
 def topic_words(words: str) -> Topic | None:
@@ -97,7 +98,8 @@ def topic_words(words: str) -> Topic | None:
                 break  # punctuation ends the phrase ("leak?", "BTF,")
         topic = [w for w in found if w not in _TOPIC_GENERIC]
         if topic:
-            return Topic(topic, (start, end), cue.group(0).lower().startswith("fix"))
+            cued = cue.group(0).lower()
+            return Topic(topic, (start, end), cued.startswith("fix"), in_message=cued.startswith("mention"))
     return _counted_kind(words)
 
 

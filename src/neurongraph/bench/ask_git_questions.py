@@ -25,9 +25,10 @@ __all__ = ["Question", "generate", "singular"]
 
 SHA_CHARS = 10
 # What a question's words mean, defined here from what a git user means by them, not taken from ask/ (the
-# gold must not share the product's definitions): "commits that mention W" are the subjects with a word that
-# starts with W, after one opening bracket or quote ("(btf)"), or with W after ``_ - / .`` ("bpf_ringbuf");
-# topics are plain subject words that are not plurals of another (a plural's question finds both forms).
+# gold must not share the product's definitions): "commits that mention W" are those ``git log -i -F --grep=W``
+# lists (the whole message); "commits about W" are the subjects with a word that starts with W, after one
+# opening bracket or quote ("(btf)"), or with W after ``_ - / .`` ("bpf_ringbuf"); topics are plain subject
+# words that are not plurals of another (a plural's question finds both forms).
 LEAD_PUNCTUATION = ("(", "[", "{", "<", '"', "'", "`")
 PART_SEPARATORS = ("_", "-", "/", ".")
 MAX_ITEMS = 500  # a list question is asked only when its gold is at most this long (what an answer lists)
@@ -672,17 +673,25 @@ class _Gen:
         stop = TOPIC_STOP | {"fixes", "fixed", "mention", "about", "revert", "merge"}
         return sorted(w for w, n in self._subject_words().items() if 3 <= n <= 400 and w not in stop)
 
+    def _grepped(self, word: str) -> set[str]:
+        """The commits of HEAD's history whose message holds ``word``, any case: ``git log -i -F --grep``."""
+        return set(self.f.git("log", "-i", "-F", f"--grep={word}", "--format=%H").split())
+
     def count_mentions(self) -> None:
         for w in self.sample(self._topics(), self.n):
-            self.ask("count_mentions", len(self._mentioning(w)), word=w)
+            self.ask("count_mentions", len(self._grepped(w)), word=w)
 
     def mentions(self) -> None:
         for w in self.sample(self._topics()):
             if self.count("mentions") >= self.n:
                 return
-            gold = self._mentioning(w)
+            gold = self._grepped(w)
             if 0 < len(gold) <= MAX_SET:
                 self.ask("mentions", gold, word=w)
+
+    def count_about(self) -> None:
+        for w in self.sample(self._topics(), self.n):
+            self.ask("count_about", len(self._mentioning(w)), word=w)
 
     def prs_dir(self) -> None:
         """PRs one of whose commits (a merged branch's, or the squash itself; merges left out) touched DIR."""

@@ -111,12 +111,13 @@ WORDINGS: dict[str, list[str]] = {
     "renamed_files": ["Which files were renamed?", "Which files have been renamed?"],
     # the length of a file, not the lines its commits changed; commits by the words of their subject
     "file_lines": ["How many lines does {path} have?", "How long is {path}?", "How many lines are in {path}?"],
-    "count_mentions": ["How many commits mention {word}?", "How many commits are about {word}?"],
+    "count_mentions": ["How many commits mention {word}?", "How many commits mention {word} in their message?"],
     "mentions": ["Which commits mention {word}?", "List the commits that mention {word}."],
     "busiest_month": ["What was the most active month?", "Which months were the busiest?"],
     "newest_file": ["What is the newest file?", "Which file was created last?"],
     "count_fixes": ["How many bug fixes are there?", "How many commits fix bugs?"],
     "top_lines_author": ["Who wrote the most lines?", "Which author added the most lines?"],
+    "count_about": ["How many commits are about {word}?", "How many commits are about the {word}?"],
 }
 SHAPES = list(WORDINGS)
 KIND = {
@@ -155,4 +156,5 @@ KIND = {
     "newest_file": "files",
     "count_fixes": "count",
     "top_lines_author": "dirs",
+    "count_about": "count",
 }  # every other shape: a set of commits

@@ -753,6 +753,11 @@ class TraceTables(ABC):
         """Nodes per type, most frequent first (graph schema for query generation)."""
 
     @abstractmethod
+    def message_grep(self, words: Sequence[str], node_type: str = "commit") -> list[str]:
+        """Ids of the ``node_type`` nodes whose title or text holds every one of ``words`` as a substring, any
+        case: what ``git log -i --grep`` finds (one pattern, or ``--all-match`` for several), sorted."""
+
+    @abstractmethod
     def relation_type_pairs(self) -> list[tuple[str, str, str, int]]:
         """(relation, src type, dst type, edges) observed, most frequent first."""
 

@@ -88,6 +88,14 @@ class SQLStore(Store):
         rows = self._q.execute("SELECT type, count(*) FROM nodes GROUP BY type ORDER BY 2 DESC, 1").fetchall()
         return {t: int(n) for t, n in rows}
 
+    def message_grep(self, words: Sequence[str], node_type: str = "commit") -> list[str]:
+        if not words:
+            return []
+        like = " AND ".join(["lower(title || ' ' || text) LIKE ? ESCAPE '!'"] * len(words))
+        pats = ["%" + w.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%" for w in words]
+        rows = self._q.execute(f"SELECT id FROM nodes WHERE type = ? AND {like} ORDER BY id", (node_type, *pats))
+        return [r[0] for r in rows.fetchall()]
+
     # -------------------------------------------------------------- traces
     def save_trace(self, trace: dict) -> None:
         with self.transaction():
