@@ -197,6 +197,7 @@ def test_revert_stored_as_fixes_skewed_dates_and_bare_directories(tmp_path):
         assert _shas(_ask(e, "Which commit added lib/cache.c?")) == {a}
         # the reverts as such, no commit named (these went to a search before): what was reverted, how many
         assert _shas(_ask(e, "Which commits were reverted?")) == {b}  # its edge is stored as fixes
+        assert _shas(_ask(e, "What got reverted?")) == {b}  # no commit noun: a what question
         assert _ask(e, "How many reverts are there?")["result"]["value"] == 1
         assert _ask(e, "How many commits were reverted?")["result"]["value"] == 1
         assert _shas(_ask(e, "Which commits are reverts?")) == {rv}
@@ -303,6 +304,7 @@ def test_the_latest_change_to_a_file_is_one_commit(eng, repo):
     res = _ask(eng, "What is the most recent change to src/net/parser.c?")
     assert _shas(res) == {repo.sq} and "1 commit — the latest commit touching src/net/parser.c" in res["answer"]
     assert _shas(_ask(eng, "show the first commit")) == {repo.c1}
+    assert _shas(_ask(eng, "what was the first ever commit?")) == {repo.c1}
     assert _shas(_ask(eng, "what was the last commit?")) == {repo.mv}
 
 

@@ -119,6 +119,14 @@ def test_who_created_a_file_is_its_first_author(eng, repo):
     assert _ask(eng, "Who added lib/net/a.c?")["result"]["value"] == "Bo Lee"
 
 
+def test_a_renamed_files_beginning_is_under_its_first_path(eng, repo):
+    """As ``git log --follow``: lib/net/c.c began as lib/net/b.c, not with the rename (by Ada Dev)."""
+    created = _ask(eng, "When was lib/net/c.c created?")
+    assert _shas(created) == {repo.lib} and "or a path it was renamed from" in created["answer"]
+    assert _ask(eng, "Who originally wrote lib/net/c.c?")["result"]["value"] == "Bo Lee"
+    assert _ask(eng, "Who last changed lib/net/c.c?")["result"]["value"] == "Ada Dev"  # the newest: no renames read
+
+
 def test_how_many_files_counts_files_not_commits(eng, repo):
     every = subprocess.run(
         ["git", "-C", str(repo.path), "log", "--no-renames", "--name-only", "--format="],
@@ -363,3 +371,19 @@ def test_a_file_made_by_an_ancestor_dated_after_its_child_counts_where_it_was_ad
         res = _ask(e, "When was a.c created?")  # the root, though the child is dated first
         assert res["result"]["items"] == ["commit:" + r.git("rev-list", "--max-parents=0", "HEAD")]
         assert _ask(e, "Who created a.c?")["result"]["items"] == res["result"]["items"]
+
+
+def test_how_many_renames_counts_renamed_files_not_commits_that_say_rename(tmp_path):
+    r = Repo(tmp_path / "mv")
+    r.commit("Add two files", {"a.c": _lines("a", 4), "b.c": _lines("b", 4)})
+    r.git("mv", "a.c", "x.c")
+    r.git("mv", "b.c", "y.c")
+    r.commit("Move the sources")
+    r.commit("Rename the helper in the docs", {"README": "helper\n"})  # says rename, renames no file
+    e = ngr.open(tmp_path / "mv.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        res = _ask(e, "How many renames are there?")
+        assert res["result"]["value"] == 2 and res["result"]["shape"] == "count_renamed"
+    finally:
+        e.close()

@@ -171,6 +171,8 @@ def test_a_misspelt_domain_word_is_read_as_meant_and_said():
         ["'relases' read as 'releases'"],
     )
     assert normalise("how many commmits did Merce make?")[0] == "how many commits did Merce make?"
+    assert normalise("who toched it most recntly?")[0] == "who touched it most recently?"  # "most recently": last
+    assert normalise("decently") == ("decently", [])
     for kept in ("who reverted the merger", "src/relases/x.c", "Relases", "the change", "removes"):
         assert normalise(kept) == (kept, [])  # a word of its own, a path, a name, two candidates, a known form
 

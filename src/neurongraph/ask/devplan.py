@@ -114,10 +114,13 @@ def commit_match(
     params: dict,
     touching: bool = False,
     where: list[str] | None = None,
+    follow_renames: bool = False,
 ) -> tuple[str, list[str]]:
     """``MATCH`` + ``WHERE`` for the scoped commits ``c`` and the filters it applied, in words.  With a single
     scope, or with ``touching``, the match also binds the file ``f`` each commit touches and the edge ``t``
-    (its line counts), and leaves merges out.  ``where``: more conditions on ``c``, said by the caller."""
+    (its line counts), and leaves merges out.  ``where``: more conditions on ``c``, said by the caller.
+    ``follow_renames`` (a file's beginning, as ``git log --follow``): the commits touching the file or a path
+    it was renamed from (``p``, its ``renamed_to`` edges, up to :data:`RENAME_HOPS` back)."""
     where, said = list(where or []), []
     if scope is not None and scope.kind in ("all", "any"):
         parts = [p for p in scope.value if isinstance(p, Scope)]  # commits touching every one ("both") or any
@@ -130,14 +133,17 @@ def commit_match(
             where.append("(" + " OR ".join(p.condition("f", f"f{i}", params) for i, p in enumerate(parts)) + ")")
     elif scope is not None:
         cond = scope.condition("f", "f", params)
-        if scope.kind == "file":  # the file's id inline in the pattern
+        if scope.kind == "file" and follow_renames:
+            m = f"MATCH (p:file)-[:renamed_to*0..{RENAME_HOPS}]->(f:file {{id: $f}}) MATCH (c:commit)-[t:touches]->(p)"
+        elif scope.kind == "file":  # the file's id inline in the pattern
             m = "MATCH (c:commit)-[t:touches]->(f:file {id: $f})"
         else:
             m = "MATCH (c:commit)-[t:touches]->(f:file)"
             where.append(cond)
     if scope is not None:
         where.append(NON_MERGE)
-        said.append(f"touching {scope.phrase} (merge commits left out)")
+        renamed = " or a path it was renamed from" if follow_renames and scope.kind == "file" else ""
+        said.append(f"touching {scope.phrase}{renamed} (merge commits left out)")
     elif touching:
         m = "MATCH (c:commit)-[t:touches]->(f:file)"
         where.append(NON_MERGE)
@@ -159,6 +165,8 @@ def commit_match(
 
 
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
+
+RENAME_HOPS = 8  # renames followed back from a file to its first path
 
 
 ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: set by ``dev_run`` when run

@@ -18,10 +18,12 @@ DOMAIN_WORDS = frozenset(
     "release releases released version versions commit commits committed committer committers author authors "
     "authored merge merges merged revert reverts reverted branch branches changed changes contributor "
     "contributors tagged deleted removed renamed created touched removes deletes renames creates touches "
-    "reverting merging committing releasing tagging branching changing".split()
+    "reverting merging committing releasing tagging branching changing recently".split()
 )
 # English words one edit from a domain word that must stay themselves
-_WORDS_OF_THEIR_OWN = frozenset("merger mergers change hanged ranged version's commits' emerged remove".split())
+_WORDS_OF_THEIR_OWN = frozenset(
+    "merger mergers change hanged ranged version's commits' emerged remove decently".split()
+)
 _WORD = re.compile(r"(?<![\w./-])[a-z]{6,}(?![\w./-])")
 
 

@@ -115,7 +115,7 @@ _HOW_MANY_KIND = re.compile(
 _COUNTED_AS_SUCH = frozenset(
     "commit change patch file line author people person contributor committer developer merge pr request tag "
     "release version directory dir folder revert name time year month day week bug issue problem thing review "
-    "comment download report ticket job run build test star fork branch".split()
+    "comment download report ticket job run build test star fork branch rename".split()
 )
 
 

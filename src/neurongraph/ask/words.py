@@ -33,7 +33,7 @@ COUNT = re.compile(r"\b(how many|number of|count)\b|\bwc\s+-l\b", re.I)  # `wc -
 LAST = re.compile(r"\b(last|latest|most recent(?:ly)?|newest)\b", re.I)
 
 
-FIRST = re.compile(r"\b(first|oldest|earliest)\b", re.I)
+FIRST = re.compile(r"\b(first|oldest|earliest|originally|initially)\b", re.I)
 
 
 NTH = re.compile(
@@ -45,7 +45,7 @@ NTH = re.compile(
 
 # "the most recent change to F", "the first commit": one commit, not the whole list
 ONE = re.compile(
-    r"(?:\bthe|'s)\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+"
+    r"(?:\bthe|'s)\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+(?:ever\s+)?"
     r"(?:merge\s+)?(?:change|commit|patch)\b(?!e?s)",
     re.I,
 )

@@ -7,6 +7,7 @@ import re
 
 from ..devplan import (
     C_RET,
+    RENAME_HOPS,
     DevPlan,
     Scope,
     by_time,
@@ -118,13 +119,13 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
         removal = file_deleted(scope, params, who=False)  # "which file replaced F?": its removal, and what came
         return dataclasses.replace(removal, steps=(*removal.steps, also_added))
     if CREATED.search(question) and not tw.active:
-        cy = (
-            "MATCH (c:commit)-[:touches]->(f:file {id: $f}) WHERE size(coalesce(c.parents, [])) < 2 "
-            f"WITH DISTINCT c ORDER BY {by_time()} LIMIT {FIRST_COMMITS} RETURN {C_RET}, "
-            "c.parents AS parents, "
-            "c.author_time AS author_time"
+        cy = (  # under its earlier paths too (git log --follow): "globals.py" before "move to src directory"
+            f"MATCH (p:file)-[:renamed_to*0..{RENAME_HOPS}]->(f:file {{id: $f}}) MATCH (c:commit)-[:touches]->(p) "
+            "WHERE size(coalesce(c.parents, [])) < 2 "
+            f"WITH DISTINCT c, p ORDER BY {by_time()} LIMIT {FIRST_COMMITS} RETURN {C_RET}, "
+            "c.parents AS parents, c.author_time AS author_time, substring(p.id, 5) AS path"
         )
-        expl = f"the first commit touching {scope.phrase}"
+        expl = f"the first commit touching {scope.phrase} or a path it was renamed from"
         steps = (first_creator, also_removed) if _REPLACED.search(question) else (first_creator,)
         return DevPlan("file_created", "commits", cy, params, expl, steps=steps, about_file=True)
     return None

@@ -116,7 +116,7 @@ def first_creator(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
 def creators(engine, rows: list[dict], path: str) -> list[dict]:
     """Of a file's first commits (rows in time order), those that created it (git's status "A", else a hunk
     from nothing), when any did; else all of them (a store that cannot tell)."""
-    made = [r for r in rows if (n := engine.store.get_node(r["id"])) is not None and makes(n, path)]
+    made = [r for r in rows if (n := engine.store.get_node(r["id"])) is not None and makes(n, r.get("path") or path)]
     return made or rows
 
 

@@ -14,7 +14,11 @@ from ..words import LISTY
 from .lists import plan_list
 from .shape import Shape
 
-_REVERTED = re.compile(r"\b(?:commits?|changes?|patch(?:es)?)\b[^?]*\b(?:got|been|were|was|are|is)\s+reverted\b", re.I)
+# "which commits were reverted?", "what got reverted in 2022?": a commit noun, or a what / which question
+_REVERTED = re.compile(
+    r"(?:\b(?:commits?|changes?|patch(?:es)?)\b|^\W*(?:what|which)\b)[^?]*\b(?:got|been|were|was|are|is)\s+reverted\b",
+    re.I,
+)
 
 
 _REVERT_COMMITS = re.compile(r"\breverts\b|\brevert(?:ing)?\s+commits\b", re.I)

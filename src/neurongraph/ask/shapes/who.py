@@ -81,12 +81,16 @@ def _authors_by_lines(scope, tw, author, params: dict) -> DevPlan:
 
 def plan_who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
     """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors."""
-    match, said = commit_match(scope, tw, author, params)
+    of_file = scope is not None and scope.kind == "file"
+    match, said = commit_match(scope, tw, author, params, follow_renames=first and of_file)
     if first or last:
         order = "ASC" if first else "DESC"
-        # "who created F": its first commits, of which run_plan takes the one git says created it (clock skew)
-        lim = FIRST_COMMITS if first and scope is not None and scope.kind == "file" else 1
-        cy = f"{match} WITH DISTINCT c ORDER BY {by_time(order)} LIMIT {lim} RETURN {C_RET}"
+        # "who created F": its first commits (under its earlier paths too), of which run_plan takes the one git
+        # says created it (clock skew)
+        lim = FIRST_COMMITS if first and of_file else 1
+        path = ", substring(p.id, 5) AS path" if first and of_file else ""
+        cy = f"{match} WITH DISTINCT c, {'p' if path else 'null AS p'} ORDER BY {by_time(order)} LIMIT {lim} "
+        cy += f"RETURN {C_RET}{path}"
         expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
         steps = (first_creator, root_first) if first and not said else (first_creator,) if first else ()
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said, steps=steps)
