@@ -387,3 +387,27 @@ def test_how_many_renames_counts_renamed_files_not_commits_that_say_rename(tmp_p
         assert res["result"]["value"] == 2 and res["result"]["shape"] == "count_renamed"
     finally:
         e.close()
+
+
+def test_who_last_changed_a_file_of_one_second_is_the_child(tmp_path):
+    """A series applied at once (``git am``) shares its commit second: the last is the one git log -1 lists,
+    the child, whatever the order of ids."""
+    r = Repo(tmp_path / "am")
+    r.author("Ann Base")
+    r.commit("Add the file", {"x.c": "1\n"})
+    r.author("Zed First")
+    r.t -= 3600  # the same second as the commit before
+    parent = r.commit("Change x by Zed", {"x.c": "2\n"})
+    r.author("Abe Second")
+    for k in range(64):  # a child whose id sorts after its parent's: an order by id would name the parent
+        r.t -= 3600
+        if r.commit(f"Change x by Abe ({k})", {"x.c": f"3.{k}\n"}) > parent:
+            break
+        r.git("reset", "-q", "--hard", parent)
+    e = ngr.open(tmp_path / "am.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        assert r.git("log", "-1", "--format=%an", "--", "x.c") == "Abe Second"
+        assert _ask(e, "Who last changed x.c?")["result"]["value"] == "Abe Second"
+    finally:
+        e.close()

@@ -61,6 +61,19 @@ def earliest(engine, rows: list[dict]) -> list[dict]:
     return [tied[0]]
 
 
+def newest(engine, p, rows: list[dict]) -> list[dict]:
+    """The newest of rows ordered newest first: of commits of the same second (a series applied by ``git am``
+    at once), the one no other of them reaches through same-second parents, as ``git log -1`` lists it."""
+    if len(rows) < 2 or "parents" not in rows[0]:
+        return rows[:1]
+    t = rows[0].get("time")
+    tied = [r for r in rows if r.get("time") == t]
+    if len(tied) > 1:
+        reached = {o["id"] for r in tied for o in tied if o is not r and _reaches(engine, r, {o["id"]}, t)}
+        tied = [r for r in tied if r["id"] not in reached] or tied
+    return tied[:1]
+
+
 def _reaches(engine, row: dict, targets: set[str], t, limit: int = 64) -> bool:
     """Does ``row`` reach one of ``targets`` through parents committed in the same second ``t``?"""
     frontier = [f"commit:{p}" for p in row.get("parents") or []]

@@ -71,7 +71,9 @@ class Question:
 
     @property
     def has_filter(self) -> bool:
-        return self.scope is not None or self.tw.active or self.author is not None or bool(self.tw.conditions)
+        """A path, a period, an author or a condition of the question's own (reading HEAD's history is none)."""
+        own = any("$off_head" not in cond for cond, _ in self.tw.conditions)
+        return self.scope is not None or self.tw.active or self.author is not None or own
 
     def change(self, engine, reverts: bool | None = None) -> Resolved | None:
         """The change the description names (:func:`.described.resolve`, once per question), or None;

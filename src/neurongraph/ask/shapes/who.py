@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..dev_rows import root_first
+from ..dev_rows import newest, root_first
 from ..devplan import (
     C_RET,
     MAX_ITEMS,
@@ -87,12 +87,12 @@ def plan_who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPla
         order = "ASC" if first else "DESC"
         # "who created F": its first commits (under its earlier paths too), of which run_plan takes the one git
         # says created it (clock skew)
-        lim = FIRST_COMMITS if first and of_file else 1
+        lim = FIRST_COMMITS if of_file else 1  # "who last changed F": its newest second's commits (newest)
         path = ", substring(p.id, 5) AS path" if first and of_file else ""
         cy = f"{match} WITH DISTINCT c, {'p' if path else 'null AS p'} ORDER BY {by_time(order)} LIMIT {lim} "
-        cy += f"RETURN {C_RET}{path}"
+        cy += f"RETURN {C_RET}{path}" + (", c.parents AS parents" if of_file and not first else "")
         expl = f"the author of the {'first' if first else 'latest'} commit " + (", ".join(said) or "of the history")
-        steps = (first_creator, root_first) if first and not said else (first_creator,) if first else ()
+        steps = (first_creator, root_first) if first and not said else (first_creator,) if first else (newest,)
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said, steps=steps)
     cy = (
         f"{match} WITH DISTINCT c RETURN c.author AS author, count(c) AS commits, max(c.time) AS last "
