@@ -6,7 +6,8 @@ Reads every module with ``ast`` (nothing is imported or run).  Every import of t
 blocks), ``lazy`` (inside a function: the CLI's deliberate lazy imports, and first-use imports) and
 ``typing`` (under ``if TYPE_CHECKING:``).  All three count: a cycle hidden behind a lazy or type-only import
 is still two modules that cannot be read, tested or moved apart.  ``from .x import name`` is an edge to
-``x`` (or to ``x.name`` when that is a module).
+``x`` (or to ``x.name`` when that is a module).  The CLI's ``COMMANDS`` table, which names each command's module
+as a string for ``import_module``, gives ``lazy`` edges too (``cli.main -> cli.search_cmd``, ...).
 
 Cycles: strongly connected components of that graph (Tarjan); any component of two or more modules is
 a cycle, reported with the edges that close it.  ``KNOWN_CYCLES`` lists the ones not yet removed, each
@@ -128,7 +129,28 @@ def build_graph() -> tuple[dict[str, set[str]], Edges]:
                 if t != mod:
                     graph[mod].add(t)
                     edges[mod].append((node.lineno, t, kind))
+        for line, t in _named_modules(tree, mod, modules):
+            graph[mod].add(t)
+            edges[mod].append((line, t, "lazy"))
     return graph, edges
+
+
+def _named_modules(tree: ast.Module, mod: str, modules: set[str]):
+    """``(line, module)`` of the modules a table names as strings for ``import_module`` (the CLI's ``COMMANDS``:
+    ``{"search": ("search_cmd", "search"), ...}``, imported relative to the package when the command runs)."""
+    package = mod.rsplit(".", 1)[0]
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        value = getattr(node, "value", None)
+        if not (isinstance(target, ast.Name) and target.id == "COMMANDS" and isinstance(value, ast.Dict)):
+            continue
+        for v in value.values:
+            first = v.elts[0] if isinstance(v, ast.Tuple) and v.elts else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                if (name := f"{package}.{first.value}") in modules:
+                    yield v.lineno, name
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
