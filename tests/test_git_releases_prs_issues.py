@@ -191,6 +191,19 @@ def test_the_releases_of_a_period_are_tags(project, tmp_path):
         assert "'relases' read as 'releases'" in out["answer"]
 
 
+def test_the_release_before_or_after_a_named_one_is_by_tag_time(project, tmp_path):
+    r, c = project
+    by_time = r.git("tag", "--sort=creatordate").split()
+    with ngr.open(tmp_path / "n.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        before = eng.ask("which version was released right before 1.1?")
+        assert [x["id"] for x in before["rows"]] == ["tag:" + by_time[by_time.index("1.1") - 1]]
+        after = eng.ask("what release came after 1.1?")
+        assert [x["id"] for x in after["rows"]] == ["tag:" + by_time[by_time.index("1.1") + 1]]
+        assert eng.ask(f"which version came before {by_time[0]}?")["answer"].startswith("No tag before")
+        assert eng.ask("which version was released before 9.9.9?")["route"]["mode"] != "graph"  # no such tag
+
+
 def test_since_the_last_release_is_git_describe_on_the_default_branch(project, tmp_path):
     r, c = project
     with ngr.open(tmp_path / "h.db", embedder="hashing") as eng:

@@ -179,7 +179,7 @@ def _ignored(q: Question, p: DevPlan) -> str:
     dated = "$since" in text or "$until" in text or "length_until" in p.params  # (a file's length: read when run)
     if (q.tw.since or q.tw.until) and not dated:
         missed.append(f"the period ({q.tw.describe()})")
-    if q.tw.commits is not None and "$within" not in text:
+    if q.tw.commits is not None and "$within" not in text and "$tag" not in text:  # (a plan of the named tag: read)
         missed.append("the tag range")
     if (num := HASHNUM.search(q.words)) is not None:  # an issue or PR number no reading took
         missed.append(f"the number {num.group(0)}")

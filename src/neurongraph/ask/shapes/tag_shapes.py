@@ -19,7 +19,7 @@ from ..tags import LazyTags, looks_like_version
 from ..timephrase import FIRST_WORDS, TimeWindow
 from .shape import Shape
 
-__all__ = ["plan_tags", "plan_tag_date", "asks_about_a_tag"]
+__all__ = ["plan_tags", "plan_tag_date", "plan_tag_neighbour", "asks_about_a_tag"]
 
 _NOUN = r"(?:git\s+)?(?:tags|releases|versions)"
 # what may follow the noun when the question is about the tags as such ("… are there?", "… were cut?"): no more
@@ -84,6 +84,38 @@ _RELEASED = re.compile(
 )
 
 
+# "which version was released right before 8.4.0?", "what release came after v1.1?": a neighbour of a named tag
+_NEIGHBOUR = re.compile(
+    r"^\W*(?:which|what)\b[^?]*?\b(?:release|version|tag)\b[^?]*?\b(?:right\s+|just\s+|immediately\s+)?"
+    r"(?P<side>before|after|preceding|prior\s+to|following)\s+(?:the\s+)?(?:(?:release|version|tag)\s+)?"
+    r"(?P<name>[\w.+-]*\w)\s*[?.!]*\s*$",
+    re.I,
+)
+
+
+def plan_tag_neighbour(engine, text: str, params: dict) -> DevPlan | None:
+    """The tag just before (or after) a named tag by tag time, as ``git tag --sort=creatordate`` orders them
+    (tags of one second by name); a name no tag has is said."""
+    m = _NEIGHBOUR.search(text)
+    if m is None:
+        return None
+    asked = m.group("name")
+    name = LazyTags(engine).name(asked)
+    if name is None and not looks_like_version(asked):
+        return None  # "which release came before the parser rewrite?": not a tag
+    params["tag"] = f"tag:{name or asked}"
+    before = m.group("side").lower() in ("before", "preceding") or m.group("side").lower().startswith("prior")
+    cmp, order = ("<", "DESC") if before else (">", "ASC")
+    cy = (
+        f"MATCH (x:tag {{id: $tag}}) MATCH (t:tag) WHERE t.time {cmp} x.time OR (t.time = x.time AND t.id {cmp} x.id) "
+        f"{_RET} ORDER BY time {order}, id {order} LIMIT 1"
+    )
+    side = "before" if before else "after"
+    none = f"No tag '{asked}' in the store ('which tags are there?' lists them)." if name is None else None
+    expl = f"the tag {side} {name or asked} by tag time"
+    return DevPlan("tag_" + side, "tags", cy, params, expl, none_text=none or f"No tag {side} {name or asked}.")
+
+
 def plan_tag_date(engine, text: str, params: dict) -> DevPlan | None:
     """One named tag and its date ("when was 8.2.0 released?"); a version-like name no tag has is said."""
     m = _RELEASED.search(text)
@@ -104,7 +136,9 @@ TAGS = Shape(
     lambda engine, q: (
         None
         if q.scope or q.author or q.wants_prs
-        else plan_tag_date(engine, q.text, q.params) or plan_tags(q.words, q.tw, q.params)
+        else plan_tag_neighbour(engine, q.text, q.params)
+        or plan_tag_date(engine, q.text, q.params)
+        or plan_tags(q.words, q.tw, q.params)
     ),
-    doc="how many releases, the latest tag, the tags of a period",
+    doc="how many releases, the latest tag, the tags of a period, the release before / after a named one",
 )
