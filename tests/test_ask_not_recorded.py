@@ -24,6 +24,8 @@ UNRECORDED = [
     "how many open bugs are there right now?",
     "which issues labeled 'regression' are still unfixed?",
     "Is the crash report in bugzilla still open?",
+    "which patches were rejected on the mailing list in 2025?",
+    "how many pull requests were never merged?",
 ]
 RECORDED = [
     "which commit fixed the CI build?",
@@ -35,6 +37,8 @@ RECORDED = [
     "what changed in src/stars.c in 2024?",
     "how many commits did the release team make?",
     "which commit fixed issue #12?",
+    "which commits were reverted in 2022?",
+    "which patches were merged in 2025?",
 ]
 
 

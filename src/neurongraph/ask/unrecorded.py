@@ -46,7 +46,10 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         re.compile(
             r"\breview\s+comments?\b|\breviewers?\b[^?]*\b(?:say|said|comment\w*|request\w*|think|thought|ask\w*)\b"
             r"|\brequested\s+changes\b|\b(?:mailing[- ]list|list)\s+(?:discussion|thread|replies)\b"
-            r"|\bfeedback\s+(?:did|was|were|from|on|in|about|to)\b|\b(?:get|got|receive[sd]?|left|gave)\b[^?]*\bfeedback\b",
+            r"|\bfeedback\s+(?:did|was|were|from|on|in|about|to)\b|\b(?:get|got|receive[sd]?|left|gave)\b[^?]*\bfeedback\b"
+            # what was submitted and not taken: git holds only what was applied
+            r"|\b(?:patch(?:es|sets?)?|prs?|pull\s+requests?|submissions?)\b[^?]*\b(?:were|was|got|been|are|is|get)\s+"
+            r"(?:rejected|nack(?:ed)?|declined|turned\s+down|never\s+(?:merged|applied|accepted)|not\s+(?:merged|applied|accepted))\b",
             re.I,
         ),
         True,
