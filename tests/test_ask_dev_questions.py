@@ -280,6 +280,8 @@ def test_counting_people_and_ranking_files_by_their_commits(eng, repo):
     assert "- src/net/parser.c: 2 commits [file:src/net/parser.c]" in res["answer"]
     scoped = _ask(eng, "what are the most changed files in docs/?")["result"]["items"]
     assert set(scoped) <= {"file:docs/parser.md", "file:docs/vlan.md", "file:docs/vlans.md"} and scoped
+    bare = _ask(eng, "which docs file has had the most commits?")  # a directory named without its slash
+    assert bare["result"]["shape"] == "files_most_changed" and bare["result"]["items"][: len(scoped)] == scoped
 
 
 def test_several_paths_both_or_either(eng, repo):

@@ -151,18 +151,20 @@ def _known_extension(file_ids: list[str], name: str) -> bool:
 
 _BARE_DIR = re.compile(
     r"\b(?:under|inside|within|below|beneath|in)\s+(?:the\s+)?([\w.@~+-]+)(?:\s+(?:directory|folder|dir|tree))?\b"
-    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:directory|folder|dir)\b",
+    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:directory|folder|dir)\b"
+    r"|\b(?:which|what)\s+([\w.@~+-]+)\s+files?\b",  # "which mypyc file has had the most commits?"
     re.I,
 )
 
 
 def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str]]:
-    """Directory names written without a slash: after "under/inside/in (the)", or before "directory"."""
+    """Directory names written without a slash: after "under/inside/in (the)", before "directory", or between
+    "which" and "file(s)" (only those with files below them in the store are read as a scope)."""
     out = []
     for m in _BARE_DIR.finditer(question):
-        name = m.group(1) or m.group(2)
+        name = m.group(1) or m.group(2) or m.group(3)
         if name and not name.isdigit() and not any(s < m.end() and m.start() < e for s, e in taken):
-            out.append((name, m.group(0)))
+            out.append((name, name if m.group(3) else m.group(0)))  # "which X file": the file word is the intent's
     return out
 
 
