@@ -357,3 +357,15 @@ def test_who_merged_the_most_prs_and_author_lists_past_the_cap(eng, repo, monkey
     res = _ask(eng, "Who changed src/net/?")
     assert len(res["result"]["items"]) == 1 and res["result"]["total"] == 2  # Ada Dev, Bo Lee
     assert res["answer"].startswith("2 authors")
+
+
+def test_in_the_projects_own_name_is_the_project_not_its_directory(tmp_path):
+    r = Repo(tmp_path / "tool")
+    first = r.commit("Initial commit", {"README": "r\n"})
+    r.commit("Add the package", {"tool/__init__.py": "x\n"})
+    r.commit("Add docs", {"docs/index.md": "d\n"})
+    with ngr.open(tmp_path / "tool.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "what was the very first commit in tool?")
+        assert _shas(res) == {first} and "'in tool' read as the project" in res["answer"]
+        assert _ask(e, "how many commits under tool?")["result"]["value"] == 1  # "under": the directory

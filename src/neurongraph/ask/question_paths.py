@@ -50,9 +50,21 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             out.extend(_basename(engine, p, notes))
     for d, phrase in bare:  # "under docs", "the bridge directory": only when the store has files below it
+        if re.match(r"in\s", phrase, re.I) and d.lower() == _project_name(engine):
+            notes.append(f"'{phrase}' read as the project, not its directory {d}/")
+            continue  # "the very first commit in click": the repository, whatever click/ once held
         if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
             out.append(Scope("dir", f"file:{d}/", phrase))
     return out
+
+
+def _project_name(engine) -> str:
+    """The synced repository's own name, lowercased (the last part of the source its commits carry: a checkout's
+    directory, ``click``), or "" when the store does not say."""
+    first = engine.store.ids_with_prefix("commit:", 1)
+    node = engine.store.get_node(first[0][0]) if first else None
+    repo = str((node.metadata or {}).get("repo") or "") if node is not None else ""
+    return repo.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def _candidates(question: str, taken: list[tuple[int, int]]) -> tuple[list[str], set[str]]:
