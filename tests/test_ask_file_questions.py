@@ -411,28 +411,3 @@ def test_who_last_changed_a_file_of_one_second_is_the_child(tmp_path):
         assert _ask(e, "Who last changed x.c?")["result"]["value"] == "Abe Second"
     finally:
         e.close()
-
-
-def test_a_file_removed_again_on_a_merged_branch_names_its_first_removal(tmp_path):
-    """Removed on main, later also on a release branch that main then merged: ``git log -- F`` shows main's
-    removal (the merge follows the parent where F was already gone), and so does the answer."""
-    r = Repo(tmp_path / "two")
-    r.commit("Add the setup script", {"setup.py": "s\n", "core.py": "c\n"})
-    r.git("checkout", "-q", "-b", "stable")
-    r.git("checkout", "-q", "main")
-    r.git("rm", "-q", "setup.py")
-    first = r.commit("Switch to pyproject", {"pyproject.toml": "p\n"})
-    r.git("checkout", "-q", "stable")
-    r.commit("Backport a fix", {"setup.py": "s2\n"})
-    r.git("rm", "-q", "setup.py")
-    r.commit("Update project files", {"pyproject.toml": "p\n"})
-    r.git("checkout", "-q", "main")
-    r.t += 3600
-    r.git("merge", "-q", "--no-ff", "-X", "ours", "stable", "-m", "Merge stable")
-    e = ngr.open(tmp_path / "two.db", embedder="hashing")
-    try:
-        sync_source(e, "git", str(r.path))
-        assert r.git("log", "--diff-filter=D", "--format=%H", "--", "setup.py").split() == [first]
-        assert _shas(_ask(e, "When was setup.py deleted?")) == {first}
-    finally:
-        e.close()

@@ -148,7 +148,7 @@ def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     groups = [list(g) for _, g in itertools.groupby(rows, key=lambda r: r.get("time"))]
     gone = _emptying(engine, groups[0], path)
     if gone is not None:
-        return [_first_removal(engine, groups[1:], path) or gone]
+        return [gone]
     made = next((r for r in groups[0] if (n := engine.store.get_node(r["id"])) is not None and makes(n, path)), None)
     if made is not None and len(groups) > 1 and (gone := _emptying(engine, groups[1], path)) is not None:
         p.explanation += f"; it was added again by {made['id'][7:17]} ({str(made.get('time'))[:10]})"
@@ -160,18 +160,6 @@ def resolve_deleted(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     )
     p.explanation += " — none: still present"
     return []
-
-
-def _first_removal(engine, older: list[list[dict]], path: str) -> dict | None:
-    """An older removal of ``path`` with no commit creating it again in between (newest first, by second): the
-    file was gone from then on, and the newer removal is another line catching up (click's ``setup.py``: removed
-    on the main line in 2023, then on the 8.1.x branch merged in 2024; ``git log -- setup.py`` shows the first)."""
-    found = None
-    for group in older:
-        if any((n := engine.store.get_node(r["id"])) is not None and makes(n, path) for r in group):
-            break
-        found = _emptying(engine, group, path) or found
-    return found
 
 
 # A root commit (no parent) comes before every other commit touching a file, whatever the clock says: ovs's
