@@ -85,10 +85,14 @@ class GitFacts:
 
     # ------------------------------------------------------------------ PR data (from subjects)
     def pr_commit(self) -> dict[int, str]:
-        """PR number -> the commit that merged it: a ``Merge pull request #N`` merge or a ``(#N)`` squash."""
+        """PR number -> the commit that merged it: a ``Merge pull request #N`` merge, a merge GitHub titled with the
+        PR's title (``… (#N)``, click's "deprecate base classes … (#2591)"), or a ``(#N)`` squash."""
         out: dict[int, str] = {}
         for sha, parents, _, _, subj in reversed(self.commits):  # oldest first: the first one wins
-            m = MERGE_RE.match(subj) if len(parents) > 1 else SQUASH_RE.search(subj) if len(parents) == 1 else None
+            if len(parents) > 1:
+                m = MERGE_RE.match(subj) or SQUASH_RE.search(subj)
+            else:
+                m = SQUASH_RE.search(subj) if len(parents) == 1 else None
             if m:
                 out.setdefault(int(m.group(1)), sha)
         return out
