@@ -83,6 +83,19 @@ class GitFacts:
             self._tags = sorted(rows, key=lambda r: (r[2], r[0]))
         return self._tags
 
+    def every_tag(self) -> list[tuple[str, int]]:
+        """(name, creation time) of every tag that names a commit, oldest first: what ``git tag`` lists, tags on
+        release branches and past ``HEAD`` included (an ingest reads them all)."""
+        if not hasattr(self, "_every_tag"):
+            fmt = "%(refname:strip=2)%1f%(objecttype)%1f%(*objecttype)%1f%(creatordate:unix)"
+            rows = []
+            for line in self.git("for-each-ref", "refs/tags", f"--format={fmt}").splitlines():
+                name, otype, peeled_type, t = line.split("\x1f")
+                if "commit" in (otype, peeled_type):
+                    rows.append((name, int(t)))
+            self._every_tag = sorted(rows, key=lambda r: (r[1], r[0]))
+        return self._every_tag
+
     # ------------------------------------------------------------------ PR data (from subjects)
     def pr_commit(self) -> dict[int, str]:
         """PR number -> the commit that merged it: a ``Merge pull request #N`` merge, a merge GitHub titled with the

@@ -719,7 +719,7 @@ class _Gen:
 
     # ------------------------------------------------------------------ the tags themselves
     def count_tags(self) -> None:
-        self.ask("count_tags", len(self.f.tags()))  # what a HEAD sync writes: the tags merged into HEAD
+        self.ask("count_tags", len(self.f.every_tag()))  # what `git tag` lists
 
     def _newest_tag(self) -> str | None:
         """The newest tag by creation time, or None when there is none or two share the newest second."""
@@ -729,8 +729,10 @@ class _Gen:
         return tags[-1][0]
 
     def latest_tag(self) -> None:
-        if (name := self._newest_tag()) is not None:
-            self.ask("latest_tag", {name})
+        """The newest of every tag (``git tag --sort=-creatordate``), unless two share the newest second."""
+        tags = self.f.every_tag()
+        if tags and not (len(tags) > 1 and tags[-1][1] == tags[-2][1]):
+            self.ask("latest_tag", {tags[-1][0]})
 
     def since_latest_tag(self) -> None:
         if (name := self._newest_tag()) is not None:
