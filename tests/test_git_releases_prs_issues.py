@@ -383,3 +383,22 @@ def test_a_directory_move_from_a_to_b(tmp_path):
         sync_source(eng, "git", r.path)
         out = eng.ask("when did the package move from pkg/ to src/pkg/?")
         assert out["result"]["shape"] == "dir_moved" and out["refs"] == ["commit:" + moved]
+
+
+def test_a_merged_revert_pr_is_not_a_revert_of_its_own(tmp_path):
+    """GitHub merges a revert PR as "Merge pull request #N from …/revert-…", with the PR's title ('Revert "X"')
+    as its body's first line, which the ingest takes for its title; git's subject says merge, and `git log
+    --format=%s` counts one revert here, so does the answer."""
+    r = Repo(tmp_path / "rv")
+    x = r.commit("Use the fast parser", {"p.c": "fast\n"})
+    r.git("checkout", "-q", "-b", "revert-x")
+    r.commit(f'Revert "Use the fast parser"\n\nThis reverts commit {x}.', {"p.c": "slow\n"})
+    r.git("checkout", "-q", "main")
+    r.t += 60
+    message = 'Merge pull request #5 from someone/revert-x\n\nRevert "Use the fast parser"'
+    r.git("merge", "-q", "--no-ff", "revert-x", "-m", message)
+    with ngr.open(tmp_path / "rv.db", embedder="hashing") as eng:
+        sync_source(eng, "git", r.path)
+        subjects = r.git("log", "--format=%s").splitlines()
+        assert sum(s.startswith("Revert") for s in subjects) == 1
+        assert eng.ask("How many revert commits are there?")["result"]["value"] == 1

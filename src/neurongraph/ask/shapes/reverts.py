@@ -24,7 +24,9 @@ _REVERTED = re.compile(
 _REVERT_COMMITS = re.compile(r"\breverts\b|\brevert(?:ing)?\s+commits\b", re.I)
 
 
-REVERT_TITLE = "c.title STARTS WITH 'Revert'"  # what `git revert` writes ('Revert "<subject>"'), GitHub's too
+# what `git revert` writes ('Revert "<subject>"'), GitHub's too; git's own subject where the ingest titled a PR
+# merge by its PR ("Merge pull request #1543 from pallets/revert-shlex-quote" is no revert of its own)
+REVERT_TITLE = "coalesce(c.subject, c.title) STARTS WITH 'Revert'"
 
 
 def plan_reverts(words: str, scope, tw, author, params: dict, count: bool) -> DevPlan | None:
