@@ -411,3 +411,22 @@ def test_who_last_changed_a_file_of_one_second_is_the_child(tmp_path):
         assert _ask(e, "Who last changed x.c?")["result"]["value"] == "Abe Second"
     finally:
         e.close()
+
+
+def test_which_commit_renamed_a_path_written_out_is_its_move_away(tmp_path):
+    r = Repo(tmp_path / "mv2")
+    r.commit("Add the helper", {"x/a.c": _lines("a", 5)})
+    r.git("mv", "x/a.c", "x/b.c")
+    into = r.commit("Name the helper b")
+    (r.path / "y").mkdir()
+    r.git("mv", "x/b.c", "y/b.c")
+    away = r.commit("Move the helper to y/")
+    e = ngr.open(tmp_path / "mv2.db", embedder="hashing")
+    try:
+        sync_source(e, "git", str(r.path))
+        assert "x/b.c\ty/b.c" in r.git("show", "--format=", "--name-status", "-M", away)  # git's own rename
+        assert _shas(_ask(e, "Which commit renamed x/b.c?")) == {away}
+        assert _shas(_ask(e, "Which commit renamed x/a.c?")) == {into}
+        assert _shas(_ask(e, "Which commit renamed b.c?")) == {away}  # a bare name: the move that brought y/b.c
+    finally:
+        e.close()

@@ -82,6 +82,14 @@ def plan_dir_move(question: str, scope, params: dict) -> DevPlan | None:
     )
 
 
+def renamed_away_first(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """Of a path written out in full ("which commit renamed travis-ci/managers/ubuntu.sh?"), the renames that
+    moved it away, as ``git log --diff-filter=R -- PATH`` names them; the one that brought it there only when
+    it was never moved away."""
+    away = [r for r in rows if r.get("renamed_to")]
+    return away or rows
+
+
 def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict) -> DevPlan | None:
     """A question about one file's history: when it was renamed, created or removed; or its length.  "What
     happened to F? I can't find it" is its rename when F was renamed away, else its removal."""
@@ -110,7 +118,8 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
         )
         expl = f"the commit that renamed {scope.phrase}"
         fb = (by_edge, "no rename metadata: the first commit touching the new path")
-        return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb, about_file=True)
+        away = (renamed_away_first,) if "/" in scope.phrase else ()  # a path written out: its own renames
+        return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb, about_file=True, steps=away)
     if (gone or TWICE.search(question)) and not DELETED.search(question) and not tw.active:
         return file_events(scope, params)  # "what happened to F?": when it was added and removed
     if (DELETED.search(question) or STILL.search(question)) and not tw.active:
