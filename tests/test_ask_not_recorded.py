@@ -26,6 +26,8 @@ UNRECORDED = [
     "Is the crash report in bugzilla still open?",
     "which patches were rejected on the mailing list in 2025?",
     "how many pull requests were never merged?",
+    "how many open pull requests are waiting for review?",
+    "how many people are subscribed to ovs-discuss?",
 ]
 RECORDED = [
     "which commit fixed the CI build?",

@@ -31,10 +31,12 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         False,
     ),
     (
-        "download and install counts are kept by the package index or the mirrors, not in git",
+        "download, install and subscriber counts are kept by the package index, the mirrors or the list server, not "
+        "in git",
         re.compile(
             r"\b(?:how\s+(?:many|often|popular)|number\s+of|count\s+of)\b[^?]*"
-            r"\b(?:download\w*|installs?|installed|stars|stargazers|page\s*views|clones)\b(?![\w./-])"
+            r"\b(?:download\w*|installs?|installed|stars|stargazers|page\s*views|clones|subscrib\w*|followers|"
+            r"watchers)\b(?![\w./-])"
             r"|\b(?:download|install)\s+(?:counts?|numbers?|stats|statistics)\b",
             re.I,
         ),
@@ -57,7 +59,9 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
     (
         "the issue tracker's state (open or closed issues, labels, bug reports) is not in git",
         re.compile(
-            r"\b(?:open|closed|unresolved|unfixed)\s+(?:\w+\s+)?(?:issues?|bugs?|bug\s+reports?|tickets?|prs?)\b"
+            r"\b(?:open|closed|unresolved|unfixed)\s+(?:\w+\s+)?(?:issues?|bugs?|bug\s+reports?|tickets?|prs?|"
+            r"pull\s+requests?|merge\s+requests?)\b"
+            r"|\b(?:waiting|pending|awaiting)\s+(?:for\s+)?(?:a\s+)?review\b"
             r"|\b(?:issues?|bugs?|bug\s+reports?|tickets?)\b[^?]*\b(?:currently|right\s+now|still)\s+open\b"
             r"|\b(?:issues?|bugs?|prs?)\s+label(?:l?ed|s)\b|\bbugzilla\b|\bissue\s+tracker\b",
             re.I,
