@@ -173,6 +173,10 @@ def test_a_misspelt_domain_word_is_read_as_meant_and_said():
     assert normalise("how many commmits did Merce make?")[0] == "how many commits did Merce make?"
     assert normalise("who toched it most recntly?")[0] == "who touched it most recently?"  # "most recently": last
     assert normalise("decently") == ("decently", [])
+    assert normalise("what fixed issue 6898?") == ("what fixed issue #6898?", ["'issue 6898' read as 'issue #6898'"])
+    assert normalise("which files did pull request no. 42 touch?")[0] == "which files did pull request #42 touch?"
+    for kept in ("how many issues 2023 were fixed", "PR 12 files", "issue 3.5 of the magazine"):
+        assert normalise(kept) == (kept, [])  # a year after a plural, a count, a version
     for kept in ("who reverted the merger", "src/relases/x.c", "Relases", "the change", "removes"):
         assert normalise(kept) == (kept, [])  # a word of its own, a path, a name, two candidates, a known form
 

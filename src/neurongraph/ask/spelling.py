@@ -50,8 +50,18 @@ def _meant(word: str) -> str | None:
     return close[0] if len(close) == 1 else None  # two candidates: not guessed between
 
 
+# "issue 6898", "PR 123", "pull request no. 42": the number of an issue or PR written without its "#" (one: "issues
+# 2023" is a year)
+_BARE_REF = re.compile(
+    r"\b(issue|bug|ticket|pr|pull\s+request|merge\s+request)\s+(?:(?:no\.?|number)\s*)?(\d{1,7})\b"
+    r"(?![.,]\d|\s*(?:%|files?|lines?|commits?|times|days|weeks|months|years))",
+    re.I,
+)
+
+
 def normalise(question: str) -> tuple[str, list[str]]:
-    """The question with its misspelt domain words read as meant, and a note for each one read so."""
+    """The question with its misspelt domain words read as meant, and an issue or PR number written without
+    its "#" read as ``#N``; a note for each one read so."""
     notes: list[str] = []
 
     def fix(m: re.Match) -> str:
@@ -61,4 +71,9 @@ def normalise(question: str) -> tuple[str, list[str]]:
         notes.append(f"'{m.group(0)}' read as '{meant}'")
         return meant
 
-    return _WORD.sub(fix, question), notes
+    def ref(m: re.Match) -> str:
+        meant = f"{m.group(1)} #{m.group(2)}"
+        notes.append(f"'{m.group(0)}' read as '{meant}'")
+        return meant
+
+    return _BARE_REF.sub(ref, _WORD.sub(fix, question)), notes
