@@ -82,6 +82,30 @@ def test_time_phrases_become_filters_and_unknown_ones_are_said(eng, repo):
     assert parse_time("anything changed recently?", now).not_understood
 
 
+@pytest.mark.parametrize(
+    ("phrase", "since", "until"),
+    [
+        ("in the first quarter of 2023", "2023-01-01", "2023-04-01"),
+        ("during the second half of 2024", "2024-07-01", "2025-01-01"),
+        ("in the last three months of 2025", "2025-10-01", "2026-01-01"),  # of 2025, not back from today
+        ("in the last 3 months of 2023", "2023-10-01", "2024-01-01"),
+        ("in the first 2 months of 2021", "2021-01-01", "2021-03-01"),
+        ("in the final quarter of 2019", "2019-10-01", "2020-01-01"),
+        ("in Q3 2022", "2022-07-01", "2022-10-01"),
+        ("in 2024 H2", "2024-07-01", "2025-01-01"),
+        ("between March and June 2025", "2025-03-01", "2025-07-01"),
+    ],
+)
+def test_a_part_of_a_named_year_is_its_window(phrase, since, until):
+    w = parse_time(f"how many commits {phrase}?", dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    assert (w.since, w.until) == (since, until) and not w.not_understood
+
+
+def test_a_part_of_a_year_counts_its_commits(eng, repo):
+    by_git = repo.git("log", "--since=2024-01-01", "--until=2024-06-30T23:59:59", "--format=%H").split()
+    assert _ask(eng, "how many commits in the first half of 2024?")["result"]["value"] == len(by_git)
+
+
 def test_path_scopes_and_counts_count_the_scoped_set(eng, repo):
     assert _ask(eng, "How many commits touched src/net/?")["result"]["value"] == 5  # the merge left out
     assert _ask(eng, "how many commits changed files under docs")["result"]["value"] == 3  # with the rename

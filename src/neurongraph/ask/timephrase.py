@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from .tags import looks_like_version
+from .year_parts import PART, part_of_year
 
 __all__ = ["TimeWindow", "parse_time"]
 
@@ -29,6 +30,10 @@ _BETWEEN = re.compile(rf"\b(?:between|from)\s+({DATE})\s+(?:and|to|until|through
 _IN = re.compile(
     rf"\b(?:(?:in|during|throughout|from|of)\s+|for\s+(?=(?:19|20)\d\d\b|(?:19|20)\d\d-|(?:{_MON})\.?\s+\d))({DATE})\b",
     re.I,
+)
+# "between March and June 2025": two months of the year named once, at the end
+_MONTHS_OF = re.compile(
+    rf"\b(?:between|from)\s+({_MON})\.?\s+(?:and|to|until|through|-)\s+({_MON})\.?\s*,?\s+((?:19|20)\d\d)\b", re.I
 )
 _BOUND = re.compile(rf"\b(before|after|since|until|till|prior to|as of)\s+({DATE})\b", re.I)
 _REL = re.compile(r"\b(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d{1,4})\s+(day|week|month|year)s?\b", re.I)
@@ -274,6 +279,17 @@ class _Reader:
                 continue
             self._in(m, name)
 
+    def parts(self) -> None:
+        """A part of a named year ("the first quarter of 2023", "the last 3 months of 2025", "Q3 2022"): read
+        before the relative phrases, which would count "the last 3 months" back from today."""
+        for m in PART.finditer(self.q):
+            if self.free(m) and (span := part_of_year(m)) is not None:
+                self.take(m, *span)
+        for m in _MONTHS_OF.finditer(self.q):
+            a, b, year = MONTHS[m.group(1).lower()], MONTHS[m.group(2).lower()], int(m.group(3))
+            if self.free(m) and a <= b:
+                self.take(m, dt.date(year, a, 1), _next_month(dt.date(year, b, 1)))
+
     def between(self) -> None:
         for m in _BETWEEN.finditer(self.q):
             if self.free(m):
@@ -350,7 +366,7 @@ def _calendar_span(today: dt.date, which: str, unit: str) -> tuple[dt.date, dt.d
 def parse_time(question: str, now: dt.datetime | None = None, tags=None) -> TimeWindow:
     """The window the question's time phrases ask for; ``tags`` (a :class:`.tags.TagGraph`) resolves tags."""
     r = _Reader(question, (now or dt.datetime.now(dt.UTC)).date(), tags)
-    for step in (r.tags, r.between, r.relative, r.bounds, r.periods, r.leftovers):
+    for step in (r.tags, r.parts, r.between, r.relative, r.bounds, r.periods, r.leftovers):
         step()
     r.w.spans = r.taken
     if r.mask is not None:
