@@ -256,6 +256,8 @@ def test_the_biggest_commits_by_files_changed(eng, repo):
     assert "commit:" + repo.merge not in res["result"]["items"]  # a merge's diff repeats its branch
     two = _ask(eng, "What are the 2 largest commits?")["result"]["items"]
     assert two == ["commit:" + repo.add, "commit:" + repo.last]  # ties: the newer first
+    by_number = _ask(eng, "largest single commit by number of files changed?")  # a ranking, not a count of files
+    assert by_number["result"]["items"][0] == "commit:" + repo.add
 
 
 def test_word_filters_per_year_tables_and_the_repositorys_age(tmp_path):

@@ -155,6 +155,8 @@ def plan_counted(
     return ranked
 
 
+_LARGEST_COMMIT = re.compile(r"\b(?:biggest|largest)\s+(?:single\s+)?(?:commit|change|patch)\b", re.I)
+
 # "how many X" / "number of X": the three words after it name what is counted
 _COUNTED_THING = re.compile(r"\b(?:how\s+many|number\s+of)\s+((?:[\w'.-]+\s+){0,2}[\w'.-]+)", re.I)
 _TIMES = re.compile(r"\btimes\b", re.I)  # "how many times was F changed": its commits
@@ -163,7 +165,8 @@ _FRAME_WORDS = frozenset("are is was were be been do does did has have had there
 
 def _counted(engine, q) -> DevPlan | None:
     """The count shape's plan; a count of commits only when the question counts commits (or people, PRs)."""
-    made = plan_counted(q.words, q.scope, q.tw, q.author, q.params, q.count, q.wants_prs, q.n)
+    count = q.count and not _LARGEST_COMMIT.search(q.words)  # "largest commit by number of files": a ranking
+    made = plan_counted(q.words, q.scope, q.tw, q.author, q.params, count, q.wants_prs, q.n)
     own = [c for c in q.tw.conditions if "$off_head" not in c[0]]  # "how many bug fixes": fix commits counted
     if made is None or made.shape != "count" or own or q.topic is not None:
         return made
