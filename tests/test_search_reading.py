@@ -63,6 +63,9 @@ def test_an_introduction_of_a_name_reads_the_name(eng):
     assert r["rule"] == "the changes that added these names in the code score first"
     gone = eng.search("which commit removed geneve_open", 5, record=False).reading
     assert gone is not None and gone["intent"] == "removed" and "geneve_open" in gone["topic"]
+    why = eng.search("why was geneve_open removed?", 5, record=False)  # the removal says why
+    assert why.reading is not None and why.reading["intent"] == "removed"
+    assert "removed" in " ".join(why.hits[0].evidence)
 
 
 def test_a_plain_question_has_no_reading(eng):

@@ -28,7 +28,7 @@ __all__ = ["Query", "read_intent"]
 _WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key
 _QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
 
-_ASKING = r"^\s*(?:which|what|who|when|where|how)\b.*"
+_ASKING = r"^\s*(?:which|what|who|when|where|how|why)\b.*"  # "why was X removed?": the removal says why
 _INTRODUCED = re.compile(r"\bintroduc\w*|" + _ASKING + r"\b(?:add(?:ed|s)?|creat\w*|first\w*)\b", re.I)
 _REMOVED = re.compile(_ASKING + r"\b(?:remov\w*|delet\w*|dropp?\w*|got rid|eliminat\w*)\b", re.I)
 
