@@ -28,9 +28,17 @@ __all__ = ["Query", "read_intent"]
 _WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key
 _QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
 
-_ASKING = r"^\s*(?:which|what|who|when|where|how|why)\b.*"  # "why was X removed?": the removal says why
-_INTRODUCED = re.compile(r"\bintroduc\w*|" + _ASKING + r"\b(?:add(?:ed|s)?|creat\w*|first\w*)\b", re.I)
-_REMOVED = re.compile(_ASKING + r"\b(?:remov\w*|delet\w*|dropp?\w*|got rid|eliminat\w*)\b", re.I)
+_ASKING = r"^\s*(?:which|what|who|when|where|how)\b.*"
+# "why was X removed / added?": the change that did it, whose message says why (a passive: not "why does it drop")
+_WHY = r"^\s*why\b.*\b(?:was|were|is|are|got|get|been)\b.*"
+_INTRODUCED = re.compile(
+    r"\bintroduc\w*|" + _ASKING + r"\b(?:add(?:ed|s)?|creat\w*|first\w*)\b|" + _WHY + r"\b(?:added|introduced)\b",
+    re.I,
+)
+_REMOVED = re.compile(
+    _ASKING + r"\b(?:remov\w*|delet\w*|dropp?\w*|got rid|eliminat\w*)\b|" + _WHY + r"\b(?:removed|deleted|dropped)\b",
+    re.I,
+)
 
 
 def read_intent(text: str, identifiers: list[str] | tuple[str, ...] | None = None) -> str:
