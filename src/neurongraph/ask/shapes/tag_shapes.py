@@ -99,11 +99,10 @@ def plan_tag_neighbour(engine, text: str, params: dict) -> DevPlan | None:
     m = _NEIGHBOUR.search(text)
     if m is None:
         return None
-    asked = m.group("name")
-    name = LazyTags(engine).name(asked)
-    if name is None and not looks_like_version(asked):
+    named = _named_tag(engine, m.group("name"), params)
+    if named is None:
         return None  # "which release came before the parser rewrite?": not a tag
-    params["tag"] = f"tag:{name or asked}"
+    tag, none = named
     before = m.group("side").lower() in ("before", "preceding") or m.group("side").lower().startswith("prior")
     cmp, order = ("<", "DESC") if before else (">", "ASC")
     cy = (
@@ -111,9 +110,8 @@ def plan_tag_neighbour(engine, text: str, params: dict) -> DevPlan | None:
         f"{_RET} ORDER BY time {order}, id {order} LIMIT 1"
     )
     side = "before" if before else "after"
-    none = f"No tag '{asked}' in the store ('which tags are there?' lists them)." if name is None else None
-    expl = f"the tag {side} {name or asked} by tag time"
-    return DevPlan("tag_" + side, "tags", cy, params, expl, none_text=none or f"No tag {side} {name or asked}.")
+    expl = f"the tag {side} {tag} by tag time"
+    return DevPlan("tag_" + side, "tags", cy, params, expl, none_text=none or f"No tag {side} {tag}.")
 
 
 def plan_tag_date(engine, text: str, params: dict) -> DevPlan | None:
@@ -121,14 +119,23 @@ def plan_tag_date(engine, text: str, params: dict) -> DevPlan | None:
     m = _RELEASED.search(text)
     if m is None:
         return None
-    asked = m.group("name")
+    named = _named_tag(engine, m.group("name"), params)
+    if named is None:
+        return None  # "when was the parser released?": not a tag
+    tag, none = named
+    cy = f"MATCH (t:tag {{id: $tag}}) {_RET}"
+    return DevPlan("tag_date", "tags", cy, params, f"the tag {tag}, with its date", none_text=none)
+
+
+def _named_tag(engine, asked: str, params: dict) -> tuple[str, str | None] | None:
+    """The tag a question names (``params["tag"]`` set) and, when the store has no such tag, the answer saying
+    so; None when the name is neither a tag nor version-like."""
     name = LazyTags(engine).name(asked)
     if name is None and not looks_like_version(asked):
-        return None  # "when was the parser released?": not a tag
+        return None
     params["tag"] = f"tag:{name or asked}"
-    cy = f"MATCH (t:tag {{id: $tag}}) {_RET}"
     none = f"No tag '{asked}' in the store ('which tags are there?' lists them)." if name is None else None
-    return DevPlan("tag_date", "tags", cy, params, f"the tag {name or asked}, with its date", none_text=none)
+    return name or asked, none
 
 
 TAGS = Shape(
