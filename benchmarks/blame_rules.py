@@ -192,6 +192,8 @@ def top(args: argparse.Namespace) -> None:
                         "same_author": bool(author.get(p.fix)) and author.get(raw[u]) == author.get(p.fix),
                         "named_by_fixes": sum(1 for x in named.get(raw[u], []) if x <= p.as_of),
                         "files": len(c.get("files", [])),
+                        "lexical_rank": h.ranks.get("lexical"),
+                        "dense_rank": h.ranks.get("dense"),
                     }
                 )
             fh.write(json.dumps({"repo": prep.repo.name, "fix": p.fix, "hits": rows}) + "\n")

@@ -28,6 +28,8 @@ UNRECORDED = [
     "how many pull requests were never merged?",
     "how many open pull requests are waiting for review?",
     "how many people are subscribed to ovs-discuss?",
+    "how many emails did the dev mailing list get last month?",
+    "what was the mailing list traffic in 2023?",
 ]
 RECORDED = [
     "which commit fixed the CI build?",
@@ -41,6 +43,7 @@ RECORDED = [
     "which commit fixed issue #12?",
     "which commits were reverted in 2022?",
     "which patches were merged in 2025?",
+    "how many commit messages mention the mailing list?",
 ]
 
 

@@ -29,17 +29,17 @@ _TERM = (
     r"(?:the\s+)?(?:identifier\s+|function\s+|option\s+|flag\s+|symbol\s+|call\s+(?:to\s+)?)?"
     r"`?(?P<term>--?[A-Za-z][\w-]*|[A-Za-z_][\w:]*[\w])`?(?:\(\))?"
 )
+_ADDED_VERBS = ("introduced", "added", "created", "brought in")
+_VERB = (
+    r"(?P<verb>introduced|added|created|brought\s+in|removed|deleted|dropped|got\s+rid\s+of|killed|nuked"
+    r"|eliminated|ripped\s+out|took\s+out)"
+)
 _INTRO = re.compile(
-    r"^\s*(?:which|what)\s+(?:commit|change)\s+(?:first\s+)?(?P<verb>introduced|added|created|removed|deleted|dropped)\s+"
-    + _TERM
-    + r"\s*\??\s*$",
+    r"^\s*(?:which|what)\s+(?:commit|change)\s+(?:first\s+)?" + _VERB + r"\s+" + _TERM + r"\s*\??\s*$",
     re.I,
 )
 _WHEN = re.compile(
-    r"^\s*when\s+(?:was|were|did)\s+"
-    + _TERM
-    + r"\s+(?:first\s+)?(?P<verb>introduced|added|created|removed|deleted|dropped)"
-    r"\s*\??\s*$",
+    r"^\s*when\s+(?:was|were|did)\s+" + _TERM + r"\s+(?:first\s+)?(?:get\s+)?" + _VERB + r"\s*\??\s*$",
     re.I,
 )
 
@@ -125,8 +125,30 @@ def _lines_answer(engine, m: re.Match) -> CodeAnswer:
     return CodeAnswer("lines_last_changed", expl, rows, res, text + f"\n[refs: {', '.join(refs)}]" + note, refs)
 
 
+# a file that mentions identifiers in prose: a changelog, release notes, a manual (its edits drop a name the code
+# dropped long before: "Move changes to markdown" is not the removal of `get_os_args`)
+_DOC_FILE = re.compile(
+    r"(?:^|/)(?:changes|changelog|news|history|release[-_]?notes|readme|authors)[^/]*$|\.(?:md|rst|txt|adoc)$"
+    r"|(?:^|/)(?:docs?|documentation)/",
+    re.I,
+)
+
+
+def _code_removal(engine, nodes: list[int]) -> int:
+    """The last commit (of ``nodes``, oldest first) that removed the identifier from the code: not a merge (its
+    first-parent diff repeats what its branch did) and not an edit of documentation files only; the last of all
+    when none is."""
+    rows = engine.store.nodes_by_idx(nodes[-200:])
+    for n in reversed(nodes[-200:]):
+        md = rows[n].metadata if n in rows else {}
+        files = [f.get("path", "") if isinstance(f, dict) else str(f) for f in md.get("files") or []]
+        if len(md.get("parents") or []) < 2 and any(not _DOC_FILE.search(f) for f in files):
+            return n
+    return nodes[-1]
+
+
 def _term_answer(engine, term: str, verb: str, who: bool = False) -> CodeAnswer:
-    removed = verb.lower() in ("removed", "deleted", "dropped")
+    removed = " ".join(verb.lower().split()) not in _ADDED_VERBS
     side = "removed" if removed else "added"
     shape = "identifier_removed" if removed else "identifier_introduced"
     ch = engine.code_history
@@ -135,7 +157,7 @@ def _term_answer(engine, term: str, verb: str, who: bool = False) -> CodeAnswer:
     if not nodes:
         res: dict[str, Any] = {"kind": "commit", "shape": shape, "value": None}
         return CodeAnswer(shape, expl, [], res, f"Not found: no ingested commit {side} `{term}`.")
-    pick = nodes[-1] if removed else nodes[0]
+    pick = _code_removal(engine, nodes) if removed else nodes[0]
     ids = engine.store.ids_by_idx([pick] + nodes[:20])
     cid = ids[pick]
     info = _describe(engine, [cid]).get(cid, {"id": cid, "title": "", "sha": "", "date": ""})

@@ -17,6 +17,7 @@ from .topics import Topic, topic_condition
 
 __all__ = [
     "Scope",
+    "renamed_from",
     "DevPlan",
     "commit_match",
     "tag_filter",
@@ -45,6 +46,9 @@ class Scope:
     kind: str  # "file" | "dir" | "set" (a glob's matching files) | "all" / "any" (several scopes: both / either)
     value: str | list[str] | list[Scope]  # file id, "file:<dir>/" prefix, the file ids a glob matches, or the scopes
     phrase: str
+    # a file's earlier paths that no ``renamed_to`` edge joins to it (one commit removed the old path and added this
+    # one: a move git's rename detection did not pair); a question about its beginning reads them too
+    moved_from: tuple[str, ...] = ()
 
     def condition(self, f: str, key: str, params: dict) -> str:
         """The Cypher condition that file node ``f`` lies in this (single) scope, its values as ``$key``."""
@@ -134,7 +138,7 @@ def commit_match(
     elif scope is not None:
         cond = scope.condition("f", "f", params)
         if scope.kind == "file" and follow_renames:
-            m = f"MATCH (p:file)-[:renamed_to*0..{RENAME_HOPS}]->(f:file {{id: $f}}) MATCH (c:commit)-[t:touches]->(p)"
+            m = f"{renamed_from(scope, params)} MATCH (c:commit)-[t:touches]->(p)"
         elif scope.kind == "file":  # the file's id inline in the pattern
             m = "MATCH (c:commit)-[t:touches]->(f:file {id: $f})"
         else:
@@ -167,6 +171,15 @@ def commit_match(
 C_RET = "c.id AS id, c.title AS title, c.type AS type, c.time AS time, c.author AS author"
 
 RENAME_HOPS = 8  # renames followed back from a file to its first path
+
+
+def renamed_from(scope: Scope, params: dict) -> str:
+    """``MATCH`` of the paths ``p`` a file ``$f`` had (``git log --follow``): itself and the paths its ``renamed_to``
+    edges come from, up to :data:`RENAME_HOPS` back, and so for the paths it was moved from without one."""
+    if not scope.moved_from:
+        return f"MATCH (p:file)-[:renamed_to*0..{RENAME_HOPS}]->(f:file {{id: $f}})"
+    params["f_moved"] = [params["f"], *scope.moved_from]
+    return f"MATCH (p:file)-[:renamed_to*0..{RENAME_HOPS}]->(f:file) WHERE f.id IN $f_moved"
 
 
 ROOT = "($one_root AND size(coalesce({c}.parents, [])) = 0)"  # ``$one_root``: set by ``dev_run`` when run

@@ -6,6 +6,7 @@ a path is no filter; what names nothing is said in the notes.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 
@@ -49,8 +50,8 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             out.extend(_basename(engine, p, notes))
-    for d, phrase in bare:  # "under docs", "the bridge directory": only when the store has files below it
-        if re.match(r"in\s", phrase, re.I) and d.lower() == _project_name(engine):
+    for d, phrase, after_verb in bare:  # "under docs", "the bridge directory": only when the store has files below it
+        if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == _project_name(engine):
             notes.append(f"'{phrase}' read as the project, not its directory {d}/")
             continue  # "the very first commit in click": the repository, whatever click/ once held
         if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
@@ -92,7 +93,7 @@ def _plain_word_gone(engine, path: str) -> bool:
     return not engine.code_history.line_count(path)
 
 
-def _renamed_now(engine, path: str, notes: list[str]) -> str:
+def _renamed_now(engine, path: str, notes: list[str], moves: dict[str, tuple[str, ...]]) -> str:
     """A bare file name ("checkexpr.py") that was renamed away (to ``mypy/checkexpr.py``) is read as the path
     it has now, the end of its renames (its history still reaches back through them); one that was removed,
     as the one file of that name that exists now (a move git saw as a delete and an add); a path written with
@@ -118,6 +119,7 @@ def _renamed_now(engine, path: str, notes: list[str]) -> str:
         ]
         if len(now) == 1 and _moved_together(engine, node, now[0]):
             notes.append(f"'{path}' read as {now[0][5:]} (moved there; {path} itself was removed)")
+            moves[now[0]] = (node,)  # its beginning is the removed path's (Scope.moved_from)
             return now[0]
     return node
 
@@ -164,19 +166,24 @@ def _known_extension(file_ids: list[str], name: str) -> bool:
 _BARE_DIR = re.compile(
     r"\b(?:under|inside|within|below|beneath|in)\s+(?:the\s+)?([\w.@~+-]+)(?:\s+(?:directory|folder|dir|tree))?\b"
     r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:directory|folder|dir)\b"
-    r"|\b(?:which|what)\s+([\w.@~+-]+)\s+files?\b",  # "which mypyc file has had the most commits?"
+    r"|\b(?:which|what)\s+([\w.@~+-]+)\s+files?\b"  # "which mypyc file has had the most commits?"
+    # "commits Jukka made to mypyc", "authors who touched mypyc", "who hacked on tc"
+    r"|\b(?:to|into|touch(?:ed|es|ing)?|chang(?:ed|es|ing)|edit(?:ed|s|ing)?|modif(?:ied|ies|ying|y)"
+    r"|(?:hack|work)(?:ed|s|ing)?\s+on)\s+(?:the\s+)?([\w.@~+-]+)\b(?![/.\w-])",
     re.I,
 )
 
 
-def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str]]:
-    """Directory names written without a slash: after "under/inside/in (the)", before "directory", or between
-    "which" and "file(s)" (only those with files below them in the store are read as a scope)."""
+def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str, bool]]:
+    """Directory names written without a slash: after "under/inside/in (the)", before "directory", between
+    "which" and "file(s)", or after "to" / "touched" / "changed" / "worked on" (only those with files below them
+    in the store are read as a scope); each with its phrase and whether a verb or "to" came before it."""
     out = []
     for m in _BARE_DIR.finditer(question):
-        name = m.group(1) or m.group(2) or m.group(3)
+        name = m.group(1) or m.group(2) or m.group(3) or m.group(4)
         if name and not name.isdigit() and not any(s < m.end() and m.start() < e for s, e in taken):
-            out.append((name, name if m.group(3) else m.group(0)))  # "which X file": the file word is the intent's
+            # "which X file": the file word is the intent's; "touched X": the verb is the question's
+            out.append((name, name if m.group(3) or m.group(4) else m.group(0), bool(m.group(4))))
     return out
 
 
@@ -193,8 +200,10 @@ def scope_of(
     """The question's path scope: one path (a file mention counts), or several — "touched both A and B" needs
     every one, "commits to A and B" / "A or B" any of them; their spans are added to ``taken``."""
 
+    moves: dict[str, tuple[str, ...]] = {}
+
     def now(path: str) -> str:  # a dated question means the file as it was then: not read as today's file
-        return f"file:{path}" if dated else _renamed_now(engine, path, notes)
+        return f"file:{path}" if dated else _renamed_now(engine, path, notes, moves)
 
     found = [(_at(question, sc.phrase), sc) for sc in _scopes(engine, question, taken, notes, now)]
     found += [(m.start, Scope("file", now(m.node[5:]), m.phrase)) for m in mentions if m.type == "file"]
@@ -205,7 +214,10 @@ def scope_of(
         end = at + len(sc.phrase)
         if all(sc.value != o.value for _, o in kept) and not any(at < a + len(o.phrase) and a < end for a, o in kept):
             kept.append((at, sc))
-    scopes = [sc for _, sc in sorted(kept, key=lambda t: t[0])]
+    scopes = [
+        dataclasses.replace(sc, moved_from=moves[sc.value]) if sc.kind == "file" and sc.value in moves else sc
+        for _, sc in sorted(kept, key=lambda t: t[0])
+    ]
     taken += [(at, at + len(sc.phrase)) for at, sc in sorted(kept, key=lambda t: t[0])]
     if len(scopes) < 2:
         return scopes[0] if scopes else None

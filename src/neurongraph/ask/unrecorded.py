@@ -57,6 +57,19 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         True,
     ),
     (
+        "mailing-list traffic (posts, threads, replies) is kept by the list's archive, not in git; it holds only the "
+        "patches that were applied",
+        re.compile(
+            r"\b(?:how\s+many|number\s+of|count\s+of)\s+(?:[\w-]+\s+){0,3}?(?:posts?|e-?mails?|messages|threads?|replies)\b"
+            r"(?<!commit messages)[^?]*"
+            r"\bmailing[- ]?lists?\b"
+            r"|\bmailing[- ]?lists?\s+(?:traffic|activity|volume|posts|threads)\b"
+            r"|\b(?:posted|sent|mailed)\s+(?:\w+\s+){0,2}to\s+(?:the\s+)?(?:[\w-]+\s+)?mailing[- ]?lists?\b",
+            re.I,
+        ),
+        False,
+    ),
+    (
         "the issue tracker's state (open or closed issues, labels, bug reports) is not in git",
         re.compile(
             r"\b(?:open|closed|unresolved|unfixed)\s+(?:\w+\s+)?(?:issues?|bugs?|bug\s+reports?|tickets?|prs?|"

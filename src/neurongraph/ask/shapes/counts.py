@@ -163,10 +163,47 @@ _TIMES = re.compile(r"\btimes\b", re.I)  # "how many times was F changed": its c
 _FRAME_WORDS = frozenset("are is was were be been do does did has have had there the a an of in on to by".split())
 
 
+# what git records people doing: writing, changing and landing commits.  A people count read through another
+# verb ("how many people attended / starred / use …") counts something else than the authors
+_PEOPLE_THEN = re.compile(PEOPLE.pattern + r"((?:\s+[\w'-]+){1,4})", re.I)
+_AUXILIARY = frozenset("have has had did do does ever actually really all ve also still".split())
+_AUTHORING = re.compile(
+    r"^(?:contribut|work|commit|author|wr[io]t|touch|chang|edit|modif|hack|patch|submitt?|sign|merg|land|push|add|"
+    r"fix|creat|remov|delet|renam|refactor|updat|maintain|develop|cod|help|made|ma[dk]e|sen[dt]|appear|show)",
+    re.I,
+)
+_OTHER_ACTS = frozenset(
+    "use uses attend attends star stars follow follows watch watches like likes vote votes review reviews report "
+    "reports join joins sponsor sponsors visit visits download downloads install installs comment comments approve "
+    "approves fund funds subscribe subscribes fork forks".split()
+)
+
+
+def _unrecorded_people(text: str, readings: list[tuple[str, str]]) -> DevPlan | None:
+    """Said, not answered: a people count whose verb is not one git records of them ("how many people attended
+    the summit", "… starred the repo"): the number of authors would be another question's answer."""
+    m = _PEOPLE_THEN.search(text)
+    if m is None:
+        return None
+    read = set(re.findall(r"\w+", " ".join(phrase for phrase, _ in readings).lower()))
+    words = [w for w in re.findall(r"[\w'-]+", m.group(2).lower()) if w not in _FRAME_WORDS and w not in _AUXILIARY]
+    verb = words[0] if words else ""
+    acts = verb in _OTHER_ACTS or (len(verb) > 4 and verb.endswith("ed"))
+    if not acts or verb in read or _AUTHORING.match(verb):
+        return None
+    text = (
+        f"Not understood: what '{m.group(1)} {verb}' counts — git records who wrote, changed and landed commits "
+        "(their authors), not who did anything else."
+    )
+    return DevPlan("count_not_read", "count", "UNWIND [] AS x RETURN x AS count", {}, "what is counted", none_text=text)
+
+
 def _counted(engine, q) -> DevPlan | None:
     """The count shape's plan; a count of commits only when the question counts commits (or people, PRs)."""
     count = q.count and not _LARGEST_COMMIT.search(q.words)  # "largest commit by number of files": a ranking
     made = plan_counted(q.words, q.scope, q.tw, q.author, q.params, count, q.wants_prs, q.n)
+    if made is not None and made.shape == "count_authors":
+        return _unrecorded_people(q.text, [(p, w) for p, w in q.readings if w != "condition"]) or made
     own = [c for c in q.tw.conditions if "$off_head" not in c[0]]  # "how many bug fixes": fix commits counted
     if made is None or made.shape != "count" or own or q.topic is not None:
         return made

