@@ -87,3 +87,31 @@ def test_which_noun_in_a_directory_ranks_its_files(eng):
 def test_an_identifiers_removal_is_the_code_change_not_a_changelog_edit_or_a_merge(eng, repo):
     res = _ask(eng, "which commit got rid of old_entry?")
     assert res["result"]["value"] == f"commit:{repo.remove}", res["answer"]
+
+
+def test_a_period_count_gives_the_author_date_number_where_it_differs(tmp_path):
+    import os
+    import subprocess
+
+    r = Repo(tmp_path / "series")
+    r.commit("Start", {"a.c": "a\n"})  # 2023-11-14: authored and committed the same day
+
+    def applied_later(msg: str, name: str, authored: str, committed: str) -> None:
+        (r.path / name).write_text(msg + "\n")
+        r.git("add", name)
+        env = {**os.environ, "GIT_AUTHOR_DATE": authored, "GIT_COMMITTER_DATE": committed}
+        subprocess.run(["git", "-C", str(r.path), "commit", "-q", "-m", msg], check=True, env=env)
+
+    # a series written in September and applied in October
+    for i in range(3):
+        applied_later(f"Part {i}", f"p{i}.c", f"2024-09-2{i}T10:00:00+00:00", "2024-10-02T10:00:00+00:00")
+    applied_later("Fix", "f.c", "2024-10-05T10:00:00+00:00", "2024-10-05T10:00:00+00:00")
+    with ngr.open(tmp_path / "s.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "how many commits in sept-oct 2024?")
+        assert res["result"]["value"] == 4 and "by_author_date" not in res["result"]  # both readings agree
+        res = _ask(e, "how many commits in october 2024?")
+        assert res["result"]["value"] == 4 and res["result"]["by_author_date"] == 1
+        assert "by author date: 1" in res["answer"]
+        res = _ask(e, "which month of 2024 was the busiest?")
+        assert res["result"]["items"][0] == "2024-10" and res["result"]["by_author_date"] == ["2024-09", 3]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import weakref
 
 from .dev_rows import add_renamed_away
@@ -67,10 +68,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     if p.kind == "count" and not rows and p.none_text:
         return rows, {"kind": "count", "shape": p.shape, "value": None}, p.none_text, []
     if p.kind == "count":
-        n = rows[0]["count"] if rows else 0
-        result = {"kind": "count", "shape": p.shape, "value": int(n)}
-        cited = f"\n[refs: {', '.join(p.cites)}]" if p.cites else ""
-        return rows, result, f"{n} — {p.explanation}.{cited}", list(p.cites)
+        return rows, *_count_answer(engine, p, rows)
     if p.kind == "author":
         if not rows or not rows[0].get("author"):
             return (
@@ -104,7 +102,12 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         groups: int | None = None
         if p.count_cypher and len(rows) >= MAX_ITEMS:  # the ranking stops at MAX_ITEMS; the number does not
             groups = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
-        return rows, *dirs_answer(p, rows, total=groups)
+        result, text, refs = dirs_answer(p, rows, total=groups)
+        other = _busiest_by_author_date(engine, p, rows)
+        if other is not None:
+            result["by_author_date"] = list(other)
+            text += f"\nBy author date (when the changes were written) the first is {other[0]}: {other[1]} commits."
+        return rows, result, text, refs
     total = len(rows)
     if p.count_cypher and len(rows) >= MAX_ITEMS:
         total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
@@ -126,6 +129,44 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     refs = [r["id"] for r in shown]
     refs += list(dict.fromkeys(r[k] for r in shown for k in _EVIDENCE if r.get(k)))  # the commits that did it
     return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
+
+
+def _count_answer(engine, p: DevPlan, rows: list[dict]) -> tuple[dict, str, list[str]]:
+    """``(result, answer, refs)`` of a count, with the author-date count beside it where that differs."""
+    n = rows[0]["count"] if rows else 0
+    result = {"kind": "count", "shape": p.shape, "value": int(n)}
+    cited = f"\n[refs: {', '.join(p.cites)}]" if p.cites else ""
+    by_author = _by_author_date(engine, p)
+    if by_author is not None and by_author != n:
+        result["by_author_date"] = int(by_author)
+        cited = f" Dates are commit dates (as `git log --since` reads them); by author date: {by_author}." + cited
+    return result, f"{n} — {p.explanation}.{cited}", list(p.cites)
+
+
+_COMMIT_DATE = re.compile(r"\bc\.time (>=|<) \$(since|until)\b")
+
+
+def _by_author_date(engine, p: DevPlan) -> int | None:
+    """The count with the question's dates read as author dates (when the change was written; a patch applied
+    later keeps it), or None when the count has no dates.  Periods are commit dates, as git's ``--since`` and
+    ``--until`` read them; where the two differ, the answer gives both."""
+    if not _COMMIT_DATE.search(p.cypher):
+        return None
+    swap = lambda q: _COMMIT_DATE.sub(r"coalesce(c.author_date, c.time) \1 $\2", q) if q else q  # noqa: E731
+    alt = dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra))
+    rows = _rows(engine, alt)
+    return int(rows[0]["count"]) if rows else 0
+
+
+def _busiest_by_author_date(engine, p: DevPlan, rows: list[dict]) -> tuple[str, int] | None:
+    """The busiest period by author date when it is not the busiest by commit date (a series written in one month
+    and applied in another), else None."""
+    if not p.shape.startswith("busiest_") or not rows or "c.time" not in p.cypher:
+        return None
+    alt = engine.cypher(p.cypher.replace("c.time", "coalesce(c.author_date, c.time)"), p.params)["rows"]
+    if not alt or str(alt[0]["period"]) == str(rows[0]["period"]):
+        return None
+    return str(alt[0]["period"]), int(alt[0]["commits"])
 
 
 def _tally(r: dict) -> str:

@@ -20,9 +20,11 @@ from .year_parts import PART, part_of_year
 
 __all__ = ["TimeWindow", "parse_time"]
 
-MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m} | {
-    m.lower(): i for i, m in enumerate(calendar.month_abbr) if m
-}
+MONTHS = (
+    {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+    | {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m}
+    | {"sept": 9}
+)
 _MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}-\d{{2}}|(?:{_MON})\.?\s+\d{{4}}|\d{{4}})"
 _BETWEEN = re.compile(rf"\b(?:between|from)\s+({DATE})\s+(?:and|to|until|through)\s+({DATE})\b", re.I)
@@ -32,8 +34,10 @@ _IN = re.compile(
     re.I,
 )
 # "between March and June 2025": two months of the year named once, at the end
-_MONTHS_OF = re.compile(
-    rf"\b(?:between|from)\s+({_MON})\.?\s+(?:and|to|until|through|-)\s+({_MON})\.?\s*,?\s+((?:19|20)\d\d)\b", re.I
+_MONTHS_OF = re.compile(  # "between March and June 2025", "sept-nov 2019", "in may to july 2018"
+    rf"\b(?:(?:between|from|in|during|over)\s+)?({_MON})\.?(?:\s+(?:and|to|until|through|thru)\s+|\s*[-–]\s*)"
+    rf"({_MON})\.?\s*,?\s+((?:19|20)\d\d)\b",
+    re.I,
 )
 _BOUND = re.compile(rf"\b(before|after|since|until|till|prior to|as of)\s+({DATE})\b", re.I)
 _REL = re.compile(r"\b(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d{1,4})\s+(day|week|month|year)s?\b", re.I)
