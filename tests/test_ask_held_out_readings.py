@@ -41,6 +41,7 @@ def repo(tmp_path_factory):
     r.t += 3600
     r.git("merge", "-q", "--no-ff", "cleanup", "-m", "Merge the cleanup")
     r.commit("Rewrite the changelog", {"CHANGES.md": "- new_entry() added\n"})
+    r.commit("Add CI", {".github/workflows/ci.yml": "on: push\n"})
     return r
 
 
@@ -77,6 +78,11 @@ def test_a_people_count_through_a_verb_git_does_not_record_is_said(eng):
 def test_a_directory_after_to_or_touched_is_the_scope(eng):
     assert _ask(eng, "how many commits did Ada make to tools?")["result"]["value"] == 2
     assert _ask(eng, "how many authors touched app")["result"]["value"] == 2
+
+
+def test_a_bare_name_of_a_hidden_directory_is_that_directory(eng):
+    res = _ask(eng, "how many commits touched the github workflows?")
+    assert res["result"]["value"] == 1 and res["query"]["params"]["f"] == "file:.github/"
 
 
 def test_which_noun_in_a_directory_ranks_its_files(eng):

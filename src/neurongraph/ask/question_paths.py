@@ -54,7 +54,11 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
         if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == _project_name(engine):
             notes.append(f"'{phrase}' read as the project, not its directory {d}/")
             continue  # "the very first commit in click": the repository, whatever click/ once held
-        if not any(sc.phrase == d for sc in out) and engine.store.ids_with_prefix(f"file:{d}/", 1):
+        if any(sc.phrase == d for sc in out):
+            continue
+        if not engine.store.ids_with_prefix(f"file:{d}/", 1) and not d.startswith("."):
+            d = "." + d  # "the github directory", "in the github workflows": .github/, a hidden directory
+        if engine.store.ids_with_prefix(f"file:{d}/", 1):
             out.append(Scope("dir", f"file:{d}/", phrase))
     return out
 
