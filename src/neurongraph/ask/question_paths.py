@@ -50,17 +50,22 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             out.extend(_basename(engine, p, notes))
-    for d, phrase, after_verb in bare:  # "under docs", "the bridge directory": only when the store has files below it
-        if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == _project_name(engine):
-            notes.append(f"'{phrase}' read as the project, not its directory {d}/")
-            continue  # "the very first commit in click": the repository, whatever click/ once held
-        if any(sc.phrase == d for sc in out):
-            continue
-        if not engine.store.ids_with_prefix(f"file:{d}/", 1) and not d.startswith("."):
-            d = "." + d  # "the github directory", "in the github workflows": .github/, a hidden directory
-        if engine.store.ids_with_prefix(f"file:{d}/", 1):
-            out.append(Scope("dir", f"file:{d}/", phrase))
+    out += [sc for d, phrase, after_verb in bare if (sc := _bare_dir(engine, d, phrase, after_verb, out, notes))]
     return out
+
+
+def _bare_dir(engine, d: str, phrase: str, after_verb: bool, found: list[Scope], notes: list[str]) -> Scope | None:
+    """ "under docs", "the bridge directory": the directory, only when the store has files below it (or below the
+    hidden directory of that name: "the github workflows" is .github/); the project's own name after "in" or a
+    verb is the project."""
+    if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == _project_name(engine):
+        notes.append(f"'{phrase}' read as the project, not its directory {d}/")
+        return None  # "the very first commit in click": the repository, whatever click/ once held
+    if any(sc.phrase == d for sc in found):
+        return None
+    if not engine.store.ids_with_prefix(f"file:{d}/", 1) and not d.startswith("."):
+        d = "." + d
+    return Scope("dir", f"file:{d}/", phrase) if engine.store.ids_with_prefix(f"file:{d}/", 1) else None
 
 
 def _project_name(engine) -> str:
