@@ -494,7 +494,9 @@ class Engine:
         r.timings_ms["embed_query"] = t_embed
         if side is not None:
             r.timings_ms["cross_lingual_index"] = t_widen
-        res = assemble(self.store, self.table.event_time, self._rel_ids, q.text, cfg, r)
+        marks = self.table.placeholder
+        flagged = lambda ns: {int(n) for n in np.asarray(ns)[marks.mask(ns, self.table.n)]}  # noqa: E731
+        res = assemble(self.store, self.table.event_time, self._rel_ids, q.text, cfg, r, flagged)
         if record:
             self.traces.record(res)
         return res
@@ -583,6 +585,7 @@ class Engine:
             recency=self._recency_prior(cfg),
             edge_lines=lambda eids: self.edge_lines.read(eids, self._seq),
             aggregate=lambda nodes: t.aggregate.mask(nodes, t.n),
+            placeholder=lambda nodes: t.placeholder.mask(nodes, t.n),
             code=code,
             lexical_trust=gate,  # a CJK question (issue 29)
             titles=lambda rows: {i: h[2] for i, h in self.store.node_heads(rows).items()},

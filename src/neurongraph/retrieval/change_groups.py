@@ -16,7 +16,7 @@ change into one, shown by its best-ranked node with text, placed where its best-
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,15 +38,18 @@ MAX_LISTED = 20  # commits a hit's ``change`` lists by id (``commits_total`` cou
 MAX_BRANCH = 100
 
 
-def groups_changes(cfg: SearchConfig) -> bool:
+def groups_changes(cfg: SearchConfig, rel_ids: dict[str, int] | None = None) -> bool:
     """Whether a search groups its hits by change: always, unless it asks for one node type only (``--type
-    commit`` wants the commits themselves, each a hit)."""
-    return len(cfg.result_types) != 1
+    commit`` wants the commits themselves, each a hit), or the store has no relation that makes a change of
+    several nodes (``rel_ids``: no PR merged or branched, no issue named: a wiki, a QA corpus)."""
+    if len(cfg.result_types) == 1:
+        return False
+    return rel_ids is None or any(r in rel_ids for r in ("merged_in", "part_of", *REFER_RELS))
 
 
-def pool_size(cfg: SearchConfig) -> int:
+def pool_size(cfg: SearchConfig, rel_ids: dict[str, int] | None = None) -> int:
     """How many ranked nodes a search reads before grouping (``limit`` when it does not group)."""
-    return cfg.limit * OVERFETCH if groups_changes(cfg) else cfg.limit
+    return cfg.limit * OVERFETCH if groups_changes(cfg, rel_ids) else cfg.limit
 
 
 @dataclass
@@ -103,7 +106,7 @@ class _Prs:
         """The PR each node's change is: the node itself when it is a PR (it has commits), else the PR it landed
         (``merged_in``), else the PR whose branch it is on (``part_of``, not a PR that merges other PRs); -1."""
         key = np.full(nodes.shape[0], -1, np.int64)
-        if not nodes.size:
+        if not nodes.size or self.merged < 0 and self.part < 0:  # a store with no PR: every node is its own
             return key
         inn = self.graph.expand(nodes, direction="in")
         pr = np.unique(inn.src_pos[(inn.rtype == self.merged) | (inn.rtype == self.part)])
@@ -166,15 +169,20 @@ def gather(
     final: np.ndarray,
     eligible: np.ndarray,
     keep: np.ndarray,
+    placeholder: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, ChangeLinks]:
     """``keep`` (positions into the sorted ``all_nodes``, best first) and the reserves after it, with the
     change links of every node kept: a PR whose only kept node is itself gets its best-scored landing commit,
     a node without out-edges whose namers were not kept gets its best-scored namer (``eligible``: may be a
-    hit; ``final``: the final scores of ``all_nodes``)."""
+    hit; ``final``: the final scores of ``all_nodes``; ``placeholder``: which nodes are placeholders, the only
+    nodes folded into the change that names them)."""
     prs = _Prs(graph, rel_ids)
     pool = all_nodes[keep]
     key = prs.key_of(pool)
-    referrers = _referrers(graph, pool[key < 0], _rel_set(rel_ids, REFER_RELS))
+    lone = pool[key < 0]
+    if placeholder is not None and lone.size:
+        lone = lone[placeholder(lone)]
+    referrers = _referrers(graph, lone, _rel_set(rel_ids, REFER_RELS))
     taken = set(keep.tolist())
     extra: list[int] = []
 

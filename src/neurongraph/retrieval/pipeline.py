@@ -68,6 +68,17 @@ class Ranking:
     evidence: dict[int, list[str]] = field(default_factory=dict)  # hit -> code evidence phrases (blame, identifiers)
     changes: change_groups.ChangeLinks | None = None  # each node's change: results.py shows one hit per change
     reading: Reading | None = None  # what the question was read as, when it asks for a beginning or a removal
+    # the graph paths of the nodes asked for (``paths_for``): only the hits shown are explained, not the nodes
+    # read before grouping by change
+    explainer: Callable[[list[int]], dict[int, list[GraphPath]]] | None = None
+
+    def paths_for(self, nodes: list[int]) -> dict[int, list[GraphPath]]:
+        """Each of ``nodes``' best graph paths, computed once (kept in ``paths``)."""
+        todo = [n for n in nodes if n not in self.paths]
+        if todo and self.explainer is not None:
+            got = self.explainer(todo)
+            self.paths.update({n: got.get(n, []) for n in todo})
+        return {n: self.paths.get(n, []) for n in nodes}
 
 
 def _rank_of(values: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -245,6 +256,9 @@ class RankInputs:
     edge_lines: Callable[[np.ndarray], np.ndarray] | None = None
     # (node indices) -> bool mask: marked `aggregate` (the aggregate prior)
     aggregate: Callable[[np.ndarray], np.ndarray] | None = None
+    # (node indices) -> bool mask: a git reader's placeholders (pr:N, issue:N without text), folded into the change
+    # that names them (change_groups.py); None: every node without out-edges may be one
+    placeholder: Callable[[np.ndarray], np.ndarray] | None = None
     code: CodeEvidence | None = None  # blame of the working set's lines and identifier matches (code_evidence.py)
     # the question's languages on a store that reads CJK (index/multilingual.py LanguageGate): which candidates
     # BM25 cannot see (another script) and the lexical trust ramp; None = weights as configured, nothing blind
@@ -681,7 +695,7 @@ def _keep(cfg: SearchConfig, x: RankInputs, f: _Fused) -> tuple[np.ndarray, np.n
         inside = nodes < x.allowed.shape[0]
         ok &= inside & x.allowed[np.minimum(nodes, x.allowed.shape[0] - 1)]
     keep = np.flatnonzero(ok)
-    return keep[np.argsort(-f.final[keep], kind="stable")][: change_groups.pool_size(cfg)], ok
+    return keep[np.argsort(-f.final[keep], kind="stable")][: change_groups.pool_size(cfg, x.rel_ids)], ok
 
 
 def _explain_step(
@@ -720,8 +734,8 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
     f = _fuse_step(qvec, cfg, x, ent, sig, overlap, written, origin.node if origin is not None else None)
     keep, eligible = _keep(cfg, x, f)
     links = None
-    if change_groups.groups_changes(cfg):  # the nodes of one change become one hit (results.py)
-        keep, links = change_groups.gather(x.graph, x.rel_ids, f.u.nodes, f.final, eligible, keep)
+    if change_groups.groups_changes(cfg, x.rel_ids):  # the nodes of one change become one hit (results.py)
+        keep, links = change_groups.gather(x.graph, x.rel_ids, f.u.nodes, f.final, eligible, keep, x.placeholder)
     e, u = ent.e, f.u
     scores = {
         "lexical": u.take(e.lexical, at=keep),
@@ -751,10 +765,16 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
         "final": np.arange(1, keep.shape[0] + 1),
     }
     out_nodes = u.nodes[keep]
-    paths = _explain_step(sig, cfg, out_nodes, scores["graph"])
+    graph_of = dict(zip(out_nodes.tolist(), scores["graph"].tolist()))
+
+    def explainer(ns: list[int]) -> dict[int, list[GraphPath]]:
+        return _explain_step(sig, cfg, np.asarray(ns, np.int64), np.array([graph_of.get(n, 0.0) for n in ns]))
+
     timings["fuse"] = (time.perf_counter() - t3) * 1000
     evidence = {}
     if x.code is not None and x.code.why:
         evidence = {n: x.code.why[n] for n in out_nodes.tolist() if n in x.code.why}
     reading = read_query(q, origin, x.code)
-    return Ranking(out_nodes, scores, ranks, seeds, paths, timings, evidence=evidence, changes=links, reading=reading)
+    return Ranking(
+        out_nodes, scores, ranks, seeds, {}, timings, evidence=evidence, changes=links, reading=reading, explainer=explainer
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..config import SearchConfig
 from ..model import strict_dumps
 from ..store.base import Store
 from . import change_groups
-from .pipeline import Ranking
+from .pipeline import GraphPath, Ranking
 from .priors import PRIORS
 
 __all__ = ["HIT_META_KEYS", "Hit", "SearchResult", "TraceWriter", "assemble", "trace_hit"]
@@ -221,11 +221,11 @@ def rel_name(rel: int | str, names: dict[int, str]) -> str:
 
 
 def _paths_of(
-    r: Ranking, n: int, rows: dict[int, tuple[str, str, str, str]], rel_names: dict[int, str]
+    graph_paths: list[GraphPath], rows: dict[int, tuple[str, str, str, str]], rel_names: dict[int, str]
 ) -> list[dict[str, Any]]:
     """A hit's graph paths with node ids and relation names (a node deleted meanwhile: its index)."""
     paths = []
-    for p in r.paths.get(n, []):
+    for p in graph_paths:
         ids = [rows[x][0] if x in rows else str(x) for x in p.nodes]
         paths.append(
             {
@@ -241,48 +241,66 @@ def _paths_of(
 
 
 def assemble(
-    store: Store, event_time: np.ndarray, rel_ids: dict[str, int], query: str, cfg: SearchConfig, r: Ranking
+    store: Store,
+    event_time: np.ndarray,
+    rel_ids: dict[str, int],
+    query: str,
+    cfg: SearchConfig,
+    r: Ranking,
+    placeholders: Callable[[list[int]], set[int]] | None = None,
 ) -> SearchResult:
-    """The result of a ranking: heads, paths and meta read from the store for its hits and seeds only."""
+    """The result of a ranking: heads, paths and meta read from the store for the hits shown and the seeds only
+    (a search grouped by change ranks more nodes than it shows; ``placeholders``: which of them are a git
+    reader's placeholders, from the engine's in-memory marks; else read from the store)."""
     t0 = time.perf_counter()
-    want = set(r.nodes.tolist()) | set(r.seeds.tolist())
+    nodes = r.nodes.tolist()
+    if r.changes is not None:  # (a node deleted by another process since the ranking is left out below)
+        flags = placeholders or (lambda ns: store.node_flags(ns, "placeholder"))
+        shown = _by_change(store, r, nodes, list(range(len(nodes))), cfg.limit, flags)
+    else:
+        shown = [(i, None) for i in range(len(nodes))]
+    paths = r.paths_for([nodes[i] for i, _ in shown])
+    want = {nodes[i] for i, _ in shown} | set(r.seeds.tolist())
+    want |= {x for ps in paths.values() for p in ps for x in p.nodes}
     if r.reading is not None and r.reading.node is not None:
         want.add(r.reading.node)
-    for ps in r.paths.values():
-        for p in ps:
-            want.update(p.nodes)
     rows = store.node_heads(want)  # (id, type, title, text)
     rel_names = {v: k for k, v in rel_ids.items()}
     seed_set = set(r.seeds.tolist())
     score_cols = {k: v.tolist() for k, v in r.scores.items()}  # Python numbers once, not per hit and key
     rank_cols = {k: v.tolist() for k, v in r.ranks.items()}
-    hits: dict[int, Hit] = {}
-    nodes = r.nodes.tolist()
-    for i, n in enumerate(nodes):
+    hits: list[Hit] = []
+    for i, change in shown:
+        n = nodes[i]
         head = rows.get(n)
         if head is None:  # deleted by another process between ranking and reading
             continue
-        hits[i] = Hit(
-            id=head[0],
-            type=head[1],
-            title=head[2],
-            text=head[3],
-            scores={k: float(v[i]) for k, v in score_cols.items()},
-            ranks={k: (int(v[i]) or None) for k, v in rank_cols.items()},
-            paths=_paths_of(r, n, rows, rel_names),
-            seed=n in seed_set,
-            evidence=r.evidence.get(n, []),
-            config=cfg,
+        ranks = {k: (int(v[i]) or None) for k, v in rank_cols.items()}
+        if r.changes is not None:  # its final rank among the hits shown, one per change
+            ranks["final"] = len(hits) + 1
+        hits.append(
+            Hit(
+                id=head[0],
+                type=head[1],
+                title=head[2],
+                text=head[3],
+                scores={k: float(v[i]) for k, v in score_cols.items()},
+                ranks=ranks,
+                paths=_paths_of(paths[n], rows, rel_names),
+                seed=n in seed_set,
+                evidence=r.evidence.get(n, []),
+                config=cfg,
+                change=change,
+            )
         )
-    order = _by_change(store, r, nodes, hits, cfg.limit) if r.changes is not None else list(hits)
-    _hit_meta(store, event_time, [hits[i] for i in order], [nodes[i] for i in order])
+    _hit_meta(store, event_time, hits, [nodes[i] for i, _ in shown if nodes[i] in rows])
     seeds = [rows[s][0] for s in r.seeds.tolist() if s in rows]
     ids = {n: head[0] for n, head in rows.items()}
     r.timings_ms["explain"] = (time.perf_counter() - t0) * 1000
     return SearchResult(
         trace_id="tr_" + uuid.uuid4().hex[:20],
         query=query,
-        hits=[hits[i] for i in order],
+        hits=hits,
         config=cfg,
         seeds=seeds,
         timings_ms={k: round(v, 3) for k, v in r.timings_ms.items()},
@@ -292,27 +310,31 @@ def assemble(
     )
 
 
-def _by_change(store: Store, r: Ranking, nodes: list[int], hits: dict[int, Hit], limit: int) -> list[int]:
-    """The positions of the hits shown, one per change (change_groups.py), at most ``limit``: each carries its
-    ``change`` and its final rank among them.  Reads the placeholder flags of the ranked nodes and the ids of
-    the shown changes' commits, nothing else."""
+def _by_change(
+    store: Store,
+    r: Ranking,
+    nodes: list[int],
+    present: list[int],
+    limit: int,
+    placeholders: Callable[[list[int]], set[int]],
+) -> list[tuple[int, dict[str, Any] | None]]:
+    """The positions of the hits shown (of ``present``: the ranked nodes still in the store), one per change
+    (change_groups.py), at most ``limit``, each with its ``change``.  Reads the placeholder flags of the ranked
+    nodes and the ids of the shown changes' commits, nothing else."""
     assert r.changes is not None
-    present = [i for i in range(len(nodes)) if i in hits]
     ranked = [nodes[i] for i in present]
     links = _sub(r.changes, present)
-    placeholders = store.node_flags(ranked, "placeholder") if ranked else set()
-    groups = change_groups.collapse(ranked, links, placeholders, limit)
-    want = {ranked[i] for _, _, m in groups for i in m}
-    for k, _, _ in groups:
-        want.update((k, *links.landing.get(k, ()), *links.branch.get(k, ())))
-    ids = store.ids_by_idx(want)
-    order = []
-    for rank, (k, shown, members) in enumerate(groups, 1):
-        h = hits[present[shown]]
-        h.change = change_groups.describe(k, members, ranked, links, ids, shown)
-        h.ranks["final"] = rank
-        order.append(present[shown])
-    return order
+    groups = change_groups.collapse(ranked, links, placeholders(ranked) if ranked else set(), limit)
+    want: set[int] = set()
+    for k, _, m in groups:  # only a change of several nodes, or a PR's, names its members (describe)
+        if len(m) > 1 or k in links.landing:
+            want.update(ranked[i] for i in m)
+            want.update((k, *links.landing.get(k, ()), *links.branch.get(k, ())))
+    ids = store.ids_by_idx(want) if want else {}
+    return [
+        (present[shown], change_groups.describe(k, members, ranked, links, ids, shown))
+        for k, shown, members in groups
+    ]
 
 
 def _sub(links: change_groups.ChangeLinks, present: list[int]) -> change_groups.ChangeLinks:

@@ -80,6 +80,7 @@ class NodeTable:
         self.source_of = np.zeros(0, np.int32)
         self.source_ids: dict[str, int] = {}
         self.aggregate = FlagMarks(store, "aggregate")
+        self.placeholder = FlagMarks(store, "placeholder")  # a git reader's pr:N / issue:N without text
         self.epoch = 0
 
     @property
@@ -95,6 +96,7 @@ class NodeTable:
             self.event_time = np.concatenate([self.event_time, np.full(extra, np.nan)])
             self.source_of = np.concatenate([self.source_of, np.full(extra, -1, np.int32)])
         self.aggregate.grow(n)
+        self.placeholder.grow(n)
 
     def apply(self, ch: Changes) -> NodeChange:
         """Apply the node part of a change feed batch to every column; returns the rows it touched."""
@@ -113,6 +115,7 @@ class NodeTable:
                     len(ch.nodes),
                 )
             self.aggregate.changed(idx)
+            self.placeholder.changed(idx)
         if ch.deleted_nodes:
             dead = np.asarray(ch.deleted_nodes, np.int64)
             dead = dead[dead < self.n]
