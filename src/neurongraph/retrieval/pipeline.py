@@ -776,5 +776,14 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
         evidence = {n: x.code.why[n] for n in out_nodes.tolist() if n in x.code.why}
     reading = read_query(q, origin, x.code)
     return Ranking(
-        out_nodes, scores, ranks, seeds, {}, timings, evidence=evidence, changes=links, reading=reading, explainer=explainer
+        out_nodes,
+        scores,
+        ranks,
+        seeds,
+        {},
+        timings,
+        evidence=evidence,
+        changes=links,
+        reading=reading,
+        explainer=explainer,
     )
