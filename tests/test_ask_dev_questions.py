@@ -94,6 +94,10 @@ def test_time_phrases_become_filters_and_unknown_ones_are_said(eng, repo):
         ("in Q3 2022", "2022-07-01", "2022-10-01"),
         ("in 2024 H2", "2024-07-01", "2025-01-01"),
         ("between March and June 2025", "2025-03-01", "2025-07-01"),
+        ("during 2020's second half", "2020-07-01", "2021-01-01"),
+        ("in 2019's first quarter", "2019-01-01", "2019-04-01"),
+        ("in sept-nov 2019", "2019-09-01", "2019-12-01"),
+        ("in may to july 2018", "2018-05-01", "2018-08-01"),
     ],
 )
 def test_a_part_of_a_named_year_is_its_window(phrase, since, until):

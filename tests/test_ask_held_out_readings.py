@@ -42,6 +42,22 @@ def repo(tmp_path_factory):
     r.git("merge", "-q", "--no-ff", "cleanup", "-m", "Merge the cleanup")
     r.commit("Rewrite the changelog", {"CHANGES.md": "- new_entry() added\n"})
     r.commit("Add CI", {".github/workflows/ci.yml": "on: push\n"})
+    r.author("Bo Lee")
+    r.sentinel = r.commit("Use `fast_path` as the default for big inputs", {"core/a.py": "fast = True\n"})
+    r.revert = r.commit(
+        'Revert "Use `fast_path` as the default for big inputs"',
+        {"core/a.py": "fast = False\n"},
+    )
+    r.git(
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        f'Revert "Use `fast_path` as the default for big inputs"\n\nThis reverts commit {r.sentinel}.',
+    )
+    r.revert = r.git("rev-parse", "HEAD")
+    r.fixed = r.commit(f'core: handle empty input\n\nFixes: {r.sentinel[:12]} ("Use fast_path")', {"core/b.py": "b\n"})
+    r.commit("core: json output for the report", {"core/c.py": "c\n"})
     return r
 
 
@@ -121,3 +137,22 @@ def test_a_period_count_gives_the_author_date_number_where_it_differs(tmp_path):
         assert "by author date: 1" in res["answer"]
         res = _ask(e, "which month of 2024 was the busiest?")
         assert res["result"]["items"][0] == "2024-10" and res["result"]["by_author_date"] == ["2024-09", 3]
+
+
+def test_was_x_reverted_names_what_reverted_it_code_quotes_aside(eng, repo):
+    res = _ask(eng, "did the 'fast_path as the default for big inputs' change get reverted?")
+    assert res["result"]["items"] == [f"commit:{repo.revert}"], res["answer"]
+    res = _ask(eng, "was 'Use `fast_path` as the default for big inputs' ever reverted?")
+    assert res["result"]["items"] == [f"commit:{repo.revert}"], res["answer"]
+
+
+def test_a_trailer_the_commits_carry_is_a_condition_not_a_word(eng, repo):
+    res = _ask(eng, "how many commits have a Fixes: tag?")
+    assert res["result"]["value"] == 1, res["answer"]
+    assert "Fixes: trailer" in res["answer"]
+
+
+def test_a_kind_of_commit_counted_at_the_end_of_the_question_is_its_topic(eng):
+    assert _ask(eng, "how many json commits")["result"]["value"] == 1
+    res = _ask(eng, "how many OpenStack deployments were running gadget in 2023?")
+    assert res["result"]["value"] is None and res["answer"].startswith("Not understood")

@@ -30,6 +30,10 @@ UNRECORDED = [
     "how many people are subscribed to ovs-discuss?",
     "how many emails did the dev mailing list get last month?",
     "what was the mailing list traffic in 2023?",
+    "how many replies did the scheduler series get?",
+    "what was the average review turnaround in 2021?",
+    "how long did the CI pipeline take for the 2.0 release?",
+    "whats the median time a patch waited before being applied in 2019",
 ]
 RECORDED = [
     "which commit fixed the CI build?",
@@ -44,6 +48,8 @@ RECORDED = [
     "which commits were reverted in 2022?",
     "which patches were merged in 2025?",
     "how many commit messages mention the mailing list?",
+    "how long did it take from the first commit to the 1.0 tag?",
+    "what is the average number of files per commit in 2020?",
 ]
 
 

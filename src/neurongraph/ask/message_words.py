@@ -51,3 +51,27 @@ def in_messages(engine, topic: Topic, tw: TimeWindow, params: dict) -> None:
     params["mention_ids"] = ids
     tw.conditions[:] = [c for c in tw.conditions if c not in subject]
     tw.conditions.append(("c.id IN $mention_ids", f"whose message mentions {said}, as git log -i --grep finds them"))
+
+
+# a trailer a commit carries: "have a Fixes: tag", "carry a Fixes line", "with a Closes: trailer", "Fixes:";
+# the people trailers ("Reviewed-by") only where commits are asked for, not who (trailer_shapes.py ranks those)
+_KEY = r"(fixes|closes|resolves|link|bug|cc|[a-z]+(?:-[a-z]+)*-by)"
+_TRAILER = re.compile(rf"\b{_KEY}(?::\s*|\s+)(?:tags?|trailers?|lines?)\b|\b{_KEY}:(?=\s|$|[?,.!])", re.I)
+_COMMITS_ASKED = re.compile(r"\b(?:commits?|patch(?:es)?|changes?)\b", re.I)
+_WHO = re.compile(r"\bwho(?:se|m)?\b", re.I)
+
+
+def trailer_spans(engine, text: str, tw: TimeWindow, params: dict) -> list[tuple[int, int]]:
+    """The spans of the trailers the question says commits carry; each becomes the condition that the message
+    holds that trailer's key ("fixes:", as ``git log -i --grep='Fixes:'`` finds it: ``Store.message_grep``)."""
+    spans = []
+    for m in _TRAILER.finditer(text):
+        key = (m.group(1) or m.group(2)).lower()
+        if key.endswith("-by") and (_WHO.search(text) or not _COMMITS_ASKED.search(text)):
+            continue
+        k = sum(1 for p in params if p.startswith("trailer_ids"))
+        params[f"trailer_ids{k}"] = engine.store.message_grep([key + ":"])
+        name = (m.group(1) or m.group(2)).capitalize() if not key.endswith("-by") else m.group(1) or m.group(2)
+        tw.conditions.append((f"c.id IN $trailer_ids{k}", f"whose message carries a {name}: trailer"))
+        spans.append(m.span())
+    return spans

@@ -128,8 +128,16 @@ def _linked(store: Store, linker, question: str, found: _Found) -> None:
 def _subject_suffix(engine, phrase: str) -> list[tuple[str, str]]:
     """(id, type) of up to two commits whose subject ends with ``: phrase`` (a subsystem prefix dropped)."""
     query = "MATCH (n:commit) WHERE n.title ENDS WITH $s RETURN n.id AS id LIMIT 2"
+    # else the one subject that holds the phrase, code quotes aside ('default=True as a sentinel' for "Use
+    # `default=True` as a sentinel …"), not counting the reverts that repeat it
+    within = (
+        "MATCH (n:commit) WHERE NOT n.title STARTS WITH 'Revert' AND replace(toLower(n.title), '`', '') CONTAINS $s "
+        "RETURN n.id AS id LIMIT 2"
+    )
     try:
         rows = engine.cypher(query, {"s": ": " + phrase})["rows"]
+        if not rows and len(phrase.split()) >= 4:
+            rows = engine.cypher(within, {"s": phrase.replace("`", "").lower()})["rows"]
     except NeuronGraphError:  # the graph is down: the phrase names nothing here, and the search still answers
         return []
     return [(r["id"], "commit") for r in rows]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .described import Described, Resolved, read_described, resolve
 from .devplan import Scope, no_merge_spans, quoted_conditions, word_conditions
-from .message_words import in_messages
+from .message_words import in_messages, trailer_spans
 from .names import Mention
 from .question_paths import scope_of
 from .question_people import author_taken
@@ -97,10 +97,11 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     tw = _window(engine, text, notes)
     notes += [f"not understood: {p}" for p in tw.not_understood]
     taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw)
+    params: dict = {}
+    taken += trailer_spans(engine, text, tw, params)  # "commits with a Fixes: tag": the trailer, not the word
     pr = pr_anchor(engine, text, mentions, notes)
     as_named = tw.active or tw.commits is not None or bool(FATE.search(text))  # the file as it was then
     author, topic, scope = read_names(engine, text, taken, mentions, notes, as_named)
-    params: dict = {}
     word_conditions(blank(text, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
     if topic is not None and topic.in_message:
         in_messages(engine, topic, tw, params)  # "commits that mention vxlan": git log --grep's whole message

@@ -106,8 +106,9 @@ def topic_words(words: str) -> Topic | None:
 # "how many typeshed syncs were there?": commits counted by what they do, a kind of change no shape counts as
 # such (commits, files, authors, merges, tags … are counted as themselves)
 _HOW_MANY_KIND = re.compile(
-    r"\bhow\s+many\s+((?:[A-Za-z][\w.+-]*\s+){0,3}[A-Za-z][\w.+-]*s)\s+"
-    r"(?=(?:were|are|was|have|has|had|did|do|landed|happened|got|there|in|since|during|last|this|so)\b)",
+    r"\bhow\s+many\s+((?:[A-Za-z][\w.+-]*\s+){0,3}[A-Za-z][\w.+-]*s)"
+    r"(?:\s+(?=(?:were|are|was|have|has|had|did|do|landed|happened|got|there|in|since|during|last|this|so)\b)"
+    r"|\s*[?.!]?\s*$)",
     re.I,
 )
 

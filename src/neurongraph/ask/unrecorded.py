@@ -64,10 +64,22 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
             r"(?<!commit messages)[^?]*"
             r"\bmailing[- ]?lists?\b"
             r"|\bmailing[- ]?lists?\s+(?:traffic|activity|volume|posts|threads)\b"
+            r"|\b(?:how\s+many|number\s+of|count\s+of)\s+(?:[\w-]+\s+){0,2}?(?:replies|responses)\b"
             r"|\b(?:posted|sent|mailed)\s+(?:\w+\s+){0,2}to\s+(?:the\s+)?(?:[\w-]+\s+)?mailing[- ]?lists?\b",
             re.I,
         ),
         False,
+    ),
+    (
+        "how long reviews, merges or CI runs took is kept by the forge, the list or the CI service, not in git; it "
+        "holds when each commit was written and committed",
+        re.compile(
+            r"\b(?:turnaround|time\s+to\s+(?:review|merge|land|apply|accept|approve)|review\s+(?:time|latency))\b"
+            rf"|\b(?:average|mean|median|typical)\b[^?]*\b(?:review\w*|{_CI}|mailing[- ]?list|sat|waited|wait)\b"
+            rf"|\bhow\s+(?:long|many\s+(?:hours|minutes|seconds|days))\b[^?]*\b{_CI}\b[^?]*\b(?:take|took|run|last)\b",
+            re.I,
+        ),
+        True,
     ),
     (
         "the issue tracker's state (open or closed issues, labels, bug reports) is not in git",

@@ -1,5 +1,5 @@
 """A part of a named year in a question: "the first quarter of 2023", "the second half of 2024", "the last 3
-months of 2025", "Q3 2022", "H1 2024" -> one ``[start, end)`` window.
+months of 2025", "2020's second half", "Q3 2022", "H1 2024" -> one ``[start, end)`` window.
 
 Why apart from the relative phrases (timephrase.py): "the last 3 months of 2023" read as "the last 3 months"
 counts back from today (or the history's newest commit) and then meets 2023 in an empty window, a count of 0
@@ -23,6 +23,9 @@ PART = re.compile(
     r"\b(?:the\s+)?(?P<which>first|second|third|fourth|last|final)\s+"
     rf"(?:(?P<n>\d{{1,2}}|{'|'.join(_NUMBER_WORDS)})\s+)?(?P<unit>quarter|half|months?|weeks?)\s+(?:of\s+)?"
     r"(?P<year>(?:19|20)\d\d)\b"
+    # "2020's second half", "2019's first quarter"
+    r"|\b(?P<year4>(?:19|20)\d\d)['’]s\s+(?P<which2>first|second|third|fourth|last|final)\s+"
+    rf"(?:(?P<n2>\d{{1,2}}|{'|'.join(_NUMBER_WORDS)})\s+)?(?P<unit2>quarter|half|months?|weeks?)\b"
     r"|\b(?P<qh>[QH])(?P<k>[1-4])\s*(?P<year2>(?:19|20)\d\d)\b"
     r"|\b(?P<year3>(?:19|20)\d\d)\s*(?P<qh2>[QH])(?P<k2>[1-4])\b",
     re.I,
@@ -39,13 +42,15 @@ def part_of_year(m: re.Match) -> tuple[dt.date, dt.date] | None:
         if unit == "half" and k > 2:
             return None
         return _span(year, unit, k)
-    year, unit = int(m.group("year")), m.group("unit").lower().rstrip("s")
-    which = m.group("which").lower()
+    g = "2" if m.group("year4") else ""  # the possessive form's groups
+    year, unit = int(m.group("year" + ("4" if g else ""))), m.group("unit" + g).lower().rstrip("s")
+    which = m.group("which" + g).lower()
     last = which in ("last", "final")
-    raw = (m.group("n") or "1").lower()
+    given = m.group("n" + g)
+    raw = (given or "1").lower()
     n = int(raw) if raw.isdigit() else _NUMBER_WORDS[raw]
     if unit in ("quarter", "half"):
-        if m.group("n"):
+        if given:
             return None  # "the first 2 quarters of 2023": not read
         k = (4 if unit == "quarter" else 2) if last else _ORDINALS[which]
         return None if unit == "half" and k > 2 else _span(year, unit, k)

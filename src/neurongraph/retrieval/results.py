@@ -332,8 +332,7 @@ def _by_change(
             want.update((k, *links.landing.get(k, ()), *links.branch.get(k, ())))
     ids = store.ids_by_idx(want) if want else {}
     return [
-        (present[shown], change_groups.describe(k, members, ranked, links, ids, shown))
-        for k, shown, members in groups
+        (present[shown], change_groups.describe(k, members, ranked, links, ids, shown)) for k, shown, members in groups
     ]
 
 

@@ -166,10 +166,12 @@ _FRAME_WORDS = frozenset("are is was were be been do does did has have had there
 # what git records people doing: writing, changing and landing commits.  A people count read through another
 # verb ("how many people attended / starred / use …") counts something else than the authors
 _PEOPLE_THEN = re.compile(PEOPLE.pattern + r"((?:\s+[\w'-]+){1,4})", re.I)
-_AUXILIARY = frozenset("have has had did do does ever actually really all ve also still".split())
+_AUXILIARY = frozenset("have has had did do does ever actually really all ve also still get got gets been".split())
 _AUTHORING = re.compile(
     r"^(?:contribut|work|commit|author|wr[io]t|touch|chang|edit|modif|hack|patch|submitt?|sign|merg|land|push|add|"
-    r"fix|creat|remov|delet|renam|refactor|updat|maintain|develop|cod|help|made|ma[dk]e|sen[dt]|appear|show)",
+    r"fix|creat|remov|delet|renam|refactor|updat|maintain|develop|cod|help|made|ma[dk]e|sen[dt]|appear|show|"
+    r"correct|clean|improv|introduc|drop|bump|revert|rework|rewr|implement|resolv|address|tweak|adjust|convert|"
+    r"replac|port|mov|document|mention|nam|land|appl|includ|go|went|enter)",
     re.I,
 )
 _OTHER_ACTS = frozenset(
@@ -179,17 +181,44 @@ _OTHER_ACTS = frozenset(
 )
 
 
+def _other_act(after: str, readings: list[tuple[str, str]]) -> str | None:
+    """The verb right after a counted noun when it is not one git records ("attended", "starred", "were
+    running"), else None (no verb there, a verb of writing or landing commits, or a word a reading took)."""
+    read = set(re.findall(r"\w+", " ".join(phrase for phrase, _ in readings).lower()))
+    words = [w for w in re.findall(r"[\w'-]+", after.lower()) if w not in _FRAME_WORDS and w not in _AUXILIARY]
+    verb = words[0] if words else ""
+    acts = verb in _OTHER_ACTS or len(verb) > 4 and verb.endswith(("ed", "ing"))
+    return verb if acts and verb not in read and not _AUTHORING.match(verb) else None
+
+
+def _unrecorded_topic(text: str, topic, readings: list[tuple[str, str]]) -> DevPlan | None:
+    """Said, not answered: a count whose counted noun only became a subject word ("how many OpenStack
+    deployments were running 2.17": commits whose subject says openstack) and whose verb is no act on commits."""
+    m = _COUNTED_THING.search(text)
+    if m is None or COMMITS.search(m.group(1)) or PRS.search(m.group(1)):
+        return None
+    noun = []
+    for w in re.findall(r"[\w'.-]+", m.group(1)):
+        if w.lower() in _FRAME_WORDS or w.lower() in _AUXILIARY:
+            break
+        noun.append(w.lower())
+    if not noun or not all(any(n.startswith(t[:5]) for n in noun) for t in topic.words):
+        return None
+    verb = _other_act(text[m.start(1) + len(" ".join(noun)) :], readings)
+    if verb is None:
+        return None
+    said = f"Not understood: what '{m.group(0)}' counts — git records commits, not how many {' '.join(noun)}."
+    return DevPlan("count_not_read", "count", "UNWIND [] AS x RETURN x AS count", {}, "what is counted", none_text=said)
+
+
 def _unrecorded_people(text: str, readings: list[tuple[str, str]]) -> DevPlan | None:
     """Said, not answered: a people count whose verb is not one git records of them ("how many people attended
     the summit", "… starred the repo"): the number of authors would be another question's answer."""
     m = _PEOPLE_THEN.search(text)
     if m is None:
         return None
-    read = set(re.findall(r"\w+", " ".join(phrase for phrase, _ in readings).lower()))
-    words = [w for w in re.findall(r"[\w'-]+", m.group(2).lower()) if w not in _FRAME_WORDS and w not in _AUXILIARY]
-    verb = words[0] if words else ""
-    acts = verb in _OTHER_ACTS or (len(verb) > 4 and verb.endswith("ed"))
-    if not acts or verb in read or _AUTHORING.match(verb):
+    verb = _other_act(m.group(2), readings)
+    if verb is None:
         return None
     text = (
         f"Not understood: what '{m.group(1)} {verb}' counts — git records who wrote, changed and landed commits "
@@ -204,6 +233,10 @@ def _counted(engine, q) -> DevPlan | None:
     made = plan_counted(q.words, q.scope, q.tw, q.author, q.params, count, q.wants_prs, q.n)
     if made is not None and made.shape == "count_authors":
         return _unrecorded_people(q.text, [(p, w) for p, w in q.readings if w != "condition"]) or made
+    if made is not None and made.shape == "count" and q.topic is not None and not q.topic.in_message:
+        taken = _unrecorded_topic(q.text, q.topic, [(p, w) for p, w in q.readings if w != "condition"])
+        if taken is not None:
+            return taken
     own = [c for c in q.tw.conditions if "$off_head" not in c[0]]  # "how many bug fixes": fix commits counted
     if made is None or made.shape != "count" or own or q.topic is not None:
         return made

@@ -26,8 +26,12 @@ def plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_p
             "MATCH (c:commit)-[e]->(a:Node {id: $a}) WHERE type(e) IN ['fixes', 'refs', 'follows_up'] "
             f"AND c.title STARTS WITH 'Revert' RETURN DISTINCT {C_RET}, type(e) AS rel ORDER BY time"
         )
-        if re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I) and not re.search(
-            r"\bdid\b", question, re.I
+        # "which commit reverted X", "was X (ever) reverted", "did X get reverted": what reverted it
+        passive = re.search(r"\b(?:was|were|been|get|got|gets|is|ever)\b[^?]*\breverted\b", question, re.I)
+        if (
+            passive
+            or re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I)
+            and not re.search(r"\bdid\b", question, re.I)
         ):
             fb = (by_title, "no reverts edge: revert commits that name it as fixed or referenced")
             return DevPlan("reverted_by", "commits", by_rel, params, f"commits that revert {commit.node}", fallback=fb)
