@@ -144,6 +144,8 @@ def test_was_x_reverted_names_what_reverted_it_code_quotes_aside(eng, repo):
     assert res["result"]["items"] == [f"commit:{repo.revert}"], res["answer"]
     res = _ask(eng, "was 'Use `fast_path` as the default for big inputs' ever reverted?")
     assert res["result"]["items"] == [f"commit:{repo.revert}"], res["answer"]
+    res = _ask(eng, "who reverted the 'fast_path as the default for big inputs' PR?")  # the revert's author
+    assert res["result"]["kind"] == "author" and res["result"]["items"] == [f"commit:{repo.revert}"], res["answer"]
 
 
 def test_a_trailer_the_commits_carry_is_a_condition_not_a_word(eng, repo):

@@ -16,6 +16,7 @@ from .shape import Shape
 def plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
     """A question about one named commit: its author, the PR it was merged in, what reverted it."""
     params["a"] = commit.node
+    wants_prs = wants_prs and not re.search(r"\bwho\s+(?:has\s+|had\s+)?reverted\b", question, re.I)
     if re.search(r"\brevert(?:s|ed|ing)?\b", question, re.I) and not wants_prs:
         # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes,
         # so revert commits linked by fixes/refs count when no reverts edge names X
@@ -28,6 +29,9 @@ def plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_p
         )
         # "which commit reverted X", "was X (ever) reverted", "did X get reverted": what reverted it
         passive = re.search(r"\b(?:was|were|been|get|got|gets|is|ever)\b[^?]*\breverted\b", question, re.I)
+        if who and re.search(r"\bwho\s+(?:has\s+|had\s+)?reverted\b", question, re.I):  # the author of the revert
+            fb = (by_title, "no reverts edge: revert commits that name it as fixed or referenced")
+            return DevPlan("reverted_by", "author", by_rel, params, f"who reverted {commit.node}", fallback=fb)
         if (
             passive
             or re.search(r"\b(?:which|what)\b[^?]*\brevert(?:ed|s)\b", question, re.I)
