@@ -79,6 +79,8 @@ def _count(scope, tw, author, params: dict, wants_prs: bool, people: bool = Fals
         return plan_list("commits", match, params, said, "DESC", None, extra=renamed_away(scope, tw, author, params))
     cy = f"{match} RETURN count(DISTINCT c) AS count"
     expl = "commits " + ", ".join(said) if said else "all commits"
+    if scope is not None:  # git's own path-limited log simplifies side branches away; this count does not
+        expl += " (every commit that changed it, as `git log --full-history` counts)"
     return DevPlan("count", "count", cy, params, expl, extra=renamed_away(scope, tw, author, params), filters=said)
 
 
