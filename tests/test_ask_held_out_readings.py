@@ -158,3 +158,9 @@ def test_a_kind_of_commit_counted_at_the_end_of_the_question_is_its_topic(eng):
     assert _ask(eng, "how many json commits")["result"]["value"] == 1
     res = _ask(eng, "how many OpenStack deployments were running gadget in 2023?")
     assert res["result"]["value"] is None and res["answer"].startswith("Not understood")
+
+
+def test_a_quoted_word_in_the_message_is_read_in_whole_messages(eng, repo):
+    res = _ask(eng, "how many commits with 'reverts commit' in the message?")
+    assert res["result"]["value"] == 1 and "whose message contains" in res["answer"], res["answer"]
+    assert _ask(eng, "how many 'reverts commit' commits?")["result"]["value"] == 0  # a subject phrase, as before

@@ -234,18 +234,29 @@ _NO_MERGES = re.compile(
 _QUOTED_PHRASE = re.compile(r"""(?<![\w])(['"“‘])([^'"“”‘’\n]{3,200})(['"”’])(?![\w])""")
 
 
-def quoted_conditions(question: str, taken: list[tuple[int, int]], tw: TimeWindow, params: dict) -> None:
+_IN_MESSAGE = re.compile(
+    r"\s*(?:in|within)\s+(?:the\s+|their\s+|its\s+)?(?:commit\s+)?(?:messages?|msgs?|bod(?:y|ies)|logs?)\b", re.I
+)
+
+
+def quoted_conditions(question: str, taken: list[tuple[int, int]], tw: TimeWindow, params: dict, grep=None) -> None:
     """A quoted phrase no name, path or date took ("how many 'sync: latest libbpf changes' commits") is what
     the commits' subjects must contain (case ignored), as ``git log --grep -F -i`` reads it; its span is
-    taken.  Unread, it was dropped and every commit of the period counted: confidently wrong."""
+    taken.  Unread, it was dropped and every commit of the period counted: confidently wrong.  Followed by "in
+    the message" (and given ``grep``: ``Store.message_grep``), the whole message must hold it."""
     for m in _QUOTED_PHRASE.finditer(question):
         if any(s < m.end() and m.start() < e for s, e in taken):
             continue
+        phrase = m.group(2).strip()
         k = sum(1 for key in params if key.startswith("quoted"))
-        params[f"quoted{k}"] = m.group(2).strip().lower()
-        tw.conditions.append(
-            (f"toLower(c.title) CONTAINS $quoted{k}", f"whose subject contains '{m.group(2).strip()}'")
-        )
+        where = _IN_MESSAGE.match(question, m.end())
+        if where and grep is not None:
+            params[f"quoted{k}"] = grep([phrase])
+            tw.conditions.append((f"c.id IN $quoted{k}", f"whose message contains '{phrase}', as git log -i --grep"))
+            taken.append((m.start(), where.end()))
+            continue
+        params[f"quoted{k}"] = phrase.lower()
+        tw.conditions.append((f"toLower(c.title) CONTAINS $quoted{k}", f"whose subject contains '{phrase}'"))
         taken.append(m.span())
 
 

@@ -105,7 +105,8 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     word_conditions(blank(text, taken), tw, params, topic)  # "that fix bugs", "more than 10 files"
     if topic is not None and topic.in_message:
         in_messages(engine, topic, tw, params)  # "commits that mention vxlan": git log --grep's whole message
-    quoted_conditions(text, taken, tw, params)  # "how many 'sync: latest changes' commits": the subject
+    # "how many 'sync: latest changes' commits": the subject ("… 'typo' in the message": the whole message)
+    quoted_conditions(text, taken, tw, params, engine.store.message_grep)
     head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
     words = blank(text, taken)  # without its paths, times and names ("AUTHORS" is a file)
     rest = blank(text, tw.spans)
