@@ -49,6 +49,7 @@ RECORDED = [
     "which patches were merged in 2025?",
     "how many commit messages mention the mailing list?",
     "how long did it take from the first commit to the 1.0 tag?",
+    "what commit closed issue #12?",
     "what is the average number of files per commit in 2020?",
 ]
 

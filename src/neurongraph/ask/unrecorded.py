@@ -85,7 +85,7 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         "the issue tracker's state (open or closed issues, labels, bug reports) is not in git",
         re.compile(
             r"\b(?:open|closed|unresolved|unfixed)\s+(?:\w+\s+)?(?:issues?|bugs?|bug\s+reports?|tickets?|prs?|"
-            r"pull\s+requests?|merge\s+requests?)\b"
+            r"pull\s+requests?|merge\s+requests?)\b(?!\s+#?\d)"  # "which commit closed issue #12": a commit
             r"|\b(?:waiting|pending|awaiting)\s+(?:for\s+)?(?:a\s+)?review\b"
             r"|\b(?:issues?|bugs?|bug\s+reports?|tickets?)\b[^?]*\b(?:currently|right\s+now|still)\s+open\b"
             r"|\b(?:issues?|bugs?|prs?)\s+label(?:l?ed|s)\b|\bbugzilla\b|\bissue\s+tracker\b",
