@@ -144,6 +144,7 @@ def _count_answer(engine, p: DevPlan, rows: list[dict]) -> tuple[dict, str, list
 
 
 _COMMIT_DATE = re.compile(r"\bc\.time (>=|<) \$(since|until)\b")
+_AUTHOR_DATE = "coalesce(c.author_date, c.time)"  # when the change was written (commit time where unknown)
 
 
 def _by_author_date(engine, p: DevPlan) -> int | None:
@@ -152,7 +153,7 @@ def _by_author_date(engine, p: DevPlan) -> int | None:
     ``--until`` read them; where the two differ, the answer gives both."""
     if not _COMMIT_DATE.search(p.cypher):
         return None
-    swap = lambda q: _COMMIT_DATE.sub(r"coalesce(c.author_date, c.time) \1 $\2", q) if q else q  # noqa: E731
+    swap = lambda q: _COMMIT_DATE.sub(_AUTHOR_DATE + r" \1 $\2", q) if q else q  # noqa: E731
     alt = dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra))
     rows = _rows(engine, alt)
     return int(rows[0]["count"]) if rows else 0
@@ -163,7 +164,7 @@ def _busiest_by_author_date(engine, p: DevPlan, rows: list[dict]) -> tuple[str, 
     and applied in another), else None."""
     if not p.shape.startswith("busiest_") or not rows or "c.time" not in p.cypher:
         return None
-    alt = engine.cypher(p.cypher.replace("c.time", "coalesce(c.author_date, c.time)"), p.params)["rows"]
+    alt = engine.cypher(p.cypher.replace("c.time", _AUTHOR_DATE), p.params)["rows"]
     if not alt or str(alt[0]["period"]) == str(rows[0]["period"]):
         return None
     return str(alt[0]["period"]), int(alt[0]["commits"])

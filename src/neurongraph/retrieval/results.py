@@ -256,7 +256,7 @@ def assemble(
     nodes = r.nodes.tolist()
     if r.changes is not None:  # (a node deleted by another process since the ranking is left out below)
         flags = placeholders or (lambda ns: store.node_flags(ns, "placeholder"))
-        shown = _by_change(store, r, nodes, list(range(len(nodes))), cfg.limit, flags)
+        shown = _by_change(store, r, nodes, cfg.limit, flags)
     else:
         shown = [(i, None) for i in range(len(nodes))]
     paths = r.paths_for([nodes[i] for i, _ in shown])
@@ -311,37 +311,20 @@ def assemble(
 
 
 def _by_change(
-    store: Store,
-    r: Ranking,
-    nodes: list[int],
-    present: list[int],
-    limit: int,
-    placeholders: Callable[[list[int]], set[int]],
+    store: Store, r: Ranking, nodes: list[int], limit: int, placeholders: Callable[[list[int]], set[int]]
 ) -> list[tuple[int, dict[str, Any] | None]]:
-    """The positions of the hits shown (of ``present``: the ranked nodes still in the store), one per change
-    (change_groups.py), at most ``limit``, each with its ``change``.  Reads the placeholder flags of the ranked
-    nodes and the ids of the shown changes' commits, nothing else."""
-    assert r.changes is not None
-    ranked = [nodes[i] for i in present]
-    links = _sub(r.changes, present)
-    groups = change_groups.collapse(ranked, links, placeholders(ranked) if ranked else set(), limit)
+    """The positions of the hits shown, one per change (change_groups.py), at most ``limit``, each with its
+    ``change``.  Reads the ids of the shown changes' members, nothing else (``placeholders``: the flags)."""
+    links = r.changes
+    assert links is not None
+    groups = change_groups.collapse(nodes, links, placeholders(nodes) if nodes else set(), limit)
     want: set[int] = set()
     for k, _, m in groups:  # only a change of several nodes, or a PR's, names its members (describe)
         if len(m) > 1 or k in links.landing:
-            want.update(ranked[i] for i in m)
+            want.update(nodes[i] for i in m)
             want.update((k, *links.landing.get(k, ()), *links.branch.get(k, ())))
     ids = store.ids_by_idx(want) if want else {}
-    return [
-        (present[shown], change_groups.describe(k, members, ranked, links, ids, shown)) for k, shown, members in groups
-    ]
-
-
-def _sub(links: change_groups.ChangeLinks, present: list[int]) -> change_groups.ChangeLinks:
-    """The links of the ranked nodes still present (a node deleted meanwhile drops out)."""
-    if len(present) == links.key.shape[0]:
-        return links
-    n_pool = sum(1 for i in present if i < links.n_pool)
-    return change_groups.ChangeLinks(n_pool, links.key[present], links.landing, links.branch, links.referrers)
+    return [(shown, change_groups.describe(k, members, nodes, links, ids, shown)) for k, shown, members in groups]
 
 
 def _hit_meta(store: Store, t: np.ndarray, hits: list[Hit], idx: list[int]) -> None:

@@ -171,9 +171,9 @@ _PEOPLE_THEN = re.compile(PEOPLE.pattern + r"((?:\s+[\w'-]+){1,4})", re.I)
 _AUXILIARY = frozenset("have has had did do does ever actually really all ve also still get got gets been".split())
 _AUTHORING = re.compile(
     r"^(?:contribut|work|commit|author|wr[io]t|touch|chang|edit|modif|hack|patch|submitt?|sign|merg|land|push|add|"
-    r"fix|creat|remov|delet|renam|refactor|updat|maintain|develop|cod|help|made|ma[dk]e|sen[dt]|appear|show|"
+    r"fix|creat|remov|delet|renam|refactor|updat|maintain|develop|cod|help|ma[dk]e|sen[dt]|appear|show|"
     r"correct|clean|improv|introduc|drop|bump|revert|rework|rewr|implement|resolv|address|tweak|adjust|convert|"
-    r"replac|port|mov|document|mention|nam|land|appl|includ|go|went|enter)",
+    r"replac|port|mov|document|mention|nam|appl|includ|go|went|enter)",
     re.I,
 )
 _OTHER_ACTS = frozenset(
@@ -209,8 +209,9 @@ def _unrecorded_topic(text: str, topic, readings: list[tuple[str, str]]) -> DevP
     verb = _other_act(text[m.start(1) + len(" ".join(noun)) :], readings)
     if verb is None:
         return None
-    said = f"Not understood: what '{m.group(0)}' counts — git records commits, not how many {' '.join(noun)}."
-    return DevPlan("count_not_read", "count", "UNWIND [] AS x RETURN x AS count", {}, "what is counted", none_text=said)
+    return _not_read(
+        f"Not understood: what '{m.group(0)}' counts — git records commits, not how many {' '.join(noun)}."
+    )
 
 
 def _unrecorded_people(text: str, readings: list[tuple[str, str]]) -> DevPlan | None:
@@ -222,11 +223,10 @@ def _unrecorded_people(text: str, readings: list[tuple[str, str]]) -> DevPlan | 
     verb = _other_act(m.group(2), readings)
     if verb is None:
         return None
-    text = (
+    return _not_read(
         f"Not understood: what '{m.group(1)} {verb}' counts — git records who wrote, changed and landed commits "
         "(their authors), not who did anything else."
     )
-    return DevPlan("count_not_read", "count", "UNWIND [] AS x RETURN x AS count", {}, "what is counted", none_text=text)
 
 
 def _counted(engine, q) -> DevPlan | None:
@@ -258,10 +258,14 @@ def _unread_count(text: str, readings: list[tuple[str, str]]) -> DevPlan | None:
     named = [w for w in re.findall(r"\w+", thing.lower()) if w not in _FRAME_WORDS]
     if any(rx.search(thing) for rx in (COMMITS, PEOPLE, PRS, _TIMES)) or any(w in read for w in named):
         return None
-    text = (
+    return _not_read(
         f"Not understood: what '{m.group(0)}' counts — this history can count commits, authors, files, lines, "
         "merges, pull requests, tags and releases (the number of all commits would not be its answer)."
     )
+
+
+def _not_read(text: str) -> DevPlan:
+    """A count said, not answered: no rows, ``text`` as the answer."""
     return DevPlan("count_not_read", "count", "UNWIND [] AS x RETURN x AS count", {}, "what is counted", none_text=text)
 
 
