@@ -57,6 +57,16 @@ def test_a_declined_origin_says_why_and_searches_as_usual(eng):
     assert all("origin" not in h.scores for h in res.hits)
 
 
+def test_a_question_about_a_beginning_does_not_prefer_recent_changes(eng):
+    """The recency prior's age part is off for it (the first change of a feature is old by nature), and the
+    reading says so; a plain question about the same words keeps it."""
+    begun = eng.search("when did the parser start to support template strings?", 10, record=False)
+    assert begun.hits and all(h.scores["recency"] == 1.0 for h in begun.hits)
+    assert "recent changes are not preferred" in begun.reading["rule"]
+    plain = eng.search("parser template strings", 10, record=False)
+    assert any(h.scores["recency"] < 1.0 for h in plain.hits)
+
+
 def test_an_introduction_of_a_name_reads_the_name(eng):
     r = eng.search("which commit introduced geneve_start", 5, record=False).reading
     assert r is not None and r["intent"] == "introduced" and "geneve_start" in r["topic"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -724,6 +724,8 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
     """Rank nodes for ``query`` (read once: retrieval/query.py): entry → seeds → graph → fuse → explain
     (:class:`RankInputs` says what each mask means)."""
     q = Query.of(query)
+    if q.asks_origin and x.recency is not None:  # a question about a beginning does not prefer recent changes
+        x = replace(x, recency=x.recency.looking_back())
     timings: dict[str, float] = {}
     ent = _entry_step(q, qvec, cfg, x, timings)
     seeds, seed_acts, overlap, written = _seed_step(cfg, x, ent.e)

@@ -58,10 +58,11 @@ def read_query(q: Query, origin: Origin | None, code: CodeEvidence | None) -> Re
         verb = "added" if code.intent == "introduced" else "removed"
         return Reading(code.intent, code.terms, f"the changes that {verb} these names in the code score first")
     if origin is not None:
+        back = "; recent changes are not preferred (the recency prior's age part is off)"
         if origin.node is not None:
             rule = f"the earliest change whose subject names {origin.words[0]!r} is put first"
-            return Reading("origin", tuple(origin.words), rule, origin.node)
-        return Reading("origin", tuple(origin.words), f"searched as usual: {origin.why}")
+            return Reading("origin", tuple(origin.words), rule + back, origin.node)
+        return Reading("origin", tuple(origin.words), f"searched as usual: {origin.why}{back}")
     if q.intent:
         return Reading(q.intent, (), "searched as usual: no name of the question is in the code history")
     return None

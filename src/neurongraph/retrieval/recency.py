@@ -24,7 +24,7 @@ repaired later than "now" counts, so a time-scoped search cannot see its own fut
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -86,6 +86,11 @@ class RecencyPrior:
     repair_weight: float = 0.0  # r: a node already repaired k times before now weighs (1 + r·ln(1+k))
     repairs: RepairGaps | None = None
     exponent: float = 1.0  # g: the age part is (1-w) + w·S(age)^g
+
+    def looking_back(self) -> RecencyPrior:
+        """This prior for a question that asks when something began: its age part off (the first change of a
+        feature is old by nature; preferring recent ones ranked its follow-ups first), its repair part kept."""
+        return replace(self, weight=0.0)
 
     def factor(self, t: np.ndarray, nodes: np.ndarray | None = None) -> np.ndarray:
         """``((1-w) + w·S(age)^g) · (1 + r·ln(1 + repairs before now))`` per node (NaN time: the age part is
