@@ -406,3 +406,28 @@ def test_a_merged_revert_pr_is_not_a_revert_of_its_own(tmp_path):
         subjects = r.git("log", "--format=%s").splitlines()
         assert sum(s.startswith("Revert") for s in subjects) == 1
         assert eng.ask("How many revert commits are there?")["result"]["value"] == 1
+
+
+def test_issue_urls_of_a_clone_of_a_local_path_or_a_bundle_are_its_own(tmp_path):
+    """A clone whose remote is a local path (or a bundle) is named by its folders (``mirrors/proj``), which name
+    no owner: an issue URL into ``…/proj/issues/N`` is still this repository's issue; a URL into a repository of
+    another name is not. With a hosted remote the owner counts too."""
+    (tmp_path / "mirrors").mkdir()
+    up = Repo(tmp_path / "mirrors" / "proj")
+    up.commit("Initial import", {"a.c": "a\n"})
+    fix = up.commit(
+        "Fix OOB read in the dumper\n\nCloses: https://github.com/acme/proj/issues/928\n"
+        "See https://github.com/other/thing/issues/5",
+        {"a.c": "b\n"},
+    )
+    clone = tmp_path / "clone"
+    up.git("clone", "-q", str(up.path), str(clone))
+    with ngr.open(tmp_path / "local.db", embedder="hashing") as eng:
+        sync_source(eng, "git", clone)
+        assert ("commit:" + fix, "issue:928") in _edges(eng, "fixes")
+        assert eng.store.get_node("issue:5") is None  # another repository's number
+        assert "commit:" + fix in eng.ask("which commit closed github issue 928?")["refs"]
+    up.git("-C", str(clone), "remote", "set-url", "origin", "https://github.com/someone-else/proj.git")
+    with ngr.open(tmp_path / "hosted.db", embedder="hashing") as eng:
+        sync_source(eng, "git", clone)
+        assert eng.store.get_node("issue:928") is None  # acme/proj is not someone-else/proj

@@ -79,6 +79,18 @@ DEFAULT_REFS = ["HEAD"]  # always read, with every tag (``tags=True``): what ``g
 READER_VERSION = 9
 
 
+def reference_name(repo: GitRepo, source: str) -> str:
+    """The repository that references in messages name as this one: the hosted remote's ``owner/repo``
+    (whatever the source is called), else only the source's last part. A local clone's or a bundle's path
+    (``history/libbpf``) names no owner, and ``Closes: https://github.com/libbpf/libbpf/issues/928`` is
+    still this repository's issue."""
+    if repo.remote_is_hosted():
+        hosted = repo.remote_name()
+        if hosted:
+            return hosted
+    return source.rstrip("/").rpartition("/")[2] or source
+
+
 def source_name(repo: GitRepo, store=None, refs: list[str] | None = None) -> str:
     """A git source's default name: the repository's own (GitHub ``owner/repo``, else a remote URL's last
     part); with no remote, the name ``store`` recorded for the repository's root commit (meta
@@ -172,7 +184,7 @@ def read_git(
     resolver = Resolver(g.listing(heads), mainline)
     for root in g.roots(heads):
         batch.state[root_key(root)] = source  # a later ingest from another folder finds the name (source_name)
-    reader = CommitReader(batch, source, resolver)
+    reader = CommitReader(batch, source, resolver, reference_name(g, source))
     commits = reader.take_all(commits, progress, strict)
     reader.branch_edges(commits)
     for p in reader.files:

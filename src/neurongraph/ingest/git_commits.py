@@ -117,8 +117,12 @@ class CommitReader:
     """One commit at a time into the batch: its node, touches/renamed_to edges, its pull request, and the
     edges its message states (fixes, reverts, follows_up, refs).  Holds the files seen and the counts."""
 
-    def __init__(self, batch: IngestBatch, source: str, resolver: Resolver):
+    def __init__(self, batch: IngestBatch, source: str, resolver: Resolver, ref_repo: str | None = None):
         self.batch, self.source, self.resolver = batch, source, resolver
+        # the repository a qualified reference (``owner/repo#N``, an issue URL) must name to count as this one's:
+        # the hosted remote's ``owner/repo``; without one only the name is known (a clone of a local path or a
+        # bundle: its folder is no owner)
+        self.ref_repo = ref_repo if ref_repo is not None else source
         self.files: dict[str, None] = {}
         self.issues: dict[str, None] = {}  # issue placeholders written in this batch, in order
         self.counts = {
@@ -168,7 +172,7 @@ class CommitReader:
         merge = merge if ours else None
         title = _pr_title(c, merge)
         message = c.subject + "\n" + c.body
-        iss = R.issue_refs(message, self.source)
+        iss = R.issue_refs(message, self.ref_repo)
         shas = R.sha_refs(c.body)
         md = self._metadata(c, pr, merge, iss, shas)
         if named and not ours:
@@ -340,10 +344,10 @@ class CommitReader:
         for r in R.cherry_picks(c.body):  # a backport names the commit it copies
             sha = resolver.sha(r.value)
             link("cherry_pick_of", "commit:" + sha if sha else None, r.evidence)
-        for r in R.follow_up_refs(message, self.source):
+        for r in R.follow_up_refs(message, self.ref_repo):
             for t in _targets(r, resolver, pr):
                 link("follows_up", t, r.evidence)
-        closing = {r.value: r.evidence for r in R.closing_refs(message, self.source)}
+        closing = {r.value: r.evidence for r in R.closing_refs(message, self.ref_repo)}
         for r in refs:
             if r.kind == "issue" and r.value == pr:
                 continue  # the commit's own PR number
@@ -362,7 +366,7 @@ class CommitReader:
         for r in R.revert_refs(c.subject, c.body):
             sha = (resolver.sha(r.value) if r.value else None) or resolver.subject(r.subject, c.commit_time)
             link("reverts", "commit:" + sha if sha else None, r.evidence)
-        for r in R.reverted_prs(c.body, self.source):
+        for r in R.reverted_prs(c.body, self.ref_repo):
             if r.value != pr and r.value in resolver.pr_commit:
                 link("reverts", "pr:" + r.value, r.evidence)
 
