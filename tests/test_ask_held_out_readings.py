@@ -164,3 +164,24 @@ def test_a_quoted_word_in_the_message_is_read_in_whole_messages(eng, repo):
     res = _ask(eng, "how many commits with 'reverts commit' in the message?")
     assert res["result"]["value"] == 1 and "whose message contains" in res["answer"], res["answer"]
     assert _ask(eng, "how many 'reverts commit' commits?")["result"]["value"] == 0  # a subject phrase, as before
+
+
+def test_a_word_in_the_subject_or_in_the_message_is_read_there(eng):
+    res = _ask(eng, "how many commits have fast_path in the subject?")
+    assert res["result"]["value"] == 2 and "whose subject mentions 'fast_path'" in res["answer"], res["answer"]
+    res = _ask(eng, "how many commits have fast_path in the message?")  # the Fixes: line's body too
+    assert res["result"]["value"] == 3 and "whose message mentions" in res["answer"], res["answer"]
+    res = _ask(eng, "how many commits mention json in the subject line?")  # "line" is no count of lines
+    assert res["result"]["value"] == 1 and "lines" not in res["answer"].split("—")[0], res["answer"]
+
+
+def test_the_projects_own_name_before_commits_is_no_topic(eng):
+    res = _ask(eng, "how many gadget commits have 'json' in the title?")
+    assert res["result"]["value"] == 1 and "read as the project" in res["answer"], res["answer"]
+
+
+def test_a_verb_and_a_place_after_the_counted_commits_are_no_kind_of_change():
+    from neurongraph.ask.topics import topic_words
+
+    assert topic_words("how many commits landed in ovs during 2015?") is None
+    assert topic_words("how many typeshed syncs were there?").words == ["typeshed", "sync"]

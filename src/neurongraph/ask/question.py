@@ -16,7 +16,7 @@ from .described import Described, Resolved, read_described, resolve
 from .devplan import Scope, no_merge_spans, quoted_conditions, word_conditions
 from .message_words import in_messages, trailer_spans
 from .names import Mention
-from .question_paths import scope_of
+from .question_paths import project_name, scope_of
 from .question_people import author_taken
 from .tags import LazyTags, off_head
 from .timephrase import TimeWindow, parse_time
@@ -219,6 +219,10 @@ def read_names(engine, question: str, taken: list, mentions: list[Mention], note
     taking its words: "g.denis" is an author, not a file; "commits that mention typeshed" a word, not a path."""
     author = author_taken(engine, question, taken, notes)
     topic = topic_words(blank(question, taken))
+    if topic is not None and topic.words == [project_name(engine)]:  # "how many click commits": all of them
+        notes.append(f"'{question[topic.span[0] : topic.span[1]].strip()}' read as the project")
+        taken.append(topic.span)
+        topic = None
     if topic is not None:
         taken.append(topic.span)
     return author, topic, scope_of(engine, question, taken, mentions, notes, dated)

@@ -58,7 +58,7 @@ def _bare_dir(engine, d: str, phrase: str, after_verb: bool, found: list[Scope],
     """ "under docs", "the bridge directory": the directory, only when the store has files below it (or below the
     hidden directory of that name: "the github workflows" is .github/); the project's own name after "in" or a
     verb is the project."""
-    if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == _project_name(engine):
+    if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == project_name(engine):
         notes.append(f"'{phrase}' read as the project, not its directory {d}/")
         return None  # "the very first commit in click": the repository, whatever click/ once held
     if any(sc.phrase == d for sc in found):
@@ -68,7 +68,7 @@ def _bare_dir(engine, d: str, phrase: str, after_verb: bool, found: list[Scope],
     return Scope("dir", f"file:{d}/", phrase) if engine.store.ids_with_prefix(f"file:{d}/", 1) else None
 
 
-def _project_name(engine) -> str:
+def project_name(engine) -> str:
     """The synced repository's own name, lowercased (the last part of the source its commits carry: a checkout's
     directory, ``click``), or "" when the store does not say."""
     first = engine.store.ids_with_prefix("commit:", 1)

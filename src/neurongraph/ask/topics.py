@@ -72,10 +72,61 @@ class Topic:
     in_message: bool = False  # "commits that mention X": the whole message, as ``git log --grep`` reads it
 
 
+# where in a commit's message the question says a word stands: "… in the subject (line)", "in their titles",
+# "in the commit message"; a subject field keeps the topic in subjects, a message field reads whole messages
+_IN_FIELD = re.compile(
+    r"\s+in\s+(?:the\s+|their\s+|its\s+|a\s+|each\s+)?(?:commit\s+)?"
+    r"(subject(?:\s+lines?)?|subjects|titles?|headlines?|summary|summaries|first\s+lines?|messages?|bod(?:y|ies)|"
+    r"descriptions?)\b",
+    re.I,
+)
+# "commits that have usdt in the subject", "with json in the title", "containing 'leak' in their message"
+_HAS_IN_FIELD = re.compile(
+    r"\b(?:have|has|having|with|contain(?:s|ing)?|carry(?:ing)?|include(?:s|ing)?)\s+"
+    r"((?:[A-Za-z0-9_][\w.+-]*\s+){0,3}?[A-Za-z0-9_][\w.+-]*)(?=" + _IN_FIELD.pattern + ")",
+    re.I,
+)
+
+
+def _message_field(field: str) -> bool:
+    """Whether a field ``_IN_FIELD`` read is the whole message rather than the subject line."""
+    return field.lower().startswith(("message", "bod", "description"))
+
+
+def _field_topic(words: str) -> Topic | None:
+    """"commits that have usdt in the subject": the words before the field, in that field; None without a commit
+    noun before them, or when a word is one a topic never holds ("have a Fixes tag in the message")."""
+    for m in _HAS_IN_FIELD.finditer(words):
+        if not _COMMIT_NOUN.search(words, 0, m.start()):
+            continue
+        found = [stem(w.lower()) for w in m.group(1).split()]
+        if not found or any(w in TOPIC_STOP for w in found):
+            continue
+        field = _IN_FIELD.match(words, m.end(1))
+        assert field is not None  # the lookahead matched it
+        return Topic(found, (m.start(1), field.end()), False, in_message=_message_field(field.group(1)))
+    return None
+
+
+def _with_field(topic: Topic, words: str) -> Topic:
+    """The topic with the field said right after it ("mention stubtest in the subject"): read there, and its
+    words taken with it ("line" of "subject line" is no line count)."""
+    field = _IN_FIELD.match(words, topic.span[1])
+    if field is None:
+        return topic
+    topic.in_message = _message_field(field.group(1))
+    topic.span = (topic.span[0], field.end())
+    return topic
+
+
 def topic_words(words: str) -> Topic | None:
     """The topic a question's cue word introduces ("mention BTF" → ["btf"], "fix a memory leak" →
-    ["memory", "leak"], lowercased and singular); None when the cue is followed by generic words only
-    ("fix bugs"), by a path (a path is a scope, not a topic), or follows no commit noun."""
+    ["memory", "leak"], lowercased and singular), or that it says a field holds ("have usdt in the subject");
+    None when the cue is followed by generic words only ("fix bugs"), by a path (a path is a scope, not a
+    topic), or follows no commit noun."""
+    field = _field_topic(words)
+    if field is not None:
+        return field
     for cue in _TOPIC_CUE.finditer(words):
         if not _COMMIT_NOUN.search(words, 0, cue.start()):
             continue  # "what do you know about X", "what fixed X": a search, not a filter on listed commits
@@ -99,7 +150,9 @@ def topic_words(words: str) -> Topic | None:
         topic = [w for w in found if w not in _TOPIC_GENERIC]
         if topic:
             cued = cue.group(0).lower()
-            return Topic(topic, (start, end), cued.startswith("fix"), in_message=cued.startswith("mention"))
+            return _with_field(
+                Topic(topic, (start, end), cued.startswith("fix"), in_message=cued.startswith("mention")), words
+            )
     return _counted_kind(words)
 
 
@@ -130,6 +183,8 @@ def _counted_kind(words: str) -> Topic | None:
         return None  # "how many lines does F have": a verb, not a kind of change
     found = [stem(w.lower()) for w in m.group(1).split()]
     head, modifiers = found[-1], found[:-1]
+    if any(w in _TOPIC_END or w in _COMMIT_KINDS for w in modifiers):
+        return None  # "how many commits landed in ovs": a verb and a place after what is counted, no kind of change
     if head in _COMMIT_KINDS:  # "how many sync commits": the commits of that kind
         found = [w for w in modifiers if w not in _PLAIN_MODIFIERS and "merge" not in w]
         if not found or any(w in _COUNTED_AS_SUCH for w in found):
