@@ -185,3 +185,18 @@ def test_a_verb_and_a_place_after_the_counted_commits_are_no_kind_of_change():
 
     assert topic_words("how many commits landed in ovs during 2015?") is None
     assert topic_words("how many typeshed syncs were there?").words == ["typeshed", "sync"]
+
+
+def test_first_and_last_are_two_parts_each_one_commit(eng, repo):
+    res = eng.ask("when were Bo Lee's first and last commits?")
+    assert res["route"]["mode"] == "parts" and len(res["parts"]) == 2, res["route"]
+    first, last = (p["result"]["items"] for p in res["parts"])
+    assert first == [f"commit:{repo.move}"] and len(last) == 1, res["answer"]
+    assert "json output" in res["parts"][1]["answer"]
+
+
+def test_top_n_authors_is_a_ranking_of_n_not_the_latest_commits(eng):
+    res = _ask(eng, "top 2 authors?")
+    assert res["result"]["kind"] == "authors" and res["result"]["items"][0] == "Bo Lee", res["answer"]
+    assert len(res["result"]["items"]) == 2 and res["result"]["total"] == 3, res["answer"]
+    assert "(showing 2 of 3)" in res["answer"]

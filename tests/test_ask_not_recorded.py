@@ -34,9 +34,16 @@ UNRECORDED = [
     "what was the average review turnaround in 2021?",
     "how long did the CI pipeline take for the 2.0 release?",
     "whats the median time a patch waited before being applied in 2019",
+    "how many runner hours did our github workflows use last quarter?",
+    "what did folks say on the dev mailing list about the allocator series?",
+    "how long was pull request 88 open?",
+    "how long did it take for #41 to get merged?",
 ]
 RECORDED = [
     "which commit fixed the CI build?",
+    "which commit sped up the CI workflow?",
+    "which commits mention the mailing list address?",
+    "how long was the bug in parse_args open before it was fixed?",
     "who changed the workflows under .github/ last?",
     "Which commits mention feedback?",
     "who acked the scheduler fix?",

@@ -32,8 +32,33 @@ _BARE = re.compile(rf"^\s*{_ASKS}(?:\s+[\w./-]+)?\s*$", re.I)  # "in which PR", 
 _REST = re.compile(rf"^\s*{_ASKS}(?:\s+[\w-]+)?\s+((?:was|were|is|are|did|does|do|has|have|had)\b.*)$", re.I)
 
 
+# "Guido's first and last commits", "the earliest and the latest change": two ends asked at once, one part each
+_BOTH_ENDS = re.compile(
+    r"\b(first|earliest|oldest)\s+and\s+(?:the\s+)?(last|latest|newest|most\s+recent)\b"
+    r"|\b(last|latest|newest|most\s+recent)\s+and\s+(?:the\s+)?(first|earliest|oldest)\b",
+    re.I,
+)
+_ONE_END = re.compile(r"^(\s*(?:commit|change|patch|contribution)s?)\b", re.I)
+
+
+def _both_ends(question: str) -> list[str] | None:
+    """ "when were P's first and last commits": "… first commit?" and "… last commit?"; None without both ends."""
+    m = _BOTH_ENDS.search(question)
+    if m is None:
+        return None
+    ends = [g for g in m.groups() if g]
+    after = question[m.end() :]
+    one = _ONE_END.match(after)
+    if one is not None:  # each part asks for one commit: "first commits" would list many
+        after = re.sub(r"s$", "", one.group(1)) + after[one.end() :]
+    return [question[: m.start()] + end + after for end in ends]
+
+
 def split_parts(question: str) -> list[str] | None:
     """The parts of a question that asks several things, each with the question's context; None for one."""
+    ends = _both_ends(question)
+    if ends is not None:
+        return ends
     sentences = [s.strip() for s in _SENTENCE_END.split(question.strip()) if s.strip()]
     if not sentences:
         return None

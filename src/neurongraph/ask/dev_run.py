@@ -83,7 +83,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         return rows, result, f"{line}\n[refs: {r['id']}]", [r["id"]]
     if p.kind == "authors":
         total = len(rows)
-        if p.count_cypher and total >= MAX_ITEMS:  # the list is cut at MAX_ITEMS; the number of people is not
+        if p.count_cypher and total >= min(p.row_limit, MAX_ITEMS):  # the list is cut; the number of people is not
             total = int(engine.cypher(p.count_cypher, p.params)["rows"][0]["count"])
         result = {"kind": "authors", "shape": p.shape, "items": [r["author"] for r in rows], "total": total}
         if not rows:
@@ -96,7 +96,8 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
         if p.heads_with_explanation:
             whose = "— " + p.explanation
         noun = p.noun if total != 1 else {"people": "person", "authors": "author"}.get(p.noun, p.noun)
-        head = f"{total} {noun} {whose}" + (f" (showing {SHOW} of {total})" if total > SHOW else "")
+        n_shown = min(SHOW, len(rows))
+        head = f"{total} {noun} {whose}" + (f" (showing {n_shown} of {total})" if total > n_shown else "")
         return rows, result, head + ":\n" + "\n".join(lines), []
     if p.kind in ("dirs", "periods"):
         groups: int | None = None

@@ -87,6 +87,7 @@ class DevPlan:
     noun: str = "authors"  # what an authors list holds ("people" for trailers)
     cites: list[str] = field(default_factory=list)  # ids a count answer cites (the one change it counts in)
     heads_with_explanation: bool = False  # an authors list is headed by the explanation, not "of the commits …"
+    row_limit: int = MAX_ITEMS  # the query's LIMIT ("top 3 authors": 3); a list that reaches it is counted apart
 
     def to_dict(self) -> dict:
         return {"cypher": self.cypher, "params": self.params, "explanation": self.explanation}

@@ -94,7 +94,7 @@ def _message_field(field: str) -> bool:
 
 
 def _field_topic(words: str) -> Topic | None:
-    """"commits that have usdt in the subject": the words before the field, in that field; None without a commit
+    """ "commits that have usdt in the subject": the words before the field, in that field; None without a commit
     noun before them, or when a word is one a topic never holds ("have a Fixes tag in the message")."""
     for m in _HAS_IN_FIELD.finditer(words):
         if not _COMMIT_NOUN.search(words, 0, m.start()):

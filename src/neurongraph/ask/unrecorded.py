@@ -25,7 +25,10 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         "CI results (builds, jobs, test runs) are kept by the CI service, not in the repository's history",
         re.compile(
             rf"\b(?:did|does|do|were|was|has|have|is|are)\b[^?]*\b{_CI}\b[^?]*\b{_OUTCOME}\b"
-            rf"|\bpass(?:ing)?\s+rate\b|\b{_CI}\s+(?:results?|status|runs?|history)\b",
+            rf"|\bpass(?:ing)?\s+rate\b|\b{_CI}\s+(?:results?|status|runs?|history)\b"
+            # what the CI used: "how many github actions minutes did the CI burn", "CI hours per month"
+            rf"|\b(?:how\s+many|number\s+of)\s+(?:[\w-]+\s+){{0,3}}?(?:minutes|hours|credits|runner\s+hours)\b[^?]*"
+            rf"\b(?:{_CI}|runners?)\b|\b{_CI}\s+(?:minutes|hours|credits|usage|costs?|bill\w*)\b",
             re.I,
         ),
         False,
@@ -48,6 +51,9 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         re.compile(
             r"\breview\s+comments?\b|\breviewers?\b[^?]*\b(?:say|said|comment\w*|request\w*|think|thought|ask\w*)\b"
             r"|\brequested\s+changes\b|\b(?:mailing[- ]list|list)\s+(?:discussion|thread|replies)\b"
+            # what people said on a list: "what did ppl say on the netdev mailing list when X was posted"
+            r"|\b(?:say|said|says|think|thought|discuss\w*|comment\w*|react\w*|respond\w*|repl(?:y|ied|ies))\b[^?]*"
+            r"\b(?:on|in|to)\s+(?:the\s+)?(?:[\w-]+\s+)?mailing[- ]?lists?\b"
             r"|\bfeedback\s+(?:did|was|were|from|on|in|about|to)\b|\b(?:get|got|receive[sd]?|left|gave)\b[^?]*\bfeedback\b"
             # what was submitted and not taken: git holds only what was applied
             r"|\b(?:patch(?:es|sets?)?|prs?|pull\s+requests?|submissions?)\b[^?]*\b(?:were|was|got|been|are|is|get)\s+"
@@ -76,7 +82,12 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         re.compile(
             r"\b(?:turnaround|time\s+to\s+(?:review|merge|land|apply|accept|approve)|review\s+(?:time|latency))\b"
             rf"|\b(?:average|mean|median|typical)\b[^?]*\b(?:review\w*|{_CI}|mailing[- ]?list|sat|waited|wait)\b"
-            rf"|\bhow\s+(?:long|many\s+(?:hours|minutes|seconds|days))\b[^?]*\b{_CI}\b[^?]*\b(?:take|took|run|last)\b",
+            rf"|\bhow\s+(?:long|many\s+(?:hours|minutes|seconds|days))\b[^?]*\b{_CI}\b[^?]*\b(?:take|took|run|last)\b"
+            # how long a PR or an issue stayed open: "how long was PR #2551 open before it got merged"
+            r"|\bhow\s+(?:long|many\s+days)\b[^?]*\b(?:prs?|pull\s+requests?|merge\s+requests?|issues?|tickets?)\b"
+            r"[^?]*\b(?:open|opened|pending|waiting|in\s+review|under\s+review|unmerged)\b"
+            r"|\bhow\s+long\s+did\s+(?:it|they|\w+)\s+take\s+(?:for\s+\S+\s+)?to\s+(?:get\s+)?(?:reviewed|review|merged|merge|"
+            r"approved|approve|accepted|accept)\b",
             re.I,
         ),
         True,

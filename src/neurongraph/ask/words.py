@@ -21,7 +21,7 @@ HASHNUM = re.compile(r"(?<![\w/])#(\d{1,7})\b")
 WHO = re.compile(
     r"\b(who|whom|whose|which (?:person|people|author|authors|developer|developers))\b"
     r"|\b(?:the\s+)?(?:most\s+recent|latest|last|first|main|top|busiest|biggest|most\s+active|original)\s+"
-    r"(?:author|committer|contributor|developer|person|maintainer)s?\b"
+    r"(?:\d{1,3}\s+)?(?:author|committer|contributor|developer|person|maintainer)s?\b"
     r"|\b(?:authors|committers|contributors)\s+(?:of|to|for)\b",
     re.I,
 )

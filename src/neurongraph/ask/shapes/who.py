@@ -43,13 +43,22 @@ def plan_who_question(
     whole = (
         COMMITS.search(rest)
         and (first or last or RANKING.search(rest))
-        or re.search(r"\b(top|main|biggest|leading)\s+(contributors?|committers?|authors)\b", rest, re.I)
+        or _TOP_PEOPLE.search(rest)
         or (first or last)
         and PEOPLE.search(rest)  # "who was the first contributor?"
     )
-    return plan_who(scope, tw, author, params, first, last) if has_filter or whole else None
+    if not (has_filter or whole):
+        return None
+    top = _TOP_PEOPLE.search(rest)
+    limit = int(top.group(1)) if top and top.group(1) else MAX_ITEMS
+    return plan_who(scope, tw, author, params, first, last, max(1, min(limit, MAX_ITEMS)))
 
 
+# "the top contributors", "top 3 authors in 2023": the authors by commits, the first N of them
+_TOP_PEOPLE = re.compile(
+    r"\b(?:top|main|biggest|leading|busiest|most\s+active)\s+(?:(\d{1,3})\s+)?(?:contributors?|committers?|authors?)\b",
+    re.I,
+)
 _LINES_RANKED = re.compile(r"\b(?:most|top|biggest|largest)\b[^?]*\blines?\b|\blines?\b[^?]*\bmost\b", re.I)
 
 
@@ -79,8 +88,9 @@ def _authors_by_lines(scope, tw, author, params: dict) -> DevPlan:
     )
 
 
-def plan_who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPlan:
-    """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors."""
+def plan_who(scope, tw, author, params: dict, first: bool, last: bool, limit: int = MAX_ITEMS) -> DevPlan:
+    """ "who last changed F" (the author of the newest scoped commit), "who first …", else the authors (the
+    first ``limit`` by commits)."""
     of_file = scope is not None and scope.kind == "file"
     match, said = commit_match(scope, tw, author, params, follow_renames=first and of_file)
     if first or last:
@@ -96,12 +106,20 @@ def plan_who(scope, tw, author, params: dict, first: bool, last: bool) -> DevPla
         return DevPlan("who_first" if first else "who_last", "author", cy, params, expl, filters=said, steps=steps)
     cy = (
         f"{match} WITH DISTINCT c RETURN c.author AS author, count(c) AS commits, max(c.time) AS last "
-        f"ORDER BY commits DESC, author LIMIT {MAX_ITEMS}"
+        f"ORDER BY commits DESC, author LIMIT {int(limit)}"
     )
     expl = "authors of the commits " + ", ".join(said) if said else "authors of all commits, most commits first"
     total = f"{match} RETURN count(DISTINCT c.author) AS count"
     return DevPlan(
-        "who", "authors", cy, params, expl, total, extra=renamed_away(scope, tw, author, params), filters=said
+        "who",
+        "authors",
+        cy,
+        params,
+        expl,
+        total,
+        extra=renamed_away(scope, tw, author, params),
+        filters=said,
+        row_limit=int(limit),
     )
 
 
