@@ -200,3 +200,21 @@ def test_top_n_authors_is_a_ranking_of_n_not_the_latest_commits(eng):
     assert res["result"]["kind"] == "authors" and res["result"]["items"][0] == "Bo Lee", res["answer"]
     assert len(res["result"]["items"]) == 2 and res["result"]["total"] == 3, res["answer"]
     assert "(showing 2 of 3)" in res["answer"]
+
+
+def test_a_pr_merge_keeps_gits_subject_for_literal_phrases_and_its_pr_title_for_topics(tmp_path):
+    """A GitHub merge is titled by its PR; a quoted phrase "in the subject" and a grep of the message read git's
+    own subject ("Merge pull request #5 from dev/typo-fixes") too, as ``git log --grep`` does, while what a
+    commit is *about* stays its PR's title."""
+    r = Repo(tmp_path / "tool")
+    r.commit("Start", {"a.txt": "a\n"})
+    r.git("checkout", "-q", "-b", "typo-fixes")
+    r.commit("Fix a typo in the docs", {"docs.txt": "d\n"})
+    r.git("checkout", "-q", "main")
+    r.t += 60
+    r.git("merge", "-q", "--no-ff", "typo-fixes", "-m", "Merge pull request #5 from dev/typo-fixes\n\nFix the docs")
+    with ngr.open(tmp_path / "t.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        assert _ask(e, "how many commits have 'pull request' in the subject?")["result"]["value"] == 1
+        assert _ask(e, "how many commits with 'typo-fixes' in the message?")["result"]["value"] == 1
+        assert _ask(e, "how many commits are about the docs?")["result"]["value"] == 2  # the PR's title, the fix's

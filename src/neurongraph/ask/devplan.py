@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .timephrase import TimeWindow
-from .topics import Topic, topic_condition
+from .topics import GIT_SUBJECT, Topic, topic_condition
 
 __all__ = [
     "Scope",
@@ -257,7 +257,7 @@ def quoted_conditions(question: str, taken: list[tuple[int, int]], tw: TimeWindo
             taken.append((m.start(), where.end()))
             continue
         params[f"quoted{k}"] = phrase.lower()
-        tw.conditions.append((f"toLower(c.title) CONTAINS $quoted{k}", f"whose subject contains '{phrase}'"))
+        tw.conditions.append((f"toLower({GIT_SUBJECT}) CONTAINS $quoted{k}", f"whose subject contains '{phrase}'"))
         taken.append(m.span())
 
 

@@ -202,6 +202,11 @@ _PLAIN_MODIFIERS = frozenset("distinct different unique total new recent separat
 _PEOPLE_WORDS = frozenset("author committer contributor developer people person".split())
 
 
+# a commit's subject as git writes it: a merge the ingest titled by its PR keeps git's own ("Merge pull request #517
+# from someone/typo-fixes") as ``subject``; every other commit's title is its subject
+GIT_SUBJECT = "coalesce(c.subject, c.title)"
+
+
 LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may open with one ("(btf)", "[fix]")
 
 
@@ -215,21 +220,20 @@ def topic_condition(topic: list[str], params: dict, near: bool = False) -> tuple
     conds = []
     params["topic_lead"] = LEAD_PUNCTUATION
     params["topic_sep"] = PART_SEPARATORS
+    words = "split(toLower(c.title), ' ')"  # what a commit is about: a PR merge's title is its PR's, not git's
     for k, w in enumerate(topic):
         params[f"topic{k}"] = w
         conds.append(
-            f"any(w IN split(toLower(c.title), ' ') WHERE w STARTS WITH $topic{k} "
+            f"any(w IN {words} WHERE w STARTS WITH $topic{k} "
             f"OR (left(w, 1) IN $topic_lead AND substring(w, 1) STARTS WITH $topic{k}) "
             f"OR any(s IN $topic_sep WHERE w CONTAINS (s + $topic{k})))"
         )
     said = " and ".join(f"'{w}'" for w in topic)
     if near and len(topic) == 2:  # "Sync typeshed", "typeshed: sync", "Bump the version": at most a word between
         conds.append(
-            "any(i IN range(0, size(split(toLower(c.title), ' ')) - 2) WHERE any(j IN [i + 1, i + 2] WHERE "
-            "j < size(split(toLower(c.title), ' ')) AND ("
-            "(split(toLower(c.title), ' ')[i] STARTS WITH $topic0 AND split(toLower(c.title), ' ')[j] STARTS WITH "
-            "$topic1) OR (split(toLower(c.title), ' ')[i] STARTS WITH $topic1 AND split(toLower(c.title), ' ')[j] "
-            "STARTS WITH $topic0))))"
+            f"any(i IN range(0, size({words}) - 2) WHERE any(j IN [i + 1, i + 2] WHERE j < size({words}) AND ("
+            f"({words}[i] STARTS WITH $topic0 AND {words}[j] STARTS WITH $topic1) OR "
+            f"({words}[i] STARTS WITH $topic1 AND {words}[j] STARTS WITH $topic0))))"
         )
         said += " side by side"
     return " AND ".join(conds), f"whose subject mentions {said}"

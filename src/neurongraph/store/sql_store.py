@@ -91,7 +91,9 @@ class SQLStore(Store):
     def message_grep(self, words: Sequence[str], node_type: str = "commit") -> list[str]:
         if not words:
             return []
-        like = " AND ".join(["lower(title || ' ' || text) LIKE ? ESCAPE '!'"] * len(words))
+        # git's own subject of a merge titled by its PR (metadata ``subject``), its title and its text: the message
+        subject = f"coalesce({self.dialect.json_text('metadata', 'subject', text_column=True)}, '')"
+        like = " AND ".join([f"lower({subject} || ' ' || title || ' ' || text) LIKE ? ESCAPE '!'"] * len(words))
         pats = ["%" + w.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%" for w in words]
         rows = self._q.execute(f"SELECT id FROM nodes WHERE type = ? AND {like} ORDER BY id", (node_type, *pats))
         return [r[0] for r in rows.fetchall()]

@@ -10,6 +10,7 @@ from ..devplan import (
     DevPlan,
     commit_match,
 )
+from ..topics import GIT_SUBJECT
 from ..words import LISTY
 from .lists import plan_list
 from .shape import Shape
@@ -26,7 +27,7 @@ _REVERT_COMMITS = re.compile(r"\breverts\b|\brevert(?:ing)?\s+commits\b", re.I)
 
 # what `git revert` writes ('Revert "<subject>"'), GitHub's too; git's own subject where the ingest titled a PR
 # merge by its PR ("Merge pull request #1543 from pallets/revert-shlex-quote" is no revert of its own)
-REVERT_TITLE = "coalesce(c.subject, c.title) STARTS WITH 'Revert'"
+REVERT_TITLE = f"{GIT_SUBJECT} STARTS WITH 'Revert'"
 
 
 def plan_reverts(words: str, scope, tw, author, params: dict, count: bool) -> DevPlan | None:
