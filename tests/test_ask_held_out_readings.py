@@ -218,3 +218,27 @@ def test_a_pr_merge_keeps_gits_subject_for_literal_phrases_and_its_pr_title_for_
         assert _ask(e, "how many commits have 'pull request' in the subject?")["result"]["value"] == 1
         assert _ask(e, "how many commits with 'typo-fixes' in the message?")["result"]["value"] == 1
         assert _ask(e, "how many commits are about the docs?")["result"]["value"] == 2  # the PR's title, the fix's
+
+
+def test_a_removed_directory_is_the_commit_that_deleted_most_of_it_then_the_last(tmp_path):
+    r = Repo(tmp_path / "suite")
+    r.author("Ann Core")
+    r.commit("Start", {"core/a.c": "a\n"})
+    r.commit("Add the northd daemon", {"ovn/northd.c": "n\n", "ovn/lib.c": "l\n", "ovn/db.c": "d\n"})
+    r.author("Mo Split")
+    r.git("rm", "-q", "ovn/northd.c", "ovn/lib.c")
+    big = r.commit("Remove OVN.", {})
+    r.author("Ann Core")
+    r.git("rm", "-q", "ovn/db.c")
+    last = r.commit("ovn: Remove remaining pieces.", {})
+    r.commit("Tidy core", {"core/a.c": "b\n"})
+    with ngr.open(tmp_path / "s.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "when was the ovn directory removed?")
+        assert res["result"]["items"] == [f"commit:{big}", f"commit:{last}"], res["answer"]
+        who = _ask(e, "when was OVN removed and who did it?")  # a bare name, written in capitals
+        assert who["result"]["kind"] == "author" and who["result"]["value"] == "Mo Split", who["answer"]
+        still = _ask(e, "when was the core directory removed?")
+        assert still["result"]["items"] == [] and "still has files" in still["answer"], still["answer"]
+        made = _ask(e, "who added the ovn tool?")  # a part of the project named like its directory: its creator
+        assert made["result"]["kind"] == "author" and made["result"]["value"] == "Ann Core", made["answer"]

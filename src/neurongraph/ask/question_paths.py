@@ -63,9 +63,10 @@ def _bare_dir(engine, d: str, phrase: str, after_verb: bool, found: list[Scope],
         return None  # "the very first commit in click": the repository, whatever click/ once held
     if any(sc.phrase == d for sc in found):
         return None
-    if not engine.store.ids_with_prefix(f"file:{d}/", 1) and not d.startswith("."):
-        d = "." + d
-    return Scope("dir", f"file:{d}/", phrase) if engine.store.ids_with_prefix(f"file:{d}/", 1) else None
+    for name in dict.fromkeys((d, d.lower(), "." + d, "." + d.lower())):  # "OVN" is ovn/; "github" .github/
+        if engine.store.ids_with_prefix(f"file:{name}/", 1):
+            return Scope("dir", f"file:{name}/", phrase)
+    return None
 
 
 def project_name(engine) -> str:
@@ -178,7 +179,11 @@ _BARE_DIR = re.compile(
     r"|\b(?:which|what)\s+([\w.@~+-]+)\s+files?\b"  # "which mypyc file has had the most commits?"
     # "commits Jukka made to mypyc", "authors who touched mypyc", "who hacked on tc"
     r"|\b(?:to|into|touch(?:ed|es|ing)?|chang(?:ed|es|ing)|edit(?:ed|s|ing)?|modif(?:ied|ies|ying|y)"
-    r"|(?:hack|work)(?:ed|s|ing)?\s+on)\s+(?:the\s+)?([\w.@~+-]+)\b(?![/.\w-])",
+    r"|(?:hack|work)(?:ed|s|ing)?\s+on)\s+(?:the\s+)?([\w.@~+-]+)\b(?![/.\w-])"
+    # "when was OVN removed", "when did xsk get dropped": a name whose removal is asked
+    r"|\b(?:was|were|did|has|had)\s+(?:the\s+)?([\w.@~+-]+)\s+(?:(?:get|got|being|been)\s+)?(?:removed|deleted|dropped)\b"
+    # "the dpll tool", "the rdma code": a part of the project named like its directory
+    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:tool|utility|subsystem|component)\b",
     re.I,
 )
 
@@ -189,10 +194,11 @@ def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, s
     in the store are read as a scope); each with its phrase and whether a verb or "to" came before it."""
     out = []
     for m in _BARE_DIR.finditer(question):
-        name = m.group(1) or m.group(2) or m.group(3) or m.group(4)
+        name = m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5) or m.group(6)
         if name and not name.isdigit() and not any(s < m.end() and m.start() < e for s, e in taken):
-            # "which X file": the file word is the intent's; "touched X": the verb is the question's
-            out.append((name, name if m.group(3) or m.group(4) else m.group(0), bool(m.group(4))))
+            # "which X file": the file word is the intent's; "touched X", "was X removed": the verb is the question's
+            bare = m.group(3) or m.group(4) or m.group(5)
+            out.append((name, name if bare else m.group(0), bool(m.group(4))))
     return out
 
 

@@ -17,7 +17,7 @@ from ..words import CREATED, GONE, RENAMED, TWICE
 from .file_lines import file_length
 from .file_rankings import ranks_commits_by_lines
 from .file_removal import DELETED, STILL, file_deleted, file_events
-from .file_sets import FIRST_COMMITS, first_creator
+from .file_sets import FIRST_COMMITS, dir_deleted, first_creator
 from .shape import Shape
 
 _REPLACED = re.compile(r"\breplac\w*|\bsupersed\w*|\binstead\s+of\b", re.I)
@@ -140,6 +140,15 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
     return None
 
 
+DIR_REMOVED = Shape(
+    "dir_removed",
+    lambda engine, q: (
+        dir_deleted(q.scope, q.params, who=q.who)
+        if q.scope is not None and q.scope.kind == "dir" and DELETED.search(q.words) and not q.count and not q.tw.active
+        else None
+    ),
+    doc="when a directory was removed, and who removed it: the commit that took its last files",
+)
 DIR_MOVE = Shape(
     "dir_move",
     lambda engine, q: plan_dir_move(q.text, q.scope, q.params),

@@ -10,7 +10,7 @@ import re
 
 from ...graphdb.projection import RENAMES_LISTED
 from ..dev_rows import count_rows, earliest
-from ..devplan import DevPlan, Scope, commit_match, tag_filter, time_bounds
+from ..devplan import C_RET, DevPlan, Scope, commit_match, tag_filter, time_bounds
 from ..timephrase import TimeWindow
 from .file_removal import DELETED, ROOTS_FIRST, file_status, files_deleted, makes, removes
 
@@ -264,3 +264,49 @@ def added_or_removed(
     else:
         return None
     return dataclasses.replace(p, shape="count_" + p.shape, kind="count", steps=(*p.steps, count_rows))
+
+
+def dir_deleted(scope: Scope, params: dict, who: bool) -> DevPlan:
+    """ "When was the ovn directory removed?" / "who removed DIR?": when no file under DIR is left at ``HEAD``, the
+    commit that deleted most of its files ("Remove OVN.") and, when another, the newest commit under it, which
+    took the last of them ("ovn: Remove remaining pieces."); no answer while some file is still there."""
+    cond = scope.condition("f", "f", params)
+    cy = (
+        f"MATCH (c:commit)-[:touches]->(f:file) WHERE {cond} AND size(coalesce(c.parents, [])) < 2 "
+        f"WITH DISTINCT c ORDER BY c.time DESC, c.id LIMIT {_DIR_LOOK_BACK} RETURN {C_RET}"
+    )
+    expl = f"the commits that removed {scope.phrase}: the one that deleted most of its files, then the last one"
+    shape, kind = ("who_deleted_dir", "author") if who else ("dir_deleted", "commits")
+    present = files_now(scope, dict(params), count=False)
+    return DevPlan(
+        shape,
+        kind,
+        cy,
+        params,
+        f"the author of the commit that deleted most files of {scope.phrase}" if who else expl,
+        none_text=f"{scope.phrase} was not removed: it still has files at HEAD.",
+        steps=(functools.partial(_dir_removals, present, str(scope.value)),),
+    )
+
+
+_DIR_LOOK_BACK = 64  # newest commits under a removed directory read for its removal
+
+
+def _dir_removals(present: DevPlan, prefix: str, engine, p: DevPlan, rows: list[dict]) -> list[dict]:
+    """The commit of ``rows`` (newest first) that deleted most files under ``prefix`` (``file:dir/``), then the
+    newest when it is another; none while a file under it exists at ``HEAD``."""
+    if not rows or keep_present(engine, present, engine.cypher(present.cypher, present.params)["rows"]):
+        return []
+    nodes = engine.store.nodes_by_idx(engine.store.lookup_idx([r["id"] for r in rows]).values())
+    by_id = {n.id: n for n in nodes.values()}
+
+    def deleted(row: dict) -> int:
+        files = (by_id[row["id"]].metadata or {}).get("files") or [] if row["id"] in by_id else []
+        return sum(
+            1
+            for f in files
+            if isinstance(f, dict) and f.get("status") == "D" and f"file:{f.get('path')}".startswith(prefix)
+        )
+
+    most = max(rows, key=deleted)  # the first of equal counts: the newest
+    return [most] if most is rows[0] or not deleted(most) else [most, rows[0]]

@@ -20,7 +20,7 @@ from ..question import Question, read_question
 from ..words import HASHNUM, RELATION
 from .branch_tags import BRANCH_TAGS
 from .counts import COUNTED, MISSING_SCOPE
-from .file_history import DIR_MOVE, FILE_HISTORY
+from .file_history import DIR_MOVE, DIR_REMOVED, FILE_HISTORY
 from .file_rankings import RENAMED_FILES
 from .lists import LISTING
 from .named import NAMED_COMMIT, NAMED_PR
@@ -110,6 +110,7 @@ REGISTRY: tuple[Shape, ...] = (
     PR_SIZES,
     PRS_OF,
     FILE_HISTORY,
+    DIR_REMOVED,
     REVERTS,
     RELATIONS,
     WHO_SHAPE,

@@ -39,6 +39,8 @@ def plan_who_question(
         if DELETED.search(words):
             return file_deleted(scope, params, who=True)
         first = first or bool(CREATED.search(words))
+    elif scope is not None and scope.kind == "dir" and CREATED.search(words) and not RANKING.search(words):
+        first = not re.search(r"\b(?:added|contributed)\b[^?]*\bto\b", words, re.I)  # "who added the dpll tool"
     last = bool(LAST.search(rest))
     whole = (
         COMMITS.search(rest)
