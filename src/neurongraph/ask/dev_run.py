@@ -115,8 +115,11 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     ids = [r["id"] for r in rows[:MAX_ITEMS]]  # (a shape checked row by row, e.g. files removed, has no LIMIT)
     result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
     noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags", "issues": "issues"}[p.kind]
+    other = _listed_by_author_date(engine, p, rows) if p.kind == "commits" else None
     if not rows:
-        return rows, result, p.none_text or f"No {noun}: {p.explanation} — none in the store.", []
+        none: list[str] = []
+        said = p.none_text or f"No {noun}: {p.explanation} — none in the store."
+        return rows, result, _with_author_dates(said, result, other, none), none
     shown = rows[:SHOW]
     if total == 1:
         noun = noun[:-1]  # "1 commit", "1 file", "1 tag", "1 PR", "1 issue"
@@ -129,7 +132,21 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
     refs = [r["id"] for r in shown]
     refs += list(dict.fromkeys(r[k] for r in shown for k in _EVIDENCE if r.get(k)))  # the commits that did it
-    return rows, result, head + "\n" + "\n".join(lines) + f"\n[refs: {', '.join(refs)}]", refs
+    text = _with_author_dates(head + "\n" + "\n".join(lines), result, other, refs)
+    return rows, result, text + f"\n[refs: {', '.join(refs)}]", refs
+
+
+def _with_author_dates(text: str, result: dict, other: list[dict] | None, refs: list[str]) -> str:
+    """``text`` with the period's commits by author date after it, when they are others
+    (:func:`_listed_by_author_date`); their ids go to ``result`` and ``refs``."""
+    if other is None:
+        return text
+    result["by_author_date"] = [r["id"] for r in other]
+    text += f"\nDates are commit dates (as `git log --since` reads them); by author date: {len(other)} commit"
+    text += ("s" if len(other) != 1 else "") + " (listed with their commit dates)"
+    text += "".join(f"\n- {_short(r)} [{r['id']}]" for r in other[:SHOW])
+    refs += [r["id"] for r in other[:SHOW] if r["id"] not in refs]
+    return text
 
 
 def _count_answer(engine, p: DevPlan, rows: list[dict]) -> tuple[dict, str, list[str]]:
@@ -158,6 +175,16 @@ def _by_author_date(engine, p: DevPlan) -> int | None:
     alt = dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra))
     rows = _rows(engine, alt)
     return int(rows[0]["count"]) if rows else 0
+
+
+def _listed_by_author_date(engine, p: DevPlan, rows: list[dict]) -> list[dict] | None:
+    """The commits of a period's list with its dates read as author dates, when they are not the same commits
+    ("what did Amy commit in aug 2020": two written in August were committed in October); else None."""
+    if not _COMMIT_DATE.search(p.cypher) or len(rows) >= MAX_ITEMS:
+        return None
+    swap = lambda q: _COMMIT_DATE.sub(_AUTHOR_DATE + r" \1 $\2", q) if q else q  # noqa: E731
+    alt = _rows(engine, dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra)))
+    return alt if {r["id"] for r in alt} != {r["id"] for r in rows} else None
 
 
 def _busiest_by_author_date(engine, p: DevPlan, rows: list[dict]) -> tuple[str, int] | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .timephrase import TimeWindow
-from .topics import GIT_SUBJECT, Topic, topic_condition
+from .topics import GIT_SUBJECT, Topic, literal_condition, topic_condition
 
 __all__ = [
     "Scope",
@@ -276,7 +276,9 @@ def word_conditions(words: str, tw: TimeWindow, params: dict, topic: Topic | Non
     if _FIXING.search(words) or topic is not None and topic.fixing:
         tw.conditions.append((FIX_CONDITION, FIX_SAID))
     if topic is not None:
-        tw.conditions.append(topic_condition(topic.words, params, topic.near))
+        literal = topic.literal and not topic.in_message
+        cond = literal_condition(topic.words, params) if literal else topic_condition(topic.words, params, topic.near)
+        tw.conditions.append(cond)
     if m := _MORE_FILES.search(words):
         params["n_files"] = int(m.group(2))
         more = m.group(1).lower() in ("more", "over")

@@ -70,6 +70,7 @@ class Topic:
     fixing: bool
     near: bool = False  # a compound noun ("typeshed syncs"): its two words stand together in the subject
     in_message: bool = False  # "commits that mention X": the whole message, as ``git log --grep`` reads it
+    literal: bool = False  # "X in the subject": a substring of git's subject, as ``git log --grep`` reads it
 
 
 # where in a commit's message the question says a word stands: "… in the subject (line)", "in their titles",
@@ -104,7 +105,8 @@ def _field_topic(words: str) -> Topic | None:
             continue
         field = _IN_FIELD.match(words, m.end(1))
         assert field is not None  # the lookahead matched it
-        return Topic(found, (m.start(1), field.end()), False, in_message=_message_field(field.group(1)))
+        in_message = _message_field(field.group(1))
+        return Topic(found, (m.start(1), field.end()), False, in_message=in_message, literal=True)
     return None
 
 
@@ -115,6 +117,7 @@ def _with_field(topic: Topic, words: str) -> Topic:
     if field is None:
         return topic
     topic.in_message = _message_field(field.group(1))
+    topic.literal = True
     topic.span = (topic.span[0], field.end())
     return topic
 
@@ -211,6 +214,16 @@ LEAD_PUNCTUATION = ["(", "[", "{", "<", '"', "'", "`"]  # a subject word may ope
 
 
 PART_SEPARATORS = ["_", "-", "/", "."]  # a part of an identifier or path is a word too ("bpf_ringbuf_discard()")
+
+
+def literal_condition(topic: list[str], params: dict) -> tuple[str, str]:
+    """The commit condition of words said to stand in the subject ("usdt in the subject"): each a substring of
+    git's own subject, any case, as ``git log -i --grep`` reads the first line."""
+    conds = []
+    for k, w in enumerate(topic):
+        params[f"topic{k}"] = w
+        conds.append(f"toLower({GIT_SUBJECT}) CONTAINS $topic{k}")
+    return " AND ".join(conds), "whose subject contains " + " and ".join(f"'{w}'" for w in topic)
 
 
 def topic_condition(topic: list[str], params: dict, near: bool = False) -> tuple[str, str]:
