@@ -115,11 +115,11 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     ids = [r["id"] for r in rows[:MAX_ITEMS]]  # (a shape checked row by row, e.g. files removed, has no LIMIT)
     result = {"kind": p.kind, "shape": p.shape, "items": ids, "total": total}
     noun = {"commits": "commits", "files": "files", "prs": "PRs", "tags": "tags", "issues": "issues"}[p.kind]
-    other = _listed_by_author_date(engine, p, rows) if p.kind == "commits" else None
+    written = _listed_by_author_date(engine, p, rows) if p.kind == "commits" else None
     if not rows:
         none: list[str] = []
         said = p.none_text or f"No {noun}: {p.explanation} — none in the store."
-        return rows, result, _with_author_dates(said, result, other, none), none
+        return rows, result, _with_author_dates(said, result, written, none), none
     shown = rows[:SHOW]
     if total == 1:
         noun = noun[:-1]  # "1 commit", "1 file", "1 tag", "1 PR", "1 issue"
@@ -132,7 +132,7 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
     refs = [r["id"] for r in shown]
     refs += list(dict.fromkeys(r[k] for r in shown for k in _EVIDENCE if r.get(k)))  # the commits that did it
-    text = _with_author_dates(head + "\n" + "\n".join(lines), result, other, refs)
+    text = _with_author_dates(head + "\n" + "\n".join(lines), result, written, refs)
     return rows, result, text + f"\n[refs: {', '.join(refs)}]", refs
 
 
