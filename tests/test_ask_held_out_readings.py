@@ -248,3 +248,33 @@ def test_a_removed_directory_is_the_commit_that_deleted_most_of_it_then_the_last
         assert still["result"]["items"] == [] and "still has files" in still["answer"], still["answer"]
         made = _ask(e, "who added the ovn tool?")  # a part of the project named like its directory: its creator
         assert made["result"]["kind"] == "author" and made["result"]["value"] == "Ann Core", made["answer"]
+        ask = _ask(e, "who's the person to ask about the ovn code?")
+        assert ask["result"]["kind"] == "authors" and ask["result"]["items"][0] == "Ann Core", ask["answer"]
+        rev = _ask(e, "when was the ovn directory removed, and who reviewed that change?")  # no author for a reviewer
+        assert rev["result"]["kind"] == "commits" and rev["result"]["items"][0] == f"commit:{big}", rev["answer"]
+        both = _ask(e, "ovn/db.c - when was it added and when deleted?")
+        assert both["result"]["items"][-1] == f"commit:{last}" and len(both["result"]["items"]) == 2, both["answer"]
+
+
+def test_what_changes_together_with_a_file_is_the_files_beside_it(eng):
+    for q in (
+        "what changes together with tools/run.sh most often?",
+        "what else changes when someone edits tools/run.sh?",
+    ):
+        res = _ask(eng, q)
+        assert res["result"]["kind"] == "files" and res["result"]["items"], res["answer"]
+        assert "file:tools/run.sh" not in res["result"]["items"]
+
+
+def test_the_latest_commit_of_a_kind_is_one_commit_and_most_recent_is_no_ranking(eng):
+    res = _ask(eng, "what is the most recent json output commit?")
+    assert res["result"]["kind"] == "commits" and len(res["result"]["items"]) == 1, res["answer"]
+    assert "json output" in res["answer"]
+
+
+def test_a_quoted_subject_lends_its_words_to_no_reading(eng):
+    res = _ask(eng, "how many 'core: json output for the report' commits are there and who does most of them?")
+    assert res["result"]["kind"].startswith("author") and "Bo Lee" in res["answer"], res["answer"]
+    assert "latest" not in res["answer"], res["answer"]  # "latest" stands in no quoted subject here
+    res = _ask(eng, "who wrote the most 'latest' commits?")  # the quoted word is the subject's, not "the latest"
+    assert res["result"]["kind"] == "authors", res["answer"]

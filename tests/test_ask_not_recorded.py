@@ -38,6 +38,9 @@ UNRECORDED = [
     "what did folks say on the dev mailing list about the allocator series?",
     "how long was pull request 88 open?",
     "how long did it take for #41 to get merged?",
+    "how many thumbs-up reactions did PR #25 get?",
+    "who on the dev mailing list objected to the allocator removal?",
+    "who approved PR #30 on github and how long was it open before merge?",
 ]
 RECORDED = [
     "which commit fixed the CI build?",

@@ -235,6 +235,12 @@ _NO_MERGES = re.compile(
 _QUOTED_PHRASE = re.compile(r"""(?<![\w])(['"“‘])([^'"“”‘’\n]{3,200})(['"”’])(?![\w])""")
 
 
+def quoted_spans(question: str) -> list[tuple[int, int]]:
+    """Where the question quotes a phrase (a subject it names): words there are the phrase's, not the question's
+    ("'sync: latest libbpf changes' commits … who does most of them" asks for no latest commit)."""
+    return [m.span() for m in _QUOTED_PHRASE.finditer(question)]
+
+
 _IN_MESSAGE = re.compile(
     r"\s*(?:in|within)\s+(?:the\s+|their\s+|its\s+)?(?:commit\s+)?(?:messages?|msgs?|bod(?:y|ies)|logs?)\b", re.I
 )

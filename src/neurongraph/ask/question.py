@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .described import Described, Resolved, read_described, resolve
-from .devplan import Scope, no_merge_spans, quoted_conditions, word_conditions
+from .devplan import Scope, no_merge_spans, quoted_conditions, quoted_spans, word_conditions
 from .message_words import in_messages, trailer_spans
 from .names import Mention
 from .question_paths import project_name, scope_of
@@ -109,7 +109,7 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     quoted_conditions(text, taken, tw, params, engine.store.message_grep)
     head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
     words = blank(text, taken)  # without its paths, times and names ("AUTHORS" is a file)
-    rest = blank(text, tw.spans)
+    rest = blank(text, list(tw.spans) + quoted_spans(text))  # the question's own words
     first = bool(FIRST.search(rest) or HOW_OLD.search(rest)) and not LAST.search(rest)
     q = Question(
         text=text,

@@ -181,9 +181,11 @@ _BARE_DIR = re.compile(
     r"|\b(?:to|into|touch(?:ed|es|ing)?|chang(?:ed|es|ing)|edit(?:ed|s|ing)?|modif(?:ied|ies|ying|y)"
     r"|(?:hack|work)(?:ed|s|ing)?\s+on)\s+(?:the\s+)?([\w.@~+-]+)\b(?![/.\w-])"
     # "when was OVN removed", "when did xsk get dropped": a name whose removal is asked
-    r"|\b(?:was|were|did|has|had)\s+(?:the\s+)?([\w.@~+-]+)\s+(?:(?:get|got|being|been)\s+)?(?:removed|deleted|dropped)\b"
+    r"|\b(?:was|were|did|has|had)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?!(?:directory|folder|dir|tree|tool|utility|subsystem|component|code)\b)([\w.@~+-]+)\s+(?:(?:get|got|being|been)\s+)?"
+    r"(?:removed|deleted|dropped)\b"
     # "the dpll tool", "the rdma code": a part of the project named like its directory
-    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:tool|utility|subsystem|component)\b",
+    r"|\b(?:the\s+)?([\w.@~+-]+)\s+(?:tool|utility|subsystem|component|code)\b",
     re.I,
 )
 

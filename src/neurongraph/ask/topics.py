@@ -122,6 +122,30 @@ def _with_field(topic: Topic, words: str) -> Topic:
     return topic
 
 
+# "the most recent version bump commit", "the first typeshed sync change": a kind of commit named by its end
+_NTH_KIND = re.compile(
+    r"\b(?:latest|most\s+recent|newest|last|first|earliest|oldest)\s+"
+    r"((?:[A-Za-z][\w.+-]*\s+){0,2}[A-Za-z][\w.+-]*)\s+(?:commit|change|patch)\b",
+    re.I,
+)
+_NOT_A_KIND = frozenset(
+    "merge merges non-merge single big bigger biggest large larger largest small new real actual initial root "
+    "whole entire full complete own other few couple".split()
+)
+
+
+def _nth_kind(words: str) -> Topic | None:
+    """The kind of commit in "the most recent version bump commit" (["version", "bump"], side by side), when
+    no word of it is one a topic never holds ("the last merge commit", "the first real commit")."""
+    m = _NTH_KIND.search(words)
+    if m is None:
+        return None
+    found = [stem(w.lower()) for w in m.group(1).split()]
+    if any(w in TOPIC_STOP or w in _NOT_A_KIND or w.isdigit() for w in found):
+        return None
+    return Topic(found, m.span(1), False, near=len(found) == 2)
+
+
 def topic_words(words: str) -> Topic | None:
     """The topic a question's cue word introduces ("mention BTF" → ["btf"], "fix a memory leak" →
     ["memory", "leak"], lowercased and singular), or that it says a field holds ("have usdt in the subject");
@@ -156,7 +180,7 @@ def topic_words(words: str) -> Topic | None:
             return _with_field(
                 Topic(topic, (start, end), cued.startswith("fix"), in_message=cued.startswith("mention")), words
             )
-    return _counted_kind(words)
+    return _counted_kind(words) or _nth_kind(words)
 
 
 # "how many typeshed syncs were there?": commits counted by what they do, a kind of change no shape counts as

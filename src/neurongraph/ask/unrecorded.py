@@ -34,12 +34,12 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
         False,
     ),
     (
-        "download, install and subscriber counts are kept by the package index, the mirrors or the list server, not "
-        "in git",
+        "download, install, star, reaction and subscriber counts are kept by the package index, the forge, the "
+        "mirrors or the list server, not in git",
         re.compile(
             r"\b(?:how\s+(?:many|often|popular)|number\s+of|count\s+of)\b[^?]*"
             r"\b(?:download\w*|installs?|installed|stars|stargazers|page\s*views|clones|subscrib\w*|followers|"
-            r"watchers)\b(?![\w./-])"
+            r"watchers|reactions?|thumbs[- ]?ups?|upvotes?|likes|emojis?)\b(?![\w./-])"
             r"|\b(?:download|install)\s+(?:counts?|numbers?|stats|statistics)\b",
             re.I,
         ),
@@ -52,8 +52,11 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
             r"\breview\s+comments?\b|\breviewers?\b[^?]*\b(?:say|said|comment\w*|request\w*|think|thought|ask\w*)\b"
             r"|\brequested\s+changes\b|\b(?:mailing[- ]list|list)\s+(?:discussion|thread|replies)\b"
             # what people said on a list: "what did ppl say on the netdev mailing list when X was posted"
-            r"|\b(?:say|said|says|think|thought|discuss\w*|comment\w*|react\w*|respond\w*|repl(?:y|ied|ies))\b[^?]*"
+            r"|\b(?:say|said|says|think|thought|discuss\w*|comment\w*|react\w*|respond\w*|repl(?:y|ied|ies)|"
+            r"object\w*|complain\w*|argu\w*|disagree\w*|push(?:ed)?\s+back|nak(?:ed)?|nack(?:ed)?)\b[^?]*"
             r"\b(?:on|in|to)\s+(?:the\s+)?(?:[\w-]+\s+)?mailing[- ]?lists?\b"
+            r"|\b(?:on|in)\s+(?:the\s+)?(?:[\w-]+\s+)?mailing[- ]?lists?\b[^?]*\b(?:object\w*|complain\w*|argu\w*|"
+            r"disagree\w*|push(?:ed)?\s+back|nak(?:ed)?|nack(?:ed)?|said|say|comment\w*)\b"
             r"|\bfeedback\s+(?:did|was|were|from|on|in|about|to)\b|\b(?:get|got|receive[sd]?|left|gave)\b[^?]*\bfeedback\b"
             # what was submitted and not taken: git holds only what was applied
             r"|\b(?:patch(?:es|sets?)?|prs?|pull\s+requests?|submissions?)\b[^?]*\b(?:were|was|got|been|are|is|get)\s+"
@@ -86,6 +89,8 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
             # how long a PR or an issue stayed open: "how long was PR #2551 open before it got merged"
             r"|\bhow\s+(?:long|many\s+days)\b[^?]*\b(?:prs?|pull\s+requests?|merge\s+requests?|issues?|tickets?)\b"
             r"[^?]*\b(?:open|opened|pending|waiting|in\s+review|under\s+review|unmerged)\b"
+            r"|\b(?:prs?|pull\s+requests?|merge\s+requests?)\b[^?]*\bhow\s+long\s+(?:was|were|did|had)\s+(?:it|they)\s+"
+            r"(?:open|opened|pending|waiting|stay\w*|sit|sat|in\s+review)\b"
             r"|\bhow\s+long\s+did\s+(?:it|they|\w+)\s+take\s+(?:for\s+\S+\s+)?to\s+(?:get\s+)?(?:reviewed|review|merged|merge|"
             r"approved|approve|accepted|accept)\b",
             re.I,

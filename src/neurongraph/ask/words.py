@@ -46,7 +46,7 @@ NTH = re.compile(
 # "the most recent change to F", "the first commit": one commit, not the whole list
 ONE = re.compile(
     r"(?:\bthe|'s)\s+(?:very\s+)?(?:most recent|latest|last|newest|first|oldest|earliest)\s+(?:ever\s+)?"
-    r"(?:merge\s+)?(?:change|commit|patch)\b(?!e?s)",
+    r"(?:merge\s+|(?![0-9])[a-z][\w.+-]*\s+(?:[a-z][\w.+-]*\s+)?)?(?:change|commit|patch)\b(?!e?s)",
     re.I,
 )
 
@@ -131,4 +131,4 @@ MERGES = re.compile(r"\bmerges\b|\bmerge commits?\b|\bmerged commits\b", re.I)
 REVIEW = re.compile(r"\b(review\w*|ack(?:ed|s)?|approv\w*|sign(?:ed)?[- ]off\w*|tested)\b", re.I)
 
 
-RANKING = re.compile(r"\b(most|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)
+RANKING = re.compile(r"\b(most(?!\s+recent)|top|main|biggest|leading|contributors?|committers?|authors)\b", re.I)

@@ -13,7 +13,7 @@ from ..devplan import (
     renamed_from,
 )
 from ..timephrase import TimeWindow
-from ..words import CREATED, GONE, RENAMED, TWICE
+from ..words import CREATED, GONE, RENAMED, REVIEW, TWICE
 from .file_lines import file_length
 from .file_rankings import ranks_commits_by_lines
 from .file_removal import DELETED, STILL, file_deleted, file_events
@@ -122,6 +122,8 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
         return DevPlan("file_renamed", "commits", direct, params, expl, fallback=fb, about_file=True, steps=away)
     if (gone or TWICE.search(question)) and not DELETED.search(question) and not tw.active:
         return file_events(scope, params)  # "what happened to F?": when it was added and removed
+    if DELETED.search(question) and CREATED.search(question) and not tw.active:
+        return file_events(scope, params)  # "when was F added and when deleted?": both
     if (DELETED.search(question) or STILL.search(question)) and not tw.active:
         return file_deleted(scope, params, who=False)
     if _REPLACED.search(question) and not CREATED.search(question) and not tw.active:
@@ -143,7 +145,7 @@ def plan_file(engine, question: str, scope: Scope, tw: TimeWindow, params: dict)
 DIR_REMOVED = Shape(
     "dir_removed",
     lambda engine, q: (
-        dir_deleted(q.scope, q.params, who=q.who)
+        dir_deleted(q.scope, q.params, who=q.who and not REVIEW.search(q.words))  # a reviewer is no author
         if q.scope is not None and q.scope.kind == "dir" and DELETED.search(q.words) and not q.count and not q.tw.active
         else None
     ),

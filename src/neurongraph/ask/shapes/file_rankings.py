@@ -133,6 +133,25 @@ _TOGETHER = re.compile(
 )
 
 
+# "what else changes when someone edits F", "what else gets touched with F": the files changed beside it
+_WHAT_ELSE = re.compile(
+    r"\bwhat\s+else\s+(?:changes?|gets?\s+(?:changed|touched|edited)|is\s+(?:changed|touched|edited)|"
+    r"(?:do|does|did)\s+(?:\w+\s+){0,2}(?:change|touch|edit))\b",
+    re.I,
+)
+_COMMITS_ASKED = re.compile(r"\b(?:which|what|how\s+many)\s+(?:commits?|patch(?:es)?|prs?|pull\s+requests?)\b", re.I)
+
+
+def _asks_co_changed(words: str) -> bool:
+    """Whether a question about one file asks for the files changed with it: "files changed together with F",
+    "what changes together with F most often", "what else changes when someone edits F" (not "which commits
+    changed F together with G": commits)."""
+    if _COMMITS_ASKED.search(words):
+        return False
+    together = _TOGETHER.search(words) and (FILES.search(words) or "what" in words.lower())
+    return bool(_WHAT_ELSE.search(words) or together)
+
+
 def ranks_commits_by_lines(words: str) -> bool:
     """ "Which commit added the most lines (to F)?": a ranking of commits by lines, not F's creation."""
     return bool(_COMMIT_WORD.search(words) and LINES.search(words) and (_BIGGEST.search(words) or _MOST.search(words)))
@@ -148,7 +167,7 @@ def ranking(
         return largest_by_lines(scope, tw, author, params, n)  # "which commit added the most lines?"
     if _BIGGEST.search(words) and _COMMIT_WORD.search(words):
         return largest_commits(scope, tw, author, params, n)
-    if scope is not None and scope.kind == "file" and FILES.search(words) and _TOGETHER.search(words):
+    if scope is not None and scope.kind == "file" and _asks_co_changed(words):
         return co_changed(scope, tw, author, params)
     if scope is not None and scope.kind == "file":
         return None

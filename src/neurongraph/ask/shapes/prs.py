@@ -119,7 +119,7 @@ def count_ids_with(engine, p: DevPlan, rows: list[dict], moved: str | None = Non
 
 # "which PR merged the most commits?", "the biggest pull requests": PRs by the commits they landed
 _BY_SIZE = re.compile(
-    r"\b(?:most|biggest|largest|longest)\b[^?]*\bcommits?\b|\b(?:biggest|largest|longest)\s+(?:prs?|pull\s+requests?)\b",
+    r"\b(?:most(?!\s+recent)|biggest|largest|longest)\b[^?]*\bcommits?\b|\b(?:biggest|largest|longest)\s+(?:prs?|pull\s+requests?)\b",
     re.I,
 )
 _ONE_PR = re.compile(r"\b(?:pr|pull\s+request)\b(?!s)", re.I)
