@@ -278,3 +278,12 @@ def test_a_quoted_subject_lends_its_words_to_no_reading(eng):
     assert "latest" not in res["answer"], res["answer"]  # "latest" stands in no quoted subject here
     res = _ask(eng, "who wrote the most 'latest' commits?")  # the quoted word is the subject's, not "the latest"
     assert res["result"]["kind"] == "authors", res["answer"]
+
+
+def test_a_plain_listing_by_type_is_only_for_questions_that_ask_nothing_else(eng):
+    from neurongraph.ask.nl2cypher import translate
+
+    assert translate(eng, "show me the latest 5 commits").shape == "list"
+    assert translate(eng, "list all commits from 2023") is not None
+    # words a listing would leave unread: the newest commits are no answer to them
+    assert translate(eng, "whats the most recent widget frobnication commit and its PR?") is None

@@ -145,6 +145,32 @@ def type_words(question: str, labels: dict[str, int]) -> list[tuple[str, int]]:
     return sorted(set(out), key=lambda x: x[1])
 
 
+# words a plain listing of nodes by type may hold besides its type word, its order and its time
+_LISTING = frozenset(
+    "a an the all any every some me us show list give get find tell see what whats which who are is was were be do "
+    "does did there here have has had we i you please of in on at by for from to and or with before after since "
+    "until during between this that these those last past year years month months week weeks day days ago today "
+    "yesterday now ever so far recent recently latest newest most oldest first earliest new old total number many "
+    "how count ones one hey hi thanks just only about each every".split()
+)
+_MONTHS = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*$", re.I)
+
+
+def _words_beyond_a_list(question: str, types: list[tuple[str, int]]) -> list[str]:
+    """The words of ``question`` that a listing by type would leave unread (not its type words, order, time or
+    filler): a question holding any asks something else, and a list of the newest nodes would look like its answer."""
+    at = {p for _, p in types}
+    out = []
+    for w, s, e in _tokens(question):
+        low = w.lower().strip("'")
+        if s in at or any(p <= s < p + 16 and question[p:e].lower().startswith(("pr", "pull")) for p in at):
+            continue
+        if low in _LISTING or _MONTHS.match(low) or len(low) <= 1 or low.endswith("'s") and low[:-2] in _LISTING:
+            continue
+        out.append(low)
+    return out
+
+
 def _time_filter(question: str) -> tuple[str, str] | None:
     m = _TIME.search(question)
     if not m:
@@ -308,8 +334,9 @@ def translate(engine, question: str, schema=None, mentions: list[Mention] | None
         expl = f"{target or 'nodes'} on the other end of {side}" + (f", time {tf[0]} {tf[1]}" if tf else "")
         return CypherQuery(cy, params, expl, "one_hop", [anchor.node])
 
-    # ---- list by type (and time)
-    if types and not mentions:
+    # ---- list by type (and time): only when nothing else is asked ("the most recent version bump commit and its
+    # PR" is no list of the newest commits)
+    if types and not mentions and not _words_beyond_a_list(question, types):
         t = types[0][0]
         if _COUNT.search(question):
             cy = (
