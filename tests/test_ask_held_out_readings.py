@@ -287,3 +287,21 @@ def test_a_plain_listing_by_type_is_only_for_questions_that_ask_nothing_else(eng
     assert translate(eng, "list all commits from 2023") is not None
     # words a listing would leave unread: the newest commits are no answer to them
     assert translate(eng, "whats the most recent widget frobnication commit and its PR?") is None
+
+
+def test_the_commit_most_fixes_name_is_counted_from_the_trailers(tmp_path):
+    r = Repo(tmp_path / "kern")
+    a = r.commit("Add the parser", {"p.c": "p\n"})
+    b = r.commit("Add the printer", {"q.c": "q\n"})
+    for k in range(3):
+        r.commit(f"parser: fix case {k}\n\nFixes: {a[:12]} (\"Add the parser\")", {f"p{k}.c": "x\n"})
+    r.commit(f"printer: fix\n\nFixes: {b[:12]} (\"Add the printer\")", {"q1.c": "x\n"})
+    for k in range(2):  # a sha this history does not hold (a sync repository's upstream commit)
+        r.commit(f"sync fix {k}\n\nFixes: 0123456789ab (\"upstream: add the loader\")", {f"s{k}.c": "x\n"})
+    with ngr.open(tmp_path / "k.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "which commit has the most Fixes: tags pointing at it?")
+        assert res["result"]["shape"] == "most_fixed", res["answer"]
+        assert res["result"]["items"][:3] == [f"commit:{a}", "0123456789ab", f"commit:{b}"], res["answer"]
+        assert "named by 3 Fixes: trailers" in res["answer"] and "upstream: add the loader" in res["answer"]
+        assert "not in this history" in res["answer"] and "0123456789ab" not in res["refs"]

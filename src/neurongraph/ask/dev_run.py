@@ -130,10 +130,10 @@ def run_plan(engine, p: DevPlan) -> tuple[list[dict], dict, str, list[str]]:
     )
     counted = [row_figure(r) for r in shown]  # files_most_changed: commits; by recency: the date
     lines = [f"- {_short(r)}{n} [{r['id']}]" for r, n in zip(shown, counted)]
-    refs = [r["id"] for r in shown]
+    refs = [r["id"] for r in shown if r.get("in_repo", True)]  # (a sha this history does not hold: no node)
     refs += list(dict.fromkeys(r[k] for r in shown for k in _EVIDENCE if r.get(k)))  # the commits that did it
     text = _with_author_dates(head + "\n" + "\n".join(lines), result, written, refs)
-    return rows, result, text + f"\n[refs: {', '.join(refs)}]", refs
+    return rows, result, text + (f"\n[refs: {', '.join(refs)}]" if refs else ""), refs
 
 
 def _with_author_dates(text: str, result: dict, other: list[dict] | None, refs: list[str]) -> str:

@@ -244,6 +244,13 @@ def renamed_files(words: str, tw: TimeWindow, author: str | None, params: dict, 
 
 def row_figure(r: dict) -> str:
     """What an answer line adds after a file: its commit count (a ranking) or its last change (by recency)."""
+    if "fixed_by" in r:  # most_fixed.py: how many fixing commits' Fixes: trailers name it
+        n = r["fixed_by"]
+        return (
+            f": named by {n} Fixes: trailer"
+            + ("" if n == 1 else "s")
+            + ("" if r.get("in_repo") else " (not in this history)")
+        )
     if "commits" in r:
         return f": {r['commits']} commit" + ("" if r["commits"] == 1 else "s")
     if "authors" in r:

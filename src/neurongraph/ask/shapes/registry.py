@@ -23,6 +23,7 @@ from .counts import COUNTED, MISSING_SCOPE
 from .file_history import DIR_MOVE, DIR_REMOVED, FILE_HISTORY
 from .file_rankings import RENAMED_FILES
 from .lists import LISTING
+from .most_fixed import MOST_FIXED
 from .named import NAMED_COMMIT, NAMED_PR
 from .one_change import CHANGE_FILES, REVERT_OF
 from .prs import PR_SIZES, PRS_OF
@@ -101,6 +102,7 @@ REGISTRY: tuple[Shape, ...] = (
     RELEASE,
     BRANCH_TAGS,
     DIR_MOVE,
+    MOST_FIXED,
     TRAILERS,
     NAMED_COMMIT,
     NAMED_PR,
