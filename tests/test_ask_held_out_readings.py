@@ -294,10 +294,10 @@ def test_the_commit_most_fixes_name_is_counted_from_the_trailers(tmp_path):
     a = r.commit("Add the parser", {"p.c": "p\n"})
     b = r.commit("Add the printer", {"q.c": "q\n"})
     for k in range(3):
-        r.commit(f"parser: fix case {k}\n\nFixes: {a[:12]} (\"Add the parser\")", {f"p{k}.c": "x\n"})
-    r.commit(f"printer: fix\n\nFixes: {b[:12]} (\"Add the printer\")", {"q1.c": "x\n"})
+        r.commit(f'parser: fix case {k}\n\nFixes: {a[:12]} ("Add the parser")', {f"p{k}.c": "x\n"})
+    r.commit(f'printer: fix\n\nFixes: {b[:12]} ("Add the printer")', {"q1.c": "x\n"})
     for k in range(2):  # a sha this history does not hold (a sync repository's upstream commit)
-        r.commit(f"sync fix {k}\n\nFixes: 0123456789ab (\"upstream: add the loader\")", {f"s{k}.c": "x\n"})
+        r.commit(f'sync fix {k}\n\nFixes: 0123456789ab ("upstream: add the loader")', {f"s{k}.c": "x\n"})
     with ngr.open(tmp_path / "k.db", embedder="hashing") as e:
         sync_source(e, "git", r.path)
         res = _ask(e, "which commit has the most Fixes: tags pointing at it?")
@@ -305,3 +305,24 @@ def test_the_commit_most_fixes_name_is_counted_from_the_trailers(tmp_path):
         assert res["result"]["items"][:3] == [f"commit:{a}", "0123456789ab", f"commit:{b}"], res["answer"]
         assert "named by 3 Fixes: trailers" in res["answer"] and "upstream: add the loader" in res["answer"]
         assert "not in this history" in res["answer"] and "0123456789ab" not in res["refs"]
+
+
+def test_a_range_between_two_named_commits_is_git_log_a_dot_dot_b(tmp_path):
+    r = Repo(tmp_path / "rel")
+    r.commit("Start", {"a.c": "a\n"})
+    v1 = r.commit("Prepare for 1.0.", {"VERSION": "1.0\n"})
+    for k in range(3):
+        r.commit(f"Work {k}", {f"w{k}.c": "w\n"} if k else {"lib/x.c": "x\n"})
+    v2 = r.commit("Prepare for 2.0.", {"VERSION": "2.0\n"})
+    r.commit("Later", {"z.c": "z\n"})
+    with ngr.open(tmp_path / "r.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        for q in (
+            f"how many commits between {v1[:9]} and {v2[:9]}?",
+            f"how many commits between {v2[:9]} and {v1[:9]}?",
+        ):
+            res = _ask(e, q)
+            assert res["result"]["value"] == 4, res["answer"]  # the three, and the second release commit
+        res = e.ask("how many commits between 'Prepare for 1.0.' and 'Prepare for 2.0.', and how many touched lib/?")
+        assert [p["result"]["value"] for p in res["parts"]] == [4, 1], res["answer"]
+        assert _ask(e, f"how many commits since {v2[:9]}?")["result"]["value"] == 1

@@ -105,9 +105,22 @@ def _pointed(part: str, context: list[str]) -> str:
     return _IT.sub(thing.group(0), part, count=1)
 
 
+# a range between two names (tags, shas, quoted subjects): "between 'Prepare for 3.6.0.' and 'Prepare for 3.7.0.'"
+_RANGE = re.compile(
+    r"\b(?:between|from)\s+(?:the\s+)?(?:(['\"“‘]).+?['\"”’]|\S+)\s+(?:and|to)\s+(?:the\s+)?"
+    r"(?:(['\"“‘]).+?['\"”’]|[^\s?,]+)(?:\s+(?:tags?|releases?|versions?|commits?))?",
+    re.I,
+)
+
+
 def _shared_period(parts: list[str]) -> list[str]:
-    """A period said in one part only is the whole question's ("how many commits were made in 2024, and who
-    made the most?": the most in 2024)."""
+    """A period (or a range between two names) said in one part only is the whole question's ("how many commits
+    were made in 2024, and who made the most?": the most in 2024)."""
+    ranges = [_RANGE.search(p) for p in parts]
+    said_range = [r for r in ranges if r is not None]
+    if len(said_range) == 1 and not any(parse_time(p).spans for p in parts):
+        phrase = said_range[0].group(0)
+        return [p if r is not None else f"{p[:-1]} {phrase}?" for p, r in zip(parts, ranges)]
     spans = [parse_time(p).spans for p in parts]
     said = [(p, sp) for p, sp in zip(parts, spans) if sp]
     if len(said) != 1:

@@ -12,6 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from .commit_ranges import read_commit_range
 from .described import Described, Resolved, read_described, resolve
 from .devplan import Scope, no_merge_spans, quoted_conditions, quoted_spans, word_conditions
 from .message_words import in_messages, trailer_spans
@@ -95,6 +96,8 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     """Read ``text`` once: times, names, paths, conditions; each later reading skips the spans taken before."""
     notes: list[str] = []
     tw = _window(engine, text, notes)
+    ranged = read_commit_range(engine, text, mentions, tw)  # "between 4a2c90a and bcec20c": git log A..B
+    mentions = [m for m in mentions if m not in ranged]
     notes += [f"not understood: {p}" for p in tw.not_understood]
     taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw)
     params: dict = {}

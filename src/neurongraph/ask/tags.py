@@ -73,6 +73,11 @@ class TagGraph:
         mask[breadth_first_order(m, start, directed=True, return_predecessors=False)] = True
         return mask
 
+    def below(self, sha: str) -> np.ndarray | None:
+        """Commits reachable from the commit ``sha`` (itself included), as a mask; None when the graph lacks it."""
+        r = self.row.get(sha)
+        return None if r is None else self._walk(r, self.up)
+
     def reach(self, tag: str) -> np.ndarray:
         """Commits reachable from ``tag`` (its own commit included), as a mask over :attr:`ids`."""
         return self._walk(self.tags[tag][0], self.up)
