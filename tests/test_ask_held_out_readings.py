@@ -326,3 +326,17 @@ def test_a_range_between_two_named_commits_is_git_log_a_dot_dot_b(tmp_path):
         res = e.ask("how many commits between 'Prepare for 1.0.' and 'Prepare for 2.0.', and how many touched lib/?")
         assert [p["result"]["value"] for p in res["parts"]] == [4, 1], res["answer"]
         assert _ask(e, f"how many commits since {v2[:9]}?")["result"]["value"] == 1
+
+
+def test_what_happened_to_a_file_follows_it_through_its_moves(tmp_path):
+    r = Repo(tmp_path / "mv")
+    made = r.commit("Add the completer", {"comp.py": "".join(f"line {k}\n" for k in range(30))})
+    r.git("mv", "comp.py", "_comp.py")
+    moved = r.commit("Make the completer internal", {})
+    r.git("rm", "-q", "_comp.py")
+    gone = r.commit("Drop the old completer", {})
+    with ngr.open(tmp_path / "m.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        res = _ask(e, "what happened to _comp.py?")
+        assert res["result"]["items"] == [f"commit:{made}", f"commit:{moved}", f"commit:{gone}"], res["answer"]
+        assert "moved it from comp.py to _comp.py" in res["answer"]

@@ -10,7 +10,18 @@ from __future__ import annotations
 import itertools
 import re
 
-from ..devplan import C_RET, NON_MERGE, ROOT, DevPlan, Scope, by_time, commit_match, tag_filter, time_bounds
+from ..devplan import (
+    C_RET,
+    NON_MERGE,
+    ROOT,
+    DevPlan,
+    Scope,
+    by_time,
+    commit_match,
+    renamed_from,
+    tag_filter,
+    time_bounds,
+)
 from ..timephrase import TimeWindow
 
 DELETED = re.compile(r"\b(remov\w*|delet\w*|dropped|gone|rid\s+of)\b", re.I)
@@ -210,27 +221,37 @@ def file_events(scope: Scope, params: dict) -> DevPlan:
     """ "What happened to F?", "F looks like it was created twice": the commits that added or removed F, oldest
     first (git's "new / deleted file mode" for F in each commit: ``git log --diff-filter=AD -- F``)."""
     params["f"] = scope.value
-    cy = (
-        f"MATCH (c:commit)-[:touches]->(f:file {{id: $f}}) WHERE {NON_MERGE} WITH DISTINCT c, f "
-        f"ORDER BY c.time, c.author_time, c.id RETURN {C_RET}, f.id AS path"
+    cy = (  # under its earlier paths too (git log --follow): created as click/x.py, moved to src/click/x.py
+        f"{renamed_from(scope, params)} MATCH (c:commit)-[:touches]->(p) WHERE {NON_MERGE} WITH DISTINCT c, p "
+        f"ORDER BY c.time, c.author_time, c.id RETURN {C_RET}, p.id AS path"
     )
-    expl = f"the commits that added or removed {scope.phrase}"
+    expl = f"the commits that added, moved or removed {scope.phrase} (under its earlier paths too)"
     none = f"No commit added or removed {scope.phrase}."
     return DevPlan("file_events", "commits", cy, params, expl, none_text=none, steps=(keep_events,))
 
 
 def keep_events(engine, p: DevPlan, rows: list[dict]) -> list[dict]:
-    """The rows whose commit added ("A") or removed ("D") the row's ``path``, each with what it did."""
+    """The rows whose commit added ("A"), removed ("D") or moved here (a rename git paired) the row's ``path``,
+    each with what it did."""
     idx = engine.store.lookup_idx([r["id"] for r in rows])
     nodes = engine.store.nodes_by_idx(idx.values())
     out = []
     for r in rows:
         node = nodes.get(idx.get(r["id"], -1))
-        st = file_status(node, str(r["path"])[5:]) if node is not None else None
-        if st in ("A", "D"):
-            out.append(
-                {**{k: v for k, v in r.items() if k != "path"}, "did": "added it" if st == "A" else "removed it"}
-            )
+        path = str(r["path"])[5:]
+        st = file_status(node, path) if node is not None else None
+        moved = [old for old, new in (node.metadata or {}).get("renames") or [] if new == path] if node else []
+        did = (
+            "added it"
+            if st == "A"
+            else "removed it"
+            if st == "D"
+            else f"moved it from {moved[0]} to {path}"
+            if moved
+            else ""
+        )
+        if did:
+            out.append({**{k: v for k, v in r.items() if k != "path"}, "did": did})
     return out
 
 
