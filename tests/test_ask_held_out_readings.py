@@ -340,3 +340,9 @@ def test_what_happened_to_a_file_follows_it_through_its_moves(tmp_path):
         res = _ask(e, "what happened to _comp.py?")
         assert res["result"]["items"] == [f"commit:{made}", f"commit:{moved}", f"commit:{gone}"], res["answer"]
         assert "moved it from comp.py to _comp.py" in res["answer"]
+
+
+def test_whats_starts_a_part_of_a_compound_question(eng):
+    res = eng.ask("whats the most recent json output commit, and how many commits did Bo Lee make?")
+    assert res["route"]["mode"] == "parts" and len(res["parts"]) == 2, res["route"]
+    assert res["parts"][1]["result"]["value"] >= 5, res["answer"]

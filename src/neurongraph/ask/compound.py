@@ -20,7 +20,7 @@ from .words import FATE
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")  # a stop then a space: "tests/test_utils.py" is one word
 _ASKS = (
     r"(?:(?:in|on|at|from|by|for|since|until)\s+)?"
-    r"(?:when|which|what|who|whom|whose|where|why|how(?:\s+(?:many|much|long|often))?)\b"
+    r"(?:when|which|what(?:'?s)?|who(?:'?s)?|whom|whose|where|why|how(?:\s+(?:many|much|long|often))?)\b"
 )
 _ASKING = re.compile(rf"^\s*{_ASKS}", re.I)
 # a part starts after a comma (and an "and"), with an interrogative word; a bare "and" is not a break ("how many

@@ -153,6 +153,7 @@ _LISTING = frozenset(
     "yesterday now ever so far recent recently latest newest most oldest first earliest new old total number many "
     "how count ones one hey hi thanks just only about each every".split()
 )
+_TAG_KIN = frozenset("release releases version versions".split())  # what a tag is, said beside it
 _MONTHS = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*$", re.I)
 
 
@@ -160,12 +161,20 @@ def _words_beyond_a_list(question: str, types: list[tuple[str, int]]) -> list[st
     """The words of ``question`` that a listing by type would leave unread (not its type words, order, time or
     filler): a question holding any asks something else, and a list of the newest nodes would look like its answer."""
     at = {p for _, p in types}
+    kin = _TAG_KIN if any(t == "tag" for t, _ in types) else frozenset()  # "the newest release tag"
     out = []
     for w, s, e in _tokens(question):
         low = w.lower().strip("'")
         if s in at or any(p <= s < p + 16 and question[p:e].lower().startswith(("pr", "pull")) for p in at):
             continue
-        if low in _LISTING or _MONTHS.match(low) or len(low) <= 1 or low.endswith("'s") and low[:-2] in _LISTING:
+        if (
+            low in _LISTING
+            or low in kin
+            or _MONTHS.match(low)
+            or len(low) <= 1
+            or low.endswith("'s")
+            and low[:-2] in _LISTING
+        ):
             continue
         out.append(low)
     return out
