@@ -346,3 +346,9 @@ def test_whats_starts_a_part_of_a_compound_question(eng):
     res = eng.ask("whats the most recent json output commit, and how many commits did Bo Lee make?")
     assert res["route"]["mode"] == "parts" and len(res["parts"]) == 2, res["route"]
     assert res["parts"][1]["result"]["value"] >= 5, res["answer"]
+
+
+def test_the_busiest_year_and_month_are_two_rankings(eng):
+    res = eng.ask("busiest year and month in gadget history?")
+    assert res["route"]["mode"] == "parts" and len(res["parts"]) == 2, res["route"]
+    assert [p["result"]["shape"] for p in res["parts"]] == ["busiest_year", "busiest_month"], res["answer"]

@@ -54,9 +54,25 @@ def _both_ends(question: str) -> list[str] | None:
     return [question[: m.start()] + end + after for end in ends]
 
 
+# "busiest year and month", "the busiest year and the busiest month": one ranking per period unit
+_BOTH_UNITS = re.compile(
+    r"\b(busiest|most\s+active|quietest|least\s+active)\s+(year|month|week|day)\s+and\s+(?:the\s+)?"
+    r"(?:(?:busiest|most\s+active|quietest|least\s+active)\s+)?(year|month|week|day)\b",
+    re.I,
+)
+
+
+def _both_units(question: str) -> list[str] | None:
+    """ "busiest year and month in X?": "busiest year in X?" and "busiest month in X?"; None otherwise."""
+    m = _BOTH_UNITS.search(question)
+    if m is None or m.group(2).lower() == m.group(3).lower():
+        return None
+    return [question[: m.start()] + f"{m.group(1)} {unit}" + question[m.end() :] for unit in (m.group(2), m.group(3))]
+
+
 def split_parts(question: str) -> list[str] | None:
     """The parts of a question that asks several things, each with the question's context; None for one."""
-    ends = _both_ends(question)
+    ends = _both_ends(question) or _both_units(question)
     if ends is not None:
         return ends
     sentences = [s.strip() for s in _SENTENCE_END.split(question.strip()) if s.strip()]
