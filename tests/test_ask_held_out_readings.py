@@ -352,3 +352,15 @@ def test_the_busiest_year_and_month_are_two_rankings(eng):
     res = eng.ask("busiest year and month in gadget history?")
     assert res["route"]["mode"] == "parts" and len(res["parts"]) == 2, res["route"]
     assert [p["result"]["shape"] for p in res["parts"]] == ["busiest_year", "busiest_month"], res["answer"]
+
+
+def test_a_persons_activity_is_asked_fact_by_fact(eng, repo):
+    res = eng.ask("what has Bo Lee been doing?")
+    assert res["route"]["mode"] == "parts" and len(res["parts"]) == 4, res["route"]
+    count, first, last, busiest = res["parts"]
+    assert count["result"]["value"] >= 5 and first["result"]["items"] == [f"commit:{repo.move}"], res["answer"]
+    assert busiest["result"]["shape"] == "busiest_year"
+    res = eng.ask("Bo Lee - how many commits, first and most recent?")
+    assert [p["question"].split(" ")[0] for p in res["parts"]] == ["how", "when", "when"], res["route"]
+    res = eng.ask("how many commits did Bo Lee make in the first half of 2023?")  # a period, not a second ask
+    assert res["route"]["mode"] == "graph", res["route"]

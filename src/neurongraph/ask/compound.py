@@ -72,9 +72,11 @@ def _both_units(question: str) -> list[str] | None:
 
 def split_parts(question: str) -> list[str] | None:
     """The parts of a question that asks several things, each with the question's context; None for one."""
-    ends = _both_ends(question) or _both_units(question)
-    if ends is not None:
-        return ends
+    return _both_ends(question) or _both_units(question) or _clause_parts(question)
+
+
+def _clause_parts(question: str) -> list[str] | None:
+    """The interrogative clauses of the question's last sentence, each with the context it points back at."""
     sentences = [s.strip() for s in _SENTENCE_END.split(question.strip()) if s.strip()]
     if not sentences:
         return None
@@ -146,10 +148,76 @@ def _shared_period(parts: list[str]) -> list[str]:
     return [p if s else f"{p[:-1]} {period}?" for p, s in zip(parts, spans)]
 
 
-def ask_parts(run: Callable[[str], dict], question: str) -> dict | None:
+# a person's activity asked as a whole, or two or more of its facts at once ("what has P been doing - when did he
+# start and how many commits?", "P - how many commits, first and most recent?")
+_ACTIVITY = re.compile(
+    r"\bwhat\s+(?:has|have|did|does|is)\s+.+?\s+(?:been\s+)?(?:doing|working\s+on|worked\s+on|up\s+to)\b", re.I
+)
+_PERSON_ASKS = (
+    ("count", re.compile(r"\bhow\s+many(?:\s+commits)?\b(?!\s+(?:files?|lines?|authors?|people|prs?)\b)", re.I)),
+    ("first", re.compile(r"\b(?:start(?:ed)?|began|begin|join(?:ed)?|first|earliest)\b", re.I)),
+    ("last", re.compile(r"\b(?:last|latest|most\s+recent|still\s+active)\b", re.I)),
+    ("busiest", re.compile(r"\b(?:most\s+active|busiest)\s+year\b", re.I)),
+)
+
+
+def profile_parts(question: str, person: str) -> list[str] | None:
+    """A person's activity, one part per fact the question asks (all four for "what has P been doing"): how many
+    commits, the first, the last, the most active year; None when it asks fewer than two of them."""
+    spans = sorted(parse_time(question).spans)
+    words = "".join(" " * (b - a) if (a, b) in spans else question[a:b] for a, b in _pieces(question, spans))
+    asked = [k for k, rx in _PERSON_ASKS if rx.search(words)]  # "the first half of 2023" is a period, not an ask
+    if _ACTIVITY.search(words):
+        asked = [k for k, _ in _PERSON_ASKS]
+    if len(asked) < 2:
+        return None
+    period = " ".join(question[a:b] for a, b in spans)
+    said = {
+        "count": f"how many commits did {person} make",
+        "first": f"when was {person}'s first commit",
+        "last": f"when was {person}'s last commit",
+        "busiest": f"which year was {person} most active",
+    }
+    return [f"{said[k]} {period}?" if period else f"{said[k]}?" for k in asked]
+
+
+_FACT_WORDS = frozenset(
+    "how many commits commit and or the his her their its was were is are did does when what which first last latest "
+    "most recent active year start started contributing contributions total number of".split()
+)
+
+
+def _elliptical(part: str) -> bool:
+    """A part that names nothing of its own ("how many commits, and most active year?"): it asks about whoever
+    the question named before it."""
+    return not [w for w in re.findall(r"[a-z']+", part.lower()) if w not in _FACT_WORDS]
+
+
+def _pieces(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``text`` cut at ``spans`` (sorted, not overlapping): the spans and the stretches between them, in order."""
+    out, at = [], 0
+    for a, b in spans:
+        if a > at:
+            out.append((at, a))
+        out.append((a, b))
+        at = b
+    if at < len(text):
+        out.append((at, len(text)))
+    return out
+
+
+def ask_parts(
+    run: Callable[[str], dict], question: str, person: Callable[[str], str | None] | None = None
+) -> dict | None:
     """Each part's answer (``run`` asks one question) and the whole: the answers in order, the rows, refs and hits
-    of every part, the first part's trace (every trace id listed); None when the question has one part."""
-    parts = split_parts(question)
+    of every part, the first part's trace (every trace id listed); None when the question has one part.
+    ``person`` names the author a question names (or None): a question about a person's activity is asked fact by
+    fact (:func:`profile_parts`)."""
+    who = person(question) if person is not None else None
+    parts = _clause_parts(question)
+    if who and (parts is None or any(_elliptical(p) for p in parts[1:])):
+        parts = profile_parts(question, who) or parts  # "When did P start contributing, how many commits, and …"
+    parts = parts or _both_ends(question) or _both_units(question)
     if parts is None:
         return None
     outs = [run(p) for p in parts]

@@ -31,6 +31,7 @@ from .explain import explain
 from .llm import LLM, LLMError, make_llm
 from .names import find_mentions
 from .nl2cypher import CypherQuery, relation_words, translate, type_words
+from .question_people import author_taken
 from .router import MODES, route
 from .shapes import registry
 from .unrecorded import not_recorded
@@ -56,7 +57,8 @@ def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None,
     a shared server that is unreachable, refuses the credentials or holds no graph), it is answered from search
     instead, and ``route.reason`` and ``warnings`` say why.  A question that asks several things is asked part
     by part (ask/compound.py)."""
-    whole = ask_parts(lambda part: ask(engine, part, mode, llm, limit), question) if mode == "auto" else None
+    named = lambda q: author_taken(engine, q, [])  # noqa: E731  (a person's activity: asked fact by fact)
+    whole = ask_parts(lambda part: ask(engine, part, mode, llm, limit), question, named) if mode == "auto" else None
     if whole is not None:
         return whole
     try:
