@@ -100,3 +100,8 @@ def test_the_pr_of_a_removal_is_the_pr_that_landed_it(eng):
     res = eng.ask("in which PR was tests/util.py deleted?")
     assert res["result"]["items"] == ["pr:7"], res["answer"]  # not the PRs that ever touched it (#3 too)
     assert eng.ask("how many files are in the new tests/util folder?")["result"]["value"] == 3
+
+
+def test_a_release_phrase_is_not_shared_into_a_part_about_the_releases():
+    parts = split_parts("whats the newest release tag, and how many commits landed on main since the last release?")
+    assert parts == ["whats the newest release tag?", "how many commits landed on main since the last release?"]

@@ -131,6 +131,9 @@ _RANGE = re.compile(
 )
 
 
+_RELEASES = re.compile(r"\b(?:tags?|releases?|versions?)\b", re.I)  # a part about the releases themselves
+
+
 def _shared_period(parts: list[str]) -> list[str]:
     """A period (or a range between two names) said in one part only is the whole question's ("how many commits
     were made in 2024, and who made the most?": the most in 2024)."""
@@ -138,14 +141,15 @@ def _shared_period(parts: list[str]) -> list[str]:
     said_range = [r for r in ranges if r is not None]
     if len(said_range) == 1 and not any(parse_time(p).spans for p in parts):
         phrase = said_range[0].group(0)
-        return [p if r is not None else f"{p[:-1]} {phrase}?" for p, r in zip(parts, ranges)]
+        return [p if r is not None or _RELEASES.search(p) else f"{p[:-1]} {phrase}?" for p, r in zip(parts, ranges)]
     spans = [parse_time(p).spans for p in parts]
     said = [(p, sp) for p, sp in zip(parts, spans) if sp]
     if len(said) != 1:
         return parts
     part, sp = said[0]
     period = " ".join(part[a:b] for a, b in sorted(sp))
-    return [p if s else f"{p[:-1]} {period}?" for p, s in zip(parts, spans)]
+    tagged = bool(_RELEASES.search(period))  # "since the last release": not a window of "the newest tag"
+    return [p if s or tagged and _RELEASES.search(p) else f"{p[:-1]} {period}?" for p, s in zip(parts, spans)]
 
 
 # a person's activity asked as a whole, or two or more of its facts at once ("what has P been doing - when did he
