@@ -52,12 +52,21 @@ def _hit_dict(h) -> dict:
     return out
 
 
+def _person(engine, question: str) -> str | None:
+    """The author ``question`` names, or None, also when the graph that lists the authors is down (the question
+    is then asked whole, and answered from search like any other)."""
+    try:
+        return author_taken(engine, question, [])
+    except (QueryTimeout, GraphGone, GraphServerError):
+        return None
+
+
 def ask(engine, question: str, mode: str = "auto", llm: LLM | str | None = None, limit: int = 5) -> dict:
     """:func:`_ask`; when the graph is down or timed out (``query_timeout``, the engine gone mid-query, or
     a shared server that is unreachable, refuses the credentials or holds no graph), it is answered from search
     instead, and ``route.reason`` and ``warnings`` say why.  A question that asks several things is asked part
     by part (ask/compound.py)."""
-    named = lambda q: author_taken(engine, q, [])  # noqa: E731  (a person's activity: asked fact by fact)
+    named = lambda q: _person(engine, q)  # noqa: E731  (a person's activity: asked fact by fact)
     whole = ask_parts(lambda part: ask(engine, part, mode, llm, limit), question, named) if mode == "auto" else None
     if whole is not None:
         return whole
