@@ -316,9 +316,9 @@ def test_a_list_returns_at_most_max_items_and_counts_them_all(eng, monkeypatch):
 def test_how_many_files_were_added_or_removed_counts_those_files(eng, repo, monkeypatch):
     """Not the files the period's commits touched; every row read, a page at a time (the graph server
     returns at most 1,000 rows a query: a history with more files counted only among those)."""
-    import neurongraph.ask.dev_run as dev_run
+    import neurongraph.ask.devplan as devplan
 
-    monkeypatch.setattr(dev_run, "PAGE", 2)  # three pages for six files
+    monkeypatch.setattr(devplan, "PAGE", 2)  # three pages for six files
     assert _ask(eng, "How many files were added?")["result"]["value"] == 6
     assert _ask(eng, "How many files were removed?")["result"]["value"] == 1  # xsk.c; README came back
     assert set(_ask(eng, "Which files were added?")["result"]["items"]) == {

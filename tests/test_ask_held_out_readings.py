@@ -364,3 +364,18 @@ def test_a_persons_activity_is_asked_fact_by_fact(eng, repo):
     assert [p["question"].split(" ")[0] for p in res["parts"]] == ["how", "when", "when"], res["route"]
     res = eng.ask("how many commits did Bo Lee make in the first half of 2023?")  # a period, not a second ask
     assert res["route"]["mode"] == "graph", res["route"]
+
+
+def test_a_removed_directory_reads_all_its_paths_page_by_page(tmp_path, monkeypatch):
+    import neurongraph.ask.devplan as devplan
+
+    r = Repo(tmp_path / "pg")
+    r.commit("Start", {"keep/a.c": "a\n"})
+    r.commit("Add the module", {f"mod/f{k}.c": f"{k}\n" for k in range(5)})
+    r.git("rm", "-q", "mod/f0.c", "mod/f1.c", "mod/f2.c", "mod/f3.c")
+    r.commit("Drop most of the module", {})
+    with ngr.open(tmp_path / "p.db", embedder="hashing") as e:
+        sync_source(e, "git", r.path)
+        monkeypatch.setattr(devplan, "PAGE", 2)  # the one file left is on the third page
+        res = _ask(e, "when was the mod directory removed?")
+        assert res["result"]["items"] == [] and "still has files" in res["answer"], res["answer"]

@@ -10,21 +10,10 @@ from .dev_rows import add_renamed_away
 from .devplan import (
     MAX_ITEMS,
     DevPlan,
+    all_rows,
 )
 from .shapes.file_rankings import dirs_answer, row_figure
 from .words import SHOW
-
-PAGE = 1000  # rows per read of a plan whose rows are all checked (the graph server returns at most 1,000)
-
-
-def _all_rows(engine, p: DevPlan) -> list[dict]:
-    """Every row of ``p.cypher`` (ordered, so pages do not overlap), read a page at a time."""
-    rows: list[dict] = []
-    while True:
-        got = engine.cypher(f"{p.cypher} SKIP {len(rows)} LIMIT {PAGE}", p.params)["rows"]
-        rows += got
-        if len(got) < PAGE:
-            return rows
 
 
 def _one_root(engine) -> bool:
@@ -46,7 +35,7 @@ def _rows(engine, p: DevPlan) -> list[dict]:
     ``p`` is the runner's copy: a step may add to its explanation (a tie at a cut), never to the shape's plan."""
     if "$one_root" in p.cypher or p.count_cypher and "$one_root" in p.count_cypher:
         p.params["one_root"] = _one_root(engine)
-    rows = _all_rows(engine, p) if p.read_all else engine.cypher(p.cypher, p.params)["rows"]
+    rows = all_rows(engine, p) if p.read_all else engine.cypher(p.cypher, p.params)["rows"]
     if not rows and p.fallback:
         rows = engine.cypher(p.fallback[0], p.params)["rows"]
         p.explanation += f" ({p.fallback[1]})"

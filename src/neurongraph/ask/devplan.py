@@ -93,6 +93,19 @@ class DevPlan:
         return {"cypher": self.cypher, "params": self.params, "explanation": self.explanation}
 
 
+PAGE = 1000  # rows per read of a plan whose rows are all checked (the graph server returns at most 1,000)
+
+
+def all_rows(engine, p: DevPlan) -> list[dict]:
+    """Every row of ``p.cypher`` (ordered, so pages do not overlap), read a page at a time."""
+    rows: list[dict] = []
+    while True:
+        got = engine.cypher(f"{p.cypher} SKIP {len(rows)} LIMIT {PAGE}", p.params)["rows"]
+        rows += got
+        if len(got) < PAGE:
+            return rows
+
+
 def tag_filter(tw: TimeWindow, params: dict, alias: str = "c") -> list[str]:
     """The ``WHERE`` condition of the question's tag phrases (the commits they allow or exclude)."""
     if tw.commits is None:

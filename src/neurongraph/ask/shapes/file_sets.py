@@ -10,7 +10,7 @@ import re
 
 from ...graphdb.projection import RENAMES_LISTED
 from ..dev_rows import count_rows, earliest
-from ..devplan import C_RET, DevPlan, Scope, commit_match, tag_filter, time_bounds
+from ..devplan import C_RET, DevPlan, Scope, all_rows, commit_match, tag_filter, time_bounds
 from ..timephrase import TimeWindow
 from .file_removal import DELETED, ROOTS_FIRST, file_status, files_deleted, makes, removes
 
@@ -295,7 +295,7 @@ _DIR_LOOK_BACK = 64  # newest commits under a removed directory read for its rem
 def _dir_removals(present: DevPlan, prefix: str, engine, p: DevPlan, rows: list[dict]) -> list[dict]:
     """The commit of ``rows`` (newest first) that deleted most files under ``prefix`` (``file:dir/``), then the
     newest when it is another; none while a file under it exists at ``HEAD``."""
-    if not rows or keep_present(engine, present, engine.cypher(present.cypher, present.params)["rows"]):
+    if not rows or keep_present(engine, present, all_rows(engine, present)):  # every path, page by page
         return []
     nodes = engine.store.nodes_by_idx(engine.store.lookup_idx([r["id"] for r in rows]).values())
     by_id = {n.id: n for n in nodes.values()}
