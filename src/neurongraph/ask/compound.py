@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .question import blank
 from .timephrase import parse_time
 from .words import FATE
 
@@ -169,7 +170,7 @@ def profile_parts(question: str, person: str) -> list[str] | None:
     """A person's activity, one part per fact the question asks (all four for "what has P been doing"): how many
     commits, the first, the last, the most active year; None when it asks fewer than two of them."""
     spans = sorted(parse_time(question).spans)
-    words = "".join(" " * (b - a) if (a, b) in spans else question[a:b] for a, b in _pieces(question, spans))
+    words = blank(question, spans)
     asked = [k for k, rx in _PERSON_ASKS if rx.search(words)]  # "the first half of 2023" is a period, not an ask
     if _ACTIVITY.search(words):
         asked = [k for k, _ in _PERSON_ASKS]
@@ -195,19 +196,6 @@ def _elliptical(part: str) -> bool:
     """A part that names nothing of its own ("how many commits, and most active year?"): it asks about whoever
     the question named before it."""
     return not [w for w in re.findall(r"[a-z']+", part.lower()) if w not in _FACT_WORDS]
-
-
-def _pieces(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``text`` cut at ``spans`` (sorted, not overlapping): the spans and the stretches between them, in order."""
-    out, at = [], 0
-    for a, b in spans:
-        if a > at:
-            out.append((at, a))
-        out.append((a, b))
-        at = b
-    if at < len(text):
-        out.append((at, len(text)))
-    return out
 
 
 def ask_parts(

@@ -160,10 +160,14 @@ def _by_author_date(engine, p: DevPlan) -> int | None:
     ``--until`` read them; where the two differ, the answer gives both."""
     if not _COMMIT_DATE.search(p.cypher):
         return None
-    swap = lambda q: _COMMIT_DATE.sub(_AUTHOR_DATE + r" \1 $\2", q) if q else q  # noqa: E731
-    alt = dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra))
-    rows = _rows(engine, alt)
+    rows = _rows(engine, _author_dated(p))
     return int(rows[0]["count"]) if rows else 0
+
+
+def _author_dated(p: DevPlan) -> DevPlan:
+    """A copy of ``p`` whose period bounds read the author date instead of the commit date."""
+    swap = lambda q: _COMMIT_DATE.sub(_AUTHOR_DATE + r" \1 $\2", q) if q else q  # noqa: E731
+    return dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra))
 
 
 def _listed_by_author_date(engine, p: DevPlan, rows: list[dict]) -> list[dict] | None:
@@ -171,8 +175,7 @@ def _listed_by_author_date(engine, p: DevPlan, rows: list[dict]) -> list[dict] |
     ("what did Amy commit in aug 2020": two written in August were committed in October); else None."""
     if not _COMMIT_DATE.search(p.cypher) or len(rows) >= MAX_ITEMS:
         return None
-    swap = lambda q: _COMMIT_DATE.sub(_AUTHOR_DATE + r" \1 $\2", q) if q else q  # noqa: E731
-    alt = _rows(engine, dataclasses.replace(p, params=dict(p.params), cypher=swap(p.cypher), extra=swap(p.extra)))
+    alt = _rows(engine, _author_dated(p))
     return alt if {r["id"] for r in alt} != {r["id"] for r in rows} else None
 
 
