@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..errors import NeuronGraphError
 from ..store.base import Store
 
-__all__ = ["Mention", "find_mentions"]
+__all__ = ["Mention", "find_mentions", "unknown_shas"]
 
 _ID = re.compile(r"\b([a-z][a-z_]*:[^\s,;?!'\"()]+[^\s,;?!'\"().])", re.I)
 _HASH = re.compile(r"(?<![\w/])#(\d{1,7})\b")
@@ -75,6 +75,24 @@ def _shas(store: Store, question: str, found: _Found) -> None:
         rows = store.ids_with_prefix(f"commit:{m.group(1)}", 2)
         if len(rows) == 1:
             found.add(rows[0][0], rows[0][1], m.start(), m.end(), m.group(0))
+
+
+_HEXY = re.compile(r"(?<![\w./:#-])([0-9a-f]{7,40})(?![\w/-])")
+
+
+def unknown_shas(store: Store, question: str, mentions: list[Mention]) -> list[str]:
+    """Words written like a commit sha (7 to 40 hex digits, letters and digits both) that name no commit of the
+    store: a kernel sha a mirror's ``Fixes:`` trailer cites, a typo.  Answering without them answers about
+    something else ("396 commits with a Fixes: trailer" for "is 90d76d3ececc here?")."""
+    named = [(m.start, m.end) for m in mentions]
+    out = []
+    for m in _HEXY.finditer(question):
+        word = m.group(1)
+        if word.isdigit() or word.isalpha() or any(a <= m.start() < b for a, b in named):
+            continue
+        if not store.ids_with_prefix(f"commit:{word}", 1):
+            out.append(word)
+    return out
 
 
 def _paths(store: Store, question: str, found: _Found) -> None:

@@ -16,7 +16,7 @@ from .commit_ranges import read_commit_range
 from .described import Described, Resolved, read_described, resolve
 from .devplan import Scope, no_merge_spans, quoted_conditions, quoted_spans, word_conditions
 from .message_words import in_messages, trailer_spans
-from .names import Mention
+from .names import Mention, unknown_shas
 from .question_paths import project_name, scope_of
 from .question_people import author_taken
 from .tags import LazyTags, off_head
@@ -98,6 +98,8 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     tw = _window(engine, text, notes)
     ranged = read_commit_range(engine, text, mentions, tw)  # "between 4a2c90a and bcec20c": git log A..B
     mentions = [m for m in mentions if m not in ranged]
+    for sha in unknown_shas(engine.store, text, mentions):  # answered without it, the answer is about other commits
+        tw.not_understood.append(f"'{sha}' (no commit {sha} in this store)")
     notes += [f"not understood: {p}" for p in tw.not_understood]
     taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw)
     params: dict = {}

@@ -50,14 +50,24 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             out.extend(_basename(engine, p, notes))
-    out += [sc for d, phrase, after_verb in bare if (sc := _bare_dir(engine, d, phrase, after_verb, out, notes))]
+    out += [
+        sc for d, phrase, after_verb, prev in bare if (sc := _bare_dir(engine, d, phrase, after_verb, out, notes, prev))
+    ]
     return out
 
 
-def _bare_dir(engine, d: str, phrase: str, after_verb: bool, found: list[Scope], notes: list[str]) -> Scope | None:
+def _bare_dir(
+    engine, d: str, phrase: str, after_verb: bool, found: list[Scope], notes: list[str], prev: str = ""
+) -> Scope | None:
     """ "under docs", "the bridge directory": the directory, only when the store has files below it (or below the
     hidden directory of that name: "the github workflows" is .github/); the project's own name after "in" or a
-    verb is the project."""
+    verb is the project.  The word before it may be part of the name: "the windows datapath" is
+    ``datapath-windows/`` where that exists, not ``datapath/``."""
+    if prev:
+        for joined in (f"{d}-{prev}", f"{prev}-{d}", f"{d}_{prev}", f"{prev}_{d}"):
+            for name in dict.fromkeys((joined, joined.lower())):
+                if engine.store.ids_with_prefix(f"file:{name}/", 1):
+                    return Scope("dir", f"file:{name}/", f"{prev} {d}")
     if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == project_name(engine):
         notes.append(f"'{phrase}' read as the project, not its directory {d}/")
         return None  # "the very first commit in click": the repository, whatever click/ once held
@@ -190,18 +200,26 @@ _BARE_DIR = re.compile(
 )
 
 
-def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str, bool]]:
+def _bare_dirs(question: str, taken: list[tuple[int, int]]) -> list[tuple[str, str, bool, str]]:
     """Directory names written without a slash: after "under/inside/in (the)", before "directory", between
     "which" and "file(s)", or after "to" / "touched" / "changed" / "worked on" (only those with files below them
-    in the store are read as a scope); each with its phrase and whether a verb or "to" came before it."""
+    in the store are read as a scope); each with its phrase, whether a verb or "to" came before it, and the word
+    right before a name "the X directory / tool" or "was X removed" gives (it may be part of the name)."""
     out = []
     for m in _BARE_DIR.finditer(question):
-        name = m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5) or m.group(6)
+        g = next((i for i in range(1, 7) if m.group(i)), 0)
+        name = m.group(g) if g else None
         if name and not name.isdigit() and not any(s < m.end() and m.start() < e for s, e in taken):
             # "which X file": the file word is the intent's; "touched X", "was X removed": the verb is the question's
             bare = m.group(3) or m.group(4) or m.group(5)
-            out.append((name, name if bare else m.group(0), bool(m.group(4))))
+            before = re.search(r"([A-Za-z][\w-]*)\s+$", question[: m.start(g)]) if g in (2, 5, 6) else None
+            prev = before.group(1) if before and before.group(1).lower() not in _NOT_PART else ""
+            out.append((name, name if bare else m.group(0), bool(m.group(4)), prev))
     return out
+
+
+# words before a directory's name that are not part of it ("when was the datapath removed")
+_NOT_PART = frozenset("the a an was were did has had is are get got been being of in on to its their old new".split())
 
 
 def _at(question: str, phrase: str) -> int:

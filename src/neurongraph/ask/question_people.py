@@ -43,6 +43,11 @@ def _author(
 _NAME = r"[A-Za-z][\w-]{3,}|[A-Z][a-z]{1,2}"
 _PERSON_SLOT = re.compile(rf"\b(did|does|has|had|by|from|of)\s+({_NAME})\b|\b({_NAME})'s\b")
 _SUBJECT_SLOT = frozenset({"did", "does", "has", "had"})  # "did X make": X is someone who acts
+# "the last time Guido committed", "Jukka wrote": a capitalised first name right before a verb of writing commits
+_ACTING = re.compile(
+    r"\b([A-Z][\w-]{2,})\s+(?:(?:last|first|ever|actually|really|also)\s+)?(?:committed|commits|wrote|authored|"
+    r"pushed|landed|merged|contributed|touched|changed|modified|added|removed|fixed|made|sent)\b"
+)
 
 
 def _first_name(
@@ -51,9 +56,12 @@ def _first_name(
     """One author by first name alone, where the question puts a person ("did guido", "by jukka"), when
     exactly one recorded name starts with it; a first name several people have ("did Kevin": Kevin Deldycke,
     Kevin Wurster, Kevin Yap) is added to ``several``, and common words are not read."""
-    for m in _PERSON_SLOT.finditer(question):
-        word = m.group(2) or m.group(3)
-        span = m.span(2) if m.group(2) else m.span(3)
+    slots = [
+        (m.group(2) or m.group(3), m.span(2) if m.group(2) else m.span(3), m.group(1))
+        for m in _PERSON_SLOT.finditer(question)
+    ]
+    slots += [(m.group(1), m.span(1), None) for m in _ACTING.finditer(question)]
+    for word, span, before in slots:
         if any(a < span[1] and span[0] < b for a, b in taken) or word.lower() in _NOT_NAMES:
             continue
         hits = [n for n in names if n.split()[0].lower() == word.lower() and " " in n]
@@ -61,7 +69,7 @@ def _first_name(
             return hits[0], span
         if len(hits) > 1:
             several.append((word, hits))
-        elif (m.group(1) or "").lower() in _SUBJECT_SLOT and word[0].isupper():
+        elif (before or "").lower() in _SUBJECT_SLOT and word[0].isupper():
             several.append((word, []))  # "how many commits did Zorro make?": a person no author is
     return None
 

@@ -104,10 +104,56 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
             r"pull\s+requests?|merge\s+requests?)\b(?!\s+#?\d)"  # "which commit closed issue #12": a commit
             r"|\b(?:waiting|pending|awaiting)\s+(?:for\s+)?(?:a\s+)?review\b"
             r"|\b(?:issues?|bugs?|bug\s+reports?|tickets?)\b[^?]*\b(?:currently|right\s+now|still)\s+open\b"
-            r"|\b(?:issues?|bugs?|prs?)\s+label(?:l?ed|s)\b|\bbugzilla\b|\bissue\s+tracker\b",
+            r"|\b(?:issues?|bugs?|prs?)\s+label(?:l?ed|s)\b|\bbugzilla\b|\bissue\s+tracker\b"
+            # the forge's labels on a PR or an issue: "what labels were put on PR #3505"
+            r"|\blabels?\b[^?]*\b(?:on|of|for|to)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:prs?|pull\s+requests?|issues?)\b"
+            r"|\b(?:prs?|pull\s+requests?|issues?)\b[^?]*\b(?:labell?ed|tagged)\s+(?:as|with)\b",
             re.I,
         ),
         True,
+    ),
+    (
+        "who uses the software, where and how much (users, companies, distributions, dependent projects) is not in "
+        "git; it records who wrote and landed the changes",
+        re.compile(
+            r"\b(?:fraction|percentage|percent|share|proportion|majority)\s+of\s+(?:\w+\s+){0,2}?(?:users|people|"
+            r"developers|companies|organi[sz]ations|projects|installations|deployments)\b"
+            r"|\b(?:how\s+many|number\s+of|which|what|roughly)\s+(?:[\w-]+\s+){0,3}?(?:companies|organi[sz]ations|"
+            r"enterprises|users|customers|distros|distributions|vendors|deployments|installations|projects)\s+(?:\w+\s+)?"
+            r"(?:use|uses|using|used|run|runs|running|deploy\w*|depend\w*|rely|relies|ship\w*|adopt\w*|package\w*)\b"
+            r"|\bin\s+production\b[^?]*\b(?:who|how\s+many|which|companies|users)\b"
+            r"|\b(?:how\s+many|which|who)\b[^?]*\b(?:companies|users|people|distros)\b[^?]*\bin\s+production\b"
+            r"|\bmarket\s+share\b|\b(?:user|install)\s+base\b",
+            re.I,
+        ),
+        False,
+    ),
+    (
+        "security scores and advisories (CVSS ratings, severities) are kept by the advisory databases, not in git; a "
+        "commit message may name a CVE, not its score",
+        re.compile(r"\bcvss\b|\b(?:cve|severity|security)\s+(?:score|rating)s?\b", re.I),
+        False,
+    ),
+    (
+        "how long a build, an install or a test run takes on some machine is not in git; it records the changes, not "
+        "how long their code takes to build or run",
+        re.compile(
+            r"\bhow\s+long\s+(?:does|do|did|would|will|should)\s+(?:it\s+take\s+(?:to\s+)?)?(?:a\s+|the\s+)?"
+            r"(?:full\s+|clean\s+|fresh\s+)?(?:make|build|compile|compilation|install(?:ation)?|test\s+suite|tests?)\b"
+            r"|\b(?:build|compile|compilation)\s+times?\b",
+            re.I,
+        ),
+        False,
+    ),
+    (
+        "votes and decisions taken outside the repository (meetings, polls, the list) are not in git; a commit may "
+        "say what was decided, not how anyone voted",
+        re.compile(
+            r"\bvotes?\s+(?:count|tally|results?|split)\b|\bhow\s+many\s+(?:\w+\s+)?votes\b|\bwho\s+voted\b"
+            r"|\b(?:ballot|poll)\s+results?\b",
+            re.I,
+        ),
+        False,
     ),
 ]
 

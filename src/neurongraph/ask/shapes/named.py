@@ -12,10 +12,44 @@ from ..names import Mention
 from ..words import COMMITS, FILE_WORDS, RELATION, REVIEW
 from .shape import Shape
 
+# the commit a named commit's Fixes: trailer names ("what does its Fixes: point at", "9a30fc4 says it fixes an older
+# commit: which one", "which commit does X fix"); the git reader stores each trailer as a ``fixes`` edge
+_FIX_TARGET = re.compile(
+    r"\bfixes\s*(?::|tags?\b|trailers?\b|lines?\b)"
+    r"|\b(?:fix(?:es|ed)?|repair(?:s|ed)?)\s+(?:an?\s+|the\s+)?(?:older|earlier|previous|prior|original|another)\s+"
+    r"(?:commit|change|patch)\b"
+    r"|\b(?:which|what)\s+(?:commit|change|patch)\s+(?:does|did)\s+(?:it|this|that|\S+)\s+fix\b",
+    re.I,
+)
+# ... read the other way: the commits whose trailer names it ("the fixes for X", "commits that fix X", "fixed by")
+_FIXED_BY = re.compile(r"\b(?:fix(?:es|ed)?|fixing|pointing\s+(?:to|at)|fixes\s+for)\s+(?:commit\s+)?$", re.I)
+
+
+def _fix_target(question: str, commit: Mention, params: dict) -> DevPlan | None:
+    """The commits ``commit``'s Fixes: trailers name, or those whose trailers name it (the question names the
+    commit right after "fixes", "fixed by"); None when the question asks neither."""
+    if not _FIX_TARGET.search(question):
+        return None
+    before = question[: commit.start].rstrip(" '\"`(")
+    if _FIXED_BY.search(before + " ") or re.search(r"\bfixed\s+by\s*$", before, re.I):
+        cy = f"MATCH (c:commit)-[:fixes]->(a:Node {{id: $a}}) RETURN DISTINCT {C_RET} ORDER BY time, id"
+        none = f"No commit in the store carries a Fixes: trailer naming {commit.node}."
+        return DevPlan(
+            "fixed_by", "commits", cy, params, f"commits whose Fixes: trailer names {commit.node}", none_text=none
+        )
+    cy = f"MATCH (a:Node {{id: $a}})-[:fixes]->(c:commit) RETURN DISTINCT {C_RET} ORDER BY time, id"
+    none = f"{commit.node} carries no Fixes: trailer naming a commit of this store."
+    return DevPlan(
+        "fixes_target", "commits", cy, params, f"the commits {commit.node}'s Fixes: trailers name", none_text=none
+    )
+
 
 def plan_commit(question: str, commit: Mention, params: dict, who: bool, wants_prs: bool) -> DevPlan | None:
-    """A question about one named commit: its author, the PR it was merged in, what reverted it."""
+    """A question about one named commit: its author, the PR it was merged in, what reverted it, what its Fixes:
+    trailer names."""
     params["a"] = commit.node
+    if (target := _fix_target(question, commit, params)) is not None:
+        return target
     wants_prs = wants_prs and not re.search(r"\bwho\s+(?:has\s+|had\s+)?reverted\b", question, re.I)
     if re.search(r"\brevert(?:s|ed|ing)?\b", question, re.I) and not wants_prs:
         # one edge per target, the strongest first: a revert that also says "Fixes: X" is stored as fixes,

@@ -92,7 +92,10 @@ UNREAD_TIME = Shape(
     "unread_time",
     _unread_time,
     claims=lambda q: any(_unread(q, said) for said in q.tw.not_understood) or _unread_person(q),
-    doc="a time phrase or a person not understood ('on weekends', a missing tag, one 'Kevin' of three): a search",
+    doc=(
+        "a time phrase, a person or a sha not understood ('on weekends', a missing tag, one 'Kevin' of three, a sha "
+        "no commit has): a search"
+    ),
     then="search",
 )
 
