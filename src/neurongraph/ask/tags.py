@@ -17,10 +17,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import NeuronGraphError
+
 if TYPE_CHECKING:  # scipy.sparse costs ~0.1 s to import: only a tag phrase needs it
     from scipy.sparse import csr_matrix
 
-__all__ = ["TagGraph", "LazyTags", "tag_graph", "commit_graph", "off_head", "tag_name", "looks_like_version"]
+__all__ = [
+    "TagGraph",
+    "LazyTags",
+    "tag_graph",
+    "commit_graph",
+    "off_head",
+    "tag_name",
+    "looks_like_version",
+    "titled_releases",
+    "release_commits",
+]
 
 
 class TagGraph:
@@ -32,6 +44,7 @@ class TagGraph:
         parents: list[list[str]],
         tags: dict[str, tuple[str, int]],
         heads: list[str] | None = None,
+        titled: bool = False,
     ):
         self.ids = np.array(["commit:" + s for s in shas], dtype=object)
         row = {s: i for i, s in enumerate(shas)}
@@ -46,6 +59,7 @@ class TagGraph:
         self.row = row
         self._size: dict[str, int] = {}
         self.heads = [row[h] for h in heads or [] if h in row]  # the synced default branches' tips (HEAD)
+        self.titled = titled  # the "tags" are commits titled by a version (the history has no tag): titled_releases
         self._in_head: np.ndarray | None = None
 
     def in_head(self) -> np.ndarray | None:
@@ -142,7 +156,12 @@ class LazyTags:
     def name(self, text: str) -> str | None:
         if self._names is None:
             self._names = self.engine.cypher_projection().memo("tag_names", lambda: _tag_names(self.engine.store))
-        return tag_name(self._names, text) if self._names else None
+        if self._names:
+            return tag_name(self._names, text)
+        if not looks_like_version(text):  # "since the parser": no release; only a version builds the commit graph
+            return None
+        graph = tag_graph(self.engine)  # a history without tags: its commits titled by a version, if any
+        return graph.name(text) if graph is not None else None
 
     def __getattr__(self, attr: str):
         graph = tag_graph(self.engine)
@@ -159,6 +178,17 @@ def _parents(v) -> list[str]:
     if isinstance(v, str):
         v = json.loads(v)
     return [str(p) for p in v] if isinstance(v, list) else []
+
+
+def release_commits(engine) -> list[str] | None:
+    """The commits that stand for the releases of a history without tags (:func:`titled_releases`), oldest first;
+    None when the store has tags, or no such commits (the tag shapes then read ``tag:`` nodes)."""
+    if engine.cypher_projection().memo("tag_names", lambda: _tag_names(engine.store)):
+        return None
+    graph = tag_graph(engine)
+    if graph is None or not graph.titled:
+        return None
+    return [str(graph.ids[row]) for row, _ in sorted(graph.tags.values(), key=lambda rt: (rt[1], rt[0]))]
 
 
 def tag_graph(engine) -> TagGraph | None:
@@ -186,9 +216,42 @@ def commit_graph(engine) -> TagGraph | None:
             if "name" in m and "sha" in m
         }
         heads = _heads(store, sorted({str(m["repo"]) for m in cmeta.values() if m.get("repo")}))
-        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags, heads)
+        titled = not tags and bool(tags := titled_releases(engine))
+        return TagGraph([s for s, _ in rows], [p for _, p in rows], tags, heads, titled)
 
     return engine.cypher_projection().memo("commit_graph", load)
+
+
+# a subject that is a version and nothing else: "v6.1.0", "2.4.1.", "Release 1.2", "version v3.0-rc1"
+_VERSION_TITLE = re.compile(r"\s*(?:release\s+|version\s+)?(v?\d+(?:\.\d+){1,3}(?:-rc\d+)?)\s*\.?\s*", re.I)
+MIN_TITLED = 2  # one commit titled "1.0" is a commit; a history's releases are a habit
+
+
+def titled_releases(engine) -> dict[str, tuple[str, int]]:
+    """A history without tags whose release commits carry the version as their whole subject (iproute2's "v6.1.0",
+    where upstream puts its tag): version → (sha, commit time).  A version that titles two commits is left out,
+    and so is a history with fewer than :data:`MIN_TITLED` of them; subjects that only mention a version ("bump to
+    v1.8.0", "Prepare for 3.7.0.") are no release, since where the tag went is not known."""
+    query = (
+        "MATCH (c:commit) WHERE size(c.title) <= 32 AND toLower(left(c.title, 1)) IN $first "
+        "RETURN c.sha AS sha, c.title AS title, c.commit_time AS t ORDER BY sha SKIP $s LIMIT 900"
+    )
+    rows: list[dict] = []
+    try:
+        while True:  # (a reply holds a bounded number of rows: read them page by page)
+            page = engine.cypher(query, {"first": list("vr0123456789"), "s": len(rows)})["rows"]
+            rows += page
+            if len(page) < 900:
+                break
+    except NeuronGraphError:  # the graph is down: no release is read, and the question says what it did not read
+        return {}
+    found: dict[str, list[tuple[str, int]]] = {}
+    for r in rows:
+        m = _VERSION_TITLE.fullmatch(str(r.get("title") or ""))
+        if m is not None and r.get("sha"):
+            found.setdefault(m.group(1), []).append((str(r["sha"]), int(r.get("t") or 0)))
+    out = {name: shas[0] for name, shas in found.items() if len(shas) == 1}
+    return out if len(out) >= MIN_TITLED else {}
 
 
 def off_head(engine) -> list[str]:

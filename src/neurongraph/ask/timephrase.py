@@ -46,12 +46,14 @@ _DAYWORD = re.compile(r"\b(today|yesterday)\b", re.I)
 # "release 2.0", "v2.0", "the 8.1.0 release": a name, with its keyword before or after it
 _TAGREF = r"((?:the\s+)?(?:(?:release|tag|version)\s+)?\w(?:[\w.+/-]*\w)?(?:\s+(?:release|tag|version)\b)?)"
 _TAG_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_TAGREF}\s+(?:and|to|until|through)\s+{_TAGREF}", re.I)
+_HALF_BETWEEN = re.compile(rf"\b(?:between|from)\s+{_TAGREF}\s+(?:and|to|until|through)\s+[\w.'-]+", re.I)
 _TAG_BOUND = re.compile(rf"\b(since|after|before|until|till|up to|prior to|as of)\s+{_TAGREF}", re.I)
 _TAG_IN = re.compile(rf"\b(in|of|for|into)\s+{_TAGREF}", re.I)
 # "what changed in click 8.1.8", "who contributed to 8.2.0", "what went into v2.0": the same, with the project's
 # name before the version, or a verb of contributing before "to"
 _TAG_IN_MORE = re.compile(
-    r"\b(?:(in|of|for|into)\s+[A-Za-z][\w-]*\s+(v?\d[\w.+-]*\w)|"
+    r"\b(?:(in|of|for|into)\s+(?!(?:between|from|since|after|before|until|till|and|or|to)\b)[A-Za-z][\w-]*\s+"
+    r"(v?\d[\w.+-]*\w)|"
     rf"(?:contribut\w*|went|gone|goes|landed|lands|merged|shipped)\s+((?:in)?to)\s+{_TAGREF})",
     re.I,
 )
@@ -146,6 +148,10 @@ def _iso(d: dt.date) -> str:
     return d.isoformat()
 
 
+# said once when the releases a phrase names are commits titled by a version (tags.titled_releases)
+_TITLED_SAID = "; a release here is the commit titled by its version (this history has no tags)"
+
+
 class _Reader:
     """One pass per kind of phrase over the question; a span read once is never read again."""
 
@@ -186,6 +192,8 @@ class _Reader:
         return None, (name if named else None)
 
     def _apply(self, m: re.Match, mask, said: str) -> None:
+        if getattr(self.graph, "titled", False) and not any(_TITLED_SAID in s for s in self.w.tag_said):
+            said += _TITLED_SAID
         self.taken.append((m.start(), m.end()))
         self.w.phrases.append(m.group(0))
         self.w.tag_said.append(said)
@@ -264,6 +272,14 @@ class _Reader:
             if g.tags[a][1] > g.tags[b][1]:
                 a, b = b, a
             self._apply(m, g.reach(b) & ~g.reach(a), f"between {a} and {b} (reachable from {b}, not from {a})")
+        for m in _HALF_BETWEEN.finditer(self.q):  # "between v7.0.0 and that": one end is no release
+            if self.free(m) and any(self._tag(m.group(1), False)):
+                self.taken.append((m.start(), m.end()))
+                # (said as a range, not as the quoted words: a pointer back such as "that" is read as no window)
+                end = m.group(0).split()[-1]
+                self.w.not_understood.append(
+                    f"a range from {m.group(1)} to '{end}' (no tag or release '{end}'; not applied)"
+                )
         for m in _TAG_BOUND.finditer(self.q):
             name, missing = self._tag(m.group(2), False)
             if not self.free(m) or (name or missing) is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..devplan import DevPlan, Scope
+from ..devplan import C_RET, DevPlan, Scope
 from ..names import Mention
 from ..tags import tag_graph
 from ..topics import stem, topic_condition
@@ -132,15 +132,27 @@ def _first_tag(graph, question: str, commits: list[str], what: str, params: dict
     every = bool(re.search(r"\b(?:releases|tags|versions)\b", question, re.I)) and not re.search(
         r"\b(?:first|earliest|oldest)\b", question, re.I
     )
-    params["tags"] = ["tag:" + name for _, name in (found if every else found[:1])]
+    picked = [name for _, name in (found if every else found[:1])]
     params["held"] = commits[:MAX_CANDIDATES]
-    cy = (
-        "MATCH (t:tag) WHERE t.id IN $tags RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time "
-        "ORDER BY time, id"
-    )
-    which = "tags whose history holds" if every else "the first tag (by creation time) whose history holds"
+    if graph is not None and graph.titled:  # no tags: the releases are the commits titled by their version
+        params["tags"] = [str(graph.ids[graph.tags[name][0]]) for name in picked]
+        cy = f"MATCH (c:commit) WHERE c.id IN $tags RETURN {C_RET} ORDER BY time, id"
+        kind = "commits"
+        which = (
+            "release commits (titled by their version; the history has no tags) whose history holds"
+            if every
+            else "the first release commit (titled by its version; the history has no tags) whose history holds"
+        )
+    else:
+        params["tags"] = ["tag:" + name for name in picked]
+        cy = (
+            "MATCH (t:tag) WHERE t.id IN $tags RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time "
+            "ORDER BY time, id"
+        )
+        which = "tags whose history holds" if every else "the first tag (by creation time) whose history holds"
+        kind = "tags"
     none = f"No release holds {what}" + ("" if commits else " (no such commit in the store)") + "."
-    return DevPlan("tags_containing" if every else "first_tag", "tags", cy, params, f"{which} {what}", none_text=none)
+    return DevPlan("tags_containing" if every else "first_tag", kind, cy, params, f"{which} {what}", none_text=none)
 
 
 RELEASE = Shape(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ..devplan import MAX_ITEMS, DevPlan, time_bounds
-from ..tags import LazyTags, looks_like_version
+from ..tags import LazyTags, looks_like_version, release_commits
 from ..timephrase import FIRST_WORDS, TimeWindow
 from .shape import Shape
 
@@ -40,33 +40,60 @@ _ORD = re.compile(
     re.I,
 )
 _NONE = "No tags: this history has none (a git sync records each tag as a `tag:` node, with its time)."
-_RET = "RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time"
+_RET = "RETURN t.id AS id, t.title AS title, t.type AS type, t.time AS time, t.author AS author"
+_TITLED = " (a release is the commit titled by its version: this history has no tags)"
+_TAG_NOUN = re.compile(r"\btags?\b", re.I)
+_NO_TITLED = "No release '{}': this history has no tags, and no commit is titled by that version."
 
 
-def plan_tags(words: str, tw: TimeWindow, params: dict) -> DevPlan | None:
+def _releases(engine, params: dict, words: str = "") -> tuple[str, str]:
+    """The node pattern of the releases, ``(t:tag)`` or, in a history without tags whose release commits carry
+    their version as the subject, those commits (``params["titled"]``); and what the answer says of them.  A
+    question about the *tags* as such ("which tags are there?") reads the tags: there are none."""
+    titled = None if _TAG_NOUN.search(words) else release_commits(engine)
+    if titled is None:
+        return "t:tag", ""
+    params["titled"] = titled
+    return "t:commit", _TITLED
+
+
+def _match(node: str, cond: list[str]) -> str:
+    """``MATCH`` of the releases with the conditions ``cond`` (titled releases: only the listed commits)."""
+    if node == "t:commit":
+        cond = ["t.id IN $titled", *cond]
+    return f"MATCH ({node})" + (f" WHERE {' AND '.join(cond)}" if cond else "")
+
+
+def plan_tags(engine, words: str, tw: TimeWindow, params: dict) -> DevPlan | None:
     """The plan when ``words`` (the question without its paths, names and time phrases) asks about the tags
     as such: their number, their list, or the newest / oldest N; else None."""
+    if not (_COUNT.search(words) or _ORD.search(words) or _LIST.search(words)):
+        return None
+    node, titled = _releases(engine, params, words)
     cond = time_bounds(tw, params, "t")  # "how many releases in 2023": by the tag's own time
-    where = f" WHERE {' AND '.join(cond)}" if cond else ""
+    match = _match(node, cond)
     said = list(tw.phrases)
     scope = (" " + ", ".join(said)) if said else ""
+    scope += titled
+    noun = "release commits" if titled else "tags"
+    kind = "commits" if titled else "tags"  # (rendered as commits: sha, date, author, subject)
     if _COUNT.search(words):
-        cy = f"MATCH (t:tag){where} RETURN count(t) AS count"
-        return DevPlan("count_tags", "count", cy, params, f"tags in the history{scope}", filters=said)
+        cy = f"{match} RETURN count(t) AS count"
+        return DevPlan("count_tags", "count", cy, params, f"{noun} in the history{scope}", filters=said)
     ordinal = _ORD.search(words)
     if ordinal is not None:
         first = ordinal.group("which").lower() in FIRST_WORDS
         n = int(ordinal.group("n") or 1)
         order = "ASC" if first else "DESC"
-        cy = f"MATCH (t:tag){where} {_RET} ORDER BY time {order}, id {order} LIMIT {min(n, MAX_ITEMS)}"
+        cy = f"{match} {_RET} ORDER BY time {order}, id {order} LIMIT {min(n, MAX_ITEMS)}"
         which = "oldest" if first else "newest"
-        expl = f"the {which} tag{'s' if n > 1 else ''} by tag time{scope}"
-        return DevPlan("tags_" + which, "tags", cy, params, expl, filters=said, none_text=_NONE)
+        expl = f"the {which} {noun if n > 1 else noun[:-1]} by {'commit' if titled else 'tag'} time{scope}"
+        return DevPlan("tags_" + which, kind, cy, params, expl, filters=said, none_text=_NONE)
     if _LIST.search(words):
-        cy = f"MATCH (t:tag){where} {_RET} ORDER BY time DESC, id DESC LIMIT {MAX_ITEMS}"
-        count = f"MATCH (t:tag){where} RETURN count(t) AS count"
+        cy = f"{match} {_RET} ORDER BY time DESC, id DESC LIMIT {MAX_ITEMS}"
+        count = f"{match} RETURN count(t) AS count"
         return DevPlan(
-            "tags", "tags", cy, params, f"tags, newest first{scope}", count_cypher=count, filters=said, none_text=_NONE
+            "tags", kind, cy, params, f"{noun}, newest first{scope}", count_cypher=count, filters=said, none_text=_NONE
         )
     return None
 
@@ -103,13 +130,16 @@ def plan_tag_neighbour(engine, text: str, params: dict) -> DevPlan | None:
     if named is None:
         return None  # "which release came before the parser rewrite?": not a tag
     tag, none = named
+    node, titled = _releases(engine, params)
     before = m.group("side").lower() in ("before", "preceding") or m.group("side").lower().startswith("prior")
     cmp, order = ("<", "DESC") if before else (">", "ASC")
-    cy = (
-        f"MATCH (x:tag {{id: $tag}}) MATCH (t:tag) WHERE t.time {cmp} x.time OR (t.time = x.time AND t.id {cmp} x.id) "
-        f"{_RET} ORDER BY time {order}, id {order} LIMIT 1"
-    )
+    later = f"(t.time {cmp} x.time OR (t.time = x.time AND t.id {cmp} x.id))"
+    cy = f"MATCH (x:{node[2:]} {{id: $tag}}) {_match(node, [later])} {_RET} ORDER BY time {order}, id {order} LIMIT 1"
     side = "before" if before else "after"
+    if titled:
+        expl = f"the release commit {side} {tag} by commit time{titled}"
+        none = _NO_TITLED.format(tag) if none else f"No release {side} {tag}."
+        return DevPlan("tag_" + side, "commits", cy, params, expl, none_text=none)
     expl = f"the tag {side} {tag} by tag time"
     return DevPlan("tag_" + side, "tags", cy, params, expl, none_text=none or f"No tag {side} {tag}.")
 
@@ -123,17 +153,25 @@ def plan_tag_date(engine, text: str, params: dict) -> DevPlan | None:
     if named is None:
         return None  # "when was the parser released?": not a tag
     tag, none = named
-    cy = f"MATCH (t:tag {{id: $tag}}) {_RET}"
+    node, titled = _releases(engine, params)
+    cy = f"MATCH ({node} {{id: $tag}}) {_RET}"
+    if titled:
+        none = _NO_TITLED.format(tag) if none else None
+        return DevPlan(
+            "tag_date", "commits", cy, params, f"the release commit {tag}, with its date{titled}", none_text=none
+        )
     return DevPlan("tag_date", "tags", cy, params, f"the tag {tag}, with its date", none_text=none)
 
 
 def _named_tag(engine, asked: str, params: dict) -> tuple[str, str | None] | None:
     """The tag a question names (``params["tag"]`` set) and, when the store has no such tag, the answer saying
     so; None when the name is neither a tag nor version-like."""
-    name = LazyTags(engine).name(asked)
+    tags = LazyTags(engine)
+    name = tags.name(asked)
     if name is None and not looks_like_version(asked):
         return None
-    params["tag"] = f"tag:{name or asked}"
+    titled = name is not None and getattr(tags, "titled", False)  # a release commit of a history without tags
+    params["tag"] = str(tags.ids[tags.tags[name][0]]) if titled else f"tag:{name or asked}"
     none = f"No tag '{asked}' in the store ('which tags are there?' lists them)." if name is None else None
     return name or asked, none
 
@@ -145,7 +183,7 @@ TAGS = Shape(
         if q.scope or q.author or q.wants_prs
         else plan_tag_neighbour(engine, q.text, q.params)
         or plan_tag_date(engine, q.text, q.params)
-        or plan_tags(q.words, q.tw, q.params)
+        or plan_tags(engine, q.words, q.tw, q.params)
     ),
     doc="how many releases, the latest tag, the tags of a period, the release before / after a named one",
 )
