@@ -105,3 +105,35 @@ def test_the_pr_of_a_removal_is_the_pr_that_landed_it(eng):
 def test_a_release_phrase_is_not_shared_into_a_part_about_the_releases():
     parts = split_parts("whats the newest release tag, and how many commits landed on main since the last release?")
     assert parts == ["whats the newest release tag?", "how many commits landed on main since the last release?"]
+
+
+def test_a_part_that_points_at_the_commit_the_part_before_answered_is_asked_about_it(chain_eng):
+    eng, r = chain_eng
+    res = eng.ask(f"{r.fix[:9]} removed the knob — what does its Fixes: point at? who wrote that one")
+    assert res["route"]["mode"] == "parts", res["route"]
+    first, second = res["parts"]
+    assert first["result"]["items"] == [f"commit:{r.origin}"], first["answer"]
+    assert second["question"] == f"who wrote {r.origin[:10]}" and "Ann Old" in second["answer"], second["answer"]
+    res = eng.ask(f"{r.fix[:9]} says it fixes an older commit. which one, who wrote that, and who reported the bug?")
+    asked = [p["question"] for p in res["parts"]]
+    assert asked[1] == f"who wrote {r.origin[:10]}?", asked
+    assert "Ann Old" in res["parts"][1]["answer"] and "Rita Rep" in res["parts"][2]["answer"], res["answer"]
+    # the first ask's answer is not one commit: asked as one question, as before
+    res = eng.ask("which commits touched knob.c and who wrote that one?")
+    assert res["route"]["mode"] != "parts" or "who wrote knob" not in res["answer"]
+
+
+@pytest.fixture(scope="module")
+def chain_eng(tmp_path_factory):
+    r = Repo(tmp_path_factory.mktemp("chain") / "knobs")
+    r.author("Ann Old")
+    r.origin = r.commit("knob: add the knob", {"knob.c": "int knob;\n"})
+    r.author("Bob New")
+    r.fix = r.commit(
+        f'knob: remove the knob\n\nFixes: {r.origin[:12]} ("knob: add the knob")\nReported-by: Rita Rep <r@x.org>',
+        {"knob.c": "\n"},
+    )
+    e = ngr.open(tmp_path_factory.mktemp("chain_db") / "c.db", embedder="hashing")
+    sync_source(e, "git", r.path)
+    yield e, r
+    e.close()

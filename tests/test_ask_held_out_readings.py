@@ -384,7 +384,7 @@ def test_a_removed_directory_reads_all_its_paths_page_by_page(tmp_path, monkeypa
 
 
 def test_a_named_commits_fixes_trailer_is_followed_both_ways(eng, repo):
-    res = _ask(eng, f"{repo.fixed[:9]} handles empty input: what does its Fixes: point at? who wrote that one")
+    res = _ask(eng, f"{repo.fixed[:9]} handles empty input: what does its Fixes: point at?")
     assert res["result"]["items"] == [f"commit:{repo.sentinel}"], res["answer"]
     assert "Bo Lee" in res["answer"]  # the target's author is shown with it
     res = _ask(eng, f"which commits are fixes for {repo.sentinel[:10]}? (Fixes: tags)")

@@ -78,6 +78,12 @@ def split_parts(question: str) -> list[str] | None:
 
 def _clause_parts(question: str) -> list[str] | None:
     """The interrogative clauses of the question's last sentence, each with the context it points back at."""
+    pieces = _clause_pieces(question)
+    return None if pieces is None else _shared_period([part for part, _ in pieces])
+
+
+def _clause_pieces(question: str) -> list[tuple[str, str]] | None:
+    """(part with its context, the clause as written) for each interrogative clause of the last sentence."""
     sentences = [s.strip() for s in _SENTENCE_END.split(question.strip()) if s.strip()]
     if not sentences:
         return None
@@ -93,16 +99,17 @@ def _clause_parts(question: str) -> list[str] | None:
         if thing is None or any(_PRONOUN.search(p) and not _IT.search(p) for p in pieces[1:]):
             return None  # "when was F created, and who created it?": no path or sha the later "it" can be
         context = [thing.group(0)]  # "which files did 830e0d01 touch, and who wrote it?": "it" is 830e0d01
-    parts, rest = [], ""
+    parts: list[tuple[str, str]] = []
+    rest = ""
     for piece in pieces:
         if _BARE.match(piece):
-            if not rest:
+            if not rest and not (context and not parts and _PRONOUN.search(piece)):
                 return None  # "..., and why?": nothing to borrow, not read as parts
-            piece = f"{piece} {rest}"
+            piece = f"{piece} {rest}" if rest else piece  # "X fixes an older commit. which one, …": the context's
         elif m := _REST.match(piece):
             rest = m.group(1)
-        parts.append(_pointed(piece + "?", context))
-    return _shared_period(parts)
+        parts.append((_pointed(piece + "?", context), piece + "?"))
+    return parts
 
 
 _IT = re.compile(r"\bit\b", re.I)
@@ -198,21 +205,40 @@ def _elliptical(part: str) -> bool:
     return not [w for w in re.findall(r"[a-z']+", part.lower()) if w not in _FACT_WORDS]
 
 
-def ask_parts(
-    run: Callable[[str], dict], question: str, person: Callable[[str], str | None] | None = None
-) -> dict | None:
-    """Each part's answer (``run`` asks one question) and the whole: the answers in order, the rows, refs and hits
-    of every part, the first part's trace (every trace id listed); None when the question has one part.
-    ``person`` names the author a question names (or None): a question about a person's activity is asked fact by
-    fact (:func:`profile_parts`)."""
-    who = person(question) if person is not None else None
-    parts = _clause_parts(question)
-    if who and (parts is None or any(_elliptical(p) for p in parts[1:])):
-        parts = profile_parts(question, who) or parts  # "When did P start contributing, how many commits, and …"
-    parts = parts or _both_ends(question) or _both_units(question)
-    if parts is None:
+# a part that points at the commit the part before it answered: "… and what did that commit change?", "… who
+# wrote that one?", "… who wrote that?"
+_CHAIN = re.compile(
+    r"\b(?:that|this|the\s+same)\s+(?:one|commit|change|patch|fix)\b|\b(?:that|this)(?=\s*[?.!]*\s*$)", re.I
+)
+_AND_BREAK = re.compile(rf"\s+and\s+(?={_ASKS})", re.I)
+
+
+def _chained(question: str) -> tuple[str, str] | None:
+    """(first ask, second ask) when the question's last ask points at what the ask before it answers: two asks
+    joined by "and" ("when was the release date set and what did that commit change?") or the last two asking
+    sentences ("what does its Fixes: point at? who wrote that one"); sentences before them that ask nothing are the
+    first ask's context.  None otherwise."""
+    sentences = [s.strip() for s in _SENTENCE_END.split(question.strip()) if s.strip()]
+    if not sentences:
         return None
-    outs = [run(p) for p in parts]
+    last = sentences[-1]
+    halves = _AND_BREAK.split(last)
+    if len(halves) == 2 and _CHAIN.search(halves[1]) and not _CHAIN.search(halves[0]):
+        first = " ".join([*sentences[:-1], halves[0].rstrip(" ,")]).rstrip(" ?") + "?"
+        return first, halves[1].strip()
+    if len(sentences) >= 2 and _ASKING.match(last) and _CHAIN.search(last) and not _CHAIN.search(sentences[-2]):
+        return " ".join(sentences[:-1]), last
+    return None
+
+
+def _one_commit(out: dict) -> str | None:
+    """The one commit an answer names (its result's only item), else None."""
+    items = (out.get("result") or {}).get("items") or []
+    return items[0] if len(items) == 1 and str(items[0]).startswith("commit:") else None
+
+
+def _combined(parts: list[str], outs: list[dict]) -> dict:
+    """The parts' answers as one answer (see :func:`ask_parts`)."""
     answer = f"The question asks {len(parts)} things, each answered on its own:\n" + "\n".join(
         f"{k}. {p}\n{o['answer']}" for k, (p, o) in enumerate(zip(parts, outs), 1)
     )
@@ -229,3 +255,61 @@ def ask_parts(
         "parts": [{"question": p, **o} for p, o in zip(parts, outs)],
         "explain": {"answered_by": "parts", "parts": [o.get("explain") for o in outs]},
     }
+
+
+def ask_chained(run: Callable[[str], dict], question: str) -> dict | None:
+    """A question whose second ask points at the commit its first ask answers ("9a30fc4 … what does its Fixes:
+    point at? who wrote that one"): the first is asked, and when its answer is one commit the second is asked about
+    that commit ("who wrote 422e904378?"); None when the question is not such a pair or the first answer is not one
+    commit (the question is then asked as before)."""
+    pair = _chained(question)
+    if pair is None:
+        return None
+    first = run(pair[0])
+    commit = _one_commit(first)
+    if commit is None:
+        return None
+    sha = commit.removeprefix("commit:")[:10]
+    second = _CHAIN.sub(sha, pair[1], count=1)
+    return _combined([pair[0], second], [first, run(second)])
+
+
+def _ask_pieces(run: Callable[[str], dict], pieces: list[tuple[str, str]]) -> dict:
+    """Clauses asked in order; one that points at the answer before it ("…, which one, who wrote that, …") is asked
+    about that answer's commit when it is one, else as written with the question's context."""
+    parts: list[str] = []
+    outs: list[dict] = []
+    first, first_raw = pieces[0]
+    context = first[: -len(first_raw)].strip() if first.endswith(first_raw) else ""
+    for part, raw in pieces:
+        commit = _one_commit(outs[-1]) if outs and _CHAIN.search(raw) else None
+        if commit is not None:
+            part = _CHAIN.sub(commit.removeprefix("commit:")[:10], raw, count=1)
+        elif part == raw and _SHA.search(context) and not (_SHA.search(raw) or _THING.search(raw)):
+            part = f"{context} {raw}"  # "… who reported the bug?": the bug of the commit the context names
+        parts.append(part)
+        outs.append(run(part))
+    return _combined(parts, outs)
+
+
+def ask_parts(
+    run: Callable[[str], dict], question: str, person: Callable[[str], str | None] | None = None
+) -> dict | None:
+    """Each part's answer (``run`` asks one question) and the whole: the answers in order, the rows, refs and hits
+    of every part, the first part's trace (every trace id listed); None when the question has one part.
+    ``person`` names the author a question names (or None): a question about a person's activity is asked fact by
+    fact (:func:`profile_parts`)."""
+    chained = ask_chained(run, question)
+    if chained is not None:
+        return chained
+    pieces = _clause_pieces(question)
+    if pieces is not None and any(_CHAIN.search(raw) for _, raw in pieces[1:]):
+        return _ask_pieces(run, pieces)
+    who = person(question) if person is not None else None
+    parts = _clause_parts(question)
+    if who and (parts is None or any(_elliptical(p) for p in parts[1:])):
+        parts = profile_parts(question, who) or parts  # "When did P start contributing, how many commits, and …"
+    parts = parts or _both_ends(question) or _both_units(question)
+    if parts is None:
+        return None
+    return _combined(parts, [run(p) for p in parts])
