@@ -67,6 +67,13 @@ def test_a_question_about_a_beginning_does_not_prefer_recent_changes(eng):
     assert any(h.scores["recency"] < 1.0 for h in plain.hits)
 
 
+def test_a_beginning_dated_by_a_version_keeps_preferring_recent_changes(eng):
+    """ "when did the v1.8 cycle start?" asks for the v1.8 one, not the oldest cycle: the age part stays on."""
+    res = eng.search("when did the parser start to support template strings in 2.4.1?", 10, record=False)
+    assert any(h.scores["recency"] < 1.0 for h in res.hits)
+    assert "a version number dates it" in res.reading["rule"]
+
+
 def test_an_introduction_of_a_name_reads_the_name(eng):
     r = eng.search("which commit introduced geneve_start", 5, record=False).reading
     assert r is not None and r["intent"] == "introduced" and "geneve_start" in r["topic"]

@@ -724,7 +724,7 @@ def rank(query: Query | str, qvec: np.ndarray | None, cfg: SearchConfig, x: Rank
     """Rank nodes for ``query`` (read once: retrieval/query.py): entry → seeds → graph → fuse → explain
     (:class:`RankInputs` says what each mask means)."""
     q = Query.of(query)
-    if q.asks_origin and x.recency is not None:  # a question about a beginning does not prefer recent changes
+    if q.looks_back and x.recency is not None:  # a question about a beginning does not prefer recent changes
         x = replace(x, recency=x.recency.looking_back())
     timings: dict[str, float] = {}
     ent = _entry_step(q, qvec, cfg, x, timings)

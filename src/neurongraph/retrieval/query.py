@@ -25,6 +25,7 @@ from .origin import asks_origin
 
 __all__ = ["Query", "read_intent"]
 
+_VERSION_NUMBER = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")  # "v1.8", "3.12": a version dates the instance asked
 _WORD_EDGES = "\"'`.,;:!?()[]{}<>"  # stripped from a query word before it is read as a node key
 _QUOTED = re.compile(r"[\"'`]([^\"'`]{1,300})[\"'`]")  # a quoted phrase of a query: a title it names
 
@@ -121,3 +122,9 @@ class Query:
     def asks_origin(self) -> bool:
         """Whether the question asks when something began (retrieval/origin.py)."""
         return asks_origin(self.text)
+
+    @cached_property
+    def looks_back(self) -> bool:
+        """Whether recent changes are not to be preferred: a question about a beginning, unless a version number
+        dates what began ("when did the v1.8 development cycle start?" asks for the v1.8 one, not the oldest)."""
+        return self.asks_origin and not _VERSION_NUMBER.search(self.text)

@@ -58,7 +58,11 @@ def read_query(q: Query, origin: Origin | None, code: CodeEvidence | None) -> Re
         verb = "added" if code.intent == "introduced" else "removed"
         return Reading(code.intent, code.terms, f"the changes that {verb} these names in the code score first")
     if origin is not None:
-        back = "; recent changes are not preferred (the recency prior's age part is off)"
+        back = (
+            "; recent changes are not preferred (the recency prior's age part is off)"
+            if q.looks_back
+            else "; a version number dates it, so recent changes are preferred as usual"
+        )
         if origin.node is not None:
             rule = f"the earliest change whose subject names {origin.words[0]!r} is put first"
             return Reading("origin", tuple(origin.words), rule + back, origin.node)
