@@ -171,7 +171,10 @@ def test_a_kind_of_commit_counted_at_the_end_of_the_question_is_its_topic(eng):
 def test_a_quoted_word_in_the_message_is_read_in_whole_messages(eng, repo):
     res = _ask(eng, "how many commits with 'reverts commit' in the message?")
     assert res["result"]["value"] == 1 and "whose message contains" in res["answer"], res["answer"]
-    assert _ask(eng, "how many 'reverts commit' commits?")["result"]["value"] == 0  # a subject phrase, as before
+    # no subject holds it, a message does: the message is read, as git log --grep reads it, and the answer says so
+    res = _ask(eng, "how many 'reverts commit' commits?")
+    assert res["result"]["value"] == 1 and "(no subject does)" in res["answer"], res["answer"]
+    assert _ask(eng, "how many 'fast_path' commits?")["result"]["value"] == 2  # a subject holds it: subjects only
 
 
 def test_a_word_in_the_subject_or_in_the_message_is_read_there(eng):
@@ -417,3 +420,29 @@ def test_the_word_before_a_removed_directory_can_be_part_of_its_name(tmp_path):
         assert res["result"]["items"] == [f"commit:{gone}"], res["answer"]
     finally:
         e.close()
+
+
+def test_root_commits_are_the_commits_without_a_parent(eng, repo):
+    assert _ask(eng, "how many root commits are there?")["result"]["value"] == 1
+    res = _ask(eng, "list the root commits")
+    assert res["result"]["items"] == [f"commit:{repo.first}"] and "without a parent" in res["answer"], res["answer"]
+
+
+def test_words_joined_by_slashes_that_name_no_path_are_not_understood_not_nothing(eng):
+    res = eng.ask("who fixed the backspace/line-wrapping bug?")
+    assert res["route"]["mode"] != "graph", res["route"]  # a search, not "no commits: the path names nothing"
+    assert "'backspace/line-wrapping' (no file or directory by that name" in res["answer"]
+    res = _ask(eng, "how many commits touched tools/nothing.sh?")  # a path that names nothing: nothing matches
+    assert res["result"]["value"] == 0
+    res = _ask(eng, "conv.py: when was it added and when/why did it go away?")  # the question's own words
+    assert "when/why" not in res["answer"], res["answer"]
+
+
+def test_who_split_code_into_a_file_is_the_files_creator(eng):
+    res = _ask(eng, "who split the converter out into gadget/conv.py?")
+    assert res["answer"].startswith("Bo Lee"), res["answer"]
+
+
+def test_a_name_of_the_code_no_shape_reads_is_not_dropped(eng):
+    res = eng.ask("which change dropped old_entry and how many files did it add?")
+    assert res["route"]["mode"] != "graph" or "old_entry" in res["answer"], res["answer"]

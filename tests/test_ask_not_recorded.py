@@ -49,6 +49,9 @@ UNRECORDED = [
     "what is the CVSS score of the overflow fixed last spring?",
     "how long does a clean build of the tree take on a laptop?",
     "what was the vote tally on moving the docs to markdown?",
+    "how many people approved PR #40 in the review UI?",
+    "what review state did patchwork show for the scheduler series?",
+    "which team do the maintainers report to, and who is their manager?",
 ]
 RECORDED = [
     "which commit fixed the CI build?",
@@ -71,6 +74,8 @@ RECORDED = [
     "how many people contributed to the parser in 2023?",
     "which commit added labels to the log output?",
     "when was the daemon first run by the test suite?",
+    "which commit added support for the package manager?",
+    "who approved the most patches with an Acked-by?",
     "how long did it take from the first commit to the 1.0 tag?",
     "what commit closed issue #12?",
     "what is the average number of files per commit in 2020?",

@@ -259,11 +259,15 @@ _IN_MESSAGE = re.compile(
 )
 
 
-def quoted_conditions(question: str, taken: list[tuple[int, int]], tw: TimeWindow, params: dict, grep=None) -> None:
+def quoted_conditions(
+    question: str, taken: list[tuple[int, int]], tw: TimeWindow, params: dict, grep=None, in_subjects=None
+) -> None:
     """A quoted phrase no name, path or date took ("how many 'sync: latest libbpf changes' commits") is what
     the commits' subjects must contain (case ignored), as ``git log --grep -F -i`` reads it; its span is
     taken.  Unread, it was dropped and every commit of the period counted: confidently wrong.  Followed by "in
-    the message" (and given ``grep``: ``Store.message_grep``), the whole message must hold it."""
+    the message" (and given ``grep``: ``Store.message_grep``), the whole message must hold it; so must it when no
+    subject holds it but some message does (``in_subjects(phrase)`` False: "was crashing with 'stack smashing
+    detected'", an error a fix quotes in its body), where "no commits" would be the answer."""
     for m in _QUOTED_PHRASE.finditer(question):
         if any(s < m.end() and m.start() < e for s, e in taken):
             continue
@@ -275,9 +279,33 @@ def quoted_conditions(question: str, taken: list[tuple[int, int]], tw: TimeWindo
             tw.conditions.append((f"c.id IN $quoted{k}", f"whose message contains '{phrase}', as git log -i --grep"))
             taken.append((m.start(), where.end()))
             continue
+        if grep is not None and in_subjects is not None and not in_subjects(phrase) and (ids := grep([phrase])):
+            params[f"quoted{k}"] = ids
+            said = f"whose message contains '{phrase}' (no subject does), as git log -i --grep"
+            tw.conditions.append((f"c.id IN $quoted{k}", said))
+            taken.append(m.span())
+            continue
         params[f"quoted{k}"] = phrase.lower()
         tw.conditions.append((f"toLower({GIT_SUBJECT}) CONTAINS $quoted{k}", f"whose subject contains '{phrase}'"))
         taken.append(m.span())
+
+
+# commits without a parent: "how many root commits", "commits with no parent" (a history that merged another
+# project's history has several: mypy 4)
+_ROOTS = re.compile(
+    r"\b(?:root|parentless|orphan(?:ed)?)\s+commits?\b|\bcommits?\s+(?:with|having|that\s+have)\s+no\s+parents?\b",
+    re.I,
+)
+ROOT_CONDITION = "size(coalesce(c.parents, [])) = 0"
+
+
+def root_spans(question: str, tw: TimeWindow) -> list[tuple[int, int]]:
+    """Where the question asks for root commits: the condition goes to ``tw.conditions`` and the spans are taken
+    (no topic reads "root"; "how many root commits" had counted every commit)."""
+    spans = [m.span() for m in _ROOTS.finditer(question)]
+    if spans:
+        tw.conditions.append((ROOT_CONDITION, "without a parent (root commits)"))
+    return spans
 
 
 def no_merge_spans(question: str, tw: TimeWindow) -> list[tuple[int, int]]:

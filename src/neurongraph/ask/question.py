@@ -12,16 +12,17 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import NeuronGraphError
 from .commit_ranges import read_commit_range
 from .described import Described, Resolved, read_described, resolve
-from .devplan import Scope, no_merge_spans, quoted_conditions, quoted_spans, word_conditions
+from .devplan import Scope, no_merge_spans, quoted_conditions, quoted_spans, root_spans, word_conditions
 from .message_words import in_messages, trailer_spans
 from .names import Mention, unknown_shas
-from .question_paths import project_name, scope_of
+from .question_paths import names_project, scope_of
 from .question_people import author_taken
 from .tags import LazyTags, off_head
 from .timephrase import TimeWindow, parse_time
-from .topics import Topic, topic_words
+from .topics import GIT_SUBJECT, Topic, topic_words
 from .words import (
     COUNT,
     FATE,
@@ -101,7 +102,7 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     for sha in unknown_shas(engine.store, text, mentions):  # answered without it, the answer is about other commits
         tw.not_understood.append(f"'{sha}' (no commit {sha} in this store)")
     notes += [f"not understood: {p}" for p in tw.not_understood]
-    taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw)
+    taken = list(tw.spans) + [(m.start, m.end) for m in mentions] + no_merge_spans(text, tw) + root_spans(text, tw)
     params: dict = {}
     taken += trailer_spans(engine, text, tw, params)  # "commits with a Fixes: tag": the trailer, not the word
     pr = pr_anchor(engine, text, mentions, notes)
@@ -111,7 +112,7 @@ def read_question(engine, text: str, schema, mentions: list[Mention]) -> Questio
     if topic is not None and topic.in_message:
         in_messages(engine, topic, tw, params)  # "commits that mention vxlan": git log --grep's whole message
     # "how many 'sync: latest changes' commits": the subject ("… 'typo' in the message": the whole message)
-    quoted_conditions(text, taken, tw, params, engine.store.message_grep)
+    quoted_conditions(text, taken, tw, params, engine.store.message_grep, lambda phrase: _in_subjects(engine, phrase))
     head_only(engine, tw, params)  # what `git log` reads: HEAD's history, unless a tag phrase names other commits
     words = blank(text, taken)  # without its paths, times and names ("AUTHORS" is a file)
     rest = blank(text, list(tw.spans) + quoted_spans(text))  # the question's own words
@@ -198,6 +199,19 @@ def _readings(q: Question) -> list[tuple[str, str]]:
     return out
 
 
+def _in_subjects(engine, phrase: str) -> bool:
+    """Whether some commit's subject holds ``phrase`` (case ignored), as the quoted condition reads it; True when
+    the graph cannot say (the subject reading is kept)."""
+    try:
+        rows = engine.cypher(
+            f"MATCH (c:commit) WHERE toLower({GIT_SUBJECT}) CONTAINS $p RETURN c.id AS id LIMIT 1",
+            {"p": phrase.lower()},
+        )["rows"]
+    except NeuronGraphError:
+        return True
+    return bool(rows)
+
+
 def negated(words: str, notes: list[str]) -> bool:
     """Whether the question negates ("never touched", "did not change"): no shape reads a negation, so it is
     said as not understood rather than answered without it (the commits *by* A for "files A never touched")."""
@@ -224,7 +238,7 @@ def read_names(engine, question: str, taken: list, mentions: list[Mention], note
     taking its words: "g.denis" is an author, not a file; "commits that mention typeshed" a word, not a path."""
     author = author_taken(engine, question, taken, notes)
     topic = topic_words(blank(question, taken))
-    if topic is not None and topic.words == [project_name(engine)]:  # "how many click commits": all of them
+    if topic is not None and len(topic.words) == 1 and names_project(engine, topic.words[0]):  # "click commits": all
         notes.append(f"'{question[topic.span[0] : topic.span[1]].strip()}' read as the project")
         taken.append(topic.span)
         topic = None

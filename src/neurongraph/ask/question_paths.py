@@ -46,7 +46,11 @@ def _scopes(engine, question: str, taken: list[tuple[int, int]], notes: list[str
                 out.append(Scope("dir", f"file:{d}/", p))
             elif not p.endswith("/") and engine.store.ids_with_prefix(f"file:{p}", 1):
                 out.append(Scope("dir", f"file:{p}", p))  # a path prefix ("mypy/sem": semanal.py, semanal_*.py)
-            elif not re.fullmatch(r"[A-Z0-9]+(?:/[A-Z0-9]+)+", p):  # "STT/LISP", "TCP/IP": words, not a path
+            elif re.fullmatch(r"[A-Z0-9]+(?:/[A-Z0-9]+)+", p) or set(p.lower().split("/")) <= _ASKING_WORDS:
+                pass  # "STT/LISP", "TCP/IP": words, not a path; "when/why", "added/removed": the question's own
+            elif _words_with_slashes(engine, p):  # "the backspace/line-wrapping fix", "added/removed": prose
+                notes.append(f"not understood: '{p}' (no file or directory by that name in the store)")
+            else:
                 notes.append(f"no file or directory '{p}' in the store")
         elif re.fullmatch(r"[\w.-]+\.[A-Za-z]\w{0,7}", p) and not re.fullmatch(r"v?\d+(\.\d+)+\w*", p):
             out.extend(_basename(engine, p, notes))
@@ -68,7 +72,7 @@ def _bare_dir(
             for name in dict.fromkeys((joined, joined.lower())):
                 if engine.store.ids_with_prefix(f"file:{name}/", 1):
                     return Scope("dir", f"file:{name}/", f"{prev} {d}")
-    if (after_verb or re.match(r"in\s", phrase, re.I)) and d.lower() == project_name(engine):
+    if (after_verb or re.match(r"in\s", phrase, re.I)) and names_project(engine, d):
         notes.append(f"'{phrase}' read as the project, not its directory {d}/")
         return None  # "the very first commit in click": the repository, whatever click/ once held
     if any(sc.phrase == d for sc in found):
@@ -86,6 +90,35 @@ def project_name(engine) -> str:
     node = engine.store.get_node(first[0][0]) if first else None
     repo = str((node.metadata or {}).get("repo") or "") if node is not None else ""
     return repo.rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def names_project(engine, word: str) -> bool:
+    """Whether ``word`` is the repository's own name: the checkout's name, or its first part when the checkout
+    is named "<project>-<what>" ("mypy" for ``mypy-paths-only``, "linux" for ``linux-stable``, "click" for
+    ``click.git``), as people name a project whatever its clone is called."""
+    name = project_name(engine)
+    w = word.lower()
+    return bool(name) and (w == name or w == re.split(r"[-_.]", name, maxsplit=1)[0])
+
+
+# words a question joins with slashes to ask two things at once ("when/why", "added/removed")
+_ASKING_WORDS = frozenset(
+    "when why who what where which how and or added removed deleted created dropped renamed moved changed "
+    "modified fixed introduced".split()
+)
+
+
+def _words_with_slashes(engine, p: str) -> bool:
+    """Words joined by slashes that name nothing ("backspace/line-wrapping", "bond/LACP/bundle", "when/why"): no
+    extension, no trailing slash, and no file or directory of the store starts like it.  Read as prose, the
+    question is searched with the words said as not understood; a path-like miss ("src/gone.c") is answered
+    "nothing matches"."""
+    first = p.split("/", 1)[0]
+    return (
+        re.fullmatch(r"[A-Za-z][\w-]*(?:/[A-Za-z][\w-]*)+", p) is not None
+        and not engine.store.ids_with_prefix(f"file:{first}/", 1)
+        and not engine.store.node_types([f"file:{first}"])
+    )
 
 
 def _candidates(question: str, taken: list[tuple[int, int]]) -> tuple[list[str], set[str]]:

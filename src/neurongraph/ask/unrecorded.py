@@ -58,6 +58,10 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
             r"|\b(?:on|in)\s+(?:the\s+)?(?:[\w-]+\s+)?mailing[- ]?lists?\b[^?]*\b(?:object\w*|complain\w*|argu\w*|"
             r"disagree\w*|push(?:ed)?\s+back|nak(?:ed)?|nack(?:ed)?|said|say|comment\w*)\b"
             r"|\bfeedback\s+(?:did|was|were|from|on|in|about|to)\b|\b(?:get|got|receive[sd]?|left|gave)\b[^?]*\bfeedback\b"
+            # approvals in a forge's review UI, a patch tracker's review state
+            r"|\bhow\s+many\s+(?:people\s+|reviewers\s+|maintainers\s+)?approv\w*"
+            r"|\bapprov\w*\b[^?]*\b(?:review\s+ui|in\s+the\s+ui|on\s+github|on\s+gitlab|on\s+gerrit)\b"
+            r"|\bpatchwork\b|\breview\s+(?:state|status)\b"
             # what was submitted and not taken: git holds only what was applied
             r"|\b(?:patch(?:es|sets?)?|prs?|pull\s+requests?|submissions?)\b[^?]*\b(?:were|was|got|been|are|is|get)\s+"
             r"(?:rejected|nack(?:ed)?|declined|turned\s+down|never\s+(?:merged|applied|accepted)|not\s+(?:merged|applied|accepted))\b",
@@ -124,6 +128,15 @@ _KINDS: list[tuple[str, re.Pattern, bool]] = [
             r"|\bin\s+production\b[^?]*\b(?:who|how\s+many|which|companies|users)\b"
             r"|\b(?:how\s+many|which|who)\b[^?]*\b(?:companies|users|people|distros)\b[^?]*\bin\s+production\b"
             r"|\bmarket\s+share\b|\b(?:user|install)\s+base\b",
+            re.I,
+        ),
+        False,
+    ),
+    (
+        "who employs the developers, their teams and managers are not in git; it records names and e-mail addresses",
+        re.compile(
+            r"\bwho\s+(?:is|was|are|were)\s+(?:their|his|her|the\s+[\w-]+)\s+(?:manager|boss)\b"
+            r"|\b(?:teams?|org(?:anization)?s?|groups?)\b[^?]*\breport\s+to\b|\borg(?:anization(?:al)?)?\s*chart\b",
             re.I,
         ),
         False,

@@ -51,7 +51,12 @@ ONE = re.compile(
 )
 
 
-CREATED = re.compile(r"\b(created|added|introduc\w*|first (?:added|committed)|appear\w*|creat\w*|born)\b", re.I)
+CREATED = re.compile(
+    r"\b(created|added|introduc\w*|first (?:added|committed)|appear\w*|creat\w*|born)\b"
+    # "who split the checks out into F", "extracted X into F": F began with that commit
+    r"|\b(?:split|extract\w*|factor\w*\s+out|broke\s+out|pull\w*\s+out)\b[^?]*?\binto\b",
+    re.I,
+)
 
 
 RENAMED = re.compile(r"\b(renam\w*|moved?)\b", re.I)

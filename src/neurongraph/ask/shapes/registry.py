@@ -66,6 +66,12 @@ def _unread_person(q: Question) -> bool:
     return any(n.startswith("not understood:") and (" authors (" in n or "names no author" in n) for n in q.notes)
 
 
+def _unread_path(q: Question) -> bool:
+    """Words joined by slashes that name no path ("the backspace/line-wrapping fix"): answering without them
+    would answer about everything, and "no such path" would answer about nothing."""
+    return any(n.startswith("not understood:") and "(no file or directory by that name" in n for n in q.notes)
+
+
 def _unread_time(engine, q: Question) -> DevPlan | None:
     """No exact answer when a time phrase was not understood: the history's whole count would look like the
     answer ("how many commits on weekends?" → every commit).  The notes say what was not read."""
@@ -91,7 +97,7 @@ OTHER_TYPES = Shape("other_types", _no_plan, claims=_other_types, doc="lists of 
 UNREAD_TIME = Shape(
     "unread_time",
     _unread_time,
-    claims=lambda q: any(_unread(q, said) for said in q.tw.not_understood) or _unread_person(q),
+    claims=lambda q: any(_unread(q, said) for said in q.tw.not_understood) or _unread_person(q) or _unread_path(q),
     doc=(
         "a time phrase, a person or a sha not understood ('on weekends', a missing tag, one 'Kevin' of three, a sha "
         "no commit has): a search"
@@ -167,11 +173,19 @@ def _unread_topic(engine, q: Question, p: DevPlan) -> str:
     if filtered or p.shape == "change_not_read" or p.about_file or q.commit is not None or q.pr is not None:
         return ""
     left = list({w.lower(): w for w in words_left(q)}.values())
+    code = [w for w in left if _CODE_WORD.fullmatch(w)]
+    for w in code:  # "which PR added librt.random": one name of the code is a topic on its own
+        if engine.store.message_grep([w]):
+            return f"the name {w!r}"
     if len(left) < 2:
         return ""
     n_commits = engine.store.node_type_counts().get("commit", 0)
     _, kept = rows_holding(engine.store.lexical_search, n_commits, left)
     return f"the words {' '.join(repr(w) for w in kept)}" if len(kept) >= 2 else ""
+
+
+# a word written as code: a dotted or snake_case name ("librt.random", "get_os_args"), not a file (a scope's)
+_CODE_WORD = re.compile(r"[A-Za-z_]\w*(?:[._]\w+)+(?<!\.py)(?<!\.c)(?<!\.h)(?<!\.md)")
 
 
 def _ignored(q: Question, p: DevPlan) -> str:
