@@ -137,3 +137,21 @@ def chain_eng(tmp_path_factory):
     sync_source(e, "git", r.path)
     yield e, r
     e.close()
+
+
+def test_a_person_only_a_trailer_names_is_counted_by_that_trailer(tmp_path):
+    r = Repo(tmp_path / "bots")
+    r.author("Ann Old")
+    r.commit("knob: add", {"k.c": "1\n"})
+    helped = r.commit("knob: tune\n\nCo-authored-by: Robo Helper <robo@example.org>", {"k.c": "2\n"})
+    r.commit("knob: tidy", {"k.c": "3\n"})
+    e = ngr.open(tmp_path / "b.db", embedder="hashing")
+    try:
+        sync_source(e, "git", r.path)
+        res = e.ask("how many commits were co-authored by Robo?")  # no commit of Robo's own: not all commits
+        assert res["result"]["value"] == 1 and "Co-authored-by trailers name Robo" in res["answer"], res["answer"]
+        res = e.ask("which commits list Robo Helper as a co-author?")
+        assert res["result"]["items"] == [f"commit:{helped}"], res["answer"]
+        assert e.ask("how many commits were co-authored by Nemo?")["result"]["value"] == 0
+    finally:
+        e.close()

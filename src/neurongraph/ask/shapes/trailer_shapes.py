@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..devplan import MAX_ITEMS, DevPlan, commit_match, time_bounds
+from ..devplan import C_RET, MAX_ITEMS, DevPlan, commit_match, time_bounds
 from ..question import Question
 from .one_change import unread_change
 from .shape import Shape
@@ -96,11 +96,45 @@ def _counted(q: Question, key: str) -> DevPlan:
     return DevPlan("trailer_count", "count", cy, q.params, expl)
 
 
+# a person a trailer names, who may have written no commit ("co-authored by Claude", "has Claude been credited as a
+# co-author"): capitalised words after "by", or after the auxiliary that opens the question
+_TRAILER_NAME = re.compile(
+    r"\bby\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})"
+    r"|^\W*(?i:has|have|did|does|is|was|were)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})\s+(?i:been|ever|got|get|as)\b"
+    r"|\b(?i:list|lists|listing|name|names|naming|credit|credits|crediting)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})"
+    r"\s+(?i:as)\b"
+)
+
+
+def _trailer_named(engine, q: Question, key: str) -> DevPlan | None:
+    """ "how many commits were co-authored by Claude?", "which commits list Claude as a co-author?": the commits
+    whose trailers of that kind name the person (by the start of the name the trailer holds: "Name <email>");
+    None when the question names no one there.  Answering without the name had counted every commit."""
+    m = _TRAILER_NAME.search(q.text)
+    if m is None:
+        return None
+    name = next(g for g in m.groups() if g).strip()
+    said_kind = key.replace("_", "-").capitalize()
+    q.params["named"] = name.lower()
+    where = [f"any(x IN coalesce(c.{key}, []) WHERE toLower(x) STARTS WITH $named)"] + time_bounds(q.tw, q.params)
+    match = f"MATCH (c:commit) WHERE {' AND '.join(where)}"
+    expl = f"commits whose {said_kind} trailers name {name}" + (", " + q.tw.describe() if q.tw.active else "")
+    none = f"No commit's {said_kind} trailer names {name}."
+    if q.count:
+        return DevPlan("trailer_count", "count", f"{match} RETURN count(c) AS count", q.params, expl)
+    cy = f"{match} RETURN {C_RET} ORDER BY time, id LIMIT {MAX_ITEMS}"
+    total = f"{match} RETURN count(c) AS count"
+    return DevPlan("trailer_commits", "commits", cy, q.params, expl + ", oldest first", total, none_text=none)
+
+
 def _plan(engine, q: Question) -> DevPlan | None:
     """A trailer question about a named commit, a change named by description, or the whole history."""
     key = _kind(q.words)
     if key is not None and q.count and q.author and not q.who and q.commit is None:
         return _counted(q, key)
+    if key is not None and not q.who and q.author is None and q.commit is None and q.pr is None:
+        if (named := _trailer_named(engine, q, key)) is not None:
+            return named
     if not q.who or key is None:
         return None
     commit = q.commit.node if q.commit else None
