@@ -257,3 +257,20 @@ def test_mcp_ask_tool(eng):
             assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_argument"
 
     anyio.run(main)
+
+
+def test_a_version_the_question_names_finds_the_commit_titled_by_it():
+    """ "did 5.10 get skipped?" shares no word with the commit titled "5.10.0": the version is what they share."""
+    from neurongraph.ask.answer import _versions, extractive_answer
+
+    hits = [
+        {"id": "commit:a", "title": "ip: fix a typo", "text": "typo", "type": "commit"},
+        {"id": "commit:b", "title": "5.10.0", "text": "5.10.0", "type": "commit"},
+        {"id": "commit:c", "title": "6.100.1", "text": "", "type": "commit"},
+    ]
+    answer, refs = extractive_answer(None, "I can't find a v5.10.0 release commit, did 5.10 get skipped?", [], hits)
+    assert refs == ["commit:b"], answer
+    answer, refs = extractive_answer(None, "was 7.3 ever skipped?", [], hits)
+    assert answer == NOT_FOUND and refs == []
+    (v,) = _versions("did 5.10 get skipped?")  # a version, with more parts after it, not a longer number
+    assert v.search("5.10.0") and v.search("v5.10") and not v.search("v5.100.0") and not v.search("15.10")

@@ -156,6 +156,15 @@ def _anchor_line(engine, anchor, why: bool = False) -> str | None:
     return f"- {row.title or anchor} ({who})" + (f": {reason}" if reason else "") + f" [{anchor}]"
 
 
+def _versions(question: str) -> list[re.Pattern]:
+    """The version numbers a question names ("v5.10.0", "5.10"), each as a pattern that finds it in a title with
+    or without the "v" and with more parts after it ("5.10" finds "5.10.0")."""
+    out = []
+    for m in re.finditer(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?![\w])", question):
+        out.append(re.compile(rf"(?<![\w.])v?{re.escape(m.group(1))}(?:\.\d+)*(?!\.?\d)", re.I))
+    return out
+
+
 def extractive_answer(
     engine, question: str, rows: list[dict], hits: list[dict], max_rows: int = 10, max_hits: int = 5
 ) -> tuple[str, list[str]]:
@@ -178,11 +187,14 @@ def extractive_answer(
     qwords = {x.lower() for x in _WORD.findall(question)} - STOP
     ordered = sorted(hits, key=lambda h: h.get("type") not in SOURCE_TYPES)  # stable: rank kept within each
     scored = []
+    versions = _versions(question)
     for h in ordered:
         text = (h.get("title") or "") + ".\n" + (h.get("text") or h.get("snippet") or "")
         score, sent = _best_sentence(text, qwords)
         if sent and score > 0:
             scored.append((h, sent))
+        elif versions and (title := h.get("title") or "") and any(v.search(title) for v in versions):
+            scored.append((h, title))  # "did 5.10 get skipped?": the commit titled "5.10.0" shares no word
     for h, sent in scored[:max_hits]:
         m = h.get("meta") or {}
         who = ", ".join(str(m[k]) for k in ("author", "date") if m.get(k))
