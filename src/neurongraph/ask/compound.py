@@ -88,8 +88,15 @@ def _clause_pieces(question: str) -> list[tuple[str, str]] | None:
     if not sentences:
         return None
     context = [s for s in sentences[:-1] if not _ASKING.match(s)]
-    if len(context) != len(sentences) - 1:
-        return None  # two asking sentences: not read as parts here
+    # "how many commits between A and B? how many authors?": the last two sentences ask, one thing each
+    asks_two = len(sentences) >= 2 and bool(_ASKING.match(sentences[-2]) and _ASKING.match(sentences[-1]))
+    if asks_two and len(context) == len(sentences) - 2 and all(s.rstrip().endswith("?") for s in sentences[-2:-1]):
+        two = [sentences[-2].rstrip("?!. "), sentences[-1].rstrip("?!. ")]
+        if any(_PART_BREAK.search(t) for t in two) or _BARE.match(two[0]) or _PRONOUN.search(two[1]):
+            return None  # a sentence asks several things, or the second points back: not read as parts here
+        return [(_pointed(t + "?", context), t + "?") for t in two]  # (a period or range one says: both's)
+    elif len(context) != len(sentences) - 1:
+        return None  # more asking sentences than that: not read as parts here
     last = sentences[-1].rstrip("?!. ")
     pieces = [p.strip() for p in _PART_BREAK.split(last) if p.strip()]
     if len(pieces) < 2 or not all(_ASKING.match(p) for p in pieces):
