@@ -57,6 +57,13 @@ def test_one_question_is_not_split(question):
     assert split_parts(question) is None
 
 
+def test_two_whole_asks_joined_by_and_are_two_parts():
+    assert split_parts("who started the gadget repo and what was the first PR merged?") == [
+        "who started the gadget repo?",
+        "what was the first PR merged?",
+    ]
+
+
 def test_two_asking_sentences_are_two_parts_sharing_a_range():
     assert split_parts("how many commits landed between 'A' and 'B'? how many authors?") == [
         "how many commits landed between 'A' and 'B'?",

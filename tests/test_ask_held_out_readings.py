@@ -446,3 +446,7 @@ def test_who_split_code_into_a_file_is_the_files_creator(eng):
 def test_a_name_of_the_code_no_shape_reads_is_not_dropped(eng):
     res = eng.ask("which change dropped old_entry and how many files did it add?")
     assert res["route"]["mode"] != "graph" or "old_entry" in res["answer"], res["answer"]
+
+
+def test_who_started_the_repository_is_the_author_of_its_first_commit(eng):
+    assert _ask(eng, "who started the gadget repo?")["answer"].startswith("Ada Dev")

@@ -99,6 +99,10 @@ def _clause_pieces(question: str) -> list[tuple[str, str]] | None:
         return None  # more asking sentences than that: not read as parts here
     last = sentences[-1].rstrip("?!. ")
     pieces = [p.strip() for p in _PART_BREAK.split(last) if p.strip()]
+    if len(pieces) < 2:  # "who started the repo and what was the first PR merged?": two asks, each whole
+        halves = [h.strip() for h in _AND_BREAK.split(last)]
+        whole = len(halves) == 2 and not any(_BARE.match(h) or _PRONOUN.search(h) for h in halves)
+        pieces = halves if whole and len(halves[1].split()) >= 4 else pieces
     if len(pieces) < 2 or not all(_ASKING.match(p) for p in pieces):
         return None
     if not context and any(_PRONOUN.search(p) for p in pieces[1:]):

@@ -41,8 +41,10 @@ def plan_who_question(
         first = first or bool(CREATED.search(words))
     elif scope is not None and scope.kind == "dir" and CREATED.search(words) and not RANKING.search(words):
         first = not re.search(r"\b(?:added|contributed)\b[^?]*\bto\b", words, re.I)  # "who added the dpll tool"
+    if scope is None and _FOUNDED.search(rest):
+        first = True  # "who started the libbpf github repo?": the author of its first commit
     last = bool(LAST.search(rest))
-    whole = (
+    whole = _FOUNDED.search(rest) is not None or (
         COMMITS.search(rest)
         and (first or last or RANKING.search(rest))
         or _TOP_PEOPLE.search(rest)
@@ -55,6 +57,13 @@ def plan_who_question(
     limit = int(top.group(1)) if top and top.group(1) else MAX_ITEMS
     return plan_who(scope, tw, author, params, first, last, max(1, min(limit, MAX_ITEMS)))
 
+
+# "who started the repo", "who founded the project": the author of the history's first commit
+_FOUNDED = re.compile(
+    r"\bwho\s+(?:started|founded|created|began|initiated|kicked\s+off)\s+(?:the\s+|this\s+)?(?:[\w-]+\s+){0,2}"
+    r"(?:project|repo|repository|codebase|history)\b",
+    re.I,
+)
 
 # "the top contributors", "top 3 authors in 2023": the authors by commits, the first N of them
 _TOP_PEOPLE = re.compile(
