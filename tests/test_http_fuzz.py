@@ -64,7 +64,6 @@ def test_api_conforms_to_its_schema(api_schema, base_url, mode):
     (schemathesis' own pytest plugin is not used: its lazy-fixture loader fails under pytest 9.)"""
     failures: dict[str, str] = {}
     for op in _operations(api_schema):
-
         # derandomized: the same examples every run.  A random negative example can remove the Authorization header,
         # which the call below puts back, and then "schema-violating request accepted" reports the test's own header
         # (a clean-clone run met it once); what the fuzzing checks stays the same.
